@@ -1,0 +1,1 @@
+export * as ProtocolVersion from "./ProtocolVersion.ts"
