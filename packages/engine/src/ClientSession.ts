@@ -1,0 +1,139 @@
+/**
+ * The client role: negotiates with the server (probing `server/discover` for
+ * stateless revisions, falling back to the `initialize` handshake) and then
+ * exposes the same session core as the server role.
+ */
+import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
+import * as Registry from "@effect-mcp/protocol/Registry"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+import * as Gate from "./internal/gate.ts"
+import type * as Peer from "./Peer.ts"
+import * as Session from "./Session.ts"
+import type * as Transport from "./Transport.ts"
+
+export interface Options {
+  readonly clientInfo: Session.Implementation
+  readonly capabilities: Session.Capabilities
+  /** Revisions this client speaks. Default: all of them. */
+  readonly supportedVersions?: ReadonlyArray<ProtocolVersion.ProtocolVersion> | undefined
+  readonly handlers?: ReadonlyMap<string, Session.Handler> | undefined
+  readonly notificationHandlers?: ReadonlyMap<string, Session.NotificationHandler> | undefined
+  readonly peer?: Peer.Options | undefined
+  /** Timeout of the handshake requests. Default: the Peer's request timeout. */
+  readonly handshakeTimeout?: number | undefined
+}
+
+export class InitializeError extends Schema.TaggedError<InitializeError>()("InitializeError", {
+  reason: Schema.Literals(["UnsupportedVersion", "Rejected", "Transport"]),
+  message: Schema.String,
+  /** The revision the server answered with, when it answered one we do not speak. */
+  serverVersion: Schema.optional(Schema.String),
+  cause: Schema.optional(Schema.Defect())
+}) {}
+
+const asObject = (u: unknown): { readonly [key: string]: unknown } =>
+  (Predicate.isObject(u) ? u : {}) as { readonly [key: string]: unknown }
+
+export const make = Effect.fnUntraced(function* (options: Options) {
+  const supportedVersions = options.supportedVersions ?? ProtocolVersion.all
+  const statelessVersion = ProtocolVersion.newest(supportedVersions.filter((v) => Registry.get(v).stateless))
+  const statefulVersion = ProtocolVersion.newest(supportedVersions.filter((v) => !Registry.get(v).stateless))
+  const statelessMeta = (revision: { readonly version: string }) => ({
+    [Gate.META_PROTOCOL_VERSION]: revision.version,
+    [Gate.META_CLIENT_CAPABILITIES]: options.capabilities,
+    [Gate.META_CLIENT_INFO]: options.clientInfo
+  })
+  const handlers = new Map<string, Session.Handler>([["ping", () => Effect.succeed({})]])
+  for (const [method, handler] of options.handlers ?? []) handlers.set(method, handler)
+
+  const session = yield* Session.make({
+    side: "client",
+    info: options.clientInfo,
+    capabilities: options.capabilities,
+    supportedVersions,
+    handlers,
+    notificationHandlers: options.notificationHandlers,
+    lifecycleMethods: new Set(["initialize", "notifications/initialized", "server/discover", "notifications/message"]),
+    statelessMeta,
+    peer: options.peer
+  })
+  const state = session.state
+  const callOptions = options.handshakeTimeout === undefined ? undefined : { timeout: options.handshakeTimeout }
+
+  const discover = (version: ProtocolVersion.ProtocolVersion) =>
+    session.peer.request("server/discover", { _meta: statelessMeta({ version }) }, callOptions).pipe(
+      Effect.map((result) => {
+        const r = asObject(result)
+        const versions = Array.isArray(r.supportedVersions) ? (r.supportedVersions as ReadonlyArray<unknown>) : []
+        if (!versions.includes(version)) return false
+        state.revision = Registry.get(version)
+        state.peerCapabilities = asObject(r.capabilities)
+        state.peerInfo = Predicate.isObject(r.serverInfo) ? (r.serverInfo as unknown as Session.Implementation) : undefined
+        state.peerExtras = r
+        state.phase = "Ready"
+        return true
+      }),
+      // Servers of earlier revisions answer the probe with an error: fall back to the handshake.
+      Effect.catchTag(["MethodNotFound", "InvalidRequest", "InvalidParams", "JsonRpcError", "RequestTimeout"], () =>
+        Effect.succeed(false)
+      )
+    )
+
+  const initialize = (version: ProtocolVersion.ProtocolVersion) =>
+    Effect.gen(function* () {
+      const result = asObject(
+        yield* session.peer.request(
+          "initialize",
+          { protocolVersion: version, capabilities: options.capabilities, clientInfo: options.clientInfo },
+          callOptions
+        )
+      )
+      const answered = result.protocolVersion
+      if (typeof answered !== "string" || !(supportedVersions as ReadonlyArray<string>).includes(answered)) {
+        return yield* new InitializeError({
+          reason: "UnsupportedVersion",
+          message: `the server answered protocol version ${String(answered)}, which this client does not speak`,
+          serverVersion: String(answered)
+        })
+      }
+      state.revision = Registry.get(answered as ProtocolVersion.ProtocolVersion)
+      state.peerCapabilities = asObject(result.capabilities)
+      state.peerInfo = Predicate.isObject(result.serverInfo) ? (result.serverInfo as unknown as Session.Implementation) : undefined
+      state.peerExtras = result
+      yield* session.peer.notify("notifications/initialized")
+      state.phase = "Ready"
+    })
+
+  const handshake = Effect.gen(function* () {
+    if (statelessVersion !== undefined && (yield* discover(statelessVersion))) return
+    if (statefulVersion === undefined) {
+      return yield* new InitializeError({
+        reason: "UnsupportedVersion",
+        message: "the server does not speak the stateless revision and this client speaks no other"
+      })
+    }
+    yield* initialize(statefulVersion)
+  })
+
+  yield* handshake.pipe(
+    Effect.catchIf(
+      (e): e is Exclude<typeof e, InitializeError> => !(e instanceof InitializeError),
+      (cause) =>
+        Effect.fail(
+          new InitializeError({
+            reason: cause._tag === "TransportError" || cause._tag === "SessionClosed" ? "Transport" : "Rejected",
+            message: `initialization failed: ${cause.message}`,
+            cause
+          })
+        )
+    )
+  )
+  return session
+})
+
+/** A client session over the current transport; building it performs the handshake. */
+export const layer = (options: Options): Layer.Layer<Session.Session, InitializeError, Transport.Transport> =>
+  Layer.effect(Session.Session, make(options))

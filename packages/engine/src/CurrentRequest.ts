@@ -1,0 +1,34 @@
+/**
+ * The incoming request a handler fiber is serving. The Peer provides it to
+ * every handler fiber; `Progress` and request-scoped notifications read it.
+ */
+import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+
+export type ProgressToken = string | number
+
+export interface ProgressUpdate {
+  readonly progress: number
+  readonly total?: number | undefined
+  readonly message?: string | undefined
+}
+
+export interface CurrentRequestShape {
+  readonly id: JsonRpc.RequestId
+  readonly method: string
+  /** The token the requester asked progress for, if it did. */
+  readonly progressToken: ProgressToken | undefined
+  /**
+   * Sends `notifications/progress` for this request. Values that do not
+   * increase, updates after the response, and requests without a token are
+   * dropped (and logged at debug level).
+   */
+  readonly progress: (update: ProgressUpdate) => Effect.Effect<void>
+  /** Sends a notification tied to this request (transports route it with the response). */
+  readonly notify: (method: string, params?: object | undefined) => Effect.Effect<void>
+}
+
+export class CurrentRequest extends Context.Service<CurrentRequest, CurrentRequestShape>()(
+  "@effect-mcp/engine/CurrentRequest"
+) {}

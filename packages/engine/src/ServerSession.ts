@@ -1,0 +1,109 @@
+/**
+ * The server role: answers `initialize` (stateful revisions) and
+ * `server/discover` plus per-request `_meta` (stateless 2026-07-28), side by
+ * side on the same session core.
+ */
+import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
+import * as Registry from "@effect-mcp/protocol/Registry"
+import * as McpError from "@effect-mcp/protocol/McpError"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Predicate from "effect/Predicate"
+import type * as Peer from "./Peer.ts"
+import * as Session from "./Session.ts"
+import type * as Transport from "./Transport.ts"
+
+export interface Options {
+  readonly serverInfo: Session.Implementation
+  readonly capabilities: Session.Capabilities
+  readonly instructions?: string | undefined
+  /** Revisions served. Default: all of them. */
+  readonly supportedVersions?: ReadonlyArray<ProtocolVersion.ProtocolVersion> | undefined
+  readonly handlers?: ReadonlyMap<string, Session.Handler> | undefined
+  readonly notificationHandlers?: ReadonlyMap<string, Session.NotificationHandler> | undefined
+  readonly peer?: Peer.Options | undefined
+}
+
+const initializeParams = (params: unknown) => {
+  const p = (Predicate.isObject(params) ? params : {}) as {
+    readonly protocolVersion?: unknown
+    readonly capabilities?: unknown
+    readonly clientInfo?: unknown
+  }
+  return {
+    protocolVersion: typeof p.protocolVersion === "string" ? p.protocolVersion : "",
+    capabilities: (Predicate.isObject(p.capabilities) ? p.capabilities : {}) as Session.Capabilities,
+    clientInfo: Predicate.isObject(p.clientInfo) ? (p.clientInfo as unknown as Session.Implementation) : undefined
+  }
+}
+
+export const make = Effect.fnUntraced(function* (options: Options) {
+  const supportedVersions = options.supportedVersions ?? ProtocolVersion.all
+  let state: Session.State | undefined
+  const instructions = options.instructions === undefined ? {} : { instructions: options.instructions }
+
+  const lifecycleHandlers: ReadonlyArray<readonly [string, Session.Handler]> = [
+    ["ping", () => Effect.succeed({})],
+    [
+      "initialize",
+      (params) =>
+        Effect.suspend((): Effect.Effect<object, McpError.McpError> => {
+          const s = state!
+          if (s.revision !== undefined) {
+            return Effect.fail(new McpError.InvalidRequest({ message: "initialize: the session is already initialized" }))
+          }
+          const request = initializeParams(params)
+          const version = Session.negotiate(request.protocolVersion, supportedVersions)
+          if (version === undefined) {
+            return Effect.fail(Session.unsupportedVersion(request.protocolVersion, supportedVersions))
+          }
+          s.revision = Registry.get(version)
+          s.peerCapabilities = request.capabilities
+          s.peerInfo = request.clientInfo
+          s.phase = "Initializing"
+          return Effect.succeed({
+            protocolVersion: version,
+            capabilities: options.capabilities,
+            serverInfo: options.serverInfo,
+            ...instructions
+          })
+        })
+    ],
+    [
+      "server/discover",
+      () =>
+        Effect.succeed({
+          supportedVersions: [...supportedVersions],
+          capabilities: options.capabilities,
+          serverInfo: options.serverInfo,
+          ...instructions
+        })
+    ]
+  ]
+  const handlers = new Map<string, Session.Handler>(lifecycleHandlers)
+  for (const [method, handler] of options.handlers ?? []) handlers.set(method, handler)
+  const notificationHandlers = new Map<string, Session.NotificationHandler>(options.notificationHandlers ?? [])
+  notificationHandlers.set("notifications/initialized", () =>
+    Effect.sync(() => {
+      if (state!.phase === "Initializing") state!.phase = "Ready"
+    })
+  )
+
+  const session = yield* Session.make({
+    side: "server",
+    info: options.serverInfo,
+    capabilities: options.capabilities,
+    supportedVersions,
+    handlers,
+    notificationHandlers,
+    lifecycleMethods: new Set(["initialize", "notifications/initialized", "notifications/message"]),
+    acceptsStateless: supportedVersions.some((v) => Registry.get(v).stateless),
+    peer: options.peer
+  })
+  state = session.state
+  return session
+})
+
+/** A server session over the current transport. */
+export const layer = (options: Options): Layer.Layer<Session.Session, never, Transport.Transport> =>
+  Layer.effect(Session.Session, make(options))

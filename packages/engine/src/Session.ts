@@ -1,0 +1,169 @@
+/**
+ * A session: one connection's negotiated revision, capabilities of both
+ * sides, lifecycle phase and capability gate, on top of a Peer. The same code
+ * serves clients and servers; a role only supplies data (its side, its
+ * capabilities, its handlers) and its lifecycle steps (see ServerSession and
+ * ClientSession).
+ */
+import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import * as McpError from "@effect-mcp/protocol/McpError"
+import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
+import * as Registry from "@effect-mcp/protocol/Registry"
+import type * as Revision from "@effect-mcp/protocol/Revision"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import type * as CurrentRequest from "./CurrentRequest.ts"
+import * as Gate from "./internal/gate.ts"
+import * as Peer from "./Peer.ts"
+import * as PeerError from "./PeerError.ts"
+import * as Transport from "./Transport.ts"
+
+export type Side = "client" | "server"
+
+/** A JSON object of declared capabilities (`ClientCapabilities` or `ServerCapabilities`). */
+export type Capabilities = { readonly [key: string]: unknown }
+
+export interface Implementation {
+  readonly name: string
+  readonly version: string
+  readonly [key: string]: unknown
+}
+
+/** What a handler learns about the request it serves. */
+export interface RequestInfo {
+  readonly request: JsonRpc.Request
+  readonly revision: Revision.RevisionSpec
+  /** The other side's capabilities for this request (per request in stateless revisions). */
+  readonly peerCapabilities: Capabilities
+  readonly peerInfo: Implementation | undefined
+}
+
+/** Serves one request; the Peer provides `CurrentRequest` (progress, request-scoped notifications). */
+export type Handler = (
+  params: unknown,
+  info: RequestInfo
+) => Effect.Effect<unknown, McpError.McpError, CurrentRequest.CurrentRequest>
+export type NotificationHandler = (params: unknown, revision: Revision.RevisionSpec) => Effect.Effect<void>
+
+export type Phase = "New" | "Initializing" | "Ready"
+
+/** The state a role's lifecycle steps read and move forward. */
+export interface State {
+  phase: Phase
+  revision: Revision.RevisionSpec | undefined
+  peerCapabilities: Capabilities
+  peerInfo: Implementation | undefined
+  /** Extra fields the peer sent at initialization (e.g. `instructions`). */
+  peerExtras: { readonly [key: string]: unknown }
+}
+
+export interface RoleOptions {
+  readonly side: Side
+  readonly info: Implementation
+  readonly capabilities: Capabilities
+  /** Revisions this side speaks; the first one is preferred when offering. */
+  readonly supportedVersions: ReadonlyArray<ProtocolVersion.ProtocolVersion>
+  readonly handlers: ReadonlyMap<string, Handler>
+  readonly notificationHandlers?: ReadonlyMap<string, NotificationHandler> | undefined
+  /** Methods served before the handshake completes (`ping` always is). */
+  readonly lifecycleMethods?: ReadonlySet<string> | undefined
+  /** Serves stateless (2026-07-28) requests that carry their revision in `_meta`. */
+  readonly acceptsStateless?: boolean | undefined
+  /** `_meta` a stateless revision requires on every outgoing request (the client's per-request declarations). */
+  readonly statelessMeta?: ((revision: Revision.RevisionSpec) => object) | undefined
+  readonly peer?: Peer.Options | undefined
+}
+
+export interface SessionShape {
+  readonly side: Side
+  readonly state: State
+  readonly peer: Peer.Peer
+  /**
+   * Sends a request in the negotiated revision. Refused locally with
+   * `NotSupported` when the revision has no such method or the other side did
+   * not declare the capability it needs: nothing is sent then.
+   */
+  readonly request: (
+    method: string,
+    params?: object | undefined,
+    options?: Peer.CallOptions
+  ) => Effect.Effect<unknown, Peer.CallError | PeerError.NotSupported>
+  readonly requestWithProgress: (
+    method: string,
+    params?: object | undefined,
+    options?: Omit<Peer.CallOptions, "onProgress">
+  ) => Stream.Stream<Peer.ProgressEvent, Peer.CallError | PeerError.NotSupported>
+  readonly notify: (
+    method: string,
+    params?: object | undefined,
+    options?: Transport.SendOptions
+  ) => Effect.Effect<void, Transport.TransportError | PeerError.NotSupported>
+  readonly closed: Effect.Effect<Exit.Exit<void, Transport.TransportError | PeerError.KeepaliveFailed>>
+}
+
+export class Session extends Context.Service<Session, SessionShape>()("@effect-mcp/engine/Session") {}
+
+/**
+ * Builds the session core over the current transport. The role finishes the
+ * lifecycle (ServerSession answers `initialize`, ClientSession sends it).
+ */
+export const make = Effect.fnUntraced(function* (
+  options: RoleOptions
+): Effect.fn.Return<SessionShape, never, Scope.Scope | Transport.Transport> {
+  const transport = yield* Transport.Transport
+  const state: State = {
+    phase: "New",
+    revision: undefined,
+    peerCapabilities: {},
+    peerInfo: undefined,
+    peerExtras: {}
+  }
+  const gate = Gate.make(options, state)
+  const peer = yield* Peer.make(transport, gate.dispatcher, options.peer)
+
+  const request = (method: string, params?: object, callOptions?: Peer.CallOptions) =>
+    Effect.suspend((): Effect.Effect<unknown, Peer.CallError | PeerError.NotSupported> => {
+      const refusal = gate.checkOutgoing(method)
+      if (refusal !== undefined) return Effect.fail(refusal)
+      return peer.request(method, gate.encodeOutgoingParams(params), callOptions)
+    })
+
+  return {
+    side: options.side,
+    state,
+    peer,
+    request,
+    requestWithProgress: (method, params, callOptions) => {
+      const refusal = gate.checkOutgoing(method)
+      if (refusal !== undefined) return Gate.failStream(refusal)
+      return peer.requestWithProgress(method, gate.encodeOutgoingParams(params), callOptions)
+    },
+    notify: (method, params, sendOptions) =>
+      Effect.suspend((): Effect.Effect<void, Transport.TransportError | PeerError.NotSupported> => {
+        const refusal = gate.checkOutgoingNotification(method)
+        if (refusal !== undefined) return Effect.fail(refusal)
+        return peer.notify(method, params, sendOptions)
+      }),
+    closed: peer.closed
+  } satisfies SessionShape
+})
+
+/** The revision to answer an `initialize` offering `requested` with, or undefined when none is common. */
+export const negotiate = (
+  requested: string,
+  supported: ReadonlyArray<ProtocolVersion.ProtocolVersion>
+): ProtocolVersion.ProtocolVersion | undefined => {
+  const stateful = supported.filter((v) => !Registry.get(v).stateless)
+  if ((stateful as ReadonlyArray<string>).includes(requested)) return requested as ProtocolVersion.ProtocolVersion
+  // Not supported: answer our newest stateful revision and let the client decide.
+  return ProtocolVersion.newest(stateful)
+}
+
+export const unsupportedVersion = (requested: string, supported: ReadonlyArray<string>) =>
+  new McpError.UnsupportedProtocolVersion({
+    message: `unsupported protocol version ${requested}`,
+    data: { requested, supported: [...supported] }
+  })

@@ -1,0 +1,198 @@
+/**
+ * The session's gate: which revision an incoming message is read in, whether
+ * the lifecycle allows it, whether the receiving side declared the capability
+ * it needs, and the same checks for outgoing requests (refused locally).
+ * Everything it decides comes from the RevisionSpec data and the role's
+ * options; it never asks which role it serves.
+ */
+import * as IncomingValidator from "@effect-mcp/protocol/IncomingValidator"
+import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import * as McpError from "@effect-mcp/protocol/McpError"
+import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
+import * as Registry from "@effect-mcp/protocol/Registry"
+import type * as Revision from "@effect-mcp/protocol/Revision"
+import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
+import * as Stream from "effect/Stream"
+import type * as Peer from "../Peer.ts"
+import * as PeerError from "../PeerError.ts"
+import type * as Session from "../Session.ts"
+
+const otherSide = { client: "server", server: "client" } as const
+
+export const META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+export const META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+export const META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+
+/** Whether `capabilities` declares the capability at `path` (every key present). */
+export const hasCapability = (capabilities: Session.Capabilities, path: ReadonlyArray<string>): boolean => {
+  let node: unknown = capabilities
+  for (const key of path) {
+    if (!Predicate.isObject(node)) return false
+    const next = (node as { readonly [k: string]: unknown })[key]
+    if (next === undefined || next === null || next === false) return false
+    node = next
+  }
+  return true
+}
+
+const metaOf = (params: unknown): { readonly [key: string]: unknown } | undefined => {
+  if (!Predicate.isObject(params)) return undefined
+  const meta = (params as { readonly _meta?: unknown })._meta
+  return Predicate.isObject(meta) ? (meta as { readonly [key: string]: unknown }) : undefined
+}
+
+export const failStream = (error: PeerError.NotSupported): Stream.Stream<never, PeerError.NotSupported> =>
+  Stream.fail(error)
+
+const notInitialized = (method: string) =>
+  new McpError.InvalidRequest({ message: `${method}: the session is not initialized` })
+
+const methodNotFound = (method: string, why: string) =>
+  new McpError.MethodNotFound({ message: `${method}: ${why}` })
+
+interface RequestScope {
+  readonly revision: Revision.RevisionSpec
+  readonly peerCapabilities: Session.Capabilities
+  readonly peerInfo: Session.Implementation | undefined
+}
+
+export const make = (options: Session.RoleOptions, state: Session.State) => {
+  const mySide = options.side
+  const peerSide = otherSide[mySide]
+  const lifecycle = new Set<string>(["ping", ...(options.lifecycleMethods ?? [])])
+  const statelessVersions = options.supportedVersions.filter((v) => Registry.get(v).stateless)
+  const statefulVersions = options.supportedVersions.filter((v) => !Registry.get(v).stateless)
+  // Before negotiation, lifecycle messages are read in our newest stateful revision.
+  const handshakeRevision = Registry.get(ProtocolVersion.newest(statefulVersions) ?? ProtocolVersion.latest)
+  const validators = new Map<string, IncomingValidator.IncomingValidator>()
+  const validatorOf = (revision: Revision.RevisionSpec) => {
+    let validator = validators.get(revision.version)
+    if (validator === undefined) {
+      validator = IncomingValidator.make(revision, { receiver: mySide })
+      validators.set(revision.version, validator)
+    }
+    return validator
+  }
+
+  /** Decides the revision (and, for stateless requests, the peer's declarations) of one incoming request. */
+  const scopeOf = (request: JsonRpc.Request): RequestScope | McpError.McpError => {
+    if (options.acceptsStateless === true && state.phase === "New") {
+      const meta = metaOf(request.params)
+      const requested = meta?.[META_PROTOCOL_VERSION]
+      if (requested !== undefined) {
+        if (!(statelessVersions as ReadonlyArray<unknown>).includes(requested)) {
+          return new McpError.UnsupportedProtocolVersion({
+            message: `unsupported protocol version ${String(requested)}`,
+            data: { requested: String(requested), supported: [...options.supportedVersions] }
+          })
+        }
+        const capabilities = meta?.[META_CLIENT_CAPABILITIES]
+        const info = meta?.[META_CLIENT_INFO]
+        return {
+          revision: Registry.get(requested as ProtocolVersion.ProtocolVersion),
+          peerCapabilities: Predicate.isObject(capabilities) ? (capabilities as Session.Capabilities) : {},
+          peerInfo: Predicate.isObject(info) ? (info as unknown as Session.Implementation) : undefined
+        }
+      }
+    }
+    if (state.revision === undefined) {
+      if (!lifecycle.has(request.method)) return notInitialized(request.method)
+      return { revision: handshakeRevision, peerCapabilities: state.peerCapabilities, peerInfo: state.peerInfo }
+    }
+    if (state.phase === "New" && !lifecycle.has(request.method)) return notInitialized(request.method)
+    return { revision: state.revision, peerCapabilities: state.peerCapabilities, peerInfo: state.peerInfo }
+  }
+
+  const checkIncoming = (spec: Revision.MethodSpec): McpError.McpError | undefined => {
+    if (spec.sender !== peerSide && spec.sender !== "both") {
+      return methodNotFound(spec.method, `not a method the ${peerSide} sends`)
+    }
+    const capability = spec.capability
+    if (capability !== undefined && capability.side === mySide && !hasCapability(options.capabilities, capability.path)) {
+      return methodNotFound(spec.method, `capability ${capability.path.join(".")} was not declared`)
+    }
+    return undefined
+  }
+
+  const completeResult = (revision: Revision.RevisionSpec, result: unknown): unknown => {
+    // Stateless revisions require `resultType` on every result; handlers need not know.
+    if (!revision.stateless || !Predicate.isObject(result) || "resultType" in result) return result
+    return { ...result, resultType: "complete" }
+  }
+
+  const dispatcher: Peer.Dispatcher = {
+    request: (request) =>
+      Effect.suspend(() => {
+        const scope = scopeOf(request)
+        if (scope instanceof Error) return Effect.fail(scope)
+        const validated = validatorOf(scope.revision).validate(request)
+        if (validated._tag === "Failure") return Effect.fail(validated.failure)
+        const refusal = checkIncoming(validated.success.spec)
+        if (refusal !== undefined) return Effect.fail(refusal)
+        const handler = options.handlers.get(request.method)
+        if (handler === undefined) return Effect.fail(methodNotFound(request.method, "not implemented"))
+        const info: Session.RequestInfo = {
+          request,
+          revision: scope.revision,
+          peerCapabilities: scope.peerCapabilities,
+          peerInfo: scope.peerInfo
+        }
+        return Effect.map(handler(validated.success.params, info), (result) =>
+          completeResult(scope.revision, result)
+        )
+      }),
+    notification: (notification) =>
+      Effect.suspend(() => {
+        const handler = options.notificationHandlers?.get(notification.method)
+        if (handler === undefined) return Effect.void
+        const revision = state.revision ?? handshakeRevision
+        const validated = validatorOf(revision).validate(notification)
+        // An invalid notification cannot be answered; it is logged and dropped.
+        if (validated._tag === "Failure") {
+          return Effect.logDebug(`dropped invalid notification ${notification.method}: ${validated.failure.message}`)
+        }
+        return handler(validated.success.params, revision)
+      }),
+    acceptsBatch: () => state.revision?.batches === true,
+    cancellable: (method) => method !== "initialize"
+  }
+
+  const checkOutgoingSpec = (method: string, kind: "Request" | "Notification"): PeerError.NotSupported | undefined => {
+    const revision = state.revision ?? (lifecycle.has(method) ? handshakeRevision : undefined)
+    if (revision === undefined || (state.phase !== "Ready" && !lifecycle.has(method))) {
+      return new PeerError.NotSupported({ method, reason: "NotInitialized", detail: "the session is not initialized" })
+    }
+    const spec = revision.methods.get(method)
+    if (spec === undefined || spec._tag !== kind || (spec.sender !== mySide && spec.sender !== "both")) {
+      return new PeerError.NotSupported({
+        method,
+        reason: "MethodNotInRevision",
+        detail: `revision ${revision.version} has no ${kind.toLowerCase()} ${method} sent by the ${mySide}`
+      })
+    }
+    const capability = spec.capability
+    if (capability !== undefined && capability.side === peerSide && !hasCapability(state.peerCapabilities, capability.path)) {
+      return new PeerError.NotSupported({
+        method,
+        reason: "CapabilityNotDeclared",
+        detail: `the ${peerSide} did not declare capability ${capability.path.join(".")}`
+      })
+    }
+    return undefined
+  }
+
+  const encodeOutgoingParams = (params: object | undefined): object | undefined => {
+    const revision = state.revision
+    if (revision === undefined || !revision.stateless || options.statelessMeta === undefined) return params
+    const base = (params ?? {}) as { readonly _meta?: object }
+    return { ...base, _meta: { ...options.statelessMeta(revision), ...base._meta } }
+  }
+
+  return {
+    dispatcher,
+    checkOutgoing: (method: string) => checkOutgoingSpec(method, "Request"),
+    checkOutgoingNotification: (method: string) => checkOutgoingSpec(method, "Notification"),
+    encodeOutgoingParams
+  }
+}

@@ -1,0 +1,165 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
+import type * as Session from "@effect-mcp/engine/Session"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import { TestClock } from "effect/testing"
+import { initializeRequest, linked, rawAgainstClient, rawAgainstServer } from "./fixtures.ts"
+
+const call = (id: number, name: string) =>
+  ({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: {} } }) as const
+
+describe("cancellation", () => {
+  it.effect("notifications/cancelled interrupts the handler, runs its finalizer and sends no response", () =>
+    Effect.gen(function* () {
+      const started = yield* Deferred.make<void>()
+      const finalized = yield* Deferred.make<void>()
+      const handler: Session.Handler = (params) =>
+        (params as { name: string }).name === "slow"
+          ? Effect.acquireRelease(Deferred.succeed(started, undefined), () => Deferred.succeed(finalized, undefined)).pipe(
+              Effect.andThen(Effect.never),
+              Effect.scoped
+            )
+          : Effect.succeed({ content: [{ type: "text", text: "fast" }] })
+      const { send, next, server } = yield* rawAgainstServer({
+        capabilities: { tools: {} },
+        handlers: new Map([["tools/call", handler]])
+      })
+      yield* send(initializeRequest(1))
+      yield* next
+      yield* send({ jsonrpc: "2.0", method: "notifications/initialized" })
+      yield* send(call(2, "slow"))
+      yield* Deferred.await(started)
+      assert.strictEqual(server.peer.inFlight(), 1)
+      yield* send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2, reason: "user" } })
+      yield* Deferred.await(finalized)
+      yield* send(call(3, "fast"))
+      const response = yield* next
+      // The first message after the cancel is the answer to request 3: request 2 got none.
+      assert.deepStrictEqual(response, {
+        jsonrpc: "2.0",
+        id: 3,
+        result: { content: [{ type: "text", text: "fast" }] }
+      })
+      assert.strictEqual(server.peer.inFlight(), 0)
+    }))
+
+  it.effect("cancels for unknown ids and for initialize are ignored", () =>
+    Effect.gen(function* () {
+      const { send, next } = yield* rawAgainstServer()
+      yield* send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 99 } })
+      yield* send(initializeRequest(1))
+      yield* send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1 } })
+      const response = (yield* next) as { id: number; result: { protocolVersion: string } }
+      assert.strictEqual(response.id, 1)
+      assert.strictEqual(response.result.protocolVersion, "2025-11-25")
+    }))
+
+  it.effect("interrupting the caller sends exactly one notifications/cancelled; a late response is dropped", () =>
+    Effect.gen(function* () {
+      const { client, send, next } = yield* rawAgainstClient({}, { tools: {} })
+      const fiber = yield* client.request("tools/call", { name: "x", arguments: {} }).pipe(Effect.forkChild)
+      const call = (yield* next) as { id: number; method: string }
+      assert.strictEqual(call.method, "tools/call")
+      yield* Fiber.interrupt(fiber)
+      const cancel = yield* next
+      assert.deepStrictEqual(cancel, {
+        jsonrpc: "2.0",
+        method: "notifications/cancelled",
+        params: { requestId: call.id, reason: "request interrupted by caller" }
+      })
+      // The late answer is dropped; the next message on the wire is the ping, not a second cancel.
+      yield* send({ jsonrpc: "2.0", id: call.id, result: { content: [] } })
+      const ping = yield* client.request("ping").pipe(Effect.forkChild)
+      const pingRequest = (yield* next) as { id: number; method: string }
+      assert.strictEqual(pingRequest.method, "ping")
+      yield* send({ jsonrpc: "2.0", id: pingRequest.id, result: {} })
+      assert.deepStrictEqual(yield* Fiber.join(ping), {})
+    }))
+})
+
+describe("timeouts", () => {
+  const hanging = {
+    capabilities: { tools: {} },
+    handlers: new Map<string, Session.Handler>([["tools/call", () => Effect.never]])
+  }
+
+  it.effect("a 5 s timeout fails with RequestTimeout at exactly 5 s and the server handler is cancelled", () =>
+    Effect.gen(function* () {
+      const { client, server } = yield* linked({ server: hanging })
+      const fiber = yield* client.request("tools/call", { name: "x" }, { timeout: "5 seconds" }).pipe(
+        Effect.flip,
+        Effect.forkChild
+      )
+      yield* TestClock.adjust("4999 millis")
+      assert.isUndefined(fiber.pollUnsafe())
+      assert.strictEqual(server.peer.inFlight(), 1)
+      yield* TestClock.adjust("1 millis")
+      const error = yield* Fiber.join(fiber)
+      assert.strictEqual(error._tag, "RequestTimeout")
+      if (error._tag === "RequestTimeout") {
+        assert.strictEqual(error.elapsedMs, 5000)
+        assert.strictEqual(error.reason, "Idle")
+      }
+      // The server received notifications/cancelled and stopped the handler.
+      yield* Effect.yieldNow
+      assert.strictEqual(server.peer.inFlight(), 0)
+    }))
+
+  const progressing = (steps: ReadonlyArray<number>) => ({
+    capabilities: { tools: {} },
+    handlers: new Map<string, Session.Handler>([
+      [
+        "tools/call",
+        () =>
+          Effect.gen(function* () {
+            const current = yield* CurrentRequest.CurrentRequest
+            let at = 0
+            for (const [i, step] of steps.entries()) {
+              yield* Effect.sleep(step - at)
+              at = step
+              yield* current.progress({ progress: i + 1 })
+            }
+            return yield* Effect.never
+          })
+      ]
+    ])
+  })
+
+  it.effect("progress at 4 s and 8 s resets a 5 s timeout until 13 s", () =>
+    Effect.gen(function* () {
+      const { client } = yield* linked({ server: progressing([4000, 8000]) })
+      const fiber = yield* client.request("tools/call", { name: "x" }, {
+        timeout: "5 seconds",
+        resetTimeoutOnProgress: true,
+        onProgress: () => {}
+      }).pipe(Effect.flip, Effect.forkChild)
+      yield* TestClock.adjust("12999 millis")
+      assert.isUndefined(fiber.pollUnsafe())
+      yield* TestClock.adjust("1 millis")
+      const error = yield* Fiber.join(fiber)
+      assert.strictEqual(error._tag, "RequestTimeout")
+      if (error._tag === "RequestTimeout") assert.strictEqual(error.elapsedMs, 13000)
+    }))
+
+  it.effect("the maximum total time wins over progress resets", () =>
+    Effect.gen(function* () {
+      const { client } = yield* linked({ server: progressing([4000, 8000]) })
+      const fiber = yield* client.request("tools/call", { name: "x" }, {
+        timeout: "5 seconds",
+        resetTimeoutOnProgress: true,
+        maxTotalTimeout: "10 seconds",
+        onProgress: () => {}
+      }).pipe(Effect.flip, Effect.forkChild)
+      yield* TestClock.adjust("9999 millis")
+      assert.isUndefined(fiber.pollUnsafe())
+      yield* TestClock.adjust("1 millis")
+      const error = yield* Fiber.join(fiber)
+      assert.strictEqual(error._tag, "RequestTimeout")
+      if (error._tag === "RequestTimeout") {
+        assert.strictEqual(error.elapsedMs, 10000)
+        assert.strictEqual(error.reason, "Total")
+      }
+    }))
+})

@@ -1,0 +1,47 @@
+import { assert, describe, it } from "@effect/vitest"
+import type * as Session from "@effect-mcp/engine/Session"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import { TestClock } from "effect/testing"
+import { linked } from "./fixtures.ts"
+
+describe("concurrency", () => {
+  it.effect("10,000 concurrent calls each get exactly one response and the cap of 8 running handlers holds", () =>
+    Effect.gen(function* () {
+      let running = 0
+      let maxRunning = 0
+      let served = 0
+      const handler: Session.Handler = (params) =>
+        Effect.gen(function* () {
+          running++
+          maxRunning = Math.max(maxRunning, running)
+          yield* Effect.sleep("10 millis")
+          running--
+          served++
+          return { content: [{ type: "text", text: String((params as { arguments: { n: number } }).arguments.n) }] }
+        })
+      const { client } = yield* linked({
+        server: {
+          capabilities: { tools: {} },
+          handlers: new Map([["tools/call", handler]]),
+          peer: { maxConcurrentRequests: 8 }
+        },
+        client: { peer: { requestTimeout: "1 hour" } }
+      })
+      const n = 10_000
+      const fiber = yield* Effect.forEach(
+        Array.from({ length: n }, (_, i) => i),
+        (i) => client.request("tools/call", { name: "echo", arguments: { n: i } }),
+        { concurrency: "unbounded" }
+      ).pipe(Effect.forkChild)
+      // 10,000 handlers of 10 ms, 8 at a time: 12.5 s of virtual time.
+      for (let step = 0; step < 1300 && fiber.pollUnsafe() === undefined; step++) {
+        yield* TestClock.adjust("10 millis")
+      }
+      const results = (yield* Fiber.join(fiber)) as ReadonlyArray<{ content: ReadonlyArray<{ text: string }> }>
+      assert.strictEqual(results.length, n)
+      results.forEach((r, i) => assert.strictEqual(r.content[0]?.text, String(i)))
+      assert.strictEqual(served, n)
+      assert.strictEqual(maxRunning, 8)
+    }))
+})

@@ -1,0 +1,114 @@
+import { assert, describe, it } from "@effect/vitest"
+import type * as Session from "@effect-mcp/engine/Session"
+import * as Effect from "effect/Effect"
+import { initializeRequest, linked, rawAgainstServer } from "./fixtures.ts"
+
+const errorCode = (message: unknown) => (message as { error?: { code: number } }).error?.code
+
+describe("lifecycle and capability gate", () => {
+  it.effect("requests before initialize are refused, ping is answered", () =>
+    Effect.gen(function* () {
+      const { send, next } = yield* rawAgainstServer({ capabilities: { tools: {} } })
+      yield* send({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} })
+      assert.strictEqual(errorCode(yield* next), -32600)
+      yield* send({ jsonrpc: "2.0", id: 2, method: "ping" })
+      assert.deepStrictEqual(yield* next, { jsonrpc: "2.0", id: 2, result: {} })
+    }))
+
+  it.effect("a second initialize is refused", () =>
+    Effect.gen(function* () {
+      const { send, next } = yield* rawAgainstServer()
+      yield* send(initializeRequest(1))
+      yield* next
+      yield* send(initializeRequest(2))
+      assert.strictEqual(errorCode(yield* next), -32600)
+    }))
+
+  it.effect("a request for a capability the server did not declare gets -32601", () =>
+    Effect.gen(function* () {
+      const { send, next } = yield* rawAgainstServer({ capabilities: { tools: {} } })
+      yield* send(initializeRequest(1))
+      yield* next
+      yield* send({ jsonrpc: "2.0", method: "notifications/initialized" })
+      yield* send({ jsonrpc: "2.0", id: 2, method: "prompts/list", params: {} })
+      assert.strictEqual(errorCode(yield* next), -32601)
+      yield* send({ jsonrpc: "2.0", id: 3, method: "resources/subscribe", params: { uri: "a://b" } })
+      assert.strictEqual(errorCode(yield* next), -32601)
+    }))
+
+  it.effect("a request the server cannot send is refused by the client's gate as MethodNotFound", () =>
+    Effect.gen(function* () {
+      const { send, next } = yield* rawAgainstServer()
+      yield* send(initializeRequest(1))
+      yield* next
+      // sampling/createMessage is a server->client request; a client sending it gets -32601.
+      yield* send({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "sampling/createMessage",
+        params: { messages: [], maxTokens: 1 }
+      })
+      assert.strictEqual(errorCode(yield* next), -32601)
+    }))
+
+  it.effect("the sender refuses locally to send a request the peer did not declare; nothing goes on the wire", () =>
+    Effect.gen(function* () {
+      const seen: Array<string> = []
+      const { client, server } = yield* linked({
+        server: {
+          capabilities: { tools: {} },
+          handlers: new Map<string, Session.Handler>([
+            [
+              "tools/list",
+              (_p, info) =>
+                Effect.sync(() => {
+                  seen.push(info.request.method)
+                  return { tools: [] }
+                })
+            ]
+          ])
+        },
+        clientVersions: ["2025-11-25"]
+      })
+      const refused = yield* Effect.flip(client.request("prompts/list", {}))
+      assert.strictEqual(refused._tag, "NotSupported")
+      if (refused._tag === "NotSupported") assert.strictEqual(refused.reason, "CapabilityNotDeclared")
+      // The server cannot sample: the client declared no sampling capability.
+      const serverRefused = yield* Effect.flip(server.request("sampling/createMessage", { messages: [], maxTokens: 1 }))
+      assert.strictEqual(serverRefused._tag, "NotSupported")
+      yield* client.request("tools/list", {})
+      assert.deepStrictEqual(seen, ["tools/list"])
+    }))
+
+  it.effect("a batch containing initialize is refused; batches are refused where the revision has none", () =>
+    Effect.gen(function* () {
+      const { send, next } = yield* rawAgainstServer()
+      yield* send([initializeRequest(1, "2025-03-26")])
+      assert.strictEqual(errorCode(yield* next), -32600)
+      yield* send(initializeRequest(2, "2025-06-18"))
+      yield* next
+      yield* send({ jsonrpc: "2.0", method: "notifications/initialized" })
+      yield* send([{ jsonrpc: "2.0", id: 3, method: "ping" }])
+      assert.strictEqual(errorCode(yield* next), -32600)
+    }))
+
+  it.effect("on 2025-03-26 a batch is answered with one batch of responses (notifications get none)", () =>
+    Effect.gen(function* () {
+      const { send, next } = yield* rawAgainstServer()
+      yield* send(initializeRequest(1, "2025-03-26"))
+      yield* next
+      yield* send([
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+        { jsonrpc: "2.0", id: 2, method: "ping" },
+        { jsonrpc: "2.0", id: 3, method: "nope/nope" },
+        { jsonrpc: "2.0", id: 4, method: "initialize", params: initializeRequest(4).params }
+      ])
+      const batch = (yield* next) as ReadonlyArray<{ id: number; result?: unknown; error?: { code: number } }>
+      assert.isTrue(Array.isArray(batch))
+      const byId = new Map(batch.map((r) => [r.id, r]))
+      assert.strictEqual(batch.length, 3)
+      assert.deepStrictEqual(byId.get(2)?.result, {})
+      assert.strictEqual(byId.get(3)?.error?.code, -32601)
+      assert.strictEqual(byId.get(4)?.error?.code, -32600)
+    }))
+})

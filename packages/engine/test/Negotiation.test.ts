@@ -1,0 +1,92 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
+import type * as Session from "@effect-mcp/engine/Session"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import { linked, rawAgainstServer } from "./fixtures.ts"
+
+type Version = ProtocolVersion.ProtocolVersion
+const all = ProtocolVersion.all
+const stateless = (v: Version) => v === "2026-07-28"
+
+/** Every non-empty subset of the five revisions. */
+const subsets: ReadonlyArray<ReadonlyArray<Version>> = Array.from({ length: 31 }, (_, mask) =>
+  all.filter((_, i) => ((mask + 1) >> i) & 1)
+)
+
+/** What the spec says should happen, computed independently of the engine. */
+const expected = (client: ReadonlyArray<Version>, server: ReadonlyArray<Version>): Version | "fail" => {
+  if (client.some(stateless) && server.some(stateless)) return "2026-07-28"
+  const offered = client.filter((v) => !stateless(v)).sort().at(-1)
+  if (offered === undefined) return "fail"
+  const serverStateful = server.filter((v) => !stateless(v))
+  const answered = serverStateful.includes(offered) ? offered : serverStateful.sort().at(-1)
+  return answered !== undefined && client.includes(answered) ? answered : "fail"
+}
+
+describe("version negotiation", () => {
+  it.effect("every pair of client/server revision sets gives the expected outcome (961 pairs)", () =>
+    Effect.gen(function* () {
+      let checked = 0
+      for (const clientVersions of subsets) {
+        for (const serverVersions of subsets) {
+          const outcome = yield* linked({ clientVersions, server: { supportedVersions: serverVersions } }).pipe(
+            Effect.map(({ client }) => client.state.revision?.version),
+            Effect.exit,
+            Effect.scoped
+          )
+          const want = expected(clientVersions, serverVersions)
+          const got = Exit.isSuccess(outcome) ? outcome.value : "fail"
+          assert.strictEqual(got, want, `client ${clientVersions} / server ${serverVersions}`)
+          checked++
+        }
+      }
+      assert.strictEqual(checked, 961)
+    }))
+
+  it.effect("a client that cannot speak the server's answer fails with a typed error", () =>
+    Effect.gen(function* () {
+      const error = yield* linked({ clientVersions: ["2025-11-25"], server: { supportedVersions: ["2024-11-05"] } }).pipe(
+        Effect.flip
+      )
+      assert.strictEqual(error._tag, "InitializeError")
+      assert.strictEqual(error.reason, "UnsupportedVersion")
+      assert.strictEqual(error.serverVersion, "2024-11-05")
+    }))
+
+  it.effect("one server serves stateless 2026-07-28 requests and a stateful session side by side", () =>
+    Effect.gen(function* () {
+      const handlers = new Map<string, Session.Handler>([
+        ["tools/list", (_params, info) => Effect.succeed({ tools: [], revision: info.revision.version })]
+      ])
+      const server = { capabilities: { tools: {} }, handlers }
+      const statelessPair = yield* linked({ server })
+      const statefulPair = yield* linked({ server, clientVersions: ["2025-06-18"] })
+      assert.strictEqual(statelessPair.client.state.revision?.version, "2026-07-28")
+      assert.strictEqual(statefulPair.client.state.revision?.version, "2025-06-18")
+      const a = yield* statelessPair.client.request("tools/list", {})
+      const b = yield* statefulPair.client.request("tools/list", {})
+      assert.deepStrictEqual(a, { tools: [], revision: "2026-07-28", resultType: "complete" })
+      assert.deepStrictEqual(b, { tools: [], revision: "2025-06-18" })
+    }))
+
+  it.effect("a stateless request with an unknown protocol version gets -32022 with the supported list", () =>
+    Effect.gen(function* () {
+      const { send, next } = yield* rawAgainstServer({ capabilities: { tools: {} } })
+      yield* send({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/list",
+        params: {
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": "2099-01-01",
+            "io.modelcontextprotocol/clientCapabilities": {}
+          }
+        }
+      })
+      const response = (yield* next) as { error: { code: number; data: { requested: string; supported: Array<string> } } }
+      assert.strictEqual(response.error.code, -32022)
+      assert.strictEqual(response.error.data.requested, "2099-01-01")
+      assert.deepStrictEqual(response.error.data.supported, [...ProtocolVersion.all])
+    }))
+})
