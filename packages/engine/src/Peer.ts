@@ -8,6 +8,7 @@
 import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 import * as McpError from "@effect-mcp/protocol/McpError"
+import type { ProtocolVersion } from "@effect-mcp/protocol/ProtocolVersion"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -40,6 +41,8 @@ export interface Dispatcher {
   readonly acceptsBatch: () => boolean
   /** Whether `notifications/cancelled` may interrupt a request of this method (`initialize` may not). */
   readonly cancellable: (method: string) => boolean
+  /** The revision a request was served in, so its error takes that revision's code. */
+  readonly revisionOf?: ((request: JsonRpc.Request) => ProtocolVersion | undefined) | undefined
 }
 
 export interface Options {
@@ -176,7 +179,7 @@ export const make = Effect.fnUntraced(function* (
       onFailure: (cause) => {
         if (Cause.hasInterruptsOnly(cause)) return Effect.void
         entry.responded = true
-        return respond(JsonRpc.failure(request.id, Inbound.errorObjectOf(cause)))
+        return respond(JsonRpc.failure(request.id, Inbound.errorObjectOf(cause, dispatcher.revisionOf?.(request))))
       }
     })
     if (semaphore !== undefined) handler = semaphore.withPermit(handler)
@@ -408,7 +411,10 @@ export const make = Effect.fnUntraced(function* (
   if (options?.keepalive !== undefined) {
     const keepalive = options.keepalive
     let missed = 0
-    yield* ping({ timeout: keepalive.timeout }).pipe(
+    let first = true
+    // The first run is skipped so pings start one schedule step after the session does.
+    const step = Effect.suspend(() => (first ? Effect.sync(() => (first = false)) : ping({ timeout: keepalive.timeout })))
+    yield* step.pipe(
       Effect.tap(() => Effect.sync(() => (missed = 0))),
       Effect.tapError(() => Effect.sync(() => missed++)),
       Effect.repeat(keepalive.schedule),

@@ -121,11 +121,14 @@ export const make = (options: Session.RoleOptions, state: Session.State) => {
     return { ...result, resultType: "complete" }
   }
 
+  const servedIn = new WeakMap<JsonRpc.Request, ProtocolVersion.ProtocolVersion>()
   const dispatcher: Peer.Dispatcher = {
+    revisionOf: (request) => servedIn.get(request),
     request: (request) =>
       Effect.suspend(() => {
         const scope = scopeOf(request)
         if (scope instanceof Error) return Effect.fail(scope)
+        servedIn.set(request, scope.revision.version)
         const validated = validatorOf(scope.revision).validate(request)
         if (validated._tag === "Failure") return Effect.fail(validated.failure)
         const refusal = checkIncoming(validated.success.spec)

@@ -6,6 +6,7 @@
 import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import type * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 import * as McpError from "@effect-mcp/protocol/McpError"
+import type { ProtocolVersion } from "@effect-mcp/protocol/ProtocolVersion"
 import * as Cause from "effect/Cause"
 import * as Predicate from "effect/Predicate"
 import type * as CurrentRequest from "../CurrentRequest.ts"
@@ -59,9 +60,12 @@ export const cancelledRequestId = (params: unknown): JsonRpc.RequestId | undefin
 }
 
 /** The JSON-RPC error for a failed handler: its typed MCP error, or an internal error for defects. */
-export const errorObjectOf = (cause: Cause.Cause<McpError.McpError>): JsonRpc.ErrorObject => {
+export const errorObjectOf = (
+  cause: Cause.Cause<McpError.McpError>,
+  revision: ProtocolVersion | undefined
+): JsonRpc.ErrorObject => {
   const failure = cause.reasons.find(Cause.isFailReason)
-  if (failure !== undefined) return McpError.toErrorObject(failure.error)
+  if (failure !== undefined) return McpError.toErrorObject(failure.error, revision)
   const defect = cause.reasons.find(Cause.isDieReason)
   const detail = defect === undefined ? "unknown failure" : describe(defect.defect)
   return McpError.toErrorObject(new McpError.InternalError({ message: `internal error: ${detail}` }))

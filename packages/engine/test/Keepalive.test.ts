@@ -1,0 +1,45 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Schedule from "effect/Schedule"
+import { TestClock } from "effect/testing"
+import { linked, rawAgainstClient } from "./fixtures.ts"
+
+const keepalive = { schedule: Schedule.spaced("10 seconds"), timeout: "2 seconds" } as const
+
+describe("ping and keepalive", () => {
+  it.effect("ping works in both directions", () =>
+    Effect.gen(function* () {
+      const { client, server } = yield* linked({ clientVersions: ["2025-11-25"] })
+      assert.deepStrictEqual(yield* client.request("ping"), {})
+      assert.deepStrictEqual(yield* server.request("ping"), {})
+    }))
+
+  it.effect("a keepalive ping that goes unanswered closes the session with KeepaliveFailed", () =>
+    Effect.gen(function* () {
+      // The raw server answers the handshake, then never answers a ping.
+      const { client, next } = yield* rawAgainstClient({ peer: { keepalive } })
+      const closed = yield* client.closed.pipe(Effect.forkChild)
+      yield* TestClock.adjust("10 seconds")
+      const ping = (yield* next) as { method: string }
+      assert.strictEqual(ping.method, "ping")
+      yield* TestClock.adjust("1999 millis")
+      assert.isUndefined(closed.pollUnsafe())
+      yield* TestClock.adjust("1 millis")
+      const exit = yield* Fiber.join(closed)
+      assert.isTrue(Exit.isFailure(exit))
+      if (Exit.isFailure(exit)) {
+        const reason = exit.cause.reasons[0]
+        assert.strictEqual(reason?._tag === "Fail" ? reason.error._tag : undefined, "KeepaliveFailed")
+      }
+    }))
+
+  it.effect("answered keepalive pings keep the session open", () =>
+    Effect.gen(function* () {
+      const { client } = yield* linked({ clientVersions: ["2025-11-25"], client: { peer: { keepalive } } })
+      const closed = yield* client.closed.pipe(Effect.forkChild)
+      for (let i = 0; i < 10; i++) yield* TestClock.adjust("10 seconds")
+      assert.isUndefined(closed.pollUnsafe())
+    }))
+})
