@@ -71,7 +71,9 @@ export const make = Effect.fnUntraced(function* (options: Options) {
         if (!versions.includes(version)) return false
         state.revision = Registry.get(version)
         state.peerCapabilities = asObject(r.capabilities)
-        state.peerInfo = Predicate.isObject(r.serverInfo) ? (r.serverInfo as unknown as Session.Implementation) : undefined
+        state.peerInfo = Predicate.isObject(r.serverInfo)
+          ? (r.serverInfo as unknown as Session.Implementation)
+          : undefined
         state.peerExtras = r
         state.phase = "Ready"
         return true
@@ -101,7 +103,9 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       }
       state.revision = Registry.get(answered as ProtocolVersion.ProtocolVersion)
       state.peerCapabilities = asObject(result.capabilities)
-      state.peerInfo = Predicate.isObject(result.serverInfo) ? (result.serverInfo as unknown as Session.Implementation) : undefined
+      state.peerInfo = Predicate.isObject(result.serverInfo)
+        ? (result.serverInfo as unknown as Session.Implementation)
+        : undefined
       state.peerExtras = result
       yield* session.peer.notify("notifications/initialized")
       state.phase = "Ready"

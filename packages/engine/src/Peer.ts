@@ -19,7 +19,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as Result from "effect/Result"
-import * as Schedule from "effect/Schedule"
+import type * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
@@ -67,7 +67,11 @@ export interface CallOptions {
   readonly relatedRequestId?: JsonRpc.RequestId | undefined
 }
 
-export type CallError = McpError.McpError | PeerError.RequestTimeout | PeerError.SessionClosed | Transport.TransportError
+export type CallError =
+  | McpError.McpError
+  | PeerError.RequestTimeout
+  | PeerError.SessionClosed
+  | Transport.TransportError
 
 /** An element of a request made "with progress": updates, then the result. */
 export type ProgressEvent<A = unknown> =
@@ -75,7 +79,11 @@ export type ProgressEvent<A = unknown> =
   | { readonly _tag: "Result"; readonly value: A }
 
 export interface Peer {
-  readonly request: (method: string, params?: object | undefined, options?: CallOptions) => Effect.Effect<unknown, CallError>
+  readonly request: (
+    method: string,
+    params?: object | undefined,
+    options?: CallOptions
+  ) => Effect.Effect<unknown, CallError>
   /** The request as a Stream of progress updates that ends with the result. */
   readonly requestWithProgress: (
     method: string,
@@ -146,11 +154,15 @@ export const make = Effect.fnUntraced(function* (
           }
           last = update.progress
           return sendQuietly(
-            JsonRpc.notification("notifications/progress", Inbound.progressParams(progressToken, update) as JsonRpc.Params),
+            JsonRpc.notification(
+              "notifications/progress",
+              Inbound.progressParams(progressToken, update) as JsonRpc.Params
+            ),
             request.id
           )
         }),
-      notify: (method, params) => sendQuietly(JsonRpc.notification(method, params as JsonRpc.Params | undefined), request.id)
+      notify: (method, params) =>
+        sendQuietly(JsonRpc.notification(method, params as JsonRpc.Params | undefined), request.id)
     }
   }
 
@@ -238,7 +250,10 @@ export const make = Effect.fnUntraced(function* (
   // ---- outgoing requests -------------------------------------------------
 
   const cancelNotice = (entry: Pending, reason: string) =>
-    sendQuietly(JsonRpc.notification("notifications/cancelled", { requestId: entry.id, reason }), entry.relatedRequestId)
+    sendQuietly(
+      JsonRpc.notification("notifications/cancelled", { requestId: entry.id, reason }),
+      entry.relatedRequestId
+    )
 
   const awaitResponse = (entry: Pending, options: CallOptions | undefined) =>
     Effect.gen(function* () {
@@ -277,7 +292,10 @@ export const make = Effect.fnUntraced(function* (
         entry.onProgress = options.onProgress
         params = Inbound.withProgressToken(params, entry.id)
       }
-      return send(JsonRpc.request(entry.id, method, params as JsonRpc.Params | undefined), options?.relatedRequestId).pipe(
+      return send(
+        JsonRpc.request(entry.id, method, params as JsonRpc.Params | undefined),
+        options?.relatedRequestId
+      ).pipe(
         Effect.andThen(awaitResponse(entry, options)),
         Effect.onInterrupt(() => (entry.settled ? Effect.void : cancelNotice(entry, "request interrupted by caller"))),
         Effect.ensuring(Effect.sync(() => pending.remove(entry)))
@@ -293,8 +311,7 @@ export const make = Effect.fnUntraced(function* (
         }
       }).pipe(
         Effect.matchCauseEffect({
-          onSuccess: (value) =>
-            Effect.andThen(Queue.offer(queue, { _tag: "Result", value }), Queue.end(queue)),
+          onSuccess: (value) => Effect.andThen(Queue.offer(queue, { _tag: "Result", value }), Queue.end(queue)),
           onFailure: (cause) => Queue.failCause(queue, cause)
         }),
         Effect.forkScoped
@@ -390,14 +407,21 @@ export const make = Effect.fnUntraced(function* (
       return Fiber.interruptAll(stopping)
     })
 
-  const readLoop = Stream.runForEachArray(transport.incoming, (frames) => {
-    let effects: Array<Effect.Effect<void>> | undefined
-    for (const frame of frames) {
-      const effect = onFrame(frame)
-      if (effect !== undefined) (effects ??= []).push(effect)
+  // Frames are handled synchronously where possible; an effectful one (a
+  // notification handler, a batch) completes before the next frame is read, so
+  // arrival order is kept.
+  const handleFrom = (frames: ReadonlyArray<Transport.Incoming>, start: number): Effect.Effect<void> => {
+    for (let i = start; i < frames.length; i++) {
+      const effect = onFrame(frames[i]!)
+      if (effect !== undefined)
+        return Effect.andThen(
+          effect,
+          Effect.suspend(() => handleFrom(frames, i + 1))
+        )
     }
-    return effects === undefined ? Effect.void : Effect.forEach(effects, (e) => e, { discard: true })
-  })
+    return Effect.void
+  }
+  const readLoop = Stream.runForEachArray(transport.incoming, (frames) => handleFrom(frames, 0))
 
   yield* readLoop.pipe(
     Effect.exit,
@@ -413,7 +437,9 @@ export const make = Effect.fnUntraced(function* (
     let missed = 0
     let first = true
     // The first run is skipped so pings start one schedule step after the session does.
-    const step = Effect.suspend(() => (first ? Effect.sync(() => (first = false)) : ping({ timeout: keepalive.timeout })))
+    const step = Effect.suspend(() =>
+      first ? Effect.sync(() => (first = false)) : ping({ timeout: keepalive.timeout })
+    )
     yield* step.pipe(
       Effect.tap(() => Effect.sync(() => (missed = 0))),
       Effect.tapError(() => Effect.sync(() => missed++)),

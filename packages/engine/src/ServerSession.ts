@@ -5,6 +5,7 @@
  */
 import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as Registry from "@effect-mcp/protocol/Registry"
+import type * as Revision from "@effect-mcp/protocol/Revision"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -13,9 +14,17 @@ import type * as Peer from "./Peer.ts"
 import * as Session from "./Session.ts"
 import type * as Transport from "./Transport.ts"
 
+/**
+ * The capabilities to declare, computed when they are announced: at
+ * `initialize` (for the revision just negotiated) and at every
+ * `server/discover` or stateless request (for `undefined`: no session).
+ */
+export type CapabilitiesOf = (revision: Revision.RevisionSpec | undefined) => Session.Capabilities
+
 export interface Options {
   readonly serverInfo: Session.Implementation
-  readonly capabilities: Session.Capabilities
+  /** Fixed capabilities, or a function for servers whose features change while they run. */
+  readonly capabilities: Session.Capabilities | CapabilitiesOf
   readonly instructions?: string | undefined
   /** Revisions served. Default: all of them. */
   readonly supportedVersions?: ReadonlyArray<ProtocolVersion.ProtocolVersion> | undefined
@@ -37,9 +46,37 @@ const initializeParams = (params: unknown) => {
   }
 }
 
+/**
+ * A read-only view whose keys are those of `current()` at the time of each
+ * read: the gate checks incoming requests against it, so it sees the
+ * declaration made at `initialize` (stateful) or the live one (stateless).
+ */
+const liveView = (current: () => Session.Capabilities): Session.Capabilities =>
+  new Proxy(
+    {},
+    {
+      get: (_, key) => (typeof key === "string" ? current()[key] : undefined),
+      has: (_, key) => typeof key === "string" && key in current(),
+      ownKeys: () => Reflect.ownKeys(current()),
+      getOwnPropertyDescriptor: (_, key) => {
+        const value = typeof key === "string" ? current()[key] : undefined
+        return value === undefined ? undefined : { value, enumerable: true, configurable: true, writable: false }
+      }
+    }
+  )
+
 export const make = Effect.fnUntraced(function* (options: Options) {
   const supportedVersions = options.supportedVersions ?? ProtocolVersion.all
   let state: Session.State | undefined
+  const capabilitiesOf = options.capabilities
+  // What `initialize` declared; until then (and for stateless requests) the current declaration.
+  let declared: Session.Capabilities | undefined
+  const capabilitiesNow = (revision: Revision.RevisionSpec | undefined): Session.Capabilities =>
+    typeof capabilitiesOf === "function" ? capabilitiesOf(revision) : capabilitiesOf
+  const gateCapabilities =
+    typeof capabilitiesOf === "function"
+      ? liveView(() => (state?.phase === "New" ? undefined : declared) ?? capabilitiesOf(undefined))
+      : capabilitiesOf
   const instructions = options.instructions === undefined ? {} : { instructions: options.instructions }
 
   const lifecycleHandlers: ReadonlyArray<readonly [string, Session.Handler]> = [
@@ -50,7 +87,9 @@ export const make = Effect.fnUntraced(function* (options: Options) {
         Effect.suspend((): Effect.Effect<object, McpError.McpError> => {
           const s = state!
           if (s.revision !== undefined) {
-            return Effect.fail(new McpError.InvalidRequest({ message: "initialize: the session is already initialized" }))
+            return Effect.fail(
+              new McpError.InvalidRequest({ message: "initialize: the session is already initialized" })
+            )
           }
           const request = initializeParams(params)
           const version = Session.negotiate(request.protocolVersion, supportedVersions)
@@ -61,9 +100,10 @@ export const make = Effect.fnUntraced(function* (options: Options) {
           s.peerCapabilities = request.capabilities
           s.peerInfo = request.clientInfo
           s.phase = "Initializing"
+          declared = capabilitiesNow(s.revision)
           return Effect.succeed({
             protocolVersion: version,
-            capabilities: options.capabilities,
+            capabilities: declared,
             serverInfo: options.serverInfo,
             ...instructions
           })
@@ -74,7 +114,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       () =>
         Effect.succeed({
           supportedVersions: [...supportedVersions],
-          capabilities: options.capabilities,
+          capabilities: capabilitiesNow(undefined),
           serverInfo: options.serverInfo,
           ...instructions
         })
@@ -92,7 +132,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   const session = yield* Session.make({
     side: "server",
     info: options.serverInfo,
-    capabilities: options.capabilities,
+    capabilities: gateCapabilities,
     supportedVersions,
     handlers,
     notificationHandlers,

@@ -18,7 +18,7 @@ import type * as Stream from "effect/Stream"
 import type * as CurrentRequest from "./CurrentRequest.ts"
 import * as Gate from "./internal/gate.ts"
 import * as Peer from "./Peer.ts"
-import * as PeerError from "./PeerError.ts"
+import type * as PeerError from "./PeerError.ts"
 import * as Transport from "./Transport.ts"
 
 export type Side = "client" | "server"

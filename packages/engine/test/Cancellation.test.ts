@@ -17,10 +17,9 @@ describe("cancellation", () => {
       const finalized = yield* Deferred.make<void>()
       const handler: Session.Handler = (params) =>
         (params as { name: string }).name === "slow"
-          ? Effect.acquireRelease(Deferred.succeed(started, undefined), () => Deferred.succeed(finalized, undefined)).pipe(
-              Effect.andThen(Effect.never),
-              Effect.scoped
-            )
+          ? Effect.acquireRelease(Deferred.succeed(started, undefined), () =>
+              Deferred.succeed(finalized, undefined)
+            ).pipe(Effect.andThen(Effect.never), Effect.scoped)
           : Effect.succeed({ content: [{ type: "text", text: "fast" }] })
       const { send, next, server } = yield* rawAgainstServer({
         capabilities: { tools: {} },
@@ -43,7 +42,8 @@ describe("cancellation", () => {
         result: { content: [{ type: "text", text: "fast" }] }
       })
       assert.strictEqual(server.peer.inFlight(), 0)
-    }))
+    })
+  )
 
   it.effect("cancels for unknown ids and for initialize are ignored", () =>
     Effect.gen(function* () {
@@ -54,7 +54,8 @@ describe("cancellation", () => {
       const response = (yield* next) as { id: number; result: { protocolVersion: string } }
       assert.strictEqual(response.id, 1)
       assert.strictEqual(response.result.protocolVersion, "2025-11-25")
-    }))
+    })
+  )
 
   it.effect("interrupting the caller sends exactly one notifications/cancelled; a late response is dropped", () =>
     Effect.gen(function* () {
@@ -76,7 +77,8 @@ describe("cancellation", () => {
       assert.strictEqual(pingRequest.method, "ping")
       yield* send({ jsonrpc: "2.0", id: pingRequest.id, result: {} })
       assert.deepStrictEqual(yield* Fiber.join(ping), {})
-    }))
+    })
+  )
 })
 
 describe("timeouts", () => {
@@ -88,10 +90,9 @@ describe("timeouts", () => {
   it.effect("a 5 s timeout fails with RequestTimeout at exactly 5 s and the server handler is cancelled", () =>
     Effect.gen(function* () {
       const { client, server } = yield* linked({ server: hanging })
-      const fiber = yield* client.request("tools/call", { name: "x" }, { timeout: "5 seconds" }).pipe(
-        Effect.flip,
-        Effect.forkChild
-      )
+      const fiber = yield* client
+        .request("tools/call", { name: "x" }, { timeout: "5 seconds" })
+        .pipe(Effect.flip, Effect.forkChild)
       yield* TestClock.adjust("4999 millis")
       assert.isUndefined(fiber.pollUnsafe())
       assert.strictEqual(server.peer.inFlight(), 1)
@@ -105,7 +106,8 @@ describe("timeouts", () => {
       // The server received notifications/cancelled and stopped the handler.
       yield* Effect.yieldNow
       assert.strictEqual(server.peer.inFlight(), 0)
-    }))
+    })
+  )
 
   const progressing = (steps: ReadonlyArray<number>) => ({
     capabilities: { tools: {} },
@@ -130,28 +132,41 @@ describe("timeouts", () => {
   it.effect("progress at 4 s and 8 s resets a 5 s timeout until 13 s", () =>
     Effect.gen(function* () {
       const { client } = yield* linked({ server: progressing([4000, 8000]) })
-      const fiber = yield* client.request("tools/call", { name: "x" }, {
-        timeout: "5 seconds",
-        resetTimeoutOnProgress: true,
-        onProgress: () => {}
-      }).pipe(Effect.flip, Effect.forkChild)
+      const fiber = yield* client
+        .request(
+          "tools/call",
+          { name: "x" },
+          {
+            timeout: "5 seconds",
+            resetTimeoutOnProgress: true,
+            onProgress: () => {}
+          }
+        )
+        .pipe(Effect.flip, Effect.forkChild)
       yield* TestClock.adjust("12999 millis")
       assert.isUndefined(fiber.pollUnsafe())
       yield* TestClock.adjust("1 millis")
       const error = yield* Fiber.join(fiber)
       assert.strictEqual(error._tag, "RequestTimeout")
       if (error._tag === "RequestTimeout") assert.strictEqual(error.elapsedMs, 13000)
-    }))
+    })
+  )
 
   it.effect("the maximum total time wins over progress resets", () =>
     Effect.gen(function* () {
       const { client } = yield* linked({ server: progressing([4000, 8000]) })
-      const fiber = yield* client.request("tools/call", { name: "x" }, {
-        timeout: "5 seconds",
-        resetTimeoutOnProgress: true,
-        maxTotalTimeout: "10 seconds",
-        onProgress: () => {}
-      }).pipe(Effect.flip, Effect.forkChild)
+      const fiber = yield* client
+        .request(
+          "tools/call",
+          { name: "x" },
+          {
+            timeout: "5 seconds",
+            resetTimeoutOnProgress: true,
+            maxTotalTimeout: "10 seconds",
+            onProgress: () => {}
+          }
+        )
+        .pipe(Effect.flip, Effect.forkChild)
       yield* TestClock.adjust("9999 millis")
       assert.isUndefined(fiber.pollUnsafe())
       yield* TestClock.adjust("1 millis")
@@ -161,5 +176,6 @@ describe("timeouts", () => {
         assert.strictEqual(error.elapsedMs, 10000)
         assert.strictEqual(error.reason, "Total")
       }
-    }))
+    })
+  )
 })

@@ -45,7 +45,8 @@ describe("closing a session", () => {
       }
       const closed = yield* client.closed
       assert.isTrue(Exit.isSuccess(closed))
-    }))
+    })
+  )
 
   it.effect("transport end-of-stream closes the session and fails later calls without sending", () =>
     Effect.gen(function* () {
@@ -54,5 +55,6 @@ describe("closing a session", () => {
       yield* client.closed
       const error = yield* Effect.flip(client.request("ping"))
       assert.strictEqual(error._tag, "SessionClosed")
-    }))
+    })
+  )
 })

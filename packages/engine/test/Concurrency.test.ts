@@ -40,8 +40,9 @@ describe("concurrency", () => {
       }
       const results = (yield* Fiber.join(fiber)) as ReadonlyArray<{ content: ReadonlyArray<{ text: string }> }>
       assert.strictEqual(results.length, n)
-      results.forEach((r, i) => assert.strictEqual(r.content[0]?.text, String(i)))
+      for (const [i, r] of results.entries()) assert.strictEqual(r.content[0]?.text, String(i))
       assert.strictEqual(served, n)
       assert.strictEqual(maxRunning, 8)
-    }))
+    })
+  )
 })

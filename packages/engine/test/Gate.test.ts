@@ -13,7 +13,8 @@ describe("lifecycle and capability gate", () => {
       assert.strictEqual(errorCode(yield* next), -32600)
       yield* send({ jsonrpc: "2.0", id: 2, method: "ping" })
       assert.deepStrictEqual(yield* next, { jsonrpc: "2.0", id: 2, result: {} })
-    }))
+    })
+  )
 
   it.effect("a second initialize is refused", () =>
     Effect.gen(function* () {
@@ -22,7 +23,8 @@ describe("lifecycle and capability gate", () => {
       yield* next
       yield* send(initializeRequest(2))
       assert.strictEqual(errorCode(yield* next), -32600)
-    }))
+    })
+  )
 
   it.effect("a request for a capability the server did not declare gets -32601", () =>
     Effect.gen(function* () {
@@ -34,7 +36,8 @@ describe("lifecycle and capability gate", () => {
       assert.strictEqual(errorCode(yield* next), -32601)
       yield* send({ jsonrpc: "2.0", id: 3, method: "resources/subscribe", params: { uri: "a://b" } })
       assert.strictEqual(errorCode(yield* next), -32601)
-    }))
+    })
+  )
 
   it.effect("a request the server cannot send is refused by the client's gate as MethodNotFound", () =>
     Effect.gen(function* () {
@@ -49,7 +52,8 @@ describe("lifecycle and capability gate", () => {
         params: { messages: [], maxTokens: 1 }
       })
       assert.strictEqual(errorCode(yield* next), -32601)
-    }))
+    })
+  )
 
   it.effect("the sender refuses locally to send a request the peer did not declare; nothing goes on the wire", () =>
     Effect.gen(function* () {
@@ -78,7 +82,8 @@ describe("lifecycle and capability gate", () => {
       assert.strictEqual(serverRefused._tag, "NotSupported")
       yield* client.request("tools/list", {})
       assert.deepStrictEqual(seen, ["tools/list"])
-    }))
+    })
+  )
 
   it.effect("a batch containing initialize is refused; batches are refused where the revision has none", () =>
     Effect.gen(function* () {
@@ -90,7 +95,8 @@ describe("lifecycle and capability gate", () => {
       yield* send({ jsonrpc: "2.0", method: "notifications/initialized" })
       yield* send([{ jsonrpc: "2.0", id: 3, method: "ping" }])
       assert.strictEqual(errorCode(yield* next), -32600)
-    }))
+    })
+  )
 
   it.effect("on 2025-03-26 a batch is answered with one batch of responses (notifications get none)", () =>
     Effect.gen(function* () {
@@ -110,5 +116,6 @@ describe("lifecycle and capability gate", () => {
       assert.deepStrictEqual(byId.get(2)?.result, {})
       assert.strictEqual(byId.get(3)?.error?.code, -32601)
       assert.strictEqual(byId.get(4)?.error?.code, -32600)
-    }))
+    })
+  )
 })

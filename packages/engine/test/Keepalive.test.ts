@@ -14,7 +14,8 @@ describe("ping and keepalive", () => {
       const { client, server } = yield* linked({ clientVersions: ["2025-11-25"] })
       assert.deepStrictEqual(yield* client.request("ping"), {})
       assert.deepStrictEqual(yield* server.request("ping"), {})
-    }))
+    })
+  )
 
   it.effect("a keepalive ping that goes unanswered closes the session with KeepaliveFailed", () =>
     Effect.gen(function* () {
@@ -33,7 +34,8 @@ describe("ping and keepalive", () => {
         const reason = exit.cause.reasons[0]
         assert.strictEqual(reason?._tag === "Fail" ? reason.error._tag : undefined, "KeepaliveFailed")
       }
-    }))
+    })
+  )
 
   it.effect("answered keepalive pings keep the session open", () =>
     Effect.gen(function* () {
@@ -41,5 +43,6 @@ describe("ping and keepalive", () => {
       const closed = yield* client.closed.pipe(Effect.forkChild)
       for (let i = 0; i < 10; i++) yield* TestClock.adjust("10 seconds")
       assert.isUndefined(closed.pollUnsafe())
-    }))
+    })
+  )
 })

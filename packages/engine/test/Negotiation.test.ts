@@ -17,7 +17,10 @@ const subsets: ReadonlyArray<ReadonlyArray<Version>> = Array.from({ length: 31 }
 /** What the spec says should happen, computed independently of the engine. */
 const expected = (client: ReadonlyArray<Version>, server: ReadonlyArray<Version>): Version | "fail" => {
   if (client.some(stateless) && server.some(stateless)) return "2026-07-28"
-  const offered = client.filter((v) => !stateless(v)).sort().at(-1)
+  const offered = client
+    .filter((v) => !stateless(v))
+    .sort()
+    .at(-1)
   if (offered === undefined) return "fail"
   const serverStateful = server.filter((v) => !stateless(v))
   const answered = serverStateful.includes(offered) ? offered : serverStateful.sort().at(-1)
@@ -42,17 +45,20 @@ describe("version negotiation", () => {
         }
       }
       assert.strictEqual(checked, 961)
-    }))
+    })
+  )
 
   it.effect("a client that cannot speak the server's answer fails with a typed error", () =>
     Effect.gen(function* () {
-      const error = yield* linked({ clientVersions: ["2025-11-25"], server: { supportedVersions: ["2024-11-05"] } }).pipe(
-        Effect.flip
-      )
+      const error = yield* linked({
+        clientVersions: ["2025-11-25"],
+        server: { supportedVersions: ["2024-11-05"] }
+      }).pipe(Effect.flip)
       assert.strictEqual(error._tag, "InitializeError")
       assert.strictEqual(error.reason, "UnsupportedVersion")
       assert.strictEqual(error.serverVersion, "2024-11-05")
-    }))
+    })
+  )
 
   it.effect("one server serves stateless 2026-07-28 requests and a stateful session side by side", () =>
     Effect.gen(function* () {
@@ -68,7 +74,8 @@ describe("version negotiation", () => {
       const b = yield* statefulPair.client.request("tools/list", {})
       assert.deepStrictEqual(a, { tools: [], revision: "2026-07-28", resultType: "complete" })
       assert.deepStrictEqual(b, { tools: [], revision: "2025-06-18" })
-    }))
+    })
+  )
 
   it.effect("a stateless request with an unknown protocol version gets -32022 with the supported list", () =>
     Effect.gen(function* () {
@@ -84,9 +91,12 @@ describe("version negotiation", () => {
           }
         }
       })
-      const response = (yield* next) as { error: { code: number; data: { requested: string; supported: Array<string> } } }
+      const response = (yield* next) as {
+        error: { code: number; data: { requested: string; supported: Array<string> } }
+      }
       assert.strictEqual(response.error.code, -32022)
       assert.strictEqual(response.error.data.requested, "2099-01-01")
       assert.deepStrictEqual(response.error.data.supported, [...ProtocolVersion.all])
-    }))
+    })
+  )
 })

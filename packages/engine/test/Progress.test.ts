@@ -6,15 +6,17 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { advanceUntilDone, linked } from "./fixtures.ts"
 
-const reporting = (values: ReadonlyArray<number>): Session.Handler => () =>
-  Effect.gen(function* () {
-    const current = yield* CurrentRequest.CurrentRequest
-    for (const progress of values) {
-      yield* Effect.sleep("100 millis")
-      yield* current.progress({ progress, total: 10, message: `step ${progress}` })
-    }
-    return { content: [{ type: "text", text: "done" }] }
-  })
+const reporting =
+  (values: ReadonlyArray<number>): Session.Handler =>
+  () =>
+    Effect.gen(function* () {
+      const current = yield* CurrentRequest.CurrentRequest
+      for (const progress of values) {
+        yield* Effect.sleep("100 millis")
+        yield* current.progress({ progress, total: 10, message: `step ${progress}` })
+      }
+      return { content: [{ type: "text", text: "done" }] }
+    })
 
 const versions: ReadonlyArray<ProtocolVersion.ProtocolVersion> = ["2025-11-25", "2026-07-28"]
 
@@ -26,10 +28,9 @@ describe("progress", () => {
           clientVersions: [version],
           server: { capabilities: { tools: {} }, handlers: new Map([["tools/call", reporting([1, 2, 2, 1.5, 3, 7])]]) }
         })
-        const fiber = yield* client.requestWithProgress("tools/call", { name: "x" }).pipe(
-          Stream.runCollect,
-          Effect.forkChild
-        )
+        const fiber = yield* client
+          .requestWithProgress("tools/call", { name: "x" })
+          .pipe(Stream.runCollect, Effect.forkChild)
         const events = yield* advanceUntilDone(fiber, "50 millis")
         assert.deepStrictEqual(
           events.map((e) => (e._tag === "Progress" ? e.update.progress : "result")),
@@ -41,7 +42,8 @@ describe("progress", () => {
         if (last?._tag === "Result") {
           assert.deepStrictEqual((last.value as { content: unknown }).content, [{ type: "text", text: "done" }])
         }
-      }))
+      })
+    )
   }
 
   it.effect("a caller that asked no progress gets only the result", () =>
@@ -53,5 +55,6 @@ describe("progress", () => {
       const fiber = yield* client.request("tools/call", { name: "x" }).pipe(Effect.forkChild)
       const result = yield* advanceUntilDone(fiber, "50 millis")
       assert.deepStrictEqual(result, { content: [{ type: "text", text: "done" }] })
-    }))
+    })
+  )
 })

@@ -25,7 +25,9 @@ export const rawAgainstServer = (options: Partial<ServerSession.Options> = {}) =
     )
     const inbox = yield* Queue.unbounded<JsonRpc.Message | ReadonlyArray<JsonRpc.Message>>()
     yield* rawEnd.incoming.pipe(
-      Stream.runForEach((frame) => (Result.isSuccess(frame) ? Queue.offer(inbox, frame.success as never) : Effect.void)),
+      Stream.runForEach((frame) =>
+        Result.isSuccess(frame) ? Queue.offer(inbox, frame.success as never) : Effect.void
+      ),
       Effect.forkScoped
     )
     const send = (frame: Transport.Outgoing) => rawEnd.send(frame)
@@ -79,7 +81,9 @@ export const rawAgainstClient = (options: Partial<ClientSession.Options> = {}, s
     const [clientEnd, rawEnd] = yield* MemoryTransport.makePair()
     const inbox = yield* Queue.unbounded<JsonRpc.Message | ReadonlyArray<JsonRpc.Message>>()
     yield* rawEnd.incoming.pipe(
-      Stream.runForEach((frame) => (Result.isSuccess(frame) ? Queue.offer(inbox, frame.success as never) : Effect.void)),
+      Stream.runForEach((frame) =>
+        Result.isSuccess(frame) ? Queue.offer(inbox, frame.success as never) : Effect.void
+      ),
       Effect.forkScoped
     )
     const next = Queue.take(inbox) as Effect.Effect<JsonRpc.Message>

@@ -48,8 +48,7 @@ export const failStream = (error: PeerError.NotSupported): Stream.Stream<never, 
 const notInitialized = (method: string) =>
   new McpError.InvalidRequest({ message: `${method}: the session is not initialized` })
 
-const methodNotFound = (method: string, why: string) =>
-  new McpError.MethodNotFound({ message: `${method}: ${why}` })
+const methodNotFound = (method: string, why: string) => new McpError.MethodNotFound({ message: `${method}: ${why}` })
 
 interface RequestScope {
   readonly revision: Revision.RevisionSpec
@@ -109,7 +108,11 @@ export const make = (options: Session.RoleOptions, state: Session.State) => {
       return methodNotFound(spec.method, `not a method the ${peerSide} sends`)
     }
     const capability = spec.capability
-    if (capability !== undefined && capability.side === mySide && !hasCapability(options.capabilities, capability.path)) {
+    if (
+      capability !== undefined &&
+      capability.side === mySide &&
+      !hasCapability(options.capabilities, capability.path)
+    ) {
       return methodNotFound(spec.method, `capability ${capability.path.join(".")} was not declared`)
     }
     return undefined
@@ -141,9 +144,7 @@ export const make = (options: Session.RoleOptions, state: Session.State) => {
           peerCapabilities: scope.peerCapabilities,
           peerInfo: scope.peerInfo
         }
-        return Effect.map(handler(validated.success.params, info), (result) =>
-          completeResult(scope.revision, result)
-        )
+        return Effect.map(handler(validated.success.params, info), (result) => completeResult(scope.revision, result))
       }),
     notification: (notification) =>
       Effect.suspend(() => {
@@ -175,7 +176,11 @@ export const make = (options: Session.RoleOptions, state: Session.State) => {
       })
     }
     const capability = spec.capability
-    if (capability !== undefined && capability.side === peerSide && !hasCapability(state.peerCapabilities, capability.path)) {
+    if (
+      capability !== undefined &&
+      capability.side === peerSide &&
+      !hasCapability(state.peerCapabilities, capability.path)
+    ) {
       return new PeerError.NotSupported({
         method,
         reason: "CapabilityNotDeclared",
