@@ -110,7 +110,7 @@ export const make = (options: Session.RoleOptions, state: Session.State) => {
     const capability = spec.capability
     if (
       capability !== undefined &&
-      capability.side === mySide &&
+      (capability.side === mySide || capability.side === "receiver") &&
       !hasCapability(options.capabilities, capability.path)
     ) {
       return methodNotFound(spec.method, `capability ${capability.path.join(".")} was not declared`)
@@ -178,7 +178,7 @@ export const make = (options: Session.RoleOptions, state: Session.State) => {
     const capability = spec.capability
     if (
       capability !== undefined &&
-      capability.side === peerSide &&
+      (capability.side === peerSide || capability.side === "receiver") &&
       !hasCapability(state.peerCapabilities, capability.path)
     ) {
       return new PeerError.NotSupported({

@@ -1,0 +1,23 @@
+/**
+ * Cancellation of an in-flight request (`notifications/cancelled`, either
+ * direction). The receiver stops work and sends no response.
+ *
+ * | field       | 2024-11-05 .. 2025-06-18 | 2025-11-25                      | 2026-07-28 |
+ * |-------------|--------------------------|---------------------------------|------------|
+ * | `requestId` | required                 | optional (tasks are cancelled   | required   |
+ * |             |                          | with `tasks/cancel` instead)    |            |
+ * | `_meta`     | -                        | yes                             | yes        |
+ *
+ * `initialize` must never be cancelled.
+ */
+import * as Schema from "effect/Schema"
+import { RequestId } from "./JsonRpc.ts"
+import { NotificationMeta } from "./Meta.ts"
+
+export const CancelledParams = Schema.Struct({
+  _meta: Schema.optionalKey(NotificationMeta),
+  /** The id of the request to cancel, as the sender of that request assigned it. */
+  requestId: Schema.optionalKey(RequestId),
+  reason: Schema.optionalKey(Schema.String)
+}).annotate({ identifier: "CancelledParams" })
+export type CancelledParams = typeof CancelledParams.Type

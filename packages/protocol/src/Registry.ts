@@ -1,0 +1,140 @@
+/**
+ * The `RevisionSpec` of every MCP revision: the methods, params and result
+ * schemas come from the generated wire modules (which read them off the
+ * normative JSON Schemas); the capability gates and revision flags are the
+ * hand-kept data below.
+ */
+import * as SchemaJITCompiler from "effect/schema/SchemaJITCompiler"
+import * as SchemaAST from "effect/SchemaAST"
+import { modules, type WireNotification, type WireRequest } from "./internal/wire/index.ts"
+import * as ProtocolVersion from "./ProtocolVersion.ts"
+import type { AnyCodec, CapabilityRef, MethodSpec, NotificationSpec, RequestSpec, RevisionSpec } from "./Revision.ts"
+
+const server = (...path: ReadonlyArray<string>): CapabilityRef => ({ side: "server", path })
+const client = (...path: ReadonlyArray<string>): CapabilityRef => ({ side: "client", path })
+const receiver = (...path: ReadonlyArray<string>): CapabilityRef => ({ side: "receiver", path })
+
+interface Gate {
+  readonly capability: CapabilityRef
+  /** The first revision that gates the method (it existed ungated before). */
+  readonly since?: ProtocolVersion.ProtocolVersion
+}
+
+/**
+ * The capability each method needs, keyed by method. For a request it is the
+ * receiver's declaration; for a notification, the sender's (a server only sends
+ * `notifications/tools/list_changed` when it declared `tools.listChanged`).
+ * Methods absent here (ping, initialize, cancellation, progress, ...) are never gated.
+ */
+const gates: Readonly<Record<string, Gate>> = {
+  "tools/list": { capability: server("tools") },
+  "tools/call": { capability: server("tools") },
+  "resources/list": { capability: server("resources") },
+  "resources/templates/list": { capability: server("resources") },
+  "resources/read": { capability: server("resources") },
+  "resources/subscribe": { capability: server("resources", "subscribe") },
+  "resources/unsubscribe": { capability: server("resources", "subscribe") },
+  "prompts/list": { capability: server("prompts") },
+  "prompts/get": { capability: server("prompts") },
+  "logging/setLevel": { capability: server("logging") },
+  // 2024-11-05 has completion/complete but no capability for it.
+  "completion/complete": { capability: server("completions"), since: "2025-03-26" },
+  "sampling/createMessage": { capability: client("sampling") },
+  "roots/list": { capability: client("roots") },
+  "elicitation/create": { capability: client("elicitation") },
+  // 2025-11-25: `tasks` is "present if [the party] supports task-augmented requests";
+  // `tasks.list` / `tasks.cancel` say whether tasks/list / tasks/cancel are supported.
+  "tasks/get": { capability: receiver("tasks") },
+  "tasks/result": { capability: receiver("tasks") },
+  "tasks/list": { capability: receiver("tasks", "list") },
+  "tasks/cancel": { capability: receiver("tasks", "cancel") },
+  "notifications/message": { capability: server("logging") },
+  "notifications/resources/updated": { capability: server("resources", "subscribe") },
+  "notifications/resources/list_changed": { capability: server("resources", "listChanged") },
+  "notifications/prompts/list_changed": { capability: server("prompts", "listChanged") },
+  "notifications/tools/list_changed": { capability: server("tools", "listChanged") },
+  "notifications/roots/list_changed": { capability: client("roots", "listChanged") }
+}
+
+/** Revision-wide behaviour. Batching arrived in 2025-03-26 and left in 2025-06-18. */
+const flags: {
+  readonly [V in ProtocolVersion.ProtocolVersion]: { readonly stateless: boolean; readonly batches: boolean }
+} = {
+  "2024-11-05": { stateless: false, batches: false },
+  "2025-03-26": { stateless: false, batches: true },
+  "2025-06-18": { stateless: false, batches: false },
+  "2025-11-25": { stateless: false, batches: false },
+  "2026-07-28": { stateless: true, batches: false }
+}
+
+const capabilityOf = (version: ProtocolVersion.ProtocolVersion, method: string): CapabilityRef | undefined => {
+  const gate = gates[method]
+  return gate === undefined || (gate.since !== undefined && !ProtocolVersion.isAtLeast(version, gate.since))
+    ? undefined
+    : gate.capability
+}
+
+const compiled = new WeakSet<SchemaAST.AST>()
+
+/**
+ * Message schemas are decoded on every message, so they get effect's JIT
+ * schema compiler (generated decoders, falling back to the interpreter where
+ * `new Function` is unavailable). Enabling happens when a revision is built,
+ * before any decode captures an interpreted parser; encoding runs on the
+ * flipped AST, which differs when a schema carries checks.
+ */
+const compile = (schema: AnyCodec): AnyCodec => {
+  for (const ast of [schema.ast, SchemaAST.flip(schema.ast)]) {
+    if (compiled.has(ast)) continue
+    compiled.add(ast)
+    SchemaJITCompiler.enable(ast)
+  }
+  return schema
+}
+
+const request = (version: ProtocolVersion.ProtocolVersion, wire: WireRequest): RequestSpec => ({
+  _tag: "Request",
+  method: wire.method,
+  sender: wire.sender,
+  params: compile(wire.params),
+  paramsRequired: wire.paramsRequired,
+  result: compile(wire.result),
+  capability: capabilityOf(version, wire.method)
+})
+
+const notification = (version: ProtocolVersion.ProtocolVersion, wire: WireNotification): NotificationSpec => ({
+  _tag: "Notification",
+  method: wire.method,
+  sender: wire.sender,
+  params: compile(wire.params),
+  paramsRequired: wire.paramsRequired,
+  capability: capabilityOf(version, wire.method)
+})
+
+const build = (version: ProtocolVersion.ProtocolVersion): RevisionSpec => {
+  const wire = modules[version]
+  const methods = new Map<string, MethodSpec>()
+  for (const r of wire.requests) methods.set(r.method, request(version, r))
+  for (const n of wire.notifications) methods.set(n.method, notification(version, n))
+  return {
+    version,
+    ...flags[version],
+    methods,
+    inputRequests: new Map(wire.inputRequests.map((r) => [r.method, request(version, r)]))
+  }
+}
+
+const specs = new Map<ProtocolVersion.ProtocolVersion, RevisionSpec>()
+
+/** What `version` allows. */
+export const get = (version: ProtocolVersion.ProtocolVersion): RevisionSpec => {
+  let spec = specs.get(version)
+  if (spec === undefined) {
+    spec = build(version)
+    specs.set(version, spec)
+  }
+  return spec
+}
+
+/** Every revision, oldest first. */
+export const all: ReadonlyArray<RevisionSpec> = ProtocolVersion.all.map(get)

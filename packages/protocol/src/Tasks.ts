@@ -1,0 +1,105 @@
+/**
+ * Tasks (experimental, 2025-11-25 only): a request augmented with `task` runs
+ * in the background and answers at once with a {@link CreateTaskResult}; the
+ * requester then polls `tasks/get`, fetches the payload with `tasks/result`,
+ * lists with `tasks/list` and cancels with `tasks/cancel`. The receiver may
+ * push `notifications/tasks/status`.
+ *
+ * Augmentable requests: `tools/call` (server side, gated by
+ * `tasks.requests.tools.call`), `sampling/createMessage` and
+ * `elicitation/create` (client side, gated by `tasks.requests.sampling.createMessage`
+ * / `tasks.requests.elicitation.create`). Tool-level opt-in is `Tool.execution.taskSupport`.
+ *
+ * No other revision has tasks (2026-07-28 removed them); only the data shapes live here.
+ */
+import * as Schema from "effect/Schema"
+import { resultStruct } from "./internal/result.ts"
+import { NotificationMeta, RequestMeta } from "./Meta.ts"
+import { PaginatedParams, paginatedResultFields } from "./Pagination.ts"
+
+export const TaskStatus = Schema.Literals(["working", "input_required", "completed", "failed", "cancelled"]).annotate({
+  identifier: "TaskStatus"
+})
+export type TaskStatus = typeof TaskStatus.Type
+
+/** Statuses after which a task never changes again. */
+export const terminalStatuses: ReadonlyArray<TaskStatus> = ["completed", "failed", "cancelled"]
+
+export const isTerminal = (status: TaskStatus): boolean =>
+  status === "completed" || status === "failed" || status === "cancelled"
+
+/** The `task` field of an augmented request: asks for task execution. */
+export const TaskMetadata = Schema.Struct({
+  /** Requested retention, in milliseconds from creation. */
+  ttl: Schema.optionalKey(Schema.Int)
+}).annotate({ identifier: "TaskMetadata" })
+export type TaskMetadata = typeof TaskMetadata.Type
+
+/** Associates a message with a task (the spec's `RelatedTaskMetadata`). */
+export const RelatedTaskMetadata = Schema.Struct({ taskId: Schema.String }).annotate({
+  identifier: "RelatedTaskMetadata"
+})
+export type RelatedTaskMetadata = typeof RelatedTaskMetadata.Type
+
+const taskFields = {
+  taskId: Schema.String,
+  status: TaskStatus,
+  statusMessage: Schema.optionalKey(Schema.String),
+  /** ISO 8601. */
+  createdAt: Schema.String,
+  /** ISO 8601. */
+  lastUpdatedAt: Schema.String,
+  /** Retention in milliseconds from creation; `null` for unlimited. */
+  ttl: Schema.NullOr(Schema.Int),
+  /** Suggested polling interval in milliseconds. */
+  pollInterval: Schema.optionalKey(Schema.Int)
+}
+
+export const Task = Schema.Struct(taskFields).annotate({ identifier: "Task" })
+export type Task = typeof Task.Type
+
+/** The immediate answer to a task-augmented request. */
+export const CreateTaskResult = resultStruct({ task: Task }).annotate({ identifier: "CreateTaskResult" })
+export type CreateTaskResult = typeof CreateTaskResult.Type
+
+/** Params of `tasks/get`, `tasks/result` and `tasks/cancel`. */
+export const TaskIdParams = Schema.Struct({
+  _meta: Schema.optionalKey(RequestMeta),
+  taskId: Schema.String
+}).annotate({ identifier: "TaskIdParams" })
+export type TaskIdParams = typeof TaskIdParams.Type
+
+export const GetTaskParams = TaskIdParams
+export type GetTaskParams = TaskIdParams
+
+export const GetTaskResult = resultStruct(taskFields).annotate({ identifier: "GetTaskResult" })
+export type GetTaskResult = typeof GetTaskResult.Type
+
+export const GetTaskPayloadParams = TaskIdParams
+export type GetTaskPayloadParams = TaskIdParams
+
+/** The result of `tasks/result`: the augmented request's own result, whatever its shape. */
+export const GetTaskPayloadResult = resultStruct({}).annotate({ identifier: "GetTaskPayloadResult" })
+export type GetTaskPayloadResult = typeof GetTaskPayloadResult.Type
+
+export const ListTasksParams = PaginatedParams
+export type ListTasksParams = PaginatedParams
+
+export const ListTasksResult = resultStruct({
+  tasks: Schema.Array(Task),
+  ...paginatedResultFields
+}).annotate({ identifier: "ListTasksResult" })
+export type ListTasksResult = typeof ListTasksResult.Type
+
+export const CancelTaskParams = TaskIdParams
+export type CancelTaskParams = TaskIdParams
+
+export const CancelTaskResult = resultStruct(taskFields).annotate({ identifier: "CancelTaskResult" })
+export type CancelTaskResult = typeof CancelTaskResult.Type
+
+/** Params of `notifications/tasks/status`. */
+export const TaskStatusParams = Schema.Struct({
+  _meta: Schema.optionalKey(NotificationMeta),
+  ...taskFields
+}).annotate({ identifier: "TaskStatusParams" })
+export type TaskStatusParams = typeof TaskStatusParams.Type
