@@ -5,6 +5,7 @@
  */
 import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as Registry from "@effect-mcp/protocol/Registry"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
@@ -23,7 +24,7 @@ export interface Options {
   readonly notificationHandlers?: ReadonlyMap<string, Session.NotificationHandler> | undefined
   readonly peer?: Peer.Options | undefined
   /** Timeout of the handshake requests. Default: the Peer's request timeout. */
-  readonly handshakeTimeout?: number | undefined
+  readonly handshakeTimeout?: Duration.Input | undefined
 }
 
 export class InitializeError extends Schema.TaggedError<InitializeError>()("InitializeError", {

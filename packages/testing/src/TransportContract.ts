@@ -1,0 +1,76 @@
+/**
+ * The contract every transport passes: ordering, large messages, concurrent
+ * senders, cancellation of a blocked send, close from either side, end of
+ * stream, and malformed frames surfacing as decode failures instead of
+ * ending the stream. `suite` registers the tests with @effect/vitest; in-memory
+ * transports run them under `it.effect`, transports over real processes and
+ * sockets under `it.live`.
+ *
+ * Each test reads every end through one subscription to `incoming`, so
+ * transports whose incoming stream can be run only once pass as well.
+ */
+import type * as Transport from "@effect-mcp/engine/Transport"
+import { describe, it, type Vitest } from "@effect/vitest"
+import type * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as Cases from "./internal/contractCases.ts"
+
+/** One end of a connected pair: a transport that can be closed from this side. */
+export interface End extends Transport.TransportShape {
+  /** Closes this side: the other side's incoming ends and later sends fail with `Closed`. */
+  readonly close: Effect.Effect<void>
+}
+
+/** Builds a fresh connected pair for one test; the test's scope owns it. */
+export type MakePair = Effect.Effect<readonly [End, End], unknown, Scope.Scope>
+
+/** How the malformed-frame test injects bad frames. */
+export type Malformed =
+  /** Raw text written as one frame by the transport under test (text transports). */
+  | { readonly sendRaw: (end: End, text: string) => Effect.Effect<void, Transport.TransportError> }
+  /** Invalid JSON-RPC objects sent through `send`; for object transports running their codec path. */
+  | "objects"
+
+export interface Options {
+  /** Registers each test: `it.effect` (default, TestClock) or `it.live` (real processes and sockets). */
+  readonly test?: Vitest.Tester<Scope.Scope> | undefined
+  /** Messages per direction in the ordering test. Default 1,000. */
+  readonly messages?: number | undefined
+  /** Length of the large string parameter. Default 10 MiB. */
+  readonly largeSize?: number | undefined
+  /** Senders and messages per sender in the concurrency test. Default 32 × 32. */
+  readonly fibers?: number | undefined
+  /** Frames written without reading, to fill the transport in the cancellation test. Default 10,000. */
+  readonly fillFrames?: number | undefined
+  /** Payload length of each filling frame. Default 16; raise it for transports with large OS buffers. */
+  readonly fillSize?: number | undefined
+  /**
+   * Lets the transport react before the cancellation test checks that the
+   * sender is blocked. Default: scheduler turns; live transports pass a short sleep.
+   */
+  readonly settle?: Effect.Effect<void> | undefined
+  /** Omit for transports that carry objects and cannot see a malformed frame. */
+  readonly malformed?: Malformed | undefined
+}
+
+/** Registers the contract tests for a transport under `describe(name)`. */
+export const suite = (name: string, makePair: MakePair, options?: Options): void => {
+  const test = options?.test ?? it.effect
+  const config = Cases.config(options)
+  describe(name, () => {
+    test("preserves order in both directions", () => Cases.ordering(makePair, config))
+    test("delivers a large message intact", () => Cases.large(makePair, config))
+    test("delivers concurrent sends exactly once, each sender in order", () => Cases.concurrent(makePair, config))
+    test("interrupting a send blocked on a full transport leaves it usable", () => Cases.cancellation(makePair, config))
+    test("closing the first end ends the second end's incoming; later sends fail with Closed", () =>
+      Cases.close(makePair, 0))
+    test("closing the second end ends the first end's incoming; later sends fail with Closed", () =>
+      Cases.close(makePair, 1))
+    test("delivers every frame sent before close, then ends", () => Cases.endOfStream(makePair))
+    const malformed = options?.malformed
+    if (malformed !== undefined) {
+      test("malformed frames arrive as decode failures and the stream goes on", () =>
+        Cases.malformed(makePair, malformed))
+    }
+  })
+}

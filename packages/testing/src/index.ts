@@ -1,0 +1,8 @@
+/**
+ * Deterministic test kit of effect-mcp: a scripted JSON-RPC peer, fault
+ * injection, the transport contract suite, and connected session pairs.
+ */
+export * as FaultTransport from "./FaultTransport.ts"
+export * as SessionPair from "./SessionPair.ts"
+export * as TestPeer from "./TestPeer.ts"
+export * as TransportContract from "./TransportContract.ts"
