@@ -26,6 +26,8 @@ export interface Options {
   /** Fixed capabilities, or a function for servers whose features change while they run. */
   readonly capabilities: Session.Capabilities | CapabilitiesOf
   readonly instructions?: string | undefined
+  /** 2026-07-28 cache hints of the `server/discover` result (required there). Default: `ttlMs: 0`, private. */
+  readonly discoverCacheHints?: { readonly ttlMs: number; readonly cacheScope: "public" | "private" } | undefined
   /** Revisions served. Default: all of them. */
   readonly supportedVersions?: ReadonlyArray<ProtocolVersion.ProtocolVersion> | undefined
   readonly handlers?: ReadonlyMap<string, Session.Handler> | undefined
@@ -116,7 +118,8 @@ export const make = Effect.fnUntraced(function* (options: Options) {
           supportedVersions: [...supportedVersions],
           capabilities: capabilitiesNow(undefined),
           serverInfo: options.serverInfo,
-          ...instructions
+          ...instructions,
+          ...(options.discoverCacheHints ?? { ttlMs: 0, cacheScope: "private" })
         })
     ]
   ]

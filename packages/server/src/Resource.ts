@@ -1,0 +1,84 @@
+/**
+ * Static resources: one URI, its metadata, and how to read it (text, bytes,
+ * or explicit contents). Reading returns a `resources/read` result; a
+ * resource may carry its own 2026-07-28 cache hints.
+ */
+import type * as CacheHints from "@effect-mcp/protocol/CacheHints"
+import type * as Content from "@effect-mcp/protocol/Content"
+import type * as Meta from "@effect-mcp/protocol/Meta"
+import type * as Resources from "@effect-mcp/protocol/Resources"
+import { Base64 } from "effect/encoding"
+import type * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as Predicate from "effect/Predicate"
+import type * as Scope from "effect/Scope"
+import * as Registration from "./internal/registration.ts"
+import type { McpServer } from "./McpServer.ts"
+import type { Provided } from "./Tool.ts"
+
+/** What a read returns: text, bytes (sent base64 as a blob), or explicit contents. */
+export type Contents = string | Uint8Array | Content.ResourceContents | ReadonlyArray<Content.ResourceContents>
+
+export interface Cache {
+  readonly ttlMs: number
+  readonly cacheScope: CacheHints.CacheScope
+}
+
+export interface Resource<R = never> {
+  readonly uri: string
+  readonly definition: Resources.Resource
+  readonly read: (uri: string) => Effect.Effect<Contents, unknown, R | Provided>
+  readonly cache: Cache | undefined
+}
+
+export interface Options<E, R> {
+  readonly uri: string
+  readonly name: string
+  readonly title?: string | undefined
+  readonly description?: string | undefined
+  readonly mimeType?: string | undefined
+  readonly size?: number | undefined
+  readonly annotations?: Content.Annotations | undefined
+  readonly icons?: Content.Icons | undefined
+  readonly _meta?: Meta.Meta | undefined
+  readonly cache?: Cache | undefined
+  readonly read: Effect.Effect<Contents, E, R>
+}
+
+const metadataKeys = ["title", "description", "mimeType", "size", "annotations", "icons", "_meta"] as const
+
+/** The optional metadata fields of `options` that are set. */
+export const metadata = (options: { readonly [K in (typeof metadataKeys)[number]]?: unknown }): object => {
+  const out: Record<string, unknown> = {}
+  for (const key of metadataKeys) if (options[key] !== undefined) out[key] = options[key]
+  return out
+}
+
+export const make = <E, R>(options: Options<E, R>): Resource<Exclude<R, Provided>> => ({
+  uri: options.uri,
+  definition: { uri: options.uri, name: options.name, ...metadata(options) } as Resources.Resource,
+  read: () => options.read as Effect.Effect<Contents, unknown, Exclude<R, Provided> | Provided>,
+  cache: options.cache
+})
+
+/** The contents of a read as `resources/read` carries them. */
+export const toContents = (
+  uri: string,
+  mimeType: string | undefined,
+  contents: Contents
+): ReadonlyArray<Content.ResourceContents> => {
+  const mime = mimeType === undefined ? {} : { mimeType }
+  if (typeof contents === "string") return [{ uri, ...mime, text: contents }]
+  if (contents instanceof Uint8Array) return [{ uri, ...mime, blob: Base64.encode(contents) }]
+  if (Array.isArray(contents)) return contents as ReadonlyArray<Content.ResourceContents>
+  return Predicate.isObject(contents) ? [contents as Content.ResourceContents] : []
+}
+
+/** Registers resources for as long as the current scope lasts. */
+export const register = <R>(
+  ...resources: ReadonlyArray<Resource<R>>
+): Effect.Effect<void, never, McpServer | R | Scope.Scope> => Registration.register("resource", resources)
+
+/** A Layer registering resources for as long as it lives. */
+export const layer = <R>(...resources: ReadonlyArray<Resource<R>>): Layer.Layer<never, never, McpServer | R> =>
+  Registration.layer("resource", resources)

@@ -1,0 +1,98 @@
+/**
+ * The request a server handler is serving: its negotiated revision, the
+ * client's declarations, progress and logging for it, and the one way to ask
+ * the client for something (sampling, elicitation, roots). Every handler the
+ * server runs has it; `Elicitation`, `Sampling`, `Roots` and `Log` are the
+ * friendly front of `ask` and `log`.
+ *
+ * How an ask travels depends on the revision, not on the handler: a
+ * server-to-client request on stateful revisions, an `input_required` round
+ * trip on 2026-07-28 (the handler is re-run on retry and its asks are
+ * answered from the client's `inputResponses`, in order).
+ */
+import type * as Logging from "@effect-mcp/protocol/Logging"
+import type { ProtocolVersion } from "@effect-mcp/protocol/ProtocolVersion"
+import type * as Revision from "@effect-mcp/protocol/Revision"
+import type * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
+import type * as Session from "@effect-mcp/engine/Session"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+
+/** The three things a server may ask of the client. */
+export type AskMethod = "sampling/createMessage" | "elicitation/create" | "roots/list"
+
+/** Why asking the client failed. */
+export class ClientRequestError extends Schema.TaggedError<ClientRequestError>()("ClientRequestError", {
+  reason: Schema.Literals([
+    /** The client did not declare the capability the ask needs (see `requiredCapabilities`). */
+    "CapabilityMissing",
+    /** The negotiated revision has no such request (e.g. elicitation before 2025-06-18). */
+    "NotInRevision",
+    /** The client answered with an error. */
+    "Rejected",
+    /** The client's answer did not have the expected shape. */
+    "InvalidResponse",
+    "Timeout",
+    /** The session closed before an answer arrived. */
+    "Closed"
+  ]),
+  method: Schema.String,
+  message: Schema.String,
+  /** For `CapabilityMissing`: the client capabilities the ask needs. */
+  requiredCapabilities: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown)),
+  cause: Schema.optionalKey(Schema.Defect())
+}) {}
+
+export interface ServerRequestShape {
+  readonly method: string
+  readonly revision: Revision.RevisionSpec
+  readonly version: ProtocolVersion
+  /** The client's capabilities (declared at initialize, or on this request in 2026-07-28). */
+  readonly clientCapabilities: Session.Capabilities
+  readonly clientInfo: Session.Implementation | undefined
+  /** Whether this request arrived without a session (2026-07-28). */
+  readonly stateless: boolean
+  /** Sends `request` to the client and returns its (unchecked) result. */
+  readonly ask: (method: AskMethod, params: object) => Effect.Effect<unknown, ClientRequestError>
+  /** Sends `notifications/message` for this request when the client's level lets it through. */
+  readonly log: (level: Logging.LoggingLevel, data: unknown, logger?: string) => Effect.Effect<void>
+  /** Reports progress when the client asked for it. */
+  readonly progress: (update: CurrentRequest.ProgressUpdate) => Effect.Effect<void>
+  /**
+   * Sends a session notification (e.g. `notifications/elicitation/complete`)
+   * when the revision has it; a no-op otherwise or without a session.
+   */
+  readonly notify: (method: string, params: object) => Effect.Effect<void>
+}
+
+export class ServerRequest extends Context.Service<ServerRequest, ServerRequestShape>()(
+  "@effect-mcp/server/ServerRequest"
+) {}
+
+/** Sends a log message for the current request (dropped below the client's level). */
+export const log = (
+  level: Logging.LoggingLevel,
+  data: unknown,
+  logger?: string
+): Effect.Effect<void, never, ServerRequest> => ServerRequest.use((request) => request.log(level, data, logger))
+
+/** Reports progress of the current request (dropped when the client asked for none). */
+export const progress = (update: CurrentRequest.ProgressUpdate): Effect.Effect<void, never, ServerRequest> =>
+  ServerRequest.use((request) => request.progress(update))
+
+/** Decodes what the client answered to `method`, failing with `InvalidResponse` when it does not fit. */
+export const decodeAnswer =
+  <S extends Schema.Codec<unknown, unknown, never, never>>(method: AskMethod, schema: S) =>
+  (answer: unknown): Effect.Effect<S["Type"], ClientRequestError> =>
+    Schema.decodeUnknownEffect(schema)(answer).pipe(
+      Effect.mapError(
+        (issue) =>
+          new ClientRequestError({
+            reason: "InvalidResponse",
+            method,
+            message: `${method}: the client's answer is invalid: ${issue.message}`,
+            cause: issue
+          })
+      )
+    )

@@ -1,0 +1,205 @@
+/**
+ * Tools: a name, an input (an Effect Schema, whose decoded value the handler
+ * receives, or a raw JSON Schema the arguments are validated against), an
+ * optional output Schema (advertised as `outputSchema`, returned as
+ * `structuredContent` plus a JSON text block), metadata, and a handler.
+ *
+ * The advertised `inputSchema` is the Schema's JSON form as JSON Schema
+ * 2020-12: unions stay unions, named schemas become `$defs`, and `strict`
+ * tools say `additionalProperties: false` (and reject unknown keys).
+ */
+import type * as ContentBlock from "@effect-mcp/protocol/Content"
+import type * as Meta from "@effect-mcp/protocol/Meta"
+import type * as Tools from "@effect-mcp/protocol/Tools"
+import type * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
+import type * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as Predicate from "effect/Predicate"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as SchemaIssue from "effect/SchemaIssue"
+import * as JsonSchema from "./internal/jsonSchema.ts"
+import * as Registration from "./internal/registration.ts"
+import type { McpServer } from "./McpServer.ts"
+import type { ServerRequest } from "./ServerRequest.ts"
+
+type Obj = { readonly [key: string]: unknown }
+
+export const jsonSchemaDialect = "https://json-schema.org/draft/2020-12/schema"
+
+/** A raw JSON Schema for tool arguments: an object schema. */
+export interface JsonSchemaInput {
+  readonly type: "object"
+  readonly [keyword: string]: unknown
+}
+
+/** A Schema with no service requirements (tool inputs and outputs are plain JSON). */
+export type AnySchema = Schema.Codec<unknown, unknown, never, never>
+
+export type Input = AnySchema | JsonSchemaInput
+
+export type InputOf<I> = I extends AnySchema ? I["Type"] : { readonly [key: string]: unknown }
+
+/** What a handler without an output Schema returns: text, blocks, or a full result. */
+export type Content =
+  | string
+  | ContentBlock.ContentBlock
+  | ReadonlyArray<ContentBlock.ContentBlock>
+  | Tools.CallToolResult
+
+export type OutputOf<O> = O extends AnySchema ? O["Type"] : Content
+
+/** Services every handler has without asking: they are provided per request. */
+export type Provided = ServerRequest | CurrentRequest.CurrentRequest
+
+/** A tool ready to register; `R` is what its handler needs beyond the per-request services. */
+export interface Tool<R = never> {
+  readonly name: string
+  /** The revision-neutral definition `tools/list` advertises (shaped per revision when sent). */
+  readonly definition: Tools.Tool
+  /** Checks raw arguments; the message explains what is wrong. */
+  readonly decode: (args: unknown) => Result.Result<unknown, string>
+  readonly handler: (input: unknown) => Effect.Effect<unknown, unknown, R | Provided>
+  /** Turns the handler's value into a result (fails with a message when the output does not fit its Schema). */
+  readonly toResult: (value: unknown) => Result.Result<Tools.CallToolResult, string>
+}
+
+export interface Options<I extends Input, O extends AnySchema | undefined, E, R> {
+  readonly title?: string | undefined
+  readonly description?: string | undefined
+  readonly input: I
+  readonly output?: O
+  /** Reject arguments with unknown keys and advertise `additionalProperties: false` (Schema inputs). */
+  readonly strict?: boolean | undefined
+  readonly annotations?: Tools.ToolAnnotations | undefined
+  readonly icons?: ContentBlock.Icons | undefined
+  readonly _meta?: Meta.Meta | undefined
+  readonly handler: (input: InputOf<I>) => Effect.Effect<OutputOf<O>, E, R>
+}
+
+const formatIssue = SchemaIssue.makeFormatterStandardSchemaV1()
+
+const describeIssue = (issue: SchemaIssue.Issue): string =>
+  formatIssue(issue)
+    .issues.map((i) => {
+      const path = (i.path ?? [])
+        .map((p) => (typeof p === "object" && p !== null ? String(p.key) : String(p)))
+        .join(".")
+      return path === "" ? i.message : `${path}: ${i.message}`
+    })
+    .join("; ")
+
+/** The `inputSchema` / `outputSchema` of a Schema: JSON Schema 2020-12 with its `$defs`. */
+export const jsonSchemaOf = (schema: Schema.Top, options?: { readonly strict?: boolean | undefined }): Obj => {
+  const document = Schema.toJsonSchemaDocument(
+    schema,
+    options?.strict === true ? { onExcessProperty: "error" } : undefined
+  )
+  const definitions = document.definitions as Obj
+  let root = document.schema as Obj
+  // A named root schema is a `$ref`: inline it so the root says `type: "object"` as MCP requires.
+  if (typeof root.$ref === "string" && root.$ref.startsWith("#/$defs/")) {
+    const target = definitions[root.$ref.slice("#/$defs/".length)]
+    if (Predicate.isObject(target)) root = target as Obj
+  }
+  const defs = Object.keys(definitions).length > 0 ? { $defs: definitions } : {}
+  return { $schema: jsonSchemaDialect, ...objectRoot(root), ...defs }
+}
+
+/**
+ * Tool arguments are always a JSON object and MCP requires `type: "object"` at
+ * the root. An empty Struct describes "anything but null" and a root union
+ * lists its members: both get the object type added (a union keeps its `anyOf`).
+ */
+const objectRoot = (root: Obj): Obj => {
+  if (root.type === "object") return root
+  const { not, ...rest } = root
+  const notNull = Predicate.isObject(not) && (not as Obj).type === "null"
+  return { type: "object", ...(notNull ? rest : root) }
+}
+
+/** An output schema is any JSON Schema (objects only before 2026-07-28, which revision shaping handles). */
+const outputSchemaOf = (schema: Schema.Top): Obj => {
+  const document = Schema.toJsonSchemaDocument(schema)
+  const defs = Object.keys(document.definitions).length > 0 ? { $defs: document.definitions } : {}
+  return { $schema: jsonSchemaDialect, ...(document.schema as Obj), ...defs }
+}
+
+const isSchema = (u: unknown): u is AnySchema => Schema.isSchema(u)
+
+const isBlock = (u: unknown): u is ContentBlock.ContentBlock =>
+  Predicate.isObject(u) && typeof (u as Obj).type === "string"
+
+/** The result of a handler's content value. */
+export const contentResult = (value: Content): Tools.CallToolResult => {
+  if (typeof value === "string") return { content: [{ type: "text", text: value }] }
+  if (Array.isArray(value)) return { content: value as ReadonlyArray<ContentBlock.ContentBlock> }
+  if (isBlock(value)) return { content: [value] }
+  return value as Tools.CallToolResult
+}
+
+/** Makes a tool. */
+export const make = <I extends Input, E, R, O extends AnySchema | undefined = undefined>(
+  name: string,
+  options: Options<I, O, E, R>
+): Tool<Exclude<R, Provided>> => {
+  const input = options.input
+  let inputSchema: Obj
+  let decode: Tool["decode"]
+  if (isSchema(input)) {
+    inputSchema = jsonSchemaOf(input, { strict: options.strict })
+    const decoder = Schema.decodeUnknownResult(Schema.toCodecJson(input), {
+      onExcessProperty: options.strict === true ? "error" : "ignore"
+    })
+    decode = (args) => Result.mapError(decoder(args ?? {}), (error) => describeIssue(error.issue))
+  } else {
+    inputSchema = input.$schema === undefined ? { $schema: jsonSchemaDialect, ...input } : input
+    decode = (args) => {
+      const issues = JsonSchema.validate(input as JsonSchema.JsonSchema, args ?? {})
+      return issues.length === 0 ? Result.succeed(args ?? {}) : Result.fail(JsonSchema.describe(issues))
+    }
+  }
+  const output = options.output
+  const outputSchema = output === undefined ? undefined : outputSchemaOf(output)
+  const encodeOutput = output === undefined ? undefined : Schema.encodeUnknownResult(Schema.toCodecJson(output))
+  const toResult: Tool["toResult"] =
+    encodeOutput === undefined
+      ? (value) => Result.succeed(contentResult(value as Content))
+      : (value) =>
+          Result.match(encodeOutput(value), {
+            onFailure: (error) =>
+              Result.fail(`the tool's output does not match its output schema: ${describeIssue(error.issue)}`),
+            onSuccess: (structured) =>
+              Result.succeed({
+                content: [{ type: "text", text: JSON.stringify(structured) }],
+                structuredContent: structured
+              })
+          })
+  const definition: Tools.Tool = {
+    name,
+    ...(options.title === undefined ? {} : { title: options.title }),
+    ...(options.description === undefined ? {} : { description: options.description }),
+    inputSchema: inputSchema as Tools.ToolInputSchema,
+    ...(outputSchema === undefined ? {} : { outputSchema: outputSchema as Tools.ToolOutputSchema }),
+    ...(options.annotations === undefined ? {} : { annotations: options.annotations }),
+    ...(options.icons === undefined ? {} : { icons: options.icons }),
+    ...(options._meta === undefined ? {} : { _meta: options._meta })
+  }
+  return {
+    name,
+    definition,
+    decode,
+    handler: options.handler as unknown as Tool["handler"],
+    toResult
+  } as Tool<Exclude<R, Provided>>
+}
+
+/** Registers tools on the server for as long as the current scope lasts. */
+export const register = <R>(
+  ...tools: ReadonlyArray<Tool<R>>
+): Effect.Effect<void, never, McpServer | R | Scope.Scope> => Registration.register("tool", tools)
+
+/** A Layer registering tools for as long as it lives. */
+export const layer = <R>(...tools: ReadonlyArray<Tool<R>>): Layer.Layer<never, never, McpServer | R> =>
+  Registration.layer("tool", tools)

@@ -1,0 +1,159 @@
+/**
+ * The session handlers of a server, built from its registries (read live on
+ * every request): the list methods (paginated, shaped per revision, with
+ * 2026-07-28 cache hints), logging, and resource subscriptions. Calls, reads
+ * and prompts are in `features.ts`.
+ */
+import * as Features from "@effect-mcp/protocol/Features"
+import * as Logging from "@effect-mcp/protocol/Logging"
+import * as Meta from "@effect-mcp/protocol/Meta"
+import type * as Resources from "@effect-mcp/protocol/Resources"
+import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
+import type * as Session from "@effect-mcp/engine/Session"
+import { SecureRandom } from "effect/crypto"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
+import type { Listener, McpServerShape, Registered, SessionEntry } from "../McpServer.ts"
+import * as FeatureHandlers from "./features.ts"
+import * as Page from "./page.ts"
+import type * as RequestScope from "./requestScope.ts"
+import * as Shape from "./shape.ts"
+import type { Store } from "./store.ts"
+
+type Obj = { readonly [key: string]: unknown }
+
+export const levelPasses = Logging.isEnabled
+
+const conservative = { ttlMs: 0, cacheScope: "private" } as const
+
+const paramsOf = (params: unknown): Obj => (Predicate.isObject(params) ? (params as Obj) : {})
+
+/** Context the feature handlers share. */
+export interface Context {
+  readonly server: McpServerShape
+  readonly env: RequestScope.Environment
+  /** Adds what every result of `revision` carries (server info in `_meta` on 2026-07-28). */
+  readonly finish: <A extends object>(info: Session.RequestInfo, result: A) => A
+}
+
+export const make = (
+  server: McpServerShape,
+  entryOf: () => SessionEntry | undefined
+): ReadonlyMap<string, Session.Handler> => {
+  const options = server.options
+  const pageSize = Math.max(1, options.pageSize ?? 100)
+  const listCache = options.cache?.list ?? conservative
+  const defaultLevel = options.defaultLogLevel === "off" ? undefined : (options.defaultLogLevel ?? "info")
+  const env: RequestScope.Environment = {
+    get session() {
+      return entryOf()?.session
+    },
+    sessionLogLevel: () => entryOf()?.logLevel,
+    defaultLogLevel: defaultLevel,
+    codec: server.requestState,
+    newId: () => SecureRandom.uuidV4Unsafe()
+  }
+  const finish = <A extends object>(info: Session.RequestInfo, result: A): A => {
+    const version = info.revision.version
+    if (!Features.has(version, "resultServerInfo")) return result
+    const meta = (result as { readonly _meta?: Obj })._meta
+    return {
+      ...result,
+      _meta: {
+        [Meta.serverInfoKey]: Shape.implementation(version, server.info as { readonly title?: string }),
+        ...meta
+      }
+    }
+  }
+  const context: Context = { server, env, finish }
+
+  const list =
+    <A>(
+      store: Store<Registered<A>>,
+      key: string,
+      shape: (version: Info["version"], item: A) => unknown
+    ): Session.Handler =>
+    (params, info) =>
+      Effect.suspend(() => {
+        const cursor = paramsOf(params).cursor
+        const page = Page.paginate(
+          store.sorted(),
+          (e) => e.key,
+          typeof cursor === "string" ? cursor : undefined,
+          pageSize
+        )
+        if (page._tag === "Failure") return Effect.fail(page.failure)
+        const version = info.revision.version
+        const items = page.success.items.map((entry) => shape(version, entry.item.item))
+        const result =
+          page.success.nextCursor === undefined
+            ? { [key]: items }
+            : { [key]: items, nextCursor: page.success.nextCursor }
+        return Effect.succeed(finish(info, Shape.withCacheHints(version, result, listCache)))
+      })
+
+  const setLevel: Session.Handler = (params) =>
+    Effect.sync(() => {
+      const entry = entryOf()
+      if (entry !== undefined) entry.logLevel = paramsOf(params).level as Logging.LoggingLevel
+      return {}
+    })
+
+  const subscription =
+    (subscribe: boolean): Session.Handler =>
+    (params) =>
+      Effect.sync(() => {
+        const uri = paramsOf(params).uri
+        const entry = entryOf()
+        if (entry !== undefined && typeof uri === "string") {
+          if (subscribe) entry.subscriptions.add(uri)
+          else entry.subscriptions.delete(uri)
+        }
+        return {}
+      })
+
+  const listen: Session.Handler = (params, info) =>
+    Effect.gen(function* () {
+      const current = yield* CurrentRequest.CurrentRequest
+      const requested = (paramsOf(params).notifications ?? {}) as Resources.SubscriptionFilter
+      const caps = server.capabilities(info.revision) as Obj
+      // Only what the client asked for and the server can deliver (the spec forbids anything else).
+      const honored: { -readonly [K in keyof Resources.SubscriptionFilter]: Resources.SubscriptionFilter[K] } = {}
+      if (requested.toolsListChanged === true && caps.tools !== undefined) honored.toolsListChanged = true
+      if (requested.promptsListChanged === true && caps.prompts !== undefined) honored.promptsListChanged = true
+      if (requested.resourcesListChanged === true && caps.resources !== undefined) honored.resourcesListChanged = true
+      if (requested.resourceSubscriptions !== undefined && caps.resources !== undefined) {
+        honored.resourceSubscriptions = requested.resourceSubscriptions
+      }
+      const meta = { [Meta.subscriptionIdKey]: current.id }
+      yield* current.notify("notifications/subscriptions/acknowledged", { _meta: meta, notifications: honored })
+      const listener: Listener = {
+        filter: honored,
+        notify: (method, p) => current.notify(method, { ...p, _meta: meta })
+      }
+      server.listeners.add(listener)
+      yield* Deferred.await(server.shutdown).pipe(Effect.ensuring(Effect.sync(() => server.listeners.delete(listener))))
+      return finish(info, { _meta: meta })
+    })
+
+  return new Map<string, Session.Handler>([
+    ["tools/list", list(server.tools, "tools", (v, t) => Shape.tool(v, t.definition))],
+    ["resources/list", list(server.resources, "resources", (v, r) => Shape.resource(v, r.definition))],
+    [
+      "resources/templates/list",
+      list(server.templates, "resourceTemplates", (v, t) => Shape.resourceTemplate(v, t.definition))
+    ],
+    ["prompts/list", list(server.prompts, "prompts", (v, p) => Shape.prompt(v, p.definition))],
+    ["tools/call", FeatureHandlers.callTool(context)],
+    ["resources/read", FeatureHandlers.readResource(context)],
+    ["prompts/get", FeatureHandlers.getPrompt(context)],
+    ["completion/complete", FeatureHandlers.complete(context)],
+    ["resources/subscribe", subscription(true)],
+    ["resources/unsubscribe", subscription(false)],
+    ["logging/setLevel", setLevel],
+    ["subscriptions/listen", listen]
+  ])
+}
+
+type Info = Session.RequestInfo["revision"]

@@ -1,0 +1,66 @@
+/**
+ * What became of a handler: its value, or its failure turned into what the
+ * request should answer. Typed failures and defects are kept (a tool turns
+ * them into an `isError` result); interruption is not caught, so a cancelled
+ * request still stops.
+ */
+import * as McpError from "@effect-mcp/protocol/McpError"
+import type * as Revision from "@effect-mcp/protocol/Revision"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
+import { ClientRequestError } from "../ServerRequest.ts"
+
+export type Caught<A> =
+  | { readonly _tag: "Ok"; readonly value: A }
+  | { readonly _tag: "Failed"; readonly error: unknown }
+
+/** Runs `effect`, keeping its failure (typed or defect) as a value. */
+export const caught = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<Caught<A>, never, R> =>
+  effect.pipe(
+    Effect.map((value): Caught<A> => ({ _tag: "Ok", value })),
+    Effect.catchCause((cause) => {
+      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+      const failure = cause.reasons.find(Cause.isFailReason)
+      if (failure !== undefined) return Effect.succeed<Caught<A>>({ _tag: "Failed", error: failure.error })
+      const defect = cause.reasons.find(Cause.isDieReason)
+      return Effect.succeed<Caught<A>>({ _tag: "Failed", error: defect?.defect })
+    })
+  )
+
+/** A readable message for any failure. */
+export const messageOf = (error: unknown): string => {
+  if (Predicate.isObject(error)) {
+    const e = error as { readonly message?: unknown; readonly _tag?: unknown }
+    const message = typeof e.message === "string" && e.message.length > 0 ? e.message : undefined
+    const tag = typeof e._tag === "string" ? e._tag : error instanceof Error ? error.name : undefined
+    if (message !== undefined) return tag === undefined || tag === "Error" ? message : `${tag}: ${message}`
+    if (tag !== undefined) return tag
+    try {
+      return JSON.stringify(error)
+    } catch {
+      return String(error)
+    }
+  }
+  return error === undefined ? "unknown failure" : String(error)
+}
+
+/**
+ * The protocol error a failure must become whatever the method: an explicit
+ * `McpError`, or (2026-07-28) an ask the client cannot serve, which is
+ * `MissingRequiredClientCapability` (-32021) there. Undefined otherwise.
+ */
+export const protocolError = (revision: Revision.RevisionSpec, error: unknown): McpError.McpError | undefined => {
+  if (McpError.isMcpError(error)) return error
+  if (error instanceof ClientRequestError && error.reason === "CapabilityMissing" && revision.stateless) {
+    return new McpError.MissingRequiredClientCapability({
+      message: error.message,
+      data: { requiredCapabilities: error.requiredCapabilities ?? {} }
+    })
+  }
+  return undefined
+}
+
+/** A failure of a non-tool handler: its protocol error, or an internal error carrying its message. */
+export const asProtocolError = (revision: Revision.RevisionSpec, method: string, error: unknown): McpError.McpError =>
+  protocolError(revision, error) ?? new McpError.InternalError({ message: `${method} failed: ${messageOf(error)}` })

@@ -1,0 +1,66 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as ServerRequest from "@effect-mcp/server/ServerRequest"
+import * as Tool from "@effect-mcp/server/Tool"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import { TestClock } from "effect/testing"
+import { connect, type Obj, revisions } from "./fixtures.ts"
+
+const slowTool = (started: Deferred.Deferred<void>, finalized: Deferred.Deferred<void>) =>
+  Tool.make("slow", {
+    input: Schema.Struct({}),
+    handler: () =>
+      Effect.acquireRelease(Deferred.succeed(started, undefined), () => Deferred.succeed(finalized, undefined)).pipe(
+        Effect.andThen(Effect.never),
+        Effect.scoped
+      )
+  })
+
+const steps = Tool.make("steps", {
+  input: Schema.Struct({ n: Schema.Int }),
+  handler: ({ n }) =>
+    Effect.gen(function* () {
+      for (let i = 1; i <= n; i++) {
+        yield* Effect.sleep("1 second")
+        yield* ServerRequest.progress({ progress: i, total: n, message: `step ${i}` })
+      }
+      return `did ${n}`
+    })
+})
+
+describe("cancellation and progress", () => {
+  for (const version of revisions) {
+    it.effect(`${version}: cancelling a tool call interrupts its handler and runs its finalizer`, () =>
+      Effect.gen(function* () {
+        const started = yield* Deferred.make<void>()
+        const finalized = yield* Deferred.make<void>()
+        const { client } = yield* connect({ features: Tool.layer(slowTool(started, finalized)), version })
+        const call = yield* client.request("tools/call", { name: "slow", arguments: {} }).pipe(Effect.forkChild)
+        yield* Deferred.await(started)
+        assert.strictEqual(yield* Deferred.isDone(finalized), false)
+        yield* Fiber.interrupt(call)
+        yield* Deferred.await(finalized)
+      })
+    )
+
+    it.effect(`${version}: progress from a handler reaches the caller, then the result`, () =>
+      Effect.gen(function* () {
+        const { client } = yield* connect({ features: Tool.layer(steps), version })
+        const fiber = yield* client
+          .requestWithProgress("tools/call", { name: "steps", arguments: { n: 3 } })
+          .pipe(Stream.runCollect, Effect.forkChild)
+        for (let i = 0; i < 50 && fiber.pollUnsafe() === undefined; i++) yield* TestClock.adjust("500 millis")
+        const events = (yield* Fiber.join(fiber)) as ReadonlyArray<Obj>
+        assert.deepStrictEqual(
+          events.slice(0, 3).map((e) => e.update.progress),
+          [1, 2, 3]
+        )
+        assert.strictEqual(events[3]!._tag, "Result")
+        assert.deepStrictEqual(events[3]!.value.content, [{ type: "text", text: "did 3" }])
+      })
+    )
+  }
+})

@@ -1,0 +1,199 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Features from "@effect-mcp/protocol/Features"
+import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Resource from "@effect-mcp/server/Resource"
+import * as ResourceTemplate from "@effect-mcp/server/ResourceTemplate"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
+import * as Schema from "effect/Schema"
+import { attach, connect, drain, type Obj, revisions } from "./fixtures.ts"
+
+const text = Resource.make({
+  uri: "test://static-text",
+  name: "static-text",
+  title: "Static text",
+  mimeType: "text/plain",
+  icons: [{ src: "https://example.com/i.png" }],
+  read: Effect.succeed("hello")
+})
+
+const binary = Resource.make({
+  uri: "test://static-binary",
+  name: "static-binary",
+  mimeType: "application/octet-stream",
+  cache: { ttlMs: 60_000, cacheScope: "public" },
+  read: Effect.succeed(new Uint8Array([0, 1, 2, 255]))
+})
+
+const item = ResourceTemplate.make({
+  uriTemplate: "test://items/{id}{?format}",
+  name: "item",
+  mimeType: "application/json",
+  variables: Schema.Struct({ id: Schema.FiniteFromString, format: Schema.optionalKey(Schema.String) }),
+  complete: { id: (value) => Effect.succeed(["1", "12", "123", "2"].filter((v) => v.startsWith(value))) },
+  read: ({ id, format }) => Effect.succeed(JSON.stringify({ id, format: format ?? "plain" }))
+})
+
+const features = Layer.mergeAll(Resource.layer(text, binary), ResourceTemplate.layer(item))
+
+describe("resources on every revision", () => {
+  for (const version of revisions) {
+    it.effect(`${version}: list, templates, text and blob reads`, () =>
+      Effect.gen(function* () {
+        const { request } = yield* connect({ features, version })
+        const listed = (yield* request("resources/list")) as Obj
+        assert.deepStrictEqual(
+          listed.resources.map((r: Obj) => r.uri),
+          ["test://static-binary", "test://static-text"]
+        )
+        const staticText = listed.resources[1]
+        assert.strictEqual("title" in staticText, Features.has(version, "title"))
+        assert.strictEqual("icons" in staticText, Features.has(version, "icons"))
+        const templates = (yield* request("resources/templates/list")) as Obj
+        assert.deepStrictEqual(templates.resourceTemplates, [
+          { uriTemplate: "test://items/{id}{?format}", name: "item", mimeType: "application/json" }
+        ])
+        const read = (yield* request("resources/read", { uri: "test://static-text" })) as Obj
+        assert.deepStrictEqual(read.contents, [{ uri: "test://static-text", mimeType: "text/plain", text: "hello" }])
+        const blob = (yield* request("resources/read", { uri: "test://static-binary" })) as Obj
+        assert.strictEqual(blob.contents[0].blob, "AAEC/w==")
+        if (Features.has(version, "cacheHints")) {
+          assert.strictEqual(blob.ttlMs, 60_000)
+          assert.strictEqual(blob.cacheScope, "public")
+          assert.strictEqual(read.ttlMs, 0)
+        } else {
+          assert.isUndefined(blob.ttlMs)
+        }
+        const templated = (yield* request("resources/read", { uri: "test://items/42?format=json" })) as Obj
+        assert.deepStrictEqual(JSON.parse(templated.contents[0].text), { id: 42, format: "json" })
+        assert.strictEqual(templated.contents[0].uri, "test://items/42?format=json")
+      })
+    )
+
+    it.effect(`${version}: an unknown resource gets the revision's not-found code`, () =>
+      Effect.gen(function* () {
+        const { client } = yield* connect({ features, version })
+        for (const uri of ["test://nothing", "test://items/not-a-number"]) {
+          const error = (yield* Effect.flip(
+            client.peer.request("resources/read", client.state.revision!.stateless ? statelessParams(uri) : { uri })
+          )) as Obj
+          assert.strictEqual(error.code, Features.has(version, "stateless") ? -32602 : -32002, uri)
+          assert.deepStrictEqual(error.data, { uri })
+        }
+      })
+    )
+
+    if (Features.has(version, "resourceSubscribe")) {
+      it.effect(`${version}: resources/updated goes only to subscribers, until they unsubscribe`, () =>
+        Effect.gen(function* () {
+          const a = yield* connect({ features, version })
+          const b = yield* attach(a.context, { version })
+          assert.isDefined(a.client.state.peerCapabilities.resources)
+          yield* a.request("resources/subscribe", { uri: "test://static-text" })
+          yield* drain(a.notifications)
+          yield* drain(b.notifications)
+          yield* McpServer.resourceUpdated("test://static-text").pipe(
+            Effect.provideService(McpServer.McpServer, a.server)
+          )
+          yield* McpServer.resourceUpdated("test://static-binary").pipe(
+            Effect.provideService(McpServer.McpServer, a.server)
+          )
+          const got = yield* drain(a.notifications)
+          assert.deepStrictEqual(got, [
+            { method: "notifications/resources/updated", params: { uri: "test://static-text" } }
+          ])
+          assert.deepStrictEqual(yield* drain(b.notifications), [])
+          yield* a.request("resources/unsubscribe", { uri: "test://static-text" })
+          yield* McpServer.resourceUpdated("test://static-text").pipe(
+            Effect.provideService(McpServer.McpServer, a.server)
+          )
+          assert.deepStrictEqual(yield* drain(a.notifications), [])
+        })
+      )
+    }
+  }
+})
+
+const statelessParams = (uri: string) => ({
+  uri,
+  _meta: {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {}
+  }
+})
+
+describe("subscriptions", () => {
+  it.effect("two sessions of one server: only the subscriber is told, sub-resources included", () =>
+    Effect.gen(function* () {
+      const a = yield* connect({ features, version: "2025-11-25" })
+      const b = yield* attach(a.context, { version: "2025-11-25" })
+      assert.strictEqual(a.server, b.server)
+      yield* drain(b.notifications)
+      yield* a.request("resources/subscribe", { uri: "test://items/" })
+      yield* drain(a.notifications)
+      yield* a.server.resourceUpdated("test://items/7")
+      const got = yield* drain(a.notifications)
+      assert.deepStrictEqual(got, [{ method: "notifications/resources/updated", params: { uri: "test://items/7" } }])
+      assert.deepStrictEqual(yield* drain(b.notifications), [])
+    })
+  )
+
+  it.effect("2026-07-28 subscriptions/listen acknowledges, then streams only what was asked for", () =>
+    Effect.gen(function* () {
+      const { client, server, notifications } = yield* connect({ features, version: "2026-07-28" })
+      const listen = yield* client
+        .request("subscriptions/listen", {
+          notifications: {
+            resourcesListChanged: true,
+            resourceSubscriptions: ["test://static-text"],
+            toolsListChanged: true
+          }
+        })
+        .pipe(Effect.forkChild)
+      const ack = yield* Queue.take(notifications)
+      assert.strictEqual(ack.method, "notifications/subscriptions/acknowledged")
+      const ackParams = ack.params as Obj
+      // No tools are registered, so tools list changes are not honoured.
+      assert.deepStrictEqual(ackParams.notifications, {
+        resourcesListChanged: true,
+        resourceSubscriptions: ["test://static-text"]
+      })
+      const subscriptionId = ackParams._meta["io.modelcontextprotocol/subscriptionId"]
+      assert.isDefined(subscriptionId)
+      yield* server.resourceUpdated("test://static-binary")
+      yield* server.resourceUpdated("test://static-text")
+      yield* server.listChanged("prompts")
+      yield* server.listChanged("resources")
+      const got = yield* drain(notifications)
+      assert.deepStrictEqual(got, [
+        {
+          method: "notifications/resources/updated",
+          params: { uri: "test://static-text", _meta: { "io.modelcontextprotocol/subscriptionId": subscriptionId } }
+        },
+        {
+          method: "notifications/resources/list_changed",
+          params: { _meta: { "io.modelcontextprotocol/subscriptionId": subscriptionId } }
+        }
+      ])
+      assert.isUndefined(listen.pollUnsafe())
+    })
+  )
+})
+
+describe("completion", () => {
+  for (const version of revisions) {
+    it.effect(`${version}: template variables complete`, () =>
+      Effect.gen(function* () {
+        const { request, client } = yield* connect({ features, version })
+        const caps = client.state.peerCapabilities as Obj
+        assert.strictEqual("completions" in caps, Features.has(version, "completionsCapability"))
+        const result = (yield* request("completion/complete", {
+          ref: { type: "ref/resource", uri: "test://items/{id}{?format}" },
+          argument: { name: "id", value: "1" }
+        })) as Obj
+        assert.deepStrictEqual(result.completion, { values: ["1", "12", "123"], total: 3, hasMore: false })
+      })
+    )
+  }
+})
