@@ -35,6 +35,8 @@ export class InitializeError extends Schema.TaggedError<InitializeError>()("Init
   cause: Schema.optional(Schema.Defect())
 }) {}
 
+const SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+
 const asObject = (u: unknown): { readonly [key: string]: unknown } =>
   (Predicate.isObject(u) ? u : {}) as { readonly [key: string]: unknown }
 
@@ -72,9 +74,9 @@ export const make = Effect.fnUntraced(function* (options: Options) {
         if (!versions.includes(version)) return false
         state.revision = Registry.get(version)
         state.peerCapabilities = asObject(r.capabilities)
-        state.peerInfo = Predicate.isObject(r.serverInfo)
-          ? (r.serverInfo as unknown as Session.Implementation)
-          : undefined
+        // 2026-07-28 carries server info in the result's `_meta`; a top-level `serverInfo` is read too.
+        const info = asObject(r._meta)[SERVER_INFO] ?? r.serverInfo
+        state.peerInfo = Predicate.isObject(info) ? (info as unknown as Session.Implementation) : undefined
         state.peerExtras = r
         state.phase = "Ready"
         return true

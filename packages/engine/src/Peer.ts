@@ -65,6 +65,8 @@ export interface CallOptions {
   readonly onProgress?: ((update: CurrentRequest.ProgressUpdate) => void) | undefined
   /** Routing hint for transports (the incoming request this one is made on behalf of). */
   readonly relatedRequestId?: JsonRpc.RequestId | undefined
+  /** Learns the id the request is sent with (to match notifications that refer to it). */
+  readonly onRequestId?: ((id: JsonRpc.RequestId) => void) | undefined
 }
 
 export type CallError =
@@ -288,6 +290,7 @@ export const make = Effect.fnUntraced(function* (
     Effect.suspend(() => {
       if (closeReason !== undefined) return Effect.fail(new PeerError.SessionClosed({ method, reason: closeReason }))
       const entry = pending.open(method, options?.relatedRequestId)
+      options?.onRequestId?.(entry.id)
       if (options?.onProgress !== undefined) {
         entry.onProgress = options.onProgress
         params = Inbound.withProgressToken(params, entry.id)

@@ -117,7 +117,8 @@ export const make = Effect.fnUntraced(function* (options: Options) {
         Effect.succeed({
           supportedVersions: [...supportedVersions],
           capabilities: capabilitiesNow(undefined),
-          serverInfo: options.serverInfo,
+          // 2026-07-28 carries server info in the result's `_meta`, not as a field.
+          _meta: { "io.modelcontextprotocol/serverInfo": options.serverInfo },
           ...instructions,
           ...(options.discoverCacheHints ?? { ttlMs: 0, cacheScope: "private" })
         })

@@ -3,7 +3,7 @@ import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import type * as Session from "@effect-mcp/engine/Session"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import { linked, rawAgainstServer } from "./fixtures.ts"
+import { linked, rawAgainstServer, serverInfo } from "./fixtures.ts"
 
 type Version = ProtocolVersion.ProtocolVersion
 const all = ProtocolVersion.all
@@ -70,6 +70,9 @@ describe("version negotiation", () => {
       const statefulPair = yield* linked({ server, clientVersions: ["2025-06-18"] })
       assert.strictEqual(statelessPair.client.state.revision?.version, "2026-07-28")
       assert.strictEqual(statefulPair.client.state.revision?.version, "2025-06-18")
+      // Both ways of meeting the server learn who it is.
+      assert.deepStrictEqual(statelessPair.client.state.peerInfo, serverInfo)
+      assert.deepStrictEqual(statefulPair.client.state.peerInfo, serverInfo)
       const a = yield* statelessPair.client.request("tools/list", {})
       const b = yield* statefulPair.client.request("tools/list", {})
       assert.deepStrictEqual(a, { tools: [], revision: "2026-07-28", resultType: "complete" })

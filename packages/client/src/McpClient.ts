@@ -1,0 +1,234 @@
+/**
+ * The MCP client: connects over the current `Transport` (negotiating the
+ * revision: `server/discover` for 2026-07-28 servers, the `initialize`
+ * handshake with the newest stateful revision otherwise), then offers a typed
+ * method for every server feature. Results are decoded with the domain
+ * schemas; paginated lists are also Streams over every page; server
+ * notifications are Streams.
+ *
+ * What the client answers when the server asks (sampling, elicitation,
+ * roots) comes from optional handler Layers (`SamplingHandler`,
+ * `ElicitationHandler`, `RootsHandler`): the declared capabilities follow
+ * from which are provided. On 2026-07-28 the same handlers answer
+ * `input_required` results, and the request is retried for the caller.
+ *
+ * A method the negotiated revision or the server's capabilities do not allow
+ * fails with `NotSupported` before anything is sent.
+ */
+import type * as ClientSession from "@effect-mcp/engine/ClientSession"
+import type * as Peer from "@effect-mcp/engine/Peer"
+import type * as PeerError from "@effect-mcp/engine/PeerError"
+import type * as Session from "@effect-mcp/engine/Session"
+import type * as Transport from "@effect-mcp/engine/Transport"
+import type * as Completion from "@effect-mcp/protocol/Completion"
+import type * as Lifecycle from "@effect-mcp/protocol/Lifecycle"
+import type * as Logging from "@effect-mcp/protocol/Logging"
+import type * as Prompts from "@effect-mcp/protocol/Prompts"
+import type * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
+import type * as Resources from "@effect-mcp/protocol/Resources"
+import type * as Tasks from "@effect-mcp/protocol/Tasks"
+import type * as Tools from "@effect-mcp/protocol/Tools"
+import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import type * as ClientError from "./ClientError.ts"
+import type * as ElicitationForm from "./ElicitationForm.ts"
+import * as Internal from "./internal/client.ts"
+import type * as Hub from "./internal/hub.ts"
+
+export { InitializeError } from "@effect-mcp/engine/ClientSession"
+
+export interface Options {
+  readonly clientInfo: Session.Implementation
+  /** Declarations beyond what the handler Layers imply (e.g. `experimental`, `extensions`). */
+  readonly capabilities?: Session.Capabilities | undefined
+  /** Revisions this client speaks. Default: all of them (the newest is offered first). */
+  readonly supportedVersions?: ReadonlyArray<ProtocolVersion.ProtocolVersion> | undefined
+  readonly peer?: Peer.Options | undefined
+  /** Timeout of the handshake requests, in milliseconds. Default: the Peer's request timeout. */
+  readonly handshakeTimeout?: number | undefined
+  /** Most pages a `list*` Stream reads before failing with `PaginationError` (TooManyPages). Default 1000. */
+  readonly maxPages?: number | undefined
+  /** Most `input_required` rounds per request (2026-07-28). Default 10. */
+  readonly maxInputRounds?: number | undefined
+  /** How long a 2026-07-28 `subscriptions/listen` may go unacknowledged. Default 30 seconds. */
+  readonly listenAckTimeout?: Duration.Input | undefined
+}
+
+/** Per-call settings, passed to the Peer. */
+export interface RequestOptions {
+  readonly timeout?: Duration.Input | undefined
+  /** Each progress notification restarts the timeout. */
+  readonly resetTimeoutOnProgress?: boolean | undefined
+  /** An upper bound progress cannot extend. */
+  readonly maxTotalTimeout?: Duration.Input | undefined
+}
+
+export interface CallToolOptions<A = unknown> extends RequestOptions {
+  /** Decodes `structuredContent`; the call then fails unless the tool returns content matching it. */
+  readonly outputSchema?: Schema.Decoder<A> | undefined
+}
+
+/** A tool result whose `structuredContent` was decoded with the caller's schema. */
+export type StructuredToolResult<A> = Omit<Tools.CallToolResult, "structuredContent"> & {
+  readonly structuredContent: A
+}
+
+/** What a call can fail with. */
+export type CallError =
+  | Peer.CallError
+  | PeerError.NotSupported
+  | ClientError.InvalidResult
+  | ClientError.InputRequiredError
+  | ElicitationForm.FormError
+
+/** What a typed tool call can fail with. */
+export type ToolCallError = CallError | ClientError.ToolError
+
+/** What a Stream over all pages can fail with. */
+export type ListError = CallError | ClientError.PaginationError
+
+/** What a notification Stream can fail with. */
+export type StreamError = Peer.CallError | PeerError.NotSupported | ClientError.SubscriptionError
+
+export type ProgressEvent<A> = Peer.ProgressEvent<A>
+
+/** Progress of one of the client's requests, with the method it is about. */
+export type Progress = Hub.Progress
+
+/** Experimental tasks (2025-11-25 only; refused elsewhere). */
+export interface TasksApi {
+  /** Runs a tool as a task: the server answers at once with the task. */
+  readonly callTool: (
+    name: string,
+    args?: { readonly [key: string]: unknown } | undefined,
+    options?: RequestOptions & { readonly ttl?: number | undefined }
+  ) => Effect.Effect<Tasks.CreateTaskResult, CallError>
+  readonly get: (taskId: string) => Effect.Effect<Tasks.GetTaskResult, CallError>
+  /** The tool result of a finished task (waits for it on the server). */
+  readonly toolResult: (taskId: string, options?: RequestOptions) => Effect.Effect<Tools.CallToolResult, CallError>
+  readonly list: Stream.Stream<Tasks.Task, ListError>
+  readonly cancel: (taskId: string) => Effect.Effect<Tasks.CancelTaskResult, CallError>
+  /** `notifications/tasks/status` the server sends. */
+  readonly status: Stream.Stream<Tasks.TaskStatusParams>
+}
+
+export interface McpClientShape {
+  /** The session underneath, for raw access. */
+  readonly session: Session.SessionShape
+  readonly revision: ProtocolVersion.ProtocolVersion
+  readonly serverInfo: Session.Implementation | undefined
+  readonly serverCapabilities: Lifecycle.ServerCapabilities
+  readonly instructions: string | undefined
+
+  /** `ping` (not in 2026-07-28, which has no ping: refused there). */
+  readonly ping: (options?: RequestOptions) => Effect.Effect<void, CallError>
+
+  readonly listTools: (cursor?: string, options?: RequestOptions) => Effect.Effect<Tools.ListToolsResult, CallError>
+  /** Every tool, over all pages. */
+  readonly tools: Stream.Stream<Tools.Tool, ListError>
+  readonly callTool: {
+    <A>(
+      name: string,
+      args: { readonly [key: string]: unknown } | undefined,
+      options: CallToolOptions<A> & { readonly outputSchema: Schema.Decoder<A> }
+    ): Effect.Effect<StructuredToolResult<A>, ToolCallError>
+    (
+      name: string,
+      args?: { readonly [key: string]: unknown } | undefined,
+      options?: CallToolOptions
+    ): Effect.Effect<Tools.CallToolResult, CallError>
+  }
+  /** The call as progress updates, then the result. Interrupting the stream cancels the call. */
+  readonly callToolWithProgress: {
+    <A>(
+      name: string,
+      args: { readonly [key: string]: unknown } | undefined,
+      options: CallToolOptions<A> & { readonly outputSchema: Schema.Decoder<A> }
+    ): Stream.Stream<ProgressEvent<StructuredToolResult<A>>, ToolCallError>
+    (
+      name: string,
+      args?: { readonly [key: string]: unknown } | undefined,
+      options?: CallToolOptions
+    ): Stream.Stream<ProgressEvent<Tools.CallToolResult>, CallError>
+  }
+
+  readonly listResources: (
+    cursor?: string,
+    options?: RequestOptions
+  ) => Effect.Effect<Resources.ListResourcesResult, CallError>
+  readonly resources: Stream.Stream<Resources.Resource, ListError>
+  readonly listResourceTemplates: (
+    cursor?: string,
+    options?: RequestOptions
+  ) => Effect.Effect<Resources.ListResourceTemplatesResult, CallError>
+  readonly resourceTemplates: Stream.Stream<Resources.ResourceTemplate, ListError>
+  readonly readResource: (
+    uri: string,
+    options?: RequestOptions
+  ) => Effect.Effect<Resources.ReadResourceResult, CallError>
+  /**
+   * Updates of a resource while the stream runs: `resources/subscribe` /
+   * `resources/unsubscribe` around it, or a `subscriptions/listen` on 2026-07-28.
+   */
+  readonly resourceUpdates: (uri: string) => Stream.Stream<Resources.ResourceUpdatedParams, StreamError>
+
+  readonly listPrompts: (
+    cursor?: string,
+    options?: RequestOptions
+  ) => Effect.Effect<Prompts.ListPromptsResult, CallError>
+  readonly prompts: Stream.Stream<Prompts.Prompt, ListError>
+  readonly getPrompt: (
+    name: string,
+    args?: { readonly [key: string]: string } | undefined,
+    options?: RequestOptions
+  ) => Effect.Effect<Prompts.GetPromptResult, CallError>
+
+  readonly complete: (
+    ref: Completion.CompletionReference,
+    argument: { readonly name: string; readonly value: string },
+    context?: { readonly arguments?: { readonly [key: string]: string } } | undefined,
+    options?: RequestOptions
+  ) => Effect.Effect<Completion.CompleteResult, CallError>
+
+  /**
+   * Chooses the level of log messages: `logging/setLevel` on stateful
+   * revisions; on 2026-07-28 the level is sent in every later request's `_meta`.
+   */
+  readonly setLoggingLevel: (level: Logging.LoggingLevel) => Effect.Effect<void, CallError>
+  /** Log messages the server sends (`notifications/message`). */
+  readonly logMessages: Stream.Stream<Logging.LoggingMessageParams>
+  /** Progress of this client's requests that asked for it. */
+  readonly progress: Stream.Stream<Progress>
+  /** `notifications/*\/list_changed` of tools, prompts and resources (a listen stream on 2026-07-28). */
+  readonly toolListChanged: Stream.Stream<void, StreamError>
+  readonly promptListChanged: Stream.Stream<void, StreamError>
+  readonly resourceListChanged: Stream.Stream<void, StreamError>
+
+  readonly tasks: TasksApi
+
+  /** Any request, with the same gate and `input_required` handling; the result is not decoded. */
+  readonly request: (
+    method: string,
+    params?: object | undefined,
+    options?: RequestOptions
+  ) => Effect.Effect<unknown, CallError>
+}
+
+export class McpClient extends Context.Service<McpClient, McpClientShape>()("@effect-mcp/client/McpClient") {}
+
+/**
+ * Connects and negotiates over the current transport. The optional handler
+ * services found in the context decide what the client declares and answers.
+ */
+export const make: (
+  options: Options
+) => Effect.Effect<McpClientShape, ClientSession.InitializeError, Transport.Transport | Scope.Scope> = Internal.make
+
+/** A client over the current transport; building it performs the handshake. */
+export const layer = (options: Options): Layer.Layer<McpClient, ClientSession.InitializeError, Transport.Transport> =>
+  Layer.effect(McpClient, Internal.make(options))

@@ -1,0 +1,6 @@
+export * as ClientError from "./ClientError.ts"
+export * as ElicitationForm from "./ElicitationForm.ts"
+export * as ElicitationHandler from "./ElicitationHandler.ts"
+export * as McpClient from "./McpClient.ts"
+export * as RootsHandler from "./RootsHandler.ts"
+export * as SamplingHandler from "./SamplingHandler.ts"

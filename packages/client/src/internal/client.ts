@@ -1,0 +1,378 @@
+/**
+ * Builds the McpClient over a ClientSession: the request path (log level in
+ * `_meta`, `input_required` rounds on 2026-07-28, progress fan-out), result
+ * decoding, tool output checks, pages and notification Streams.
+ */
+import * as ClientSession from "@effect-mcp/engine/ClientSession"
+import type * as Peer from "@effect-mcp/engine/Peer"
+import * as PeerError from "@effect-mcp/engine/PeerError"
+import * as Completion from "@effect-mcp/protocol/Completion"
+import * as Features from "@effect-mcp/protocol/Features"
+import * as Lifecycle from "@effect-mcp/protocol/Lifecycle"
+import * as Logging from "@effect-mcp/protocol/Logging"
+import * as Meta from "@effect-mcp/protocol/Meta"
+import * as Prompts from "@effect-mcp/protocol/Prompts"
+import * as Resources from "@effect-mcp/protocol/Resources"
+import * as Tools from "@effect-mcp/protocol/Tools"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
+import * as Queue from "effect/Queue"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import { InvalidResult, ToolError } from "../ClientError.ts"
+import type * as McpClient from "../McpClient.ts"
+import * as Hub from "./hub.ts"
+import * as InputRequired from "./inputRequired.ts"
+import * as OutputSchema from "./outputSchema.ts"
+import * as Paging from "./paging.ts"
+import * as ServerRequests from "./serverRequests.ts"
+import * as Subscriptions from "./subscriptions.ts"
+import * as Tasks from "./tasks.ts"
+
+const decoder = <A>(method: string, schema: Schema.Decoder<A>) => {
+  const decode = Schema.decodeUnknownEffect(schema)
+  return (u: unknown): Effect.Effect<A, InvalidResult> =>
+    Effect.mapError(
+      decode(u),
+      (cause) => new InvalidResult({ method, reason: "Malformed", message: `${method}: ${cause.message}`, cause })
+    )
+}
+
+const decodeListTools = decoder("tools/list", Tools.ListToolsResult)
+const decodeCallTool = decoder("tools/call", Tools.CallToolResult)
+const decodeListResources = decoder("resources/list", Resources.ListResourcesResult)
+const decodeListTemplates = decoder("resources/templates/list", Resources.ListResourceTemplatesResult)
+const decodeReadResource = decoder("resources/read", Resources.ReadResourceResult)
+const decodeListPrompts = decoder("prompts/list", Prompts.ListPromptsResult)
+const decodeGetPrompt = decoder("prompts/get", Prompts.GetPromptResult)
+const decodeComplete = decoder("completion/complete", Completion.CompleteResult)
+const decodeServerCapabilities = Schema.decodeUnknownOption(Lifecycle.ServerCapabilities)
+const decodeLogMessage = Schema.decodeUnknownOption(Logging.LoggingMessageParams)
+const decodeResourceUpdated = Schema.decodeUnknownOption(Resources.ResourceUpdatedParams)
+
+/** Whether `capabilities` declares the capability at `path` (every key present and not false). */
+const declares = (capabilities: unknown, path: ReadonlyArray<string>): boolean => {
+  let node = capabilities
+  for (const key of path) {
+    if (typeof node !== "object" || node === null) return false
+    node = (node as { readonly [k: string]: unknown })[key]
+    if (node === undefined || node === null || node === false) return false
+  }
+  return true
+}
+
+/** The first text block parsed as JSON, if it is JSON. */
+const jsonTextOf = (result: Tools.CallToolResult): unknown => {
+  const block = result.content.find((b) => b.type === "text")
+  if (block === undefined || block.type !== "text") return undefined
+  try {
+    return JSON.parse(block.text)
+  } catch {
+    return undefined
+  }
+}
+
+const cursorParams = (cursor: string | undefined) => (cursor === undefined ? {} : { cursor })
+
+export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
+  const handlers = yield* ServerRequests.fromContext
+  const answer = ServerRequests.answerer(handlers)
+  const hub = yield* Hub.make
+  const session = yield* ClientSession.make({
+    clientInfo: options.clientInfo,
+    capabilities: ServerRequests.capabilities(handlers, options.capabilities),
+    supportedVersions: options.supportedVersions,
+    handlers: ServerRequests.sessionHandlers(handlers, answer),
+    notificationHandlers: hub.handlers,
+    peer: options.peer,
+    handshakeTimeout: options.handshakeTimeout
+  })
+  const revision = session.state.revision!
+  const stateless = revision.stateless
+  const serverCapabilities = Option.getOrElse(decodeServerCapabilities(session.state.peerCapabilities), () => ({}))
+  const extras = session.state.peerExtras
+  const instructions = typeof extras.instructions === "string" ? extras.instructions : undefined
+  const maxPages = options.maxPages ?? 1000
+  const maxInputRounds = options.maxInputRounds ?? 10
+  const subscriptions = Subscriptions.make(session, hub, options.listenAckTimeout ?? Duration.seconds(30))
+  const outputSchemas = OutputSchema.make()
+  let logLevel: Logging.LoggingLevel | undefined
+  const hasStructured = Features.has(revision.version, "structuredContent")
+
+  const refuse = (method: string, reason: PeerError.NotSupported["reason"], detail: string) =>
+    new PeerError.NotSupported({ method, reason, detail })
+
+  // ---- the request path ------------------------------------------------------
+
+  const send = (
+    method: string,
+    params: object | undefined,
+    callOptions: McpClient.RequestOptions | undefined,
+    onProgress: Peer.CallOptions["onProgress"]
+  ) => {
+    const level = stateless && logLevel !== undefined ? logLevel : undefined
+    const withLevel =
+      level === undefined
+        ? params
+        : {
+            ...params,
+            _meta: { ...(params as { readonly _meta?: object } | undefined)?._meta, [Meta.logLevelKey]: level }
+          }
+    const reportProgress: Peer.CallOptions["onProgress"] = (update) => {
+      PubSub.publishUnsafe(hub.progress, { method, update })
+      onProgress?.(update)
+    }
+    return session.request(method, withLevel, {
+      ...callOptions,
+      ...(onProgress === undefined ? {} : { onProgress: reportProgress })
+    })
+  }
+
+  const request = (
+    method: string,
+    params: object | undefined,
+    callOptions?: McpClient.RequestOptions,
+    onProgress?: Peer.CallOptions["onProgress"]
+  ): Effect.Effect<unknown, McpClient.CallError> =>
+    stateless
+      ? InputRequired.run({
+          method,
+          params,
+          maxRounds: maxInputRounds,
+          send: (p) => send(method, p, callOptions, onProgress),
+          answer
+        })
+      : send(method, params, callOptions, onProgress)
+
+  // ---- tools ---------------------------------------------------------------
+
+  const listTools = (cursor?: string, callOptions?: McpClient.RequestOptions) =>
+    request("tools/list", cursorParams(cursor), callOptions).pipe(
+      Effect.flatMap(decodeListTools),
+      Effect.tap((result) => Effect.sync(() => outputSchemas.learn(result.tools)))
+    )
+
+  const checkToolResult = (
+    name: string,
+    result: Tools.CallToolResult,
+    outputSchema: Schema.Decoder<unknown> | undefined
+  ): Effect.Effect<Tools.CallToolResult, InvalidResult | ToolError> =>
+    Effect.gen(function* () {
+      if (result.isError === true) {
+        if (outputSchema === undefined) return result
+        const text = result.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n")
+        return yield* new ToolError({ name, content: result.content, message: text || `tool ${name} failed` })
+      }
+      // Before 2025-06-18 there is no structuredContent: a typed call reads the JSON text block
+      // that servers send alongside it for such clients.
+      const structured =
+        result.structuredContent ?? (outputSchema !== undefined && !hasStructured ? jsonTextOf(result) : undefined)
+      if (structured === undefined) {
+        if (outputSchema === undefined && !outputSchemas.expectsStructured(name)) return result
+        return yield* new InvalidResult({
+          method: "tools/call",
+          reason: "MissingStructuredContent",
+          message: `tool ${name} returned no structuredContent`
+        })
+      }
+      const advertised = yield* outputSchemas.check(name, structured)
+      if (advertised !== undefined) {
+        return yield* new InvalidResult({
+          method: "tools/call",
+          reason: "OutputSchema",
+          message: `tool ${name}: structuredContent does not match its advertised outputSchema: ${advertised}`
+        })
+      }
+      if (outputSchema === undefined) return result
+      const decoded = yield* Schema.decodeUnknownEffect(outputSchema)(structured).pipe(
+        Effect.mapError(
+          (cause) =>
+            new InvalidResult({
+              method: "tools/call",
+              reason: "OutputSchema",
+              message: `tool ${name}: structuredContent does not match the expected schema: ${cause.message}`,
+              cause
+            })
+        )
+      )
+      return { ...result, structuredContent: decoded }
+    })
+
+  const callToolParams = (name: string, args: { readonly [key: string]: unknown } | undefined) =>
+    args === undefined ? { name } : { name, arguments: args }
+
+  const callToolWith = (
+    name: string,
+    args: { readonly [key: string]: unknown } | undefined,
+    callOptions: McpClient.CallToolOptions | undefined,
+    onProgress?: Peer.CallOptions["onProgress"]
+  ) => {
+    const { outputSchema, ...rest } = callOptions ?? {}
+    return request("tools/call", callToolParams(name, args), rest, onProgress).pipe(
+      Effect.flatMap(decodeCallTool),
+      Effect.flatMap((result) => checkToolResult(name, result, outputSchema))
+    )
+  }
+
+  const callTool = (
+    name: string,
+    args?: { readonly [key: string]: unknown },
+    callOptions?: McpClient.CallToolOptions
+  ) => callToolWith(name, args, callOptions)
+
+  const callToolWithProgress = (
+    name: string,
+    args?: { readonly [key: string]: unknown },
+    callOptions?: McpClient.CallToolOptions
+  ) =>
+    Stream.callback<McpClient.ProgressEvent<Tools.CallToolResult>, McpClient.ToolCallError>((queue) =>
+      callToolWith(name, args, callOptions, (update) => {
+        Queue.offerUnsafe(queue, { _tag: "Progress", update })
+      }).pipe(
+        Effect.matchCauseEffect({
+          onSuccess: (value) => Effect.andThen(Queue.offer(queue, { _tag: "Result", value }), Queue.end(queue)),
+          onFailure: (cause) => Queue.failCause(queue, cause)
+        }),
+        Effect.forkScoped
+      )
+    )
+
+  // ---- resources, prompts, completion ----------------------------------------
+
+  const listResources = (cursor?: string, callOptions?: McpClient.RequestOptions) =>
+    Effect.flatMap(request("resources/list", cursorParams(cursor), callOptions), decodeListResources)
+  const listResourceTemplates = (cursor?: string, callOptions?: McpClient.RequestOptions) =>
+    Effect.flatMap(request("resources/templates/list", cursorParams(cursor), callOptions), decodeListTemplates)
+  const listPrompts = (cursor?: string, callOptions?: McpClient.RequestOptions) =>
+    Effect.flatMap(request("prompts/list", cursorParams(cursor), callOptions), decodeListPrompts)
+
+  const resourceUpdates = (uri: string): Stream.Stream<Resources.ResourceUpdatedParams, McpClient.StreamError> => {
+    const updates: Stream.Stream<Hub.Notification, McpClient.StreamError> = stateless
+      ? declares(serverCapabilities, ["resources", "subscribe"])
+        ? subscriptions.listen({ resourceSubscriptions: [uri] }, new Set(["notifications/resources/updated"]))
+        : Stream.fail(
+            refuse("subscriptions/listen", "CapabilityNotDeclared", "the server did not declare resources.subscribe")
+          )
+      : subscriptions.resource(uri)
+    return updates.pipe(
+      Stream.filterMap((n) => {
+        const params = decodeResourceUpdated(n.params)
+        return Option.isSome(params) && Subscriptions.concerns(uri, params.value.uri)
+          ? Result.succeed(params.value)
+          : Result.failVoid
+      })
+    )
+  }
+
+  const listChanged = (
+    kind: "tools" | "prompts" | "resources",
+    filterKey: "toolsListChanged" | "promptsListChanged" | "resourcesListChanged"
+  ): Stream.Stream<void, McpClient.StreamError> => {
+    const method = `notifications/${kind}/list_changed`
+    if (!declares(serverCapabilities, [kind, "listChanged"])) {
+      return Stream.fail(refuse(method, "CapabilityNotDeclared", `the server did not declare ${kind}.listChanged`))
+    }
+    const methods = new Set([method])
+    const source = stateless
+      ? subscriptions.listen({ [filterKey]: true }, methods)
+      : subscriptions.notifications(methods)
+    return Stream.map(source, () => undefined)
+  }
+
+  const setLoggingLevel = (level: Logging.LoggingLevel): Effect.Effect<void, McpClient.CallError> => {
+    if (!stateless) return Effect.asVoid(request("logging/setLevel", { level }))
+    if (!declares(serverCapabilities, ["logging"])) {
+      return Effect.fail(refuse("logging/setLevel", "CapabilityNotDeclared", "the server did not declare logging"))
+    }
+    return Effect.sync(() => {
+      logLevel = level
+    })
+  }
+
+  // The tool list changed: what was learnt about output schemas may be stale.
+  yield* subscriptions.notifications(new Set(["notifications/tools/list_changed"])).pipe(
+    Stream.runForEach(() => Effect.sync(() => outputSchemas.reset())),
+    Effect.forkScoped({ startImmediately: true })
+  )
+
+  // Roots that change are announced where the revision has the notification.
+  const rootsChanges = handlers.roots?.changes
+  if (rootsChanges !== undefined && revision.methods.has("notifications/roots/list_changed")) {
+    yield* rootsChanges.pipe(
+      Stream.runForEach(() => Effect.ignore(session.notify("notifications/roots/list_changed"))),
+      Effect.forkScoped({ startImmediately: true })
+    )
+  }
+
+  const pages = <A>(
+    method: string,
+    fetch: (cursor: string | undefined) => Effect.Effect<Paging.Page<A>, McpClient.CallError>
+  ) => Paging.stream({ method, maxPages, fetch })
+
+  return {
+    session,
+    revision: revision.version,
+    serverInfo: session.state.peerInfo,
+    serverCapabilities,
+    instructions,
+    ping: (callOptions) => Effect.asVoid(request("ping", undefined, callOptions)),
+    listTools,
+    tools: pages("tools/list", (cursor) =>
+      Effect.map(listTools(cursor), (r) => ({ items: r.tools, nextCursor: r.nextCursor }))
+    ),
+    callTool: callTool as McpClient.McpClientShape["callTool"],
+    callToolWithProgress: callToolWithProgress as McpClient.McpClientShape["callToolWithProgress"],
+    listResources,
+    resources: pages("resources/list", (cursor) =>
+      Effect.map(listResources(cursor), (r) => ({ items: r.resources, nextCursor: r.nextCursor }))
+    ),
+    listResourceTemplates,
+    resourceTemplates: pages("resources/templates/list", (cursor) =>
+      Effect.map(listResourceTemplates(cursor), (r) => ({ items: r.resourceTemplates, nextCursor: r.nextCursor }))
+    ),
+    readResource: (uri, callOptions) =>
+      Effect.flatMap(request("resources/read", { uri }, callOptions), decodeReadResource),
+    resourceUpdates,
+    listPrompts,
+    prompts: pages("prompts/list", (cursor) =>
+      Effect.map(listPrompts(cursor), (r) => ({ items: r.prompts, nextCursor: r.nextCursor }))
+    ),
+    getPrompt: (name, args, callOptions) =>
+      Effect.flatMap(
+        request("prompts/get", args === undefined ? { name } : { name, arguments: args }, callOptions),
+        decodeGetPrompt
+      ),
+    complete: (ref, argument, context, callOptions) =>
+      Effect.flatMap(
+        request(
+          "completion/complete",
+          context === undefined ? { ref, argument } : { ref, argument, context },
+          callOptions
+        ),
+        decodeComplete
+      ),
+    setLoggingLevel,
+    logMessages: subscriptions
+      .notifications(new Set(["notifications/message"]))
+      .pipe(
+        Stream.filterMap((n) =>
+          Option.match(decodeLogMessage(n.params), { onNone: () => Result.failVoid, onSome: Result.succeed })
+        )
+      ),
+    progress: Stream.fromPubSub(hub.progress),
+    toolListChanged: listChanged("tools", "toolsListChanged"),
+    promptListChanged: listChanged("prompts", "promptsListChanged"),
+    resourceListChanged: listChanged("resources", "resourcesListChanged"),
+    tasks: Tasks.make({
+      version: revision.version,
+      declares: (path) => declares(serverCapabilities, path),
+      request: (method, params, callOptions) => request(method, params, callOptions),
+      notifications: subscriptions.notifications,
+      maxPages
+    }),
+    request: (method, params, callOptions) => request(method, params, callOptions)
+  } satisfies McpClient.McpClientShape
+})

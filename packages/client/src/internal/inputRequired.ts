@@ -1,0 +1,73 @@
+/**
+ * The 2026-07-28 multi-round-trip loop: while the server answers a request
+ * with `resultType: "input_required"`, answer each of its input requests with
+ * the client's handlers and send the same request again with the answers
+ * (`inputResponses`, same keys) and the echoed `requestState`. The caller
+ * sees only the final result.
+ */
+import * as InputRequired from "@effect-mcp/protocol/InputRequired"
+import type * as McpError from "@effect-mcp/protocol/McpError"
+import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+import { InputRequiredError } from "../ClientError.ts"
+import type * as ElicitationForm from "../ElicitationForm.ts"
+import type { Answer } from "./serverRequests.ts"
+
+const decodeInputRequired = Schema.decodeUnknownEffect(InputRequired.InputRequiredResult)
+
+const isInputRequired = (u: unknown): boolean =>
+  Predicate.isObject(u) && (u as { readonly resultType?: unknown }).resultType === "input_required"
+
+/** Keys of the retry that must not leak from one round into the next. */
+const withoutRetryFields = (params: object | undefined): { readonly [key: string]: unknown } => {
+  const { inputResponses: _r, requestState: _s, ...rest } = (params ?? {}) as { readonly [key: string]: unknown }
+  return rest
+}
+
+export const run = <E>(options: {
+  readonly method: string
+  readonly params: object | undefined
+  readonly maxRounds: number
+  readonly send: (params: object | undefined) => Effect.Effect<unknown, E>
+  readonly answer: Answer
+}): Effect.Effect<unknown, E | InputRequiredError | McpError.McpError | ElicitationForm.FormError> =>
+  Effect.gen(function* () {
+    const base = withoutRetryFields(options.params)
+    let params = options.params
+    for (let round = 0; ; round++) {
+      const result = yield* options.send(params)
+      if (!isInputRequired(result)) return result
+      if (round >= options.maxRounds) {
+        return yield* new InputRequiredError({
+          method: options.method,
+          reason: "TooManyRounds",
+          message: `${options.method}: the server still required input after ${options.maxRounds} rounds`
+        })
+      }
+      const asked = yield* decodeInputRequired(result).pipe(
+        Effect.mapError(
+          (e) => new InputRequiredError({ method: options.method, reason: "Malformed", message: e.message })
+        )
+      )
+      const responses: Record<string, unknown> = {}
+      for (const [key, request] of Object.entries(asked.inputRequests ?? {})) {
+        responses[key] = yield* options.answer(request.method, request.params).pipe(
+          Effect.catchTag("MethodNotFound", () =>
+            Effect.fail(
+              new InputRequiredError({
+                method: options.method,
+                reason: "MissingHandler",
+                message: `${options.method}: the server asked for ${request.method}, which this client does not handle`
+              })
+            )
+          )
+        )
+      }
+      params = {
+        ...base,
+        ...(Object.keys(responses).length === 0 ? {} : { inputResponses: responses }),
+        ...(asked.requestState === undefined ? {} : { requestState: asked.requestState })
+      }
+    }
+  })

@@ -1,0 +1,159 @@
+/**
+ * Following server-side changes as Streams.
+ *
+ * Stateful revisions: `resources/subscribe` when the first stream for a URI
+ * starts, `resources/unsubscribe` when the last one ends; updates arrive as
+ * session-wide notifications.
+ *
+ * 2026-07-28: one `subscriptions/listen` request per stream, naming what it
+ * wants; the server acknowledges it (`notifications/subscriptions/acknowledged`)
+ * and tags every notification of the subscription with its id (the listen
+ * request's id). Ending the stream interrupts the request, which sends
+ * `notifications/cancelled` and so ends the subscription on the server.
+ *
+ * The Peer does not tell which id it gave a request, so listens are opened
+ * one at a time: the first acknowledgement with an id not yet claimed belongs
+ * to the listen being opened.
+ */
+import type * as Session from "@effect-mcp/engine/Session"
+import type * as Resources from "@effect-mcp/protocol/Resources"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as PubSub from "effect/PubSub"
+import * as Queue from "effect/Queue"
+import * as Semaphore from "effect/Semaphore"
+import * as Stream from "effect/Stream"
+import { SubscriptionError } from "../ClientError.ts"
+import * as Hub from "./hub.ts"
+
+type RequestError = Effect.Error<ReturnType<Session.SessionShape["request"]>> | SubscriptionError
+
+export interface Subscriptions {
+  /** Session-wide notifications of the given methods (stateful revisions). */
+  readonly notifications: (methods: ReadonlySet<string>) => Stream.Stream<Hub.Notification>
+  /** Updates of one resource, with subscribe/unsubscribe around the stream (stateful revisions). */
+  readonly resource: (uri: string) => Stream.Stream<Hub.Notification, RequestError>
+  /** A `subscriptions/listen` stream of the given methods (2026-07-28). */
+  readonly listen: (
+    filter: Resources.SubscriptionFilter,
+    methods: ReadonlySet<string>
+  ) => Stream.Stream<Hub.Notification, RequestError>
+}
+
+/** Whether an update for `updated` concerns a subscription to `uri` (it may name a sub-resource). */
+export const concerns = (uri: string, updated: string): boolean => updated === uri || updated.startsWith(uri)
+
+const uriOf = (params: unknown): string | undefined => {
+  const uri = (params as { readonly uri?: unknown } | undefined)?.uri
+  return typeof uri === "string" ? uri : undefined
+}
+
+export const make = (session: Session.SessionShape, hub: Hub.Hub, ackTimeout: Duration.Input): Subscriptions => {
+  const counts = new Map<string, number>()
+  const subscribeLock = Semaphore.makeUnsafe(1)
+  const listenLock = Semaphore.makeUnsafe(1)
+  const claimed = new Set<string | number>()
+
+  const notifications = (methods: ReadonlySet<string>) =>
+    Stream.fromPubSub(hub.notifications).pipe(Stream.filter((n) => methods.has(n.method)))
+
+  const acquire = (uri: string) =>
+    subscribeLock.withPermit(
+      Effect.suspend(() => {
+        const count = counts.get(uri) ?? 0
+        if (count > 0) return Effect.sync(() => counts.set(uri, count + 1))
+        return Effect.tap(
+          session.request("resources/subscribe", { uri }),
+          Effect.sync(() => counts.set(uri, 1))
+        )
+      })
+    )
+
+  const release = (uri: string) =>
+    subscribeLock.withPermit(
+      Effect.suspend(() => {
+        const count = counts.get(uri) ?? 0
+        if (count > 1) return Effect.sync(() => counts.set(uri, count - 1))
+        counts.delete(uri)
+        return Effect.ignore(session.request("resources/unsubscribe", { uri }))
+      })
+    )
+
+  const resource = (uri: string) =>
+    Stream.unwrap(
+      Effect.gen(function* () {
+        // Subscribe to the hub before the server is asked, so no early update is missed.
+        const subscription = yield* PubSub.subscribe(hub.notifications)
+        yield* Effect.acquireRelease(acquire(uri), () => release(uri))
+        return Stream.fromSubscription(subscription).pipe(
+          Stream.filter((n) => {
+            const updated = n.method === "notifications/resources/updated" ? uriOf(n.params) : undefined
+            return updated !== undefined && concerns(uri, updated)
+          })
+        )
+      })
+    )
+
+  const listen = (filter: Resources.SubscriptionFilter, methods: ReadonlySet<string>) =>
+    Stream.callback<Hub.Notification, RequestError>((queue) =>
+      Effect.gen(function* () {
+        const subscription = yield* PubSub.subscribe(hub.notifications)
+        const opened = yield* listenLock.withPermit(
+          Effect.gen(function* () {
+            const request = yield* session
+              .request("subscriptions/listen", { notifications: filter }, { timeout: Duration.infinity })
+              .pipe(Effect.forkScoped)
+            const ack = Effect.gen(function* () {
+              while (true) {
+                const n = yield* PubSub.take(subscription)
+                if (n.method !== "notifications/subscriptions/acknowledged") continue
+                const id = Hub.subscriptionIdOf(n.params)
+                if (id === undefined || claimed.has(id)) continue
+                claimed.add(id)
+                return id
+              }
+            }).pipe(Effect.timeoutOption(ackTimeout))
+            // The request may end (refused, or closed at once) before any acknowledgement.
+            const outcome = yield* Effect.raceFirst(
+              Effect.map(ack, (id) => ({ _tag: "Acknowledged" as const, id })),
+              Effect.map(Fiber.await(request), (exit) => ({ _tag: "Ended" as const, exit }))
+            )
+            return { request, outcome }
+          })
+        )
+        const { request, outcome } = opened
+        if (outcome._tag === "Ended") {
+          if (Exit.isFailure(outcome.exit)) return yield* Queue.failCause(queue, outcome.exit.cause)
+          return yield* Queue.end(queue)
+        }
+        if (outcome.id._tag === "None") {
+          yield* Fiber.interrupt(request)
+          return yield* Queue.fail(
+            queue,
+            new SubscriptionError({
+              reason: "NotAcknowledged",
+              message: `subscriptions/listen: no acknowledgement within ${Duration.format(Duration.fromInputUnsafe(ackTimeout))}`
+            })
+          )
+        }
+        const id = outcome.id.value
+        yield* Effect.addFinalizer(() => Effect.sync(() => claimed.delete(id)))
+        yield* Effect.forkScoped(
+          Effect.forever(
+            Effect.flatMap(PubSub.take(subscription), (n) =>
+              methods.has(n.method) && Hub.subscriptionIdOf(n.params) === id ? Queue.offer(queue, n) : Effect.void
+            )
+          )
+        )
+        yield* Effect.forkScoped(
+          Effect.flatMap(Fiber.await(request), (exit) =>
+            Exit.isFailure(exit) ? Queue.failCause(queue, exit.cause) : Queue.end(queue)
+          )
+        )
+      })
+    )
+
+  return { notifications, resource, listen }
+}

@@ -1,0 +1,206 @@
+/**
+ * McpClient against effect-mcp's own McpServer on every revision.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as ElicitationHandler from "@effect-mcp/client/ElicitationHandler"
+import * as McpClient from "@effect-mcp/client/McpClient"
+import * as SamplingHandler from "@effect-mcp/client/SamplingHandler"
+import * as MemoryTransport from "@effect-mcp/engine/MemoryTransport"
+import * as Transport from "@effect-mcp/engine/Transport"
+import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
+import * as Elicitation from "@effect-mcp/server/Elicitation"
+import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Prompt from "@effect-mcp/server/Prompt"
+import * as Resource from "@effect-mcp/server/Resource"
+import * as Sampling from "@effect-mcp/server/Sampling"
+import * as ServerRequest from "@effect-mcp/server/ServerRequest"
+import * as Tool from "@effect-mcp/server/Tool"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import { advanceUntilDone, clientInfo } from "./fixtures.ts"
+
+const numbered = Array.from({ length: 25 }, (_, i) =>
+  Tool.make(`n${i}`, { input: Schema.Struct({}), handler: () => Effect.succeed(`tool ${i}`) })
+)
+
+const add = Tool.make("add", {
+  input: Schema.Struct({ a: Schema.Finite, b: Schema.Finite }),
+  output: Schema.Struct({ sum: Schema.Finite }),
+  handler: ({ a, b }) => Effect.succeed({ sum: a + b })
+})
+
+const counting = Tool.make("count", {
+  input: Schema.Struct({}),
+  handler: () =>
+    Effect.gen(function* () {
+      for (const progress of [1, 2, 3]) {
+        yield* Effect.sleep("10 millis")
+        yield* ServerRequest.progress({ progress, total: 3 })
+      }
+      return "counted"
+    })
+})
+
+const profile = Tool.make("profile", {
+  input: Schema.Struct({}),
+  handler: () =>
+    Effect.map(
+      Elicitation.request({
+        mode: "form",
+        message: "profile?",
+        requestedSchema: {
+          type: "object",
+          properties: {
+            name: { type: "string", default: "John Doe" },
+            age: { type: "integer", default: 30 },
+            status: { type: "string", enum: ["active", "inactive"], default: "active" },
+            verified: { type: "boolean", default: true }
+          }
+        }
+      }),
+      (answer) => JSON.stringify(answer)
+    ).pipe(Effect.orDie)
+})
+
+const summarize = Tool.make("summarize", {
+  input: Schema.Struct({}),
+  handler: () =>
+    Sampling.createMessage({
+      messages: [{ role: "user", content: { type: "text", text: "summarize" } }],
+      maxTokens: 10
+    }).pipe(Effect.map(Sampling.text), Effect.orDie)
+})
+
+const readme = Resource.make({
+  uri: "test://readme",
+  name: "readme",
+  mimeType: "text/plain",
+  read: Effect.succeed("read me")
+})
+
+const greet = Prompt.make({
+  name: "greet",
+  arguments: {
+    who: {
+      required: true,
+      complete: (value: string) => Effect.succeed(["world", "wall"].filter((w) => w.startsWith(value)))
+    }
+  },
+  handler: ({ who }) => Effect.succeed(`hello ${who}`)
+})
+
+const features = Layer.mergeAll(
+  Tool.layer(...numbered, add, counting, profile, summarize),
+  Resource.layer(readme),
+  Prompt.layer(greet)
+)
+
+const handlers = Layer.mergeAll(
+  ElicitationHandler.layer({ form: () => Effect.succeed({ action: "accept", content: { name: "Ann" } }) }),
+  SamplingHandler.layer(() =>
+    Effect.succeed({ role: "assistant", content: { type: "text", text: "short" }, model: "m" })
+  )
+)
+
+const againstMcpServer = (version: ProtocolVersion.ProtocolVersion) =>
+  Effect.gen(function* () {
+    const context = yield* Layer.build(
+      Layer.provideMerge(features, McpServer.layer({ name: "effect-server", version: "1.0.0", pageSize: 10 }))
+    )
+    const [serverEnd, clientEnd] = yield* MemoryTransport.makePair({ codec: true })
+    yield* McpServer.makeSession.pipe(
+      Effect.provideService(Transport.Transport, serverEnd),
+      Effect.provideContext(context)
+    )
+    const handlerContext = yield* Layer.build(handlers)
+    const client = yield* McpClient.make({ clientInfo, supportedVersions: [version] }).pipe(
+      Effect.provideService(Transport.Transport, clientEnd),
+      Effect.provideContext(handlerContext)
+    )
+    return { client, server: Context.get(context, McpServer.McpServer) }
+  })
+
+const textOf = (result: { readonly content: ReadonlyArray<unknown> }) =>
+  (result.content[0] as { readonly text?: string } | undefined)?.text
+
+describe("McpClient -> effect-mcp McpServer", () => {
+  for (const version of ProtocolVersion.all) {
+    it.effect(`${version}: tools over pages, typed call, progress`, () =>
+      Effect.gen(function* () {
+        const { client } = yield* againstMcpServer(version)
+        assert.strictEqual(client.revision, version)
+        assert.strictEqual(client.serverInfo?.name, "effect-server")
+        const tools = yield* Stream.runCollect(client.tools)
+        assert.strictEqual(tools.length, 29)
+        assert.strictEqual(new Set(tools.map((t) => t.name)).size, 29)
+        const sum = yield* client.callTool(
+          "add",
+          { a: 1, b: 2 },
+          { outputSchema: Schema.Struct({ sum: Schema.Number }) }
+        )
+        assert.strictEqual(sum.structuredContent.sum, 3)
+        const fiber = yield* client.callToolWithProgress("count").pipe(Stream.runCollect, Effect.forkChild)
+        const events = yield* advanceUntilDone(fiber, "10 millis")
+        assert.deepStrictEqual(
+          events.map((e) => (e._tag === "Progress" ? e.update.progress : "result")),
+          [1, 2, 3, "result"]
+        )
+      })
+    )
+
+    it.effect(`${version}: resources, prompts, completion`, () =>
+      Effect.gen(function* () {
+        const { client } = yield* againstMcpServer(version)
+        const resources = yield* Stream.runCollect(client.resources)
+        assert.deepStrictEqual(
+          resources.map((r) => r.uri),
+          ["test://readme"]
+        )
+        const read = yield* client.readResource("test://readme")
+        assert.deepStrictEqual(read.contents, [{ uri: "test://readme", mimeType: "text/plain", text: "read me" }])
+        const got = yield* client.getPrompt("greet", { who: "world" })
+        assert.deepStrictEqual(got.messages, [{ role: "user", content: { type: "text", text: "hello world" } }])
+        const completed = yield* client.complete({ type: "ref/prompt", name: "greet" }, { name: "who", value: "wa" })
+        assert.deepStrictEqual(completed.completion.values, ["wall"])
+      })
+    )
+
+    it.effect(`${version}: sampling and (where it exists) elicitation with defaults`, () =>
+      Effect.gen(function* () {
+        const { client } = yield* againstMcpServer(version)
+        assert.strictEqual(textOf(yield* client.callTool("summarize")), "short")
+        if (ProtocolVersion.isAtLeast(version, "2025-11-25")) {
+          const answer = JSON.parse(textOf(yield* client.callTool("profile")) ?? "null")
+          assert.deepStrictEqual(answer, {
+            action: "accept",
+            content: { name: "Ann", age: 30, status: "active", verified: true }
+          })
+        }
+      })
+    )
+  }
+
+  it.effect("resource updates and tool list changes as Streams (2025-11-25 and 2026-07-28)", () =>
+    Effect.gen(function* () {
+      for (const version of ["2025-11-25", "2026-07-28"] as const) {
+        const { client, server } = yield* againstMcpServer(version)
+        const updates = yield* client
+          .resourceUpdates("test://readme")
+          .pipe(Stream.take(1), Stream.runCollect, Effect.forkChild)
+        for (let i = 0; i < 100 && updates.pollUnsafe() === undefined; i++) {
+          yield* server.resourceUpdated("test://readme")
+          yield* Effect.yieldNow
+        }
+        assert.deepStrictEqual(
+          (yield* Fiber.join(updates)).map((u) => u.uri),
+          ["test://readme"],
+          version
+        )
+      }
+    })
+  )
+})
