@@ -1,0 +1,321 @@
+/**
+ * The stdio transport: newline-delimited JSON-RPC over a process's standard
+ * streams. Written against effect's abstract services only, so the engine
+ * stays free of platform imports; `@effect-mcp/platform-node` supplies them.
+ *
+ * - The server side reads frames from stdin and writes them to stdout through
+ *   the `Stdio` service. Only protocol messages reach stdout (its layer also
+ *   routes the built-in loggers to stderr); end of stdin ends `incoming`, which
+ *   ends the session cleanly.
+ * - The client side spawns the server with `ChildProcessSpawner` and speaks
+ *   over the child's stdin/stdout. Its stderr is captured (a bounded tail is
+ *   kept for error reports), handed to a callback, inherited or ignored. Closing
+ *   follows the MCP shutdown order: close the child's stdin, wait, SIGTERM,
+ *   wait, SIGKILL; every wait is a Clock sleep. A child that exits on its own
+ *   fails `incoming` with a `TransportError` whose cause is `ServerExited`
+ *   (exit code, signal, stderr tail), unless it closed its stdout and exited
+ *   with code 0, which is an orderly end.
+ *
+ * Lines are split by the protocol's linear-time NDJSON splitter, so a 10 MiB
+ * frame costs one pass; frames longer than `maxFrameBytes` are reported as
+ * decode failures (answered with -32600) and never buffered whole.
+ */
+import * as Ndjson from "@effect-mcp/protocol/Ndjson"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
+import type * as PlatformError from "effect/PlatformError"
+import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as Stdio from "effect/Stdio"
+import * as Stream from "effect/Stream"
+import * as Outbox from "./internal/stdioOutbox.ts"
+import * as Process from "./internal/stdioProcess.ts"
+import { Tail } from "./internal/stdioTail.ts"
+import * as Transport from "./Transport.ts"
+
+// ---------------------------------------------------------------------------
+// Options
+// ---------------------------------------------------------------------------
+
+export interface CommonOptions {
+  /** Longest frame accepted in either direction, in UTF-8 bytes. Default 64 MiB. */
+  readonly maxFrameBytes?: number | undefined
+  /** Frames buffered for writing before `send` suspends. Default 256. */
+  readonly outgoingCapacity?: number | undefined
+}
+
+export interface ServerOptions extends CommonOptions {
+  /** How long closing waits for buffered frames to reach stdout before dropping them. Default 5 seconds. */
+  readonly flushTimeout?: Duration.Input | undefined
+}
+
+/** Receives every chunk the child writes to stderr (the tail is kept as well). */
+export type StderrHandler = (chunk: Uint8Array) => Effect.Effect<void>
+
+/**
+ * What happens to the child's stderr: `"capture"` keeps only the tail;
+ * a handler also receives every chunk (to forward or log it); `"inherit"`
+ * passes the parent's stderr to the child (no tail); `"ignore"` discards it.
+ */
+export type StderrMode = "capture" | "inherit" | "ignore" | StderrHandler
+
+export interface ShutdownOptions {
+  /** After stdin is closed: how long the server has to exit before SIGTERM. Default 2 seconds. */
+  readonly exitGrace?: Duration.Input | undefined
+  /** After SIGTERM: how long before SIGKILL. Default 2 seconds. */
+  readonly termGrace?: Duration.Input | undefined
+  /** After SIGKILL: how long to wait for the exit before giving up on it. Default 2 seconds. */
+  readonly killGrace?: Duration.Input | undefined
+}
+
+export interface ClientOptions extends CommonOptions {
+  readonly command: string
+  readonly args?: ReadonlyArray<string> | undefined
+  /** Variables for the child, on top of this process's environment unless `inheritEnv` is false. */
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined
+  /** Whether the child also gets this process's environment. Default true. */
+  readonly inheritEnv?: boolean | undefined
+  readonly cwd?: string | undefined
+  /** Default `"capture"`. */
+  readonly stderr?: StderrMode | undefined
+  /** Bytes of stderr kept for error reports. Default 16 KiB. */
+  readonly stderrTailBytes?: number | undefined
+  readonly shutdown?: ShutdownOptions | undefined
+}
+
+const defaults = {
+  maxFrameBytes: 64 * 1024 * 1024,
+  outgoingCapacity: 256,
+  flushTimeout: Duration.seconds(5),
+  grace: Duration.seconds(2),
+  stderrTailBytes: 16 * 1024
+}
+
+// ---------------------------------------------------------------------------
+// Errors and handles
+// ---------------------------------------------------------------------------
+
+/** How a child process ended: an exit code, or the signal that killed it. */
+export interface ProcessExit {
+  readonly code: number | null
+  readonly signal: string | null
+}
+
+/**
+ * The server process ended on its own. Carried as the `cause` of the
+ * `TransportError` (reason `Closed`) that fails the client's `incoming`, and
+ * so the session's `closed`; `serverExited` digs it out.
+ */
+export class ServerExited extends Schema.TaggedError<ServerExited>()("StdioServerExited", {
+  exitCode: Schema.NullOr(Schema.Number),
+  signal: Schema.NullOr(Schema.String),
+  stderrTail: Schema.String
+}) {
+  override get message(): string {
+    const how = this.signal === null ? `with code ${this.exitCode}` : `on ${this.signal}`
+    return this.stderrTail === ""
+      ? `the server process exited ${how}`
+      : `the server process exited ${how}; stderr ends with:\n${this.stderrTail}`
+  }
+}
+
+/** The `ServerExited` behind a transport (or any) error, if that is what it was. */
+export const serverExited = (error: unknown): ServerExited | undefined => {
+  if (error instanceof ServerExited) return error
+  if (error instanceof Transport.TransportError && error.cause instanceof ServerExited) return error.cause
+  return undefined
+}
+
+/** The server side: the transport plus a way to close it (flush, end stdout, stop reading stdin). */
+export interface StdioServer extends Transport.TransportShape {
+  readonly close: Effect.Effect<void>
+}
+
+/** The client side: the transport plus the child it runs. */
+export interface StdioClient extends Transport.TransportShape {
+  readonly pid: number
+  /** Runs the shutdown sequence (once; later calls wait for it). The scope's close does the same. */
+  readonly close: Effect.Effect<void>
+  /** Waits for the child to exit. */
+  readonly exit: Effect.Effect<ProcessExit>
+  /** The stderr tail so far (empty unless stderr is piped). */
+  readonly stderrTail: Effect.Effect<string>
+}
+
+const ioError = (message: string) => (cause: PlatformError.PlatformError) =>
+  new Transport.TransportError({ reason: "Io", message, cause })
+
+/** Runs `effect` once; later callers wait for that run. */
+const once = (effect: Effect.Effect<void>): Effect.Effect<void> => {
+  const done = Deferred.makeUnsafe<void>()
+  let started = false
+  return Effect.suspend(() => {
+    if (started) return Deferred.await(done)
+    started = true
+    return Effect.ensuring(Effect.uninterruptible(effect), Deferred.succeed(done, undefined))
+  })
+}
+
+// ---------------------------------------------------------------------------
+// Server
+// ---------------------------------------------------------------------------
+
+/** The server side over the current `Stdio`; closing the scope closes it. */
+export const makeServer = Effect.fnUntraced(function* (
+  options?: ServerOptions
+): Effect.fn.Return<StdioServer, never, Stdio.Stdio | Scope.Scope> {
+  const stdio = yield* Stdio.Stdio
+  const maxFrameBytes = options?.maxFrameBytes ?? defaults.maxFrameBytes
+  const closing = Deferred.makeUnsafe<void>()
+  const outbox = yield* Outbox.make(stdio.stdout({ endOnDone: true }), {
+    capacity: options?.outgoingCapacity ?? defaults.outgoingCapacity,
+    maxFrameBytes,
+    target: "stdout"
+  })
+
+  const incoming = stdio.stdin.pipe(
+    Stream.pipeThroughChannel(Ndjson.decodeMessages<PlatformError.PlatformError>({ maxLineLength: maxFrameBytes })),
+    Stream.mapError(ioError("reading stdin failed")),
+    Stream.interruptWhen(Deferred.await(closing)),
+    // Whoever was on the other end of stdin is gone: nothing sent now would be read.
+    Stream.ensuring(Effect.sync(() => outbox.refuse(Outbox.closedError("stdin has ended"))))
+  )
+
+  const close = once(
+    Effect.gen(function* () {
+      outbox.refuse(Outbox.closedError("the stdio transport is closed"))
+      yield* Deferred.succeed(closing, undefined)
+      yield* Outbox.drainWithin(outbox, options?.flushTimeout ?? defaults.flushTimeout)
+    })
+  )
+  yield* Effect.addFinalizer(() => close)
+  return { incoming, send: (frame) => outbox.offer(frame), close }
+})
+
+/**
+ * Provides `Transport` over the current `Stdio`, and routes the built-in
+ * loggers to stderr for everything built on it, so stdout carries protocol
+ * messages only.
+ */
+export const layerServer = (options?: ServerOptions): Layer.Layer<Transport.Transport, never, Stdio.Stdio> =>
+  Layer.merge(
+    Layer.effect(
+      Transport.Transport,
+      Effect.map(makeServer(options), (server) => Transport.Transport.of(server))
+    ),
+    Layer.succeed(Logger.LogToStderr, true)
+  )
+
+// ---------------------------------------------------------------------------
+// Client
+// ---------------------------------------------------------------------------
+
+/**
+ * Spawns the server and connects to it; closing the scope runs the shutdown
+ * sequence. Fails with reason `Io` when the process cannot be spawned.
+ */
+export const makeClient = Effect.fnUntraced(function* (
+  options: ClientOptions
+): Effect.fn.Return<StdioClient, Transport.TransportError, ChildProcessSpawner.ChildProcessSpawner | Scope.Scope> {
+  const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
+  const maxFrameBytes = options.maxFrameBytes ?? defaults.maxFrameBytes
+  const exitGrace = options.shutdown?.exitGrace ?? defaults.grace
+  const termGrace = options.shutdown?.termGrace ?? defaults.grace
+  const killGrace = options.shutdown?.killGrace ?? defaults.grace
+  const stderrMode = options.stderr ?? "capture"
+
+  const handle = yield* spawner
+    .spawn(Process.commandOf(options))
+    .pipe(Effect.mapError(ioError(`failed to start the server process \`${options.command}\``)))
+  const exited = yield* Process.watchExit(handle)
+
+  const tail = new Tail(options.stderrTailBytes ?? defaults.stderrTailBytes)
+  const onStderr = typeof stderrMode === "function" ? stderrMode : undefined
+  const stderrPump = yield* handle.stderr.pipe(
+    Stream.runForEachArray((chunks) => {
+      for (const chunk of chunks) tail.push(chunk)
+      return onStderr === undefined ? Effect.void : Effect.forEach(chunks, onStderr, { discard: true })
+    }),
+    Effect.ignore,
+    Effect.forkScoped
+  )
+
+  const outbox = yield* Outbox.make(handle.stdin, {
+    capacity: options.outgoingCapacity ?? defaults.outgoingCapacity,
+    maxFrameBytes,
+    target: "the server's stdin"
+  })
+
+  const closing = Deferred.makeUnsafe<void>()
+  let closeStarted = false
+
+  // The stderr written just before the exit may still be in the pipe.
+  const exitError = (exit: ProcessExit) =>
+    Effect.map(Effect.timeoutOption(Fiber.await(stderrPump), exitGrace), () => {
+      const cause = new ServerExited({ exitCode: exit.code, signal: exit.signal, stderrTail: tail.text() })
+      return new Transport.TransportError({ reason: "Closed", message: cause.message, cause })
+    })
+
+  const afterStdout = Effect.suspend(() => {
+    outbox.refuse(Outbox.closedError("the server closed its stdout"))
+    if (closeStarted) return Effect.void
+    return Effect.flatMap(Effect.timeoutOption(Deferred.await(exited), exitGrace), (exit) =>
+      // Still running with its stdout closed: it can no longer answer; closing will stop it.
+      Option.isNone(exit) || exit.value.code === 0 ? Effect.void : Effect.flatMap(exitError(exit.value), Effect.fail)
+    )
+  })
+
+  const incoming = handle.stdout.pipe(
+    Stream.pipeThroughChannel(Ndjson.decodeMessages<PlatformError.PlatformError>({ maxLineLength: maxFrameBytes })),
+    Stream.mapError(ioError("reading the server's stdout failed")),
+    Stream.interruptWhen(Deferred.await(closing)),
+    // A descendant that inherited the child's stdout could hold it open after the child exited.
+    Stream.interruptWhen(Effect.andThen(Deferred.await(exited), Effect.sleep(exitGrace))),
+    Stream.concat(Stream.fromEffectDrain(afterStdout))
+  )
+
+  // Spec order: close stdin (after what was already sent), wait, SIGTERM, wait, SIGKILL.
+  const stop = Effect.gen(function* () {
+    const graceful = yield* Effect.timeoutOption(Effect.andThen(outbox.drain, Deferred.await(exited)), exitGrace)
+    if (Option.isSome(graceful)) return
+    yield* outbox.abort
+    if (yield* Process.signalAndWait(handle, exited, "SIGTERM", termGrace)) return
+    yield* Process.signalAndWait(handle, exited, "SIGKILL", killGrace)
+  })
+
+  const close = once(
+    Effect.gen(function* () {
+      closeStarted = true
+      outbox.refuse(Outbox.closedError("the stdio transport is closed"))
+      yield* Deferred.succeed(closing, undefined)
+      yield* stop
+      // The child's last stderr may still be in the pipe; the tail should have it.
+      yield* Effect.timeoutOption(Fiber.await(stderrPump), exitGrace)
+    })
+  )
+  yield* Effect.addFinalizer(() => close)
+
+  return {
+    incoming,
+    send: (frame) => outbox.offer(frame),
+    pid: handle.pid,
+    close,
+    exit: Deferred.await(exited),
+    stderrTail: Effect.sync(() => tail.text())
+  }
+})
+
+/** Provides `Transport` to a spawned server; releasing the layer shuts the server down. */
+export const layerClient = (
+  options: ClientOptions
+): Layer.Layer<Transport.Transport, Transport.TransportError, ChildProcessSpawner.ChildProcessSpawner> =>
+  Layer.effect(
+    Transport.Transport,
+    Effect.map(makeClient(options), (client) => Transport.Transport.of(client))
+  )

@@ -1,0 +1,122 @@
+/**
+ * The outgoing side of a stdio transport: frames are encoded to NDJSON lines
+ * when sent, queued in a bounded buffer (a full buffer suspends `send`) and
+ * written in order by one writer fiber into a byte sink (stdout, or a child's
+ * stdin). Ending the buffer lets the writer drain it and then ends the sink.
+ */
+import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
+import type * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import type * as PlatformError from "effect/PlatformError"
+import * as Queue from "effect/Queue"
+import * as Result from "effect/Result"
+import type * as Scope from "effect/Scope"
+import type * as Sink from "effect/Sink"
+import * as Stream from "effect/Stream"
+import * as Transport from "../Transport.ts"
+
+declare const TextEncoder: new () => { encode(input: string): Uint8Array }
+
+const utf8Encoder = new TextEncoder()
+
+export interface Options {
+  /** Frames queued before `offer` suspends. */
+  readonly capacity: number
+  /** Longest line accepted, terminator excluded, in UTF-8 bytes. */
+  readonly maxFrameBytes: number
+  /** What the sink is, for error messages ("stdout", "the server's stdin"). */
+  readonly target: string
+}
+
+export interface Outbox {
+  /** Encodes and queues one frame; suspends while the buffer is full. */
+  readonly offer: (frame: Transport.Outgoing) => Effect.Effect<void, Transport.TransportError>
+  /**
+   * Fails every later `offer` with `error`; queued frames are still written.
+   * The first refusal wins, except that `Closed` replaces an `Io` write
+   * failure: a broken pipe is how a departed reader usually shows first.
+   */
+  readonly refuse: (error: Transport.TransportError) => void
+  /** Stops accepting frames and waits until the queued ones are written and the sink has ended. */
+  readonly drain: Effect.Effect<void>
+  /** Drops whatever is still queued and stops the writer (the sink is released, not ended). */
+  readonly abort: Effect.Effect<void>
+  /** Completes when the writer stops on a write error. */
+  readonly failed: Effect.Effect<Transport.TransportError>
+}
+
+export const closedError = (message: string) => new Transport.TransportError({ reason: "Closed", message })
+
+export const make = Effect.fnUntraced(function* (
+  sink: Sink.Sink<void, Uint8Array, never, PlatformError.PlatformError>,
+  options: Options
+): Effect.fn.Return<Outbox, never, Scope.Scope> {
+  const queue = yield* Queue.bounded<Uint8Array, Cause.Done>(Math.max(1, options.capacity))
+  const failure = Deferred.makeUnsafe<Transport.TransportError>()
+  let refusal: Transport.TransportError | undefined
+
+  const refuse = (error: Transport.TransportError) => {
+    if (refusal === undefined || (refusal.reason === "Io" && error.reason === "Closed")) refusal = error
+  }
+
+  const writer = yield* Stream.fromQueue(queue).pipe(
+    Stream.run(sink),
+    Effect.onExit((exit) =>
+      Effect.suspend(() => {
+        if (Exit.isSuccess(exit)) return Effect.void
+        const error = new Transport.TransportError({
+          reason: "Io",
+          message: `writing to ${options.target} failed`,
+          cause: exit.cause
+        })
+        refuse(error)
+        // Senders suspended on the full buffer are released and see the refusal.
+        return Effect.andThen(Queue.shutdown(queue), Deferred.succeed(failure, error))
+      })
+    ),
+    Effect.ignore,
+    Effect.forkScoped
+  )
+
+  const offer = (frame: Transport.Outgoing): Effect.Effect<void, Transport.TransportError> =>
+    Effect.suspend(() => {
+      if (refusal !== undefined) return Effect.fail(refusal)
+      const encoded = JsonRpcCodec.encodeResult(frame)
+      if (Result.isFailure(encoded)) {
+        return Effect.fail(
+          new Transport.TransportError({ reason: "Protocol", message: encoded.failure.message, cause: encoded.failure })
+        )
+      }
+      const line = utf8Encoder.encode(`${encoded.success}\n`)
+      if (line.length - 1 > options.maxFrameBytes) {
+        return Effect.fail(
+          new Transport.TransportError({
+            reason: "FrameTooLarge",
+            message: `frame of ${line.length - 1} bytes exceeds the limit of ${options.maxFrameBytes}`
+          })
+        )
+      }
+      return Effect.flatMap(Queue.offer(queue, line), (accepted) =>
+        accepted ? Effect.void : Effect.fail(refusal ?? closedError(`${options.target} is closed`))
+      )
+    })
+
+  return {
+    offer,
+    refuse,
+    drain: Effect.andThen(Queue.end(queue), Effect.asVoid(Fiber.await(writer))),
+    abort: Effect.andThen(Queue.shutdown(queue), Fiber.interrupt(writer)),
+    failed: Deferred.await(failure)
+  }
+})
+
+/** `drain` bounded by `timeout`; on timeout what is left is dropped. Returns whether everything was written. */
+export const drainWithin = (outbox: Outbox, timeout: Duration.Input): Effect.Effect<boolean> =>
+  Effect.timeoutOption(outbox.drain, timeout).pipe(
+    Effect.flatMap((drained) => (Option.isSome(drained) ? Effect.succeed(true) : Effect.as(outbox.abort, false)))
+  )
