@@ -1,0 +1,115 @@
+/**
+ * Where a Streamable HTTP server keeps the SSE events it sent, so a client
+ * that lost its connection can reconnect with `Last-Event-ID` and receive
+ * what it missed. Events are opaque strings (the `data` of the SSE event):
+ * a shared store (Redis, a database) only has to keep strings per stream.
+ *
+ * The in-memory store is the default; it bounds both the events kept per
+ * stream and the number of streams, dropping the oldest first.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+
+/** Identifies one logical SSE stream (a POST's response stream or a session's GET stream). */
+export type StreamId = string
+
+/** An SSE event id: visible ASCII, unique across every stream of the store. */
+export type EventId = string
+
+export interface StoredEvent {
+  readonly id: EventId
+  readonly data: string
+}
+
+export interface Replay {
+  /** The stream the event belonged to; the server checks it belongs to the asking session. */
+  readonly streamId: StreamId
+  /** The events stored after the given one, oldest first. */
+  readonly events: ReadonlyArray<StoredEvent>
+}
+
+/** A store could not be read or written; the server keeps serving without resumability for that event. */
+export class EventStoreError extends Schema.TaggedError<EventStoreError>()("EventStoreError", {
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect())
+}) {}
+
+export interface EventStoreShape {
+  /** Stores one event of a stream and returns its id. */
+  readonly append: (streamId: StreamId, data: string) => Effect.Effect<EventId, EventStoreError>
+  /**
+   * The events after `eventId` on its stream, or undefined when the id is
+   * unknown (never issued, evicted, or its stream forgotten).
+   */
+  readonly replayAfter: (eventId: EventId) => Effect.Effect<Replay | undefined, EventStoreError>
+  /** Drops a stream: it was delivered completely or its session ended. */
+  readonly forget: (streamId: StreamId) => Effect.Effect<void, EventStoreError>
+}
+
+export class EventStore extends Context.Service<EventStore, EventStoreShape>()("@effect-mcp/engine/EventStore") {}
+
+export interface MemoryOptions {
+  /** Events kept per stream; older ones are dropped (and can no longer be resumed after). Default 1,024. */
+  readonly maxEventsPerStream?: number | undefined
+  /** Streams kept; the oldest stream is dropped first. Default 10,000. */
+  readonly maxStreams?: number | undefined
+}
+
+interface MemoryStream {
+  readonly events: Array<StoredEvent>
+  next: number
+}
+
+/** An in-memory store for one server process. */
+export const makeMemory = (options?: MemoryOptions): EventStoreShape => {
+  const maxEvents = Math.max(1, options?.maxEventsPerStream ?? 1024)
+  const maxStreams = Math.max(1, options?.maxStreams ?? 10_000)
+  // Map iteration follows insertion order, so the first key is the oldest stream.
+  const streams = new Map<StreamId, MemoryStream>()
+  const index = new Map<EventId, StreamId>()
+
+  const drop = (streamId: StreamId) => {
+    const stream = streams.get(streamId)
+    if (stream === undefined) return
+    for (const event of stream.events) index.delete(event.id)
+    streams.delete(streamId)
+  }
+
+  return {
+    append: (streamId, data) =>
+      Effect.sync(() => {
+        let stream = streams.get(streamId)
+        if (stream === undefined) {
+          if (streams.size >= maxStreams) {
+            const oldest = streams.keys().next()
+            if (oldest.done !== true) drop(oldest.value)
+          }
+          stream = { events: [], next: 0 }
+          streams.set(streamId, stream)
+        }
+        const id = `${streamId}_${stream.next++}`
+        stream.events.push({ id, data })
+        index.set(id, streamId)
+        if (stream.events.length > maxEvents) {
+          const evicted = stream.events.shift()
+          if (evicted !== undefined) index.delete(evicted.id)
+        }
+        return id
+      }),
+    replayAfter: (eventId) =>
+      Effect.sync(() => {
+        const streamId = index.get(eventId)
+        const stream = streamId === undefined ? undefined : streams.get(streamId)
+        if (streamId === undefined || stream === undefined) return undefined
+        const at = stream.events.findIndex((event) => event.id === eventId)
+        return at < 0 ? undefined : { streamId, events: stream.events.slice(at + 1) }
+      }),
+    forget: (streamId) => Effect.sync(() => drop(streamId))
+  }
+}
+
+/** Provides an in-memory `EventStore`. */
+export const layerMemory = (options?: MemoryOptions): Layer.Layer<EventStore> =>
+  Layer.sync(EventStore, () => makeMemory(options))

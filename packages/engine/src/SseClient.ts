@@ -1,0 +1,67 @@
+/**
+ * The 2024-11-05 HTTP+SSE transport, client side: opens the event stream at
+ * `url`, waits for the `endpoint` event, then posts every frame there.
+ * StreamableHttpClient falls back to the same code by itself; use this
+ * module to talk to a legacy server directly.
+ */
+import type * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
+import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
+import * as Legacy from "./internal/sseLegacyClient.ts"
+import * as Transport from "./Transport.ts"
+
+export interface Options {
+  /** The event stream's URL (e.g. `http://127.0.0.1:3000/sse`). */
+  readonly url: string
+  /** Sent with every request (e.g. `authorization`). */
+  readonly headers?: Readonly<Record<string, string>> | undefined
+  /** Frames buffered before the reader waits for the session. Default 1,024. */
+  readonly capacity?: number | undefined
+}
+
+export interface SseClientShape extends Transport.TransportShape {
+  /** The URL the server announced for posting messages. */
+  readonly endpoint: string
+}
+
+const closedError = new Transport.TransportError({ reason: "Closed", message: "SSE transport closed" })
+
+/** Connects; fails when the server opens no event stream or announces no endpoint. */
+export const make = (
+  options: Options
+): Effect.Effect<SseClientShape, Transport.TransportError, HttpClient.HttpClient | Scope.Scope> =>
+  Effect.gen(function* () {
+    const http = yield* HttpClient.HttpClient
+    const incoming = yield* Queue.bounded<Transport.Incoming, Transport.TransportError | Cause.Done>(
+      options.capacity ?? 1024
+    )
+    let closed = false
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        closed = true
+        return Queue.end(incoming)
+      })
+    )
+    const connection = yield* Legacy.connect({
+      http,
+      url: options.url,
+      headers: () => ({ ...options.headers }),
+      deliver: (data) => Effect.asVoid(Queue.offer(incoming, JsonRpcCodec.decode(data))),
+      onEnd: Effect.asVoid(Queue.end(incoming))
+    })
+    return {
+      endpoint: connection.endpoint,
+      incoming: Stream.fromQueue(incoming),
+      send: (frame) => Effect.suspend(() => (closed ? Effect.fail(closedError) : connection.post(frame)))
+    } satisfies SseClientShape
+  })
+
+export const layer = (
+  options: Options
+): Layer.Layer<Transport.Transport, Transport.TransportError, HttpClient.HttpClient> =>
+  Layer.effect(Transport.Transport, make(options))

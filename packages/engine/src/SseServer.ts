@@ -1,0 +1,169 @@
+/**
+ * The 2024-11-05 HTTP+SSE transport, server side, for clients that predate
+ * Streamable HTTP. A GET on the SSE path opens a session: its event stream
+ * first announces (`endpoint` event) the URL to POST messages to, carrying
+ * the session id as a query parameter, then carries every server message as
+ * a `message` event. The session ends with the event stream.
+ */
+import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
+import type * as Cause from "effect/Cause"
+import type * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
+import * as Result from "effect/Result"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { SecureRandom } from "effect/crypto"
+import * as Run from "./internal/httpServerRun.ts"
+import * as Wire from "./internal/httpWire.ts"
+import * as Transport from "./Transport.ts"
+
+export interface Options<E = never, R = never> {
+  /** Starts one MCP session over the given `Transport`, in the given `Scope` (as for StreamableHttpServer). */
+  readonly session: Effect.Effect<unknown, E, R>
+  /** Where the event stream is opened. Default `/sse`. */
+  readonly ssePath?: HttpRouter.PathInput | undefined
+  /** Where messages are posted. Default `/messages`. */
+  readonly messagesPath?: HttpRouter.PathInput | undefined
+  /** The URL announced in the `endpoint` event. Default `<messagesPath>?sessionId=<id>`. */
+  readonly endpoint?: ((sessionId: string) => string) | undefined
+  readonly rebinding?: Wire.RebindingOptions | undefined
+  /** Largest POST body accepted; larger ones get 413. Default 4 MiB. */
+  readonly maxBodyBytes?: number | undefined
+  /** Event streams open at once; more get 503. Default 10,000. */
+  readonly maxSessions?: number | undefined
+}
+
+export interface SseServer {
+  /** Answers a GET on the SSE path. */
+  readonly sse: Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>
+  /** Answers a POST on the messages path. */
+  readonly messages: Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>
+  readonly sessionCount: () => number
+}
+
+export type Provided = Transport.Transport | Scope.Scope
+
+interface Entry {
+  readonly incoming: Queue.Queue<Transport.Incoming, Transport.TransportError | Cause.Done>
+  readonly scope: Scope.Closeable
+}
+
+const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")
+
+const sessionIdOf = (url: string): string | undefined => {
+  const query = url.indexOf("?")
+  if (query < 0) return undefined
+  for (const pair of url.slice(query + 1).split("&")) {
+    const eq = pair.indexOf("=")
+    if (eq < 0 || pair.slice(0, eq) !== "sessionId") continue
+    try {
+      return decodeURIComponent(pair.slice(eq + 1).replace(/\+/g, " "))
+    } catch {
+      return undefined
+    }
+  }
+  return undefined
+}
+
+const closedError = new Transport.TransportError({ reason: "Closed", message: "SSE connection closed" })
+
+export const make = Effect.fnUntraced(function* <E, R>(
+  options: Options<E, R>
+): Effect.fn.Return<SseServer, never, Scope.Scope | Exclude<R, Provided>> {
+  const serverScope = yield* Scope.Scope
+  const context = yield* Effect.context<Exclude<R, Provided>>()
+  const guard = Wire.makeRebindingGuard(options.rebinding)
+  const messagesPath = options.messagesPath ?? "/messages"
+  const endpoint = options.endpoint ?? ((id: string) => `${messagesPath}?sessionId=${encodeURIComponent(id)}`)
+  const maxSessions = options.maxSessions ?? 10_000
+  const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024
+  const sessions = new Map<string, Entry>()
+
+  const close = (id: string, entry: Entry) =>
+    Effect.suspend(() => {
+      if (sessions.get(id) === entry) sessions.delete(id)
+      return Effect.andThen(Queue.end(entry.incoming), Scope.close(entry.scope, Exit.void))
+    })
+  yield* Effect.addFinalizer(() =>
+    Effect.forEach([...sessions.entries()], ([id, entry]) => close(id, entry), { discard: true })
+  )
+
+  const sse = Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const refused = guard(request)
+    if (refused !== undefined) return refused
+    if (request.method !== "GET") return Wire.methodNotAllowed("GET")
+    if (sessions.size >= maxSessions) return Wire.transportError(503, "Service Unavailable: too many sessions")
+    const id = hex(SecureRandom.randomBytesUnsafe(16))
+    const scope = yield* Scope.fork(serverScope)
+    const incoming = yield* Queue.bounded<Transport.Incoming, Transport.TransportError | Cause.Done>(256)
+    const outgoing = yield* Queue.unbounded<string, Cause.Done>()
+    const entry: Entry = { incoming, scope }
+    sessions.set(id, entry)
+    Queue.offerUnsafe(outgoing, Wire.formatEvent({ event: "endpoint", data: endpoint(id) }))
+    yield* Scope.addFinalizer(scope, Queue.end(outgoing))
+    const transport: Transport.TransportShape = {
+      incoming: Stream.fromQueue(incoming),
+      send: (frame) =>
+        Effect.suspend(() =>
+          Queue.offerUnsafe(outgoing, Wire.formatEvent({ event: "message", data: JsonRpcCodec.encode(frame) }))
+            ? Effect.void
+            : Effect.fail(closedError)
+        )
+    }
+    Run.start({
+      factory: options.session,
+      server: context as Context.Context<unknown>,
+      transport,
+      scope,
+      onFailure: close(id, entry)
+    })
+    const body = Stream.fromQueue(outgoing).pipe(
+      Stream.encodeText,
+      // The session lives as long as its event stream.
+      Stream.ensuring(close(id, entry))
+    )
+    return HttpServerResponse.stream(body, { contentType: Wire.CONTENT_SSE, headers: Wire.sseHeaders })
+  })
+
+  const messages = Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const refused = guard(request)
+    if (refused !== undefined) return refused
+    if (request.method !== "POST") return Wire.methodNotAllowed("POST")
+    const id = sessionIdOf(request.url)
+    if (id === undefined) return Wire.badRequest("the sessionId query parameter is required")
+    const entry = sessions.get(id)
+    if (entry === undefined) return Wire.transportError(404, "Session not found")
+    if (!Wire.isJsonContent(request.headers["content-type"])) {
+      return Wire.transportError(415, "Unsupported Media Type: the body must be application/json")
+    }
+    const read = yield* Wire.readFrame(request, maxBodyBytes)
+    if (Result.isFailure(read)) return read.failure
+    if (!(yield* Queue.offer(entry.incoming, Result.succeed(read.success)))) {
+      return Wire.transportError(404, "Session not found")
+    }
+    return HttpServerResponse.text("Accepted", { status: 202 })
+  })
+
+  return { sse, messages, sessionCount: () => sessions.size } satisfies SseServer
+})
+
+/** Adds the SSE and messages routes to the `HttpRouter`. */
+export const layer = <E, R>(
+  options: Options<E, R>
+): Layer.Layer<never, never, HttpRouter.HttpRouter | Exclude<R, Provided>> =>
+  Layer.effectDiscard(
+    Effect.gen(function* () {
+      const router = yield* HttpRouter.HttpRouter
+      const server = yield* make(options)
+      yield* router.add("GET", options.ssePath ?? "/sse", server.sse)
+      yield* router.add("POST", options.messagesPath ?? "/messages", server.messages)
+    })
+  )

@@ -1,0 +1,428 @@
+/**
+ * The Streamable HTTP transport, client side. Every frame is a POST
+ * (`Accept: application/json, text/event-stream`) answered by 202, a JSON
+ * body or an SSE stream; once the session is initialized a GET stream
+ * carries the server's own messages. Streams that drop are resumed with
+ * `Last-Event-ID`. The session id is kept and sent back, the negotiated
+ * revision goes in `MCP-Protocol-Version`, and closing the scope ends the
+ * session with DELETE.
+ *
+ * A server that answers the first POST with a 4xx that is not JSON-RPC is
+ * taken for a 2024-11-05 HTTP+SSE server: the transport opens the event
+ * stream at the same URL and continues over the legacy transport.
+ */
+import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
+import * as McpError from "@effect-mcp/protocol/McpError"
+import type * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
+import * as FiberSet from "effect/FiberSet"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
+import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as HttpClientSse from "./internal/httpClientSse.ts"
+import * as Headers from "./internal/httpHeaders.ts"
+import * as Wire from "./internal/httpWire.ts"
+import * as Legacy from "./internal/sseLegacyClient.ts"
+import * as Transport from "./Transport.ts"
+
+export interface ReconnectOptions {
+  /** Delay before the first reconnection when the server sent no `retry`. Default 1 second. */
+  readonly initialDelay?: Duration.Input | undefined
+  /** Upper bound of the delay. Default 30 seconds. */
+  readonly maxDelay?: Duration.Input | undefined
+  /** Growth of the delay after each failed attempt. Default 1.5. */
+  readonly factor?: number | undefined
+  /** Consecutive failed attempts before a stream is given up. Default 2. */
+  readonly maxRetries?: number | undefined
+}
+
+export interface Options {
+  readonly url: string
+  /** Sent with every request (e.g. `authorization`). */
+  readonly headers?: Readonly<Record<string, string>> | undefined
+  readonly reconnect?: ReconnectOptions | undefined
+  /** Open the GET stream after initialization. Default true. */
+  readonly standaloneStream?: boolean | undefined
+  /** Fall back to the 2024-11-05 HTTP+SSE transport. Default true. */
+  readonly legacySseFallback?: boolean | undefined
+  /** Send DELETE when the scope closes. Default true. */
+  readonly terminateOnClose?: boolean | undefined
+  /** Frames buffered before the reader waits for the session. Default 1,024. */
+  readonly capacity?: number | undefined
+}
+
+/** The server no longer knows the session (HTTP 404): start a new session. */
+export class SessionExpired extends Schema.TaggedError<SessionExpired>()("SessionExpired", {
+  sessionId: Schema.String
+}) {
+  override get message(): string {
+    return `the server ended session ${this.sessionId} (HTTP 404); initialize a new session`
+  }
+}
+
+/** Whether a transport error means the session expired on the server. */
+export const isSessionExpired = (error: Transport.TransportError): boolean => error.cause instanceof SessionExpired
+
+export interface StreamableHttpClientShape extends Transport.TransportShape {
+  readonly sessionId: () => string | undefined
+  readonly protocolVersion: () => string | undefined
+  /**
+   * Sets the revision sent in `MCP-Protocol-Version`. The transport learns it
+   * from the `initialize` response by itself; a session layer may set it too.
+   */
+  readonly setProtocolVersion: (version: string | undefined) => void
+  /** `"sse"` after falling back to the legacy transport. */
+  readonly mode: () => "streamable" | "sse"
+  /** Completes when the server answers 404 for the session. */
+  readonly expired: Effect.Effect<SessionExpired>
+  /** Ends the session now (DELETE), as closing the scope would. */
+  readonly terminate: Effect.Effect<void>
+}
+
+export class StreamableHttpClient extends Context.Service<StreamableHttpClient, StreamableHttpClientShape>()(
+  "@effect-mcp/engine/StreamableHttpClient"
+) {}
+
+const io = (message: string, cause?: unknown) =>
+  new Transport.TransportError({ reason: "Io", message, ...(cause === undefined ? {} : { cause }) })
+
+const closedError = new Transport.TransportError({ reason: "Closed", message: "HTTP transport closed" })
+
+const ACCEPT_BOTH = `${Wire.CONTENT_JSON}, ${Wire.CONTENT_SSE}`
+
+// What a server of 2024-11-05 answers a POST to its event-stream URL with.
+const fallbackStatuses = new Set([400, 404, 405])
+
+// The handshake is sent and answered before anything else, so it may block `send`.
+const handshakeMethods = new Set(["initialize", "server/discover"])
+
+const cancelledIdsOf = (messages: ReadonlyArray<JsonRpc.Message>): Array<JsonRpc.RequestId> => {
+  const ids: Array<JsonRpc.RequestId> = []
+  for (const message of messages) {
+    if (!JsonRpc.isNotification(message) || message.method !== "notifications/cancelled") continue
+    const id = (message.params as { readonly requestId?: unknown } | undefined)?.requestId
+    if (typeof id === "string" || typeof id === "number") ids.push(id)
+  }
+  return ids
+}
+
+interface InFlight {
+  /** The ids the POST's reader still waits for (shared with it). */
+  readonly pending: Set<JsonRpc.RequestId>
+  /** Sent in a stateless revision: only dropping the connection cancels it. */
+  readonly stateless: boolean
+  fiber: Fiber.Fiber<void> | undefined
+}
+
+const millis = (input: Duration.Input | undefined, fallback: number) =>
+  input === undefined ? fallback : Duration.toMillis(Duration.fromInputUnsafe(input))
+
+const messagesIn = (decoded: JsonRpcCodec.Decoded): ReadonlyArray<JsonRpc.Message> =>
+  (JsonRpcCodec.isBatch(decoded) ? decoded : [decoded]).filter(
+    (m): m is JsonRpc.Message => !JsonRpcCodec.isDecodeFailure(m)
+  )
+
+export const make = Effect.fnUntraced(function* (options: Options) {
+  const http = yield* HttpClient.HttpClient
+  const scope = yield* Scope.Scope
+  const incoming = yield* Queue.bounded<Transport.Incoming, Transport.TransportError | Cause.Done>(
+    options.capacity ?? 1024
+  )
+  const readers = yield* FiberSet.make<void, never>()
+  const expiredSignal = yield* Deferred.make<SessionExpired>()
+  const reconnect: HttpClientSse.Reconnect = {
+    initialMs: millis(options.reconnect?.initialDelay, 1000),
+    maxMs: millis(options.reconnect?.maxDelay, 30_000),
+    factor: options.reconnect?.factor ?? 1.5,
+    maxRetries: options.reconnect?.maxRetries ?? 2
+  }
+  let sessionId: string | undefined
+  let protocolVersion: string | undefined
+  let legacy: Legacy.Connection | undefined
+  let closed = false
+  let attempted = false
+  let standaloneStarted = false
+  const initializeIds = new Set<JsonRpc.RequestId>()
+
+  const learn = (messages: ReadonlyArray<JsonRpc.Message>) => {
+    if (initializeIds.size === 0) return
+    for (const message of messages) {
+      if (!JsonRpc.isSuccess(message) || !initializeIds.has(message.id)) continue
+      initializeIds.delete(message.id)
+      const version = (message.result as { readonly protocolVersion?: unknown } | null)?.protocolVersion
+      if (typeof version === "string") protocolVersion = version
+    }
+  }
+
+  /** Hands a received frame to the session; returns the ids of the responses it held. */
+  const deliver = (text: string) =>
+    Effect.suspend(() => {
+      const decoded = JsonRpcCodec.decode(text)
+      const messages = Result.isSuccess(decoded) ? messagesIn(decoded.success) : []
+      learn(messages)
+      return Effect.as(Queue.offer(incoming, decoded), Wire.responseIdsOf(messages))
+    })
+
+  const baseHeaders = (): Record<string, string> => ({
+    ...options.headers,
+    ...(sessionId === undefined ? {} : { [Wire.HEADER_SESSION_ID]: sessionId }),
+    ...(protocolVersion === undefined ? {} : { [Wire.HEADER_PROTOCOL_VERSION]: protocolVersion })
+  })
+
+  const expire = Effect.suspend(() => {
+    const error = new SessionExpired({ sessionId: sessionId ?? "" })
+    sessionId = undefined
+    Deferred.doneUnsafe(expiredSignal, Exit.succeed(error))
+    const failure = new Transport.TransportError({ reason: "Closed", message: error.message, cause: error })
+    return Effect.as(Queue.fail(incoming, failure), failure)
+  })
+
+  const sseConfig: HttpClientSse.Config = {
+    reconnect,
+    deliver: (event) => (event.event === "message" ? deliver(event.data) : Effect.succeed([])),
+    get: (lastEventId) =>
+      http.execute(
+        HttpClientRequest.get(options.url).pipe(
+          HttpClientRequest.setHeaders({
+            ...baseHeaders(),
+            accept: Wire.CONTENT_SSE,
+            ...(lastEventId === undefined ? {} : { [Wire.HEADER_LAST_EVENT_ID]: lastEventId })
+          })
+        )
+      ),
+    // A 404 without a session means there is no GET stream, not that a session ended.
+    expired: Effect.suspend(() => (sessionId === undefined ? Effect.void : Effect.asVoid(expire))),
+    isClosed: () => closed
+  }
+
+  const startStandalone = Effect.suspend(() => {
+    if (standaloneStarted || options.standaloneStream === false || Headers.isStatelessVersion(protocolVersion)) {
+      return Effect.void
+    }
+    standaloneStarted = true
+    return Effect.asVoid(FiberSet.run(readers, HttpClientSse.run(sseConfig, undefined, undefined)))
+  })
+
+  const fallback = (frame: Transport.Outgoing) =>
+    Effect.gen(function* () {
+      const connection = yield* Legacy.connect({
+        http,
+        url: options.url,
+        headers: () => ({ ...options.headers }),
+        deliver: (data) => Effect.asVoid(deliver(data)),
+        onEnd: Effect.asVoid(Queue.end(incoming))
+      }).pipe(Scope.provide(scope))
+      legacy = connection
+      yield* connection.post(frame)
+    })
+
+  /** A refusal: JSON-RPC errors answer the frame's requests; anything else is a transport failure. */
+  const refused = (
+    response: HttpClientResponse.HttpClientResponse,
+    frame: Transport.Outgoing,
+    requestIds: ReadonlyArray<JsonRpc.RequestId>,
+    first: boolean
+  ) =>
+    Effect.gen(function* () {
+      const text = yield* Effect.orElseSucceed(response.text, () => "")
+      const decoded = JsonRpcCodec.decode(text)
+      const replies = (Result.isSuccess(decoded) ? messagesIn(decoded.success) : []).filter(JsonRpc.isResponse)
+      const general = replies.find((r): r is JsonRpc.ErrorResponse => r.id === null && JsonRpc.isFailure(r))
+      if (requestIds.length > 0 && replies.length > 0) {
+        const answers: Array<JsonRpc.Message> = []
+        for (const id of requestIds) {
+          const own = replies.find((r) => r.id === id)
+          if (own !== undefined) answers.push(own)
+          else if (general !== undefined) answers.push(JsonRpc.failure(id, general.error))
+        }
+        if (answers.length === requestIds.length) {
+          // One frame per answer: a batch frame would be refused on revisions without batches.
+          yield* Effect.forEach(answers, (answer) => deliver(JsonRpcCodec.encode(answer)), { discard: true })
+          return
+        }
+      }
+      const status = response.status
+      if (first && options.legacySseFallback !== false && fallbackStatuses.has(status) && replies.length === 0) {
+        return yield* fallback(frame)
+      }
+      const detail = general === undefined ? "" : `: ${general.error.message}`
+      return yield* Effect.fail(
+        new Transport.TransportError({
+          reason: "Protocol",
+          message: `the server refused the message (HTTP ${status})${detail}`
+        })
+      )
+    })
+
+  /** POSTs a frame and reads its reply to the end; `pending` holds the ids still owed a response. */
+  const post = (frame: Transport.Outgoing, pending: Set<JsonRpc.RequestId>) =>
+    Effect.gen(function* () {
+      const messages = Wire.messagesOf(frame)
+      const requestIds = [...pending]
+      const single = messages.length === 1 ? messages[0]! : undefined
+      const version = (single === undefined ? undefined : Headers.metaVersionOf(single)) ?? protocolVersion
+      const headers: Record<string, string> = {
+        ...baseHeaders(),
+        ...(version === undefined ? {} : { [Wire.HEADER_PROTOCOL_VERSION]: version }),
+        ...(single !== undefined && Headers.isStatelessVersion(version) ? Headers.statelessHeaders(single) : {}),
+        accept: ACCEPT_BOTH
+      }
+      const first = !attempted
+      attempted = true
+      const hadSession = sessionId !== undefined
+      const response = yield* http
+        .execute(
+          HttpClientRequest.post(options.url).pipe(
+            HttpClientRequest.setHeaders(headers),
+            HttpClientRequest.bodyText(JsonRpcCodec.encode(frame), Wire.CONTENT_JSON)
+          )
+        )
+        .pipe(Effect.mapError((cause) => io(`POST ${options.url} failed: ${cause.message}`, cause)))
+      const assigned = response.headers[Wire.HEADER_SESSION_ID]
+      if (assigned !== undefined) sessionId = assigned
+      if (response.status === 404 && hadSession) {
+        yield* Effect.ignore(response.text)
+        return yield* Effect.flip(expire)
+      }
+      if (response.status >= 400) return yield* refused(response, frame, requestIds, first)
+      if (requestIds.length === 0 || response.status === 202) {
+        yield* Effect.ignore(response.text)
+        if (messages.some((m) => JsonRpc.isNotification(m) && m.method === "notifications/initialized")) {
+          yield* startStandalone
+        }
+        return
+      }
+      if (HttpClientSse.isSse(response)) return yield* HttpClientSse.run(sseConfig, response, pending)
+      const text = yield* response.text.pipe(Effect.mapError((cause) => io("reading the reply failed", cause)))
+      yield* deliver(text)
+    })
+
+  const inflight = new Map<JsonRpc.RequestId, InFlight>()
+
+  /** A POST that failed without a JSON-RPC answer: its requests are answered with the reason. */
+  const answerFailed = (pending: Set<JsonRpc.RequestId>, error: Transport.TransportError) =>
+    Effect.forEach(
+      [...pending],
+      (id) =>
+        deliver(
+          JsonRpcCodec.encode(
+            JsonRpc.failure(
+              id,
+              McpError.toErrorObject(
+                new McpError.InternalError({
+                  message: `HTTP transport: ${error.message}`,
+                  data: { transportError: error.reason }
+                })
+              )
+            )
+          )
+        ),
+      { discard: true }
+    )
+
+  const send = (frame: Transport.Outgoing): Effect.Effect<void, Transport.TransportError> =>
+    Effect.suspend(() => {
+      if (closed) return Effect.fail(closedError)
+      if (legacy !== undefined) return legacy.post(frame)
+      const messages = Wire.messagesOf(frame)
+      let cancelsOnlyStateless = messages.length > 0
+      for (const id of cancelledIdsOf(messages)) {
+        const entry = inflight.get(id)
+        inflight.delete(id)
+        entry?.pending.delete(id)
+        if (entry?.stateless === true && entry.fiber !== undefined) entry.fiber.interruptUnsafe()
+        else cancelsOnlyStateless = false
+      }
+      // On the stateless revision a cancel has no session to go to: dropping the connection was the cancel.
+      if (cancelsOnlyStateless && messages.every((m) => cancelledIdsOf([m]).length > 0)) return Effect.void
+      const requests = messages.filter(JsonRpc.isRequest)
+      for (const request of requests) if (request.method === "initialize") initializeIds.add(request.id)
+      const pending = new Set(requests.map((r) => r.id))
+      if (requests.length === 0 || requests.some((r) => handshakeMethods.has(r.method))) return post(frame, pending)
+      // Requests run in the background: a JSON reply arrives only with the result, and the
+      // Peer's timeouts and cancellation must not wait for it.
+      const entry: InFlight = {
+        pending,
+        stateless: requests.some((r) => Headers.isStatelessVersion(Headers.metaVersionOf(r))),
+        fiber: undefined
+      }
+      for (const id of pending) inflight.set(id, entry)
+      const forget = Effect.sync(() => {
+        for (const request of requests) if (inflight.get(request.id) === entry) inflight.delete(request.id)
+      })
+      return FiberSet.run(
+        readers,
+        post(frame, pending).pipe(
+          Effect.catch((error) => answerFailed(pending, error)),
+          Effect.ensuring(forget)
+        )
+      ).pipe(
+        Effect.flatMap((fiber) =>
+          Effect.sync(() => {
+            entry.fiber = fiber
+          })
+        )
+      )
+    })
+
+  const terminate = Effect.suspend(() => {
+    const id = sessionId
+    if (id === undefined || legacy !== undefined) return Effect.void
+    sessionId = undefined
+    return http
+      .execute(
+        HttpClientRequest.delete(options.url).pipe(
+          HttpClientRequest.setHeaders({ ...baseHeaders(), [Wire.HEADER_SESSION_ID]: id })
+        )
+      )
+      .pipe(
+        Effect.flatMap((response) => response.text),
+        Effect.timeoutOption(Duration.seconds(5)),
+        Effect.ignore
+      )
+  })
+
+  yield* Effect.addFinalizer(() =>
+    Effect.gen(function* () {
+      closed = true
+      yield* FiberSet.clear(readers)
+      if (options.terminateOnClose !== false) yield* terminate
+      yield* Queue.end(incoming)
+    })
+  )
+
+  return {
+    incoming: Stream.fromQueue(incoming),
+    send,
+    sessionId: () => sessionId,
+    protocolVersion: () => protocolVersion,
+    setProtocolVersion: (version) => {
+      protocolVersion = version
+    },
+    mode: () => (legacy === undefined ? "streamable" : "sse"),
+    expired: Deferred.await(expiredSignal),
+    terminate
+  } satisfies StreamableHttpClientShape
+})
+
+/** Provides `Transport` (and the HTTP-specific view of it) over the `HttpClient`. */
+export const layer = (
+  options: Options
+): Layer.Layer<Transport.Transport | StreamableHttpClient, never, HttpClient.HttpClient> =>
+  Layer.effectContext(
+    Effect.map(make(options), (client) =>
+      Context.make(StreamableHttpClient, client).pipe(Context.add(Transport.Transport, client))
+    )
+  )

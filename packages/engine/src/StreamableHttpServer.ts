@@ -1,0 +1,299 @@
+/**
+ * The Streamable HTTP transport, server side: one endpoint answering POST
+ * (client messages; replies as JSON or as an SSE stream), GET (a stream for
+ * server-initiated messages, or the resumption of a dropped stream with
+ * `Last-Event-ID`) and DELETE (ends the session).
+ *
+ * Each stateful session is an MCP session (built by `options.session`, e.g.
+ * `ServerSession.make(...)` or McpServer's `makeSession`) over a transport
+ * made for it. Stateless requests (the 2026-07-28 revision, or every request
+ * with `sessions: false`) get a session of their own that ends with the reply.
+ *
+ * Only effect's abstract HTTP services are used; serve `handler` (or `layer`,
+ * which adds it to an `HttpRouter`) with any platform's HTTP server.
+ */
+import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
+import { SecureRandom } from "effect/crypto"
+import * as CurrentRequest from "./CurrentRequest.ts"
+import * as EventStore from "./EventStore.ts"
+import * as Post from "./internal/httpServerPost.ts"
+import * as Run from "./internal/httpServerRun.ts"
+import * as HttpSession from "./internal/httpServerSession.ts"
+import * as Wire from "./internal/httpWire.ts"
+import type * as Transport from "./Transport.ts"
+
+/** DNS-rebinding protection: which `Host` / `Origin` values are accepted. */
+export type RebindingOptions = Wire.RebindingOptions
+
+export interface Options<E = never, R = never> {
+  /**
+   * Starts one MCP session over the `Transport` it is given, in the `Scope`
+   * it is given (closing that scope ends the session): `ServerSession.make(options)`,
+   * or McpServer's `makeSession`. `CurrentHttpSession` is provided as well.
+   */
+  readonly session: Effect.Effect<unknown, E, R>
+  /** Where `layer` mounts the endpoint. Default `/mcp`. */
+  readonly path?: HttpRouter.PathInput | undefined
+  /** Stateful sessions with `Mcp-Session-Id`. Default true; false serves every request on its own. */
+  readonly sessions?: boolean | undefined
+  /** How POSTs carrying requests are answered. Default `"sse"`. */
+  readonly responseMode?: "sse" | "json" | undefined
+  /** Offer the GET stream for server-initiated messages. Default true (stateful sessions only). */
+  readonly standaloneStream?: boolean | undefined
+  /**
+   * Keeps sent events so dropped streams can be resumed. Default: the
+   * `EventStore` service when provided, else an in-memory store; `false` disables.
+   */
+  readonly eventStore?: EventStore.EventStoreShape | false | undefined
+  /** The `retry` sent with the priming event of each resumable stream. Default 1 second. */
+  readonly retryInterval?: Duration.Input | undefined
+  /** DNS-rebinding protection (Host and Origin checks). Default: on, loopback host names only. */
+  readonly rebinding?: RebindingOptions | undefined
+  /** Largest POST body accepted; larger ones get 413. Default 4 MiB. */
+  readonly maxBodyBytes?: number | undefined
+  /** A session without any HTTP exchange for this long is closed. Default 30 minutes. */
+  readonly sessionIdleTimeout?: Duration.Input | undefined
+  /** Sessions open at once; an `initialize` beyond it gets 503. Default 10,000. */
+  readonly maxSessions?: number | undefined
+  /** Revisions accepted in `MCP-Protocol-Version`. Default: all. */
+  readonly supportedVersions?: ReadonlyArray<ProtocolVersion.ProtocolVersion> | undefined
+}
+
+/** What a session's handlers can ask of the HTTP exchange they run in. */
+export interface CurrentHttpSessionShape {
+  /** The `Mcp-Session-Id`, or undefined for a stateless request. */
+  readonly sessionId: string | undefined
+  /** The revision negotiated at `initialize` (stateful sessions). */
+  readonly protocolVersion: () => string | undefined
+  /**
+   * Ends the SSE connection that will carry the response to `requestId`
+   * (the client reconnects with `Last-Event-ID` and gets the rest). Does
+   * nothing when streams are not resumable, since the response would be lost.
+   */
+  readonly closeRequestStream: (requestId: JsonRpc.RequestId) => Effect.Effect<void>
+  /** The same for the GET stream. */
+  readonly closeStandaloneStream: Effect.Effect<void>
+}
+
+export class CurrentHttpSession extends Context.Service<CurrentHttpSession, CurrentHttpSessionShape>()(
+  "@effect-mcp/engine/StreamableHttpServer/CurrentHttpSession"
+) {}
+
+/**
+ * Ends the SSE connection carrying the response of the request being served;
+ * the client resumes with `Last-Event-ID` (the `test_reconnection` pattern,
+ * or SSE polling). Does nothing outside an HTTP session or without an event store.
+ */
+export const closeRequestStream: Effect.Effect<void, never, CurrentRequest.CurrentRequest> = Effect.gen(function* () {
+  const http = yield* Effect.serviceOption(CurrentHttpSession)
+  if (Option.isNone(http)) return
+  const request = yield* CurrentRequest.CurrentRequest
+  yield* http.value.closeRequestStream(request.id)
+})
+
+export interface StreamableHttpServer {
+  /** Answers one request to the endpoint (any method). */
+  readonly handler: Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>
+  /** Stateful sessions open now. */
+  readonly sessionCount: () => number
+  /** Ends a session as a DELETE would; false when it does not exist. */
+  readonly closeSession: (sessionId: string) => Effect.Effect<boolean>
+}
+
+/** What the session factory is given; the rest of its requirements come from where `make` runs. */
+export type Provided = Transport.Transport | Scope.Scope | CurrentHttpSession
+
+const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")
+
+/** A session id: 128 random bits as hex, visible ASCII as the spec requires. */
+const newSessionId = () => hex(SecureRandom.randomBytesUnsafe(16))
+
+/** Builds the endpoint. Sessions and the idle sweeper live in the current scope. */
+export const make = Effect.fnUntraced(function* <E, R>(
+  options: Options<E, R>
+): Effect.fn.Return<StreamableHttpServer, never, Scope.Scope | Exclude<R, Provided>> {
+  const serverScope = yield* Scope.Scope
+  const context = yield* Effect.context<Exclude<R, Provided>>()
+  const clock = yield* Clock.Clock
+  const stateful = options.sessions !== false
+  const store =
+    options.eventStore === false
+      ? undefined
+      : (options.eventStore ?? Context.getOrUndefined(context, EventStore.EventStore) ?? EventStore.makeMemory())
+  const retryMs = Duration.toMillis(Duration.fromInputUnsafe(options.retryInterval ?? Duration.seconds(1)))
+  const idleMs = Duration.toMillis(Duration.fromInputUnsafe(options.sessionIdleTimeout ?? Duration.minutes(30)))
+  const maxSessions = options.maxSessions ?? 10_000
+  const guard = Wire.makeRebindingGuard(options.rebinding)
+  const sessions = new Map<string, Entry>()
+  let stateless = 0
+
+  interface Entry {
+    readonly http: HttpSession.HttpSession
+    readonly scope: Scope.Closeable
+  }
+
+  const open = (id: string | undefined) =>
+    Effect.gen(function* () {
+      const scope = yield* Scope.fork(serverScope)
+      const http = yield* HttpSession.make({
+        id,
+        key: id ?? `stateless-${stateless++}`,
+        store: id === undefined ? undefined : store,
+        retryMs,
+        standalone: id !== undefined && options.standaloneStream !== false
+      })
+      const entry: Entry = { http, scope }
+      yield* Scope.addFinalizer(scope, http.shutdown)
+      const current: CurrentHttpSessionShape = {
+        sessionId: id,
+        protocolVersion: () => http.protocolVersion,
+        closeRequestStream: http.closeRequestStream,
+        closeStandaloneStream: http.closeStandaloneStream
+      }
+      Run.start({
+        factory: options.session,
+        server: context as Context.Context<unknown>,
+        transport: http.transport,
+        scope,
+        extra: Context.make(CurrentHttpSession, current) as Context.Context<unknown>,
+        onFailure: closeEntry(entry)
+      })
+      return entry
+    })
+
+  const closeEntry = (entry: Entry) =>
+    Effect.suspend(() => {
+      if (entry.http.id !== undefined && sessions.get(entry.http.id) === entry) sessions.delete(entry.http.id)
+      return Effect.andThen(entry.http.shutdown, Scope.close(entry.scope, Exit.void))
+    })
+
+  const closeSession = (id: string) =>
+    Effect.suspend(() => {
+      const entry = sessions.get(id)
+      return entry === undefined ? Effect.succeed(false) : Effect.as(closeEntry(entry), true)
+    })
+
+  // Idle sessions are swept at a tenth of the timeout (at most once a minute).
+  const sweepEvery = Math.max(1, Math.min(idleMs / 10, 60_000))
+  const sweep = Effect.suspend(() => {
+    const now = clock.currentTimeMillisUnsafe()
+    const idle: Array<Entry> = []
+    for (const entry of sessions.values()) {
+      if (entry.http.active === 0 && now - entry.http.lastActive >= idleMs) idle.push(entry)
+    }
+    return Effect.forEach(idle, closeEntry, { discard: true })
+  })
+  if (stateful) {
+    yield* Effect.sleep(Duration.millis(sweepEvery)).pipe(Effect.andThen(sweep), Effect.forever, Effect.forkScoped)
+  }
+  yield* Effect.addFinalizer(() => Effect.forEach([...sessions.values()], closeEntry, { discard: true }))
+
+  const postContext: Post.Context = {
+    supportedVersions: options.supportedVersions ?? ProtocolVersion.all,
+    stateful,
+    json: options.responseMode === "json",
+    store,
+    maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,
+    lookup: (id) => sessions.get(id)?.http,
+    create: () =>
+      Effect.suspend(() => {
+        if (sessions.size >= maxSessions) return Effect.succeed(undefined)
+        const id = newSessionId()
+        return Effect.map(open(id), (entry) => {
+          // A factory that failed at once has closed the session already.
+          if (!entry.http.isClosed()) sessions.set(id, entry)
+          return entry.http
+        })
+      }),
+    perRequest: () => Effect.map(open(undefined), (entry) => ({ http: entry.http, close: closeEntry(entry) })),
+    touch: (http) => {
+      http.lastActive = clock.currentTimeMillisUnsafe()
+    }
+  }
+
+  const get = (request: HttpServerRequest.HttpServerRequest) =>
+    Effect.gen(function* () {
+      if (!Wire.accepts(request.headers["accept"], Wire.CONTENT_SSE)) {
+        return Wire.transportError(406, "Not Acceptable: the client must accept text/event-stream")
+      }
+      const version = request.headers[Wire.HEADER_PROTOCOL_VERSION]
+      // Stateless revisions have no GET stream (subscriptions/listen replaces it).
+      if (!stateful || options.standaloneStream === false || Post.isStatelessVersion(version)) {
+        return Wire.methodNotAllowed("POST, DELETE")
+      }
+      const session = Post.sessionOf(request, postContext)
+      if (!("transport" in session)) return session
+      const lastEventId = request.headers[Wire.HEADER_LAST_EVENT_ID]
+      const headers = { [Wire.HEADER_SESSION_ID]: session.id ?? "" }
+      let stream: HttpSession.LogicalStream | undefined
+      if (lastEventId !== undefined && store !== undefined) {
+        stream = yield* session.resume(lastEventId)
+        if (stream === undefined) return Wire.badRequest("unknown or expired Last-Event-ID", headers)
+      } else {
+        stream = yield* session.openStandalone(Post.primes(session.protocolVersion ?? version))
+        if (stream === undefined) {
+          return Wire.transportError(409, "Conflict: a GET stream is already open for this session", headers)
+        }
+      }
+      postContext.touch(session)
+      return Post.sseResponse(session.body(stream), headers)
+    })
+
+  const del = (request: HttpServerRequest.HttpServerRequest) =>
+    Effect.gen(function* () {
+      if (!stateful) return Wire.methodNotAllowed("POST")
+      const session = Post.sessionOf(request, postContext)
+      if (!("transport" in session)) return session
+      yield* closeSession(session.id!)
+      return HttpServerResponse.empty({ status: 200 })
+    })
+
+  const handler = Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const refused = guard(request)
+    if (refused !== undefined) return refused
+    switch (request.method) {
+      case "POST":
+        return yield* Post.handle(request, postContext)
+      case "GET":
+        return yield* get(request)
+      case "DELETE":
+        return yield* del(request)
+      default:
+        return Wire.methodNotAllowed(stateful ? "GET, POST, DELETE" : "POST")
+    }
+  })
+
+  return {
+    handler,
+    sessionCount: () => sessions.size,
+    closeSession
+  } satisfies StreamableHttpServer
+})
+
+/**
+ * Adds the endpoint to the `HttpRouter` at `options.path` (default `/mcp`).
+ * The server lives as long as the router's layer.
+ */
+export const layer = <E, R>(
+  options: Options<E, R>
+): Layer.Layer<never, never, HttpRouter.HttpRouter | Exclude<R, Provided>> =>
+  Layer.effectDiscard(
+    Effect.gen(function* () {
+      const router = yield* HttpRouter.HttpRouter
+      const server = yield* make(options)
+      yield* router.add("*", options.path ?? "/mcp", server.handler)
+    })
+  )

@@ -1,0 +1,116 @@
+/**
+ * The Streamable HTTP headers that mirror the body: `MCP-Protocol-Version`
+ * (every revision from 2025-06-18), and on the stateless revision
+ * (2026-07-28) `Mcp-Method` and `Mcp-Name`, which let intermediaries route
+ * without parsing JSON. The server refuses a request whose headers disagree
+ * with its body (HeaderMismatch, HTTP 400); the client derives them from the
+ * body it sends.
+ */
+import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import * as McpError from "@effect-mcp/protocol/McpError"
+import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
+import * as Registry from "@effect-mcp/protocol/Registry"
+import * as Base64 from "effect/encoding/Base64"
+import * as Predicate from "effect/Predicate"
+import * as Result from "effect/Result"
+import { HEADER_METHOD, HEADER_NAME, HEADER_PROTOCOL_VERSION } from "./httpWire.ts"
+
+export const META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+
+const paramsOf = (message: JsonRpc.Message): { readonly [key: string]: unknown } | undefined => {
+  const params = (message as JsonRpc.Request).params
+  return Predicate.isObject(params) && !Array.isArray(params)
+    ? (params as { readonly [key: string]: unknown })
+    : undefined
+}
+
+/** The revision a message names in `_meta` (stateless revisions carry it on every request). */
+export const metaVersionOf = (message: JsonRpc.Message): string | undefined => {
+  const meta = paramsOf(message)?._meta
+  if (!Predicate.isObject(meta)) return undefined
+  const version = (meta as { readonly [key: string]: unknown })[META_PROTOCOL_VERSION]
+  return typeof version === "string" ? version : undefined
+}
+
+export const isStatelessVersion = (version: string | undefined): boolean =>
+  version !== undefined && ProtocolVersion.isSupported(version) && Registry.get(version).stateless
+
+/** The value `Mcp-Name` mirrors for a method, or undefined when the method has none. */
+export const nameOf = (message: JsonRpc.Message): string | undefined => {
+  if (!("method" in message)) return undefined
+  const params = paramsOf(message)
+  switch (message.method) {
+    case "tools/call":
+    case "prompts/get":
+      return typeof params?.name === "string" ? params.name : undefined
+    case "resources/read":
+      return typeof params?.uri === "string" ? params.uri : undefined
+    default:
+      return undefined
+  }
+}
+
+// Header values are visible ASCII; anything else travels base64-encoded in the
+// `=?base64?...?=` form.
+const plain = /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/
+const encodedForm = /^=\?base64\?([A-Za-z0-9+/=]*)\?=$/i
+
+export const encodeHeaderValue = (value: string): string =>
+  plain.test(value) ? value : `=?base64?${Base64.encode(value)}?=`
+
+const decodeHeaderValue = (value: string): string | undefined => {
+  const match = encodedForm.exec(value)
+  if (match === null) return value
+  const decoded = Base64.decodeString(match[1]!)
+  return Result.isSuccess(decoded) ? decoded.success : undefined
+}
+
+const mismatch = (message: string, id: JsonRpc.RequestId | null) => ({
+  error: new McpError.HeaderMismatch({ message: `Header mismatch: ${message}` }),
+  id
+})
+
+/**
+ * Checks the mirrored headers of one message of a stateless revision.
+ * Returns the error to answer with (HTTP 400), or undefined.
+ */
+export const checkStateless = (
+  headers: { readonly [key: string]: string | undefined },
+  message: JsonRpc.Message
+): { readonly error: McpError.McpError; readonly id: JsonRpc.RequestId | null } | undefined => {
+  const id = JsonRpc.isRequest(message) ? message.id : null
+  if (!("method" in message)) return undefined
+  const headerVersion = headers[HEADER_PROTOCOL_VERSION]
+  const bodyVersion = metaVersionOf(message)
+  if (JsonRpc.isRequest(message) || bodyVersion !== undefined) {
+    if (headerVersion === undefined) return mismatch("the MCP-Protocol-Version header is required", id)
+    if (bodyVersion !== headerVersion) {
+      return mismatch(
+        `MCP-Protocol-Version header value '${headerVersion}' does not match body value '${bodyVersion ?? ""}'`,
+        id
+      )
+    }
+  }
+  const method = headers[HEADER_METHOD]
+  if (method === undefined) return mismatch("the Mcp-Method header is required", id)
+  if (decodeHeaderValue(method) !== message.method) {
+    return mismatch(`Mcp-Method header value '${method}' does not match body value '${message.method}'`, id)
+  }
+  const name = nameOf(message)
+  if (name === undefined) return undefined
+  const header = headers[HEADER_NAME]
+  if (header === undefined) return mismatch("the Mcp-Name header is required", id)
+  if (decodeHeaderValue(header) !== name) {
+    return mismatch(`Mcp-Name header value '${header}' does not match body value '${name}'`, id)
+  }
+  return undefined
+}
+
+/** The headers a client adds for one outgoing message of a stateless revision. */
+export const statelessHeaders = (message: JsonRpc.Message): Record<string, string> => {
+  if (!("method" in message)) return {}
+  const headers: Record<string, string> = { [HEADER_METHOD]: encodeHeaderValue(message.method) }
+  const name = nameOf(message)
+  if (name !== undefined) headers[HEADER_NAME] = encodeHeaderValue(name)
+  return headers
+}

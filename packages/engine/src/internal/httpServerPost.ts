@@ -1,0 +1,238 @@
+/**
+ * The POST side of the Streamable HTTP server: checks a request (Accept,
+ * Content-Type, size, protocol-version and mirrored headers), finds or makes
+ * its session, hands the frame over and answers with 202, a JSON body or an
+ * SSE stream.
+ */
+import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
+import * as McpError from "@effect-mcp/protocol/McpError"
+import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
+import * as Registry from "@effect-mcp/protocol/Registry"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import type * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Result from "effect/Result"
+import * as Stream from "effect/Stream"
+import type * as EventStore from "../EventStore.ts"
+import * as Headers from "./httpHeaders.ts"
+import type * as HttpSession from "./httpServerSession.ts"
+import * as Wire from "./httpWire.ts"
+
+export interface Context {
+  readonly supportedVersions: ReadonlyArray<ProtocolVersion.ProtocolVersion>
+  readonly stateful: boolean
+  readonly json: boolean
+  readonly store: EventStore.EventStoreShape | undefined
+  readonly maxBodyBytes: number
+  readonly lookup: (id: string) => HttpSession.HttpSession | undefined
+  /** A new stateful session, or undefined at the session limit. */
+  readonly create: () => Effect.Effect<HttpSession.HttpSession | undefined>
+  /** A session for one stateless request, and how to end it. */
+  readonly perRequest: () => Effect.Effect<{
+    readonly http: HttpSession.HttpSession
+    readonly close: Effect.Effect<void>
+  }>
+  readonly touch: (http: HttpSession.HttpSession) => void
+}
+
+export const isStatelessVersion = Headers.isStatelessVersion
+
+/** Priming events (an id with empty data) are understood by clients of 2025-11-25 and later. */
+export const primes = (version: string | undefined): boolean =>
+  version !== undefined && ProtocolVersion.isSupported(version) && ProtocolVersion.isAtLeast(version, "2025-11-25")
+
+export const sseResponse = (body: Stream.Stream<Uint8Array>, headers: Record<string, string>) =>
+  HttpServerResponse.stream(body, { contentType: Wire.CONTENT_SSE, headers: { ...Wire.sseHeaders, ...headers } })
+
+/** The session a request names, or the refusal: 400 without `Mcp-Session-Id`, 404 when unknown. */
+export const sessionOf = (
+  request: HttpServerRequest.HttpServerRequest,
+  context: Context
+): HttpSession.HttpSession | HttpServerResponse.HttpServerResponse => {
+  const id = request.headers[Wire.HEADER_SESSION_ID]
+  if (id === undefined) return Wire.badRequest("the Mcp-Session-Id header is required")
+  const session = context.lookup(id)
+  if (session === undefined || session.isClosed()) return Wire.transportError(404, "Session not found")
+  return session
+}
+
+const isInitialize = (message: JsonRpc.Message): message is JsonRpc.Request =>
+  JsonRpc.isRequest(message) && message.method === "initialize"
+
+const requestedVersion = (message: JsonRpc.Request): string | undefined => {
+  const params = message.params as { readonly protocolVersion?: unknown } | undefined
+  return typeof params?.protocolVersion === "string" ? params.protocolVersion : undefined
+}
+
+const batchesAllowed = (version: string | undefined) =>
+  version !== undefined && ProtocolVersion.isSupported(version) && Registry.get(version).batches
+
+/** Hands a frame to a session and builds the reply. */
+const serve = (
+  context: Context,
+  session: HttpSession.HttpSession,
+  frame: JsonRpcCodec.Decoded,
+  messages: ReadonlyArray<JsonRpc.Message>,
+  onBodyEnd: Effect.Effect<void>
+) =>
+  Effect.gen(function* () {
+    const headers: Record<string, string> = session.id === undefined ? {} : { [Wire.HEADER_SESSION_ID]: session.id }
+    const requests = messages.filter(JsonRpc.isRequest)
+    for (const request of requests) {
+      if (session.isPending(request.id)) {
+        return Wire.errorResponse(
+          400,
+          new McpError.InvalidRequest({ message: `request id ${String(request.id)} is already in flight` }),
+          { id: request.id, headers }
+        )
+      }
+      if (isInitialize(request)) session.trackInitialize(request.id)
+    }
+    if (requests.length === 0) {
+      if (!(yield* session.offer(frame))) return Wire.transportError(404, "Session not found")
+      yield* onBodyEnd
+      return HttpServerResponse.empty({ status: 202, headers })
+    }
+    const initialize = requests.find(isInitialize)
+    const version = session.protocolVersion ?? (initialize === undefined ? undefined : requestedVersion(initialize))
+    const stream = yield* session.openPost(
+      requests.map((r) => r.id),
+      context.json ? "json" : "sse",
+      primes(version)
+    )
+    if (!(yield* session.offer(frame))) return Wire.transportError(404, "Session not found")
+    if (stream.collected === undefined) {
+      return sseResponse(session.body(stream).pipe(Stream.ensuring(onBodyEnd)), headers)
+    }
+    yield* Deferred.await(stream.done)
+    yield* onBodyEnd
+    const body = JsonRpcCodec.isBatch(frame) ? stream.collected : stream.collected[0]
+    return body === undefined
+      ? HttpServerResponse.empty({ status: 202, headers })
+      : Wire.jsonResponse(200, body, headers)
+  })
+
+const STATELESS_INIT_ID = "effect-mcp/stateless-initialize"
+
+/**
+ * A per-request session of a stateful revision was never initialized: run
+ * the handshake on its behalf, in the revision the request names, so the
+ * request is served as in a session (with no client capabilities known).
+ */
+const preInitialize = (session: HttpSession.HttpSession, version: string) =>
+  Effect.gen(function* () {
+    const stream = yield* session.openPost([STATELESS_INIT_ID], "json", false)
+    yield* session.offer(
+      JsonRpc.request(STATELESS_INIT_ID, "initialize", {
+        protocolVersion: version,
+        capabilities: {},
+        clientInfo: { name: "stateless-http-client", version: "0.0.0" }
+      })
+    )
+    yield* Deferred.await(stream.done)
+    yield* session.offer(JsonRpc.notification("notifications/initialized"))
+  })
+
+const servePerRequest = (
+  context: Context,
+  frame: JsonRpcCodec.Decoded,
+  messages: ReadonlyArray<JsonRpc.Message>,
+  legacyVersion: string | undefined
+) =>
+  Effect.gen(function* () {
+    const { http, close } = yield* context.perRequest()
+    const single = messages.length === 1 ? messages[0]! : undefined
+    if (legacyVersion !== undefined && (single === undefined || !isInitialize(single))) {
+      yield* preInitialize(http, legacyVersion)
+    }
+    // Notifications are processed before the session ends; replies end it when complete.
+    const end = Effect.andThen(Effect.andThen(http.endInput, http.drained), close)
+    return yield* serve(context, http, frame, messages, end).pipe(Effect.onInterrupt(() => close))
+  })
+
+const refuse = (problem: { readonly error: McpError.McpError; readonly id: JsonRpc.RequestId | null }) =>
+  Wire.errorResponse(400, problem.error, { id: problem.id })
+
+export const handle = (request: HttpServerRequest.HttpServerRequest, context: Context) =>
+  Effect.gen(function* () {
+    const accept = request.headers["accept"]
+    if (!Wire.accepts(accept, Wire.CONTENT_JSON) || !Wire.accepts(accept, Wire.CONTENT_SSE)) {
+      return Wire.transportError(406, "Not Acceptable: the client must accept application/json and text/event-stream")
+    }
+    if (!Wire.isJsonContent(request.headers["content-type"])) {
+      return Wire.transportError(415, "Unsupported Media Type: the body must be application/json")
+    }
+    const headerVersion = request.headers[Wire.HEADER_PROTOCOL_VERSION]
+    if (headerVersion !== undefined && !(context.supportedVersions as ReadonlyArray<string>).includes(headerVersion)) {
+      return refuse({
+        error: new McpError.UnsupportedProtocolVersion({
+          message: `Bad Request: unsupported protocol version ${headerVersion}`,
+          data: { requested: headerVersion, supported: [...context.supportedVersions] }
+        }),
+        id: null
+      })
+    }
+    const read = yield* Wire.readFrame(request, context.maxBodyBytes)
+    if (Result.isFailure(read)) return read.failure
+    const frame = read.success
+    const batch = JsonRpcCodec.isBatch(frame)
+    const entries = batch ? frame : [frame]
+    const failures = entries.filter(JsonRpcCodec.isDecodeFailure)
+    if (failures.length > 0)
+      return Wire.jsonResponse(
+        400,
+        failures.map((f) => f.toResponse())
+      )
+    const messages = entries as ReadonlyArray<JsonRpc.Message>
+
+    const bodyVersion = messages.map(Headers.metaVersionOf).find(Headers.isStatelessVersion)
+    const statelessVersion = bodyVersion ?? (Headers.isStatelessVersion(headerVersion) ? headerVersion : undefined)
+    if (statelessVersion !== undefined) {
+      if (batch) return Wire.badRequest(`batches are not supported by revision ${statelessVersion}`)
+      const problem = Headers.checkStateless(request.headers, messages[0]!)
+      if (problem !== undefined) return refuse(problem)
+      if (!(context.supportedVersions as ReadonlyArray<string>).includes(statelessVersion)) {
+        return refuse({
+          error: new McpError.UnsupportedProtocolVersion({
+            message: `unsupported protocol version ${statelessVersion}`,
+            data: { requested: statelessVersion, supported: [...context.supportedVersions] }
+          }),
+          id: JsonRpc.isRequest(messages[0]!) ? messages[0].id : null
+        })
+      }
+      return yield* servePerRequest(context, frame, messages, undefined)
+    }
+    if (batch && messages.some(isInitialize)) return Wire.badRequest("initialize must not be part of a batch")
+    if (!context.stateful) {
+      const version = headerVersion ?? "2025-03-26"
+      if (batch && !batchesAllowed(version)) return Wire.badRequest(`batches are not supported by revision ${version}`)
+      return yield* servePerRequest(context, frame, messages, version)
+    }
+
+    let session: HttpSession.HttpSession
+    if (request.headers[Wire.HEADER_SESSION_ID] === undefined && !batch && isInitialize(messages[0]!)) {
+      const created = yield* context.create()
+      if (created === undefined) return Wire.transportError(503, "Service Unavailable: too many sessions")
+      session = created
+    } else {
+      const found = sessionOf(request, context)
+      if (!("transport" in found)) return found
+      session = found
+    }
+    if (batch && !batchesAllowed(session.protocolVersion)) {
+      return Wire.badRequest(`batches are not supported by revision ${session.protocolVersion ?? "(none yet)"}`)
+    }
+    session.active++
+    context.touch(session)
+    const done = Effect.sync(() => context.touch(session))
+    return yield* serve(context, session, frame, messages, done).pipe(
+      Effect.ensuring(
+        Effect.sync(() => {
+          session.active--
+          context.touch(session)
+        })
+      )
+    )
+  })

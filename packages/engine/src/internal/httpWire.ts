@@ -1,0 +1,208 @@
+/**
+ * What the HTTP transports (Streamable HTTP and legacy SSE, both sides) share
+ * on the wire: header names, SSE event text, JSON-RPC error replies with their
+ * HTTP status, request-body limits and the DNS-rebinding checks.
+ */
+import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
+import * as McpError from "@effect-mcp/protocol/McpError"
+import * as Effect from "effect/Effect"
+import type * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Result from "effect/Result"
+import * as Stream from "effect/Stream"
+
+export const HEADER_SESSION_ID = "mcp-session-id"
+export const HEADER_PROTOCOL_VERSION = "mcp-protocol-version"
+export const HEADER_LAST_EVENT_ID = "last-event-id"
+export const HEADER_METHOD = "mcp-method"
+export const HEADER_NAME = "mcp-name"
+
+export const CONTENT_JSON = "application/json"
+export const CONTENT_SSE = "text/event-stream"
+
+// ---------------------------------------------------------------------------
+// SSE text
+// ---------------------------------------------------------------------------
+
+export interface SseEvent {
+  readonly id?: string | undefined
+  readonly event?: string | undefined
+  readonly data: string
+  readonly retryMs?: number | undefined
+}
+
+/** One SSE event block. JSON-RPC text never holds a raw line break (the codec escapes them). */
+export const formatEvent = (event: SseEvent): string => {
+  let text = ""
+  if (event.event !== undefined) text += `event: ${event.event}\n`
+  if (event.id !== undefined) text += `id: ${event.id}\n`
+  if (event.retryMs !== undefined) text += `retry: ${Math.max(0, Math.floor(event.retryMs))}\n`
+  return text + `data: ${event.data.replace(/\r\n|\r|\n/g, "\ndata: ")}\n\n`
+}
+
+export const sseHeaders = { "cache-control": "no-cache, no-transform", "x-accel-buffering": "no" } as const
+
+// ---------------------------------------------------------------------------
+// Replies
+// ---------------------------------------------------------------------------
+
+/** A JSON body with its status (an error reply, a JSON-mode result). */
+export const jsonResponse = (
+  status: number,
+  body: JsonRpc.Message | ReadonlyArray<JsonRpc.Message>,
+  headers?: Record<string, string>
+): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.text(JsonRpcCodec.encode(body), {
+    status,
+    contentType: CONTENT_JSON,
+    ...(headers === undefined ? {} : { headers })
+  })
+
+/** An HTTP-level refusal carried as a JSON-RPC error (the official SDKs read it that way). */
+export const errorResponse = (
+  status: number,
+  error: McpError.McpError,
+  options?: { readonly id?: JsonRpc.RequestId | null | undefined; readonly headers?: Record<string, string> }
+): HttpServerResponse.HttpServerResponse =>
+  jsonResponse(status, McpError.toResponse(options?.id ?? null, error), options?.headers)
+
+export const badRequest = (message: string, headers?: Record<string, string>) =>
+  errorResponse(400, new McpError.InvalidRequest({ message: `Bad Request: ${message}` }), { headers: headers ?? {} })
+
+/** Server-defined code for transport-level refusals (-32000), as the official SDKs use. */
+export const transportError = (status: number, message: string, headers?: Record<string, string>) =>
+  errorResponse(status, new McpError.JsonRpcError({ code: -32000, message }), { headers: headers ?? {} })
+
+export const methodNotAllowed = (allow: string) => transportError(405, "Method Not Allowed", { allow })
+
+// ---------------------------------------------------------------------------
+// Request checks
+// ---------------------------------------------------------------------------
+
+/** Whether an Accept header admits `type` (exact type, `type/*` or `*\/*`). */
+export const accepts = (accept: string | undefined, type: string): boolean => {
+  if (accept === undefined) return false
+  const [major] = type.split("/")
+  for (const part of accept.split(",")) {
+    const media = part.split(";")[0]!.trim().toLowerCase()
+    if (media === type || media === "*/*" || media === `${major}/*`) return true
+  }
+  return false
+}
+
+export const isJsonContent = (contentType: string | undefined): boolean =>
+  contentType !== undefined && contentType.split(";")[0]!.trim().toLowerCase() === CONTENT_JSON
+
+export interface RebindingOptions {
+  /** Host names (no port) accepted in `Host` and `Origin`. Default: loopback names only. */
+  readonly allowedHosts?: ReadonlyArray<string> | undefined
+  /** Full origins (`https://app.example.com`) accepted besides those whose host is allowed. */
+  readonly allowedOrigins?: ReadonlyArray<string> | undefined
+  /** Checks `Host` and `Origin`. Default true. */
+  readonly enabled?: boolean | undefined
+}
+
+export const loopbackHosts: ReadonlyArray<string> = ["localhost", "127.0.0.1", "[::1]", "::1"]
+
+const hostnameOf = (host: string): string => {
+  const h = host.trim().toLowerCase()
+  if (h.startsWith("[")) {
+    const end = h.indexOf("]")
+    return end < 0 ? h : h.slice(0, end + 1)
+  }
+  const colon = h.indexOf(":")
+  return colon < 0 ? h : h.slice(0, colon)
+}
+
+/**
+ * Guards against DNS rebinding: a page on `evil.example.com` whose name now
+ * resolves to 127.0.0.1 reaches a local server with its own Host and Origin.
+ * Returns the refusal to send, or undefined when the request may proceed.
+ */
+export const makeRebindingGuard = (options: RebindingOptions | undefined) => {
+  if (options?.enabled === false) return (_: HttpServerRequest.HttpServerRequest) => undefined
+  const hosts = new Set((options?.allowedHosts ?? loopbackHosts).map((h) => h.toLowerCase()))
+  const origins = new Set((options?.allowedOrigins ?? []).map((o) => o.toLowerCase()))
+  return (request: HttpServerRequest.HttpServerRequest): HttpServerResponse.HttpServerResponse | undefined => {
+    const host = request.headers["host"] ?? request.headers[":authority"]
+    if (host === undefined || !hosts.has(hostnameOf(host))) {
+      return transportError(403, "Forbidden: invalid Host header")
+    }
+    const origin = request.headers["origin"]
+    if (origin === undefined) return undefined
+    const lower = origin.trim().toLowerCase()
+    if (origins.has(lower)) return undefined
+    const schemeEnd = lower.indexOf("://")
+    if (schemeEnd < 0 || !hosts.has(hostnameOf(lower.slice(schemeEnd + 3)))) {
+      return transportError(403, "Forbidden: invalid Origin header")
+    }
+    return undefined
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Bodies
+// ---------------------------------------------------------------------------
+
+class TooLarge {
+  readonly _tag = "TooLarge"
+}
+
+/**
+ * Reads a request body of at most `limit` bytes and decodes it as one
+ * JSON-RPC frame. A body over the limit is refused with 413 without being
+ * buffered; an unreadable one with 400.
+ */
+export const readFrame = (
+  request: HttpServerRequest.HttpServerRequest,
+  limit: number
+): Effect.Effect<Result.Result<JsonRpcCodec.Decoded, HttpServerResponse.HttpServerResponse>> => {
+  const tooLarge = transportError(413, `Payload Too Large: the body exceeds ${limit} bytes`)
+  const declared = request.headers["content-length"]
+  if (declared !== undefined && Number(declared) > limit) return Effect.succeed(Result.fail(tooLarge))
+  const chunks: Array<Uint8Array> = []
+  let total = 0
+  return request.stream.pipe(
+    Stream.runForEachArray((parts) => {
+      for (const part of parts) {
+        total += part.length
+        if (total > limit) return Effect.fail(new TooLarge())
+        chunks.push(part)
+      }
+      return Effect.void
+    }),
+    Effect.map(() => {
+      const bytes = new Uint8Array(total)
+      let at = 0
+      for (const chunk of chunks) {
+        bytes.set(chunk, at)
+        at += chunk.length
+      }
+      const decoded = JsonRpcCodec.decodeBytes(bytes)
+      return Result.isSuccess(decoded)
+        ? Result.succeed(decoded.success)
+        : Result.fail(jsonResponse(400, decoded.failure.toResponse()))
+    }),
+    Effect.catch((error) =>
+      Effect.succeed(Result.fail(error instanceof TooLarge ? tooLarge : badRequest("the body could not be read")))
+    )
+  )
+}
+
+// ---------------------------------------------------------------------------
+// Messages
+// ---------------------------------------------------------------------------
+
+/** The messages of a frame, batch or not. */
+export const messagesOf = (frame: JsonRpc.Message | ReadonlyArray<JsonRpc.Message>): ReadonlyArray<JsonRpc.Message> =>
+  Array.isArray(frame) ? frame : [frame as JsonRpc.Message]
+
+/** Ids of the responses in a frame. */
+export const responseIdsOf = (frame: JsonRpc.Message | ReadonlyArray<JsonRpc.Message>): Array<JsonRpc.RequestId> => {
+  const ids: Array<JsonRpc.RequestId> = []
+  for (const message of messagesOf(frame)) {
+    if (JsonRpc.isResponse(message) && message.id !== null) ids.push(message.id)
+  }
+  return ids
+}

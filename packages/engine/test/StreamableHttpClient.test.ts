@@ -1,0 +1,300 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as ClientSession from "@effect-mcp/engine/ClientSession"
+import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
+import * as ServerSession from "@effect-mcp/engine/ServerSession"
+import type * as Session from "@effect-mcp/engine/Session"
+import * as StreamableHttpClient from "@effect-mcp/engine/StreamableHttpClient"
+import * as StreamableHttpServer from "@effect-mcp/engine/StreamableHttpServer"
+import * as Transport from "@effect-mcp/engine/Transport"
+import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import type * as HttpClient from "effect/http/HttpClient"
+import type * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import { TestClock } from "effect/testing"
+import { advanceUntilDone, clientInfo } from "./fixtures.ts"
+import { inMemoryClient, serverOptions, tools, URL_MCP } from "./StreamableHttpFixtures.ts"
+import * as HttpClientService from "effect/http/HttpClient"
+
+interface Seen {
+  readonly method: string
+  readonly headers: { readonly [key: string]: string | undefined }
+}
+
+const setup = (
+  handlers: ReadonlyMap<string, Session.Handler>,
+  options: Partial<StreamableHttpServer.Options<never, never>> = {},
+  clientOptions: Partial<StreamableHttpClient.Options> = {},
+  notifications?: Queue.Queue<unknown>
+) =>
+  Effect.gen(function* () {
+    const sessions: Array<Session.SessionShape> = []
+    const server = yield* StreamableHttpServer.make({
+      session: ServerSession.make({ ...serverOptions(handlers), capabilities: { tools: {}, logging: {} } }).pipe(
+        Effect.tap((s) => Effect.sync(() => sessions.push(s)))
+      ),
+      ...options
+    })
+    const seen: Array<Seen> = []
+    const http: HttpClient.HttpClient = inMemoryClient(server.handler, (request: HttpClientRequest.HttpClientRequest) =>
+      seen.push({ method: request.method, headers: request.headers })
+    )
+    const transport = yield* StreamableHttpClient.make({ url: URL_MCP, ...clientOptions }).pipe(
+      Effect.provideService(HttpClientService.HttpClient, http)
+    )
+    const client = yield* ClientSession.make({
+      clientInfo,
+      capabilities: {},
+      supportedVersions: ["2025-11-25"],
+      ...(notifications === undefined
+        ? {}
+        : {
+            notificationHandlers: new Map([
+              ["notifications/message", (params: unknown) => Effect.asVoid(Queue.offer(notifications, params))]
+            ])
+          })
+    }).pipe(Effect.provideService(Transport.Transport, transport))
+    return { server, sessions, transport, client, seen }
+  })
+
+const echo = new Map([["tools/call", tools]])
+
+describe("Streamable HTTP client", () => {
+  it.effect("sends the session id and MCP-Protocol-Version after negotiation, and opens the GET stream", () =>
+    Effect.gen(function* () {
+      const { client, seen, transport } = yield* setup(echo)
+      yield* client.request("tools/call", { name: "echo", arguments: {} })
+      const [init, ...rest] = seen
+      assert.strictEqual(init?.method, "POST")
+      assert.strictEqual(init?.headers["accept"], "application/json, text/event-stream")
+      assert.isUndefined(init?.headers["mcp-session-id"])
+      for (const request of rest) {
+        assert.strictEqual(request.headers["mcp-session-id"], transport.sessionId())
+        assert.strictEqual(request.headers["mcp-protocol-version"], "2025-11-25")
+      }
+      assert.isTrue(rest.some((r) => r.method === "GET" && r.headers["accept"] === "text/event-stream"))
+    })
+  )
+
+  it.effect(
+    "the test_reconnection pattern: the server ends the stream mid-call, the client resumes with Last-Event-ID",
+    () =>
+      Effect.gen(function* () {
+        const handler: Session.Handler = () =>
+          StreamableHttpServer.closeRequestStream.pipe(
+            Effect.andThen(Effect.sleep("300 millis")),
+            Effect.as({ content: [{ type: "text", text: "after reconnect" }] })
+          )
+        const { client, seen } = yield* setup(new Map([["tools/call", handler]]))
+        const fiber = yield* client
+          .request("tools/call", { name: "test_reconnection", arguments: {} })
+          .pipe(Effect.forkChild)
+        const result = yield* advanceUntilDone(fiber, "100 millis")
+        assert.deepStrictEqual(result, { content: [{ type: "text", text: "after reconnect" }] })
+        const resumes = seen.filter((r) => r.method === "GET" && r.headers["last-event-id"] !== undefined)
+        assert.strictEqual(resumes.length, 1)
+      })
+  )
+
+  it.effect("honours the server's retry before reconnecting", () =>
+    Effect.gen(function* () {
+      const handler: Session.Handler = () => StreamableHttpServer.closeRequestStream.pipe(Effect.as({ content: [] }))
+      const { client, seen } = yield* setup(new Map([["tools/call", handler]]), { retryInterval: "5 seconds" })
+      const fiber = yield* client.request("tools/call", { name: "x", arguments: {} }).pipe(Effect.forkChild)
+      const resumes = () => seen.filter((r) => r.headers["last-event-id"] !== undefined).length
+      yield* TestClock.adjust("4900 millis")
+      assert.strictEqual(resumes(), 0)
+      assert.isUndefined(fiber.pollUnsafe())
+      yield* TestClock.adjust("200 millis")
+      assert.strictEqual(resumes(), 1)
+      assert.deepStrictEqual(yield* Fiber.join(fiber), { content: [] })
+    })
+  )
+
+  it.effect("the GET stream is re-opened with Last-Event-ID and messages sent meanwhile arrive", () =>
+    Effect.gen(function* () {
+      const closeGet: Session.Handler = () =>
+        Effect.gen(function* () {
+          const http = yield* Effect.serviceOption(StreamableHttpServer.CurrentHttpSession)
+          if (Option.isSome(http)) yield* http.value.closeStandaloneStream
+          return { content: [] }
+        })
+      const notifications = yield* Queue.unbounded<unknown>()
+      const { client, sessions, seen } = yield* setup(new Map([["tools/call", closeGet]]), {}, {}, notifications)
+      yield* client.request("tools/call", { name: "close-get", arguments: {} })
+      yield* sessions[0]!.peer.notify("notifications/message", { level: "info", data: "while away" })
+      const received = yield* Queue.take(notifications).pipe(Effect.forkChild)
+      const params = yield* advanceUntilDone(received, "250 millis")
+      assert.deepStrictEqual(params, { level: "info", data: "while away" })
+      const gets = seen.filter((r) => r.method === "GET")
+      assert.strictEqual(gets.length, 2)
+      assert.isDefined(gets[1]!.headers["last-event-id"])
+    })
+  )
+
+  it.effect("a server without a GET stream (405) is tolerated", () =>
+    Effect.gen(function* () {
+      const { client, seen } = yield* setup(echo, { standaloneStream: false })
+      yield* TestClock.adjust("1 minute")
+      const result = yield* client.request("tools/call", { name: "echo", arguments: { text: "ok" } })
+      assert.deepStrictEqual(result, { content: [{ type: "text", text: "echo:ok" }] })
+      assert.strictEqual(seen.filter((r) => r.method === "GET").length, 1)
+    })
+  )
+
+  it.effect("404 for the session surfaces SessionExpired so the session layer can re-initialize", () =>
+    Effect.gen(function* () {
+      const { client, server, transport } = yield* setup(echo)
+      const id = transport.sessionId()!
+      assert.isTrue(yield* server.closeSession(id))
+      // The transport ends with SessionExpired: the pending call fails and the session closes.
+      const error = yield* client.request("tools/call", { name: "echo", arguments: {} }).pipe(Effect.flip)
+      assert.strictEqual(error._tag, "SessionClosed")
+      const expired = yield* transport.expired
+      assert.strictEqual(expired.sessionId, id)
+      const exit = yield* client.closed
+      assert.isTrue(Exit.isFailure(exit))
+      const cause = Exit.isFailure(exit) ? Cause.findErrorOption(exit.cause) : Option.none()
+      assert.isTrue(
+        Option.isSome(cause) &&
+          cause.value._tag === "TransportError" &&
+          StreamableHttpClient.isSessionExpired(cause.value)
+      )
+      // Later calls fail at once.
+      const later = yield* client.request("tools/call", { name: "echo", arguments: {} }).pipe(Effect.flip)
+      assert.strictEqual(later._tag, "SessionClosed")
+    })
+  )
+
+  it.effect("an HTTP refusal carrying a JSON-RPC error fails the call; the session keeps working", () =>
+    Effect.gen(function* () {
+      const { client } = yield* setup(echo, { maxBodyBytes: 2048 })
+      const error = yield* client
+        .request("tools/call", { name: "echo", arguments: { text: "x".repeat(4096) } })
+        .pipe(Effect.flip)
+      assert.strictEqual(error._tag, "JsonRpcError")
+      assert.match(error.message, /Payload Too Large/)
+      const result = yield* client.request("tools/call", { name: "echo", arguments: { text: "small" } })
+      assert.deepStrictEqual(result, { content: [{ type: "text", text: "echo:small" }] })
+    })
+  )
+
+  it.effect("the transport learns the revision from initialize; setProtocolVersion overrides it", () =>
+    Effect.gen(function* () {
+      const { transport, seen, client } = yield* setup(echo)
+      assert.strictEqual(transport.protocolVersion(), "2025-11-25")
+      transport.setProtocolVersion("2025-06-18")
+      yield* client.request("tools/call", { name: "echo", arguments: {} })
+      assert.strictEqual(seen[seen.length - 1]!.headers["mcp-protocol-version"], "2025-06-18")
+      assert.strictEqual(transport.mode(), "streamable")
+    })
+  )
+
+  for (const responseMode of ["sse", "json"] as const) {
+    it.effect(
+      `a server-to-client request made for a call reaches the client and its answer is routed back (${responseMode})`,
+      () =>
+        Effect.gen(function* () {
+          const holder: { sessions?: ReadonlyArray<Session.SessionShape> } = {}
+          const asking: Session.Handler = () =>
+            Effect.gen(function* () {
+              const current = yield* CurrentRequest.CurrentRequest
+              const answer = yield* holder.sessions![0]!.peer.request("ping", undefined, {
+                relatedRequestId: current.id
+              })
+              return { content: [{ type: "text", text: JSON.stringify(answer) }] }
+            }).pipe(Effect.orDie)
+          const { client, sessions, seen } = yield* setup(new Map([["tools/call", asking]]), { responseMode })
+          holder.sessions = sessions
+          const result = yield* client.request("tools/call", { name: "ask", arguments: {} })
+          assert.deepStrictEqual(result, { content: [{ type: "text", text: "{}" }] })
+          // The client's answer went back in a POST of its own.
+          assert.isTrue(seen.filter((r) => r.method === "POST").length >= 4)
+        })
+    )
+  }
+
+  it.effect("a request timeout applies while a JSON reply is pending, and cancels the call on the server", () =>
+    Effect.gen(function* () {
+      const finalized = yield* Deferred.make<void>()
+      const hang: Session.Handler = () =>
+        Effect.never.pipe(Effect.onInterrupt(() => Deferred.succeed(finalized, undefined)))
+      const { client } = yield* setup(new Map([["tools/call", hang]]), { responseMode: "json" })
+      const fiber = yield* client
+        .request("tools/call", { name: "hang", arguments: {} }, { timeout: "5 seconds" })
+        .pipe(Effect.flip, Effect.forkChild)
+      yield* TestClock.adjust("5 seconds")
+      const error = yield* Fiber.join(fiber)
+      assert.strictEqual(error._tag, "RequestTimeout")
+      yield* Deferred.await(finalized)
+    })
+  )
+
+  it.effect("interrupting a call cancels it on the server; its stream ends and is not resumed", () =>
+    Effect.gen(function* () {
+      const started = yield* Deferred.make<void>()
+      const finalized = yield* Deferred.make<void>()
+      const hang: Session.Handler = () =>
+        Deferred.succeed(started, undefined).pipe(
+          Effect.andThen(Effect.never),
+          Effect.onInterrupt(() => Deferred.succeed(finalized, undefined))
+        )
+      const { client, seen } = yield* setup(new Map([["tools/call", hang]]))
+      const fiber = yield* client.request("tools/call", { name: "hang", arguments: {} }).pipe(Effect.forkChild)
+      yield* Deferred.await(started)
+      yield* Fiber.interrupt(fiber)
+      yield* Deferred.await(finalized)
+      yield* TestClock.adjust("1 minute")
+      assert.strictEqual(seen.filter((r) => r.headers["last-event-id"] !== undefined).length, 0)
+    })
+  )
+
+  it.effect("on the stateless revision, interrupting a call drops its connection and interrupts the handler", () =>
+    Effect.gen(function* () {
+      const started = yield* Deferred.make<void>()
+      const finalized = yield* Deferred.make<void>()
+      const hang: Session.Handler = () =>
+        Deferred.succeed(started, undefined).pipe(
+          Effect.andThen(Effect.never),
+          Effect.onInterrupt(() => Deferred.succeed(finalized, undefined))
+        )
+      const server = yield* StreamableHttpServer.make({
+        session: ServerSession.make(serverOptions(new Map([["tools/call", hang]])))
+      })
+      const seen: Array<string> = []
+      const http = inMemoryClient(server.handler, (request) => seen.push(request.headers["mcp-method"] ?? ""))
+      const transport = yield* StreamableHttpClient.make({ url: URL_MCP }).pipe(
+        Effect.provideService(HttpClientService.HttpClient, http)
+      )
+      const client = yield* ClientSession.make({
+        clientInfo,
+        capabilities: {},
+        supportedVersions: ["2026-07-28"]
+      }).pipe(Effect.provideService(Transport.Transport, transport))
+      const fiber = yield* client.request("tools/call", { name: "hang", arguments: {} }).pipe(Effect.forkChild)
+      yield* Deferred.await(started)
+      yield* Fiber.interrupt(fiber)
+      yield* Deferred.await(finalized)
+      // No notifications/cancelled POST: there is no session to send it to.
+      assert.deepStrictEqual(seen, ["server/discover", "tools/call"])
+    })
+  )
+
+  it.effect("a stream that ends without resumption fails its pending requests instead of hanging", () =>
+    Effect.gen(function* () {
+      const stop = yield* Deferred.make<void>()
+      const handler: Session.Handler = () => Effect.andThen(Deferred.await(stop), Effect.never)
+      const { client, server, transport } = yield* setup(new Map([["tools/call", handler]]), { eventStore: false })
+      const fiber = yield* client.request("tools/call", { name: "x", arguments: {} }).pipe(Effect.forkChild)
+      yield* Effect.yieldNow
+      // The session ends on the server: its streams end with no event id to resume from.
+      yield* server.closeSession(transport.sessionId()!)
+      const error = yield* Fiber.join(fiber).pipe(Effect.flip)
+      assert.strictEqual(error._tag, "InternalError")
+    })
+  )
+})

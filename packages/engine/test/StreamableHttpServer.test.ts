@@ -1,0 +1,494 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as EventStore from "@effect-mcp/engine/EventStore"
+import * as ServerSession from "@effect-mcp/engine/ServerSession"
+import type * as Session from "@effect-mcp/engine/Session"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import { TestClock } from "effect/testing"
+import * as StreamableHttpServer from "@effect-mcp/engine/StreamableHttpServer"
+import {
+  inMemoryClient,
+  initialize,
+  openEvents,
+  openSession,
+  rawPost,
+  rawRequest,
+  readAll,
+  serve,
+  serverOptions,
+  sseData,
+  tools
+} from "./StreamableHttpFixtures.ts"
+
+const call = (id: number, name: string, text = "") => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: { name, arguments: { text } }
+})
+
+const session = (id: string, version = "2025-11-25") => ({ "mcp-session-id": id, "mcp-protocol-version": version })
+
+describe("Streamable HTTP server: requests", () => {
+  it.effect("initialize opens a session with a visible-ASCII id; notifications get 202", () =>
+    Effect.gen(function* () {
+      const { http, server } = yield* serve()
+      const init = yield* rawPost(http, initialize(1))
+      assert.strictEqual(init.status, 200)
+      assert.strictEqual(init.headers["content-type"], "text/event-stream")
+      const id = init.headers["mcp-session-id"]!
+      assert.match(id, /^[\x21-\x7e]{32}$/)
+      assert.strictEqual(
+        (sseData(init.text)[0] as { result: { protocolVersion: string } }).result.protocolVersion,
+        "2025-11-25"
+      )
+      const notified = yield* rawPost(http, { jsonrpc: "2.0", method: "notifications/initialized" }, session(id))
+      assert.strictEqual(notified.status, 202)
+      assert.strictEqual(notified.text, "")
+      assert.strictEqual(server.sessionCount(), 1)
+      const other = yield* openSession(http)
+      assert.notStrictEqual(other, id)
+    })
+  )
+
+  it.effect("JSON-response mode answers with application/json", () =>
+    Effect.gen(function* () {
+      const { http } = yield* serve({ responseMode: "json" })
+      const id = yield* openSession(http)
+      const reply = yield* rawPost(http, call(2, "echo", "x"), session(id))
+      assert.strictEqual(reply.status, 200)
+      assert.strictEqual(reply.headers["content-type"], "application/json")
+      assert.deepStrictEqual(JSON.parse(reply.text), {
+        jsonrpc: "2.0",
+        id: 2,
+        result: { content: [{ type: "text", text: "echo:x" }] }
+      })
+    })
+  )
+
+  it.effect("unknown session -> 404, missing session id -> 400, bad protocol version -> 400", () =>
+    Effect.gen(function* () {
+      const { http } = yield* serve()
+      const id = yield* openSession(http)
+      assert.strictEqual((yield* rawPost(http, call(2, "echo"), session("no-such-session"))).status, 404)
+      assert.strictEqual((yield* rawPost(http, call(2, "echo"))).status, 400)
+      const badVersion = yield* rawPost(http, call(2, "echo"), session(id, "1999-01-01"))
+      assert.strictEqual(badVersion.status, 400)
+      assert.strictEqual(JSON.parse(badVersion.text).error.code, -32022)
+      assert.strictEqual(
+        (yield* rawRequest(http, "GET", { accept: "text/event-stream", "mcp-session-id": "nope" })).status,
+        404
+      )
+      assert.strictEqual((yield* rawRequest(http, "DELETE", { "mcp-session-id": "nope" })).status, 404)
+    })
+  )
+
+  it.effect("refuses a wrong Accept (406), Content-Type (415), method (405) and invalid JSON (400, -32700)", () =>
+    Effect.gen(function* () {
+      const { http } = yield* serve()
+      assert.strictEqual((yield* rawPost(http, initialize(1), { accept: "application/json" })).status, 406)
+      assert.strictEqual((yield* rawPost(http, initialize(1), { "content-type": "text/plain" })).status, 415)
+      const put = yield* rawRequest(http, "PUT", {})
+      assert.strictEqual(put.status, 405)
+      assert.strictEqual(put.headers["allow"], "GET, POST, DELETE")
+      const parse = yield* rawPost(http, "{not json")
+      assert.strictEqual(parse.status, 400)
+      assert.strictEqual(JSON.parse(parse.text).error.code, -32700)
+    })
+  )
+
+  it.effect("Host and Origin are checked against DNS rebinding", () =>
+    Effect.gen(function* () {
+      const { http } = yield* serve()
+      const evilHost = yield* rawPost(http, initialize(1), { host: "evil.example.com" })
+      assert.strictEqual(evilHost.status, 403)
+      const evilOrigin = yield* rawPost(http, initialize(1), { origin: "http://evil.example.com" })
+      assert.strictEqual(evilOrigin.status, 403)
+      const evilGet = yield* rawRequest(http, "GET", { host: "evil.example.com:8080", accept: "text/event-stream" })
+      assert.strictEqual(evilGet.status, 403)
+      assert.strictEqual((yield* rawPost(http, initialize(1), { host: "127.0.0.1:3000" })).status, 200)
+      assert.strictEqual((yield* rawPost(http, initialize(1), { host: "[::1]:3000" })).status, 200)
+      const local = yield* rawPost(http, initialize(1), { host: "localhost:3000", origin: "http://localhost:5173" })
+      assert.strictEqual(local.status, 200)
+    })
+  )
+
+  it.effect("rebinding protection can allow other hosts or be turned off", () =>
+    Effect.gen(function* () {
+      const allowed = yield* serve({ rebinding: { allowedHosts: ["mcp.example.com"] } })
+      assert.strictEqual((yield* rawPost(allowed.http, initialize(1), { host: "mcp.example.com" })).status, 200)
+      assert.strictEqual((yield* rawPost(allowed.http, initialize(1), { host: "localhost" })).status, 403)
+      const open = yield* serve({ rebinding: { enabled: false } })
+      assert.strictEqual((yield* rawPost(open.http, initialize(1), { host: "evil.example.com" })).status, 200)
+    })
+  )
+
+  it.effect("a body over the limit gets 413 and the server keeps serving", () =>
+    Effect.gen(function* () {
+      const { http } = yield* serve({ maxBodyBytes: 1024 })
+      const id = yield* openSession(http)
+      const big = yield* rawPost(http, call(2, "echo", "x".repeat(5000)), session(id))
+      assert.strictEqual(big.status, 413)
+      const after = yield* rawPost(http, call(3, "echo", "ok"), session(id))
+      assert.strictEqual(after.status, 200)
+      assert.deepStrictEqual(sseData(after.text), [
+        { jsonrpc: "2.0", id: 3, result: { content: [{ type: "text", text: "echo:ok" }] } }
+      ])
+    })
+  )
+
+  it.effect("batches work on 2025-03-26 and are refused on later revisions", () =>
+    Effect.gen(function* () {
+      const { http } = yield* serve({ responseMode: "json" })
+      const old = yield* openSession(http, "2025-03-26")
+      const batch = yield* rawPost(
+        http,
+        [
+          call(2, "echo", "a"),
+          { jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: "x", progress: 1 } },
+          call(3, "echo", "b")
+        ],
+        session(old, "2025-03-26")
+      )
+      assert.strictEqual(batch.status, 200)
+      const replies = (JSON.parse(batch.text) as Array<{ id: number }>).sort((a, b) => a.id - b.id)
+      assert.deepStrictEqual(
+        replies.map((r) => r.id),
+        [2, 3]
+      )
+      const recent = yield* openSession(http, "2025-11-25")
+      const refused = yield* rawPost(http, [call(2, "echo")], session(recent))
+      assert.strictEqual(refused.status, 400)
+      assert.strictEqual((yield* rawPost(http, [initialize(9, "2025-03-26")])).status, 400)
+    })
+  )
+
+  it.effect("a request id already in flight in the session is refused", () =>
+    Effect.gen(function* () {
+      const { http } = yield* serve()
+      const id = yield* openSession(http)
+      const slow = yield* rawPost(http, call(2, "never"), session(id)).pipe(Effect.forkChild)
+      yield* Effect.yieldNow
+      const duplicate = yield* rawPost(http, call(2, "echo"), session(id))
+      assert.strictEqual(duplicate.status, 400)
+      yield* Fiber.interrupt(slow)
+    })
+  )
+
+  it.effect("notifications/cancelled ends the stream that waited for the cancelled request", () =>
+    Effect.gen(function* () {
+      const { http } = yield* serve()
+      const id = yield* openSession(http)
+      const pending = yield* rawPost(http, call(2, "never"), session(id)).pipe(Effect.forkChild)
+      yield* Effect.yieldNow
+      const cancel = { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2, reason: "user" } }
+      assert.strictEqual((yield* rawPost(http, cancel, session(id))).status, 202)
+      const reply = yield* Fiber.join(pending)
+      assert.deepStrictEqual(sseData(reply.text), [])
+    })
+  )
+
+  it.effect("at the session limit a new initialize gets 503", () =>
+    Effect.gen(function* () {
+      const { http } = yield* serve({ maxSessions: 2 })
+      yield* openSession(http)
+      yield* openSession(http)
+      assert.strictEqual((yield* rawPost(http, initialize(1))).status, 503)
+    })
+  )
+})
+
+describe("Streamable HTTP server: 2026-07-28 headers", () => {
+  const meta = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {}
+  }
+  const statelessCall = (name: string) => ({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "tools/call",
+    params: { name, arguments: {}, _meta: meta }
+  })
+  const headers = (method: string, name?: string) => ({
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": method,
+    ...(name === undefined ? {} : { "mcp-name": name })
+  })
+
+  it.effect("matching headers are served without a session", () =>
+    Effect.gen(function* () {
+      const { http, server } = yield* serve({ responseMode: "json" })
+      const reply = yield* rawPost(http, statelessCall("echo"), headers("tools/call", "echo"))
+      assert.strictEqual(reply.status, 200)
+      assert.isUndefined(reply.headers["mcp-session-id"])
+      assert.deepStrictEqual(JSON.parse(reply.text).result.content, [{ type: "text", text: "echo:" }])
+      assert.strictEqual(server.sessionCount(), 0)
+    })
+  )
+
+  it.effect("Mcp-Method / Mcp-Name / MCP-Protocol-Version that disagree with the body get 400 and -32020", () =>
+    Effect.gen(function* () {
+      const { http } = yield* serve({ responseMode: "json" })
+      const cases = [
+        headers("tools/list", "echo"),
+        headers("tools/call", "other"),
+        headers("tools/call"),
+        { "mcp-method": "tools/call", "mcp-name": "echo" },
+        { ...headers("tools/call", "echo"), "mcp-protocol-version": "2025-11-25" }
+      ]
+      for (const h of cases) {
+        const reply = yield* rawPost(http, statelessCall("echo"), h)
+        assert.strictEqual(reply.status, 400, JSON.stringify(h))
+        assert.strictEqual(JSON.parse(reply.text).error.code, -32020, JSON.stringify(h))
+        assert.strictEqual(JSON.parse(reply.text).id, 1)
+      }
+    })
+  )
+
+  it.effect("non-ASCII names travel base64-encoded", () =>
+    Effect.gen(function* () {
+      const { http } = yield* serve({ responseMode: "json" })
+      const encoded = `=?base64?${btoa(String.fromCharCode(...new TextEncoder().encode("échø")))}?=`
+      const reply = yield* rawPost(http, statelessCall("échø"), headers("tools/call", encoded))
+      assert.strictEqual(reply.status, 200)
+    })
+  )
+
+  it.effect("GET is not offered on the stateless revision", () =>
+    Effect.gen(function* () {
+      const { http } = yield* serve()
+      const get = yield* rawRequest(http, "GET", { accept: "text/event-stream", "mcp-protocol-version": "2026-07-28" })
+      assert.strictEqual(get.status, 405)
+    })
+  )
+})
+
+describe("Streamable HTTP server: session lifetime", () => {
+  it.effect("DELETE ends the session and interrupts its in-flight work", () =>
+    Effect.gen(function* () {
+      const started = yield* Deferred.make<void>()
+      const finalized = yield* Deferred.make<void>()
+      const slow: Session.Handler = () =>
+        Effect.acquireRelease(Deferred.succeed(started, undefined), () => Deferred.succeed(finalized, undefined)).pipe(
+          Effect.andThen(Effect.never),
+          Effect.scoped
+        )
+      const { http, server } = yield* serve({ server: serverOptions(new Map([["tools/call", slow]])) })
+      const id = yield* openSession(http)
+      const pending = yield* rawPost(http, call(2, "slow"), session(id)).pipe(Effect.forkChild)
+      yield* Deferred.await(started)
+      const deleted = yield* rawRequest(http, "DELETE", session(id))
+      assert.strictEqual(deleted.status, 200)
+      assert.isTrue(yield* Deferred.isDone(finalized))
+      assert.strictEqual(server.sessionCount(), 0)
+      // The POST's stream ends (no response ever comes) and the session is gone.
+      const reply = yield* Fiber.join(pending)
+      assert.strictEqual(reply.status, 200)
+      assert.deepStrictEqual(sseData(reply.text), [])
+      assert.strictEqual((yield* rawPost(http, call(3, "echo"), session(id))).status, 404)
+    })
+  )
+
+  it.effect("1,000 idle sessions are expired by the idle timer and released", () =>
+    Effect.gen(function* () {
+      let released = 0
+      const server = yield* StreamableHttpServer.make({
+        session: ServerSession.make(serverOptions()).pipe(
+          Effect.andThen(Effect.addFinalizer(() => Effect.sync(() => released++)))
+        ),
+        sessionIdleTimeout: "10 minutes"
+      })
+      const http = inMemoryClient(server.handler)
+      for (let i = 0; i < 1000; i++) {
+        const init = yield* rawPost(http, initialize(1))
+        assert.strictEqual(init.status, 200)
+      }
+      assert.strictEqual(server.sessionCount(), 1000)
+      yield* TestClock.adjust("9 minutes")
+      assert.strictEqual(server.sessionCount(), 1000)
+      // A session used meanwhile stays; the others go.
+      const kept = yield* openSession(http)
+      yield* TestClock.adjust("2 minutes")
+      assert.strictEqual(server.sessionCount(), 1)
+      assert.strictEqual(released, 1000)
+      assert.strictEqual((yield* rawPost(http, call(2, "echo"), session(kept))).status, 200)
+    })
+  )
+
+  it.effect("a session with an open GET stream is not expired", () =>
+    Effect.gen(function* () {
+      const { http, server } = yield* serve({ sessionIdleTimeout: "1 minute" })
+      const id = yield* openSession(http)
+      const get = yield* rawRequest(http, "GET", { ...session(id), accept: "text/event-stream" })
+      const events = yield* openEvents(get)
+      yield* TestClock.adjust("5 minutes")
+      assert.strictEqual(server.sessionCount(), 1)
+      yield* Fiber.interrupt(events.fiber)
+      yield* TestClock.adjust("2 minutes")
+      assert.strictEqual(server.sessionCount(), 0)
+    })
+  )
+
+  it.effect("sessions disabled: each request is served on its own and GET/DELETE get 405", () =>
+    Effect.gen(function* () {
+      const { http, server } = yield* serve({ sessions: false, responseMode: "json" })
+      const reply = yield* rawPost(http, call(5, "echo", "solo"), { "mcp-protocol-version": "2025-06-18" })
+      assert.strictEqual(reply.status, 200)
+      assert.deepStrictEqual(JSON.parse(reply.text), {
+        jsonrpc: "2.0",
+        id: 5,
+        result: { content: [{ type: "text", text: "echo:solo" }] }
+      })
+      assert.isUndefined(reply.headers["mcp-session-id"])
+      assert.strictEqual((yield* rawRequest(http, "GET", { accept: "text/event-stream" })).status, 405)
+      assert.strictEqual((yield* rawRequest(http, "DELETE", {})).status, 405)
+      assert.strictEqual(server.sessionCount(), 0)
+    })
+  )
+})
+
+describe("Streamable HTTP server: streams", () => {
+  it.effect("server-initiated messages go to the GET stream; a second GET gets 409", () =>
+    Effect.gen(function* () {
+      const sessions: Array<Session.SessionShape> = []
+      const server = yield* StreamableHttpServer.make({
+        session: ServerSession.make(serverOptions()).pipe(Effect.tap((s) => Effect.sync(() => sessions.push(s))))
+      })
+      const http = inMemoryClient(server.handler)
+      const id = yield* openSession(http)
+      const get = yield* rawRequest(http, "GET", { ...session(id), accept: "text/event-stream" })
+      assert.strictEqual(get.status, 200)
+      const events = yield* openEvents(get)
+      const priming = yield* events.next
+      assert.strictEqual(priming.data, "")
+      assert.isDefined(priming.id)
+      assert.strictEqual(priming.retryMs, 1000)
+      yield* sessions[0]!.peer.notify("notifications/message", { level: "info", data: "hello" })
+      const message = yield* events.next
+      assert.deepStrictEqual(JSON.parse(message.data), {
+        jsonrpc: "2.0",
+        method: "notifications/message",
+        params: { level: "info", data: "hello" }
+      })
+      const second = yield* rawRequest(http, "GET", { ...session(id), accept: "text/event-stream" })
+      assert.strictEqual(second.status, 409)
+      yield* Fiber.interrupt(events.fiber)
+    })
+  )
+
+  it.effect("messages sent before any GET stream is open arrive on the first one", () =>
+    Effect.gen(function* () {
+      const sessions: Array<Session.SessionShape> = []
+      const server = yield* StreamableHttpServer.make({
+        session: ServerSession.make(serverOptions()).pipe(Effect.tap((s) => Effect.sync(() => sessions.push(s)))),
+        eventStore: false
+      })
+      const http = inMemoryClient(server.handler)
+      const id = yield* openSession(http)
+      yield* sessions[0]!.peer.notify("notifications/message", { level: "info", data: "early" })
+      const events = yield* openEvents(yield* rawRequest(http, "GET", { ...session(id), accept: "text/event-stream" }))
+      const first = yield* events.next
+      assert.strictEqual(JSON.parse(first.data).params.data, "early")
+      assert.isUndefined(first.id)
+      yield* Fiber.interrupt(events.fiber)
+    })
+  )
+
+  it.effect("Last-Event-ID replays the events missed while disconnected, and only those", () =>
+    Effect.gen(function* () {
+      const sessions: Array<Session.SessionShape> = []
+      const server = yield* StreamableHttpServer.make({
+        session: ServerSession.make(serverOptions()).pipe(Effect.tap((s) => Effect.sync(() => sessions.push(s))))
+      })
+      const http = inMemoryClient(server.handler)
+      const id = yield* openSession(http)
+      const notify = (data: string) => sessions[0]!.peer.notify("notifications/message", { level: "info", data })
+      const first = yield* openEvents(yield* rawRequest(http, "GET", { ...session(id), accept: "text/event-stream" }))
+      yield* first.next
+      yield* notify("one")
+      const one = yield* first.next
+      yield* Fiber.interrupt(first.fiber)
+      yield* notify("two")
+      yield* notify("three")
+      const resumed = yield* rawRequest(http, "GET", {
+        ...session(id),
+        accept: "text/event-stream",
+        "last-event-id": one.id!
+      })
+      assert.strictEqual(resumed.status, 200)
+      const second = yield* openEvents(resumed)
+      const two = yield* second.next
+      const three = yield* second.next
+      assert.deepStrictEqual([JSON.parse(two.data).params.data, JSON.parse(three.data).params.data], ["two", "three"])
+      yield* notify("four")
+      assert.strictEqual(JSON.parse((yield* second.next).data).params.data, "four")
+      yield* Fiber.interrupt(second.fiber)
+      // Unknown ids, and ids of another session, are refused.
+      const other = yield* openSession(http)
+      const foreign = yield* rawRequest(http, "GET", {
+        ...session(other),
+        accept: "text/event-stream",
+        "last-event-id": one.id!
+      })
+      assert.strictEqual(foreign.status, 400)
+    })
+  )
+
+  it.effect("a POST stream closed mid-call is resumed with GET + Last-Event-ID and delivers the result", () =>
+    Effect.gen(function* () {
+      const release = yield* Deferred.make<void>()
+      const reconnecting: Session.Handler = (params) =>
+        (params as { name: string }).name === "test_reconnection"
+          ? StreamableHttpServer.closeRequestStream.pipe(
+              Effect.andThen(Deferred.await(release)),
+              Effect.as({ content: [{ type: "text", text: "reconnected" }] })
+            )
+          : tools(params, undefined as never)
+      const { http } = yield* serve({ server: serverOptions(new Map([["tools/call", reconnecting]])) })
+      const id = yield* openSession(http)
+      const reply = yield* rawPost(http, call(7, "test_reconnection"), session(id))
+      // The server ended the stream after the priming event: nothing but its id arrived.
+      assert.strictEqual(reply.status, 200)
+      assert.deepStrictEqual(sseData(reply.text), [])
+      const primingId = /id: (\S+)/.exec(reply.text)![1]!
+      assert.match(reply.text, /retry: 1000/)
+      yield* Deferred.succeed(release, undefined)
+      yield* Effect.yieldNow
+      const resumed = yield* readAll(
+        yield* rawRequest(http, "GET", { ...session(id), accept: "text/event-stream", "last-event-id": primingId })
+      )
+      assert.strictEqual(resumed.status, 200)
+      assert.deepStrictEqual(sseData(resumed.text), [
+        { jsonrpc: "2.0", id: 7, result: { content: [{ type: "text", text: "reconnected" }] } }
+      ])
+    })
+  )
+})
+
+describe("EventStore (in memory)", () => {
+  it.effect("replays after an id, bounds events per stream and streams, and forgets", () =>
+    Effect.gen(function* () {
+      const store = EventStore.makeMemory({ maxEventsPerStream: 3, maxStreams: 2 })
+      const a1 = yield* store.append("a", "1")
+      yield* store.append("a", "2")
+      yield* store.append("b", "x")
+      assert.deepStrictEqual(
+        (yield* store.replayAfter(a1))?.events.map((e) => e.data),
+        ["2"]
+      )
+      yield* store.append("a", "3")
+      yield* store.append("a", "4")
+      // "1" was evicted (3 per stream): resuming after it is impossible.
+      assert.isUndefined(yield* store.replayAfter(a1))
+      const b = yield* store.replayAfter((yield* store.append("b", "y")).replace(/_1$/, "_0"))
+      assert.deepStrictEqual(b, { streamId: "b", events: [{ id: "b_1", data: "y" }] })
+      // A third stream evicts the oldest one.
+      const c = yield* store.append("c", "z")
+      assert.isUndefined(yield* store.replayAfter("a_3"))
+      assert.deepStrictEqual((yield* store.replayAfter(c))?.events, [])
+      yield* store.forget("c")
+      assert.isUndefined(yield* store.replayAfter(c))
+    })
+  )
+})

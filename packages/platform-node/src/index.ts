@@ -1,0 +1,7 @@
+/**
+ * Node wiring of effect-mcp: stdio transports over this process and over
+ * child processes, and the HTTP transports over Node's http server and undici.
+ */
+export * as NodeHttpClient from "./NodeHttpClient.ts"
+export * as NodeHttpServer from "./NodeHttpServer.ts"
+export * as NodeStdio from "./NodeStdio.ts"
