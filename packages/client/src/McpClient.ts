@@ -74,7 +74,10 @@ export interface CallToolOptions<A = unknown> extends RequestOptions {
 }
 
 /** A tool result whose `structuredContent` was decoded with the caller's schema. */
-export type StructuredToolResult<A> = Omit<Tools.CallToolResult, "structuredContent"> & {
+export type StructuredToolResult<A> = {
+  // `Omit` would erase the named fields: CallToolResult has an index signature.
+  readonly [K in keyof Tools.CallToolResult as K extends "structuredContent" ? never : K]: Tools.CallToolResult[K]
+} & {
   readonly structuredContent: A
 }
 

@@ -1,0 +1,115 @@
+/**
+ * The client every scenario runs: an McpClient over the Streamable HTTP
+ * transport that answers whatever the server asks (sampling with a canned
+ * reply, elicitation forms accepted with the schema's defaults, an empty
+ * list of roots), so each capability is declared and exercised.
+ */
+import * as ElicitationHandler from "@effect-mcp/client/ElicitationHandler"
+import * as McpClient from "@effect-mcp/client/McpClient"
+import * as RootsHandler from "@effect-mcp/client/RootsHandler"
+import * as SamplingHandler from "@effect-mcp/client/SamplingHandler"
+import * as StreamableHttpClient from "@effect-mcp/engine/StreamableHttpClient"
+import * as McpError from "@effect-mcp/protocol/McpError"
+import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
+import * as Registry from "@effect-mcp/protocol/Registry"
+import * as PlatformNodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as Layer from "effect/Layer"
+import * as Predicate from "effect/Predicate"
+import * as ParamHeaders from "./ParamHeaders.ts"
+
+export const clientInfo = { name: "effect-mcp-conformance-client", version: "0.1.0" } as const
+
+/**
+ * The revisions a client built against `specVersion` speaks: that one and
+ * every earlier one. Without a version, all of them (the newest is tried first).
+ */
+export const versionsUpTo = (
+  specVersion: string | undefined
+): ReadonlyArray<ProtocolVersion.ProtocolVersion> | undefined =>
+  ProtocolVersion.isSupported(specVersion)
+    ? ProtocolVersion.all.filter((v) => ProtocolVersion.isAtLeast(specVersion, v))
+    : undefined
+
+const handlers = Layer.mergeAll(
+  SamplingHandler.layer((params) =>
+    Effect.succeed({
+      role: "assistant" as const,
+      content: { type: "text" as const, text: `conformance reply to ${params.messages.length} message(s)` },
+      model: "effect-mcp-conformance",
+      stopReason: "endTurn"
+    })
+  ),
+  // An empty answer: the client fills in every default the form declares.
+  ElicitationHandler.layer({ form: () => Effect.succeed({ action: "accept" as const }) }),
+  RootsHandler.layer([])
+)
+
+/** The `tools/call` a POST body carries, if that is what it is. */
+const toolCallOf = (request: HttpClientRequest.HttpClientRequest) => {
+  const body = request.body
+  if (request.method !== "POST" || body._tag !== "Uint8Array") return undefined
+  try {
+    const message: unknown = JSON.parse(body.text ?? new TextDecoder().decode(body.body))
+    if (!Predicate.isObject(message) || message.method !== "tools/call" || !Predicate.isObject(message.params)) {
+      return undefined
+    }
+    const params = message.params as { readonly name?: unknown; readonly arguments?: unknown }
+    return typeof params.name === "string" ? { name: params.name, args: params.arguments } : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const isStateless = (version: string | undefined) =>
+  ProtocolVersion.isSupported(version) && Registry.get(version).stateless
+
+/** Node's HTTP client, adding the `Mcp-Param-*` headers of stateless `tools/call` requests. */
+const httpClient = Layer.effect(
+  HttpClient.HttpClient,
+  Effect.gen(function* () {
+    const client = yield* HttpClient.HttpClient
+    const params = yield* ParamHeaders.ParamHeaders
+    return HttpClient.mapRequest(client, (request) => {
+      if (!isStateless(request.headers["mcp-protocol-version"])) return request
+      const call = toolCallOf(request)
+      return call === undefined
+        ? request
+        : HttpClientRequest.setHeaders(request, params.headersFor(call.name, call.args))
+    })
+  })
+).pipe(Layer.provide(PlatformNodeHttpClient.layerUndici))
+
+const connect = (url: string, supportedVersions: ReadonlyArray<ProtocolVersion.ProtocolVersion> | undefined) =>
+  McpClient.layer({ clientInfo, supportedVersions }).pipe(
+    Layer.provide(Layer.merge(StreamableHttpClient.layer({ url }).pipe(Layer.provide(httpClient)), handlers))
+  )
+
+/** The revisions both sides speak, when the server refused ours with UnsupportedProtocolVersion. */
+const offeredInstead = (
+  error: McpClient.InitializeError,
+  ours: ReadonlyArray<ProtocolVersion.ProtocolVersion>
+): ReadonlyArray<ProtocolVersion.ProtocolVersion> | undefined => {
+  const cause = error.cause
+  if (!(cause instanceof McpError.UnsupportedProtocolVersion)) return undefined
+  const mutual = ours.filter((v) => cause.data.supported.includes(v))
+  return mutual.length === 0 ? undefined : mutual
+}
+
+/**
+ * Connects to `url`. A server that refuses the first request with
+ * UnsupportedProtocolVersion (-32022) is tried once more with the revisions
+ * it listed that this client also speaks.
+ */
+export const layer = (options: {
+  readonly url: string
+  readonly supportedVersions?: ReadonlyArray<ProtocolVersion.ProtocolVersion> | undefined
+}): Layer.Layer<McpClient.McpClient, McpClient.InitializeError, ParamHeaders.ParamHeaders> =>
+  connect(options.url, options.supportedVersions).pipe(
+    Layer.catchTag("InitializeError", (error) => {
+      const retry = offeredInstead(error, options.supportedVersions ?? ProtocolVersion.all)
+      return retry === undefined ? Layer.effect(McpClient.McpClient, Effect.fail(error)) : connect(options.url, retry)
+    })
+  )

@@ -1,0 +1,87 @@
+/**
+ * The official conformance suite, client mode, against apps/conformance-client:
+ * both pinned lines, and for 0.2.0-alpha.12 every spec version it offers.
+ * Each leg runs `--suite all` with its expected-failures file (authorization
+ * only; see the YAML files), so the suite itself fails the leg on any other
+ * failure or warning, and on a listed scenario that passes. On top of that,
+ * every scenario the client has a program for must have passed at least one
+ * check (a scenario that checks nothing proves nothing).
+ */
+import { spawnSync } from "node:child_process"
+import { assert, describe, it } from "@effect/vitest"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import { beforeAll } from "vitest"
+import { root } from "../support/ServerProcess.ts"
+import * as ClientSuite from "./ClientSuite.ts"
+
+interface Leg {
+  readonly name: string
+  readonly suite: keyof typeof ClientSuite.suites
+  readonly specVersion?: string
+  /** The non-auth scenarios the leg runs; each must pass. */
+  readonly scenarios: ReadonlyArray<string>
+}
+
+const stateful = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"]
+const stateless = [
+  "tools_call",
+  "request-metadata",
+  "sep-2322-client-request-state",
+  "http-standard-headers",
+  "http-custom-headers",
+  "http-invalid-tool-headers",
+  "json-schema-ref-no-deref",
+  "json-schema-2020-12-preservation"
+]
+
+const legs: ReadonlyArray<Leg> = [
+  { name: "0.1.16", suite: "stable", scenarios: stateful },
+  { name: "0.2.0-alpha.12", suite: "next", scenarios: [...new Set([...stateful, ...stateless])] },
+  // Only the authorization back-compat scenarios exist at 2025-03-26: the leg checks the baseline.
+  { name: "0.2.0-alpha.12 @ 2025-03-26", suite: "next", specVersion: "2025-03-26", scenarios: [] },
+  {
+    name: "0.2.0-alpha.12 @ 2025-06-18",
+    suite: "next",
+    specVersion: "2025-06-18",
+    scenarios: ["initialize", "tools_call"]
+  },
+  {
+    name: "0.2.0-alpha.12 @ 2025-11-25",
+    suite: "next",
+    specVersion: "2025-11-25",
+    scenarios: [...stateful, "json-schema-2020-12-preservation"]
+  },
+  { name: "0.2.0-alpha.12 @ 2026-07-28", suite: "next", specVersion: "2026-07-28", scenarios: stateless }
+]
+
+// The legs run the bundled client, as CI does: it starts about three times faster than the sources.
+beforeAll(() => {
+  const build = spawnSync("npm", ["run", "build", "--workspace", "@effect-mcp/conformance-client"], {
+    cwd: root,
+    encoding: "utf8"
+  })
+  if (build.status !== 0) throw new Error(`building the conformance client failed:\n${build.stdout}${build.stderr}`)
+}, 60_000)
+
+describe("conformance suite, client mode", () => {
+  for (const leg of legs) {
+    it.live(
+      leg.name,
+      () =>
+        Effect.gen(function* () {
+          const run = yield* ClientSuite.runClient({ suite: leg.suite, specVersion: leg.specVersion })
+          yield* Console.log(ClientSuite.summary(leg.name, run))
+          assert.strictEqual(run.exitCode, 0, run.output)
+          for (const name of leg.scenarios) {
+            const scenario = run.scenario(name)
+            assert.isDefined(scenario, `${leg.name} did not run ${name}`)
+            const failed = scenario!.checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING")
+            assert.deepStrictEqual(failed, [], `${name}`)
+            assert.isAbove(scenario!.checks.filter((c) => c.status === "SUCCESS").length, 0, `${name} passed no check`)
+          }
+        }).pipe(Effect.scoped),
+      300_000
+    )
+  }
+})
