@@ -13,7 +13,15 @@ const project = (root: string, extra: Record<string, unknown> = {}) => ({
 
 export default defineConfig({
   test: {
-    projects: [project("packages/protocol"), project("packages/engine"), project("packages/testing")],
+    projects: [
+      project("packages/protocol"),
+      project("packages/engine"),
+      project("packages/testing"),
+      project("packages/client"),
+      project("packages/server"),
+      project("packages/platform-node"),
+      project("test")
+    ],
     sequence: { concurrent: false },
     testTimeout: 30_000,
     hookTimeout: 30_000

@@ -12,7 +12,7 @@ import { SecureRandom } from "effect/crypto"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import { ClientRequestError, decodeAnswer, ServerRequest } from "./ServerRequest.ts"
+import { type AskOptions, ClientRequestError, decodeAnswer, ServerRequest } from "./ServerRequest.ts"
 
 type Obj = { readonly [key: string]: unknown }
 
@@ -89,9 +89,10 @@ export const requestedSchema = (schema: Schema.Top): Elicit.RequestedSchema => {
 
 /** Sends raw `elicitation/create` params and returns the client's answer as it came. */
 export const request = (
-  params: ElicitationWire.ElicitParams
+  params: ElicitationWire.ElicitParams,
+  options?: AskOptions
 ): Effect.Effect<Elicit.ElicitResult, ClientRequestError, ServerRequest> =>
-  ServerRequest.use((r) => Effect.flatMap(r.ask("elicitation/create", params), decodeResult))
+  ServerRequest.use((r) => Effect.flatMap(r.ask("elicitation/create", params, options), decodeResult))
 
 /** Shows a form built from `schema`; an accepted answer is decoded with it. */
 export const form = <S extends Schema.Codec<unknown, unknown, never, never>>(options: {

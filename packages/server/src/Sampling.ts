@@ -6,14 +6,15 @@
  */
 import * as Sampling from "@effect-mcp/protocol/Sampling"
 import * as Effect from "effect/Effect"
-import { type ClientRequestError, decodeAnswer, ServerRequest } from "./ServerRequest.ts"
+import { type AskOptions, type ClientRequestError, decodeAnswer, ServerRequest } from "./ServerRequest.ts"
 
 const decode = decodeAnswer("sampling/createMessage", Sampling.CreateMessageResult)
 
 export const createMessage = (
-  params: Sampling.CreateMessageParams
+  params: Sampling.CreateMessageParams,
+  options?: AskOptions
 ): Effect.Effect<Sampling.CreateMessageResult, ClientRequestError, ServerRequest> =>
-  ServerRequest.use((request) => Effect.flatMap(request.ask("sampling/createMessage", params), decode))
+  ServerRequest.use((request) => Effect.flatMap(request.ask("sampling/createMessage", params, options), decode))
 
 /** The text of the model's answer (text blocks joined), for the common single-turn case. */
 export const text = (result: Sampling.CreateMessageResult): string =>

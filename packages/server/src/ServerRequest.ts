@@ -44,6 +44,17 @@ export class ClientRequestError extends Schema.TaggedError<ClientRequestError>()
   cause: Schema.optionalKey(Schema.Defect())
 }) {}
 
+/** How one ask is made. */
+export interface AskOptions {
+  /**
+   * Its key among the `inputRequests` of a 2026-07-28 `input_required` result
+   * (default: made from its method and position). The client's
+   * `inputResponses` entry under this key answers it, with or without a
+   * `requestState`. Ignored where asks are requests.
+   */
+  readonly key?: string | undefined
+}
+
 export interface ServerRequestShape {
   readonly method: string
   readonly revision: Revision.RevisionSpec
@@ -54,7 +65,7 @@ export interface ServerRequestShape {
   /** Whether this request arrived without a session (2026-07-28). */
   readonly stateless: boolean
   /** Sends `request` to the client and returns its (unchecked) result. */
-  readonly ask: (method: AskMethod, params: object) => Effect.Effect<unknown, ClientRequestError>
+  readonly ask: (method: AskMethod, params: object, options?: AskOptions) => Effect.Effect<unknown, ClientRequestError>
   /** Sends `notifications/message` for this request when the client's level lets it through. */
   readonly log: (level: Logging.LoggingLevel, data: unknown, logger?: string) => Effect.Effect<void>
   /** Reports progress when the client asked for it. */

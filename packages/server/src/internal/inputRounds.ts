@@ -6,10 +6,13 @@
  * answer stops the run: the handler is interrupted (its finalizers run; the
  * ask is not an error it could catch), and the request is answered with an
  * `input_required` result listing the asks made so far without an answer and
- * a `requestState` that carries the answers already received.
+ * a `requestState` that carries the answers already received. An ask with a
+ * key of its own (`AskOptions.key`) is also answered by the client's
+ * `inputResponses` entry under that key when no `requestState` lists it, so
+ * a client that answers known keys directly needs no extra round.
  */
 import type * as InputRequired from "@effect-mcp/protocol/InputRequired"
-import type * as McpError from "@effect-mcp/protocol/McpError"
+import * as McpError from "@effect-mcp/protocol/McpError"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -23,7 +26,7 @@ export type Outcome<A> =
   | { readonly _tag: "Complete"; readonly value: A }
   | { readonly _tag: "InputRequired"; readonly result: InputRequired.InputRequiredResult }
 
-export type Ask = (method: AskMethod, params: Obj) => Effect.Effect<unknown>
+export type Ask = (method: AskMethod, params: Obj, key?: string) => Effect.Effect<unknown>
 
 const prefixes: { readonly [M in AskMethod]: string } = {
   "sampling/createMessage": "sampling",
@@ -34,46 +37,65 @@ const prefixes: { readonly [M in AskMethod]: string } = {
 // Lets asks made concurrently with the first unanswered one register before the run stops.
 const settle = Effect.repeat(Effect.yieldNow, { times: 8 })
 
-export const run = <A, E, R>(options: {
+// One generator function for every request: an inline `Effect.gen` would create one per request.
+export const run = Effect.fnUntraced(function* <A, E, R>(options: {
   readonly codec: RequestState.Codec
   readonly method: string
   readonly params: Obj
   readonly body: (ask: Ask) => Effect.Effect<A, E, R>
-}): Effect.Effect<Outcome<A>, E | McpError.InvalidParams, R> =>
-  Effect.gen(function* () {
-    const { codec, method, params } = options
-    const fingerprint = yield* codec.fingerprint(method, params)
-    const answered = new Map<string, unknown>()
-    const token = params.requestState
-    if (typeof token === "string") {
-      const state = yield* codec.open(fingerprint, token)
-      for (const [key, value] of Object.entries(state.answered)) answered.set(key, value)
-      const responses = Predicate.isObject(params.inputResponses) ? (params.inputResponses as Obj) : {}
-      for (const key of Object.keys(state.pending)) {
-        if (responses[key] !== undefined) answered.set(key, responses[key])
-      }
-    }
-    let counter = 0
-    const needed = new Map<string, InputRequired.InputRequest>()
-    const signal = Deferred.makeUnsafe<void>()
-    const ask: Ask = (askMethod, askParams) =>
-      Effect.suspend(() => {
-        const key = `${prefixes[askMethod]}-${counter++}`
-        if (answered.has(key)) return Effect.succeed(answered.get(key))
-        needed.set(key, { method: askMethod, params: askParams } as InputRequired.InputRequest)
-        Deferred.doneUnsafe(signal, Exit.void)
-        return Effect.never
+}): Effect.fn.Return<Outcome<A>, E | McpError.InvalidParams, R> {
+  const { codec, method, params } = options
+  // Keyed (an HMAC): computed only when a requestState is opened or sealed,
+  // so a request that never asks for input costs no signature.
+  let fingerprint: string | undefined
+  const fingerprintOf = Effect.suspend(() =>
+    fingerprint === undefined
+      ? Effect.map(codec.fingerprint(method, params), (f) => (fingerprint = f))
+      : Effect.succeed(fingerprint)
+  )
+  const answered = new Map<string, unknown>()
+  const responses = Predicate.isObject(params.inputResponses) ? (params.inputResponses as Obj) : {}
+  // Every answer is a result object; anything else is a malformed request, not a missing answer.
+  for (const [key, value] of Object.entries(responses)) {
+    if (!Predicate.isObject(value) || Array.isArray(value)) {
+      return yield* new McpError.InvalidParams({
+        message: `Invalid params: inputResponses.${key} must be a result object`,
+        data: { key }
       })
-    const outcome = yield* Effect.raceFirst(
-      Effect.map(options.body(ask), (value): Outcome<A> => ({ _tag: "Complete", value })),
-      Effect.as(Effect.andThen(Deferred.await(signal), settle), { _tag: "InputRequired" } as const)
-    )
-    if (outcome._tag === "Complete") return outcome
-    const pending: Record<string, string> = {}
-    for (const [key, request] of needed) pending[key] = request.method
-    const requestState = yield* codec.seal(fingerprint, { answered: Object.fromEntries(answered), pending })
-    return {
-      _tag: "InputRequired",
-      result: { resultType: "input_required", inputRequests: Object.fromEntries(needed), requestState }
-    } satisfies Outcome<A>
-  })
+    }
+  }
+  const token = params.requestState
+  if (typeof token === "string") {
+    const state = yield* codec.open(yield* fingerprintOf, token)
+    for (const [key, value] of Object.entries(state.answered)) answered.set(key, value)
+    for (const key of Object.keys(state.pending)) {
+      if (responses[key] !== undefined) answered.set(key, responses[key])
+    }
+  }
+  let counter = 0
+  const needed = new Map<string, InputRequired.InputRequest>()
+  const signal = Deferred.makeUnsafe<void>()
+  const ask: Ask = (askMethod, askParams, ownKey) =>
+    Effect.suspend(() => {
+      const key = ownKey ?? `${prefixes[askMethod]}-${counter++}`
+      if (!answered.has(key) && ownKey !== undefined && responses[ownKey] !== undefined) {
+        answered.set(key, responses[ownKey])
+      }
+      if (answered.has(key)) return Effect.succeed(answered.get(key))
+      needed.set(key, { method: askMethod, params: askParams } as InputRequired.InputRequest)
+      Deferred.doneUnsafe(signal, Exit.void)
+      return Effect.never
+    })
+  const outcome = yield* Effect.raceFirst(
+    Effect.map(options.body(ask), (value): Outcome<A> => ({ _tag: "Complete", value })),
+    Effect.as(Effect.andThen(Deferred.await(signal), settle), { _tag: "InputRequired" } as const)
+  )
+  if (outcome._tag === "Complete") return outcome
+  const pending: Record<string, string> = {}
+  for (const [key, request] of needed) pending[key] = request.method
+  const requestState = yield* codec.seal(yield* fingerprintOf, { answered: Object.fromEntries(answered), pending })
+  return {
+    _tag: "InputRequired",
+    result: { resultType: "input_required", inputRequests: Object.fromEntries(needed), requestState }
+  } satisfies Outcome<A>
+})

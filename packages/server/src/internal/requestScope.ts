@@ -15,7 +15,13 @@ import * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
 import * as Predicate from "effect/Predicate"
 import * as Queue from "effect/Queue"
-import { type AskMethod, ClientRequestError, ServerRequest, type ServerRequestShape } from "../ServerRequest.ts"
+import {
+  type AskMethod,
+  type AskOptions,
+  ClientRequestError,
+  ServerRequest,
+  type ServerRequestShape
+} from "../ServerRequest.ts"
 import * as Ask from "./ask.ts"
 import * as InputRounds from "./inputRounds.ts"
 import type * as RequestState from "./requestState.ts"
@@ -56,48 +62,56 @@ type Notice = readonly [method: string, params: object]
  * Runs `body` as the handler of the request described by `info`. On
  * 2026-07-28 a retryable method whose handler asks the client ends in an
  * `InputRequired` outcome instead of a value.
+ *
+ * One generator function for every request (`fnUntraced`): an inline
+ * `Effect.gen` would create a generator function per request, which costs
+ * more than the rest of a trivial call.
  */
-export const run = <A, E, R>(
+export const run = Effect.fnUntraced(function* <A, E, R>(
   env: Environment,
   info: Session.RequestInfo,
   params: unknown,
   body: Effect.Effect<A, E, R>
-): Effect.Effect<
+): Effect.fn.Return<
   InputRounds.Outcome<A>,
   E | McpError.InvalidParams,
   Exclude<R, ServerRequest> | CurrentRequest.CurrentRequest
-> =>
-  Effect.gen(function* () {
-    const current = yield* CurrentRequest.CurrentRequest
-    const revision = info.revision
-    const stateless = revision.stateless
-    const requestLevel = metaOf(params)[Meta.logLevelKey]
-    const threshold: Logging.LoggingLevel | undefined = stateless
-      ? Logging.levels.includes(requestLevel as Logging.LoggingLevel)
-        ? (requestLevel as Logging.LoggingLevel)
-        : undefined
-      : (env.sessionLogLevel() ?? env.defaultLogLevel)
+> {
+  const current = yield* CurrentRequest.CurrentRequest
+  const revision = info.revision
+  const stateless = revision.stateless
+  const requestLevel = metaOf(params)[Meta.logLevelKey]
+  const threshold: Logging.LoggingLevel | undefined = stateless
+    ? Logging.levels.includes(requestLevel as Logging.LoggingLevel)
+      ? (requestLevel as Logging.LoggingLevel)
+      : undefined
+    : (env.sessionLogLevel() ?? env.defaultLogLevel)
 
-    const outbox = yield* Queue.unbounded<Notice, Cause.Done>()
-    const drainer = yield* Queue.takeAll(outbox).pipe(
-      Effect.flatMap((batch) => Effect.forEach(batch, ([method, p]) => current.notify(method, p), { discard: true })),
-      Effect.forever,
-      Effect.ignore,
-      Effect.forkChild
-    )
-    const enqueue = (level: Logging.LoggingLevel, data: unknown, logger?: string) => {
-      if (threshold === undefined || !Logging.isEnabled(level, threshold)) return
-      Queue.offerUnsafe(outbox, [
-        "notifications/message",
-        logger === undefined ? { level, data } : { level, logger, data }
-      ])
-    }
-    const bridge = Logger.make((options) => {
-      const level = Logging.fromLogLevel(options.logLevel)
-      if (level !== undefined) enqueue(level, logData(options.message))
-    })
+  const outbox = yield* Queue.unbounded<Notice, Cause.Done>()
+  const drain = Queue.takeAll(outbox).pipe(
+    Effect.flatMap((batch) => Effect.forEach(batch, ([method, p]) => current.notify(method, p), { discard: true })),
+    Effect.forever,
+    Effect.ignore
+  )
+  // The drainer starts with the first notice (a tick later, as a forked fiber
+  // would): most requests log nothing and need no fiber for it.
+  const runFork = Effect.runForkWith(yield* Effect.context<never>())
+  let drainer: Fiber.Fiber<void> | undefined
+  const enqueue = (level: Logging.LoggingLevel, data: unknown, logger?: string) => {
+    if (threshold === undefined || !Logging.isEnabled(level, threshold)) return
+    Queue.offerUnsafe(outbox, [
+      "notifications/message",
+      logger === undefined ? { level, data } : { level, logger, data }
+    ])
+    if (drainer === undefined) drainer = runFork(Effect.andThen(Effect.yieldNow, drain))
+  }
+  const bridge = Logger.make((options) => {
+    const level = Logging.fromLogLevel(options.logLevel)
+    if (level !== undefined) enqueue(level, logData(options.message))
+  })
 
-    const askVia = (transportAsk: InputRounds.Ask | undefined) => (method: AskMethod, askParams: object) =>
+  const askVia =
+    (transportAsk: InputRounds.Ask | undefined) => (method: AskMethod, askParams: object, options?: AskOptions) =>
       Effect.suspend((): Effect.Effect<unknown, ClientRequestError> => {
         // What the revision cannot carry is refused before what the client did not declare.
         const shaped = Ask.shapeParams(revision, method, askParams as Obj, env.newId)
@@ -105,7 +119,7 @@ export const run = <A, E, R>(
         const missing = Ask.capabilityError(method, askParams as Obj, info.peerCapabilities)
         if (missing !== undefined) return Effect.fail(missing)
         if (!stateless && env.session !== undefined) return Ask.viaSession(env.session, current.id, method, shaped)
-        if (transportAsk !== undefined) return transportAsk(method, shaped)
+        if (transportAsk !== undefined) return transportAsk(method, shaped, options?.key)
         return Effect.fail(
           new ClientRequestError({
             reason: "NotInRevision",
@@ -115,38 +129,42 @@ export const run = <A, E, R>(
         )
       })
 
-    const requestFor = (transportAsk: InputRounds.Ask | undefined): ServerRequestShape => ({
-      method: info.request.method,
-      revision,
-      version: revision.version,
-      clientCapabilities: info.peerCapabilities,
-      clientInfo: info.peerInfo,
-      stateless,
-      ask: askVia(transportAsk),
-      log: (level, data, logger) => Effect.sync(() => enqueue(level, data, logger)),
-      progress: (update) => current.progress(update),
-      notify: (method, p) =>
-        env.session === undefined || stateless ? Effect.void : Effect.ignore(env.session.notify(method, p))
-    })
-
-    const provide = <X, Y>(effect: Effect.Effect<X, Y, R>, transportAsk: InputRounds.Ask | undefined) =>
-      effect.pipe(
-        Effect.provideService(ServerRequest, requestFor(transportAsk)),
-        Effect.withLogger(bridge)
-      ) as Effect.Effect<X, Y, Exclude<R, ServerRequest>>
-
-    const outcome = yield* Effect.exit(
-      stateless && retryable.has(info.request.method)
-        ? InputRounds.run({
-            codec: env.codec,
-            method: info.request.method,
-            params: (Predicate.isObject(params) ? params : {}) as Obj,
-            body: (ask) => provide(body, ask)
-          })
-        : Effect.map(provide(body, undefined), (value): InputRounds.Outcome<A> => ({ _tag: "Complete", value }))
-    )
-    // Everything logged during the request reaches the client before its response.
-    yield* Queue.end(outbox)
-    yield* Fiber.join(drainer)
-    return yield* outcome
+  const requestFor = (transportAsk: InputRounds.Ask | undefined): ServerRequestShape => ({
+    method: info.request.method,
+    revision,
+    version: revision.version,
+    clientCapabilities: info.peerCapabilities,
+    clientInfo: info.peerInfo,
+    stateless,
+    ask: askVia(transportAsk),
+    log: (level, data, logger) => Effect.sync(() => enqueue(level, data, logger)),
+    progress: (update) => current.progress(update),
+    notify: (method, p) =>
+      env.session === undefined || stateless ? Effect.void : Effect.ignore(env.session.notify(method, p))
   })
+
+  const provide = <X, Y>(effect: Effect.Effect<X, Y, R>, transportAsk: InputRounds.Ask | undefined) =>
+    effect.pipe(
+      Effect.provideService(ServerRequest, requestFor(transportAsk)),
+      Effect.withLogger(bridge)
+    ) as Effect.Effect<X, Y, Exclude<R, ServerRequest>>
+
+  // A cancelled request stops its drainer, as it would stop a child fiber.
+  const stopDrainer = Effect.onInterrupt(() => (drainer === undefined ? Effect.void : Fiber.interrupt(drainer)))
+  const outcome = yield* Effect.exit(
+    stateless && retryable.has(info.request.method)
+      ? InputRounds.run({
+          codec: env.codec,
+          method: info.request.method,
+          params: (Predicate.isObject(params) ? params : {}) as Obj,
+          body: (ask) => provide(body, ask)
+        })
+      : Effect.map(provide(body, undefined), (value): InputRounds.Outcome<A> => ({ _tag: "Complete", value }))
+  ).pipe(stopDrainer)
+  // Everything logged during the request reaches the client before its response.
+  if (drainer !== undefined) {
+    yield* Queue.end(outbox)
+    yield* stopDrainer(Fiber.join(drainer))
+  }
+  return yield* outcome
+})

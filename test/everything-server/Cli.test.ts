@@ -1,0 +1,51 @@
+import { spawnSync } from "node:child_process"
+import { assert, describe, it } from "@effect/vitest"
+import * as Cli from "@effect-mcp/everything-server/Cli"
+import * as Effect from "effect/Effect"
+import * as ServerProcess from "../support/ServerProcess.ts"
+
+describe("mcp-everything-server command line", () => {
+  it.effect("reads the transport and the HTTP options", () =>
+    Effect.sync(() => {
+      assert.deepStrictEqual(Cli.parse(["--stdio"]), { mode: "stdio" })
+      assert.deepStrictEqual(Cli.parse(["--http"]), {
+        mode: "http",
+        port: 0,
+        host: "127.0.0.1",
+        stateless: false,
+        json: false
+      })
+      assert.deepStrictEqual(Cli.parse(["--http", "--port", "3000", "--stateless", "--json", "--host", "localhost"]), {
+        mode: "http",
+        port: 3000,
+        host: "localhost",
+        stateless: true,
+        json: true
+      })
+    })
+  )
+
+  it.effect("explains what is wrong", () =>
+    Effect.sync(() => {
+      assert.strictEqual(Cli.parse([]), "choose one of --stdio and --http")
+      assert.strictEqual(Cli.parse(["--stdio", "--http"]), "choose one of --stdio and --http")
+      assert.strictEqual(Cli.parse(["--http", "--port", "70000"]), "--port needs a number from 0 to 65535")
+      assert.strictEqual(Cli.parse(["--http", "--port"]), "--port needs a number from 0 to 65535")
+      assert.strictEqual(Cli.parse(["--stdio", "--json"]), "--port, --stateless and --json need --http")
+      assert.strictEqual(Cli.parse(["--verbose"]), "unknown argument: --verbose")
+    })
+  )
+
+  it.live("the bin exits with status 2 and the usage on a bad command line", () =>
+    Effect.sync(() => {
+      const run = spawnSync(ServerProcess.node, [ServerProcess.everythingBin, "--bogus"], {
+        encoding: "utf8",
+        timeout: 15_000
+      })
+      assert.strictEqual(run.status, 2)
+      assert.strictEqual(run.stdout, "")
+      assert.include(run.stderr, "unknown argument: --bogus")
+      assert.include(run.stderr, "usage: mcp-everything-server --stdio")
+    })
+  )
+})

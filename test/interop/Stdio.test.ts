@@ -1,0 +1,74 @@
+/**
+ * The official SDK client drives the everything server over stdio: the
+ * server is a real child process spawned by the SDK's StdioClientTransport.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import * as Effect from "effect/Effect"
+import * as ServerProcess from "../support/ServerProcess.ts"
+import * as Everything from "./everything.ts"
+import * as SdkClient from "./sdkClient.ts"
+
+const mode: Everything.Mode = { asks: true, streams: true, cancelBy: "notification" }
+
+const spawn = Effect.gen(function* () {
+  const transport = new StdioClientTransport({
+    command: ServerProcess.node,
+    args: [ServerProcess.everythingBin, "--stdio"],
+    cwd: ServerProcess.root,
+    stderr: "pipe"
+  })
+  let stderr = ""
+  transport.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString("utf8")
+  })
+  const sdk = yield* SdkClient.connect(transport)
+  return { sdk, stderr: () => stderr, pid: () => transport.pid }
+})
+
+describe("interop: SDK client -> everything server over stdio", () => {
+  it.live(
+    "lists and calls every tool, reads every resource, gets every prompt",
+    () =>
+      Effect.gen(function* () {
+        const { sdk } = yield* spawn
+        assert.strictEqual(sdk.client.getServerVersion()?.name, "effect-mcp-everything-server")
+        yield* Everything.tools(sdk, mode)
+        yield* Everything.listChanges(sdk)
+        yield* Everything.resources(sdk)
+        yield* Everything.prompts(sdk, mode)
+      }),
+    60_000
+  )
+
+  it.live(
+    "cancelling test_long_running interrupts it on the server",
+    () =>
+      Effect.gen(function* () {
+        const { sdk, stderr } = yield* spawn
+        yield* Everything.cancelLongRunning(sdk, mode, (pattern) => ServerProcess.waitFor(stderr, pattern))
+      }),
+    60_000
+  )
+
+  it.live(
+    "the server exits when the client closes it",
+    () =>
+      Effect.gen(function* () {
+        const { sdk, pid } = yield* spawn
+        const serverPid = pid()
+        assert.isNumber(serverPid)
+        yield* Effect.promise(() => sdk.client.close())
+        const alive = () => {
+          try {
+            process.kill(serverPid!, 0)
+            return "alive"
+          } catch {
+            return "gone"
+          }
+        }
+        yield* ServerProcess.waitFor(alive, /^gone$/, 10_000)
+      }),
+    30_000
+  )
+})
