@@ -82,8 +82,17 @@ export const make = Effect.fnUntraced(function* (options: Options) {
         return true
       }),
       // Servers of earlier revisions answer the probe with an error: fall back to the handshake.
-      Effect.catchTag(["MethodNotFound", "InvalidRequest", "InvalidParams", "JsonRpcError", "RequestTimeout"], () =>
-        Effect.succeed(false)
+      // A server that refuses the stateless revision (-32022) is met with the handshake instead.
+      Effect.catchTag(
+        [
+          "MethodNotFound",
+          "InvalidRequest",
+          "InvalidParams",
+          "JsonRpcError",
+          "RequestTimeout",
+          "UnsupportedProtocolVersion"
+        ],
+        () => Effect.succeed(false)
       )
     )
 

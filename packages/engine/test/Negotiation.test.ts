@@ -3,7 +3,15 @@ import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import type * as Session from "@effect-mcp/engine/Session"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import { linked, rawAgainstServer, serverInfo } from "./fixtures.ts"
+import * as ClientSession from "@effect-mcp/engine/ClientSession"
+import * as MemoryTransport from "@effect-mcp/engine/MemoryTransport"
+import * as Transport from "@effect-mcp/engine/Transport"
+import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import * as Fiber from "effect/Fiber"
+import * as Queue from "effect/Queue"
+import * as Result from "effect/Result"
+import * as Stream from "effect/Stream"
+import { clientInfo, linked, rawAgainstServer, serverInfo } from "./fixtures.ts"
 
 type Version = ProtocolVersion.ProtocolVersion
 const all = ProtocolVersion.all
@@ -100,6 +108,41 @@ describe("version negotiation", () => {
       assert.strictEqual(response.error.code, -32022)
       assert.strictEqual(response.error.data.requested, "2099-01-01")
       assert.deepStrictEqual(response.error.data.supported, [...ProtocolVersion.all])
+    })
+  )
+})
+
+describe("client fallback", () => {
+  it.effect("a server refusing the stateless revision with -32022 is met with the initialize handshake", () =>
+    Effect.gen(function* () {
+      const [clientEnd, rawEnd] = yield* MemoryTransport.makePair()
+      const inbox = yield* Queue.unbounded<JsonRpc.Request>()
+      yield* rawEnd.incoming.pipe(
+        Stream.runForEach((frame) =>
+          Result.isSuccess(frame) ? Queue.offer(inbox, frame.success as never) : Effect.void
+        ),
+        Effect.forkScoped
+      )
+      const clientFiber = yield* ClientSession.make({ clientInfo, capabilities: {} }).pipe(
+        Effect.provideService(Transport.Transport, clientEnd),
+        Effect.forkScoped
+      )
+      const discover = yield* Queue.take(inbox)
+      assert.strictEqual(discover.method, "server/discover")
+      yield* rawEnd.send({
+        jsonrpc: "2.0",
+        id: discover.id,
+        error: { code: -32022, message: "unsupported", data: { requested: "2026-07-28", supported: ["2025-11-25"] } }
+      })
+      const initialize = yield* Queue.take(inbox)
+      assert.strictEqual(initialize.method, "initialize")
+      yield* rawEnd.send({
+        jsonrpc: "2.0",
+        id: initialize.id,
+        result: { protocolVersion: "2025-11-25", capabilities: {}, serverInfo }
+      })
+      const client = yield* Fiber.join(clientFiber)
+      assert.strictEqual(client.state.revision?.version, "2025-11-25")
     })
   )
 })
