@@ -22,13 +22,25 @@ import * as EverythingServer from "./EverythingServer.ts"
 
 const stdio = McpServer.serve.pipe(Effect.provide(NodeStdio.layerServer()))
 
+/** The `Mcp-Param-*` headers of the registered tools, read from their input schemas as they are now. */
+const paramHeaders = (server: McpServer.McpServerShape) => (toolName: string) => {
+  const tool = server.tools.get(toolName)
+  return tool === undefined ? undefined : StreamableHttpServer.paramHeadersOf(tool.item.item.definition.inputSchema)
+}
+
 const http = (cli: Cli.Http) => {
   const routes = Layer.mergeAll(
-    StreamableHttpServer.layer({
-      session: McpServer.makeSession,
-      sessions: !cli.stateless,
-      responseMode: cli.json ? "json" : "sse"
-    }),
+    Layer.unwrap(
+      Effect.gen(function* () {
+        const server = yield* McpServer.McpServer
+        return StreamableHttpServer.layer({
+          session: McpServer.makeSession,
+          sessions: !cli.stateless,
+          responseMode: cli.json ? "json" : "sse",
+          paramHeaders: paramHeaders(server)
+        })
+      })
+    ),
     SseServer.layer({ session: McpServer.makeSession })
   )
   return Effect.gen(function* () {

@@ -28,6 +28,7 @@ import * as Scope from "effect/Scope"
 import { SecureRandom } from "effect/crypto"
 import * as CurrentRequest from "./CurrentRequest.ts"
 import * as EventStore from "./EventStore.ts"
+import * as Headers from "./internal/httpHeaders.ts"
 import * as Post from "./internal/httpServerPost.ts"
 import * as Run from "./internal/httpServerRun.ts"
 import * as HttpSession from "./internal/httpServerSession.ts"
@@ -69,7 +70,21 @@ export interface Options<E = never, R = never> {
   readonly maxSessions?: number | undefined
   /** Revisions accepted in `MCP-Protocol-Version`. Default: all. */
   readonly supportedVersions?: ReadonlyArray<ProtocolVersion.ProtocolVersion> | undefined
+  /**
+   * The arguments of a tool mirrored into `Mcp-Param-*` headers (SEP-2243),
+   * or undefined for an unknown tool. On stateless revisions a `tools/call`
+   * whose headers disagree with its arguments is refused with HeaderMismatch
+   * (HTTP 400). `paramHeadersOf` reads them from a tool's `inputSchema`.
+   * Default: none are checked.
+   */
+  readonly paramHeaders?: ((toolName: string) => ReadonlyArray<ParamHeader> | undefined) | undefined
 }
+
+/** A tool argument mirrored into the `Mcp-Param-<header>` header. */
+export type ParamHeader = Headers.ParamHeader
+
+/** The mirrored arguments a tool's `inputSchema` declares with `x-mcp-header` on its top-level properties. */
+export const paramHeadersOf: (inputSchema: unknown) => ReadonlyArray<ParamHeader> = Headers.paramHeadersOf
 
 /** What a session's handlers can ask of the HTTP exchange they run in. */
 export interface CurrentHttpSessionShape {
@@ -220,7 +235,8 @@ export const make = Effect.fnUntraced(function* <E, R>(
     perRequest: () => Effect.map(open(undefined), (entry) => ({ http: entry.http, close: closeEntry(entry) })),
     touch: (http) => {
       http.lastActive = clock.currentTimeMillisUnsafe()
-    }
+    },
+    paramHeaders: options.paramHeaders
   }
 
   const get = (request: HttpServerRequest.HttpServerRequest) =>

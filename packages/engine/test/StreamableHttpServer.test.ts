@@ -2,6 +2,8 @@ import { assert, describe, it } from "@effect/vitest"
 import * as EventStore from "@effect-mcp/engine/EventStore"
 import * as ServerSession from "@effect-mcp/engine/ServerSession"
 import type * as Session from "@effect-mcp/engine/Session"
+import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
+import * as McpError from "@effect-mcp/protocol/McpError"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -20,6 +22,7 @@ import {
   sseData,
   tools
 } from "./StreamableHttpFixtures.ts"
+import * as Wire from "../src/internal/httpWire.ts"
 
 const call = (id: number, name: string, text = "") => ({
   jsonrpc: "2.0",
@@ -255,11 +258,228 @@ describe("Streamable HTTP server: 2026-07-28 headers", () => {
     })
   )
 
+  it.effect("a request without _meta, or without its protocolVersion, gets 400 and -32602 with its id", () =>
+    Effect.gen(function* () {
+      const { http } = yield* serve()
+      const bodies = [
+        { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "echo", arguments: {} } },
+        {
+          jsonrpc: "2.0",
+          id: 7,
+          method: "tools/call",
+          params: { name: "echo", arguments: {}, _meta: { "io.modelcontextprotocol/clientCapabilities": {} } }
+        }
+      ]
+      for (const body of bodies) {
+        const reply = yield* rawPost(http, body, headers("tools/call", "echo"))
+        assert.strictEqual(reply.status, 400)
+        assert.strictEqual(reply.headers["content-type"], "application/json")
+        const error = JSON.parse(reply.text)
+        assert.strictEqual(error.error.code, -32602)
+        assert.strictEqual(error.id, 7)
+      }
+    })
+  )
+
+  it.effect("an unsupported MCP-Protocol-Version is refused with the request's id", () =>
+    Effect.gen(function* () {
+      const { http } = yield* serve({ supportedVersions: ["2025-11-25"] })
+      const reply = yield* rawPost(http, statelessCall("echo"), headers("tools/call", "echo"))
+      assert.strictEqual(reply.status, 400)
+      const body = JSON.parse(reply.text)
+      assert.strictEqual(body.error.code, -32022)
+      assert.strictEqual(body.id, 1)
+    })
+  )
+
+  const statelessRequest = (id: number, method: string) => ({ jsonrpc: "2.0", id, method, params: { _meta: meta } })
+
+  it.effect("unknown and removed methods get 404 with a JSON -32601, in either response mode", () =>
+    Effect.gen(function* () {
+      for (const responseMode of ["sse", "json"] as const) {
+        const { http } = yield* serve({ responseMode })
+        for (const method of ["unknown/method", "ping", "initialize", "logging/setLevel"]) {
+          const reply = yield* rawPost(http, statelessRequest(9, method), headers(method))
+          assert.strictEqual(reply.status, 404, `${responseMode} ${method}`)
+          assert.strictEqual(reply.headers["content-type"], "application/json")
+          const body = JSON.parse(reply.text)
+          assert.strictEqual(body.error.code, -32601, method)
+          assert.strictEqual(body.id, 9)
+        }
+      }
+    })
+  )
+
+  // A handler failing with -32021 (MissingRequiredClientCapability), after progress when asked.
+  const demanding: Session.Handler = (params) =>
+    Effect.gen(function* () {
+      const p = params as { readonly name: string }
+      if (p.name === "progress-then-fail") {
+        const current = yield* CurrentRequest.CurrentRequest
+        yield* current.progress({ progress: 1, total: 2 })
+      }
+      if (p.name === "echo") return { content: [{ type: "text", text: "ok" }] }
+      return yield* Effect.fail(
+        new McpError.MissingRequiredClientCapability({ data: { requiredCapabilities: { sampling: {} } } })
+      )
+    })
+  const demandingServer = (responseMode: "sse" | "json") =>
+    serve({ responseMode, server: { handlers: new Map([["tools/call", demanding]]) } })
+
+  it.effect("an error raised in a handler holds the status back: -32021 is a JSON 400", () =>
+    Effect.gen(function* () {
+      for (const responseMode of ["sse", "json"] as const) {
+        const { http } = yield* demandingServer(responseMode)
+        const reply = yield* rawPost(http, statelessCall("needs-sampling"), headers("tools/call", "needs-sampling"))
+        assert.strictEqual(reply.status, 400, responseMode)
+        assert.strictEqual(reply.headers["content-type"], "application/json")
+        const body = JSON.parse(reply.text)
+        assert.strictEqual(body.error.code, -32021)
+        assert.deepStrictEqual(body.error.data, { requiredCapabilities: { sampling: {} } })
+        assert.strictEqual(body.id, 1)
+      }
+    })
+  )
+
+  it.effect("a reply whose first message is progress or a result streams with 200 as before", () =>
+    Effect.gen(function* () {
+      const { http } = yield* demandingServer("sse")
+      const withProgress = yield* rawPost(
+        http,
+        {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: { name: "progress-then-fail", arguments: {}, _meta: { ...meta, progressToken: "p" } }
+        },
+        headers("tools/call", "progress-then-fail")
+      )
+      assert.strictEqual(withProgress.status, 200)
+      assert.strictEqual(withProgress.headers["content-type"], "text/event-stream")
+      const events = sseData(withProgress.text) as ReadonlyArray<{ method?: string; error?: { code: number } }>
+      assert.deepStrictEqual(
+        events.map((e) => e.method ?? e.error?.code),
+        ["notifications/progress", -32021]
+      )
+      const ok = yield* rawPost(http, statelessCall("echo"), headers("tools/call", "echo"))
+      assert.strictEqual(ok.status, 200)
+      assert.strictEqual(ok.headers["content-type"], "text/event-stream")
+      assert.deepStrictEqual((sseData(ok.text)[0] as { result: { content: unknown } }).result.content, [
+        { type: "text", text: "ok" }
+      ])
+    })
+  )
+
+  it.effect("the error status table is data: the codes the revision names, nothing else", () =>
+    Effect.sync(() => {
+      assert.deepStrictEqual(
+        [-32600, -32601, -32602, -32020, -32021, -32022, -32603, -32002].map((code) =>
+          Wire.errorStatusOf({ jsonrpc: "2.0", id: 1, error: { code, message: "x" } })
+        ),
+        [400, 404, 400, 400, 400, 400, undefined, undefined]
+      )
+      assert.isUndefined(Wire.errorStatusOf({ jsonrpc: "2.0", id: 1, result: {} }))
+    })
+  )
+
   it.effect("GET is not offered on the stateless revision", () =>
     Effect.gen(function* () {
       const { http } = yield* serve()
       const get = yield* rawRequest(http, "GET", { accept: "text/event-stream", "mcp-protocol-version": "2026-07-28" })
       assert.strictEqual(get.status, 405)
+    })
+  )
+})
+
+describe("Streamable HTTP server: Mcp-Param headers (SEP-2243)", () => {
+  const meta = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {}
+  }
+  const callWith = (args: Record<string, unknown>) => ({
+    jsonrpc: "2.0",
+    id: 3,
+    method: "tools/call",
+    params: { name: "echo", arguments: args, _meta: meta }
+  })
+  const headers = (params: Record<string, string>) => ({
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": "tools/call",
+    "mcp-name": "echo",
+    ...params
+  })
+  const declared = StreamableHttpServer.paramHeadersOf({
+    type: "object",
+    properties: {
+      text: { type: "string", "x-mcp-header": "Region" },
+      n: { type: "integer", "x-mcp-header": "Count" },
+      other: { type: "string" }
+    }
+  })
+  const withParams = () =>
+    serve({ responseMode: "json", paramHeaders: (tool) => (tool === "echo" ? declared : undefined) })
+  const hello = `=?base64?${btoa("Hello")}?=`
+
+  it.effect("paramHeadersOf reads x-mcp-header from the top-level properties", () =>
+    Effect.sync(() => {
+      assert.deepStrictEqual(declared, [
+        { header: "Region", argument: "text" },
+        { header: "Count", argument: "n" }
+      ])
+      assert.deepStrictEqual(StreamableHttpServer.paramHeadersOf({ type: "object" }), [])
+    })
+  )
+
+  it.effect("headers that mirror the arguments are accepted: plain, base64, any name case, literal look-alikes", () =>
+    Effect.gen(function* () {
+      const { http } = yield* withParams()
+      const cases: ReadonlyArray<readonly [Record<string, unknown>, Record<string, string>]> = [
+        [
+          { text: "eu-west", n: 3 },
+          { "mcp-param-region": "eu-west", "mcp-param-count": "3" }
+        ],
+        [{ text: "Hello" }, { "Mcp-Param-Region": hello }],
+        [{ text: btoa("Hello") }, { "mcp-param-region": btoa("Hello") }],
+        [{ text: `=?base64?${btoa("Hello")}` }, { "mcp-param-region": `=?base64?${btoa("Hello")}` }],
+        [{ other: "x" }, {}]
+      ]
+      for (const [args, params] of cases) {
+        const reply = yield* rawPost(http, callWith(args), headers(params))
+        assert.strictEqual(reply.status, 200, JSON.stringify(params))
+        assert.isDefined(JSON.parse(reply.text).result, JSON.stringify(params))
+      }
+    })
+  )
+
+  it.effect("missing, malformed or disagreeing Mcp-Param headers get 400 and -32020", () =>
+    Effect.gen(function* () {
+      const { http } = yield* withParams()
+      const cases: ReadonlyArray<readonly [Record<string, unknown>, Record<string, string>]> = [
+        [{ text: "Hello" }, {}],
+        [{ text: "Hello" }, { "mcp-param-region": "=?base64?SGVsbG8?=" }],
+        [{ text: "Hello" }, { "mcp-param-region": "=?base64?SGVs!!!bG8=?=" }],
+        [{ text: "Hello" }, { "mcp-param-region": "Goodbye" }],
+        [
+          { text: "Hello", n: 3 },
+          { "mcp-param-region": hello, "mcp-param-count": "4" }
+        ],
+        [{}, { "mcp-param-region": "Hello" }]
+      ]
+      for (const [args, params] of cases) {
+        const reply = yield* rawPost(http, callWith(args), headers(params))
+        assert.strictEqual(reply.status, 400, JSON.stringify(params))
+        const body = JSON.parse(reply.text)
+        assert.strictEqual(body.error.code, -32020, JSON.stringify(params))
+        assert.strictEqual(body.id, 3)
+      }
+    })
+  )
+
+  it.effect("without the hook, Mcp-Param headers are not checked", () =>
+    Effect.gen(function* () {
+      const { http } = yield* serve({ responseMode: "json" })
+      const reply = yield* rawPost(http, callWith({ text: "Hello" }), headers({ "mcp-param-region": "Goodbye" }))
+      assert.strictEqual(reply.status, 200)
     })
   )
 })

@@ -70,18 +70,100 @@ const mismatch = (message: string, id: JsonRpc.RequestId | null) => ({
   id
 })
 
+/** A tool argument mirrored into `Mcp-Param-<header>` (SEP-2243 `x-mcp-header`). */
+export interface ParamHeader {
+  /** The name after `Mcp-Param-`, as declared (header names ignore case). */
+  readonly header: string
+  /** The top-level argument it mirrors. */
+  readonly argument: string
+}
+
+export const PARAM_HEADER_PREFIX = "mcp-param-"
+const ANNOTATION = "x-mcp-header"
+
+/** The mirrored arguments a tool's `inputSchema` declares (`x-mcp-header` on a top-level property). */
+export const paramHeadersOf = (inputSchema: unknown): ReadonlyArray<ParamHeader> => {
+  if (!Predicate.isObject(inputSchema)) return []
+  const properties = (inputSchema as { readonly properties?: unknown }).properties
+  if (!Predicate.isObject(properties) || Array.isArray(properties)) return []
+  const found: Array<ParamHeader> = []
+  for (const [argument, schema] of Object.entries(properties as { readonly [key: string]: unknown })) {
+    const header = Predicate.isObject(schema) ? (schema as { readonly [key: string]: unknown })[ANNOTATION] : undefined
+    if (typeof header === "string" && header !== "") found.push({ header, argument })
+  }
+  return found
+}
+
+// Strict base64: whole quads, padding only at the end. A value that only looks
+// encoded must not be read leniently, or a mangled header would pass.
+const strictBase64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
+
+/** An `Mcp-Param-*` value as text, or undefined when its base64 form is malformed. */
+const decodeParamValue = (value: string): string | undefined => {
+  const match = /^=\?base64\?(.*)\?=$/i.exec(value)
+  if (match === null) return value
+  const encoded = match[1]!
+  if (!strictBase64.test(encoded)) return undefined
+  const decoded = Base64.decodeString(encoded)
+  return Result.isSuccess(decoded) ? decoded.success : undefined
+}
+
+/** The header text of an argument value; undefined for values that are never mirrored. */
+const paramText = (value: unknown): string | undefined => {
+  if (typeof value === "string") return value
+  if (typeof value === "boolean") return value ? "true" : "false"
+  if (typeof value === "number" && Number.isFinite(value)) return String(value)
+  return undefined
+}
+
+const checkParamHeaders = (
+  headers: { readonly [key: string]: string | undefined },
+  message: JsonRpc.Message,
+  declared: ReadonlyArray<ParamHeader>,
+  id: JsonRpc.RequestId | null
+) => {
+  const args = paramsOf(message)?.arguments
+  const values = Predicate.isObject(args) ? (args as { readonly [key: string]: unknown }) : {}
+  for (const { argument, header } of declared) {
+    const name = `Mcp-Param-${header}`
+    const raw = headers[`${PARAM_HEADER_PREFIX}${header.toLowerCase()}`]
+    const value = values[argument]
+    if (value === undefined || value === null) {
+      if (raw !== undefined) return mismatch(`${name} is present but argument '${argument}' is not`, id)
+      continue
+    }
+    const expected = paramText(value)
+    if (expected === undefined) continue
+    if (raw === undefined) return mismatch(`the ${name} header is required (argument '${argument}' is present)`, id)
+    const text = decodeParamValue(raw.trim())
+    if (text === undefined) return mismatch(`${name} header value '${raw}' is not valid base64`, id)
+    if (text !== expected) return mismatch(`${name} header value '${raw}' does not match argument '${argument}'`, id)
+  }
+  return undefined
+}
+
 /**
  * Checks the mirrored headers of one message of a stateless revision.
  * Returns the error to answer with (HTTP 400), or undefined.
  */
 export const checkStateless = (
   headers: { readonly [key: string]: string | undefined },
-  message: JsonRpc.Message
+  message: JsonRpc.Message,
+  paramHeaders?: (toolName: string) => ReadonlyArray<ParamHeader> | undefined
 ): { readonly error: McpError.McpError; readonly id: JsonRpc.RequestId | null } | undefined => {
   const id = JsonRpc.isRequest(message) ? message.id : null
   if (!("method" in message)) return undefined
   const headerVersion = headers[HEADER_PROTOCOL_VERSION]
   const bodyVersion = metaVersionOf(message)
+  if (JsonRpc.isRequest(message) && bodyVersion === undefined) {
+    // A malformed request rather than a disagreement: the revision requires the key in `_meta`.
+    return {
+      error: new McpError.InvalidParams({
+        message: `Invalid params: _meta["${META_PROTOCOL_VERSION}"] is required`
+      }),
+      id
+    }
+  }
   if (JsonRpc.isRequest(message) || bodyVersion !== undefined) {
     if (headerVersion === undefined) return mismatch("the MCP-Protocol-Version header is required", id)
     if (bodyVersion !== headerVersion) {
@@ -103,7 +185,8 @@ export const checkStateless = (
   if (decodeHeaderValue(header) !== name) {
     return mismatch(`Mcp-Name header value '${header}' does not match body value '${name}'`, id)
   }
-  return undefined
+  const declared = message.method === "tools/call" ? paramHeaders?.(name) : undefined
+  return declared === undefined || declared.length === 0 ? undefined : checkParamHeaders(headers, message, declared, id)
 }
 
 /** The headers a client adds for one outgoing message of a stateless revision. */

@@ -35,6 +35,8 @@ export interface Context {
     readonly close: Effect.Effect<void>
   }>
   readonly touch: (http: HttpSession.HttpSession) => void
+  /** The arguments a tool mirrors into `Mcp-Param-*` headers (checked on stateless `tools/call`). */
+  readonly paramHeaders: ((toolName: string) => ReadonlyArray<Headers.ParamHeader> | undefined) | undefined
 }
 
 export const isStatelessVersion = Headers.isStatelessVersion
@@ -69,13 +71,19 @@ const requestedVersion = (message: JsonRpc.Request): string | undefined => {
 const batchesAllowed = (version: string | undefined) =>
   version !== undefined && ProtocolVersion.isSupported(version) && Registry.get(version).batches
 
-/** Hands a frame to a session and builds the reply. */
+/**
+ * Hands a frame to a session and builds the reply. With `statusFromErrors`
+ * (stateless revisions) the status line waits for the first message: an
+ * error the status table maps is answered as JSON with that status, anything
+ * else streams as usual.
+ */
 const serve = (
   context: Context,
   session: HttpSession.HttpSession,
   frame: JsonRpcCodec.Decoded,
   messages: ReadonlyArray<JsonRpc.Message>,
-  onBodyEnd: Effect.Effect<void>
+  onBodyEnd: Effect.Effect<void>,
+  statusFromErrors = false
 ) =>
   Effect.gen(function* () {
     const headers: Record<string, string> = session.id === undefined ? {} : { [Wire.HEADER_SESSION_ID]: session.id }
@@ -104,14 +112,23 @@ const serve = (
     )
     if (!(yield* session.offer(frame))) return Wire.transportError(404, "Session not found")
     if (stream.collected === undefined) {
+      if (statusFromErrors) {
+        const first = yield* Deferred.await(stream.first)
+        const status = Wire.errorStatusOf(first)
+        if (status !== undefined) {
+          // The SSE text already queued for it is never read: the connection ends with the session.
+          yield* onBodyEnd
+          return Wire.jsonResponse(status, first!, headers)
+        }
+      }
       return sseResponse(session.body(stream).pipe(Stream.ensuring(onBodyEnd)), headers)
     }
     yield* Deferred.await(stream.done)
     yield* onBodyEnd
     const body = JsonRpcCodec.isBatch(frame) ? stream.collected : stream.collected[0]
-    return body === undefined
-      ? HttpServerResponse.empty({ status: 202, headers })
-      : Wire.jsonResponse(200, body, headers)
+    if (body === undefined) return HttpServerResponse.empty({ status: 202, headers })
+    const status = statusFromErrors && !Array.isArray(body) ? Wire.errorStatusOf(body as JsonRpc.Message) : undefined
+    return Wire.jsonResponse(status ?? 200, body, headers)
   })
 
 const STATELESS_INIT_ID = "effect-mcp/stateless-initialize"
@@ -149,7 +166,9 @@ const servePerRequest = (
     }
     // Notifications are processed before the session ends; replies end it when complete.
     const end = Effect.andThen(Effect.andThen(http.endInput, http.drained), close)
-    return yield* serve(context, http, frame, messages, end).pipe(Effect.onInterrupt(() => close))
+    return yield* serve(context, http, frame, messages, end, legacyVersion === undefined).pipe(
+      Effect.onInterrupt(() => close)
+    )
   })
 
 const refuse = (problem: { readonly error: McpError.McpError; readonly id: JsonRpc.RequestId | null }) =>
@@ -165,15 +184,6 @@ export const handle = (request: HttpServerRequest.HttpServerRequest, context: Co
       return Wire.transportError(415, "Unsupported Media Type: the body must be application/json")
     }
     const headerVersion = request.headers[Wire.HEADER_PROTOCOL_VERSION]
-    if (headerVersion !== undefined && !(context.supportedVersions as ReadonlyArray<string>).includes(headerVersion)) {
-      return refuse({
-        error: new McpError.UnsupportedProtocolVersion({
-          message: `Bad Request: unsupported protocol version ${headerVersion}`,
-          data: { requested: headerVersion, supported: [...context.supportedVersions] }
-        }),
-        id: null
-      })
-    }
     const read = yield* Wire.readFrame(request, context.maxBodyBytes)
     if (Result.isFailure(read)) return read.failure
     const frame = read.success
@@ -186,12 +196,23 @@ export const handle = (request: HttpServerRequest.HttpServerRequest, context: Co
         failures.map((f) => f.toResponse())
       )
     const messages = entries as ReadonlyArray<JsonRpc.Message>
+    // Refused after reading the body, so the error names the request it answers.
+    if (headerVersion !== undefined && !(context.supportedVersions as ReadonlyArray<string>).includes(headerVersion)) {
+      const single = messages.length === 1 ? messages[0]! : undefined
+      return refuse({
+        error: new McpError.UnsupportedProtocolVersion({
+          message: `Bad Request: unsupported protocol version ${headerVersion}`,
+          data: { requested: headerVersion, supported: [...context.supportedVersions] }
+        }),
+        id: single !== undefined && JsonRpc.isRequest(single) ? single.id : null
+      })
+    }
 
     const bodyVersion = messages.map(Headers.metaVersionOf).find(Headers.isStatelessVersion)
     const statelessVersion = bodyVersion ?? (Headers.isStatelessVersion(headerVersion) ? headerVersion : undefined)
     if (statelessVersion !== undefined) {
       if (batch) return Wire.badRequest(`batches are not supported by revision ${statelessVersion}`)
-      const problem = Headers.checkStateless(request.headers, messages[0]!)
+      const problem = Headers.checkStateless(request.headers, messages[0]!, context.paramHeaders)
       if (problem !== undefined) return refuse(problem)
       if (!(context.supportedVersions as ReadonlyArray<string>).includes(statelessVersion)) {
         return refuse({

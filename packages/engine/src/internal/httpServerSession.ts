@@ -49,6 +49,11 @@ export interface LogicalStream {
   readonly collected: Array<JsonRpc.Message> | undefined
   /** Completes when every pending response was sent (or the session closed). */
   readonly done: Deferred.Deferred<void>
+  /**
+   * The first message sent on this stream, or undefined when it ended without
+   * one; lets a reply hold its status line back until it is known.
+   */
+  readonly first: Deferred.Deferred<JsonRpc.Message | undefined>
   connection: Connection | undefined
   complete: boolean
 }
@@ -117,6 +122,7 @@ export const make = Effect.fnUntraced(function* (config: Config) {
       pending: new Set(),
       collected,
       done: Deferred.makeUnsafe<void>(),
+      first: Deferred.makeUnsafe<JsonRpc.Message | undefined>(),
       connection: undefined,
       complete: false
     }
@@ -160,6 +166,7 @@ export const make = Effect.fnUntraced(function* (config: Config) {
     // A JSON reply is never resumed.
     if (stream.collected !== undefined) streams.delete(stream.id)
     if (stream.connection !== undefined) Queue.endUnsafe(stream.connection)
+    Deferred.doneUnsafe(stream.first, Exit.succeed(undefined))
     Deferred.doneUnsafe(stream.done, Exit.void)
   }
 
@@ -209,6 +216,7 @@ export const make = Effect.fnUntraced(function* (config: Config) {
             return Effect.logDebug("dropped a message with no stream to carry it")
           }
           const ids = responseIdsOf(frame)
+          if (!stream.standalone) Deferred.doneUnsafe(stream.first, Exit.succeed(messagesOf(frame)[0]))
           if (stream.collected !== undefined) {
             stream.collected.push(...messagesOf(frame))
             settle(stream, ids)
@@ -373,6 +381,7 @@ export const make = Effect.fnUntraced(function* (config: Config) {
           for (const id of stream.pending) stream.collected.push(sessionClosedResponse(id))
         }
         if (stream.connection !== undefined) Queue.endUnsafe(stream.connection)
+        Deferred.doneUnsafe(stream.first, Exit.succeed(undefined))
         Deferred.doneUnsafe(stream.done, Exit.void)
       }
       byRequest.clear()

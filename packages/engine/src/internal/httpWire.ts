@@ -67,6 +67,24 @@ export const errorResponse = (
 ): HttpServerResponse.HttpServerResponse =>
   jsonResponse(status, McpError.toResponse(options?.id ?? null, error), options?.headers)
 
+/**
+ * The HTTP status a stateless revision (2026-07-28) gives a request answered
+ * with a JSON-RPC error of these codes; other errors travel with 200 like results.
+ */
+export const errorStatusByCode: ReadonlyMap<number, number> = new Map([
+  [-32700, 400], // Parse error
+  [-32600, 400], // Invalid request
+  [-32601, 404], // Method not found (unknown methods and the ones the revision removed)
+  [-32602, 400], // Invalid params (a malformed `_meta` among them)
+  [-32020, 400], // HeaderMismatch
+  [-32021, 400], // MissingRequiredClientCapability
+  [-32022, 400] // UnsupportedProtocolVersion
+])
+
+/** The status for a reply whose first message is `message`, when that is an error the table maps. */
+export const errorStatusOf = (message: JsonRpc.Message | undefined): number | undefined =>
+  message !== undefined && JsonRpc.isFailure(message) ? errorStatusByCode.get(message.error.code) : undefined
+
 export const badRequest = (message: string, headers?: Record<string, string>) =>
   errorResponse(400, new McpError.InvalidRequest({ message: `Bad Request: ${message}` }), { headers: headers ?? {} })
 
