@@ -43,7 +43,6 @@ const asObject = (u: unknown): { readonly [key: string]: unknown } =>
 export const make = Effect.fnUntraced(function* (options: Options) {
   const supportedVersions = options.supportedVersions ?? ProtocolVersion.all
   const statelessVersion = ProtocolVersion.newest(supportedVersions.filter((v) => Registry.get(v).stateless))
-  const statefulVersion = ProtocolVersion.newest(supportedVersions.filter((v) => !Registry.get(v).stateless))
   const statelessMeta = (revision: { readonly version: string }) => ({
     [Gate.META_PROTOCOL_VERSION]: revision.version,
     [Gate.META_CLIENT_CAPABILITIES]: options.capabilities,
@@ -66,12 +65,20 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   const state = session.state
   const callOptions = options.handshakeTimeout === undefined ? undefined : { timeout: options.handshakeTimeout }
 
+  /** What the `server/discover` probe decided: the session is ready, or which revisions to try next. */
+  type Probe =
+    | { readonly _tag: "Ready" }
+    | { readonly _tag: "Retry"; readonly versions: ReadonlyArray<ProtocolVersion.ProtocolVersion> }
+
+  const ready: Probe = { _tag: "Ready" }
+  const retry = (versions: ReadonlyArray<ProtocolVersion.ProtocolVersion>): Probe => ({ _tag: "Retry", versions })
+
   const discover = (version: ProtocolVersion.ProtocolVersion) =>
     session.peer.request("server/discover", { _meta: statelessMeta({ version }) }, callOptions).pipe(
-      Effect.map((result) => {
+      Effect.map((result): Probe => {
         const r = asObject(result)
         const versions = Array.isArray(r.supportedVersions) ? (r.supportedVersions as ReadonlyArray<unknown>) : []
-        if (!versions.includes(version)) return false
+        if (!versions.includes(version)) return retry(supportedVersions.filter((v) => versions.includes(v)))
         state.revision = Registry.get(version)
         state.peerCapabilities = asObject(r.capabilities)
         // 2026-07-28 carries server info in the result's `_meta`; a top-level `serverInfo` is read too.
@@ -79,20 +86,15 @@ export const make = Effect.fnUntraced(function* (options: Options) {
         state.peerInfo = Predicate.isObject(info) ? (info as unknown as Session.Implementation) : undefined
         state.peerExtras = r
         state.phase = "Ready"
-        return true
+        return ready
       }),
-      // Servers of earlier revisions answer the probe with an error: fall back to the handshake.
-      // A server that refuses the stateless revision (-32022) is met with the handshake instead.
-      Effect.catchTag(
-        [
-          "MethodNotFound",
-          "InvalidRequest",
-          "InvalidParams",
-          "JsonRpcError",
-          "RequestTimeout",
-          "UnsupportedProtocolVersion"
-        ],
-        () => Effect.succeed(false)
+      // -32022 lists what the server speaks: the next attempt uses a revision both sides speak.
+      Effect.catchTag("UnsupportedProtocolVersion", (error) =>
+        Effect.succeed(retry(supportedVersions.filter((v) => error.data.supported.includes(v))))
+      ),
+      // Servers of earlier revisions answer the probe with some other error: fall back to the handshake.
+      Effect.catchTag(["MethodNotFound", "InvalidRequest", "InvalidParams", "JsonRpcError", "RequestTimeout"], () =>
+        Effect.succeed(retry(supportedVersions))
       )
     )
 
@@ -124,14 +126,22 @@ export const make = Effect.fnUntraced(function* (options: Options) {
     })
 
   const handshake = Effect.gen(function* () {
-    if (statelessVersion !== undefined && (yield* discover(statelessVersion))) return
-    if (statefulVersion === undefined) {
+    let probe = statelessVersion === undefined ? retry(supportedVersions) : yield* discover(statelessVersion)
+    // One more probe when the server named a stateless revision we speak (a refused first choice).
+    const statelessRetry =
+      probe._tag === "Retry"
+        ? ProtocolVersion.newest(probe.versions.filter((v) => Registry.get(v).stateless))
+        : undefined
+    if (statelessRetry !== undefined) probe = yield* discover(statelessRetry)
+    if (probe._tag === "Ready") return
+    const version = ProtocolVersion.newest(probe.versions.filter((v) => !Registry.get(v).stateless))
+    if (version === undefined) {
       return yield* new InitializeError({
         reason: "UnsupportedVersion",
-        message: "the server does not speak the stateless revision and this client speaks no other"
+        message: "the server speaks no revision this client speaks"
       })
     }
-    yield* initialize(statefulVersion)
+    yield* initialize(version)
   })
 
   yield* handshake.pipe(

@@ -145,4 +145,41 @@ describe("client fallback", () => {
       assert.strictEqual(client.state.revision?.version, "2025-11-25")
     })
   )
+
+  it.effect("a refused first choice is retried with a stateless revision the server lists", () =>
+    Effect.gen(function* () {
+      const [clientEnd, rawEnd] = yield* MemoryTransport.makePair()
+      const inbox = yield* Queue.unbounded<JsonRpc.Request>()
+      yield* rawEnd.incoming.pipe(
+        Stream.runForEach((frame) =>
+          Result.isSuccess(frame) ? Queue.offer(inbox, frame.success as never) : Effect.void
+        ),
+        Effect.forkScoped
+      )
+      const clientFiber = yield* ClientSession.make({ clientInfo, capabilities: {} }).pipe(
+        Effect.provideService(Transport.Transport, clientEnd),
+        Effect.forkScoped
+      )
+      const first = yield* Queue.take(inbox)
+      yield* rawEnd.send({
+        jsonrpc: "2.0",
+        id: first.id,
+        error: { code: -32022, message: "unsupported", data: { requested: "x", supported: ["2026-07-28"] } }
+      })
+      const second = yield* Queue.take(inbox)
+      assert.strictEqual(second.method, "server/discover")
+      assert.notStrictEqual(second.id, first.id)
+      assert.strictEqual(
+        (second.params as { _meta: Record<string, unknown> })._meta["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+      )
+      yield* rawEnd.send({
+        jsonrpc: "2.0",
+        id: second.id,
+        result: { supportedVersions: ["2026-07-28"], capabilities: {}, ttlMs: 0, cacheScope: "private" }
+      })
+      const client = yield* Fiber.join(clientFiber)
+      assert.strictEqual(client.state.revision?.version, "2026-07-28")
+    })
+  )
 })
