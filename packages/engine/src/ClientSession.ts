@@ -78,6 +78,8 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       Effect.map((result): Probe => {
         const r = asObject(result)
         const versions = Array.isArray(r.supportedVersions) ? (r.supportedVersions as ReadonlyArray<unknown>) : []
+        // A result that lists no revisions (a server that answers any method) says nothing: try everything.
+        if (versions.length === 0) return retry(supportedVersions)
         if (!versions.includes(version)) return retry(supportedVersions.filter((v) => versions.includes(v)))
         state.revision = Registry.get(version)
         state.peerCapabilities = asObject(r.capabilities)
