@@ -22,6 +22,8 @@ export interface Options {
   readonly headers?: Readonly<Record<string, string>> | undefined
   /** Frames buffered before the reader waits for the session. Default 1,024. */
   readonly capacity?: number | undefined
+  /** Largest SSE event accepted (characters); a larger one fails `incoming` with `FrameTooLarge`. Default 64 MiB. */
+  readonly maxEventBytes?: number | undefined
 }
 
 export interface SseClientShape extends Transport.TransportShape {
@@ -31,7 +33,10 @@ export interface SseClientShape extends Transport.TransportShape {
 
 const closedError = new Transport.TransportError({ reason: "Closed", message: "SSE transport closed" })
 
-/** Connects; fails when the server opens no event stream or announces no endpoint. */
+/**
+ * Connects; fails when the server opens no event stream or announces no
+ * endpoint. Once the event stream ended, `send` fails with `Closed`.
+ */
 export const make = (
   options: Options
 ): Effect.Effect<SseClientShape, Transport.TransportError, HttpClient.HttpClient | Scope.Scope> =>
@@ -52,7 +57,8 @@ export const make = (
       url: options.url,
       headers: () => ({ ...options.headers }),
       deliver: (data) => Effect.asVoid(Queue.offer(incoming, JsonRpcCodec.decode(data))),
-      onEnd: Effect.asVoid(Queue.end(incoming))
+      maxEventBytes: options.maxEventBytes ?? Legacy.defaultMaxEventBytes,
+      onEnd: (error) => Effect.asVoid(error === undefined ? Queue.end(incoming) : Queue.fail(incoming, error))
     })
     return {
       endpoint: connection.endpoint,

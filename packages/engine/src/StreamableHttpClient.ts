@@ -61,6 +61,8 @@ export interface Options {
   readonly terminateOnClose?: boolean | undefined
   /** Frames buffered before the reader waits for the session. Default 1,024. */
   readonly capacity?: number | undefined
+  /** Largest SSE event accepted (characters); a larger one fails `incoming` with `FrameTooLarge`. Default 64 MiB. */
+  readonly maxEventBytes?: number | undefined
 }
 
 /** The server no longer knows the session (HTTP 404): start a new session. */
@@ -97,6 +99,10 @@ export class StreamableHttpClient extends Context.Service<StreamableHttpClient, 
 
 const io = (message: string, cause?: unknown) =>
   new Transport.TransportError({ reason: "Io", message, ...(cause === undefined ? {} : { cause }) })
+
+// The package compiles without DOM or Node typings; the global is the platform's own.
+declare const TextEncoder: new () => { encode(input: string): Uint8Array }
+const utf8 = new TextEncoder()
 
 const closedError = new Transport.TransportError({ reason: "Closed", message: "HTTP transport closed" })
 
@@ -152,6 +158,11 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   let protocolVersion: string | undefined
   let legacy: Legacy.Connection | undefined
   let closed = false
+  // Why sends fail once closed, when it is more than the scope closing (an expired session).
+  let closedWith: Transport.TransportError | undefined
+  // Completes when the last POST started was accepted: the next POST waits for it.
+  let lastAccepted: Effect.Effect<void> = Effect.void
+  const maxEventBytes = options.maxEventBytes ?? HttpClientSse.defaultMaxEventBytes
   let attempted = false
   let standaloneStarted = false
   const initializeIds = new Set<JsonRpc.RequestId>()
@@ -186,6 +197,9 @@ export const make = Effect.fnUntraced(function* (options: Options) {
     sessionId = undefined
     Deferred.doneUnsafe(expiredSignal, Exit.succeed(error))
     const failure = new Transport.TransportError({ reason: "Closed", message: error.message, cause: error })
+    // Without a session every later POST would be refused: sends fail with the reason instead.
+    closed = true
+    closedWith = failure
     return Effect.as(Queue.fail(incoming, failure), failure)
   })
 
@@ -204,7 +218,13 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       ),
     // A 404 without a session means there is no GET stream, not that a session ended.
     expired: Effect.suspend(() => (sessionId === undefined ? Effect.void : Effect.asVoid(expire))),
-    isClosed: () => closed
+    isClosed: () => closed,
+    maxEventBytes,
+    failed: (error) =>
+      Effect.suspend(() => {
+        closed = true
+        return Effect.asVoid(Queue.fail(incoming, error))
+      })
   }
 
   const startStandalone = Effect.suspend(() => {
@@ -222,7 +242,12 @@ export const make = Effect.fnUntraced(function* (options: Options) {
         url: options.url,
         headers: () => ({ ...options.headers }),
         deliver: (data) => Effect.asVoid(deliver(data)),
-        onEnd: Effect.asVoid(Queue.end(incoming))
+        maxEventBytes,
+        onEnd: (error) =>
+          Effect.suspend(() => {
+            closed = true
+            return Effect.asVoid(error === undefined ? Queue.end(incoming) : Queue.fail(incoming, error))
+          })
       }).pipe(Scope.provide(scope))
       legacy = connection
       yield* connection.post(frame)
@@ -266,9 +291,22 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       )
     })
 
-  /** POSTs a frame and reads its reply to the end; `pending` holds the ids still owed a response. */
-  const post = (frame: Transport.Outgoing, pending: Set<JsonRpc.RequestId>) =>
+  /**
+   * POSTs a frame and reads its reply to the end; `pending` holds the ids
+   * still owed a response. The POST starts once `before` (the previous POST's
+   * acceptance) completed, and completes `accepted` when the server took the
+   * frame: its response headers arrived or, with `acceptOnUpload` (replies
+   * whose headers wait for the result), the body was handed to the connection.
+   */
+  const post = (
+    frame: Transport.Outgoing,
+    pending: Set<JsonRpc.RequestId>,
+    before: Effect.Effect<void>,
+    accepted: Deferred.Deferred<void>,
+    acceptOnUpload: boolean
+  ) =>
     Effect.gen(function* () {
+      yield* before
       const messages = Wire.messagesOf(frame)
       const requestIds = [...pending]
       const single = messages.length === 1 ? messages[0]! : undefined
@@ -282,14 +320,17 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       const first = !attempted
       attempted = true
       const hadSession = sessionId !== undefined
-      const response = yield* http
-        .execute(
-          HttpClientRequest.post(options.url).pipe(
-            HttpClientRequest.setHeaders(headers),
-            HttpClientRequest.bodyText(JsonRpcCodec.encode(frame), Wire.CONTENT_JSON)
+      const text = JsonRpcCodec.encode(frame)
+      const body = acceptOnUpload
+        ? HttpClientRequest.bodyStream(
+            Stream.make(utf8.encode(text)).pipe(Stream.ensuring(Deferred.succeed(accepted, undefined))),
+            { contentType: Wire.CONTENT_JSON }
           )
-        )
+        : HttpClientRequest.bodyText(text, Wire.CONTENT_JSON)
+      const response = yield* http
+        .execute(HttpClientRequest.post(options.url).pipe(HttpClientRequest.setHeaders(headers), body))
         .pipe(Effect.mapError((cause) => io(`POST ${options.url} failed: ${cause.message}`, cause)))
+      yield* Deferred.succeed(accepted, undefined)
       const assigned = response.headers[Wire.HEADER_SESSION_ID]
       if (assigned !== undefined) sessionId = assigned
       if (response.status === 404 && hadSession) {
@@ -305,9 +346,9 @@ export const make = Effect.fnUntraced(function* (options: Options) {
         return
       }
       if (HttpClientSse.isSse(response)) return yield* HttpClientSse.run(sseConfig, response, pending)
-      const text = yield* response.text.pipe(Effect.mapError((cause) => io("reading the reply failed", cause)))
-      yield* deliver(text)
-    })
+      const reply = yield* response.text.pipe(Effect.mapError((cause) => io("reading the reply failed", cause)))
+      yield* deliver(reply)
+    }).pipe(Effect.onExit(() => Deferred.succeed(accepted, undefined)))
 
   const inflight = new Map<JsonRpc.RequestId, InFlight>()
 
@@ -334,7 +375,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
 
   const send = (frame: Transport.Outgoing): Effect.Effect<void, Transport.TransportError> =>
     Effect.suspend(() => {
-      if (closed) return Effect.fail(closedError)
+      if (closed) return Effect.fail(closedWith ?? closedError)
       if (legacy !== undefined) return legacy.post(frame)
       const messages = Wire.messagesOf(frame)
       let cancelsOnlyStateless = messages.length > 0
@@ -350,21 +391,26 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       const requests = messages.filter(JsonRpc.isRequest)
       for (const request of requests) if (request.method === "initialize") initializeIds.add(request.id)
       const pending = new Set(requests.map((r) => r.id))
-      if (requests.length === 0 || requests.some((r) => handshakeMethods.has(r.method))) return post(frame, pending)
-      // Requests run in the background: a JSON reply arrives only with the result, and the
-      // Peer's timeouts and cancellation must not wait for it.
-      const entry: InFlight = {
-        pending,
-        stateless: requests.some((r) => Headers.isStatelessVersion(Headers.metaVersionOf(r))),
-        fiber: undefined
+      // POSTs start one after another, each once the server accepted the previous one, so a
+      // frame sent after another reaches the server after it (a cancel never overtakes its request).
+      const before = lastAccepted
+      const accepted = Deferred.makeUnsafe<void>()
+      lastAccepted = Deferred.await(accepted)
+      if (requests.length === 0 || requests.some((r) => handshakeMethods.has(r.method))) {
+        return post(frame, pending, before, accepted, false)
       }
+      const stateless = requests.some((r) => Headers.isStatelessVersion(Headers.metaVersionOf(r)))
+      // Requests run in the background: a reply's headers may come only with the result (JSON
+      // replies, stateless revisions, SSE servers that flush headers with the first event), and
+      // the Peer's timeouts and cancellation must not wait for it. `send` waits for the upload.
+      const entry: InFlight = { pending, stateless, fiber: undefined }
       for (const id of pending) inflight.set(id, entry)
       const forget = Effect.sync(() => {
         for (const request of requests) if (inflight.get(request.id) === entry) inflight.delete(request.id)
       })
       return FiberSet.run(
         readers,
-        post(frame, pending).pipe(
+        post(frame, pending, before, accepted, true).pipe(
           Effect.catch((error) => answerFailed(pending, error)),
           Effect.ensuring(forget)
         )
@@ -373,7 +419,8 @@ export const make = Effect.fnUntraced(function* (options: Options) {
           Effect.sync(() => {
             entry.fiber = fiber
           })
-        )
+        ),
+        Effect.andThen(Deferred.await(accepted))
       )
     })
 

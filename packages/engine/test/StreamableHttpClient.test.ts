@@ -15,6 +15,10 @@ import type * as HttpClient from "effect/http/HttpClient"
 import type * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import * as Stream from "effect/Stream"
 import { TestClock } from "effect/testing"
 import { advanceUntilDone, clientInfo } from "./fixtures.ts"
 import { inMemoryClient, serverOptions, tools, URL_MCP } from "./StreamableHttpFixtures.ts"
@@ -295,6 +299,58 @@ describe("Streamable HTTP client", () => {
       yield* server.closeSession(transport.sessionId()!)
       const error = yield* Fiber.join(fiber).pipe(Effect.flip)
       assert.strictEqual(error._tag, "InternalError")
+    })
+  )
+
+  it.effect("a request's POST reaches the server before send returns, so a later cancel cannot overtake it", () =>
+    Effect.gen(function* () {
+      const { transport, seen } = yield* setup(new Map([["tools/call", () => Effect.never]]))
+      const posts = () => seen.filter((r) => r.method === "POST").length
+      const before = posts()
+      yield* transport.send(JsonRpc.request(99, "tools/call", { name: "hang", arguments: {} }))
+      // Accepted by the server: its SSE reply's headers arrived.
+      assert.strictEqual(posts(), before + 1)
+      yield* transport.send(JsonRpc.notification("notifications/cancelled", { requestId: 99 }))
+      assert.strictEqual(posts(), before + 2)
+    })
+  )
+
+  it.effect("after the session expired, sends fail with Closed (SessionExpired), not with a refused POST", () =>
+    Effect.gen(function* () {
+      const { server, transport, seen } = yield* setup(echo)
+      assert.isTrue(yield* server.closeSession(transport.sessionId()!))
+      const first = yield* transport.send(JsonRpc.notification("notifications/progress")).pipe(Effect.flip)
+      assert.strictEqual(first.reason, "Closed")
+      const posts = seen.length
+      const later = yield* transport.send(JsonRpc.notification("notifications/progress")).pipe(Effect.flip)
+      assert.strictEqual(later.reason, "Closed")
+      assert.isTrue(StreamableHttpClient.isSessionExpired(later))
+      assert.strictEqual(seen.length, posts, "no POST after expiry")
+    })
+  )
+
+  it.effect("an SSE event over maxEventBytes fails incoming with FrameTooLarge and is not resumed", () =>
+    Effect.gen(function* () {
+      const seen: Array<HttpClientRequest.HttpClientRequest> = []
+      const app = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
+        request.method === "POST"
+          ? HttpServerResponse.text(`id: 1\ndata: ${"x".repeat(200)}\n\n`, { contentType: "text/event-stream" })
+          : HttpServerResponse.empty({ status: 405 })
+      )
+      const transport = yield* StreamableHttpClient.make({ url: URL_MCP, maxEventBytes: 64 }).pipe(
+        Effect.provideService(
+          HttpClientService.HttpClient,
+          inMemoryClient(app, (request) => seen.push(request))
+        )
+      )
+      yield* transport.send(JsonRpc.request(1, "initialize", {}))
+      const error = yield* Stream.runDrain(transport.incoming).pipe(Effect.flip)
+      assert.strictEqual(error.reason, "FrameTooLarge")
+      yield* TestClock.adjust("1 minute")
+      assert.deepStrictEqual(
+        seen.map((r) => r.method),
+        ["POST"]
+      )
     })
   )
 })

@@ -6,13 +6,25 @@
  */
 import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as McpError from "@effect-mcp/protocol/McpError"
+import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Sse from "effect/encoding/Sse"
 import type * as HttpClientError from "effect/http/HttpClientError"
 import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Stream from "effect/Stream"
+import * as Transport from "../Transport.ts"
 import { CONTENT_SSE } from "./httpWire.ts"
+
+/** Default bound of one SSE event, as the stdio transport bounds a frame. */
+export const defaultMaxEventBytes = 64 * 1024 * 1024
+
+/** An event over the bound: reported, never skipped (resuming would replay it forever). */
+export const tooLarge = (maxEventBytes: number) =>
+  new Transport.TransportError({
+    reason: "FrameTooLarge",
+    message: `an SSE event exceeds the limit of ${maxEventBytes} characters`
+  })
 
 export interface Reconnect {
   readonly initialMs: number
@@ -38,39 +50,63 @@ export interface Config {
   /** The server forgot the session (404): stop and let the session layer re-initialize. */
   readonly expired: Effect.Effect<void>
   readonly isClosed: () => boolean
+  /** Bound of one event's pending text (characters). */
+  readonly maxEventBytes: number
+  /** An event exceeded `maxEventBytes`: the stream is abandoned and the transport fails. */
+  readonly failed: (error: Transport.TransportError) => Effect.Effect<void>
 }
 
 export const isSse = (response: HttpClientResponse.HttpClientResponse): boolean =>
   (response.headers["content-type"] ?? "").toLowerCase().startsWith(CONTENT_SSE)
 
-/** Reads one response's events; resolves when the body ends or fails (a dropped connection). */
+/**
+ * Reads one response's events; resolves when the body ends or drops (a lost
+ * connection), and with the error when an event is too large.
+ */
 const readBody = (
   response: HttpClientResponse.HttpClientResponse,
   state: { lastEventId: string | undefined; retryMs: number | undefined },
-  onEvent: (event: ReadEvent) => Effect.Effect<void>
-) =>
+  onEvent: (event: ReadEvent) => Effect.Effect<void>,
+  maxEventBytes: number
+): Effect.Effect<Transport.TransportError | undefined> =>
   Effect.suspend(() => {
     const events: Array<ReadEvent> = []
-    const parser = Sse.makeParser((event) => {
-      if (event._tag === "Retry") {
-        state.retryMs = Duration.toMillis(event.duration)
-        return
-      }
-      if (event.id !== undefined) state.lastEventId = event.id
-      // Priming events carry an id and no data.
-      if (event.data !== "") events.push({ data: event.data, event: event.event })
-    })
+    let oversized = false
+    const parser = Sse.makeParser(
+      (event) => {
+        if (event._tag === "Retry") {
+          state.retryMs = Duration.toMillis(event.duration)
+          return
+        }
+        // The parser bounds only an event split across chunks; one within a chunk is checked here.
+        if (event.data.length > maxEventBytes) {
+          oversized = true
+          return
+        }
+        if (event.id !== undefined) state.lastEventId = event.id
+        // Priming events carry an id and no data.
+        if (event.data !== "") events.push({ data: event.data, event: event.event })
+      },
+      { maxEventSize: maxEventBytes }
+    )
     return response.stream.pipe(
       Stream.decodeText,
       Stream.runForEach((chunk) =>
         Effect.suspend(() => {
           const error = parser.feed(chunk)
-          if (error !== undefined) return Effect.fail(error)
+          if (error !== undefined || oversized) return Effect.fail(tooLarge(maxEventBytes))
           const ready = events.splice(0, events.length)
           return Effect.forEach(ready, onEvent, { discard: true })
         })
       ),
-      Effect.ignore
+      Effect.matchCause({
+        onSuccess: () => undefined,
+        // Only the parser fails with a TransportError; anything else is a dropped connection.
+        onFailure: (cause) => {
+          const error = cause.reasons.find(Cause.isFailReason)?.error
+          return error instanceof Transport.TransportError ? error : undefined
+        }
+      })
     )
   })
 
@@ -108,8 +144,9 @@ export const run = (
     let connectNow = first === undefined
     while (!config.isClosed()) {
       if (response !== undefined) {
-        yield* readBody(response, state, onEvent)
+        const error = yield* readBody(response, state, onEvent, config.maxEventBytes)
         response = undefined
+        if (error !== undefined) return yield* config.failed(error)
         if (pending !== undefined && pending.size === 0) return
       }
       if (pending !== undefined && state.lastEventId === undefined) {

@@ -12,7 +12,9 @@ import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Transport from "../Transport.ts"
-import { isSse } from "./httpClientSse.ts"
+import { isSse, tooLarge } from "./httpClientSse.ts"
+
+export { defaultMaxEventBytes } from "./httpClientSse.ts"
 import { CONTENT_JSON, CONTENT_SSE } from "./httpWire.ts"
 
 // The package compiles without DOM or Node typings; the global is the platform's own.
@@ -24,8 +26,13 @@ export interface Options {
   readonly headers: () => Record<string, string>
   /** Receives the data of every `message` event. */
   readonly deliver: (data: string) => Effect.Effect<void>
-  /** The event stream ended (or failed): the connection is over. */
-  readonly onEnd: Effect.Effect<void>
+  /** Bound of one event's pending text (characters). */
+  readonly maxEventBytes: number
+  /**
+   * The event stream is over: it ended or dropped (no error), or it carried
+   * an event over `maxEventBytes` (the error).
+   */
+  readonly onEnd: (error: Transport.TransportError | undefined) => Effect.Effect<void>
 }
 
 export interface Connection {
@@ -33,6 +40,8 @@ export interface Connection {
   readonly endpoint: string
   readonly post: (frame: Transport.Outgoing) => Effect.Effect<void, Transport.TransportError>
 }
+
+const closedError = new Transport.TransportError({ reason: "Closed", message: "the event stream has ended" })
 
 const io = (message: string, cause?: unknown) =>
   new Transport.TransportError({ reason: "Io", message, ...(cause === undefined ? {} : { cause }) })
@@ -65,50 +74,75 @@ export const connect = (options: Options): Effect.Effect<Connection, Transport.T
     }
     const endpoint = yield* Deferred.make<string, Transport.TransportError>()
     const messages: Array<string> = []
-    const parser = Sse.makeParser((event) => {
-      if (event._tag === "Retry") return
-      if (event.event === "endpoint") {
-        const resolved = resolveEndpoint(event.data, options.url)
-        Deferred.doneUnsafe(endpoint, typeof resolved === "string" ? Effect.succeed(resolved) : Effect.fail(resolved))
-      } else if (event.event === "message") {
-        messages.push(event.data)
-      }
-    })
+    // Set before `onEnd` runs, so whoever saw the end also sees posts refused.
+    let ended: Transport.TransportError | undefined
+    let oversize = false
+    const parser = Sse.makeParser(
+      (event) => {
+        if (event._tag === "Retry") return
+        // The parser bounds only an event split across chunks; one within a chunk is checked here.
+        if (event.data.length > options.maxEventBytes) {
+          oversize = true
+          return
+        }
+        if (event.event === "endpoint") {
+          const resolved = resolveEndpoint(event.data, options.url)
+          Deferred.doneUnsafe(endpoint, typeof resolved === "string" ? Effect.succeed(resolved) : Effect.fail(resolved))
+        } else if (event.event === "message") {
+          messages.push(event.data)
+        }
+      },
+      { maxEventSize: options.maxEventBytes }
+    )
+    const oversized = tooLarge(options.maxEventBytes)
     yield* response.stream.pipe(
       Stream.decodeText,
       Stream.runForEach((chunk) =>
         Effect.suspend(() => {
           const error = parser.feed(chunk)
-          if (error !== undefined) return Effect.fail(error)
+          if (error !== undefined || oversize) return Effect.fail(oversized)
           return Effect.forEach(messages.splice(0, messages.length), options.deliver, { discard: true })
         })
       ),
-      Effect.ignore,
-      Effect.andThen(Deferred.fail(endpoint, io("the event stream ended before announcing an endpoint"))),
-      Effect.andThen(options.onEnd),
+      // A dropped connection ends the stream like a clean end; an oversized event is an error.
+      Effect.matchEffect({
+        onFailure: (error) => Effect.succeed(error === oversized ? oversized : undefined),
+        onSuccess: () => Effect.succeed(undefined)
+      }),
+      Effect.tap((error) =>
+        Effect.suspend(() => {
+          ended = error ?? closedError
+          return Deferred.fail(endpoint, error ?? io("the event stream ended before announcing an endpoint"))
+        })
+      ),
+      Effect.flatMap(options.onEnd),
       Effect.forkScoped
     )
     const url = yield* Deferred.await(endpoint)
     return {
       endpoint: url,
       post: (frame) =>
-        options.http
-          .execute(
-            HttpClientRequest.post(url).pipe(
-              HttpClientRequest.setHeaders(options.headers()),
-              HttpClientRequest.bodyText(JsonRpcCodec.encode(frame), CONTENT_JSON)
-            )
-          )
-          .pipe(
-            Effect.mapError((cause) => io(`POST ${url} failed: ${cause.message}`, cause)),
-            Effect.flatMap((reply) =>
-              Effect.andThen(
-                Effect.ignore(reply.text),
-                reply.status >= 200 && reply.status < 300
-                  ? Effect.void
-                  : Effect.fail(io(`POST ${url} was refused (HTTP ${reply.status})`))
-              )
-            )
-          )
+        Effect.suspend(() =>
+          ended !== undefined
+            ? Effect.fail(closedError)
+            : options.http
+                .execute(
+                  HttpClientRequest.post(url).pipe(
+                    HttpClientRequest.setHeaders(options.headers()),
+                    HttpClientRequest.bodyText(JsonRpcCodec.encode(frame), CONTENT_JSON)
+                  )
+                )
+                .pipe(
+                  Effect.mapError((cause) => io(`POST ${url} failed: ${cause.message}`, cause)),
+                  Effect.flatMap((reply) =>
+                    Effect.andThen(
+                      Effect.ignore(reply.text),
+                      reply.status >= 200 && reply.status < 300
+                        ? Effect.void
+                        : Effect.fail(io(`POST ${url} was refused (HTTP ${reply.status})`))
+                    )
+                  )
+                )
+        )
     }
   })
