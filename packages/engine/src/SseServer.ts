@@ -37,6 +37,11 @@ export interface Options<E = never, R = never> {
   readonly maxBodyBytes?: number | undefined
   /** Event streams open at once; more get 503. Default 10,000. */
   readonly maxSessions?: number | undefined
+  /**
+   * Messages the event stream buffers for a client that reads slowly; `send`
+   * suspends while that many wait. Default 1,024.
+   */
+  readonly maxBufferedMessages?: number | undefined
 }
 
 export interface SseServer {
@@ -51,6 +56,7 @@ export type Provided = Transport.Transport | Scope.Scope
 
 interface Entry {
   readonly incoming: Queue.Queue<Transport.Incoming, Transport.TransportError | Cause.Done>
+  readonly outgoing: Queue.Queue<string, Cause.Done>
   readonly scope: Scope.Closeable
 }
 
@@ -83,11 +89,14 @@ export const make = Effect.fnUntraced(function* <E, R>(
   const endpoint = options.endpoint ?? ((id: string) => `${messagesPath}?sessionId=${encodeURIComponent(id)}`)
   const maxSessions = options.maxSessions ?? 10_000
   const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024
+  const maxBuffered = Math.max(1, options.maxBufferedMessages ?? 1024)
   const sessions = new Map<string, Entry>()
 
   const close = (id: string, entry: Entry) =>
     Effect.suspend(() => {
       if (sessions.get(id) === entry) sessions.delete(id)
+      // Outgoing ends first: from the moment the session sees its input end, sends fail with Closed.
+      Queue.endUnsafe(entry.outgoing)
       return Effect.andThen(Queue.end(entry.incoming), Scope.close(entry.scope, Exit.void))
     })
   yield* Effect.addFinalizer(() =>
@@ -103,8 +112,9 @@ export const make = Effect.fnUntraced(function* <E, R>(
     const id = hex(SecureRandom.randomBytesUnsafe(16))
     const scope = yield* Scope.fork(serverScope)
     const incoming = yield* Queue.bounded<Transport.Incoming, Transport.TransportError | Cause.Done>(256)
-    const outgoing = yield* Queue.unbounded<string, Cause.Done>()
-    const entry: Entry = { incoming, scope }
+    // Bounded, so a slow reader makes `send` wait instead of growing memory.
+    const outgoing = yield* Queue.bounded<string, Cause.Done>(maxBuffered + 1)
+    const entry: Entry = { incoming, outgoing, scope }
     sessions.set(id, entry)
     Queue.offerUnsafe(outgoing, Wire.formatEvent({ event: "endpoint", data: endpoint(id) }))
     yield* Scope.addFinalizer(scope, Queue.end(outgoing))
@@ -112,9 +122,10 @@ export const make = Effect.fnUntraced(function* <E, R>(
       incoming: Stream.fromQueue(incoming),
       send: (frame) =>
         Effect.suspend(() =>
-          Queue.offerUnsafe(outgoing, Wire.formatEvent({ event: "message", data: JsonRpcCodec.encode(frame) }))
-            ? Effect.void
-            : Effect.fail(closedError)
+          Effect.flatMap(
+            Queue.offer(outgoing, Wire.formatEvent({ event: "message", data: JsonRpcCodec.encode(frame) })),
+            (accepted) => (accepted ? Effect.void : Effect.fail(closedError))
+          )
         )
     }
     Run.start({

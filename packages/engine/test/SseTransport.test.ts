@@ -7,10 +7,15 @@ import * as StreamableHttpClient from "@effect-mcp/engine/StreamableHttpClient"
 import * as Transport from "@effect-mcp/engine/Transport"
 import type * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as HttpClient from "effect/http/HttpClient"
 import * as HttpRouter from "effect/http/HttpRouter"
 import type * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import * as Stream from "effect/Stream"
 import { clientInfo } from "./fixtures.ts"
 import { inMemoryClient, initialize, openEvents, rawPost, rawRequest, serverOptions } from "./StreamableHttpFixtures.ts"
 
@@ -134,6 +139,100 @@ describe("legacy HTTP+SSE", () => {
       )
       assert.strictEqual(count, 1)
       assert.strictEqual(server.sessionCount(), 0)
+    })
+  )
+
+  /** A legacy server whose event stream carries `events` after the endpoint, then ends. */
+  const finiteStream = (events: string) =>
+    inMemoryClient(
+      Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
+        request.method === "GET"
+          ? HttpServerResponse.text(`event: endpoint\ndata: /messages\n\n${events}`, {
+              contentType: "text/event-stream"
+            })
+          : HttpServerResponse.empty({ status: 202 })
+      )
+    )
+
+  it.effect("once the event stream ended, SseClient.send fails with Closed", () =>
+    Effect.gen(function* () {
+      const transport = yield* SseClient.make({ url: SSE_URL }).pipe(
+        Effect.provideService(HttpClient.HttpClient, finiteStream(""))
+      )
+      yield* Stream.runDrain(transport.incoming)
+      const error = yield* transport.send(JsonRpc.notification("late")).pipe(Effect.flip)
+      assert.strictEqual(error.reason, "Closed")
+    })
+  )
+
+  it.effect("an event over maxEventBytes fails incoming with FrameTooLarge instead of ending it", () =>
+    Effect.gen(function* () {
+      const transport = yield* SseClient.make({ url: SSE_URL, maxEventBytes: 64 }).pipe(
+        Effect.provideService(HttpClient.HttpClient, finiteStream(`event: message\ndata: ${"x".repeat(200)}\n\n`))
+      )
+      const error = yield* Stream.runDrain(transport.incoming).pipe(Effect.flip)
+      assert.strictEqual(error.reason, "FrameTooLarge")
+      const later = yield* transport.send(JsonRpc.notification("late")).pipe(Effect.flip)
+      assert.strictEqual(later.reason, "Closed")
+    })
+  )
+})
+
+describe("legacy HTTP+SSE server send", () => {
+  /** An SseServer whose session hands its transport out instead of running an MCP session. */
+  const captured = (maxBufferedMessages: number) =>
+    Effect.gen(function* () {
+      const transports: Array<Transport.TransportShape> = []
+      const server = yield* SseServer.make({
+        maxBufferedMessages,
+        session: Effect.flatMap(Transport.Transport, (transport) => {
+          transports.push(transport)
+          return Effect.never
+        })
+      })
+      const app = yield* HttpRouter.toHttpEffect(
+        HttpRouter.addAll([
+          HttpRouter.route("GET", "/sse", server.sse),
+          HttpRouter.route("POST", "/messages", server.messages)
+        ])
+      )
+      const response = yield* rawRequest(inMemoryClient(app), "GET", { accept: "text/event-stream" }, SSE_URL)
+      yield* Effect.yieldNow
+      assert.strictEqual(transports.length, 1)
+      return { response, transport: transports[0]!, server }
+    })
+
+  it.effect("send suspends while the event stream's buffer is full, and an interrupted send leaves it usable", () =>
+    Effect.gen(function* () {
+      const { response, transport } = yield* captured(2)
+      yield* transport.send(JsonRpc.notification("one"))
+      yield* transport.send(JsonRpc.notification("two"))
+      const blocked = yield* Effect.forkChild(transport.send(JsonRpc.notification("blocked")))
+      for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+      assert.isUndefined(blocked.pollUnsafe(), "send did not wait for room")
+      yield* Fiber.interrupt(blocked)
+      const events = yield* openEvents(response)
+      assert.strictEqual((yield* events.next).event, "endpoint")
+      assert.strictEqual(JSON.parse((yield* events.next).data).method, "one")
+      assert.strictEqual(JSON.parse((yield* events.next).data).method, "two")
+      yield* transport.send(JsonRpc.notification("after"))
+      assert.strictEqual(JSON.parse((yield* events.next).data).method, "after")
+      yield* Fiber.interrupt(events.fiber)
+    })
+  )
+
+  it.effect("once the client left, send fails with Closed", () =>
+    Effect.gen(function* () {
+      const { response, transport, server } = yield* captured(16)
+      const events = yield* openEvents(response)
+      assert.strictEqual((yield* events.next).event, "endpoint")
+      yield* Fiber.interrupt(events.fiber)
+      assert.strictEqual(server.sessionCount(), 0)
+      const exit = yield* Effect.exit(transport.send(JsonRpc.notification("late")))
+      assert.isTrue(
+        Exit.isFailure(exit) && exit.cause.reasons.some((r) => r._tag === "Fail" && r.error.reason === "Closed"),
+        "a send after the client left must fail with Closed"
+      )
     })
   )
 })
