@@ -20,7 +20,8 @@ export default defineConfig({
       project("packages/client"),
       project("packages/server"),
       project("packages/platform-node"),
-      project("test")
+      project("test"),
+      project("apps/bench")
     ],
     sequence: { concurrent: false },
     testTimeout: 30_000,

@@ -68,10 +68,19 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   /** What the `server/discover` probe decided: the session is ready, or which revisions to try next. */
   type Probe =
     | { readonly _tag: "Ready" }
-    | { readonly _tag: "Retry"; readonly versions: ReadonlyArray<ProtocolVersion.ProtocolVersion> }
+    | {
+        readonly _tag: "Retry"
+        readonly versions: ReadonlyArray<ProtocolVersion.ProtocolVersion>
+        /** The server named these revisions itself (a -32022 or discover list), so a stateless one may be retried. */
+        readonly listed: boolean
+      }
 
   const ready: Probe = { _tag: "Ready" }
-  const retry = (versions: ReadonlyArray<ProtocolVersion.ProtocolVersion>): Probe => ({ _tag: "Retry", versions })
+  const retry = (versions: ReadonlyArray<ProtocolVersion.ProtocolVersion>, listed: boolean): Probe => ({
+    _tag: "Retry",
+    versions,
+    listed
+  })
 
   const discover = (version: ProtocolVersion.ProtocolVersion) =>
     session.peer.request("server/discover", { _meta: statelessMeta({ version }) }, callOptions).pipe(
@@ -79,8 +88,12 @@ export const make = Effect.fnUntraced(function* (options: Options) {
         const r = asObject(result)
         const versions = Array.isArray(r.supportedVersions) ? (r.supportedVersions as ReadonlyArray<unknown>) : []
         // A result that lists no revisions (a server that answers any method) says nothing: try everything.
-        if (versions.length === 0) return retry(supportedVersions)
-        if (!versions.includes(version)) return retry(supportedVersions.filter((v) => versions.includes(v)))
+        if (versions.length === 0) return retry(supportedVersions, false)
+        if (!versions.includes(version))
+          return retry(
+            supportedVersions.filter((v) => versions.includes(v)),
+            true
+          )
         state.revision = Registry.get(version)
         state.peerCapabilities = asObject(r.capabilities)
         // 2026-07-28 carries server info in the result's `_meta`; a top-level `serverInfo` is read too.
@@ -92,11 +105,16 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       }),
       // -32022 lists what the server speaks: the next attempt uses a revision both sides speak.
       Effect.catchTag("UnsupportedProtocolVersion", (error) =>
-        Effect.succeed(retry(supportedVersions.filter((v) => error.data.supported.includes(v))))
+        Effect.succeed(
+          retry(
+            supportedVersions.filter((v) => error.data.supported.includes(v)),
+            true
+          )
+        )
       ),
       // Servers of earlier revisions answer the probe with some other error: fall back to the handshake.
       Effect.catchTag(["MethodNotFound", "InvalidRequest", "InvalidParams", "JsonRpcError", "RequestTimeout"], () =>
-        Effect.succeed(retry(supportedVersions))
+        Effect.succeed(retry(supportedVersions, false))
       )
     )
 
@@ -128,10 +146,10 @@ export const make = Effect.fnUntraced(function* (options: Options) {
     })
 
   const handshake = Effect.gen(function* () {
-    let probe = statelessVersion === undefined ? retry(supportedVersions) : yield* discover(statelessVersion)
+    let probe = statelessVersion === undefined ? retry(supportedVersions, false) : yield* discover(statelessVersion)
     // One more probe when the server named a stateless revision we speak (a refused first choice).
     const statelessRetry =
-      probe._tag === "Retry"
+      probe._tag === "Retry" && probe.listed
         ? ProtocolVersion.newest(probe.versions.filter((v) => Registry.get(v).stateless))
         : undefined
     if (statelessRetry !== undefined) probe = yield* discover(statelessRetry)

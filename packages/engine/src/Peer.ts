@@ -25,15 +25,20 @@ import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import * as CurrentRequest from "./CurrentRequest.ts"
 import * as Inbound from "./internal/inbound.ts"
-import { type Pending, PendingTable } from "./internal/pending.ts"
+import { type Pending, PendingTable, type TimeoutReason, type Timing } from "./internal/pending.ts"
 import * as PeerError from "./PeerError.ts"
 import type * as Transport from "./Transport.ts"
 
 /** What the session above the Peer decides for each incoming message. */
 export interface Dispatcher {
-  /** Serves one incoming request; runs in the request's own fiber. */
+  /**
+   * Serves one incoming request; runs in the request's own fiber. `served`
+   * belongs to the request: the dispatcher records in it the revision the
+   * request is served in, so an error takes that revision's code.
+   */
   readonly request: (
-    request: JsonRpc.Request
+    request: JsonRpc.Request,
+    served: Served
   ) => Effect.Effect<unknown, McpError.McpError, CurrentRequest.CurrentRequest>
   /** Handles one incoming notification (other than cancellation and progress), in arrival order. */
   readonly notification: (notification: JsonRpc.Notification) => Effect.Effect<void>
@@ -41,8 +46,11 @@ export interface Dispatcher {
   readonly acceptsBatch: () => boolean
   /** Whether `notifications/cancelled` may interrupt a request of this method (`initialize` may not). */
   readonly cancellable: (method: string) => boolean
-  /** The revision a request was served in, so its error takes that revision's code. */
-  readonly revisionOf?: ((request: JsonRpc.Request) => ProtocolVersion | undefined) | undefined
+}
+
+/** What a dispatcher records about a request it serves. */
+export interface Served {
+  revision: ProtocolVersion | undefined
 }
 
 export interface Options {
@@ -104,7 +112,7 @@ export interface Peer {
   readonly inFlight: () => number
 }
 
-interface InFlight {
+interface InFlight extends Served {
   readonly method: string
   fiber: Fiber.Fiber<unknown, unknown> | undefined
   responded: boolean
@@ -128,7 +136,17 @@ export const make = Effect.fnUntraced(function* (
   const semaphore =
     options?.maxConcurrentRequests === undefined ? undefined : Semaphore.makeUnsafe(options.maxConcurrentRequests)
   const timeoutMs = Duration.toMillis(Duration.fromInputUnsafe(options?.requestTimeout ?? defaultTimeout))
-  const pending = new PendingTable()
+  // One Clock timer for every pending request's timeout, run in the Peer's context.
+  const pending = new PendingTable({
+    now: () => clock.currentTimeMillisUnsafe(),
+    schedule: (delayMs, f) => {
+      const fiber = runFork(Effect.andThen(clock.sleep(Duration.millis(delayMs)), Effect.sync(f)))
+      return () => fiber.interruptUnsafe()
+    },
+    onTimeout: (entry, now, reason) => {
+      Deferred.doneUnsafe(entry.deferred, timedOut(entry, now, reason))
+    }
+  })
   const inflight = new Map<JsonRpc.RequestId, InFlight>()
   const closedSignal = Deferred.makeUnsafe<Exit.Exit<void, Transport.TransportError | PeerError.KeepaliveFailed>>()
   let closeReason: string | undefined
@@ -183,9 +201,9 @@ export const make = Effect.fnUntraced(function* (
         )
       )
     }
-    const entry: InFlight = { method: request.method, fiber: undefined, responded: false }
+    const entry: InFlight = { method: request.method, fiber: undefined, responded: false, revision: undefined }
     const current = requestContext(request, entry)
-    let handler = Effect.matchCauseEffect(dispatcher.request(request), {
+    let handler = Effect.matchCauseEffect(dispatcher.request(request, entry), {
       onSuccess: (result) => {
         entry.responded = true
         return respond(JsonRpc.success(request.id, result))
@@ -193,17 +211,18 @@ export const make = Effect.fnUntraced(function* (
       onFailure: (cause) => {
         if (Cause.hasInterruptsOnly(cause)) return Effect.void
         entry.responded = true
-        return respond(JsonRpc.failure(request.id, Inbound.errorObjectOf(cause, dispatcher.revisionOf?.(request))))
+        return respond(JsonRpc.failure(request.id, Inbound.errorObjectOf(cause, entry.revision)))
       }
     })
     if (semaphore !== undefined) handler = semaphore.withPermit(handler)
     // The fiber registers itself as its first step: a handler may resume other
     // fibers synchronously (completing a Deferred) before runFork returns.
     inflight.set(request.id, entry)
-    const fiber = runFork(
+    // The fiber starts with CurrentRequest in its context (cheaper than providing it).
+    const fiber = Effect.runForkWith(Context.add(context, CurrentRequest.CurrentRequest, current))(
       Effect.withFiber((self) => {
         entry.fiber = self
-        return Effect.provideService(handler, CurrentRequest.CurrentRequest, current)
+        return handler
       })
     )
     fiber.addObserver(() => {
@@ -257,51 +276,65 @@ export const make = Effect.fnUntraced(function* (
       entry.relatedRequestId
     )
 
-  const awaitResponse = (entry: Pending, options: CallOptions | undefined) =>
-    Effect.gen(function* () {
-      const idleMs =
-        options?.timeout === undefined ? timeoutMs : Duration.toMillis(Duration.fromInputUnsafe(options.timeout))
-      const totalMs =
-        options?.maxTotalTimeout === undefined
-          ? Number.POSITIVE_INFINITY
-          : Duration.toMillis(Duration.fromInputUnsafe(options.maxTotalTimeout))
-      const reset = options?.resetTimeoutOnProgress === true
-      const start = clock.currentTimeMillisUnsafe()
-      while (true) {
-        const idleDeadline = (reset ? Math.max(start, entry.lastProgressAt) : start) + idleMs
-        const deadline = Math.min(idleDeadline, start + totalMs)
-        const now = clock.currentTimeMillisUnsafe()
-        if (now >= deadline) {
-          entry.settled = true
-          yield* cancelNotice(entry, "timeout")
-          return yield* new PeerError.RequestTimeout({
-            method: entry.method,
-            requestId: entry.id,
-            elapsedMs: now - start,
-            reason: deadline === idleDeadline ? "Idle" : "Total"
-          })
-        }
-        const outcome = yield* Effect.timeoutOption(Deferred.await(entry.deferred), Duration.millis(deadline - now))
-        if (outcome._tag === "Some") return outcome.value
-      }
+  const timing = (options: CallOptions | undefined): Timing => ({
+    idleMs: options?.timeout === undefined ? timeoutMs : Duration.toMillis(Duration.fromInputUnsafe(options.timeout)),
+    totalMs:
+      options?.maxTotalTimeout === undefined
+        ? Number.POSITIVE_INFINITY
+        : Duration.toMillis(Duration.fromInputUnsafe(options.maxTotalTimeout)),
+    resetOnProgress: options?.resetTimeoutOnProgress === true
+  })
+  const defaultTiming = timing(undefined)
+
+  // The waiting caller runs this effect: it tells the other side, then fails.
+  const timedOut = (entry: Pending, now: number, reason: TimeoutReason) =>
+    Effect.andThen(
+      cancelNotice(entry, "timeout"),
+      Effect.fail(
+        new PeerError.RequestTimeout({
+          method: entry.method,
+          requestId: entry.id,
+          elapsedMs: now - entry.start,
+          reason
+        })
+      )
+    )
+
+  const awaitResponse = (entry: Pending) =>
+    Effect.suspend(() => {
+      pending.startTimer(entry)
+      return Deferred.await(entry.deferred)
     })
 
   const request = (method: string, params?: object, options?: CallOptions): Effect.Effect<unknown, CallError> =>
     Effect.suspend(() => {
       if (closeReason !== undefined) return Effect.fail(new PeerError.SessionClosed({ method, reason: closeReason }))
-      const entry = pending.open(method, options?.relatedRequestId)
+      const entry = pending.open(
+        method,
+        options?.relatedRequestId,
+        options === undefined ? defaultTiming : timing(options)
+      )
       options?.onRequestId?.(entry.id)
       if (options?.onProgress !== undefined) {
         entry.onProgress = options.onProgress
         params = Inbound.withProgressToken(params, entry.id)
       }
-      return send(
-        JsonRpc.request(entry.id, method, params as JsonRpc.Params | undefined),
-        options?.relatedRequestId
-      ).pipe(
-        Effect.andThen(awaitResponse(entry, options)),
-        Effect.onInterrupt(() => (entry.settled ? Effect.void : cancelNotice(entry, "request interrupted by caller"))),
-        Effect.ensuring(Effect.sync(() => pending.remove(entry)))
+      return Effect.onExit(
+        Effect.andThen(
+          send(JsonRpc.request(entry.id, method, params as JsonRpc.Params | undefined), options?.relatedRequestId),
+          awaitResponse(entry)
+        ),
+        (exit) => {
+          // An interrupted caller tells the other side, unless a response or timeout came first.
+          if (!entry.settled && Exit.isFailure(exit) && Cause.hasInterrupts(exit.cause)) {
+            return Effect.ensuring(
+              cancelNotice(entry, "request interrupted by caller"),
+              Effect.sync(() => pending.remove(entry))
+            )
+          }
+          pending.remove(entry)
+          return Effect.void
+        }
       )
     })
 

@@ -50,10 +50,23 @@ type Decoder = (input: unknown) => Result.Result<unknown, SchemaIssue.Issue>
 
 const decoders = new WeakMap<AnyCodec, Decoder>()
 
+// Valid params (nearly all of them) take the compiled synchronous decoder,
+// which runs no Effect and no fiber; invalid ones are decoded again by the
+// Result adapter, so the issues reported are the same.
 const decoderFor = (schema: AnyCodec): Decoder => {
   let decoder = decoders.get(schema)
   if (decoder === undefined) {
-    decoder = SchemaParser.decodeUnknownResult(schema)
+    const fast = SchemaParser.decodeUnknownSync(schema)
+    const detailed = SchemaParser.decodeUnknownResult(schema)
+    decoder = (input) => {
+      let value: unknown
+      try {
+        value = fast(input)
+      } catch {
+        return detailed(input)
+      }
+      return Result.succeed(value)
+    }
     decoders.set(schema, decoder)
   }
   return decoder
@@ -102,11 +115,8 @@ const decodeParams = (spec: MethodSpec, params: object): Result.Result<Validated
 
 export const make = (revision: RevisionSpec, options?: ValidatorOptions): IncomingValidator => {
   const receiver = options?.receiver
-  const batchesRejected = Result.fail(
-    new McpError.InvalidRequest({
-      message: `Invalid Request: batches are not supported on protocol version ${revision.version}`
-    })
-  )
+  // Made on first use: an error captures a stack trace, and most validators never reject a batch.
+  let batchesRejected: Result.Result<never, McpError.InvalidRequest> | undefined
 
   const validate = (
     message: JsonRpc.Request | JsonRpc.Notification,
@@ -136,6 +146,16 @@ export const make = (revision: RevisionSpec, options?: ValidatorOptions): Incomi
   return {
     revision,
     validate,
-    validateBatch: () => (revision.batches ? Result.void : batchesRejected)
+    validateBatch: () => {
+      if (revision.batches) return Result.void
+      if (batchesRejected === undefined) {
+        batchesRejected = Result.fail(
+          new McpError.InvalidRequest({
+            message: `Invalid Request: batches are not supported on protocol version ${revision.version}`
+          })
+        )
+      }
+      return batchesRejected
+    }
   }
 }

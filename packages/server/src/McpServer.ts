@@ -26,6 +26,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Handlers from "./internal/handlers.ts"
+import * as RequestScope from "./internal/requestScope.ts"
 import * as RequestState from "./internal/requestState.ts"
 import * as Shape from "./internal/shape.ts"
 import { Store } from "./internal/store.ts"
@@ -272,7 +273,8 @@ export const makeSession: Effect.Effect<Session.SessionShape, never, McpServer |
       handlers,
       discoverCacheHints: server.options.cache?.list,
       peer: server.options.peer
-    })
+      // The session's fibers inherit the bridge of handlers' log lines to the client.
+    }).pipe(Effect.withLogger(RequestScope.bridge))
     entry = { session, logLevel: undefined, subscriptions: new Set() }
     const registered = entry
     server.sessions.add(registered)

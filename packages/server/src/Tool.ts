@@ -17,6 +17,8 @@ import type * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaJITCompiler from "effect/schema/SchemaJITCompiler"
+import * as SchemaParser from "effect/SchemaParser"
 import type * as Scope from "effect/Scope"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as JsonSchema from "./internal/jsonSchema.ts"
@@ -149,10 +151,21 @@ export const make = <I extends Input, E, R, O extends AnySchema | undefined = un
   let decode: Tool["decode"]
   if (isSchema(input)) {
     inputSchema = jsonSchemaOf(input, { strict: options.strict })
-    const decoder = Schema.decodeUnknownResult(Schema.toCodecJson(input), {
-      onExcessProperty: options.strict === true ? "error" : "ignore"
-    })
-    decode = (args) => Result.mapError(decoder(args ?? {}), (error) => describeIssue(error.issue))
+    const codec = Schema.toCodecJson(input)
+    const parseOptions = { onExcessProperty: options.strict === true ? "error" : "ignore" } as const
+    // Arguments are decoded on every call: valid ones by effect's JIT-compiled synchronous
+    // decoder (no Effect, no fiber); invalid ones again by the interpreter, for the issues.
+    SchemaJITCompiler.enable(codec.ast)
+    const fast = SchemaParser.decodeUnknownSync(codec, parseOptions)
+    const decoder = Schema.decodeUnknownResult(codec, parseOptions)
+    decode = (args) => {
+      const value = args ?? {}
+      try {
+        return Result.succeed(fast(value))
+      } catch {
+        return Result.mapError(decoder(value), (error) => describeIssue(error.issue))
+      }
+    }
   } else {
     inputSchema = input.$schema === undefined ? { $schema: jsonSchemaDialect, ...input } : input
     decode = (args) => {

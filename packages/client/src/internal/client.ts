@@ -24,6 +24,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { InvalidResult, ToolError } from "../ClientError.ts"
 import type * as McpClient from "../McpClient.ts"
+import * as Decode from "./decode.ts"
 import * as Hub from "./hub.ts"
 import * as InputRequired from "./inputRequired.ts"
 import * as OutputSchema from "./outputSchema.ts"
@@ -32,17 +33,19 @@ import * as ServerRequests from "./serverRequests.ts"
 import * as Subscriptions from "./subscriptions.ts"
 import * as Tasks from "./tasks.ts"
 
+const malformed = (method: string, cause: Schema.SchemaError) =>
+  new InvalidResult({ method, reason: "Malformed", message: `${method}: ${cause.message}`, cause })
+
 const decoder = <A>(method: string, schema: Schema.Decoder<A>) => {
-  const decode = Schema.decodeUnknownEffect(schema)
-  return (u: unknown): Effect.Effect<A, InvalidResult> =>
-    Effect.mapError(
-      decode(u),
-      (cause) => new InvalidResult({ method, reason: "Malformed", message: `${method}: ${cause.message}`, cause })
-    )
+  const decode = Decode.compiled(schema)
+  return (u: unknown): Effect.Effect<A, InvalidResult> => {
+    const decoded = decode(u)
+    return Result.isSuccess(decoded) ? Effect.succeed(decoded.success) : Effect.fail(malformed(method, decoded.failure))
+  }
 }
 
 const decodeListTools = decoder("tools/list", Tools.ListToolsResult)
-const decodeCallTool = decoder("tools/call", Tools.CallToolResult)
+const decodeCallTool = Decode.compiled(Tools.CallToolResult)
 const decodeListResources = decoder("resources/list", Resources.ListResourcesResult)
 const decodeListTemplates = decoder("resources/templates/list", Resources.ListResourceTemplatesResult)
 const decodeReadResource = decoder("resources/read", Resources.ReadResourceResult)
@@ -74,6 +77,8 @@ const jsonTextOf = (result: Tools.CallToolResult): unknown => {
     return undefined
   }
 }
+
+const withoutOutputSchema = ({ outputSchema: _, ...rest }: McpClient.CallToolOptions): McpClient.RequestOptions => rest
 
 const cursorParams = (cursor: string | undefined) => (cursor === undefined ? {} : { cursor })
 
@@ -121,14 +126,12 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
             ...params,
             _meta: { ...(params as { readonly _meta?: object } | undefined)?._meta, [Meta.logLevelKey]: level }
           }
+    if (onProgress === undefined) return session.request(method, withLevel, callOptions)
     const reportProgress: Peer.CallOptions["onProgress"] = (update) => {
       PubSub.publishUnsafe(hub.progress, { method, update })
-      onProgress?.(update)
+      onProgress(update)
     }
-    return session.request(method, withLevel, {
-      ...callOptions,
-      ...(onProgress === undefined ? {} : { onProgress: reportProgress })
-    })
+    return session.request(method, withLevel, { ...callOptions, onProgress: reportProgress })
   }
 
   const request = (
@@ -155,51 +158,51 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
       Effect.tap((result) => Effect.sync(() => outputSchemas.learn(result.tools)))
     )
 
-  const checkToolResult = (
+  // One generator function for every call: an inline `Effect.gen` would create one per call.
+  const checkToolResult = Effect.fnUntraced(function* (
     name: string,
     result: Tools.CallToolResult,
     outputSchema: Schema.Decoder<unknown> | undefined
-  ): Effect.Effect<Tools.CallToolResult, InvalidResult | ToolError> =>
-    Effect.gen(function* () {
-      if (result.isError === true) {
-        if (outputSchema === undefined) return result
-        const text = result.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n")
-        return yield* new ToolError({ name, content: result.content, message: text || `tool ${name} failed` })
-      }
-      // Before 2025-06-18 there is no structuredContent: a typed call reads the JSON text block
-      // that servers send alongside it for such clients.
-      const structured =
-        result.structuredContent ?? (outputSchema !== undefined && !hasStructured ? jsonTextOf(result) : undefined)
-      if (structured === undefined) {
-        if (outputSchema === undefined && !outputSchemas.expectsStructured(name)) return result
-        return yield* new InvalidResult({
-          method: "tools/call",
-          reason: "MissingStructuredContent",
-          message: `tool ${name} returned no structuredContent`
-        })
-      }
-      const advertised = yield* outputSchemas.check(name, structured)
-      if (advertised !== undefined) {
-        return yield* new InvalidResult({
-          method: "tools/call",
-          reason: "OutputSchema",
-          message: `tool ${name}: structuredContent does not match its advertised outputSchema: ${advertised}`
-        })
-      }
+  ): Effect.fn.Return<Tools.CallToolResult, InvalidResult | ToolError> {
+    if (result.isError === true) {
       if (outputSchema === undefined) return result
-      const decoded = yield* Schema.decodeUnknownEffect(outputSchema)(structured).pipe(
-        Effect.mapError(
-          (cause) =>
-            new InvalidResult({
-              method: "tools/call",
-              reason: "OutputSchema",
-              message: `tool ${name}: structuredContent does not match the expected schema: ${cause.message}`,
-              cause
-            })
-        )
+      const text = result.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n")
+      return yield* new ToolError({ name, content: result.content, message: text || `tool ${name} failed` })
+    }
+    // Before 2025-06-18 there is no structuredContent: a typed call reads the JSON text block
+    // that servers send alongside it for such clients.
+    const structured =
+      result.structuredContent ?? (outputSchema !== undefined && !hasStructured ? jsonTextOf(result) : undefined)
+    if (structured === undefined) {
+      if (outputSchema === undefined && !outputSchemas.expectsStructured(name)) return result
+      return yield* new InvalidResult({
+        method: "tools/call",
+        reason: "MissingStructuredContent",
+        message: `tool ${name} returned no structuredContent`
+      })
+    }
+    const advertised = yield* outputSchemas.check(name, structured)
+    if (advertised !== undefined) {
+      return yield* new InvalidResult({
+        method: "tools/call",
+        reason: "OutputSchema",
+        message: `tool ${name}: structuredContent does not match its advertised outputSchema: ${advertised}`
+      })
+    }
+    if (outputSchema === undefined) return result
+    const decoded = yield* Schema.decodeUnknownEffect(outputSchema)(structured).pipe(
+      Effect.mapError(
+        (cause) =>
+          new InvalidResult({
+            method: "tools/call",
+            reason: "OutputSchema",
+            message: `tool ${name}: structuredContent does not match the expected schema: ${cause.message}`,
+            cause
+          })
       )
-      return { ...result, structuredContent: decoded }
-    })
+    )
+    return { ...result, structuredContent: decoded }
+  })
 
   const callToolParams = (name: string, args: { readonly [key: string]: unknown } | undefined) =>
     args === undefined ? { name } : { name, arguments: args }
@@ -210,11 +213,21 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
     callOptions: McpClient.CallToolOptions | undefined,
     onProgress?: Peer.CallOptions["onProgress"]
   ) => {
-    const { outputSchema, ...rest } = callOptions ?? {}
-    return request("tools/call", callToolParams(name, args), rest, onProgress).pipe(
-      Effect.flatMap(decodeCallTool),
-      Effect.flatMap((result) => checkToolResult(name, result, outputSchema))
-    )
+    const outputSchema = callOptions?.outputSchema
+    const rest = callOptions === undefined ? undefined : withoutOutputSchema(callOptions)
+    return Effect.flatMap(request("tools/call", callToolParams(name, args), rest, onProgress), (raw) => {
+      const decoded = decodeCallTool(raw)
+      if (Result.isFailure(decoded)) return Effect.fail(malformed("tools/call", decoded.failure))
+      const result = decoded.success
+      // The common case needs no checks: no schema asked for, none advertised, nothing structured.
+      if (
+        outputSchema === undefined &&
+        (result.isError === true || (result.structuredContent === undefined && !outputSchemas.expectsStructured(name)))
+      ) {
+        return Effect.succeed(result)
+      }
+      return checkToolResult(name, result, outputSchema)
+    })
   }
 
   const callTool = (

@@ -25,49 +25,48 @@ const withoutRetryFields = (params: object | undefined): { readonly [key: string
   return rest
 }
 
-export const run = <E>(options: {
+// One generator function for every request: an inline `Effect.gen` would create one per request.
+export const run = Effect.fnUntraced(function* <E>(options: {
   readonly method: string
   readonly params: object | undefined
   readonly maxRounds: number
   readonly send: (params: object | undefined) => Effect.Effect<unknown, E>
   readonly answer: Answer
-}): Effect.Effect<unknown, E | InputRequiredError | McpError.McpError | ElicitationForm.FormError> =>
-  Effect.gen(function* () {
-    const base = withoutRetryFields(options.params)
-    let params = options.params
-    for (let round = 0; ; round++) {
-      const result = yield* options.send(params)
-      if (!isInputRequired(result)) return result
-      if (round >= options.maxRounds) {
-        return yield* new InputRequiredError({
-          method: options.method,
-          reason: "TooManyRounds",
-          message: `${options.method}: the server still required input after ${options.maxRounds} rounds`
-        })
-      }
-      const asked = yield* decodeInputRequired(result).pipe(
-        Effect.mapError(
-          (e) => new InputRequiredError({ method: options.method, reason: "Malformed", message: e.message })
-        )
+}): Effect.fn.Return<unknown, E | InputRequiredError | McpError.McpError | ElicitationForm.FormError> {
+  let params = options.params
+  for (let round = 0; ; round++) {
+    const result = yield* options.send(params)
+    if (!isInputRequired(result)) return result
+    if (round >= options.maxRounds) {
+      return yield* new InputRequiredError({
+        method: options.method,
+        reason: "TooManyRounds",
+        message: `${options.method}: the server still required input after ${options.maxRounds} rounds`
+      })
+    }
+    const asked = yield* decodeInputRequired(result).pipe(
+      Effect.mapError(
+        (e) => new InputRequiredError({ method: options.method, reason: "Malformed", message: e.message })
       )
-      const responses: Record<string, unknown> = {}
-      for (const [key, request] of Object.entries(asked.inputRequests ?? {})) {
-        responses[key] = yield* options.answer(request.method, request.params).pipe(
-          Effect.catchTag("MethodNotFound", () =>
-            Effect.fail(
-              new InputRequiredError({
-                method: options.method,
-                reason: "MissingHandler",
-                message: `${options.method}: the server asked for ${request.method}, which this client does not handle`
-              })
-            )
+    )
+    const responses: Record<string, unknown> = {}
+    for (const [key, request] of Object.entries(asked.inputRequests ?? {})) {
+      responses[key] = yield* options.answer(request.method, request.params).pipe(
+        Effect.catchTag("MethodNotFound", () =>
+          Effect.fail(
+            new InputRequiredError({
+              method: options.method,
+              reason: "MissingHandler",
+              message: `${options.method}: the server asked for ${request.method}, which this client does not handle`
+            })
           )
         )
-      }
-      params = {
-        ...base,
-        ...(Object.keys(responses).length === 0 ? {} : { inputResponses: responses }),
-        ...(asked.requestState === undefined ? {} : { requestState: asked.requestState })
-      }
+      )
     }
-  })
+    params = {
+      ...withoutRetryFields(options.params),
+      ...(Object.keys(responses).length === 0 ? {} : { inputResponses: responses }),
+      ...(asked.requestState === undefined ? {} : { requestState: asked.requestState })
+    }
+  }
+})

@@ -56,22 +56,65 @@ interface RequestScope {
   readonly peerInfo: Session.Implementation | undefined
 }
 
+// Validators hold no state: every session of a side shares one per revision.
+const validators = {
+  client: new WeakMap<Revision.RevisionSpec, IncomingValidator.IncomingValidator>(),
+  server: new WeakMap<Revision.RevisionSpec, IncomingValidator.IncomingValidator>()
+}
+const sharedValidator = (revision: Revision.RevisionSpec, receiver: Session.Side) => {
+  let validator = validators[receiver].get(revision)
+  if (validator === undefined) {
+    validator = IncomingValidator.make(revision, { receiver })
+    validators[receiver].set(revision, validator)
+  }
+  return validator
+}
+
+// What a session derives from its options is the same for every session made
+// with the same options; a server keeps many sessions, so it is made once.
+interface Versions {
+  readonly stateless: ReadonlyArray<ProtocolVersion.ProtocolVersion>
+  /** Before negotiation, lifecycle messages are read in our newest stateful revision. */
+  readonly handshake: Revision.RevisionSpec
+}
+const versionsOf = new WeakMap<ReadonlyArray<ProtocolVersion.ProtocolVersion>, Versions>()
+const versions = (supported: ReadonlyArray<ProtocolVersion.ProtocolVersion>): Versions => {
+  let derived = versionsOf.get(supported)
+  if (derived === undefined) {
+    const stateful = supported.filter((v) => !Registry.get(v).stateless)
+    derived = {
+      stateless: supported.filter((v) => Registry.get(v).stateless),
+      handshake: Registry.get(ProtocolVersion.newest(stateful) ?? ProtocolVersion.latest)
+    }
+    versionsOf.set(supported, derived)
+  }
+  return derived
+}
+const lifecycles = new Map<string, ReadonlySet<string>>()
+const lifecycleOf = (methods: ReadonlySet<string> | undefined): ReadonlySet<string> => {
+  const key = methods === undefined ? "" : [...methods].join(" ")
+  let set = lifecycles.get(key)
+  if (set === undefined) {
+    set = new Set<string>(["ping", ...(methods ?? [])])
+    lifecycles.set(key, set)
+  }
+  return set
+}
+
 export const make = (options: Session.RoleOptions, state: Session.State) => {
   const mySide = options.side
   const peerSide = otherSide[mySide]
-  const lifecycle = new Set<string>(["ping", ...(options.lifecycleMethods ?? [])])
-  const statelessVersions = options.supportedVersions.filter((v) => Registry.get(v).stateless)
-  const statefulVersions = options.supportedVersions.filter((v) => !Registry.get(v).stateless)
-  // Before negotiation, lifecycle messages are read in our newest stateful revision.
-  const handshakeRevision = Registry.get(ProtocolVersion.newest(statefulVersions) ?? ProtocolVersion.latest)
-  const validators = new Map<string, IncomingValidator.IncomingValidator>()
-  const validatorOf = (revision: Revision.RevisionSpec) => {
-    let validator = validators.get(revision.version)
-    if (validator === undefined) {
-      validator = IncomingValidator.make(revision, { receiver: mySide })
-      validators.set(revision.version, validator)
+  const lifecycle = lifecycleOf(options.lifecycleMethods)
+  const { stateless: statelessVersions, handshake: handshakeRevision } = versions(options.supportedVersions)
+  // A session reads nearly every message in one revision: remember its validator.
+  let lastRevision: Revision.RevisionSpec | undefined
+  let lastValidator: IncomingValidator.IncomingValidator | undefined
+  const validatorOf = (revision: Revision.RevisionSpec): IncomingValidator.IncomingValidator => {
+    if (revision !== lastRevision || lastValidator === undefined) {
+      lastValidator = sharedValidator(revision, mySide)
+      lastRevision = revision
     }
-    return validator
+    return lastValidator
   }
 
   /** Decides the revision (and, for stateless requests, the peer's declarations) of one incoming request. */
@@ -124,14 +167,12 @@ export const make = (options: Session.RoleOptions, state: Session.State) => {
     return { ...result, resultType: "complete" }
   }
 
-  const servedIn = new WeakMap<JsonRpc.Request, ProtocolVersion.ProtocolVersion>()
   const dispatcher: Peer.Dispatcher = {
-    revisionOf: (request) => servedIn.get(request),
-    request: (request) =>
+    request: (request, served) =>
       Effect.suspend(() => {
         const scope = scopeOf(request)
         if (scope instanceof Error) return Effect.fail(scope)
-        servedIn.set(request, scope.revision.version)
+        served.revision = scope.revision.version
         const validated = validatorOf(scope.revision).validate(request)
         if (validated._tag === "Failure") return Effect.fail(validated.failure)
         const refusal = checkIncoming(validated.success.spec)

@@ -10,6 +10,7 @@ import * as McpError from "@effect-mcp/protocol/McpError"
 import type { ProtocolVersion } from "@effect-mcp/protocol/ProtocolVersion"
 import * as Tools from "@effect-mcp/protocol/Tools"
 import type * as Session from "@effect-mcp/engine/Session"
+import * as ServiceContext from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Prompt from "../Prompt.ts"
@@ -41,47 +42,64 @@ const argumentErrors: { readonly [V in ProtocolVersion]: "protocol" | "result" }
 
 const conservative = { ttlMs: 0, cacheScope: "private" } as const
 
-// Handlers are `Effect.fnUntraced` generators made once per session: a generator function
-// created per request (an inline `Effect.gen`) costs more than the rest of a trivial call.
+// Each handler is one module-level `Effect.fnUntraced` generator: a generator function created
+// per request (an inline `Effect.gen`) costs more than the rest of a trivial call, and one made
+// per session costs memory in every session.
 
-/** Runs user code with the services of its registrant; a throw while building the effect is a defect too. */
+/**
+ * Runs user code with the services of its registrant; a throw while building
+ * the effect is a defect too. The registrant's services are laid over the
+ * request's context one by one (what `Context.merge` gives, without copying
+ * the request's whole context on every call).
+ */
 const provide = <A>(registered: Registered<unknown>, effect: () => Effect.Effect<A, unknown, unknown>) =>
-  Effect.provideContext(Effect.suspend(effect), registered.context) as Effect.Effect<A, unknown, RequestScope.Provided>
+  Effect.updateContext(
+    Effect.suspend(effect) as Effect.Effect<A, unknown, RequestScope.Provided>,
+    (context: ServiceContext.Context<RequestScope.Provided>) => {
+      let merged = context
+      for (const [key, service] of registered.context.mapUnsafe) merged = ServiceContext.addUnsafe(merged, key, service)
+      return merged
+    }
+  )
 
-export const callTool = (ctx: Context): Session.Handler =>
-  Effect.fnUntraced(function* (params: unknown, info: Session.RequestInfo) {
-    const p = paramsOf(params)
-    const name = String(p.name)
-    const entry = ctx.server.tools.get(name)
-    if (entry === undefined) {
-      return yield* new McpError.InvalidParams({ message: `Unknown tool: ${name}`, data: { name } })
-    }
-    const registered = entry.item
-    const tool = registered.item
-    const version = info.revision.version
-    const input = tool.decode(p.arguments)
-    if (input._tag === "Failure") {
-      const message = `Invalid arguments for tool ${name}: ${input.failure}`
-      if (argumentErrors[version] === "protocol") return yield* new McpError.InvalidParams({ message })
-      return ctx.finish(info, Tools.errorResult(message))
-    }
-    const outcome = yield* RequestScope.run(
-      ctx.env,
-      info,
-      params,
-      Outcome.caught(provide(registered, () => tool.handler(input.success)))
-    )
-    if (outcome._tag === "InputRequired") return outcome.result
-    const done = outcome.value
-    if (done._tag === "Failed") {
-      const protocol = Outcome.protocolError(info.revision, done.error)
-      if (protocol !== undefined) return yield* Effect.fail(protocol)
-      return ctx.finish(info, Tools.errorResult(`Tool ${name} failed: ${Outcome.messageOf(done.error)}`))
-    }
-    const result = tool.toResult(done.value)
-    if (result._tag === "Failure") return ctx.finish(info, Tools.errorResult(`Tool ${name} failed: ${result.failure}`))
-    return ctx.finish(info, Shape.callToolResult(version, result.success, tool.definition.outputSchema))
-  })
+export const callTool =
+  (ctx: Context): Session.Handler =>
+  (params, info) =>
+    callToolWith(ctx, params, info)
+
+const callToolWith = Effect.fnUntraced(function* (ctx: Context, params: unknown, info: Session.RequestInfo) {
+  const p = paramsOf(params)
+  const name = String(p.name)
+  const entry = ctx.server.tools.get(name)
+  if (entry === undefined) {
+    return yield* new McpError.InvalidParams({ message: `Unknown tool: ${name}`, data: { name } })
+  }
+  const registered = entry.item
+  const tool = registered.item
+  const version = info.revision.version
+  const input = tool.decode(p.arguments)
+  if (input._tag === "Failure") {
+    const message = `Invalid arguments for tool ${name}: ${input.failure}`
+    if (argumentErrors[version] === "protocol") return yield* new McpError.InvalidParams({ message })
+    return ctx.finish(info, Tools.errorResult(message))
+  }
+  const outcome = yield* RequestScope.run(
+    ctx.env,
+    info,
+    params,
+    Outcome.caught(provide(registered, () => tool.handler(input.success)))
+  )
+  if (outcome._tag === "InputRequired") return outcome.result
+  const done = outcome.value
+  if (done._tag === "Failed") {
+    const protocol = Outcome.protocolError(info.revision, done.error)
+    if (protocol !== undefined) return yield* Effect.fail(protocol)
+    return ctx.finish(info, Tools.errorResult(`Tool ${name} failed: ${Outcome.messageOf(done.error)}`))
+  }
+  const result = tool.toResult(done.value)
+  if (result._tag === "Failure") return ctx.finish(info, Tools.errorResult(`Tool ${name} failed: ${result.failure}`))
+  return ctx.finish(info, Shape.callToolResult(version, result.success, tool.definition.outputSchema))
+})
 
 const findTemplate = (ctx: Context, uri: string) => {
   for (const entry of ctx.server.templates.sorted()) {
@@ -91,113 +109,125 @@ const findTemplate = (ctx: Context, uri: string) => {
   return undefined
 }
 
-export const readResource = (ctx: Context): Session.Handler =>
-  Effect.fnUntraced(function* (params: unknown, info: Session.RequestInfo) {
-    const uri = String(paramsOf(params).uri)
-    const version = info.revision.version
-    const fixed = ctx.server.resources.get(uri)
-    let run: Effect.Effect<Resource.Contents, unknown, RequestScope.Provided>
-    let mimeType: string | undefined
-    let cache: Resource.Cache | undefined
-    if (fixed !== undefined) {
-      const resource = fixed.item.item
-      run = provide(fixed.item, () => resource.read(uri))
-      mimeType = resource.definition.mimeType
-      cache = resource.cache
-    } else {
-      const found = findTemplate(ctx, uri)
-      if (found === undefined) {
-        return yield* new McpError.ResourceNotFound({ message: `Resource not found: ${uri}`, data: { uri } })
-      }
-      run = provide(found.registered, () => found.template.read(found.variables, uri))
-      mimeType = found.template.definition.mimeType
-      cache = found.template.cache
-    }
-    const outcome = yield* RequestScope.run(ctx.env, info, params, Outcome.caught(run))
-    if (outcome._tag === "InputRequired") return outcome.result
-    const done = outcome.value
-    if (done._tag === "Failed")
-      return yield* Effect.fail(Outcome.asProtocolError(info.revision, "resources/read", done.error))
-    const contents = Resource.toContents(uri, mimeType, done.value).map((c) => Shape.resourceContents(version, c))
-    const hints = cache ?? ctx.server.options.cache?.read ?? conservative
-    return ctx.finish(info, Shape.withCacheHints(version, { contents }, hints))
-  })
+export const readResource =
+  (ctx: Context): Session.Handler =>
+  (params, info) =>
+    readResourceWith(ctx, params, info)
 
-export const getPrompt = (ctx: Context): Session.Handler =>
-  Effect.fnUntraced(function* (params: unknown, info: Session.RequestInfo) {
-    const p = paramsOf(params)
-    const name = String(p.name)
-    const entry = ctx.server.prompts.get(name)
-    if (entry === undefined) {
-      return yield* new McpError.InvalidParams({ message: `Unknown prompt: ${name}`, data: { name } })
+const readResourceWith = Effect.fnUntraced(function* (ctx: Context, params: unknown, info: Session.RequestInfo) {
+  const uri = String(paramsOf(params).uri)
+  const version = info.revision.version
+  const fixed = ctx.server.resources.get(uri)
+  let run: Effect.Effect<Resource.Contents, unknown, RequestScope.Provided>
+  let mimeType: string | undefined
+  let cache: Resource.Cache | undefined
+  if (fixed !== undefined) {
+    const resource = fixed.item.item
+    run = provide(fixed.item, () => resource.read(uri))
+    mimeType = resource.definition.mimeType
+    cache = resource.cache
+  } else {
+    const found = findTemplate(ctx, uri)
+    if (found === undefined) {
+      return yield* new McpError.ResourceNotFound({ message: `Resource not found: ${uri}`, data: { uri } })
     }
-    const prompt = entry.item.item
-    const given = (Predicate.isObject(p.arguments) ? p.arguments : {}) as { readonly [key: string]: string }
-    const missing = Object.entries(prompt.arguments)
-      .filter(([key, spec]) => spec.required === true && typeof given[key] !== "string")
-      .map(([key]) => key)
-    if (missing.length > 0) {
-      return yield* new McpError.InvalidParams({
-        message: `Missing required argument(s) for prompt ${name}: ${missing.join(", ")}`,
-        data: { missing }
-      })
-    }
-    const values: Record<string, string | undefined> = {}
-    for (const key of Object.keys(prompt.arguments)) values[key] = given[key]
-    const outcome = yield* RequestScope.run(
-      ctx.env,
-      info,
-      params,
-      Outcome.caught(provide(entry.item, () => prompt.handler(values)))
-    )
-    if (outcome._tag === "InputRequired") return outcome.result
-    const done = outcome.value
-    if (done._tag === "Failed")
-      return yield* Effect.fail(Outcome.asProtocolError(info.revision, "prompts/get", done.error))
-    const result = Prompt.toResult(done.value, prompt.definition.description)
-    return ctx.finish(info, {
-      ...result,
-      messages: result.messages.map((m) => Shape.promptMessage(info.revision.version, m))
+    run = provide(found.registered, () => found.template.read(found.variables, uri))
+    mimeType = found.template.definition.mimeType
+    cache = found.template.cache
+  }
+  const outcome = yield* RequestScope.run(ctx.env, info, params, Outcome.caught(run))
+  if (outcome._tag === "InputRequired") return outcome.result
+  const done = outcome.value
+  if (done._tag === "Failed")
+    return yield* Effect.fail(Outcome.asProtocolError(info.revision, "resources/read", done.error))
+  const contents = Resource.toContents(uri, mimeType, done.value).map((c) => Shape.resourceContents(version, c))
+  const hints = cache ?? ctx.server.options.cache?.read ?? conservative
+  return ctx.finish(info, Shape.withCacheHints(version, { contents }, hints))
+})
+
+export const getPrompt =
+  (ctx: Context): Session.Handler =>
+  (params, info) =>
+    getPromptWith(ctx, params, info)
+
+const getPromptWith = Effect.fnUntraced(function* (ctx: Context, params: unknown, info: Session.RequestInfo) {
+  const p = paramsOf(params)
+  const name = String(p.name)
+  const entry = ctx.server.prompts.get(name)
+  if (entry === undefined) {
+    return yield* new McpError.InvalidParams({ message: `Unknown prompt: ${name}`, data: { name } })
+  }
+  const prompt = entry.item.item
+  const given = (Predicate.isObject(p.arguments) ? p.arguments : {}) as { readonly [key: string]: string }
+  const missing = Object.entries(prompt.arguments)
+    .filter(([key, spec]) => spec.required === true && typeof given[key] !== "string")
+    .map(([key]) => key)
+  if (missing.length > 0) {
+    return yield* new McpError.InvalidParams({
+      message: `Missing required argument(s) for prompt ${name}: ${missing.join(", ")}`,
+      data: { missing }
     })
+  }
+  const values: Record<string, string | undefined> = {}
+  for (const key of Object.keys(prompt.arguments)) values[key] = given[key]
+  const outcome = yield* RequestScope.run(
+    ctx.env,
+    info,
+    params,
+    Outcome.caught(provide(entry.item, () => prompt.handler(values)))
+  )
+  if (outcome._tag === "InputRequired") return outcome.result
+  const done = outcome.value
+  if (done._tag === "Failed")
+    return yield* Effect.fail(Outcome.asProtocolError(info.revision, "prompts/get", done.error))
+  const result = Prompt.toResult(done.value, prompt.definition.description)
+  return ctx.finish(info, {
+    ...result,
+    messages: result.messages.map((m) => Shape.promptMessage(info.revision.version, m))
   })
+})
 
-export const complete = (ctx: Context): Session.Handler =>
-  Effect.fnUntraced(function* (params: unknown, info: Session.RequestInfo) {
-    const p = paramsOf(params)
-    const ref = paramsOf(p.ref)
-    const argument = paramsOf(p.argument)
-    const argumentName = String(argument.name)
-    let completer: ResourceTemplate.Completer<RequestScope.Provided> | undefined
-    let registered: Registered<unknown> | undefined
-    if (ref.type === "ref/prompt") {
-      const entry = ctx.server.prompts.get(String(ref.name))
-      if (entry === undefined) {
-        return yield* new McpError.InvalidParams({ message: `Unknown prompt: ${String(ref.name)}` })
-      }
-      registered = entry.item
-      completer = entry.item.item.arguments[argumentName]?.complete as typeof completer
-    } else {
-      const uri = String(ref.uri)
-      const entry = ctx.server.templates.get(uri)
-      const found = entry === undefined ? findTemplate(ctx, uri) : { registered: entry.item, template: entry.item.item }
-      if (found === undefined) {
-        return yield* new McpError.InvalidParams({ message: `Unknown resource template: ${uri}` })
-      }
-      registered = found.registered
-      completer = found.template.complete[argumentName] as typeof completer
+export const complete =
+  (ctx: Context): Session.Handler =>
+  (params, info) =>
+    completeWith(ctx, params, info)
+
+const completeWith = Effect.fnUntraced(function* (ctx: Context, params: unknown, info: Session.RequestInfo) {
+  const p = paramsOf(params)
+  const ref = paramsOf(p.ref)
+  const argument = paramsOf(p.argument)
+  const argumentName = String(argument.name)
+  let completer: ResourceTemplate.Completer<RequestScope.Provided> | undefined
+  let registered: Registered<unknown> | undefined
+  if (ref.type === "ref/prompt") {
+    const entry = ctx.server.prompts.get(String(ref.name))
+    if (entry === undefined) {
+      return yield* new McpError.InvalidParams({ message: `Unknown prompt: ${String(ref.name)}` })
     }
-    if (completer === undefined) return ctx.finish(info, { completion: Completion.fromMatches([]) })
-    const context = paramsOf(p.context)
-    const chosen = (Predicate.isObject(context.arguments) ? context.arguments : {}) as {
-      readonly [key: string]: string
+    registered = entry.item
+    completer = entry.item.item.arguments[argumentName]?.complete as typeof completer
+  } else {
+    const uri = String(ref.uri)
+    const entry = ctx.server.templates.get(uri)
+    const found = entry === undefined ? findTemplate(ctx, uri) : { registered: entry.item, template: entry.item.item }
+    if (found === undefined) {
+      return yield* new McpError.InvalidParams({ message: `Unknown resource template: ${uri}` })
     }
-    const complete = completer
-    const run = provide(registered, () => complete(String(argument.value ?? ""), { arguments: chosen }))
-    const outcome = yield* RequestScope.run(ctx.env, info, params, Outcome.caught(run))
-    if (outcome._tag === "InputRequired") return outcome.result
-    const done = outcome.value
-    if (done._tag === "Failed") {
-      return yield* Effect.fail(Outcome.asProtocolError(info.revision, "completion/complete", done.error))
-    }
-    return ctx.finish(info, { completion: Completion.fromMatches(done.value) })
-  })
+    registered = found.registered
+    completer = found.template.complete[argumentName] as typeof completer
+  }
+  if (completer === undefined) return ctx.finish(info, { completion: Completion.fromMatches([]) })
+  const context = paramsOf(p.context)
+  const chosen = (Predicate.isObject(context.arguments) ? context.arguments : {}) as {
+    readonly [key: string]: string
+  }
+  const complete = completer
+  const run = provide(registered, () => complete(String(argument.value ?? ""), { arguments: chosen }))
+  const outcome = yield* RequestScope.run(ctx.env, info, params, Outcome.caught(run))
+  if (outcome._tag === "InputRequired") return outcome.result
+  const done = outcome.value
+  if (done._tag === "Failed") {
+    return yield* Effect.fail(Outcome.asProtocolError(info.revision, "completion/complete", done.error))
+  }
+  return ctx.finish(info, { completion: Completion.fromMatches(done.value) })
+})

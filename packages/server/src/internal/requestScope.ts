@@ -10,6 +10,7 @@ import * as Meta from "@effect-mcp/protocol/Meta"
 import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import type * as Session from "@effect-mcp/engine/Session"
 import type * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
@@ -58,6 +59,24 @@ const logData = (message: unknown): unknown => {
 
 type Notice = readonly [method: string, params: object]
 
+/** Where effect's log lines of the request being served go (set by `run` around the handler). */
+class LogSink extends Context.Service<LogSink, (level: Logging.LoggingLevel, data: unknown) => void>()(
+  "@effect-mcp/server/internal/requestScope/LogSink"
+) {}
+
+/**
+ * Bridges effect's logger to the `notifications/message` of the request
+ * being served. A session installs it once (its fibers inherit it) instead
+ * of every request adding a logger of its own: it finds the request's sink
+ * in the logging fiber's context, and outside a handler there is none.
+ */
+export const bridge: Logger.Logger<unknown, void> = Logger.make((options) => {
+  const sink = Context.getOrUndefined(options.fiber.context as Context.Context<LogSink>, LogSink)
+  if (sink === undefined) return
+  const level = Logging.fromLogLevel(options.logLevel)
+  if (level !== undefined) sink(level, logData(options.message))
+})
+
 /**
  * Runs `body` as the handler of the request described by `info`. On
  * 2026-07-28 a retryable method whose handler asks the client ends in an
@@ -88,27 +107,31 @@ export const run = Effect.fnUntraced(function* <A, E, R>(
     : (env.sessionLogLevel() ?? env.defaultLogLevel)
 
   const outbox = yield* Queue.unbounded<Notice, Cause.Done>()
-  const drain = Queue.takeAll(outbox).pipe(
-    Effect.flatMap((batch) => Effect.forEach(batch, ([method, p]) => current.notify(method, p), { discard: true })),
-    Effect.forever,
-    Effect.ignore
-  )
   // The drainer starts with the first notice (a tick later, as a forked fiber
   // would): most requests log nothing and need no fiber for it.
   const runFork = Effect.runForkWith(yield* Effect.context<never>())
   let drainer: Fiber.Fiber<void> | undefined
+  const startDrainer = () =>
+    runFork(
+      Effect.andThen(
+        Effect.yieldNow,
+        Queue.takeAll(outbox).pipe(
+          Effect.flatMap((batch) =>
+            Effect.forEach(batch, ([method, p]) => current.notify(method, p), { discard: true })
+          ),
+          Effect.forever,
+          Effect.ignore
+        )
+      )
+    )
   const enqueue = (level: Logging.LoggingLevel, data: unknown, logger?: string) => {
     if (threshold === undefined || !Logging.isEnabled(level, threshold)) return
     Queue.offerUnsafe(outbox, [
       "notifications/message",
       logger === undefined ? { level, data } : { level, logger, data }
     ])
-    if (drainer === undefined) drainer = runFork(Effect.andThen(Effect.yieldNow, drain))
+    if (drainer === undefined) drainer = startDrainer()
   }
-  const bridge = Logger.make((options) => {
-    const level = Logging.fromLogLevel(options.logLevel)
-    if (level !== undefined) enqueue(level, logData(options.message))
-  })
 
   const askVia =
     (transportAsk: InputRounds.Ask | undefined) => (method: AskMethod, askParams: object, options?: AskOptions) =>
@@ -143,10 +166,10 @@ export const run = Effect.fnUntraced(function* <A, E, R>(
       env.session === undefined || stateless ? Effect.void : Effect.ignore(env.session.notify(method, p))
   })
 
+  // The request and its log sink, laid over the context in one step.
   const provide = <X, Y>(effect: Effect.Effect<X, Y, R>, transportAsk: InputRounds.Ask | undefined) =>
-    effect.pipe(
-      Effect.provideService(ServerRequest, requestFor(transportAsk)),
-      Effect.withLogger(bridge)
+    Effect.updateContext(effect as Effect.Effect<X, Y, ServerRequest | LogSink>, (context: Context.Context<never>) =>
+      Context.add(Context.add(context, ServerRequest, requestFor(transportAsk)), LogSink, enqueue)
     ) as Effect.Effect<X, Y, Exclude<R, ServerRequest>>
 
   // A cancelled request stops its drainer, as it would stop a child fiber.

@@ -1,0 +1,129 @@
+/**
+ * `npm run bench`: every workload for effect-mcp, the official SDK and a
+ * bare floor, side by side, in interleaved rounds. Prints one table per
+ * workload and writes them as Markdown (`RESULTS.md`) and JSON (`results.json`).
+ *
+ *   node --expose-gc src/main.ts [--quick] [--rounds N] [--only W1,W3] [--out DIR]
+ *
+ * `--quick` runs a few hundred iterations of everything (a check that the
+ * harness works end to end, not a measurement) and writes to a temporary
+ * directory unless `--out` is given.
+ */
+import { mkdirSync, writeFileSync } from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { markdown, resultOf, type Table } from "./Table.ts"
+import type { Settings, Workload } from "./Workload.ts"
+import * as W1 from "./workloads/W1InProcess.ts"
+import * as W2 from "./workloads/W2Stdio.ts"
+import * as W3 from "./workloads/W3Http.ts"
+import * as W4 from "./workloads/W4Memory.ts"
+import * as W5 from "./workloads/W5Large.ts"
+import * as W6 from "./workloads/W6Cancel.ts"
+
+const workloads: ReadonlyArray<Workload> = [
+  W1.workload,
+  W2.workload,
+  W3.workload,
+  W4.workload,
+  W5.workload,
+  W6.workload
+]
+
+interface Args {
+  readonly quick: boolean
+  readonly rounds: number | undefined
+  readonly only: ReadonlySet<string> | undefined
+  readonly out: string | undefined
+}
+
+const parseArgs = (argv: ReadonlyArray<string>): Args => {
+  let quick = false
+  let rounds: number | undefined
+  let only: Set<string> | undefined
+  let out: string | undefined
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    const value = () => {
+      const v = argv[++i]
+      if (v === undefined) throw new Error(`${arg} needs a value`)
+      return v
+    }
+    if (arg === "--quick") quick = true
+    else if (arg === "--rounds") rounds = Number(value())
+    else if (arg === "--only")
+      only = new Set(
+        value()
+          .split(",")
+          .map((s) => s.trim().toUpperCase())
+      )
+    else if (arg === "--out") out = value()
+    else throw new Error(`unknown argument ${arg}`)
+  }
+  return { quick, rounds, only, out }
+}
+
+const environment = () => {
+  const cpus = os.cpus()
+  return {
+    date: new Date().toISOString(),
+    node: process.version,
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    cpu: `${cpus[0]?.model ?? "unknown"} x ${cpus.length}`,
+    loadAverage: os.loadavg().map((l) => Number(l.toFixed(2))),
+    gc: typeof (globalThis as { gc?: unknown }).gc === "function"
+  }
+}
+
+const main = async () => {
+  const args = parseArgs(process.argv.slice(2))
+  const rounds = args.rounds ?? (args.quick ? 1 : 5)
+  const settings: Settings = {
+    quick: args.quick,
+    rounds,
+    log: (line) => process.stderr.write(`${line}\n`)
+  }
+  const env = environment()
+  const started = performance.now()
+  process.stderr.write(`effect-mcp bench: ${rounds} rounds${args.quick ? " (quick)" : ""}; ${env.node}, ${env.cpu}\n`)
+  if (!env.gc) process.stderr.write("note: run with --expose-gc for a collection before each measurement\n")
+  const tables: Array<Table> = []
+  for (const workload of workloads) {
+    if (args.only !== undefined && !args.only.has(workload.id)) continue
+    process.stderr.write(`${workload.id} ${workload.title}\n`)
+    const workloadStart = performance.now()
+    for (const table of await workload.run(settings)) {
+      tables.push(table)
+      process.stdout.write(`\n${markdown(table)}\n`)
+    }
+    process.stderr.write(`${workload.id} done in ${((performance.now() - workloadStart) / 1000).toFixed(1)} s\n`)
+  }
+  const seconds = (performance.now() - started) / 1000
+  const here = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
+  const out = args.out ?? (args.quick ? path.join(os.tmpdir(), "effect-mcp-bench-quick") : here)
+  mkdirSync(out, { recursive: true })
+  const header = [
+    "# effect-mcp benchmarks",
+    "",
+    `Run ${env.date} in ${seconds.toFixed(0)} s: Node ${env.node}, ${env.cpu}, ${env.platform};`,
+    `load average at start ${env.loadAverage.join(" / ")}. ${rounds} rounds; each cell is the median with (min-max);`,
+    "ratios are computed round by round. Reproduce with `npm run bench` from the repository root",
+    "(`npm run bench -- --only W1,W3` for some workloads, `--rounds N`, `--quick` to check the harness).",
+    ""
+  ]
+  writeFileSync(path.join(out, "RESULTS.md"), `${[...header, ...tables.map(markdown)].join("\n\n")}\n`)
+  writeFileSync(
+    path.join(out, "results.json"),
+    `${JSON.stringify({ environment: env, rounds, quick: args.quick, seconds, tables: tables.map(resultOf) }, null, 2)}\n`
+  )
+  process.stderr.write(`wrote ${path.join(out, "RESULTS.md")} and results.json (${seconds.toFixed(0)} s)\n`)
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+    process.exit(1)
+  }
+)

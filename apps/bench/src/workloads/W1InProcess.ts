@@ -1,0 +1,92 @@
+/**
+ * W1, in process: 20,000 sequential `tools/call` of `echo`, then 20,000 with
+ * 64 in flight, over each implementation's in-memory transport pair.
+ */
+import * as EffectMcp from "../EffectMcp.ts"
+import * as Floor from "../Floor.ts"
+import * as Mixed from "../Mixed.ts"
+import type { Pair } from "../Pair.ts"
+import * as Sdk from "../Sdk.ts"
+import type { Metric, Series, Table } from "../Table.ts"
+import { type Candidate, rounds, type Workload } from "../Workload.ts"
+import { latencyMetrics, project, standardRatios } from "./common.ts"
+
+interface InProcess extends Candidate {
+  readonly connect: () => Promise<Pair>
+}
+
+export const candidates: ReadonlyArray<InProcess> = [
+  {
+    id: "effect",
+    label: "effect-mcp",
+    connect: () => EffectMcp.inProcess({ supportedVersions: ["2025-11-25"] })
+  },
+  { id: "sdk", label: "SDK 1.32.2", connect: Sdk.inProcess },
+  { id: "floor", label: "floor", connect: Floor.inProcess },
+  { id: "sdk-client", label: "SDK client -> effect-mcp server", connect: Mixed.sdkClientEffectServer },
+  { id: "effect-client", label: "effect-mcp client -> SDK server", connect: Mixed.effectClientSdkServer },
+  { id: "effect-stateless", label: "effect-mcp, negotiated (2026-07-28)", connect: () => EffectMcp.inProcess() }
+]
+
+export const workload: Workload = {
+  id: "W1",
+  title: "in-process",
+  run: async (settings) => {
+    const count = settings.quick ? 300 : 20_000
+    const inFlight = 64
+    const text = "hello"
+    const series: Array<Series> = await rounds(
+      settings,
+      candidates,
+      async (candidate) => {
+        const pair = await candidate.connect()
+        try {
+          if ((await pair.call(text)) !== text) throw new Error(`${candidate.label}: echo returned something else`)
+          const sequential = await pair.sequential(count, text)
+          const concurrent = await pair.concurrent(count, inFlight, text)
+          return {
+            seqRate: sequential.callsPerSecond,
+            seqP50: sequential.p50 * 1000,
+            seqP99: sequential.p99 * 1000,
+            concRate: concurrent.callsPerSecond,
+            concP50: concurrent.p50 * 1000,
+            concP99: concurrent.p99 * 1000
+          }
+        } finally {
+          await pair.close()
+        }
+      },
+      async (candidate) => {
+        const pair = await candidate.connect()
+        await pair.sequential(Math.min(count, 2000), text)
+        await pair.concurrent(Math.min(count, 2000), inFlight, text)
+        await pair.close()
+      }
+    )
+    const seq: ReadonlyArray<Metric> = latencyMetrics("seq")
+    const conc: ReadonlyArray<Metric> = latencyMetrics("conc")
+    const notes = [
+      "effect-mcp rows speak 2025-11-25, the SDK's newest revision, unless marked; latencies in microseconds.",
+      "Mixed rows run over one effect-mcp MemoryTransport pair, the SDK side through its Transport interface."
+    ]
+    const tables: Array<Table> = [
+      {
+        id: "W1-sequential",
+        title: `W1 in-process: ${count.toLocaleString("en-US")} sequential calls`,
+        metrics: seq,
+        ratios: standardRatios(["seqRate"]),
+        notes,
+        series: project(series, seq)
+      },
+      {
+        id: "W1-concurrent",
+        title: `W1 in-process: ${count.toLocaleString("en-US")} calls, ${inFlight} in flight`,
+        metrics: conc,
+        ratios: standardRatios(["concRate"]),
+        notes,
+        series: project(series, conc)
+      }
+    ]
+    return tables
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * Metric and ratio definitions shared by the workloads.
+ */
+import type { Metric, RatioSpec, Series } from "../Table.ts"
+
+/** calls/s, p50 and p99 (microseconds) under a key prefix. */
+export const latencyMetrics = (prefix: string): ReadonlyArray<Metric> => [
+  { key: `${prefix}Rate`, label: "calls/s", digits: 0 },
+  { key: `${prefix}P50`, label: "p50 µs", digits: 0 },
+  { key: `${prefix}P99`, label: "p99 µs", digits: 0 }
+]
+
+/** effect-mcp over the SDK and over the floor, and each half alone against the SDK. */
+export const standardRatios = (metrics: ReadonlyArray<string>): ReadonlyArray<RatioSpec> => [
+  { label: "effect-mcp / SDK", numerator: "effect", denominator: "sdk", metrics },
+  { label: "effect-mcp / floor", numerator: "effect", denominator: "floor", metrics },
+  { label: "effect-mcp server (SDK client) / SDK", numerator: "sdk-client", denominator: "sdk", metrics },
+  { label: "effect-mcp client (SDK server) / SDK", numerator: "effect-client", denominator: "sdk", metrics }
+]
+
+/** Keeps only the series' measurements of `metrics` (for tables cut from one run). */
+export const project = (series: ReadonlyArray<Series>, metrics: ReadonlyArray<Metric>): Array<Series> =>
+  series.map((s) => ({
+    ...s,
+    rounds: s.rounds.map((m) => Object.fromEntries(metrics.map((metric) => [metric.key, m[metric.key] ?? Number.NaN])))
+  }))
