@@ -16,6 +16,7 @@ import * as PlatformNodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Effect from "effect/Effect"
 import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as Stream from "effect/Stream"
 import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import * as ParamHeaders from "./ParamHeaders.ts"
@@ -47,12 +48,10 @@ const handlers = Layer.mergeAll(
   RootsHandler.layer([])
 )
 
-/** The `tools/call` a POST body carries, if that is what it is. */
-const toolCallOf = (request: HttpClientRequest.HttpClientRequest) => {
-  const body = request.body
-  if (request.method !== "POST" || body._tag !== "Uint8Array") return undefined
+/** The `tools/call` a POST body's text carries, if that is what it is. */
+const toolCallOf = (text: string) => {
   try {
-    const message: unknown = JSON.parse(body.text ?? new TextDecoder().decode(body.body))
+    const message: unknown = JSON.parse(text)
     if (!Predicate.isObject(message) || message.method !== "tools/call" || !Predicate.isObject(message.params)) {
       return undefined
     }
@@ -61,6 +60,30 @@ const toolCallOf = (request: HttpClientRequest.HttpClientRequest) => {
   } catch {
     return undefined
   }
+}
+
+/**
+ * The POST body as bytes, and the request with a body that can still be sent.
+ * The transport streams request bodies (to learn when one was handed over), so
+ * a streamed body is read here and put back as bytes.
+ */
+const bodyOf = (request: HttpClientRequest.HttpClientRequest) => {
+  const body = request.body
+  if (request.method !== "POST") return Effect.succeed(undefined)
+  if (body._tag === "Uint8Array") return Effect.succeed({ bytes: body.body, request })
+  if (body._tag !== "Stream") return Effect.succeed(undefined)
+  return Stream.runCollect(body.stream).pipe(
+    Effect.map((chunks) => {
+      const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0))
+      let offset = 0
+      for (const chunk of chunks) {
+        bytes.set(chunk, offset)
+        offset += chunk.length
+      }
+      return { bytes, request: HttpClientRequest.bodyUint8Array(request, bytes, body.contentType) }
+    }),
+    Effect.orDie
+  )
 }
 
 const isStateless = (version: string | undefined) =>
@@ -72,12 +95,15 @@ const httpClient = Layer.effect(
   Effect.gen(function* () {
     const client = yield* HttpClient.HttpClient
     const params = yield* ParamHeaders.ParamHeaders
-    return HttpClient.mapRequest(client, (request) => {
-      if (!isStateless(request.headers["mcp-protocol-version"])) return request
-      const call = toolCallOf(request)
-      return call === undefined
-        ? request
-        : HttpClientRequest.setHeaders(request, params.headersFor(call.name, call.args))
+    return HttpClient.mapRequestEffect(client, (request) => {
+      if (!isStateless(request.headers["mcp-protocol-version"])) return Effect.succeed(request)
+      return Effect.map(bodyOf(request), (read) => {
+        if (read === undefined) return request
+        const call = toolCallOf(new TextDecoder().decode(read.bytes))
+        return call === undefined
+          ? read.request
+          : HttpClientRequest.setHeaders(read.request, params.headersFor(call.name, call.args))
+      })
     })
   })
 ).pipe(Layer.provide(PlatformNodeHttpClient.layerUndici))
