@@ -112,21 +112,25 @@ describe("version negotiation", () => {
   )
 })
 
+/** A client session handshaking with a raw server end whose requests arrive in `inbox`. */
+const clientAgainstRawServer = Effect.gen(function* () {
+  const [clientEnd, rawEnd] = yield* MemoryTransport.makePair()
+  const inbox = yield* Queue.unbounded<JsonRpc.Request>()
+  yield* rawEnd.incoming.pipe(
+    Stream.runForEach((frame) => (Result.isSuccess(frame) ? Queue.offer(inbox, frame.success as never) : Effect.void)),
+    Effect.forkScoped
+  )
+  const clientFiber = yield* ClientSession.make({ clientInfo, capabilities: {} }).pipe(
+    Effect.provideService(Transport.Transport, clientEnd),
+    Effect.forkScoped
+  )
+  return { rawEnd, inbox, clientFiber }
+})
+
 describe("client fallback", () => {
   it.effect("a server refusing the stateless revision with -32022 is met with the initialize handshake", () =>
     Effect.gen(function* () {
-      const [clientEnd, rawEnd] = yield* MemoryTransport.makePair()
-      const inbox = yield* Queue.unbounded<JsonRpc.Request>()
-      yield* rawEnd.incoming.pipe(
-        Stream.runForEach((frame) =>
-          Result.isSuccess(frame) ? Queue.offer(inbox, frame.success as never) : Effect.void
-        ),
-        Effect.forkScoped
-      )
-      const clientFiber = yield* ClientSession.make({ clientInfo, capabilities: {} }).pipe(
-        Effect.provideService(Transport.Transport, clientEnd),
-        Effect.forkScoped
-      )
+      const { rawEnd, inbox, clientFiber } = yield* clientAgainstRawServer
       const discover = yield* Queue.take(inbox)
       assert.strictEqual(discover.method, "server/discover")
       yield* rawEnd.send({
@@ -148,18 +152,7 @@ describe("client fallback", () => {
 
   it.effect("a refused first choice is retried with a stateless revision the server lists", () =>
     Effect.gen(function* () {
-      const [clientEnd, rawEnd] = yield* MemoryTransport.makePair()
-      const inbox = yield* Queue.unbounded<JsonRpc.Request>()
-      yield* rawEnd.incoming.pipe(
-        Stream.runForEach((frame) =>
-          Result.isSuccess(frame) ? Queue.offer(inbox, frame.success as never) : Effect.void
-        ),
-        Effect.forkScoped
-      )
-      const clientFiber = yield* ClientSession.make({ clientInfo, capabilities: {} }).pipe(
-        Effect.provideService(Transport.Transport, clientEnd),
-        Effect.forkScoped
-      )
+      const { rawEnd, inbox, clientFiber } = yield* clientAgainstRawServer
       const first = yield* Queue.take(inbox)
       yield* rawEnd.send({
         jsonrpc: "2.0",
