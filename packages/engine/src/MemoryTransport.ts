@@ -4,13 +4,12 @@
  * full encode/decode path, which tests use to exercise the codec.
  */
 import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
-import type * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Queue from "effect/Queue"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { Mailbox } from "./internal/mailbox.ts"
 import * as Transport from "./Transport.ts"
 
 export interface Options {
@@ -26,7 +25,7 @@ export interface End extends Transport.TransportShape {
   readonly close: Effect.Effect<void>
 }
 
-type Inbox = Queue.Queue<Transport.Incoming, Transport.TransportError | Cause.Done>
+type Inbox = Mailbox<Transport.Incoming>
 
 const closedError = new Transport.TransportError({ reason: "Closed", message: "memory transport closed" })
 
@@ -36,18 +35,19 @@ const makeEnd = (inbox: Inbox, outbox: Inbox, codec: boolean): End => {
     ? (frame: Transport.Outgoing): Transport.Incoming => JsonRpcCodec.decode(JsonRpcCodec.encode(frame))
     : (frame: Transport.Outgoing): Transport.Incoming => Result.succeed(frame as JsonRpcCodec.Decoded)
   return {
-    incoming: Stream.fromQueue(inbox),
+    incoming: Stream.fromPull(Effect.succeed(inbox.take)),
     send: (frame) =>
       Effect.suspend(() => {
         if (closed) return Effect.fail(closedError)
-        return Effect.flatMap(Queue.offer(outbox, deliver(frame)), (accepted) =>
+        return Effect.flatMap(outbox.offer(deliver(frame)), (accepted) =>
           accepted ? Effect.void : Effect.fail(closedError)
         )
       }),
-    close: Effect.suspend(() => {
-      if (closed) return Effect.void
+    close: Effect.sync(() => {
+      if (closed) return
       closed = true
-      return Effect.andThen(Queue.end(outbox), Queue.end(inbox))
+      outbox.close()
+      inbox.close()
     })
   }
 }
@@ -58,8 +58,8 @@ const makeEnd = (inbox: Inbox, outbox: Inbox, codec: boolean): End => {
 export const makePair = (options?: Options): Effect.Effect<readonly [End, End], never, Scope.Scope> =>
   Effect.gen(function* () {
     const capacity = options?.capacity ?? 1024
-    const aInbox = yield* Queue.bounded<Transport.Incoming, Transport.TransportError | Cause.Done>(capacity)
-    const bInbox = yield* Queue.bounded<Transport.Incoming, Transport.TransportError | Cause.Done>(capacity)
+    const aInbox = new Mailbox<Transport.Incoming>(capacity)
+    const bInbox = new Mailbox<Transport.Incoming>(capacity)
     const a = makeEnd(aInbox, bInbox, options?.codec === true)
     const b = makeEnd(bInbox, aInbox, options?.codec === true)
     yield* Effect.addFinalizer(() => Effect.andThen(a.close, b.close))

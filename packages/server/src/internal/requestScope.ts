@@ -9,13 +9,11 @@ import type * as McpError from "@effect-mcp/protocol/McpError"
 import * as Meta from "@effect-mcp/protocol/Meta"
 import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import type * as Session from "@effect-mcp/engine/Session"
-import type * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
 import * as Predicate from "effect/Predicate"
-import * as Queue from "effect/Queue"
 import {
   type AskMethod,
   type AskOptions,
@@ -106,30 +104,24 @@ export const run = Effect.fnUntraced(function* <A, E, R>(
       : undefined
     : (env.sessionLogLevel() ?? env.defaultLogLevel)
 
-  const outbox = yield* Queue.unbounded<Notice, Cause.Done>()
-  // The drainer starts with the first notice (a tick later, as a forked fiber
-  // would): most requests log nothing and need no fiber for it.
+  // Notices wait in a plain array; a drainer fiber runs only while there are
+  // some (most requests log nothing and need neither a queue nor a fiber).
+  const outbox: Array<Notice> = []
   const runFork = Effect.runForkWith(yield* Effect.context<never>())
   let drainer: Fiber.Fiber<void> | undefined
-  const startDrainer = () =>
-    runFork(
-      Effect.andThen(
-        Effect.yieldNow,
-        Queue.takeAll(outbox).pipe(
-          Effect.flatMap((batch) =>
-            Effect.forEach(batch, ([method, p]) => current.notify(method, p), { discard: true })
-          ),
-          Effect.forever,
-          Effect.ignore
-        )
-      )
-    )
+  const drain: Effect.Effect<void> = Effect.suspend(() => {
+    const notice = outbox.shift()
+    if (notice === undefined) {
+      drainer = undefined
+      return Effect.void
+    }
+    return Effect.andThen(Effect.ignore(current.notify(notice[0], notice[1])), drain)
+  })
+  // The drainer starts a tick later, as a forked fiber would.
+  const startDrainer = () => runFork(Effect.andThen(Effect.yieldNow, drain))
   const enqueue = (level: Logging.LoggingLevel, data: unknown, logger?: string) => {
     if (threshold === undefined || !Logging.isEnabled(level, threshold)) return
-    Queue.offerUnsafe(outbox, [
-      "notifications/message",
-      logger === undefined ? { level, data } : { level, logger, data }
-    ])
+    outbox.push(["notifications/message", logger === undefined ? { level, data } : { level, logger, data }])
     if (drainer === undefined) drainer = startDrainer()
   }
 
@@ -185,9 +177,6 @@ export const run = Effect.fnUntraced(function* <A, E, R>(
       : Effect.map(provide(body, undefined), (value): InputRounds.Outcome<A> => ({ _tag: "Complete", value }))
   ).pipe(stopDrainer)
   // Everything logged during the request reaches the client before its response.
-  if (drainer !== undefined) {
-    yield* Queue.end(outbox)
-    yield* stopDrainer(Fiber.join(drainer))
-  }
+  if (drainer !== undefined) yield* stopDrainer(Fiber.join(drainer))
   return yield* outcome
 })

@@ -1,0 +1,112 @@
+/**
+ * A bounded single-reader mailbox for in-process transports.
+ *
+ * effect's Queue wakes a waiting taker through its dispatcher, which costs a
+ * macrotask (setImmediate) per wake-up: two per in-process call. Here the
+ * waiting reader is resumed on a microtask instead, the way a Promise-based
+ * peer would see the message, while the sender's stack is left alone (no
+ * re-entrant handling inside `send`). Senders past `capacity` wait in arrival
+ * order and are admitted in that order as the reader drains.
+ */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+
+type Batch<A> = readonly [A, ...Array<A>]
+
+interface Writer<A> {
+  readonly item: A
+  readonly resume: (effect: Effect.Effect<boolean>) => void
+}
+
+const accepted: Effect.Effect<boolean> = Exit.succeed(true)
+const refused: Effect.Effect<boolean> = Exit.succeed(false)
+const ended = Cause.done()
+const resolved = Promise.resolve()
+
+export class Mailbox<A> {
+  private items: Array<A> = []
+  private readonly writers: Array<Writer<A>> = []
+  private reader: ((effect: Effect.Effect<Batch<A>, Cause.Done>) => void) | undefined = undefined
+  private wakeScheduled = false
+  private closed = false
+  readonly capacity: number
+
+  constructor(capacity: number) {
+    this.capacity = Math.max(1, capacity)
+  }
+
+  /** Succeeds with false once the mailbox is closed (the item is dropped). */
+  offer(item: A): Effect.Effect<boolean> {
+    if (this.closed) return refused
+    if (this.writers.length === 0 && this.items.length < this.capacity) {
+      this.items.push(item)
+      this.wake()
+      return accepted
+    }
+    return Effect.callback<boolean>((resume) => {
+      if (this.closed) return resume(refused)
+      const writer: Writer<A> = { item, resume }
+      this.writers.push(writer)
+      this.wake()
+      return Effect.sync(() => {
+        const index = this.writers.indexOf(writer)
+        if (index >= 0) this.writers.splice(index, 1)
+      })
+    })
+  }
+
+  /** Every buffered item (at least one); fails with `Done` once closed and drained. */
+  readonly take: Effect.Effect<Batch<A>, Cause.Done> = Effect.suspend(() => {
+    const batch = this.drain()
+    if (batch !== undefined) return Exit.succeed(batch)
+    if (this.closed) return ended
+    return Effect.callback<Batch<A>, Cause.Done>((resume) => {
+      this.reader = resume
+      return Effect.sync(() => {
+        if (this.reader === resume) this.reader = undefined
+      })
+    })
+  })
+
+  /** Later offers are refused; the reader gets what is buffered, then `Done`. */
+  close(): void {
+    if (this.closed) return
+    this.closed = true
+    for (const writer of this.writers.splice(0)) writer.resume(refused)
+    this.wake()
+  }
+
+  private drain(): Batch<A> | undefined {
+    if (this.items.length === 0 && this.writers.length === 0) return undefined
+    const batch = this.items
+    this.items = []
+    // Waiting senders are admitted in arrival order, up to capacity; they are
+    // resumed only once the batch is complete, since a resumed sender may
+    // offer again at once.
+    const admitted = this.writers.splice(0, this.capacity)
+    for (const writer of admitted) batch.push(writer.item)
+    for (const writer of admitted) writer.resume(accepted)
+    return batch.length === 0 ? undefined : (batch as unknown as Batch<A>)
+  }
+
+  private wake(): void {
+    if (this.reader === undefined || this.wakeScheduled) return
+    this.wakeScheduled = true
+    resolved.then(this.onWake)
+  }
+
+  private readonly onWake = (): void => {
+    this.wakeScheduled = false
+    const reader = this.reader
+    if (reader === undefined) return
+    const batch = this.drain()
+    if (batch !== undefined) {
+      this.reader = undefined
+      reader(Exit.succeed(batch))
+    } else if (this.closed) {
+      this.reader = undefined
+      reader(ended)
+    }
+  }
+}
