@@ -52,15 +52,30 @@ const conservative = { ttlMs: 0, cacheScope: "private" } as const
  * request's context one by one (what `Context.merge` gives, without copying
  * the request's whole context on every call).
  */
-const provide = <A>(registered: Registered<unknown>, effect: () => Effect.Effect<A, unknown, unknown>) =>
-  Effect.updateContext(
-    Effect.suspend(effect) as Effect.Effect<A, unknown, RequestScope.Provided>,
-    (context: ServiceContext.Context<RequestScope.Provided>) => {
-      let merged = context
-      for (const [key, service] of registered.context.mapUnsafe) merged = ServiceContext.addUnsafe(merged, key, service)
-      return merged
-    }
-  )
+const provide = <A>(registered: Registered<unknown>, effect: () => Effect.Effect<A, unknown, unknown>) => {
+  const services = overlayOf(registered)
+  const body = Effect.suspend(effect) as Effect.Effect<A, unknown, RequestScope.Provided>
+  if (services.length === 0) return body
+  return Effect.updateContext(body, (context: ServiceContext.Context<RequestScope.Provided>) => {
+    let merged = context
+    for (const [key, service] of services) merged = ServiceContext.addUnsafe(merged, key, service)
+    return merged
+  })
+}
+
+// Layer building's own bookkeeping means nothing to a handler.
+const buildOnly: ReadonlySet<string> = new Set(["effect/Layer/CurrentMemoMap"])
+
+/** The registrant's services, listed once per registration rather than on every request. */
+const overlays = new WeakMap<Registered<unknown>, ReadonlyArray<readonly [string, unknown]>>()
+const overlayOf = (registered: Registered<unknown>): ReadonlyArray<readonly [string, unknown]> => {
+  let services = overlays.get(registered)
+  if (services === undefined) {
+    services = [...registered.context.mapUnsafe].filter(([key]) => !buildOnly.has(key))
+    overlays.set(registered, services)
+  }
+  return services
+}
 
 export const callTool =
   (ctx: Context): Session.Handler =>

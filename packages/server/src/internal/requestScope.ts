@@ -7,6 +7,7 @@
 import * as Logging from "@effect-mcp/protocol/Logging"
 import type * as McpError from "@effect-mcp/protocol/McpError"
 import * as Meta from "@effect-mcp/protocol/Meta"
+import type * as Revision from "@effect-mcp/protocol/Revision"
 import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import type * as Session from "@effect-mcp/engine/Session"
 import * as Context from "effect/Context"
@@ -57,126 +58,177 @@ const logData = (message: unknown): unknown => {
 
 type Notice = readonly [method: string, params: object]
 
-/** Where effect's log lines of the request being served go (set by `run` around the handler). */
-class LogSink extends Context.Service<LogSink, (level: Logging.LoggingLevel, data: unknown) => void>()(
-  "@effect-mcp/server/internal/requestScope/LogSink"
-) {}
-
 /**
  * Bridges effect's logger to the `notifications/message` of the request
  * being served. A session installs it once (its fibers inherit it) instead
- * of every request adding a logger of its own: it finds the request's sink
- * in the logging fiber's context, and outside a handler there is none.
+ * of every request adding a logger of its own: it finds the request in the
+ * logging fiber's context, and outside a handler there is none.
  */
 export const bridge: Logger.Logger<unknown, void> = Logger.make((options) => {
-  const sink = Context.getOrUndefined(options.fiber.context as Context.Context<LogSink>, LogSink)
-  if (sink === undefined) return
+  const request = Context.getOrUndefined(options.fiber.context as Context.Context<ServerRequest>, ServerRequest)
+  if (!(request instanceof Scope)) return
   const level = Logging.fromLogLevel(options.logLevel)
-  if (level !== undefined) sink(level, logData(options.message))
+  if (level !== undefined) request.enqueue(level, logData(options.message))
 })
+
+/**
+ * One request's `ServerRequest`: a single object per request, its behaviour
+ * on the prototype (a bag of closures per request costs more than the rest
+ * of a trivial call). Log notices wait in a plain array; a drainer fiber runs
+ * only while there are some, so most requests need neither a queue nor a fiber.
+ */
+class Scope implements ServerRequestShape {
+  readonly method: string
+  readonly revision: Revision.RevisionSpec
+  readonly version: Revision.RevisionSpec["version"]
+  readonly clientCapabilities: Session.Capabilities
+  readonly clientInfo: Session.Implementation | undefined
+  readonly stateless: boolean
+  private readonly threshold: Logging.LoggingLevel | undefined
+  private readonly outbox: Array<Notice> = []
+  drainer: Fiber.Fiber<void> | undefined = undefined
+  transportAsk: InputRounds.Ask | undefined = undefined
+  private readonly env: Environment
+  private readonly info: Session.RequestInfo
+  private readonly current: CurrentRequest.CurrentRequestShape
+  private readonly context: Context.Context<never>
+
+  constructor(
+    env: Environment,
+    info: Session.RequestInfo,
+    params: unknown,
+    current: CurrentRequest.CurrentRequestShape,
+    context: Context.Context<never>
+  ) {
+    const revision = info.revision
+    this.env = env
+    this.info = info
+    this.current = current
+    this.context = context
+    this.method = info.request.method
+    this.revision = revision
+    this.version = revision.version
+    this.clientCapabilities = info.peerCapabilities
+    this.clientInfo = info.peerInfo
+    this.stateless = revision.stateless
+    if (revision.stateless) {
+      const requestLevel = metaOf(params)[Meta.logLevelKey]
+      this.threshold = Logging.levels.includes(requestLevel as Logging.LoggingLevel)
+        ? (requestLevel as Logging.LoggingLevel)
+        : undefined
+    } else {
+      this.threshold = env.sessionLogLevel() ?? env.defaultLogLevel
+    }
+  }
+
+  enqueue(level: Logging.LoggingLevel, data: unknown, logger?: string): void {
+    const threshold = this.threshold
+    if (threshold === undefined || !Logging.isEnabled(level, threshold)) return
+    this.outbox.push(["notifications/message", logger === undefined ? { level, data } : { level, logger, data }])
+    // The drainer starts a tick later, as a forked fiber would.
+    if (this.drainer === undefined)
+      this.drainer = Effect.runForkWith(this.context)(Effect.andThen(Effect.yieldNow, this.drain))
+  }
+
+  private readonly drain: Effect.Effect<void> = Effect.suspend(() => {
+    const notice = this.outbox.shift()
+    if (notice === undefined) {
+      this.drainer = undefined
+      return Effect.void
+    }
+    return Effect.andThen(Effect.ignore(this.current.notify(notice[0], notice[1])), this.drain)
+  })
+
+  log(level: Logging.LoggingLevel, data: unknown, logger?: string): Effect.Effect<void> {
+    return Effect.sync(() => this.enqueue(level, data, logger))
+  }
+
+  progress(update: CurrentRequest.ProgressUpdate): Effect.Effect<void> {
+    return this.current.progress(update)
+  }
+
+  notify(method: string, p: object): Effect.Effect<void> {
+    const session = this.env.session
+    return session === undefined || this.stateless ? Effect.void : Effect.ignore(session.notify(method, p))
+  }
+
+  ask(method: AskMethod, askParams: object, options?: AskOptions): Effect.Effect<unknown, ClientRequestError> {
+    return Effect.suspend((): Effect.Effect<unknown, ClientRequestError> => {
+      const revision = this.revision
+      // What the revision cannot carry is refused before what the client did not declare.
+      const shaped = Ask.shapeParams(revision, method, askParams as Obj, this.env.newId)
+      if (shaped instanceof ClientRequestError) return Effect.fail(shaped)
+      const missing = Ask.capabilityError(method, askParams as Obj, this.clientCapabilities)
+      if (missing !== undefined) return Effect.fail(missing)
+      if (!this.stateless && this.env.session !== undefined)
+        return Ask.viaSession(this.env.session, this.current.id, method, shaped)
+      if (this.transportAsk !== undefined) return this.transportAsk(method, shaped, options?.key)
+      return Effect.fail(
+        new ClientRequestError({
+          reason: "NotInRevision",
+          method,
+          message: `${method}: ${this.info.request.method} cannot ask the client for input on protocol ${revision.version}`
+        })
+      )
+    })
+  }
+
+  /** Runs `effect` with this request as its `ServerRequest`. */
+  provide<X, Y, R>(effect: Effect.Effect<X, Y, R>): Effect.Effect<X, Y, Exclude<R, ServerRequest>> {
+    return Effect.updateContext(effect as Effect.Effect<X, Y, ServerRequest>, (context: Context.Context<never>) =>
+      Context.add(context, ServerRequest, this)
+    ) as Effect.Effect<X, Y, Exclude<R, ServerRequest>>
+  }
+
+  /** Everything logged during the request reaches the client before its response. */
+  readonly flush: Effect.Effect<void> = Effect.suspend(() =>
+    this.drainer === undefined ? Effect.void : this.stopDrainer(Fiber.join(this.drainer))
+  )
+
+  // A cancelled request stops its drainer, as it would stop a child fiber.
+  stopDrainer<X, Y, Z>(effect: Effect.Effect<X, Y, Z>): Effect.Effect<X, Y, Z> {
+    return Effect.onInterrupt(effect, () => (this.drainer === undefined ? Effect.void : Fiber.interrupt(this.drainer)))
+  }
+}
+
+const complete = <A>(value: A): InputRounds.Outcome<A> => ({ _tag: "Complete", value })
 
 /**
  * Runs `body` as the handler of the request described by `info`. On
  * 2026-07-28 a retryable method whose handler asks the client ends in an
  * `InputRequired` outcome instead of a value.
- *
- * One generator function for every request (`fnUntraced`): an inline
- * `Effect.gen` would create a generator function per request, which costs
- * more than the rest of a trivial call.
  */
-export const run = Effect.fnUntraced(function* <A, E, R>(
+export const run = <A, E, R>(
   env: Environment,
   info: Session.RequestInfo,
   params: unknown,
   body: Effect.Effect<A, E, R>
-): Effect.fn.Return<
+): Effect.Effect<
   InputRounds.Outcome<A>,
   E | McpError.InvalidParams,
   Exclude<R, ServerRequest> | CurrentRequest.CurrentRequest
-> {
-  const current = yield* CurrentRequest.CurrentRequest
-  const revision = info.revision
-  const stateless = revision.stateless
-  const requestLevel = metaOf(params)[Meta.logLevelKey]
-  const threshold: Logging.LoggingLevel | undefined = stateless
-    ? Logging.levels.includes(requestLevel as Logging.LoggingLevel)
-      ? (requestLevel as Logging.LoggingLevel)
-      : undefined
-    : (env.sessionLogLevel() ?? env.defaultLogLevel)
-
-  // Notices wait in a plain array; a drainer fiber runs only while there are
-  // some (most requests log nothing and need neither a queue nor a fiber).
-  const outbox: Array<Notice> = []
-  const runFork = Effect.runForkWith(yield* Effect.context<never>())
-  let drainer: Fiber.Fiber<void> | undefined
-  const drain: Effect.Effect<void> = Effect.suspend(() => {
-    const notice = outbox.shift()
-    if (notice === undefined) {
-      drainer = undefined
-      return Effect.void
-    }
-    return Effect.andThen(Effect.ignore(current.notify(notice[0], notice[1])), drain)
-  })
-  // The drainer starts a tick later, as a forked fiber would.
-  const startDrainer = () => runFork(Effect.andThen(Effect.yieldNow, drain))
-  const enqueue = (level: Logging.LoggingLevel, data: unknown, logger?: string) => {
-    if (threshold === undefined || !Logging.isEnabled(level, threshold)) return
-    outbox.push(["notifications/message", logger === undefined ? { level, data } : { level, logger, data }])
-    if (drainer === undefined) drainer = startDrainer()
-  }
-
-  const askVia =
-    (transportAsk: InputRounds.Ask | undefined) => (method: AskMethod, askParams: object, options?: AskOptions) =>
-      Effect.suspend((): Effect.Effect<unknown, ClientRequestError> => {
-        // What the revision cannot carry is refused before what the client did not declare.
-        const shaped = Ask.shapeParams(revision, method, askParams as Obj, env.newId)
-        if (shaped instanceof ClientRequestError) return Effect.fail(shaped)
-        const missing = Ask.capabilityError(method, askParams as Obj, info.peerCapabilities)
-        if (missing !== undefined) return Effect.fail(missing)
-        if (!stateless && env.session !== undefined) return Ask.viaSession(env.session, current.id, method, shaped)
-        if (transportAsk !== undefined) return transportAsk(method, shaped, options?.key)
-        return Effect.fail(
-          new ClientRequestError({
-            reason: "NotInRevision",
-            method,
-            message: `${method}: ${info.request.method} cannot ask the client for input on protocol ${revision.version}`
-          })
-        )
-      })
-
-  const requestFor = (transportAsk: InputRounds.Ask | undefined): ServerRequestShape => ({
-    method: info.request.method,
-    revision,
-    version: revision.version,
-    clientCapabilities: info.peerCapabilities,
-    clientInfo: info.peerInfo,
-    stateless,
-    ask: askVia(transportAsk),
-    log: (level, data, logger) => Effect.sync(() => enqueue(level, data, logger)),
-    progress: (update) => current.progress(update),
-    notify: (method, p) =>
-      env.session === undefined || stateless ? Effect.void : Effect.ignore(env.session.notify(method, p))
-  })
-
-  // The request and its log sink, laid over the context in one step.
-  const provide = <X, Y>(effect: Effect.Effect<X, Y, R>, transportAsk: InputRounds.Ask | undefined) =>
-    Effect.updateContext(effect as Effect.Effect<X, Y, ServerRequest | LogSink>, (context: Context.Context<never>) =>
-      Context.add(Context.add(context, ServerRequest, requestFor(transportAsk)), LogSink, enqueue)
-    ) as Effect.Effect<X, Y, Exclude<R, ServerRequest>>
-
-  // A cancelled request stops its drainer, as it would stop a child fiber.
-  const stopDrainer = Effect.onInterrupt(() => (drainer === undefined ? Effect.void : Fiber.interrupt(drainer)))
-  const outcome = yield* Effect.exit(
-    stateless && retryable.has(info.request.method)
+> =>
+  Effect.withFiber((fiber) => {
+    const context = fiber.context as Context.Context<CurrentRequest.CurrentRequest>
+    const scope = new Scope(env, info, params, Context.get(context, CurrentRequest.CurrentRequest), context)
+    const outcome: Effect.Effect<
+      InputRounds.Outcome<A>,
+      E | McpError.InvalidParams,
+      Exclude<R, ServerRequest>
+    > = scope.stateless && retryable.has(info.request.method)
       ? InputRounds.run({
           codec: env.codec,
           method: info.request.method,
           params: (Predicate.isObject(params) ? params : {}) as Obj,
-          body: (ask) => provide(body, ask)
+          body: (ask) => {
+            scope.transportAsk = ask
+            return scope.provide(body)
+          }
         })
-      : Effect.map(provide(body, undefined), (value): InputRounds.Outcome<A> => ({ _tag: "Complete", value }))
-  ).pipe(stopDrainer)
-  // Everything logged during the request reaches the client before its response.
-  if (drainer !== undefined) yield* stopDrainer(Fiber.join(drainer))
-  return yield* outcome
-})
+      : Effect.map(scope.provide(body), complete)
+    return Effect.matchCauseEffect(scope.stopDrainer(outcome), {
+      onSuccess: (value) => (scope.drainer === undefined ? Effect.succeed(value) : Effect.as(scope.flush, value)),
+      onFailure: (cause) =>
+        scope.drainer === undefined ? Effect.failCause(cause) : Effect.andThen(scope.flush, Effect.failCause(cause))
+    })
+  })
