@@ -9,6 +9,7 @@ import * as Completion from "@effect-mcp/protocol/Completion"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import type { ProtocolVersion } from "@effect-mcp/protocol/ProtocolVersion"
 import * as Tools from "@effect-mcp/protocol/Tools"
+import type * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import type * as Session from "@effect-mcp/engine/Session"
 import * as ServiceContext from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -82,12 +83,17 @@ export const callTool =
   (params, info) =>
     callToolWith(ctx, params, info)
 
-const callToolWith = Effect.fnUntraced(function* (ctx: Context, params: unknown, info: Session.RequestInfo) {
+// Plain combinators rather than a generator: this is the path every tool call takes.
+const callToolWith = (
+  ctx: Context,
+  params: unknown,
+  info: Session.RequestInfo
+): Effect.Effect<unknown, McpError.McpError, CurrentRequest.CurrentRequest> => {
   const p = paramsOf(params)
   const name = String(p.name)
   const entry = ctx.server.tools.get(name)
   if (entry === undefined) {
-    return yield* new McpError.InvalidParams({ message: `Unknown tool: ${name}`, data: { name } })
+    return Effect.fail(new McpError.InvalidParams({ message: `Unknown tool: ${name}`, data: { name } }))
   }
   const registered = entry.item
   const tool = registered.item
@@ -95,26 +101,31 @@ const callToolWith = Effect.fnUntraced(function* (ctx: Context, params: unknown,
   const input = tool.decode(p.arguments)
   if (input._tag === "Failure") {
     const message = `Invalid arguments for tool ${name}: ${input.failure}`
-    if (argumentErrors[version] === "protocol") return yield* new McpError.InvalidParams({ message })
-    return ctx.finish(info, Tools.errorResult(message))
+    if (argumentErrors[version] === "protocol") return Effect.fail(new McpError.InvalidParams({ message }))
+    return Effect.succeed(ctx.finish(info, Tools.errorResult(message)))
   }
-  const outcome = yield* RequestScope.run(
-    ctx.env,
-    info,
-    params,
-    Outcome.caught(provide(registered, () => tool.handler(input.success)))
+  return Effect.flatMap(
+    RequestScope.run(ctx.env, info, params, Outcome.caught(provide(registered, () => tool.handler(input.success)))),
+    (outcome) => {
+      if (outcome._tag === "InputRequired") return Effect.succeed(outcome.result)
+      const done = outcome.value
+      if (done._tag === "Failed") {
+        const protocol = Outcome.protocolError(info.revision, done.error)
+        if (protocol !== undefined) return Effect.fail(protocol)
+        return Effect.succeed(
+          ctx.finish(info, Tools.errorResult(`Tool ${name} failed: ${Outcome.messageOf(done.error)}`))
+        )
+      }
+      const result = tool.toResult(done.value)
+      if (result._tag === "Failure") {
+        return Effect.succeed(ctx.finish(info, Tools.errorResult(`Tool ${name} failed: ${result.failure}`)))
+      }
+      return Effect.succeed(
+        ctx.finish(info, Shape.callToolResult(version, result.success, tool.definition.outputSchema))
+      )
+    }
   )
-  if (outcome._tag === "InputRequired") return outcome.result
-  const done = outcome.value
-  if (done._tag === "Failed") {
-    const protocol = Outcome.protocolError(info.revision, done.error)
-    if (protocol !== undefined) return yield* Effect.fail(protocol)
-    return ctx.finish(info, Tools.errorResult(`Tool ${name} failed: ${Outcome.messageOf(done.error)}`))
-  }
-  const result = tool.toResult(done.value)
-  if (result._tag === "Failure") return ctx.finish(info, Tools.errorResult(`Tool ${name} failed: ${result.failure}`))
-  return ctx.finish(info, Shape.callToolResult(version, result.success, tool.definition.outputSchema))
-})
+}
 
 const findTemplate = (ctx: Context, uri: string) => {
   for (const entry of ctx.server.templates.sorted()) {
