@@ -28,6 +28,7 @@ export interface Memory {
 
 export interface Server {
   readonly url: string
+  readonly pid: number | undefined
   /** Heap and RSS of the server process after a full collection. */
   readonly memory: () => Promise<Memory>
   readonly close: () => Promise<void>
@@ -53,6 +54,7 @@ export const spawnServer = (impl: Impl, mode: Mode): Promise<Server> =>
       const url = line.slice("LISTENING ".length)
       resolve({
         url,
+        pid: child.pid,
         memory: () =>
           new Promise((done) => {
             child.once("message", (m) => done(m as Memory))

@@ -176,9 +176,10 @@ export const readFrame = (
   request: HttpServerRequest.HttpServerRequest,
   limit: number
 ): Effect.Effect<Result.Result<JsonRpcCodec.Decoded, HttpServerResponse.HttpServerResponse>> => {
-  const tooLarge = transportError(413, `Payload Too Large: the body exceeds ${limit} bytes`)
+  // Built only when needed: an error object captures a stack trace.
+  const tooLarge = () => transportError(413, `Payload Too Large: the body exceeds ${limit} bytes`)
   const declared = request.headers["content-length"]
-  if (declared !== undefined && Number(declared) > limit) return Effect.succeed(Result.fail(tooLarge))
+  if (declared !== undefined && Number(declared) > limit) return Effect.succeed(Result.fail(tooLarge()))
   const chunks: Array<Uint8Array> = []
   let total = 0
   return request.stream.pipe(
@@ -203,7 +204,7 @@ export const readFrame = (
         : Result.fail(jsonResponse(400, decoded.failure.toResponse()))
     }),
     Effect.catch((error) =>
-      Effect.succeed(Result.fail(error instanceof TooLarge ? tooLarge : badRequest("the body could not be read")))
+      Effect.succeed(Result.fail(error instanceof TooLarge ? tooLarge() : badRequest("the body could not be read")))
     )
   )
 }
