@@ -10,7 +10,6 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
-import * as ParamHeaders from "./ParamHeaders.ts"
 
 /** What the harness hands the client besides the URL (`MCP_CONFORMANCE_CONTEXT`). */
 export interface ScenarioInput {
@@ -19,16 +18,10 @@ export interface ScenarioInput {
 
 export class ScenarioError extends Data.TaggedError("ScenarioError")<{ readonly message: string }> {}
 
-export type Scenario = (
-  input: ScenarioInput
-) => Effect.Effect<void, unknown, McpClient.McpClient | ParamHeaders.ParamHeaders>
+export type Scenario = (input: ScenarioInput) => Effect.Effect<void, unknown, McpClient.McpClient>
 
-/** Every tool over all pages, less those whose header annotations are invalid. */
-const allTools = Effect.gen(function* () {
-  const client = yield* McpClient.McpClient
-  const params = yield* ParamHeaders.ParamHeaders
-  return yield* params.admit(yield* Stream.runCollect(client.tools))
-})
+/** Every tool over all pages (the client leaves out those whose header annotations are invalid). */
+const allTools = Effect.flatMap(Effect.service(McpClient.McpClient), (client) => Stream.runCollect(client.tools))
 
 const findTool = (tools: ReadonlyArray<Tools.Tool>, name: string) => {
   const tool = tools.find((t) => t.name === name)

@@ -6,9 +6,7 @@
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as ConformanceClient from "./ConformanceClient.ts"
-import * as ParamHeaders from "./ParamHeaders.ts"
 import * as Scenarios from "./Scenarios.ts"
 
 const program = Effect.gen(function* () {
@@ -34,7 +32,7 @@ const program = Effect.gen(function* () {
       ConformanceClient.layer({
         url,
         supportedVersions: ConformanceClient.versionsUpTo(process.env.MCP_CONFORMANCE_PROTOCOL_VERSION)
-      }).pipe(Layer.provideMerge(ParamHeaders.layer))
+      })
     )
   )
 })

@@ -7,6 +7,12 @@
  * revision goes in `MCP-Protocol-Version`, and closing the scope ends the
  * session with DELETE.
  *
+ * Frames reach the server in the order they were sent, though each POST may
+ * travel on its own connection: a POST starts once the server accepted the
+ * POSTs before it (their replies started). A request waits only for the
+ * previous body's upload when nothing but requests is unaccepted ahead of it,
+ * so concurrent calls are not serialized.
+ *
  * A server that answers the first POST with a 4xx that is not JSON-RPC is
  * taken for a 2024-11-05 HTTP+SSE server: the transport opens the event
  * stream at the same URL and continues over the legacy transport.
@@ -35,6 +41,7 @@ import * as HttpClientSse from "./internal/httpClientSse.ts"
 import * as Headers from "./internal/httpHeaders.ts"
 import * as Wire from "./internal/httpWire.ts"
 import * as Legacy from "./internal/sseLegacyClient.ts"
+import * as ToolParamHeaders from "./internal/toolParamHeaders.ts"
 import * as Transport from "./Transport.ts"
 
 export interface ReconnectOptions {
@@ -63,6 +70,15 @@ export interface Options {
   readonly capacity?: number | undefined
   /** Largest SSE event accepted (characters); a larger one fails `incoming` with `FrameTooLarge`. Default 64 MiB. */
   readonly maxEventBytes?: number | undefined
+  /**
+   * How long, after a request's body was uploaded, a later message that is not
+   * a request waits for the server to start the request's reply (which tells
+   * that the request was taken, so the message cannot overtake it) before it
+   * goes anyway, plus 100 millis per MiB of the request's body. Only servers
+   * that hold a reply's headers back until its result make it wait that
+   * long. Default 1 second.
+   */
+  readonly acceptTimeout?: Duration.Input | undefined
 }
 
 /** The server no longer knows the session (HTTP 404): start a new session. */
@@ -108,6 +124,8 @@ const closedError = new Transport.TransportError({ reason: "Closed", message: "H
 
 const ACCEPT_BOTH = `${Wire.CONTENT_JSON}, ${Wire.CONTENT_SSE}`
 
+const MiB = 1024 * 1024
+
 // What a server of 2024-11-05 answers a POST to its event-stream URL with.
 const fallbackStatuses = new Set([400, 404, 405])
 
@@ -122,6 +140,18 @@ const cancelledIdsOf = (messages: ReadonlyArray<JsonRpc.Message>): Array<JsonRpc
     if (typeof id === "string" || typeof id === "number") ids.push(id)
   }
   return ids
+}
+
+/** A POST the server has not accepted yet. */
+interface Unaccepted {
+  /** Completes when the server took the frame: its reply started. */
+  readonly accepted: Deferred.Deferred<void>
+  /** A request's POST: completes once its whole body was handed to the connection. */
+  readonly uploaded: Deferred.Deferred<void> | undefined
+  /** A request of the stateless revision: there is no session order to keep after it. */
+  readonly stateless: boolean
+  /** Length of the body, once encoded. */
+  bytes: number
 }
 
 interface InFlight {
@@ -160,12 +190,16 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   let closed = false
   // Why sends fail once closed, when it is more than the scope closing (an expired session).
   let closedWith: Transport.TransportError | undefined
-  // Completes when the last POST started was accepted: the next POST waits for it.
-  let lastAccepted: Effect.Effect<void> = Effect.void
+  // POSTs the server has not accepted yet, in send order, and the upload of the last one.
+  const unaccepted = new Set<Unaccepted>()
+  let lastUpload: Effect.Effect<void> = Effect.void
+  const acceptTimeoutMs = millis(options.acceptTimeout, 1000)
   const maxEventBytes = options.maxEventBytes ?? HttpClientSse.defaultMaxEventBytes
   let attempted = false
   let standaloneStarted = false
   const initializeIds = new Set<JsonRpc.RequestId>()
+  // The `x-mcp-header` declarations of the tools listed through this transport (SEP-2243).
+  const toolParams = ToolParamHeaders.make()
 
   const learn = (messages: ReadonlyArray<JsonRpc.Message>) => {
     if (initializeIds.size === 0) return
@@ -183,6 +217,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       const decoded = JsonRpcCodec.decode(text)
       const messages = Result.isSuccess(decoded) ? messagesIn(decoded.success) : []
       learn(messages)
+      toolParams.learn(messages)
       return Effect.as(Queue.offer(incoming, decoded), Wire.responseIdsOf(messages))
     })
 
@@ -293,17 +328,15 @@ export const make = Effect.fnUntraced(function* (options: Options) {
 
   /**
    * POSTs a frame and reads its reply to the end; `pending` holds the ids
-   * still owed a response. The POST starts once `before` (the previous POST's
-   * acceptance) completed, and completes `accepted` when the server took the
-   * frame: its response headers arrived or, with `acceptOnUpload` (replies
-   * whose headers wait for the result), the body was handed to the connection.
+   * still owed a response. The POST starts once `before` completed, and
+   * settles `entry`: accepted when the response headers arrive, uploaded once
+   * the whole body was handed to the connection.
    */
   const post = (
     frame: Transport.Outgoing,
     pending: Set<JsonRpc.RequestId>,
     before: Effect.Effect<void>,
-    accepted: Deferred.Deferred<void>,
-    acceptOnUpload: boolean
+    entry: Unaccepted
   ) =>
     Effect.gen(function* () {
       yield* before
@@ -314,23 +347,32 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       const headers: Record<string, string> = {
         ...baseHeaders(),
         ...(version === undefined ? {} : { [Wire.HEADER_PROTOCOL_VERSION]: version }),
-        ...(single !== undefined && Headers.isStatelessVersion(version) ? Headers.statelessHeaders(single) : {}),
+        ...(single !== undefined && Headers.isStatelessVersion(version)
+          ? { ...Headers.statelessHeaders(single), ...toolParams.headersFor(single) }
+          : {}),
         accept: ACCEPT_BOTH
       }
       const first = !attempted
       attempted = true
       const hadSession = sessionId !== undefined
       const text = JsonRpcCodec.encode(frame)
-      const body = acceptOnUpload
-        ? HttpClientRequest.bodyStream(
-            Stream.make(utf8.encode(text)).pipe(Stream.ensuring(Deferred.succeed(accepted, undefined))),
-            { contentType: Wire.CONTENT_JSON }
-          )
-        : HttpClientRequest.bodyText(text, Wire.CONTENT_JSON)
+      let body = HttpClientRequest.bodyText(text, Wire.CONTENT_JSON)
+      const uploaded = entry.uploaded
+      if (uploaded !== undefined) {
+        const bytes = utf8.encode(text)
+        entry.bytes = bytes.length
+        body = HttpClientRequest.bodyStream(
+          Stream.make(bytes).pipe(Stream.ensuring(Deferred.succeed(uploaded, undefined))),
+          {
+            contentType: Wire.CONTENT_JSON,
+            contentLength: bytes.length
+          }
+        )
+      }
       const response = yield* http
         .execute(HttpClientRequest.post(options.url).pipe(HttpClientRequest.setHeaders(headers), body))
         .pipe(Effect.mapError((cause) => io(`POST ${options.url} failed: ${cause.message}`, cause)))
-      yield* Deferred.succeed(accepted, undefined)
+      yield* markAccepted(entry)
       const assigned = response.headers[Wire.HEADER_SESSION_ID]
       if (assigned !== undefined) sessionId = assigned
       if (response.status === 404 && hadSession) {
@@ -347,8 +389,41 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       }
       if (HttpClientSse.isSse(response)) return yield* HttpClientSse.run(sseConfig, response, pending)
       const reply = yield* response.text.pipe(Effect.mapError((cause) => io("reading the reply failed", cause)))
-      yield* deliver(reply)
-    }).pipe(Effect.onExit(() => Deferred.succeed(accepted, undefined)))
+      // A server that sent its headers before the result leaves the body blank when the request was cancelled.
+      if (reply.trim() !== "") yield* deliver(reply)
+    }).pipe(
+      Effect.onExit(() =>
+        Effect.andThen(
+          markAccepted(entry),
+          entry.uploaded === undefined ? Effect.void : Deferred.succeed(entry.uploaded, undefined)
+        )
+      )
+    )
+
+  const markAccepted = (entry: Unaccepted) =>
+    Effect.sync(() => {
+      unaccepted.delete(entry)
+      Deferred.doneUnsafe(entry.accepted, Exit.void)
+    })
+
+  /**
+   * When a later message may go: once the server accepted the POST. A
+   * server that holds a reply's headers back until the result gets
+   * `acceptTimeout` after the upload (more for a large body, which takes
+   * longer to receive and parse), so that the next message (maybe the answer
+   * its handler waits for) is not held back until then.
+   */
+  const acceptanceOf = (entry: Unaccepted): Effect.Effect<void> => {
+    if (entry.uploaded === undefined) return Deferred.await(entry.accepted)
+    if (entry.stateless) return Deferred.await(entry.uploaded)
+    return Effect.raceFirst(
+      Deferred.await(entry.accepted),
+      Effect.andThen(
+        Deferred.await(entry.uploaded),
+        Effect.suspend(() => Effect.sleep(Duration.millis(acceptTimeoutMs + Math.floor((entry.bytes * 100) / MiB))))
+      )
+    )
+  }
 
   const inflight = new Map<JsonRpc.RequestId, InFlight>()
 
@@ -390,19 +465,38 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       if (cancelsOnlyStateless && messages.every((m) => cancelledIdsOf([m]).length > 0)) return Effect.void
       const requests = messages.filter(JsonRpc.isRequest)
       for (const request of requests) if (request.method === "initialize") initializeIds.add(request.id)
+      toolParams.watch(requests)
       const pending = new Set(requests.map((r) => r.id))
-      // POSTs start one after another, each once the server accepted the previous one, so a
-      // frame sent after another reaches the server after it (a cancel never overtakes its request).
-      const before = lastAccepted
-      const accepted = Deferred.makeUnsafe<void>()
-      lastAccepted = Deferred.await(accepted)
-      if (requests.length === 0 || requests.some((r) => handshakeMethods.has(r.method))) {
-        return post(frame, pending, before, accepted, false)
+      // Every frame reaches the server after the frames sent before it: its POST starts once the
+      // server accepted theirs (a cancel never overtakes its request). Only a request may go as
+      // soon as the previous body is uploaded, when nothing but requests is still unaccepted
+      // ahead of it: the server runs requests concurrently, so no order among them is observable,
+      // and a request waiting for the previous one's reply to start would serialize every call.
+      const isRequest = requests.length > 0 && !requests.some((r) => handshakeMethods.has(r.method))
+      const ahead: Array<Effect.Effect<void>> = []
+      for (const entry of unaccepted) if (!isRequest || entry.uploaded === undefined) ahead.push(acceptanceOf(entry))
+      if (isRequest) ahead.push(lastUpload)
+      // Side by side: each unaccepted request's `acceptTimeout` runs from its own upload.
+      const before =
+        ahead.length === 0
+          ? Effect.void
+          : ahead.length === 1
+            ? ahead[0]!
+            : Effect.all(ahead, { concurrency: "unbounded", discard: true })
+      const stateless = isRequest && requests.some((r) => Headers.isStatelessVersion(Headers.metaVersionOf(r)))
+      const unacceptedEntry: Unaccepted = {
+        accepted: Deferred.makeUnsafe<void>(),
+        uploaded: isRequest ? Deferred.makeUnsafe<void>() : undefined,
+        stateless,
+        bytes: 0
       }
-      const stateless = requests.some((r) => Headers.isStatelessVersion(Headers.metaVersionOf(r)))
+      unaccepted.add(unacceptedEntry)
+      const upload = Deferred.await(unacceptedEntry.uploaded ?? unacceptedEntry.accepted)
+      lastUpload = upload
+      if (!isRequest) return post(frame, pending, before, unacceptedEntry)
       // Requests run in the background: a reply's headers may come only with the result (JSON
-      // replies, stateless revisions, SSE servers that flush headers with the first event), and
-      // the Peer's timeouts and cancellation must not wait for it. `send` waits for the upload.
+      // replies, stateless revisions), and the Peer's timeouts and cancellation must not wait for
+      // it. `send` returns once the body is uploaded.
       const entry: InFlight = { pending, stateless, fiber: undefined }
       for (const id of pending) inflight.set(id, entry)
       const forget = Effect.sync(() => {
@@ -410,7 +504,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       })
       return FiberSet.run(
         readers,
-        post(frame, pending, before, accepted, true).pipe(
+        post(frame, pending, before, unacceptedEntry).pipe(
           Effect.catch((error) => answerFailed(pending, error)),
           Effect.ensuring(forget)
         )
@@ -420,7 +514,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
             entry.fiber = fiber
           })
         ),
-        Effect.andThen(Deferred.await(accepted))
+        Effect.andThen(upload)
       )
     })
 

@@ -9,6 +9,12 @@
  * made for it. Stateless requests (the 2026-07-28 revision, or every request
  * with `sessions: false`) get a session of their own that ends with the reply.
  *
+ * A POST's reply starts as soon as its frame was handed to the session, in
+ * order (an SSE reply with its priming event or a comment, a JSON reply with
+ * its headers), so the client knows it may send the next. Each SSE connection
+ * buffers a bounded number of events; `send` suspends while its stream's
+ * buffer is full.
+ *
  * Only effect's abstract HTTP services are used; serve `handler` (or `layer`,
  * which adds it to an `HttpRouter`) with any platform's HTTP server.
  */
@@ -64,6 +70,12 @@ export interface Options<E = never, R = never> {
   readonly rebinding?: RebindingOptions | undefined
   /** Largest POST body accepted; larger ones get 413. Default 4 MiB. */
   readonly maxBodyBytes?: number | undefined
+  /**
+   * Events each SSE connection buffers for a client that reads slowly; `send`
+   * suspends while that many wait, and suspended sends go out in the order
+   * they were made. Default 1,024.
+   */
+  readonly maxBufferedMessages?: number | undefined
   /** A session without any HTTP exchange for this long is closed. Default 30 minutes. */
   readonly sessionIdleTimeout?: Duration.Input | undefined
   /** Sessions open at once; an `initialize` beyond it gets 503. Default 10,000. */
@@ -150,6 +162,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
   const retryMs = Duration.toMillis(Duration.fromInputUnsafe(options.retryInterval ?? Duration.seconds(1)))
   const idleMs = Duration.toMillis(Duration.fromInputUnsafe(options.sessionIdleTimeout ?? Duration.minutes(30)))
   const maxSessions = options.maxSessions ?? 10_000
+  const maxBuffered = Math.max(1, options.maxBufferedMessages ?? 1024)
   const guard = Wire.makeRebindingGuard(options.rebinding)
   const sessions = new Map<string, Entry>()
   let stateless = 0
@@ -167,7 +180,8 @@ export const make = Effect.fnUntraced(function* <E, R>(
         key: id ?? `stateless-${stateless++}`,
         store: id === undefined ? undefined : store,
         retryMs,
-        standalone: id !== undefined && options.standaloneStream !== false
+        standalone: id !== undefined && options.standaloneStream !== false,
+        maxBuffered
       })
       const entry: Entry = { http, scope }
       yield* Scope.addFinalizer(scope, http.shutdown)

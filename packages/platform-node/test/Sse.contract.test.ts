@@ -1,8 +1,7 @@
 /**
  * The transport contract over the legacy HTTP+SSE transport on real loopback
  * sockets: the SseClient against the server end of the session its event
- * stream opened on an SseServer, in both orientations. The known failures are
- * transport bugs, reported to the transport's owner.
+ * stream opened on an SseServer, in both orientations.
  */
 import * as TransportContract from "@effect-mcp/testing/TransportContract"
 import { it } from "@effect/vitest"
@@ -11,8 +10,7 @@ import * as HttpPairs from "./fixtures/httpPairs.ts"
 
 const live = {
   test: it.live,
-  // Long enough for an unbounded sender to get through every filling frame, so
-  // the known cancellation failure fails every time rather than when the host is fast.
+  // Long enough for a sender that never suspends to get through every filling frame.
   settle: Effect.sleep("1 second"),
   // The client reads SSE events of at most 10 MiB (effect's Sse parser default); the
   // default 10 MiB payload, JSON-escaped, is larger and ends the event stream.
@@ -25,8 +23,7 @@ TransportContract.suite("legacy HTTP+SSE: client -> server", HttpPairs.legacySse
 
 TransportContract.suite("legacy HTTP+SSE: server -> client", HttpPairs.legacySse("server"), {
   ...live,
-  knownFailures: {
-    cancellation:
-      "the server now suspends send (bounded buffers), but 10,000 frames of the default 16-byte fill fit in loopback socket buffers before it fills; passes with fillSize: 1024"
-  }
+  // The event stream's buffer is bounded, but behind it loopback socket buffers hold
+  // 10,000 frames of the default 16-byte fill; frames of 1 KiB overflow them.
+  fillSize: 1024
 })

@@ -29,6 +29,7 @@ import * as Hub from "./hub.ts"
 import * as InputRequired from "./inputRequired.ts"
 import * as OutputSchema from "./outputSchema.ts"
 import * as Paging from "./paging.ts"
+import * as ParamHeaders from "./paramHeaders.ts"
 import * as ServerRequests from "./serverRequests.ts"
 import * as Subscriptions from "./subscriptions.ts"
 import * as Tasks from "./tasks.ts"
@@ -155,6 +156,8 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
   const listTools = (cursor?: string, callOptions?: McpClient.RequestOptions) =>
     request("tools/list", cursorParams(cursor), callOptions).pipe(
       Effect.flatMap(decodeListTools),
+      // `x-mcp-header` (SEP-2243) exists from 2026-07-28 on: earlier revisions mirror no arguments.
+      stateless ? Effect.flatMap(ParamHeaders.admit) : (self) => self,
       Effect.tap((result) => Effect.sync(() => outputSchemas.learn(result.tools)))
     )
 

@@ -13,6 +13,7 @@ import * as Registry from "@effect-mcp/protocol/Registry"
 import * as Base64 from "effect/encoding/Base64"
 import * as Predicate from "effect/Predicate"
 import * as Result from "effect/Result"
+import * as ParamHeaders from "../ParamHeaders.ts"
 import { HEADER_METHOD, HEADER_NAME, HEADER_PROTOCOL_VERSION } from "./httpWire.ts"
 
 export const META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
@@ -52,11 +53,9 @@ export const nameOf = (message: JsonRpc.Message): string | undefined => {
 
 // Header values are visible ASCII; anything else travels base64-encoded in the
 // `=?base64?...?=` form.
-const plain = /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/
 const encodedForm = /^=\?base64\?([A-Za-z0-9+/=]*)\?=$/i
 
-export const encodeHeaderValue = (value: string): string =>
-  plain.test(value) ? value : `=?base64?${Base64.encode(value)}?=`
+export const encodeHeaderValue: (value: string) => string = ParamHeaders.encodeText
 
 const decodeHeaderValue = (value: string): string | undefined => {
   const match = encodedForm.exec(value)
@@ -74,25 +73,25 @@ const mismatch = (message: string, id: JsonRpc.RequestId | null) => ({
 export interface ParamHeader {
   /** The name after `Mcp-Param-`, as declared (header names ignore case). */
   readonly header: string
-  /** The top-level argument it mirrors. */
+  /** The top-level argument it mirrors, or that holds the mirrored property. */
   readonly argument: string
+  /** The property names below `argument` when the mirrored property is nested. */
+  readonly nested?: ReadonlyArray<string> | undefined
 }
 
-export const PARAM_HEADER_PREFIX = "mcp-param-"
-const ANNOTATION = "x-mcp-header"
+export const PARAM_HEADER_PREFIX = ParamHeaders.HEADER_PREFIX
 
-/** The mirrored arguments a tool's `inputSchema` declares (`x-mcp-header` on a top-level property). */
-export const paramHeadersOf = (inputSchema: unknown): ReadonlyArray<ParamHeader> => {
-  if (!Predicate.isObject(inputSchema)) return []
-  const properties = (inputSchema as { readonly properties?: unknown }).properties
-  if (!Predicate.isObject(properties) || Array.isArray(properties)) return []
-  const found: Array<ParamHeader> = []
-  for (const [argument, schema] of Object.entries(properties as { readonly [key: string]: unknown })) {
-    const header = Predicate.isObject(schema) ? (schema as { readonly [key: string]: unknown })[ANNOTATION] : undefined
-    if (typeof header === "string" && header !== "") found.push({ header, argument })
-  }
-  return found
-}
+/**
+ * The mirrored arguments a tool's `inputSchema` declares with valid
+ * `x-mcp-header` annotations (an invalid one is not checked: clients leave
+ * such a tool out of their listing).
+ */
+export const paramHeadersOf = (inputSchema: unknown): ReadonlyArray<ParamHeader> =>
+  ParamHeaders.scan(inputSchema).declarations.map(({ name, path }) =>
+    path.length === 1
+      ? { header: name, argument: path[0]! }
+      : { header: name, argument: path[0]!, nested: path.slice(1) }
+  )
 
 // Strict base64: whole quads, padding only at the end. A value that only looks
 // encoded must not be read leniently, or a mangled header would pass.
@@ -108,14 +107,6 @@ const decodeParamValue = (value: string): string | undefined => {
   return Result.isSuccess(decoded) ? decoded.success : undefined
 }
 
-/** The header text of an argument value; undefined for values that are never mirrored. */
-const paramText = (value: unknown): string | undefined => {
-  if (typeof value === "string") return value
-  if (typeof value === "boolean") return value ? "true" : "false"
-  if (typeof value === "number" && Number.isFinite(value)) return String(value)
-  return undefined
-}
-
 const checkParamHeaders = (
   headers: { readonly [key: string]: string | undefined },
   message: JsonRpc.Message,
@@ -124,15 +115,16 @@ const checkParamHeaders = (
 ) => {
   const args = paramsOf(message)?.arguments
   const values = Predicate.isObject(args) ? (args as { readonly [key: string]: unknown }) : {}
-  for (const { argument, header } of declared) {
+  for (const { argument: top, header, nested } of declared) {
     const name = `Mcp-Param-${header}`
     const raw = headers[`${PARAM_HEADER_PREFIX}${header.toLowerCase()}`]
-    const value = values[argument]
+    const argument = nested === undefined ? top : [top, ...nested].join(".")
+    const value = nested === undefined ? values[top] : ParamHeaders.valueAt(values[top], nested)
     if (value === undefined || value === null) {
       if (raw !== undefined) return mismatch(`${name} is present but argument '${argument}' is not`, id)
       continue
     }
-    const expected = paramText(value)
+    const expected = ParamHeaders.textOf(value)
     if (expected === undefined) continue
     if (raw === undefined) return mismatch(`the ${name} header is required (argument '${argument}' is present)`, id)
     const text = decodeParamValue(raw.trim())

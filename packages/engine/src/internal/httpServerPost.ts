@@ -72,6 +72,41 @@ const batchesAllowed = (version: string | undefined) =>
   version !== undefined && ProtocolVersion.isSupported(version) && Registry.get(version).batches
 
 /**
+ * A JSON reply whose status line and headers go out at once, before the
+ * result exists: the client learns that its message was taken (in order)
+ * and may send the next. The body, led by a space (JSON allows it; it is
+ * what flushes the headers), is the response once every one was collected;
+ * a request cancelled meanwhile leaves it blank.
+ */
+const jsonReply = (
+  session: HttpSession.HttpSession,
+  frame: JsonRpcCodec.Decoded,
+  stream: HttpSession.LogicalStream,
+  onBodyEnd: Effect.Effect<void>,
+  headers: Record<string, string>
+) => {
+  const result = Effect.map(Deferred.await(stream.done), () => {
+    const collected = stream.collected ?? []
+    const body = JsonRpcCodec.isBatch(frame) ? collected : collected[0]
+    return body === undefined || (Array.isArray(body) && body.length === 0) ? "" : JsonRpcCodec.encode(body)
+  })
+  // An open exchange keeps the session from idling out while the result is pending.
+  const body = Stream.unwrap(
+    Effect.sync(() => {
+      session.active++
+      return Stream.concat(Stream.succeed(" "), Stream.fromEffect(result)).pipe(
+        Stream.ensuring(Effect.sync(() => session.active--))
+      )
+    })
+  )
+  return HttpServerResponse.stream(Stream.encodeText(body).pipe(Stream.ensuring(onBodyEnd)), {
+    status: 200,
+    contentType: Wire.CONTENT_JSON,
+    headers
+  })
+}
+
+/**
  * Hands a frame to a session and builds the reply. With `statusFromErrors`
  * (stateless revisions) the status line waits for the first message: an
  * error the status table maps is answered as JSON with that status, anything
@@ -123,6 +158,7 @@ const serve = (
       }
       return sseResponse(session.body(stream).pipe(Stream.ensuring(onBodyEnd)), headers)
     }
+    if (!statusFromErrors) return jsonReply(session, frame, stream, onBodyEnd, headers)
     yield* Deferred.await(stream.done)
     yield* onBodyEnd
     const body = JsonRpcCodec.isBatch(frame) ? stream.collected : stream.collected[0]

@@ -8,6 +8,12 @@
  *
  * A stream is logical: its HTTP connection may drop and be replaced by a GET
  * carrying `Last-Event-ID`; events sent meanwhile wait in the EventStore.
+ *
+ * A connection buffers a bounded number of events: when its client reads
+ * slowly, `send` suspends, and suspended senders are served strictly in
+ * arrival order (a new sender queues behind them). A frame becomes an event
+ * (stored, numbered, queued) only when it is its turn, so an interrupted
+ * sender leaves nothing behind.
  */
 import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
@@ -36,9 +42,19 @@ export interface Config {
   readonly retryMs: number | undefined
   /** Whether a GET stream exists for messages unrelated to a request. */
   readonly standalone: boolean
+  /** Events a connection buffers before `send` suspends. */
+  readonly maxBuffered: number
 }
 
 type Connection = Queue.Queue<string, Cause.Done>
+
+/** A send waiting for room on its stream; `done` completes once its event is queued (or dropped). */
+interface Waiter {
+  readonly data: string
+  readonly ids: ReadonlyArray<JsonRpc.RequestId>
+  readonly head: JsonRpc.Message | undefined
+  readonly done: Deferred.Deferred<void, Transport.TransportError>
+}
 
 export interface LogicalStream {
   readonly id: string
@@ -54,6 +70,8 @@ export interface LogicalStream {
    * one; lets a reply hold its status line back until it is known.
    */
   readonly first: Deferred.Deferred<JsonRpc.Message | undefined>
+  /** Sends waiting for room on the connection, in arrival order. */
+  readonly waiting: Array<Waiter>
   connection: Connection | undefined
   complete: boolean
 }
@@ -98,6 +116,9 @@ export interface HttpSession {
 
 const closedError = new Transport.TransportError({ reason: "Closed", message: "HTTP session closed" })
 
+// An SSE comment: opens a reply's stream without an event (clients skip comments).
+const ACCEPTED = ":\n\n"
+
 const sessionClosedResponse = (id: JsonRpc.RequestId): JsonRpc.Message =>
   JsonRpc.failure(
     id,
@@ -123,6 +144,7 @@ export const make = Effect.fnUntraced(function* (config: Config) {
       collected,
       done: Deferred.makeUnsafe<void>(),
       first: Deferred.makeUnsafe<JsonRpc.Message | undefined>(),
+      waiting: [],
       connection: undefined,
       complete: false
     }
@@ -161,11 +183,18 @@ export const make = Effect.fnUntraced(function* (config: Config) {
       }
     })
 
+  /** Ends the waits of a stream's suspended senders; their frames are never sent. */
+  const release = (stream: LogicalStream, exit: Exit.Exit<void, Transport.TransportError>) => {
+    for (const waiter of stream.waiting.splice(0, stream.waiting.length)) Deferred.doneUnsafe(waiter.done, exit)
+  }
+
   const finish = (stream: LogicalStream) => {
     stream.complete = true
     // A JSON reply is never resumed.
     if (stream.collected !== undefined) streams.delete(stream.id)
     if (stream.connection !== undefined) Queue.endUnsafe(stream.connection)
+    // What still waits was sent for requests that are answered or cancelled: nobody reads it.
+    release(stream, Exit.void)
     Deferred.doneUnsafe(stream.first, Exit.succeed(undefined))
     Deferred.doneUnsafe(stream.done, Exit.void)
   }
@@ -205,30 +234,87 @@ export const make = Effect.fnUntraced(function* (config: Config) {
     return standaloneStream
   }
 
+  const hasRoom = (stream: LogicalStream) =>
+    stream.connection === undefined || Queue.sizeUnsafe(stream.connection) < config.maxBuffered
+
+  /** Makes a frame an event of its stream (or drops it); callers hold the lock. */
+  const admit = (
+    stream: LogicalStream,
+    data: string,
+    ids: ReadonlyArray<JsonRpc.RequestId>,
+    head: JsonRpc.Message | undefined
+  ) => {
+    if (!stream.standalone) Deferred.doneUnsafe(stream.first, Exit.succeed(head))
+    if (stream.connection === undefined && config.store === undefined && !stream.standalone) {
+      settle(stream, ids)
+      return Effect.logDebug("dropped a message: its stream has no connection and no event store")
+    }
+    return Effect.andThen(
+      write(stream, data),
+      Effect.sync(() => settle(stream, ids))
+    )
+  }
+
+  /** Admits waiting senders, first come first served, while their stream has room. */
+  const pump = (stream: LogicalStream): Effect.Effect<void> =>
+    Effect.suspend(() =>
+      stream.waiting.length === 0
+        ? Effect.void
+        : lock
+            .withPermit(
+              Effect.gen(function* () {
+                while (!closed && stream.waiting.length > 0 && hasRoom(stream)) {
+                  // Out of the list first: an interrupt arriving meanwhile finds it taken.
+                  const waiter = stream.waiting.shift()!
+                  yield* admit(stream, waiter.data, waiter.ids, waiter.head)
+                  Deferred.doneUnsafe(waiter.done, Exit.void)
+                }
+              })
+            )
+            .pipe(Effect.uninterruptible)
+    )
+
+  /**
+   * Routes and admits a frame at once when its stream has room and nobody
+   * waits ahead of it; otherwise returns the waiter that holds its place.
+   */
+  const enqueue = (frame: Transport.Outgoing, related: JsonRpc.RequestId | undefined) =>
+    Effect.suspend((): Effect.Effect<readonly [LogicalStream, Waiter] | undefined> => {
+      const stream = route(frame, related)
+      if (stream === undefined) {
+        return Effect.as(Effect.logDebug("dropped a message with no stream to carry it"), undefined)
+      }
+      const ids = responseIdsOf(frame)
+      const head = messagesOf(frame)[0]
+      if (stream.collected !== undefined) {
+        Deferred.doneUnsafe(stream.first, Exit.succeed(head))
+        stream.collected.push(...messagesOf(frame))
+        settle(stream, ids)
+        return Effect.succeed(undefined)
+      }
+      const data = JsonRpcCodec.encode(frame)
+      if (stream.waiting.length === 0 && hasRoom(stream)) return Effect.as(admit(stream, data, ids, head), undefined)
+      const waiter: Waiter = { data, ids, head, done: Deferred.makeUnsafe() }
+      stream.waiting.push(waiter)
+      return Effect.succeed([stream, waiter] as const)
+    })
+
   const send = (frame: Transport.Outgoing, options?: Transport.SendOptions) =>
     Effect.suspend((): Effect.Effect<void, Transport.TransportError> => {
       if (closed) return Effect.fail(closedError)
       learnVersion(frame)
-      return lock.withPermit(
-        Effect.suspend(() => {
-          const stream = route(frame, options?.relatedRequestId)
-          if (stream === undefined) {
-            return Effect.logDebug("dropped a message with no stream to carry it")
-          }
-          const ids = responseIdsOf(frame)
-          if (!stream.standalone) Deferred.doneUnsafe(stream.first, Exit.succeed(messagesOf(frame)[0]))
-          if (stream.collected !== undefined) {
-            stream.collected.push(...messagesOf(frame))
-            settle(stream, ids)
-            return Effect.void
-          }
-          if (stream.connection === undefined && config.store === undefined && !stream.standalone) {
-            if (ids.length > 0) settle(stream, ids)
-            return Effect.logDebug("dropped a message: its stream has no connection and no event store")
-          }
-          return Effect.andThen(
-            write(stream, JsonRpcCodec.encode(frame)),
-            Effect.sync(() => settle(stream, ids))
+      // Holding a place in the line and leaving it are atomic; only the wait is interruptible.
+      return Effect.uninterruptibleMask((restore) =>
+        Effect.flatMap(lock.withPermit(enqueue(frame, options?.relatedRequestId)), (queued) => {
+          if (queued === undefined) return Effect.void
+          const [stream, waiter] = queued
+          return restore(Deferred.await(waiter.done)).pipe(
+            Effect.onInterrupt(() =>
+              Effect.sync(() => {
+                const index = stream.waiting.indexOf(waiter)
+                if (index >= 0) stream.waiting.splice(index, 1)
+              })
+            )
           )
         })
       )
@@ -269,6 +355,8 @@ export const make = Effect.fnUntraced(function* (config: Config) {
     if (connection === undefined) return Stream.empty
     session.active++
     return Stream.fromQueue(connection).pipe(
+      // Taking events makes room for the senders waiting on this stream.
+      Stream.mapArrayEffect((texts) => Effect.as(pump(stream), texts)),
       Stream.encodeText,
       Stream.onExit((exit) =>
         Effect.suspend(() => {
@@ -277,7 +365,9 @@ export const make = Effect.fnUntraced(function* (config: Config) {
           if (stream.connection === connection) stream.connection = undefined
           Queue.shutdownUnsafe(connection)
           // Delivered in full: nobody will resume it.
-          return stream.complete && Exit.isSuccess(exit) ? forget(stream) : Effect.void
+          const forgotten = stream.complete && Exit.isSuccess(exit) ? forget(stream) : Effect.void
+          // Without a connection the waiting senders go to the store (or the next GET).
+          return Effect.andThen(forgotten, pump(stream))
         })
       )
     )
@@ -286,13 +376,25 @@ export const make = Effect.fnUntraced(function* (config: Config) {
   const primeIfAsked = (stream: LogicalStream, priming: boolean) =>
     priming && config.store !== undefined ? write(stream, "", config.retryMs) : Effect.void
 
+  /**
+   * Starts a POST's reply at once, so the client learns that its message was
+   * taken (in order) before it sends the next: a priming event, or else a comment.
+   */
+  const startReply = (stream: LogicalStream, priming: boolean) =>
+    priming && config.store !== undefined
+      ? write(stream, "", config.retryMs)
+      : Effect.sync(() => {
+          if (stream.connection !== undefined) Queue.offerUnsafe(stream.connection, ACCEPTED)
+        })
+
   const endConnection = (stream: LogicalStream | undefined) =>
     Effect.sync(() => {
       // Without a store the client could not get the rest: keep the connection.
       if (stream?.connection === undefined || config.store === undefined) return
       Queue.endUnsafe(stream.connection)
       stream.connection = undefined
-    })
+      // Without a connection the waiting senders go to the store.
+    }).pipe(Effect.andThen(stream === undefined ? Effect.void : pump(stream)))
 
   const session: HttpSession = {
     id: config.id,
@@ -318,7 +420,7 @@ export const make = Effect.fnUntraced(function* (config: Config) {
             byRequest.set(id, stream)
           }
           if (mode === "json") return Effect.succeed(stream)
-          return attach(stream).pipe(Effect.andThen(primeIfAsked(stream, priming)), Effect.as(stream))
+          return attach(stream).pipe(Effect.andThen(startReply(stream, priming)), Effect.as(stream))
         })
       ),
     offer: (frame) =>
@@ -381,6 +483,7 @@ export const make = Effect.fnUntraced(function* (config: Config) {
           for (const id of stream.pending) stream.collected.push(sessionClosedResponse(id))
         }
         if (stream.connection !== undefined) Queue.endUnsafe(stream.connection)
+        release(stream, Exit.fail(closedError))
         Deferred.doneUnsafe(stream.first, Exit.succeed(undefined))
         Deferred.doneUnsafe(stream.done, Exit.void)
       }

@@ -106,7 +106,7 @@ const callToolWith = (
   }
   return Effect.flatMap(
     RequestScope.run(ctx.env, info, params, Outcome.caught(provide(registered, () => tool.handler(input.success)))),
-    (outcome) => {
+    (outcome): Effect.Effect<unknown, McpError.McpError> => {
       if (outcome._tag === "InputRequired") return Effect.succeed(outcome.result)
       const done = outcome.value
       if (done._tag === "Failed") {
