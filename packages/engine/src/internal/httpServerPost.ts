@@ -158,7 +158,13 @@ const serve = (
       }
       return sseResponse(session.body(stream).pipe(Stream.ensuring(onBodyEnd)), headers)
     }
-    if (!statusFromErrors) return jsonReply(session, frame, stream, onBodyEnd, headers)
+    if (!statusFromErrors) {
+      // A quick handler has answered by the next turn of the event loop: then
+      // one plain JSON response says both "accepted" and the result, and only
+      // a slower one needs the headers-first reply.
+      yield* Effect.yieldNow
+      if (!Deferred.isDoneUnsafe(stream.done)) return jsonReply(session, frame, stream, onBodyEnd, headers)
+    }
     yield* Deferred.await(stream.done)
     yield* onBodyEnd
     const body = JsonRpcCodec.isBatch(frame) ? stream.collected : stream.collected[0]
