@@ -354,7 +354,9 @@ export const make = Effect.fnUntraced(function* (config: Config) {
     const connection = stream.connection
     if (connection === undefined) return Stream.empty
     session.active++
-    return Stream.fromQueue(connection).pipe(
+    // The first read waits one turn of the event loop: a quick handler's
+    // events are queued by then and go out with the headers in one write.
+    return Stream.unwrap(Effect.as(Effect.yieldNow, Stream.fromQueue(connection))).pipe(
       // Taking events makes room for the senders waiting on this stream.
       Stream.mapArrayEffect((texts) => Effect.as(pump(stream), texts)),
       Stream.encodeText,
@@ -362,10 +364,12 @@ export const make = Effect.fnUntraced(function* (config: Config) {
         Effect.suspend(() => {
           session.active--
           session.lastActive = clock.currentTimeMillisUnsafe()
-          if (stream.connection === connection) stream.connection = undefined
+          // Still the stream's connection: it was not cut off (closed early or replaced).
+          const current = stream.connection === connection
+          if (current) stream.connection = undefined
           Queue.shutdownUnsafe(connection)
           // Delivered in full: nobody will resume it.
-          const forgotten = stream.complete && Exit.isSuccess(exit) ? forget(stream) : Effect.void
+          const forgotten = current && stream.complete && Exit.isSuccess(exit) ? forget(stream) : Effect.void
           // Without a connection the waiting senders go to the store (or the next GET).
           return Effect.andThen(forgotten, pump(stream))
         })
