@@ -19,8 +19,13 @@
  * Lines are split by the protocol's linear-time NDJSON splitter, so a 10 MiB
  * frame costs one pass; frames longer than `maxFrameBytes` are reported as
  * decode failures (answered with -32600) and never buffered whole.
+ *
+ * A platform that can write to stdout synchronously provides `DirectStdout`
+ * next to `Stdio`, and one that can push stdin's bytes `DirectStdin`; the
+ * server then writes a frame straight out when nothing is queued before it,
+ * and reads without a fiber between stdin and the session.
  */
-import * as Ndjson from "@effect-mcp/protocol/Ndjson"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -34,8 +39,8 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stdio from "effect/Stdio"
 import * as Stream from "effect/Stream"
+import * as Inbox from "./internal/stdioInbox.ts"
 import * as Outbox from "./internal/stdioOutbox.ts"
-import * as Process from "./internal/stdioProcess.ts"
 import { Tail } from "./internal/stdioTail.ts"
 import * as Transport from "./Transport.ts"
 
@@ -92,6 +97,8 @@ export interface ClientOptions extends CommonOptions {
 const defaults = {
   maxFrameBytes: 64 * 1024 * 1024,
   outgoingCapacity: 256,
+  // Decoded frames waiting for the reader before reading pauses.
+  incomingCapacity: 1024,
   flushTimeout: Duration.seconds(5),
   grace: Duration.seconds(2),
   stderrTailBytes: 16 * 1024
@@ -166,23 +173,56 @@ const once = (effect: Effect.Effect<void>): Effect.Effect<void> => {
 // Server
 // ---------------------------------------------------------------------------
 
+/** Synchronous writes to the stream behind `Stdio.stdout` (whose sink still owns it: errors, end). */
+export type DirectWriter = Outbox.DirectWriter
+
+/**
+ * Optional: the platform's stdout as a `DirectWriter`, provided along with a
+ * `Stdio` whose `stdout` writes to the same stream.
+ */
+export class DirectStdout extends Context.Service<DirectStdout, DirectWriter>()(
+  "@effect-mcp/engine/StdioTransport/DirectStdout"
+) {}
+
+/** A push source of bytes: `start` reports chunks, the end or a failure until stopped. */
+export type DirectReader = Inbox.DirectReader
+
+/**
+ * Optional: the platform's stdin as a `DirectReader`, provided along with a
+ * `Stdio` whose `stdin` reads the same stream (then unused).
+ */
+export class DirectStdin extends Context.Service<DirectStdin, DirectReader>()(
+  "@effect-mcp/engine/StdioTransport/DirectStdin"
+) {}
+
 /** The server side over the current `Stdio`; closing the scope closes it. */
 export const makeServer = Effect.fnUntraced(function* (
   options?: ServerOptions
 ): Effect.fn.Return<StdioServer, never, Stdio.Stdio | Scope.Scope> {
   const stdio = yield* Stdio.Stdio
+  const direct = yield* Effect.serviceOption(DirectStdout)
+  const directStdin = yield* Effect.serviceOption(DirectStdin)
   const maxFrameBytes = options?.maxFrameBytes ?? defaults.maxFrameBytes
-  const closing = Deferred.makeUnsafe<void>()
-  const outbox = yield* Outbox.make(stdio.stdout({ endOnDone: true }), {
-    capacity: options?.outgoingCapacity ?? defaults.outgoingCapacity,
-    maxFrameBytes,
-    target: "stdout"
-  })
+  const outbox = yield* Outbox.make(
+    stdio.stdout({ endOnDone: true }),
+    {
+      capacity: options?.outgoingCapacity ?? defaults.outgoingCapacity,
+      maxFrameBytes,
+      target: "stdout"
+    },
+    Option.getOrUndefined(direct)
+  )
 
-  const incoming = stdio.stdin.pipe(
-    Stream.pipeThroughChannel(Ndjson.decodeMessages<PlatformError.PlatformError>({ maxLineLength: maxFrameBytes })),
-    Stream.mapError(ioError("reading stdin failed")),
-    Stream.interruptWhen(Deferred.await(closing)),
+  const inbox = new Inbox.Inbox(
+    Option.getOrElse(directStdin, () => stdio.stdin),
+    {
+      maxFrameBytes,
+      capacity: defaults.incomingCapacity,
+      scope: yield* Effect.scope,
+      failureMessage: "reading stdin failed"
+    }
+  )
+  const incoming = inbox.stream.pipe(
     // Whoever was on the other end of stdin is gone: nothing sent now would be read.
     Stream.ensuring(Effect.sync(() => outbox.refuse(Outbox.closedError("stdin has ended"))))
   )
@@ -190,7 +230,7 @@ export const makeServer = Effect.fnUntraced(function* (
   const close = once(
     Effect.gen(function* () {
       outbox.refuse(Outbox.closedError("the stdio transport is closed"))
-      yield* Deferred.succeed(closing, undefined)
+      yield* inbox.halt()
       yield* Outbox.drainWithin(outbox, options?.flushTimeout ?? defaults.flushTimeout)
     })
   )
@@ -216,6 +256,10 @@ export const layerServer = (options?: ServerOptions): Layer.Layer<Transport.Tran
 // Client
 // ---------------------------------------------------------------------------
 
+// Loaded on the first spawn: effect's child-process modules are a noticeable
+// part of a server's start, and a server never spawns.
+const loadProcess = Effect.promise(() => import("./internal/stdioProcess.ts"))
+
 /**
  * Spawns the server and connects to it; closing the scope runs the shutdown
  * sequence. Fails with reason `Io` when the process cannot be spawned.
@@ -224,6 +268,7 @@ export const makeClient = Effect.fnUntraced(function* (
   options: ClientOptions
 ): Effect.fn.Return<StdioClient, Transport.TransportError, ChildProcessSpawner.ChildProcessSpawner | Scope.Scope> {
   const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
+  const Process = yield* loadProcess
   const maxFrameBytes = options.maxFrameBytes ?? defaults.maxFrameBytes
   const exitGrace = options.shutdown?.exitGrace ?? defaults.grace
   const termGrace = options.shutdown?.termGrace ?? defaults.grace
@@ -252,7 +297,6 @@ export const makeClient = Effect.fnUntraced(function* (
     target: "the server's stdin"
   })
 
-  const closing = Deferred.makeUnsafe<void>()
   let closeStarted = false
 
   // The stderr written just before the exit may still be in the pipe.
@@ -271,14 +315,19 @@ export const makeClient = Effect.fnUntraced(function* (
     )
   })
 
-  const incoming = handle.stdout.pipe(
-    Stream.pipeThroughChannel(Ndjson.decodeMessages<PlatformError.PlatformError>({ maxLineLength: maxFrameBytes })),
-    Stream.mapError(ioError("reading the server's stdout failed")),
-    Stream.interruptWhen(Deferred.await(closing)),
-    // A descendant that inherited the child's stdout could hold it open after the child exited.
-    Stream.interruptWhen(Effect.andThen(Deferred.await(exited), Effect.sleep(exitGrace))),
-    Stream.concat(Stream.fromEffectDrain(afterStdout))
+  const inbox = new Inbox.Inbox(handle.stdout, {
+    maxFrameBytes,
+    capacity: defaults.incomingCapacity,
+    scope: yield* Effect.scope,
+    failureMessage: "reading the server's stdout failed"
+  })
+  // A descendant that inherited the child's stdout could hold it open after the child exited.
+  yield* Deferred.await(exited).pipe(
+    Effect.andThen(Effect.sleep(exitGrace)),
+    Effect.andThen(inbox.halt()),
+    Effect.forkScoped
   )
+  const incoming = inbox.stream.pipe(Stream.concat(Stream.fromEffectDrain(afterStdout)))
 
   // Spec order: close stdin (after what was already sent), wait, SIGTERM, wait, SIGKILL.
   const stop = Effect.gen(function* () {
@@ -293,7 +342,7 @@ export const makeClient = Effect.fnUntraced(function* (
     Effect.gen(function* () {
       closeStarted = true
       outbox.refuse(Outbox.closedError("the stdio transport is closed"))
-      yield* Deferred.succeed(closing, undefined)
+      yield* inbox.halt()
       yield* stop
       // The child's last stderr may still be in the pipe; the tail should have it.
       yield* Effect.timeoutOption(Fiber.await(stderrPump), exitGrace)

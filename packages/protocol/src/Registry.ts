@@ -111,16 +111,42 @@ const notification = (version: ProtocolVersion.ProtocolVersion, wire: WireNotifi
   capability: capabilityOf(version, wire.method)
 })
 
-const build = (version: ProtocolVersion.ProtocolVersion): RevisionSpec => {
+interface Tables {
+  readonly methods: ReadonlyMap<string, MethodSpec>
+  readonly inputRequests: ReadonlyMap<string, RequestSpec>
+}
+
+const buildTables = (version: ProtocolVersion.ProtocolVersion): Tables => {
   const wire = modules[version]
   const methods = new Map<string, MethodSpec>()
   for (const r of wire.requests) methods.set(r.method, request(version, r))
   for (const n of wire.notifications) methods.set(n.method, notification(version, n))
+  return { methods, inputRequests: new Map(wire.inputRequests.map((r) => [r.method, request(version, r)])) }
+}
+
+/**
+ * A revision's flags are plain data; its method tables are built (and their
+ * schemas compiled) on first read, so a process pays only for the revisions
+ * it speaks. Asking whether a revision is stateless builds nothing. The
+ * getters stay after the build (one shape for every spec, so the
+ * per-message `methods.get` site stays monomorphic) and return the same
+ * tables from then on.
+ */
+const build = (version: ProtocolVersion.ProtocolVersion): RevisionSpec => {
+  let tables: Tables | undefined
+  const built = (): Tables => {
+    if (tables === undefined) tables = buildTables(version)
+    return tables
+  }
   return {
     version,
     ...flags[version],
-    methods,
-    inputRequests: new Map(wire.inputRequests.map((r) => [r.method, request(version, r)]))
+    get methods() {
+      return built().methods
+    },
+    get inputRequests() {
+      return built().inputRequests
+    }
   }
 }
 

@@ -1,10 +1,13 @@
 /**
  * The effect-mcp echo server over this process's stdin/stdout (W2, W5).
+ *
+ * A stdio server is a fresh process for every session, so its start is
+ * mostly module loading (effect alone is some 200 modules). Node's on-disk
+ * compile cache keeps the compiled code (and the stripped TypeScript) between
+ * starts; it has to be on before the modules load, so the server itself is
+ * imported dynamically, after the call. The first start fills the cache.
  */
-import * as NodeStdio from "@effect-mcp/platform-node/NodeStdio"
-import * as McpServer from "@effect-mcp/server/McpServer"
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as Effect from "effect/Effect"
-import * as EchoServer from "../EchoServer.ts"
+import * as Module from "node:module"
 
-NodeRuntime.runMain(McpServer.serve.pipe(Effect.provide(EchoServer.layer), Effect.provide(NodeStdio.layerServer())))
+Module.enableCompileCache()
+await import("./effectStdioServer.ts")

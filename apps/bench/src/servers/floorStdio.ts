@@ -1,12 +1,9 @@
 /**
- * The stdio floor: newline-delimited JSON in, the echo result out, with no
- * framework. Lines are split in linear time (chunks are kept until a newline
- * arrives, then joined once).
+ * The stdio floor (W2, W5), started the way every stdio server of the
+ * benchmarks is: Node's on-disk compile cache on before any module loads
+ * (see `effectStdio.ts`).
  */
-import { answer, type Message } from "../Floor.ts"
-import { lines } from "../Lines.ts"
+import * as Module from "node:module"
 
-lines(process.stdin, (line) => {
-  process.stdout.write(`${JSON.stringify(answer(JSON.parse(line) as Message))}\n`)
-})
-process.stdin.on("end", () => process.exit(0))
+Module.enableCompileCache()
+await import("./floorStdioServer.ts")

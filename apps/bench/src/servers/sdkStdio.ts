@@ -1,7 +1,9 @@
 /**
- * The SDK echo server over this process's stdin/stdout (W2, W5).
+ * The SDK echo server over this process's stdin/stdout (W2, W5), started the
+ * way every stdio server of the benchmarks is: Node's on-disk compile cache on
+ * before any module loads (see `effectStdio.ts`).
  */
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
-import * as SdkEchoServer from "../SdkEchoServer.ts"
+import * as Module from "node:module"
 
-await SdkEchoServer.make().connect(new StdioServerTransport())
+Module.enableCompileCache()
+await import("./sdkStdioServer.ts")

@@ -64,7 +64,7 @@ export const workload: Workload = {
         metrics,
         ratios: standardRatios(["seqRate", "coldStart"]),
         notes: [
-          "Servers are `.ts` entry points run by this Node (type stripping); cold start is spawn to initialized.",
+          "Servers are `.ts` entry points run by this Node (type stripping), each with Node's compile cache on (filled by the warm-up); cold start is spawn to initialized.",
           "effect-mcp speaks 2025-11-25 to itself here; its client offers every revision to the SDK server (a `server/discover` probe, then `initialize`)."
         ],
         series

@@ -5,7 +5,7 @@
  */
 import * as Resource from "@effect-mcp/server/Resource"
 import * as ResourceTemplate from "@effect-mcp/server/ResourceTemplate"
-import { Base64 } from "effect/encoding"
+import * as Base64 from "effect/encoding/Base64"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import { redPixelPng } from "./media.ts"

@@ -3,6 +3,11 @@
  * when sent, queued in a bounded buffer (a full buffer suspends `send`) and
  * written in order by one writer fiber into a byte sink (stdout, or a child's
  * stdin). Ending the buffer lets the writer drain it and then ends the sink.
+ *
+ * With a `DirectWriter` on the sink's stream, a frame sent while nothing is
+ * queued or being written goes straight to the stream, skipping the wake-up
+ * of the writer fiber (a scheduler turn per frame); the sink still owns the
+ * stream, so write failures and the end are handled in one place.
  */
 import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 import type * as Cause from "effect/Cause"
@@ -33,6 +38,17 @@ export interface Options {
   readonly target: string
 }
 
+/**
+ * Synchronous access to the stream behind a sink, for platforms that have it
+ * (Node's `process.stdout`).
+ */
+export interface DirectWriter {
+  /** Whether a write now would be accepted without waiting: the stream is open and below its buffer limit. */
+  readonly ready: () => boolean
+  /** Writes one chunk after everything written before; failures surface through the sink, which listens for them. */
+  readonly write: (chunk: Uint8Array) => void
+}
+
 export interface Outbox {
   /** Encodes and queues one frame; suspends while the buffer is full. */
   readonly offer: (frame: Transport.Outgoing) => Effect.Effect<void, Transport.TransportError>
@@ -54,17 +70,35 @@ export const closedError = (message: string) => new Transport.TransportError({ r
 
 export const make = Effect.fnUntraced(function* (
   sink: Sink.Sink<void, Uint8Array, never, PlatformError.PlatformError>,
-  options: Options
+  options: Options,
+  direct?: DirectWriter | undefined
 ): Effect.fn.Return<Outbox, never, Scope.Scope> {
   const queue = yield* Queue.bounded<Uint8Array, Cause.Done>(Math.max(1, options.capacity))
   const failure = Deferred.makeUnsafe<Transport.TransportError>()
   let refusal: Transport.TransportError | undefined
+  // Lines offered to the queue and not yet through the sink (a suspended
+  // sender's line counts too), and the lines of the batch the writer holds.
+  // A direct write is in order only when both are zero: the sink writes a
+  // batch synchronously and takes the next one only after its last write.
+  let pending = 0
+  let taken = 0
+  // The sink listens for the stream's errors once the writer has asked for its first batch.
+  let listening = false
+  const take = Effect.suspend(() => {
+    listening = true
+    pending -= taken
+    taken = 0
+    return Effect.map(Queue.takeAll(queue), (batch) => {
+      taken = batch.length
+      return batch
+    })
+  })
 
   const refuse = (error: Transport.TransportError) => {
     if (refusal === undefined || (refusal.reason === "Io" && error.reason === "Closed")) refusal = error
   }
 
-  const writer = yield* Stream.fromQueue(queue).pipe(
+  const writer = yield* Stream.fromPull(Effect.succeed(take)).pipe(
     Stream.run(sink),
     Effect.onExit((exit) =>
       Effect.suspend(() => {
@@ -82,6 +116,13 @@ export const make = Effect.fnUntraced(function* (
     Effect.ignore,
     Effect.forkScoped
   )
+
+  // An interrupted suspended sender leaves its line counted: direct writes stop, order is kept.
+  const refused = (accepted: boolean): Effect.Effect<void, Transport.TransportError> => {
+    if (accepted) return Effect.void
+    pending--
+    return Effect.fail(refusal ?? closedError(`${options.target} is closed`))
+  }
 
   const offer = (frame: Transport.Outgoing): Effect.Effect<void, Transport.TransportError> =>
     Effect.suspend(() => {
@@ -101,9 +142,12 @@ export const make = Effect.fnUntraced(function* (
           })
         )
       }
-      return Effect.flatMap(Queue.offer(queue, line), (accepted) =>
-        accepted ? Effect.void : Effect.fail(refusal ?? closedError(`${options.target} is closed`))
-      )
+      if (direct !== undefined && pending === 0 && listening && direct.ready()) {
+        direct.write(line)
+        return Effect.void
+      }
+      pending++
+      return Effect.flatMap(Queue.offer(queue, line), refused)
     })
 
   return {

@@ -53,6 +53,16 @@ describe("Registry", () => {
     for (const r of Registry.all) assert.strictEqual(Registry.get(r.version), r)
   })
 
+  it("builds each revision's method tables once: later reads return the same tables and specs", () => {
+    for (const r of Registry.all) {
+      const methods = r.methods
+      assert.strictEqual(r.methods, methods)
+      assert.strictEqual(r.inputRequests, r.inputRequests)
+      assert.strictEqual(r.methods.get("tools/call"), methods.get("tools/call"))
+      assert.isDefined(methods.get("tools/call"))
+    }
+  })
+
   it("flags: only 2026-07-28 is stateless, only 2025-03-26 has batches", () => {
     assert.deepStrictEqual(
       Registry.all.filter((r) => r.stateless).map((r) => r.version),

@@ -6,7 +6,7 @@
  * exactly once.
  */
 import * as McpError from "@effect-mcp/protocol/McpError"
-import { Base64Url } from "effect/encoding"
+import * as Base64Url from "effect/encoding/Base64Url"
 import * as Result from "effect/Result"
 
 export interface Page<A> {

@@ -9,7 +9,7 @@
 import * as McpError from "@effect-mcp/protocol/McpError"
 import * as Clock from "effect/Clock"
 import { Mac } from "effect/crypto"
-import { Base64Url } from "effect/encoding"
+import * as Base64Url from "effect/encoding/Base64Url"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Result from "effect/Result"

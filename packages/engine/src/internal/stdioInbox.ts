@@ -1,0 +1,226 @@
+/**
+ * The incoming side of a stdio transport: bytes are split into lines and
+ * decoded as they arrive, and the frames wait for the one reader (the Peer's
+ * read loop), which takes all of them in one pull.
+ *
+ * The bytes are read from a stream by a fiber started on the first pull, or
+ * come straight from a platform's `DirectReader` (no fiber at all); either is
+ * paused while `capacity` frames wait. The reader is woken on a microtask, not
+ * through effect's dispatcher (a macrotask per wake-up), and stopping the
+ * frames (`halt`) is a method call: racing every pull against a close signal
+ * (`Stream.interruptWhen`) would put a fiber and a queue between the bytes and
+ * the reader.
+ */
+import * as Ndjson from "@effect-mcp/protocol/Ndjson"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as Transport from "../Transport.ts"
+
+type Batch = readonly [Transport.Incoming, ...Array<Transport.Incoming>]
+
+type Ending = Exit.Exit<never, Transport.TransportError | Cause.Done>
+
+/** What a `DirectReader` reports to. */
+export interface DirectHandlers {
+  readonly chunk: (chunk: Uint8Array) => void
+  readonly end: () => void
+  readonly fail: (cause: unknown) => void
+}
+
+/** A started `DirectReader`. */
+export interface DirectSubscription {
+  readonly pause: () => void
+  readonly resume: () => void
+  /** Stops reporting (and reading); the underlying stream is left open. */
+  readonly stop: () => void
+}
+
+/** A push source of bytes, for platforms that have one (Node's `process.stdin`). */
+export interface DirectReader {
+  readonly start: (handlers: DirectHandlers) => DirectSubscription
+}
+
+export type Source<E> = Stream.Stream<Uint8Array, E> | DirectReader
+
+export interface Options {
+  /** Longest line accepted, terminator excluded, in UTF-8 bytes. */
+  readonly maxFrameBytes: number
+  /** Frames waiting before the source is paused. */
+  readonly capacity: number
+  /** The scope the reading fiber lives in. */
+  readonly scope: Scope.Scope
+  /** The message of the `Io` error a failure of the source becomes (the failure is its cause). */
+  readonly failureMessage: string
+}
+
+const resolved = Promise.resolve()
+const done: Ending = Exit.fail(Cause.Done())
+const resumed: Effect.Effect<void> = Exit.void
+
+export class Inbox<E> {
+  private frames: Array<Transport.Incoming> = []
+  private ending: Ending | undefined = undefined
+  private reader: ((effect: Effect.Effect<Batch, Transport.TransportError | Cause.Done>) => void) | undefined =
+    undefined
+  private paused: ((effect: Effect.Effect<void>) => void) | undefined = undefined
+  private fiber: Fiber.Fiber<void> | undefined = undefined
+  private subscription: DirectSubscription | undefined = undefined
+  private started = false
+  private wakeScheduled = false
+  private readonly splitter: Ndjson.Splitter
+  private readonly source: Source<E>
+  private readonly options: Options
+
+  constructor(source: Source<E>, options: Options) {
+    this.source = source
+    this.options = options
+    this.splitter = Ndjson.makeSplitter({ maxLineLength: options.maxFrameBytes })
+  }
+
+  /** The frames, in order; ends after the source ends or `halt`, fails after the source fails. Read it once. */
+  readonly stream: Stream.Stream<Transport.Incoming, Transport.TransportError> = Stream.fromPull(
+    Effect.sync(() => this.pull)
+  )
+
+  /** Ends the stream now: frames not yet taken are dropped and the source is no longer read. */
+  halt(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      this.frames = []
+      this.finish(done)
+      this.subscription?.stop()
+      const fiber = this.fiber
+      return fiber === undefined ? Effect.void : Fiber.interrupt(fiber)
+    })
+  }
+
+  private readonly pull: Effect.Effect<Batch, Transport.TransportError | Cause.Done> = Effect.suspend(() => {
+    const batch = this.take()
+    if (batch !== undefined) return Exit.succeed(batch)
+    if (this.ending !== undefined) return this.ending
+    if (this.started) return this.wait
+    this.started = true
+    const source = this.source
+    if (Stream.isStream(source)) {
+      return Effect.flatMap(Effect.forkIn(this.read(source), this.options.scope), (fiber) => {
+        this.fiber = fiber
+        return this.pull
+      })
+    }
+    const subscription = source.start(this.handlers)
+    this.subscription = subscription
+    return Effect.andThen(
+      Scope.addFinalizer(
+        this.options.scope,
+        Effect.sync(() => subscription.stop())
+      ),
+      this.pull
+    )
+  })
+
+  private readonly handlers: DirectHandlers = {
+    chunk: (chunk) => {
+      if (this.ending !== undefined) return
+      this.decode(chunk)
+      this.wake()
+      if (this.frames.length >= this.options.capacity) this.subscription?.pause()
+    },
+    end: () => {
+      this.flush()
+      this.finish(done)
+    },
+    fail: (cause) => this.finish(Exit.fail(this.failure(cause)))
+  }
+
+  private failure(cause: unknown): Transport.TransportError {
+    return new Transport.TransportError({ reason: "Io", message: this.options.failureMessage, cause })
+  }
+
+  private decode(chunk: Uint8Array): void {
+    for (const line of this.splitter.push(chunk)) this.frames.push(Ndjson.decodeLine(line))
+  }
+
+  // The final line counts even without a terminator; a failed source's partial line does not.
+  private flush(): void {
+    if (this.ending !== undefined) return
+    for (const line of this.splitter.end()) this.frames.push(Ndjson.decodeLine(line))
+  }
+
+  private readonly wait = Effect.callback<Batch, Transport.TransportError | Cause.Done>((resume) => {
+    this.reader = resume
+    return Effect.sync(() => {
+      if (this.reader === resume) this.reader = undefined
+    })
+  })
+
+  private read(source: Stream.Stream<Uint8Array, E>): Effect.Effect<void> {
+    return Stream.runForEachArray(source, (chunks) => this.push(chunks)).pipe(
+      Effect.mapError((cause) => this.failure(cause)),
+      Effect.onExit((exit) =>
+        Effect.sync(() => {
+          if (Exit.isSuccess(exit)) {
+            this.flush()
+            this.finish(done)
+          } else if (!Cause.hasInterruptsOnly(exit.cause)) {
+            this.finish(Exit.failCause(exit.cause))
+          }
+        })
+      ),
+      Effect.exit,
+      Effect.asVoid
+    )
+  }
+
+  private take(): Batch | undefined {
+    if (this.frames.length === 0) return undefined
+    const batch = this.frames as unknown as Batch
+    this.frames = []
+    const paused = this.paused
+    if (paused !== undefined) {
+      this.paused = undefined
+      paused(resumed)
+    }
+    this.subscription?.resume()
+    return batch
+  }
+
+  private push(chunks: ReadonlyArray<Uint8Array>): Effect.Effect<void> {
+    if (this.ending !== undefined) return Effect.void
+    for (const chunk of chunks) this.decode(chunk)
+    this.wake()
+    if (this.frames.length < this.options.capacity) return Effect.void
+    return Effect.callback<void>((resume) => {
+      if (this.frames.length === 0 || this.ending !== undefined) return resume(resumed)
+      this.paused = resume
+    })
+  }
+
+  private finish(ending: Ending): void {
+    if (this.ending !== undefined) return
+    this.ending = ending
+    this.wake()
+  }
+
+  private wake(): void {
+    if (this.reader === undefined || this.wakeScheduled) return
+    this.wakeScheduled = true
+    resolved.then(this.onWake)
+  }
+
+  private readonly onWake = (): void => {
+    this.wakeScheduled = false
+    const reader = this.reader
+    if (reader === undefined) return
+    const batch = this.take()
+    if (batch !== undefined) {
+      this.reader = undefined
+      reader(Exit.succeed(batch))
+    } else if (this.ending !== undefined) {
+      this.reader = undefined
+      reader(this.ending)
+    }
+  }
+}

@@ -1,0 +1,113 @@
+import { assert, describe, it } from "@effect/vitest"
+import type * as Transport from "@effect-mcp/engine/Transport"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Result from "effect/Result"
+import * as Stream from "effect/Stream"
+import { type DirectHandlers, Inbox } from "../src/internal/stdioInbox.ts"
+
+/** A push source the test drives by hand; it records pause/resume/stop. */
+const fakeReader = () => {
+  const state = { handlers: undefined as DirectHandlers | undefined, events: [] as Array<string> }
+  const reader = {
+    start: (handlers: DirectHandlers) => {
+      state.handlers = handlers
+      state.events.push("start")
+      return {
+        pause: () => state.events.push("pause"),
+        resume: () => state.events.push("resume"),
+        stop: () => state.events.push("stop")
+      }
+    }
+  }
+  const bytes = (text: string) => state.handlers!.chunk(new TextEncoder().encode(text))
+  return { reader, state, bytes }
+}
+
+const line = (id: number) => `${JSON.stringify({ jsonrpc: "2.0", id, method: "ping" })}\n`
+
+const idOf = (frame: Transport.Incoming): unknown =>
+  Result.isSuccess(frame) ? (frame.success as { readonly id?: unknown }).id : "failure"
+
+const makeInbox = (reader: ReturnType<typeof fakeReader>["reader"], capacity = 16) =>
+  Effect.map(
+    Effect.scope,
+    (scope) => new Inbox<never>(reader, { maxFrameBytes: 1024, capacity, scope, failureMessage: "reading failed" })
+  )
+
+describe("stdio inbox over a DirectReader", () => {
+  it.effect(
+    "starts reading on the first pull; frames split across chunks arrive in order, the last line at the end",
+    () =>
+      Effect.gen(function* () {
+        const fake = fakeReader()
+        const inbox = yield* makeInbox(fake.reader)
+        assert.deepStrictEqual(fake.state.events, [], "nothing is read before the stream is")
+        const reader = yield* Effect.forkChild(Stream.runCollect(inbox.stream))
+        yield* Effect.yieldNow
+        assert.deepStrictEqual(fake.state.events, ["start"])
+        const two = line(2)
+        fake.bytes(line(1) + two.slice(0, 10))
+        fake.bytes(two.slice(10) + line(3).trimEnd())
+        fake.state.handlers!.end()
+        assert.deepStrictEqual((yield* Fiber.join(reader)).map(idOf), [1, 2, 3])
+      })
+  )
+
+  it.effect("pauses the source once `capacity` frames wait and resumes it when they are taken", () =>
+    Effect.gen(function* () {
+      const fake = fakeReader()
+      const inbox = yield* makeInbox(fake.reader, 2)
+      const taken: Array<unknown> = []
+      const reader = yield* Effect.forkChild(
+        Stream.runForEach(inbox.stream, (frame) => Effect.sync(() => taken.push(idOf(frame))))
+      )
+      yield* Effect.yieldNow
+      fake.bytes(line(1) + line(2) + line(3))
+      assert.deepStrictEqual(fake.state.events, ["start", "pause"])
+      yield* Effect.promise(() => Promise.resolve())
+      yield* Effect.yieldNow
+      assert.deepStrictEqual(taken, [1, 2, 3])
+      assert.deepStrictEqual(fake.state.events, ["start", "pause", "resume"])
+      fake.state.handlers!.end()
+      yield* Fiber.join(reader)
+    })
+  )
+
+  it.effect("a failure of the source fails the stream with an Io error, after the frames read before it", () =>
+    Effect.gen(function* () {
+      const fake = fakeReader()
+      const inbox = yield* makeInbox(fake.reader)
+      const taken: Array<unknown> = []
+      const reader = yield* Effect.forkChild(
+        Effect.exit(Stream.runForEach(inbox.stream, (frame) => Effect.sync(() => taken.push(idOf(frame)))))
+      )
+      yield* Effect.yieldNow
+      fake.bytes(line(7) + '{"partial')
+      fake.state.handlers!.fail(new Error("EIO"))
+      const exit = yield* Fiber.join(reader)
+      assert.deepStrictEqual(taken, [7], "the partial line of a failed source is dropped")
+      assert.isTrue(Exit.isFailure(exit))
+      const error = Exit.isFailure(exit) ? exit.cause.reasons[0] : undefined
+      assert.strictEqual(error?._tag, "Fail")
+      if (error?._tag === "Fail") {
+        assert.strictEqual(error.error.reason, "Io")
+        assert.strictEqual(error.error.message, "reading failed")
+      }
+    })
+  )
+
+  it.effect("halt ends the stream at once, drops what was not taken and stops the source", () =>
+    Effect.gen(function* () {
+      const fake = fakeReader()
+      const inbox = yield* makeInbox(fake.reader)
+      const pull = yield* Effect.forkChild(Stream.runCollect(inbox.stream))
+      yield* Effect.yieldNow
+      yield* inbox.halt()
+      fake.bytes(line(1))
+      assert.deepStrictEqual(yield* Fiber.join(pull), [])
+      assert.deepStrictEqual(fake.state.events, ["start", "stop"])
+    })
+  )
+})
