@@ -13,9 +13,9 @@
  */
 import type * as InputRequired from "@effect-mcp/protocol/InputRequired"
 import * as McpError from "@effect-mcp/protocol/McpError"
-import * as Deferred from "effect/Deferred"
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Predicate from "effect/Predicate"
 import type { AskMethod } from "../ServerRequest.ts"
 import type * as RequestState from "./requestState.ts"
@@ -36,6 +36,37 @@ const prefixes: { readonly [M in AskMethod]: string } = {
 
 // Lets asks made concurrently with the first unanswered one register before the run stops.
 const settle = Effect.repeat(Effect.yieldNow, { times: 8 })
+
+/**
+ * Runs `body` in a fiber of its own (so an ask can stop it) and waits for it,
+ * unless `onStop` is called first: then the body is interrupted and the run
+ * ends with `InputRequired`. One fiber per request rather than a race of two;
+ * a handler that finishes synchronously is done before anything waits.
+ */
+const raceInput = <A, E, R>(
+  body: Effect.Effect<Outcome<A>, E, R>,
+  onStop: (stop: () => void) => void
+): Effect.Effect<Outcome<A> | { readonly _tag: "InputRequired" }, E, R> =>
+  Effect.withFiber((parent) => {
+    const fiber = Effect.runForkWith(parent.context as Context.Context<R>)(body)
+    const done = fiber.pollUnsafe()
+    if (done !== undefined) return done
+    return Effect.callback<Outcome<A> | { readonly _tag: "InputRequired" }, E>((resume) => {
+      let settled = false
+      fiber.addObserver((exit) => {
+        if (settled) return
+        settled = true
+        resume(exit)
+      })
+      onStop(() => {
+        if (settled) return
+        settled = true
+        resume(Effect.as(Fiber.interrupt(fiber), { _tag: "InputRequired" } as const))
+      })
+      // The request was cancelled: its handler stops too, finalizers included.
+      return Fiber.interrupt(fiber)
+    })
+  })
 
 // One generator function for every request: an inline `Effect.gen` would create one per request.
 export const run = Effect.fnUntraced(function* <A, E, R>(options: {
@@ -74,7 +105,9 @@ export const run = Effect.fnUntraced(function* <A, E, R>(options: {
   }
   let counter = 0
   const needed = new Map<string, InputRequired.InputRequest>()
-  const signal = Deferred.makeUnsafe<void>()
+  // Set once the run has to stop for input; the handler is interrupted after `settle`.
+  let stopForInput: (() => void) | undefined
+  let stopping = false
   const ask: Ask = (askMethod, askParams, ownKey) =>
     Effect.suspend(() => {
       const key = ownKey ?? `${prefixes[askMethod]}-${counter++}`
@@ -83,12 +116,22 @@ export const run = Effect.fnUntraced(function* <A, E, R>(options: {
       }
       if (answered.has(key)) return Effect.succeed(answered.get(key))
       needed.set(key, { method: askMethod, params: askParams } as InputRequired.InputRequest)
-      Deferred.doneUnsafe(signal, Exit.void)
+      if (!stopping) {
+        stopping = true
+        Effect.runFork(
+          Effect.andThen(
+            settle,
+            Effect.sync(() => stopForInput?.())
+          )
+        )
+      }
       return Effect.never
     })
-  const outcome = yield* Effect.raceFirst(
+  const outcome = yield* raceInput(
     Effect.map(options.body(ask), (value): Outcome<A> => ({ _tag: "Complete", value })),
-    Effect.as(Effect.andThen(Deferred.await(signal), settle), { _tag: "InputRequired" } as const)
+    (stop) => {
+      stopForInput = stop
+    }
   )
   if (outcome._tag === "Complete") return outcome
   const pending: Record<string, string> = {}
