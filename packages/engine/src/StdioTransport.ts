@@ -7,8 +7,9 @@
  *   the `Stdio` service. Only protocol messages reach stdout (its layer also
  *   routes the built-in loggers to stderr); end of stdin ends `incoming`, which
  *   ends the session cleanly.
- * - The client side spawns the server with `ChildProcessSpawner` and speaks
- *   over the child's stdin/stdout. Its stderr is captured (a bounded tail is
+ * - The client side starts the server with a `Launch` (a platform's own, or
+ *   the generic one over effect's `ChildProcessSpawner`) and speaks over the
+ *   child's stdin/stdout. Its stderr is captured (a bounded tail is
  *   kept for error reports), handed to a callback, inherited or ignored. Closing
  *   follows the MCP shutdown order: close the child's stdin, wait, SIGTERM,
  *   wait, SIGKILL; every wait is a Clock sleep. A child that exits on its own
@@ -23,7 +24,8 @@
  * A platform that can write to stdout synchronously provides `DirectStdout`
  * next to `Stdio`, and one that can push stdin's bytes `DirectStdin`; the
  * server then writes a frame straight out when nothing is queued before it,
- * and reads without a fiber between stdin and the session.
+ * and reads without a fiber between stdin and the session. A platform's
+ * `Launch` does the same for the client with the child's pipes.
  */
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
@@ -33,9 +35,9 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
-import type * as PlatformError from "effect/PlatformError"
 import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import * as Schema from "effect/Schema"
+import type * as Sink from "effect/Sink"
 import type * as Scope from "effect/Scope"
 import * as Stdio from "effect/Stdio"
 import * as Stream from "effect/Stream"
@@ -155,9 +157,6 @@ export interface StdioClient extends Transport.TransportShape {
   readonly stderrTail: Effect.Effect<string>
 }
 
-const ioError = (message: string) => (cause: PlatformError.PlatformError) =>
-  new Transport.TransportError({ reason: "Io", message, cause })
-
 /** Runs `effect` once; later callers wait for that run. */
 const once = (effect: Effect.Effect<void>): Effect.Effect<void> => {
   const done = Deferred.makeUnsafe<void>()
@@ -256,33 +255,77 @@ export const layerServer = (options?: ServerOptions): Layer.Layer<Transport.Tran
 // Client
 // ---------------------------------------------------------------------------
 
+/** The signals the shutdown sequence sends. */
+export type Signal = "SIGTERM" | "SIGKILL"
+
+/**
+ * A spawned server process, as the client side uses it. A platform that can
+ * do better than effect's `ChildProcessSpawner` (whose streams put a fiber hop
+ * between the pipes and the transport) builds it over its own processes.
+ */
+export interface ServerProcess {
+  readonly pid: number
+  /** Writes to the child's stdin and ends it when done; it is the one owner of the stream's errors and end. */
+  readonly stdin: Sink.Sink<void, Uint8Array, never, unknown>
+  /** Optional: synchronous writes to the same stream, used while nothing is queued in front of them. */
+  readonly directStdin?: DirectWriter | undefined
+  /** The child's stdout, pulled or pushed. */
+  readonly stdout: Stream.Stream<Uint8Array, unknown> | DirectReader
+  /** The child's stderr; empty when it is not piped. */
+  readonly stderr: Stream.Stream<Uint8Array, unknown>
+  /** Waits for the exit; any number of times. */
+  readonly exit: Effect.Effect<ProcessExit>
+  /**
+   * Sends `signal` (to the child's process group where it has one). It may
+   * wait for the exit; the caller bounds the wait, and a failed kill (the
+   * child exited meanwhile) is ignored.
+   */
+  readonly kill: (signal: Signal) => Effect.Effect<void, unknown>
+}
+
+/**
+ * Starts the server process for `options`; the process lives in the scope.
+ * Fails with reason `Io` when it cannot be started.
+ */
+export type Launch = (options: ClientOptions) => Effect.Effect<ServerProcess, Transport.TransportError, Scope.Scope>
+
 // Loaded on the first spawn: effect's child-process modules are a noticeable
 // part of a server's start, and a server never spawns.
 const loadProcess = Effect.promise(() => import("./internal/stdioProcess.ts"))
 
 /**
- * Spawns the server and connects to it; closing the scope runs the shutdown
- * sequence. Fails with reason `Io` when the process cannot be spawned.
+ * Spawns the server with effect's `ChildProcessSpawner` and connects to it;
+ * closing the scope runs the shutdown sequence. Fails with reason `Io` when
+ * the process cannot be spawned.
  */
 export const makeClient = Effect.fnUntraced(function* (
   options: ClientOptions
 ): Effect.fn.Return<StdioClient, Transport.TransportError, ChildProcessSpawner.ChildProcessSpawner | Scope.Scope> {
   const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
   const Process = yield* loadProcess
+  return yield* makeClientWith(Process.launcher(spawner), options)
+})
+
+/**
+ * Starts the server with `launch` and connects to it; closing the scope runs
+ * the shutdown sequence.
+ */
+export const makeClientWith = Effect.fnUntraced(function* (
+  launch: Launch,
+  options: ClientOptions
+): Effect.fn.Return<StdioClient, Transport.TransportError, Scope.Scope> {
   const maxFrameBytes = options.maxFrameBytes ?? defaults.maxFrameBytes
   const exitGrace = options.shutdown?.exitGrace ?? defaults.grace
   const termGrace = options.shutdown?.termGrace ?? defaults.grace
   const killGrace = options.shutdown?.killGrace ?? defaults.grace
   const stderrMode = options.stderr ?? "capture"
 
-  const handle = yield* spawner
-    .spawn(Process.commandOf(options))
-    .pipe(Effect.mapError(ioError(`failed to start the server process \`${options.command}\``)))
-  const exited = yield* Process.watchExit(handle)
+  const child = yield* launch(options)
+  const exited = child.exit
 
   const tail = new Tail(options.stderrTailBytes ?? defaults.stderrTailBytes)
   const onStderr = typeof stderrMode === "function" ? stderrMode : undefined
-  const stderrPump = yield* handle.stderr.pipe(
+  const stderrPump = yield* child.stderr.pipe(
     Stream.runForEachArray((chunks) => {
       for (const chunk of chunks) tail.push(chunk)
       return onStderr === undefined ? Effect.void : Effect.forEach(chunks, onStderr, { discard: true })
@@ -291,11 +334,15 @@ export const makeClient = Effect.fnUntraced(function* (
     Effect.forkScoped
   )
 
-  const outbox = yield* Outbox.make(handle.stdin, {
-    capacity: options.outgoingCapacity ?? defaults.outgoingCapacity,
-    maxFrameBytes,
-    target: "the server's stdin"
-  })
+  const outbox = yield* Outbox.make(
+    child.stdin,
+    {
+      capacity: options.outgoingCapacity ?? defaults.outgoingCapacity,
+      maxFrameBytes,
+      target: "the server's stdin"
+    },
+    child.directStdin
+  )
 
   let closeStarted = false
 
@@ -309,33 +356,33 @@ export const makeClient = Effect.fnUntraced(function* (
   const afterStdout = Effect.suspend(() => {
     outbox.refuse(Outbox.closedError("the server closed its stdout"))
     if (closeStarted) return Effect.void
-    return Effect.flatMap(Effect.timeoutOption(Deferred.await(exited), exitGrace), (exit) =>
+    return Effect.flatMap(Effect.timeoutOption(exited, exitGrace), (exit) =>
       // Still running with its stdout closed: it can no longer answer; closing will stop it.
       Option.isNone(exit) || exit.value.code === 0 ? Effect.void : Effect.flatMap(exitError(exit.value), Effect.fail)
     )
   })
 
-  const inbox = new Inbox.Inbox(handle.stdout, {
+  const inbox = new Inbox.Inbox(child.stdout, {
     maxFrameBytes,
     capacity: defaults.incomingCapacity,
     scope: yield* Effect.scope,
     failureMessage: "reading the server's stdout failed"
   })
   // A descendant that inherited the child's stdout could hold it open after the child exited.
-  yield* Deferred.await(exited).pipe(
-    Effect.andThen(Effect.sleep(exitGrace)),
-    Effect.andThen(inbox.halt()),
-    Effect.forkScoped
-  )
+  yield* exited.pipe(Effect.andThen(Effect.sleep(exitGrace)), Effect.andThen(inbox.halt()), Effect.forkScoped)
   const incoming = inbox.stream.pipe(Stream.concat(Stream.fromEffectDrain(afterStdout)))
+
+  // Waits up to `grace` for the exit after `signal`; true when it came.
+  const signalAndWait = (signal: Signal, grace: Duration.Input) =>
+    Effect.map(Effect.timeoutOption(Effect.andThen(Effect.ignore(child.kill(signal)), exited), grace), Option.isSome)
 
   // Spec order: close stdin (after what was already sent), wait, SIGTERM, wait, SIGKILL.
   const stop = Effect.gen(function* () {
-    const graceful = yield* Effect.timeoutOption(Effect.andThen(outbox.drain, Deferred.await(exited)), exitGrace)
+    const graceful = yield* Effect.timeoutOption(Effect.andThen(outbox.drain, exited), exitGrace)
     if (Option.isSome(graceful)) return
     yield* outbox.abort
-    if (yield* Process.signalAndWait(handle, exited, "SIGTERM", termGrace)) return
-    yield* Process.signalAndWait(handle, exited, "SIGKILL", killGrace)
+    if (yield* signalAndWait("SIGTERM", termGrace)) return
+    yield* signalAndWait("SIGKILL", killGrace)
   })
 
   const close = once(
@@ -353,18 +400,28 @@ export const makeClient = Effect.fnUntraced(function* (
   return {
     incoming,
     send: (frame) => outbox.offer(frame),
-    pid: handle.pid,
+    pid: child.pid,
     close,
-    exit: Deferred.await(exited),
+    exit: exited,
     stderrTail: Effect.sync(() => tail.text())
   }
 })
 
-/** Provides `Transport` to a spawned server; releasing the layer shuts the server down. */
+/** Provides `Transport` to a server spawned with `ChildProcessSpawner`; releasing the layer shuts the server down. */
 export const layerClient = (
   options: ClientOptions
 ): Layer.Layer<Transport.Transport, Transport.TransportError, ChildProcessSpawner.ChildProcessSpawner> =>
   Layer.effect(
     Transport.Transport,
     Effect.map(makeClient(options), (client) => Transport.Transport.of(client))
+  )
+
+/** Provides `Transport` to a server started with `launch`; releasing the layer shuts the server down. */
+export const layerClientWith = (
+  launch: Launch,
+  options: ClientOptions
+): Layer.Layer<Transport.Transport, Transport.TransportError> =>
+  Layer.effect(
+    Transport.Transport,
+    Effect.map(makeClientWith(launch, options), (client) => Transport.Transport.of(client))
   )

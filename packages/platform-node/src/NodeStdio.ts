@@ -1,9 +1,9 @@
 /**
  * Node wiring for the engine's stdio transports: the server side over this
- * process's stdin/stdout (`Stdio` from @effect/platform-node), the client side
- * spawning servers with Node's child processes (`ChildProcessSpawner` from
- * @effect/platform-node). Everything else lives in the engine's
- * `StdioTransport`, which knows no Node.
+ * process's stdin/stdout (`Stdio` from @effect/platform-node, with direct
+ * access to both streams), the client side spawning servers with
+ * `node:child_process` and handing their pipes to the engine directly.
+ * Everything else lives in the engine's `StdioTransport`, which knows no Node.
  */
 import * as StdioTransport from "@effect-mcp/engine/StdioTransport"
 import type * as Transport from "@effect-mcp/engine/Transport"
@@ -11,22 +11,18 @@ import * as PlatformNodeStdio from "@effect/platform-node/NodeStdio"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
+import { directReader } from "./internal/directReader.ts"
 
 /**
- * Node's `ChildProcessSpawner` with the file system and path services it
- * needs. Loaded on first use: a server process (this module serves both
- * sides) never spawns, and those modules are a noticeable part of its start.
+ * Spawns servers with Node's child processes, their pipes wired straight to
+ * the transport. Loaded on first use: a server process (this module serves
+ * both sides) never spawns.
  */
-const spawnerLayer = Layer.unwrap(
-  Effect.promise(async () => {
-    const [spawner, fileSystem, path] = await Promise.all([
-      import("@effect/platform-node/NodeChildProcessSpawner"),
-      import("@effect/platform-node/NodeFileSystem"),
-      import("@effect/platform-node/NodePath")
-    ])
-    return spawner.layer.pipe(Layer.provide(Layer.merge(fileSystem.layer, path.layer)))
-  })
-)
+const launch: StdioTransport.Launch = (options) =>
+  Effect.flatMap(
+    Effect.promise(() => import("./internal/launch.ts")),
+    (module) => module.launch(options)
+  )
 
 /**
  * `process.stdout` written to directly while nothing is queued (the `Stdio`
@@ -43,45 +39,7 @@ const directStdout: StdioTransport.DirectWriter = {
 }
 
 /** `process.stdin`'s bytes pushed to the transport as they arrive (no fiber in between). */
-const directStdin: StdioTransport.DirectReader = {
-  start: (handlers) => {
-    const stdin = process.stdin
-    let ended = false
-    let paused = false
-    const onData = (chunk: Uint8Array) => handlers.chunk(chunk)
-    const onEnd = () => {
-      ended = true
-      handlers.end()
-    }
-    const onError = (error: Error) => handlers.fail(error)
-    const onClose = () => {
-      if (!ended) handlers.fail(new Error("stdin closed before its end"))
-    }
-    stdin.on("data", onData)
-    stdin.on("end", onEnd)
-    stdin.on("error", onError)
-    stdin.on("close", onClose)
-    return {
-      pause: () => {
-        if (paused) return
-        paused = true
-        stdin.pause()
-      },
-      resume: () => {
-        if (!paused) return
-        paused = false
-        stdin.resume()
-      },
-      stop: () => {
-        stdin.off("data", onData)
-        stdin.off("end", onEnd)
-        stdin.off("error", onError)
-        stdin.off("close", onClose)
-        stdin.pause()
-      }
-    }
-  }
-}
+const directStdin = directReader(() => process.stdin, "stdin")
 
 const serverStdio = Layer.mergeAll(
   PlatformNodeStdio.layer,
@@ -105,13 +63,12 @@ export const makeServer = (
 /** The client side: spawns the server as a Node child process; releasing the layer shuts it down. */
 export const layerClient = (
   options: StdioTransport.ClientOptions
-): Layer.Layer<Transport.Transport, Transport.TransportError> =>
-  StdioTransport.layerClient(options).pipe(Layer.provide(spawnerLayer))
+): Layer.Layer<Transport.Transport, Transport.TransportError> => StdioTransport.layerClientWith(launch, options)
 
 export const makeClient = (
   options: StdioTransport.ClientOptions
 ): Effect.Effect<StdioTransport.StdioClient, Transport.TransportError, Scope.Scope> =>
-  StdioTransport.makeClient(options).pipe(Effect.provide(spawnerLayer))
+  StdioTransport.makeClientWith(launch, options)
 
 /** A `stderr` handler that copies the child's stderr to this process's stderr (the tail is kept too). */
 export const forwardStderr: StdioTransport.StderrHandler = (chunk) =>

@@ -10,6 +10,8 @@ import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
+import * as fs from "node:fs"
+import * as os from "node:os"
 import { fileURLToPath } from "node:url"
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url))
@@ -162,6 +164,45 @@ describe("NodeStdio client over real child processes", () => {
       Effect.gen(function* () {
         const client = yield* spawnEcho(["--ignore-eof", "--ignore-sigterm"]).pipe(Effect.scoped)
         assert.deepStrictEqual(yield* client.exit, { code: null, signal: "SIGKILL" })
+      }),
+    TIMEOUT
+  )
+
+  it.live(
+    "the child gets the env and cwd asked for: variables on top of ours (undefined removes one), or only its own",
+    () =>
+      Effect.gen(function* () {
+        // Reports what it sees, then lives until its stdin ends.
+        const script = [
+          "const env = process.env",
+          "const params = { cwd: process.cwd(), a: env.EFFECT_MCP_A ?? null, path: env.PATH ?? null, home: env.HOME ?? null }",
+          'process.stdout.write(JSON.stringify({ jsonrpc: "2.0", method: "env", params }) + "\\n")',
+          "process.stdin.resume()"
+        ].join("\n")
+        const seen = (options: Partial<StdioTransport.ClientOptions>) =>
+          Effect.gen(function* () {
+            const client = yield* NodeStdio.makeClient({
+              command: process.execPath,
+              args: ["-e", script],
+              shutdown,
+              ...options
+            })
+            const { next } = yield* reader(client)
+            return ((yield* next) as JsonRpc.Notification).params
+          }).pipe(Effect.scoped)
+        const dir = fs.realpathSync(os.tmpdir())
+        assert.deepStrictEqual(yield* seen({ env: { EFFECT_MCP_A: "1", HOME: undefined }, cwd: dir }), {
+          cwd: dir,
+          a: "1",
+          path: process.env.PATH ?? null,
+          home: null
+        })
+        assert.deepStrictEqual(yield* seen({ env: { EFFECT_MCP_A: "2" }, inheritEnv: false }), {
+          cwd: process.cwd(),
+          a: "2",
+          path: null,
+          home: null
+        })
       }),
     TIMEOUT
   )

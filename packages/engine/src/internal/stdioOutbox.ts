@@ -17,7 +17,6 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
-import type * as PlatformError from "effect/PlatformError"
 import * as Queue from "effect/Queue"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
@@ -69,7 +68,8 @@ export interface Outbox {
 export const closedError = (message: string) => new Transport.TransportError({ reason: "Closed", message })
 
 export const make = Effect.fnUntraced(function* (
-  sink: Sink.Sink<void, Uint8Array, never, PlatformError.PlatformError>,
+  // The sink's failure only becomes the cause of the `Io` error.
+  sink: Sink.Sink<void, Uint8Array, never, unknown>,
   options: Options,
   direct?: DirectWriter | undefined
 ): Effect.fn.Return<Outbox, never, Scope.Scope> {

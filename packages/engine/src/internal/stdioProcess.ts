@@ -1,17 +1,15 @@
 /**
- * The child-process side of the stdio client: building the command, learning
- * how the child ended, and signalling it. Written against effect's abstract
- * `ChildProcessSpawner`, so no platform module is imported here.
+ * The stdio client's generic `Launch`: building the command, spawning it with
+ * effect's abstract `ChildProcessSpawner`, learning how the child ended.
+ * No platform module is imported here.
  */
 import * as Deferred from "effect/Deferred"
-import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as ChildProcess from "effect/process/ChildProcess"
 import type * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
-import type * as Scope from "effect/Scope"
 import type * as StdioTransport from "../StdioTransport.ts"
+import * as Transport from "../Transport.ts"
 
 export const commandOf = (options: StdioTransport.ClientOptions): ChildProcess.StandardCommand => {
   const stderr = options.stderr ?? "capture"
@@ -44,45 +42,40 @@ const signalOf = (error: unknown): string | null => {
   return null
 }
 
-/** Watches the child for its exit in a fiber of the current scope. */
-export const watchExit = (
-  handle: ChildProcessSpawner.ChildProcessHandle
-): Effect.Effect<Deferred.Deferred<StdioTransport.ProcessExit>, never, Scope.Scope> =>
-  Effect.gen(function* () {
-    const exited = Deferred.makeUnsafe<StdioTransport.ProcessExit>()
-    yield* handle.exitCode.pipe(
-      Effect.match({
-        onSuccess: (code): StdioTransport.ProcessExit => ({ code, signal: null }),
-        onFailure: (error): StdioTransport.ProcessExit => ({ code: null, signal: signalOf(error) })
-      }),
-      Effect.flatMap((exit) => Deferred.succeed(exited, exit)),
-      Effect.forkScoped
-    )
-    return exited
-  })
-
-/** Waits up to `grace` for the exit; true when it came. */
-export const exitWithin = (
-  exited: Deferred.Deferred<StdioTransport.ProcessExit>,
-  grace: Duration.Input
-): Effect.Effect<boolean> => Effect.map(Effect.timeoutOption(Deferred.await(exited), grace), Option.isSome)
-
 /**
- * Sends `signal` (to the child's process group when it has one) and waits up
- * to `grace` for the exit. The spawner's own kill waits for the exit without
- * a bound, so the bound here comes from the Clock.
+ * The `Launch` over effect's `ChildProcessSpawner`: the handle's streams and
+ * sink as they are, the exit watched by a fiber of the scope.
  */
-export const signalAndWait = (
-  handle: ChildProcessSpawner.ChildProcessHandle,
-  exited: Deferred.Deferred<StdioTransport.ProcessExit>,
-  signal: ChildProcess.Signal,
-  grace: Duration.Input
-): Effect.Effect<boolean> =>
-  Effect.map(
-    Effect.timeoutOption(
-      // A failed kill (the child exited meanwhile) still ends in the exit.
-      Effect.andThen(Effect.ignore(handle.kill({ killSignal: signal })), Deferred.await(exited)),
-      grace
-    ),
-    Option.isSome
-  )
+export const launcher =
+  (spawner: ChildProcessSpawner.ChildProcessSpawner["Service"]): StdioTransport.Launch =>
+  (options) =>
+    Effect.gen(function* () {
+      const handle = yield* spawner.spawn(commandOf(options)).pipe(
+        Effect.mapError(
+          (cause) =>
+            new Transport.TransportError({
+              reason: "Io",
+              message: `failed to start the server process \`${options.command}\``,
+              cause
+            })
+        )
+      )
+      const exited = Deferred.makeUnsafe<StdioTransport.ProcessExit>()
+      yield* handle.exitCode.pipe(
+        Effect.match({
+          onSuccess: (code): StdioTransport.ProcessExit => ({ code, signal: null }),
+          onFailure: (error): StdioTransport.ProcessExit => ({ code: null, signal: signalOf(error) })
+        }),
+        Effect.flatMap((exit) => Deferred.succeed(exited, exit)),
+        Effect.forkScoped
+      )
+      return {
+        pid: handle.pid,
+        stdin: handle.stdin,
+        stdout: handle.stdout,
+        stderr: handle.stderr,
+        exit: Deferred.await(exited),
+        // The spawner's kill waits for the exit without a bound; the caller bounds it.
+        kill: (signal) => handle.kill({ killSignal: signal })
+      }
+    })
