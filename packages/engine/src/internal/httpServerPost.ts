@@ -156,7 +156,19 @@ const serve = (
           return Wire.jsonResponse(status, first!, headers)
         }
       }
-      return sseResponse(session.body(stream).pipe(Stream.ensuring(onBodyEnd)), headers)
+      // A quick handler has answered by the next turn of the event loop: its
+      // events then go out as one plain body with the headers.
+      const connection = stream.connection
+      yield* Effect.yieldNow
+      const whole = connection === undefined ? undefined : yield* session.completeText(stream, connection)
+      if (whole !== undefined) {
+        yield* onBodyEnd
+        return HttpServerResponse.text(whole, {
+          contentType: Wire.CONTENT_SSE,
+          headers: { ...Wire.sseHeaders, ...headers }
+        })
+      }
+      return sseResponse(session.body(stream, connection).pipe(Stream.ensuring(onBodyEnd)), headers)
     }
     if (!statusFromErrors) {
       // A quick handler has answered by the next turn of the event loop: then

@@ -46,7 +46,7 @@ export interface Config {
   readonly maxBuffered: number
 }
 
-type Connection = Queue.Queue<string, Cause.Done>
+export type Connection = Queue.Queue<string, Cause.Done>
 
 /** A send waiting for room on its stream; `done` completes once its event is queued (or dropped). */
 interface Waiter {
@@ -101,8 +101,13 @@ export interface HttpSession {
   readonly offer: (frame: JsonRpcCodec.Decoded) => Effect.Effect<boolean>
   /** Ends the input: the MCP session sees end-of-stream after the frames already offered. */
   readonly endInput: Effect.Effect<void>
-  /** The SSE body of a stream's current connection. */
-  readonly body: (stream: LogicalStream) => Stream.Stream<Uint8Array>
+  /** The SSE body of a connection of a stream (by default its current one). */
+  readonly body: (stream: LogicalStream, connection?: Connection | undefined) => Stream.Stream<Uint8Array>
+  /**
+   * The whole SSE text of a stream already complete on `connection`, which it
+   * then ends and forgets (delivered in full); undefined while it is not.
+   */
+  readonly completeText: (stream: LogicalStream, connection: Connection) => Effect.Effect<string | undefined>
   /** Attaches a connection to the GET stream; undefined when one is attached already. */
   readonly openStandalone: (priming: boolean) => Effect.Effect<LogicalStream | undefined>
   /** Attaches a new connection to the stream of `lastEventId`, replaying what followed it. */
@@ -350,13 +355,22 @@ export const make = Effect.fnUntraced(function* (config: Config) {
       return connection
     })
 
-  const body = (stream: LogicalStream): Stream.Stream<Uint8Array> => {
-    const connection = stream.connection
+  const completeText = (stream: LogicalStream, connection: Connection): Effect.Effect<string | undefined> =>
+    Effect.suspend(() => {
+      // Only a stream complete on the connection it opened with is delivered in full by one body.
+      if (!stream.complete || stream.connection !== connection) return Effect.succeed(undefined)
+      stream.connection = undefined
+      return Effect.flatMap(Queue.clear(connection), (texts) => {
+        Queue.shutdownUnsafe(connection)
+        session.lastActive = clock.currentTimeMillisUnsafe()
+        return Effect.as(forget(stream), texts.join(""))
+      })
+    })
+
+  const body = (stream: LogicalStream, connection = stream.connection): Stream.Stream<Uint8Array> => {
     if (connection === undefined) return Stream.empty
     session.active++
-    // The first read waits one turn of the event loop: a quick handler's
-    // events are queued by then and go out with the headers in one write.
-    return Stream.unwrap(Effect.as(Effect.yieldNow, Stream.fromQueue(connection))).pipe(
+    return Stream.fromQueue(connection).pipe(
       // Taking events makes room for the senders waiting on this stream.
       Stream.mapArrayEffect((texts) => Effect.as(pump(stream), texts)),
       Stream.encodeText,
@@ -435,6 +449,7 @@ export const make = Effect.fnUntraced(function* (config: Config) {
           ),
     endInput: Effect.asVoid(Queue.end(incoming)),
     body,
+    completeText,
     openStandalone: (priming) =>
       lock.withPermit(
         Effect.suspend(() => {
