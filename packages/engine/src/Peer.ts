@@ -25,7 +25,7 @@ import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import * as CurrentRequest from "./CurrentRequest.ts"
 import * as Inbound from "./internal/inbound.ts"
-import { type Pending, PendingTable, type TimeoutReason, type Timing } from "./internal/pending.ts"
+import { type Pending, PendingTable, type TimeoutReason, type Timer, type Timing } from "./internal/pending.ts"
 import * as PeerError from "./PeerError.ts"
 import type * as Transport from "./Transport.ts"
 
@@ -113,130 +113,258 @@ export interface Peer {
 }
 
 interface InFlight extends Served {
+  readonly id: JsonRpc.RequestId
   readonly method: string
   fiber: Fiber.Fiber<unknown, unknown> | undefined
   responded: boolean
 }
 
+type ClosedExit = Exit.Exit<void, Transport.TransportError | PeerError.KeepaliveFailed>
+
 const defaultTimeout = Duration.seconds(60)
 
-/**
- * Starts a Peer over a transport. The read loop and every request fiber live
- * in the given scope: closing it interrupts them (finalizers run) and fails
- * pending outgoing requests with `SessionClosed`.
- */
-export const make = Effect.fnUntraced(function* (
-  transport: Transport.TransportShape,
-  dispatcher: Dispatcher,
-  options?: Options
-): Effect.fn.Return<Peer, never, Scope.Scope> {
-  const context = yield* Effect.context<never>()
-  const clock = yield* Clock.Clock
-  const runFork = Effect.runForkWith(context)
-  const semaphore =
-    options?.maxConcurrentRequests === undefined ? undefined : Semaphore.makeUnsafe(options.maxConcurrentRequests)
+/** What a Peer derives from its options: the same for every Peer made with the same options. */
+interface Config {
+  readonly timeoutMs: number
+  readonly defaultTiming: Timing
+}
+const timingOf = (timeoutMs: number, options: CallOptions | undefined): Timing => ({
+  idleMs: options?.timeout === undefined ? timeoutMs : Duration.toMillis(Duration.fromInputUnsafe(options.timeout)),
+  totalMs:
+    options?.maxTotalTimeout === undefined
+      ? Number.POSITIVE_INFINITY
+      : Duration.toMillis(Duration.fromInputUnsafe(options.maxTotalTimeout)),
+  resetOnProgress: options?.resetTimeoutOnProgress === true
+})
+const configOf = (options: Options | undefined): Config => {
   const timeoutMs = Duration.toMillis(Duration.fromInputUnsafe(options?.requestTimeout ?? defaultTimeout))
-  // One Clock timer for every pending request's timeout, run in the Peer's context.
-  const pending = new PendingTable({
-    now: () => clock.currentTimeMillisUnsafe(),
-    schedule: (delayMs, f) => {
-      const fiber = runFork(Effect.andThen(clock.sleep(Duration.millis(delayMs)), Effect.sync(f)))
-      return () => fiber.interruptUnsafe()
-    },
-    onTimeout: (entry, now, reason) => {
-      Deferred.doneUnsafe(entry.deferred, timedOut(entry, now, reason))
-    }
-  })
-  const inflight = new Map<JsonRpc.RequestId, InFlight>()
-  const closedSignal = Deferred.makeUnsafe<Exit.Exit<void, Transport.TransportError | PeerError.KeepaliveFailed>>()
-  let closeReason: string | undefined
+  return { timeoutMs, defaultTiming: timingOf(timeoutMs, undefined) }
+}
+const defaultConfig = configOf(undefined)
+const configs = new WeakMap<Options, Config>()
+const sharedConfig = (options: Options | undefined): Config => {
+  if (options === undefined) return defaultConfig
+  let config = configs.get(options)
+  if (config === undefined) {
+    config = configOf(options)
+    configs.set(options, config)
+  }
+  return config
+}
 
-  const send = (frame: Transport.Outgoing, relatedRequestId?: JsonRpc.RequestId) =>
-    relatedRequestId === undefined ? transport.send(frame) : transport.send(frame, { relatedRequestId })
+const noFibers: ReadonlyArray<Fiber.Fiber<unknown, unknown>> = []
 
-  const sendQuietly = (frame: Transport.Outgoing, relatedRequestId?: JsonRpc.RequestId) =>
-    Effect.ignore(send(frame, relatedRequestId))
+/** Frames pushed while one is being handled wait here, up to this many; then `offer` suspends. */
+const pushCapacity = 256
+const accepted: Effect.Effect<boolean> = Exit.succeed(true)
+const refused: Effect.Effect<boolean> = Exit.succeed(false)
+
+interface Writer {
+  readonly frame: Transport.Incoming
+  readonly resume: (effect: Effect.Effect<boolean>) => void
+}
+
+/** One incoming request's `CurrentRequest`: its behaviour on the prototype. */
+class Current implements CurrentRequest.CurrentRequestShape {
+  readonly id: JsonRpc.RequestId
+  readonly method: string
+  readonly progressToken: CurrentRequest.ProgressToken | undefined
+  private readonly peer: PeerImpl
+  private readonly entry: InFlight
+  private last = Number.NEGATIVE_INFINITY
+
+  constructor(peer: PeerImpl, request: JsonRpc.Request, entry: InFlight) {
+    this.peer = peer
+    this.entry = entry
+    this.id = request.id
+    this.method = request.method
+    this.progressToken = Inbound.progressTokenOf(request.params)
+  }
+
+  progress(update: CurrentRequest.ProgressUpdate): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const progressToken = this.progressToken
+      if (progressToken === undefined || this.entry.responded) return Effect.void
+      if (!(update.progress > this.last)) {
+        return Effect.logDebug(`dropped non-increasing progress ${update.progress} for request ${this.id}`)
+      }
+      this.last = update.progress
+      return this.peer.sendQuietly(
+        JsonRpc.notification("notifications/progress", Inbound.progressParams(progressToken, update) as JsonRpc.Params),
+        this.id
+      )
+    })
+  }
+
+  notify(method: string, params?: object): Effect.Effect<void> {
+    return this.peer.sendQuietly(JsonRpc.notification(method, params as JsonRpc.Params | undefined), this.id)
+  }
+}
+
+/**
+ * The Peer: one object whose behaviour is on the prototype. What only some
+ * sessions need (the table of outgoing requests and its timer, the table of
+ * requests in flight, the close signal) is made when first needed, so an idle
+ * session costs little.
+ */
+class PeerImpl implements Peer, Timer, Transport.Receiver {
+  private readonly transport: Transport.TransportShape
+  private readonly dispatcher: Dispatcher
+  private readonly context: Context.Context<never>
+  private readonly clock: Clock.Clock
+  private readonly config: Config
+  private readonly semaphore: Semaphore.Semaphore | undefined
+  private table: PendingTable | undefined = undefined
+  // Requests in flight: most sessions serve one at a time, so the first needs no table.
+  private solo: InFlight | undefined = undefined
+  private inflight: Map<JsonRpc.RequestId, InFlight> | undefined = undefined
+  private signal: Deferred.Deferred<ClosedExit> | undefined = undefined
+  private closedExit: ClosedExit | undefined = undefined
+  private closeReason: string | undefined = undefined
+  // Every caller of shutdown waits for the same handler fibers to finish, so
+  // a scope close returns only after their finalizers ran.
+  private stopping: ReadonlyArray<Fiber.Fiber<unknown, unknown>> = noFibers
+  // Push delivery (Transport.Receiver): offered frames wait in a backlog that
+  // a drainer fiber handles in order; it exists only while there are frames,
+  // so an idle session has none.
+  private busy = false
+  private drainer: Fiber.Fiber<void> | undefined = undefined
+  private backlog: Array<Transport.Incoming> | undefined = undefined
+  private writers: Array<Writer> | undefined = undefined
+  private inputEnd: ClosedExit | undefined = undefined
+  private drainedSignal: Deferred.Deferred<void> | undefined = undefined
+
+  constructor(
+    transport: Transport.TransportShape,
+    dispatcher: Dispatcher,
+    context: Context.Context<never>,
+    options: Options | undefined
+  ) {
+    this.transport = transport
+    this.dispatcher = dispatcher
+    this.context = context
+    this.clock = Context.get(context, Clock.Clock)
+    this.config = sharedConfig(options)
+    this.semaphore =
+      options?.maxConcurrentRequests === undefined ? undefined : Semaphore.makeUnsafe(options.maxConcurrentRequests)
+  }
+
+  // ---- the shared response timer (Timer, for the PendingTable) --------------
+
+  now(): number {
+    return this.clock.currentTimeMillisUnsafe()
+  }
+
+  schedule(delayMs: number, f: () => void): () => void {
+    // One Clock timer for every pending request's timeout, run in the Peer's context.
+    const fiber = Effect.runForkWith(this.context)(
+      Effect.andThen(this.clock.sleep(Duration.millis(delayMs)), Effect.sync(f))
+    )
+    return () => fiber.interruptUnsafe()
+  }
+
+  onTimeout(entry: Pending, now: number, reason: TimeoutReason): void {
+    Deferred.doneUnsafe(entry.deferred, this.timedOut(entry, now, reason))
+  }
+
+  private get pending(): PendingTable {
+    if (this.table === undefined) this.table = new PendingTable(this)
+    return this.table
+  }
+
+  // ---- sending ---------------------------------------------------------------
+
+  send(frame: Transport.Outgoing, relatedRequestId?: JsonRpc.RequestId): Effect.Effect<void, Transport.TransportError> {
+    return relatedRequestId === undefined
+      ? this.transport.send(frame)
+      : this.transport.send(frame, { relatedRequestId })
+  }
+
+  sendQuietly(frame: Transport.Outgoing, relatedRequestId?: JsonRpc.RequestId): Effect.Effect<void> {
+    return Effect.ignore(this.send(frame, relatedRequestId))
+  }
+
+  private respondSingle(response: JsonRpc.Response): Effect.Effect<void> {
+    return Effect.uninterruptible(this.sendQuietly(response, response.id ?? undefined))
+  }
 
   // ---- incoming requests -------------------------------------------------
 
-  const requestContext = (request: JsonRpc.Request, entry: InFlight): CurrentRequest.CurrentRequestShape => {
-    const progressToken = Inbound.progressTokenOf(request.params)
-    let last = Number.NEGATIVE_INFINITY
-    return {
-      id: request.id,
-      method: request.method,
-      progressToken,
-      progress: (update) =>
-        Effect.suspend(() => {
-          if (progressToken === undefined || entry.responded) return Effect.void
-          if (!(update.progress > last)) {
-            return Effect.logDebug(`dropped non-increasing progress ${update.progress} for request ${request.id}`)
-          }
-          last = update.progress
-          return sendQuietly(
-            JsonRpc.notification(
-              "notifications/progress",
-              Inbound.progressParams(progressToken, update) as JsonRpc.Params
-            ),
-            request.id
-          )
-        }),
-      notify: (method, params) =>
-        sendQuietly(JsonRpc.notification(method, params as JsonRpc.Params | undefined), request.id)
+  private lookup(id: JsonRpc.RequestId): InFlight | undefined {
+    const solo = this.solo
+    return solo !== undefined && solo.id === id ? solo : this.inflight?.get(id)
+  }
+
+  private register(entry: InFlight): void {
+    if (this.solo === undefined) this.solo = entry
+    else {
+      if (this.inflight === undefined) this.inflight = new Map()
+      this.inflight.set(entry.id, entry)
     }
   }
 
+  private unregister(entry: InFlight): void {
+    if (this.solo === entry) this.solo = undefined
+    else if (this.inflight?.get(entry.id) === entry) this.inflight.delete(entry.id)
+  }
+
   /**
-   * Serves one request in its own fiber. `respond` receives the response
-   * unless the fiber is interrupted (cancelled): then nothing is answered.
+   * Serves one request in its own fiber. The response goes to `respond` (to
+   * the transport when undefined) unless the fiber is interrupted
+   * (cancelled): then nothing is answered.
    */
-  const serve = (request: JsonRpc.Request, respond: (response: JsonRpc.Response) => Effect.Effect<void>) => {
-    if (inflight.has(request.id)) {
-      return respond(
-        JsonRpc.failure(
-          request.id,
-          McpError.toErrorObject(
-            new McpError.InvalidRequest({ message: `request id ${String(request.id)} is already in flight` })
-          )
+  private serve(
+    request: JsonRpc.Request,
+    respond: ((response: JsonRpc.Response) => Effect.Effect<void>) | undefined
+  ): Effect.Effect<void> {
+    if (this.lookup(request.id) !== undefined) {
+      const refusal = JsonRpc.failure(
+        request.id,
+        McpError.toErrorObject(
+          new McpError.InvalidRequest({ message: `request id ${String(request.id)} is already in flight` })
         )
       )
+      return respond === undefined ? this.respondSingle(refusal) : respond(refusal)
     }
-    const entry: InFlight = { method: request.method, fiber: undefined, responded: false, revision: undefined }
-    const current = requestContext(request, entry)
-    let handler = Effect.matchCauseEffect(dispatcher.request(request, entry), {
+    const entry: InFlight = {
+      id: request.id,
+      method: request.method,
+      fiber: undefined,
+      responded: false,
+      revision: undefined
+    }
+    const current = new Current(this, request, entry)
+    let handler = Effect.matchCauseEffect(this.dispatcher.request(request, entry), {
       onSuccess: (result) => {
         entry.responded = true
-        return respond(JsonRpc.success(request.id, result))
+        const response = JsonRpc.success(request.id, result)
+        return respond === undefined ? this.respondSingle(response) : respond(response)
       },
       onFailure: (cause) => {
         if (Cause.hasInterruptsOnly(cause)) return Effect.void
         entry.responded = true
-        return respond(JsonRpc.failure(request.id, Inbound.errorObjectOf(cause, entry.revision)))
+        const response = JsonRpc.failure(request.id, Inbound.errorObjectOf(cause, entry.revision))
+        return respond === undefined ? this.respondSingle(response) : respond(response)
       }
     })
-    if (semaphore !== undefined) handler = semaphore.withPermit(handler)
+    if (this.semaphore !== undefined) handler = this.semaphore.withPermit(handler)
     // The fiber registers itself as its first step: a handler may resume other
     // fibers synchronously (completing a Deferred) before runFork returns.
-    inflight.set(request.id, entry)
+    this.register(entry)
     // The fiber starts with CurrentRequest in its context (cheaper than providing it).
-    const fiber = Effect.runForkWith(Context.add(context, CurrentRequest.CurrentRequest, current))(
+    const fiber = Effect.runForkWith(Context.add(this.context, CurrentRequest.CurrentRequest, current))(
       Effect.withFiber((self) => {
         entry.fiber = self
         return handler
       })
     )
-    fiber.addObserver(() => {
-      if (inflight.get(request.id) === entry) inflight.delete(request.id)
-    })
+    fiber.addObserver(() => this.unregister(entry))
     return Effect.void
   }
 
-  const respondSingle = (response: JsonRpc.Response) =>
-    Effect.uninterruptible(sendQuietly(response, response.id ?? undefined))
-
-  const serveBatch = (entries: JsonRpcCodec.DecodedBatch) => {
+  private serveBatch(entries: JsonRpcCodec.DecodedBatch): Effect.Effect<void> {
     const responses: Array<JsonRpc.Response> = []
-    const finish = () => (responses.length === 0 ? Effect.void : sendQuietly(responses))
+    const finish = () => (responses.length === 0 ? Effect.void : this.sendQuietly(responses))
     const collect = (response: JsonRpc.Response) =>
       Effect.sync(() => {
         responses.push(response)
@@ -255,13 +383,13 @@ export const make = Effect.fnUntraced(function* (
           )
           continue
         }
-        serve(item, collect)
-        const running = inflight.get(item.id)?.fiber
+        this.serve(item, collect)
+        const running = this.lookup(item.id)?.fiber
         if (running !== undefined) fibers.push(running)
       } else {
         // Notifications and responses inside a batch need no reply.
-        const effect = onSingle(item)
-        if (effect !== undefined) fibers.push(runFork(effect))
+        const effect = this.onSingle(item)
+        if (effect !== undefined) fibers.push(Effect.runForkWith(this.context)(effect))
       }
     }
     if (fibers.length === 0) return finish()
@@ -270,26 +398,17 @@ export const make = Effect.fnUntraced(function* (
 
   // ---- outgoing requests -------------------------------------------------
 
-  const cancelNotice = (entry: Pending, reason: string) =>
-    sendQuietly(
+  private cancelNotice(entry: Pending, reason: string): Effect.Effect<void> {
+    return this.sendQuietly(
       JsonRpc.notification("notifications/cancelled", { requestId: entry.id, reason }),
       entry.relatedRequestId
     )
-
-  const timing = (options: CallOptions | undefined): Timing => ({
-    idleMs: options?.timeout === undefined ? timeoutMs : Duration.toMillis(Duration.fromInputUnsafe(options.timeout)),
-    totalMs:
-      options?.maxTotalTimeout === undefined
-        ? Number.POSITIVE_INFINITY
-        : Duration.toMillis(Duration.fromInputUnsafe(options.maxTotalTimeout)),
-    resetOnProgress: options?.resetTimeoutOnProgress === true
-  })
-  const defaultTiming = timing(undefined)
+  }
 
   // The waiting caller runs this effect: it tells the other side, then fails.
-  const timedOut = (entry: Pending, now: number, reason: TimeoutReason) =>
-    Effect.andThen(
-      cancelNotice(entry, "timeout"),
+  private timedOut(entry: Pending, now: number, reason: TimeoutReason) {
+    return Effect.andThen(
+      this.cancelNotice(entry, "timeout"),
       Effect.fail(
         new PeerError.RequestTimeout({
           method: entry.method,
@@ -299,20 +418,18 @@ export const make = Effect.fnUntraced(function* (
         })
       )
     )
+  }
 
-  const awaitResponse = (entry: Pending) =>
-    Effect.suspend(() => {
-      pending.startTimer(entry)
-      return Deferred.await(entry.deferred)
-    })
-
-  const request = (method: string, params?: object, options?: CallOptions): Effect.Effect<unknown, CallError> =>
-    Effect.suspend(() => {
-      if (closeReason !== undefined) return Effect.fail(new PeerError.SessionClosed({ method, reason: closeReason }))
+  request(method: string, params?: object, options?: CallOptions): Effect.Effect<unknown, CallError> {
+    return Effect.suspend(() => {
+      if (this.closeReason !== undefined) {
+        return Effect.fail(new PeerError.SessionClosed({ method, reason: this.closeReason }))
+      }
+      const pending = this.pending
       const entry = pending.open(
         method,
         options?.relatedRequestId,
-        options === undefined ? defaultTiming : timing(options)
+        options === undefined ? this.config.defaultTiming : timingOf(this.config.timeoutMs, options)
       )
       options?.onRequestId?.(entry.id)
       if (options?.onProgress !== undefined) {
@@ -321,14 +438,17 @@ export const make = Effect.fnUntraced(function* (
       }
       return Effect.onExit(
         Effect.andThen(
-          send(JsonRpc.request(entry.id, method, params as JsonRpc.Params | undefined), options?.relatedRequestId),
-          awaitResponse(entry)
+          this.send(JsonRpc.request(entry.id, method, params as JsonRpc.Params | undefined), options?.relatedRequestId),
+          Effect.suspend(() => {
+            pending.startTimer(entry)
+            return Deferred.await(entry.deferred)
+          })
         ),
         (exit) => {
           // An interrupted caller tells the other side, unless a response or timeout came first.
           if (!entry.settled && Exit.isFailure(exit) && Cause.hasInterrupts(exit.cause)) {
             return Effect.ensuring(
-              cancelNotice(entry, "request interrupted by caller"),
+              this.cancelNotice(entry, "request interrupted by caller"),
               Effect.sync(() => pending.remove(entry))
             )
           }
@@ -337,10 +457,15 @@ export const make = Effect.fnUntraced(function* (
         }
       )
     })
+  }
 
-  const requestWithProgress = (method: string, params?: object, options?: Omit<CallOptions, "onProgress">) =>
-    Stream.callback<ProgressEvent, CallError>((queue) =>
-      request(method, params, {
+  requestWithProgress(
+    method: string,
+    params?: object,
+    options?: Omit<CallOptions, "onProgress">
+  ): Stream.Stream<ProgressEvent, CallError> {
+    return Stream.callback<ProgressEvent, CallError>((queue) =>
+      this.request(method, params, {
         ...options,
         onProgress: (update) => {
           Queue.offerUnsafe(queue, { _tag: "Progress", update })
@@ -353,11 +478,36 @@ export const make = Effect.fnUntraced(function* (
         Effect.forkScoped
       )
     )
+  }
+
+  notify(
+    method: string,
+    params?: object,
+    options?: Transport.SendOptions
+  ): Effect.Effect<void, Transport.TransportError> {
+    return this.transport.send(JsonRpc.notification(method, params as JsonRpc.Params | undefined), options)
+  }
+
+  ping(options?: CallOptions): Effect.Effect<void, CallError> {
+    return Effect.asVoid(this.request("ping", undefined, options))
+  }
+
+  get closed(): Effect.Effect<ClosedExit> {
+    return Effect.suspend(() => {
+      if (this.closedExit !== undefined) return Effect.succeed(this.closedExit)
+      if (this.signal === undefined) this.signal = Deferred.makeUnsafe()
+      return Deferred.await(this.signal)
+    })
+  }
+
+  inFlight(): number {
+    return (this.solo === undefined ? 0 : 1) + (this.inflight?.size ?? 0)
+  }
 
   // ---- incoming frames -----------------------------------------------------
 
-  const onResponse = (response: JsonRpc.Response): Effect.Effect<void> | undefined => {
-    const entry = response.id === null ? undefined : pending.get(response.id)
+  private onResponse(response: JsonRpc.Response): undefined {
+    const entry = response.id === null ? undefined : this.table?.get(response.id)
     // A response for a request we gave up on (cancelled, timed out) is dropped.
     if (entry === undefined || entry.settled) return undefined
     entry.settled = true
@@ -368,105 +518,237 @@ export const make = Effect.fnUntraced(function* (
     return undefined
   }
 
-  const onCancelled = (params: unknown): undefined => {
+  private onCancelled(params: unknown): undefined {
     const requestId = Inbound.cancelledRequestId(params)
     if (requestId === undefined) return undefined
-    const entry = inflight.get(requestId)
+    const entry = this.lookup(requestId)
     // Unknown or finished ids are ignored, as the spec asks.
-    if (entry === undefined || entry.responded || !dispatcher.cancellable(entry.method)) return undefined
-    inflight.delete(requestId)
+    if (entry === undefined || entry.responded || !this.dispatcher.cancellable(entry.method)) return undefined
+    this.unregister(entry)
     entry.fiber?.interruptUnsafe()
     return undefined
   }
 
-  const onProgress = (params: unknown): Effect.Effect<void> | undefined => {
+  private onProgress(params: unknown): Effect.Effect<void> | undefined {
     const parsed = Inbound.progressOf(params)
     if (parsed === undefined) return undefined
-    const entry = pending.get(parsed.token)
+    const entry = this.table?.get(parsed.token)
     if (entry === undefined || entry.settled || entry.onProgress === undefined) return undefined
     if (!(parsed.update.progress > entry.lastProgress)) {
       return Effect.logDebug(`dropped non-increasing progress ${parsed.update.progress} for request ${entry.id}`)
     }
     // Synchronous, so an update is delivered before a response in the same chunk.
     entry.lastProgress = parsed.update.progress
-    entry.lastProgressAt = clock.currentTimeMillisUnsafe()
+    entry.lastProgressAt = this.clock.currentTimeMillisUnsafe()
     entry.onProgress(parsed.update)
     return undefined
   }
 
-  const onSingle = (message: JsonRpc.Message): Effect.Effect<void> | undefined => {
-    if (JsonRpc.isRequest(message)) return serve(message, respondSingle)
+  private onSingle(message: JsonRpc.Message): Effect.Effect<void> | undefined {
+    if (JsonRpc.isRequest(message)) return this.serve(message, undefined)
     if (JsonRpc.isNotification(message)) {
       switch (message.method) {
         case "notifications/cancelled":
-          return onCancelled(message.params)
+          return this.onCancelled(message.params)
         case "notifications/progress":
-          return onProgress(message.params)
+          return this.onProgress(message.params)
         default:
-          return dispatcher.notification(message)
+          return this.dispatcher.notification(message)
       }
     }
-    return onResponse(message)
+    return this.onResponse(message)
   }
 
-  const onFrame = (frame: Transport.Incoming): Effect.Effect<void> | undefined => {
-    if (Result.isFailure(frame)) return sendQuietly(frame.failure.toResponse())
+  private onFrame(frame: Transport.Incoming): Effect.Effect<void> | undefined {
+    if (Result.isFailure(frame)) return this.sendQuietly(frame.failure.toResponse())
     const decoded = frame.success
-    if (!JsonRpcCodec.isBatch(decoded)) return onSingle(decoded)
-    if (!dispatcher.acceptsBatch()) {
-      return sendQuietly(
+    if (!JsonRpcCodec.isBatch(decoded)) return this.onSingle(decoded)
+    if (!this.dispatcher.acceptsBatch()) {
+      return this.sendQuietly(
         JsonRpc.failure(
           null,
           McpError.toErrorObject(new McpError.InvalidRequest({ message: "batches are not supported by this revision" }))
         )
       )
     }
-    return serveBatch(decoded)
+    return this.serveBatch(decoded)
   }
 
-  // ---- lifecycle -------------------------------------------------------------
-
-  // Every caller of shutdown (read loop end, scope finalizer) waits for the same
-  // handler fibers to finish, so a scope close returns only after their finalizers ran.
-  let stopping: ReadonlyArray<Fiber.Fiber<unknown, unknown>> = []
-  const shutdown = (reason: string, exit: Exit.Exit<void, Transport.TransportError | PeerError.KeepaliveFailed>) =>
-    Effect.suspend(() => {
-      if (closeReason === undefined) {
-        closeReason = reason
-        pending.failAll((entry) => new PeerError.SessionClosed({ method: entry.method, reason }))
-        const fibers: Array<Fiber.Fiber<unknown, unknown>> = []
-        for (const entry of inflight.values()) if (entry.fiber !== undefined) fibers.push(entry.fiber)
-        inflight.clear()
-        stopping = fibers
-        Deferred.doneUnsafe(closedSignal, Effect.succeed(exit))
-      }
-      return Fiber.interruptAll(stopping)
-    })
-
-  // Frames are handled synchronously where possible; an effectful one (a
-  // notification handler, a batch) completes before the next frame is read, so
-  // arrival order is kept.
-  const handleFrom = (frames: ReadonlyArray<Transport.Incoming>, start: number): Effect.Effect<void> => {
+  /**
+   * Handles frames in order. Frames are handled synchronously where possible;
+   * an effectful one (a notification handler, a batch) completes before the
+   * next is handled, so arrival order is kept.
+   */
+  handleFrom(frames: ReadonlyArray<Transport.Incoming>, start: number): Effect.Effect<void> {
     for (let i = start; i < frames.length; i++) {
-      const effect = onFrame(frames[i]!)
+      const effect = this.onFrame(frames[i]!)
       if (effect !== undefined)
         return Effect.andThen(
           effect,
-          Effect.suspend(() => handleFrom(frames, i + 1))
+          Effect.suspend(() => this.handleFrom(frames, i + 1))
         )
     }
     return Effect.void
   }
-  const readLoop = Stream.runForEachArray(transport.incoming, (frames) => handleFrom(frames, 0))
 
-  yield* readLoop.pipe(
-    Effect.exit,
-    Effect.flatMap((exit) => shutdown(Exit.isSuccess(exit) ? "transport ended" : "transport failed", exit)),
-    Effect.forkScoped
-  )
-  yield* Effect.addFinalizer(() => shutdown("session scope closed", Exit.void))
+  // ---- push delivery (Transport.Receiver) ------------------------------------
 
-  const ping = (callOptions?: CallOptions) => Effect.asVoid(request("ping", undefined, callOptions))
+  offer(frame: Transport.Incoming): Effect.Effect<boolean> {
+    return Effect.suspend(() => {
+      if (this.inputEnd !== undefined) return refused
+      if (this.backlog === undefined) this.backlog = []
+      if ((this.writers === undefined || this.writers.length === 0) && this.backlog.length < pushCapacity) {
+        this.backlog.push(frame)
+        if (!this.busy) this.startDrainer()
+        return accepted
+      }
+      return Effect.callback<boolean>((resume) => {
+        if (this.inputEnd !== undefined) return resume(refused)
+        const writer: Writer = { frame, resume }
+        if (this.writers === undefined) this.writers = []
+        const writers = this.writers
+        writers.push(writer)
+        return Effect.sync(() => {
+          const index = writers.indexOf(writer)
+          if (index >= 0) writers.splice(index, 1)
+        })
+      })
+    })
+  }
+
+  end(error?: Transport.TransportError): void {
+    if (this.inputEnd !== undefined) return
+    this.inputEnd = error === undefined ? Exit.void : Exit.fail(error)
+    this.refuseWriters()
+    if (!this.busy) this.finishInput()
+  }
+
+  get drained(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      if (this.inputEnd !== undefined && !this.busy) return Effect.void
+      if (this.drainedSignal === undefined) this.drainedSignal = Deferred.makeUnsafe()
+      return Deferred.await(this.drainedSignal)
+    })
+  }
+
+  /**
+   * Starts the fiber that handles the backlog. It starts a tick later, as a
+   * waiting reader would resume: the offering exchange finishes what it does
+   * around `offer` (opening its reply stream) before its frame is handled.
+   */
+  private startDrainer(): void {
+    this.busy = true
+    const fiber = Effect.runForkWith(this.context)(
+      Effect.andThen(
+        Effect.yieldNow,
+        Effect.suspend(() => this.drainBacklog())
+      )
+    )
+    // A drainer that finished synchronously has cleared `busy` already.
+    if (this.busy) this.drainer = fiber
+  }
+
+  private drainBacklog(): Effect.Effect<void> {
+    for (;;) {
+      const backlog = this.backlog
+      if (backlog === undefined || backlog.length === 0) break
+      const frame = backlog.shift()!
+      const writer = this.writers?.shift()
+      if (writer !== undefined) {
+        backlog.push(writer.frame)
+        writer.resume(accepted)
+      }
+      const effect = this.onFrame(frame)
+      if (effect !== undefined)
+        return Effect.andThen(
+          effect,
+          Effect.suspend(() => this.drainBacklog())
+        )
+    }
+    this.busy = false
+    this.drainer = undefined
+    this.backlog = undefined
+    if (this.inputEnd !== undefined) this.finishInput()
+    return Effect.void
+  }
+
+  private refuseWriters(): void {
+    const writers = this.writers
+    if (writers === undefined) return
+    this.writers = undefined
+    for (const writer of writers) writer.resume(refused)
+  }
+
+  /** Every frame offered before the end was handled: the input is over, so is the Peer. */
+  private finishInput(): void {
+    const exit = this.inputEnd!
+    if (this.drainedSignal !== undefined) Deferred.doneUnsafe(this.drainedSignal, Exit.void)
+    this.close(Exit.isSuccess(exit) ? "transport ended" : "transport failed", exit)
+    for (const fiber of this.stopping) fiber.interruptUnsafe()
+  }
+
+  // ---- lifecycle -------------------------------------------------------------
+
+  /** Closes at once: pending calls fail, handlers are told to stop (`stopping`), waiters learn the exit. */
+  private close(reason: string, exit: ClosedExit): void {
+    if (this.closeReason !== undefined) return
+    this.closeReason = reason
+    this.table?.failAll((entry) => new PeerError.SessionClosed({ method: entry.method, reason }))
+    const fibers: Array<Fiber.Fiber<unknown, unknown>> = []
+    if (this.solo?.fiber !== undefined) fibers.push(this.solo.fiber)
+    this.solo = undefined
+    if (this.inflight !== undefined) {
+      for (const entry of this.inflight.values()) if (entry.fiber !== undefined) fibers.push(entry.fiber)
+      this.inflight.clear()
+    }
+    // Pushed frames stop with the Peer, as a read loop would.
+    if (this.inputEnd === undefined) {
+      this.inputEnd = exit
+      this.refuseWriters()
+    }
+    const self = Fiber.getCurrent()
+    if (this.drainer !== undefined && this.drainer !== self) fibers.push(this.drainer)
+    this.busy = false
+    this.drainer = undefined
+    this.backlog = undefined
+    if (this.drainedSignal !== undefined) Deferred.doneUnsafe(this.drainedSignal, Exit.void)
+    this.stopping = fibers
+    this.closedExit = exit
+    if (this.signal !== undefined) Deferred.doneUnsafe(this.signal, Exit.succeed(exit))
+  }
+
+  // Every caller of shutdown (read loop end, scope finalizer) waits for the same
+  // handler fibers to finish, so a scope close returns only after their finalizers ran.
+  shutdown(reason: string, exit: ClosedExit): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      this.close(reason, exit)
+      return this.stopping.length === 0 ? Effect.void : Fiber.interruptAll(this.stopping)
+    })
+  }
+}
+
+/**
+ * Starts a Peer over a transport. The read loop (unless the transport pushes
+ * frames) and every request fiber live in the given scope: closing it
+ * interrupts them (finalizers run) and fails pending outgoing requests with
+ * `SessionClosed`.
+ */
+export const make = Effect.fnUntraced(function* (
+  transport: Transport.TransportShape,
+  dispatcher: Dispatcher,
+  options?: Options
+): Effect.fn.Return<Peer, never, Scope.Scope> {
+  const peer = new PeerImpl(transport, dispatcher, yield* Effect.context<never>(), options)
+
+  // A transport that pushes frames needs no reader waiting while the connection is idle.
+  if (transport.attach?.(peer) !== true) {
+    yield* Stream.runForEachArray(transport.incoming, (frames) => peer.handleFrom(frames, 0)).pipe(
+      Effect.exit,
+      Effect.flatMap((exit) => peer.shutdown(Exit.isSuccess(exit) ? "transport ended" : "transport failed", exit)),
+      Effect.forkScoped
+    )
+  }
+  yield* Effect.addFinalizer(() => peer.shutdown("session scope closed", Exit.void))
 
   if (options?.keepalive !== undefined) {
     const keepalive = options.keepalive
@@ -474,26 +756,18 @@ export const make = Effect.fnUntraced(function* (
     let first = true
     // The first run is skipped so pings start one schedule step after the session does.
     const step = Effect.suspend(() =>
-      first ? Effect.sync(() => (first = false)) : ping({ timeout: keepalive.timeout })
+      first ? Effect.sync(() => (first = false)) : peer.ping({ timeout: keepalive.timeout })
     )
     yield* step.pipe(
       Effect.tap(() => Effect.sync(() => (missed = 0))),
       Effect.tapError(() => Effect.sync(() => missed++)),
       Effect.repeat(keepalive.schedule),
-      Effect.catch(() => shutdown("keepalive failed", Exit.fail(new PeerError.KeepaliveFailed({ missed })))),
+      Effect.catch(() => peer.shutdown("keepalive failed", Exit.fail(new PeerError.KeepaliveFailed({ missed })))),
       Effect.forkScoped
     )
   }
 
-  return {
-    request,
-    requestWithProgress,
-    notify: (method, params, sendOptions) =>
-      transport.send(JsonRpc.notification(method, params as JsonRpc.Params | undefined), sendOptions),
-    ping,
-    closed: Deferred.await(closedSignal),
-    inFlight: () => inflight.size
-  } satisfies Peer
+  return peer as Peer
 })
 
 /** The Peer of the current session, for code that needs raw JSON-RPC access. */

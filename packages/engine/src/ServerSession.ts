@@ -48,46 +48,41 @@ const initializeParams = (params: unknown) => {
   }
 }
 
-/**
- * A read-only view whose keys are those of `current()` at the time of each
- * read: the gate checks incoming requests against it, so it sees the
- * declaration made at `initialize` (stateful) or the live one (stateless).
- */
-const liveView = (current: () => Session.Capabilities): Session.Capabilities =>
-  new Proxy(
-    {},
-    {
-      get: (_, key) => (typeof key === "string" ? current()[key] : undefined),
-      has: (_, key) => typeof key === "string" && key in current(),
-      ownKeys: () => Reflect.ownKeys(current()),
-      getOwnPropertyDescriptor: (_, key) => {
-        const value = typeof key === "string" ? current()[key] : undefined
-        return value === undefined ? undefined : { value, enumerable: true, configurable: true, writable: false }
-      }
-    }
-  )
+const lifecycleMethods: ReadonlySet<string> = new Set([
+  "initialize",
+  "notifications/initialized",
+  "notifications/message"
+])
 
-export const make = Effect.fnUntraced(function* (options: Options) {
+const ping: Session.Handler = () => Effect.succeed({})
+
+const initialized: Session.NotificationHandler = (_params, _revision, state) =>
+  Effect.sync(() => {
+    if (state.phase === "Initializing") state.phase = "Ready"
+  })
+
+/**
+ * The role options of every session made with the same options: built once,
+ * so a server's sessions share their tables instead of copying them.
+ */
+const roles = new WeakMap<Options, Session.RoleOptions>()
+
+const roleOf = (options: Options): Session.RoleOptions => {
+  const cached = roles.get(options)
+  if (cached !== undefined) return cached
   const supportedVersions = options.supportedVersions ?? ProtocolVersion.all
-  let state: Session.State | undefined
   const capabilitiesOf = options.capabilities
-  // What `initialize` declared; until then (and for stateless requests) the current declaration.
-  let declared: Session.Capabilities | undefined
   const capabilitiesNow = (revision: Revision.RevisionSpec | undefined): Session.Capabilities =>
     typeof capabilitiesOf === "function" ? capabilitiesOf(revision) : capabilitiesOf
-  const gateCapabilities =
-    typeof capabilitiesOf === "function"
-      ? liveView(() => (state?.phase === "New" ? undefined : declared) ?? capabilitiesOf(undefined))
-      : capabilitiesOf
   const instructions = options.instructions === undefined ? {} : { instructions: options.instructions }
 
-  const lifecycleHandlers: ReadonlyArray<readonly [string, Session.Handler]> = [
-    ["ping", () => Effect.succeed({})],
+  const handlers = new Map<string, Session.Handler>([
+    ["ping", ping],
     [
       "initialize",
-      (params) =>
+      (params, info) =>
         Effect.suspend((): Effect.Effect<object, McpError.McpError> => {
-          const s = state!
+          const s = info.state
           if (s.revision !== undefined) {
             return Effect.fail(
               new McpError.InvalidRequest({ message: "initialize: the session is already initialized" })
@@ -102,7 +97,8 @@ export const make = Effect.fnUntraced(function* (options: Options) {
           s.peerCapabilities = request.capabilities
           s.peerInfo = request.clientInfo
           s.phase = "Initializing"
-          declared = capabilitiesNow(s.revision)
+          const declared = capabilitiesNow(s.revision)
+          s.declared = declared
           return Effect.succeed({
             protocolVersion: version,
             capabilities: declared,
@@ -123,30 +119,36 @@ export const make = Effect.fnUntraced(function* (options: Options) {
           ...(options.discoverCacheHints ?? { ttlMs: 0, cacheScope: "private" })
         })
     ]
-  ]
-  const handlers = new Map<string, Session.Handler>(lifecycleHandlers)
+  ])
   for (const [method, handler] of options.handlers ?? []) handlers.set(method, handler)
   const notificationHandlers = new Map<string, Session.NotificationHandler>(options.notificationHandlers ?? [])
-  notificationHandlers.set("notifications/initialized", () =>
-    Effect.sync(() => {
-      if (state!.phase === "Initializing") state!.phase = "Ready"
-    })
-  )
+  notificationHandlers.set("notifications/initialized", initialized)
 
-  const session = yield* Session.make({
+  const role: Session.RoleOptions = {
     side: "server",
     info: options.serverInfo,
-    capabilities: gateCapabilities,
+    // Incoming requests are checked against what `initialize` declared; until
+    // then (and for stateless requests) against the current declaration.
+    capabilities:
+      typeof capabilitiesOf === "function"
+        ? (state) => (state.phase === "New" ? undefined : state.declared) ?? capabilitiesOf(undefined)
+        : capabilitiesOf,
     supportedVersions,
     handlers,
     notificationHandlers,
-    lifecycleMethods: new Set(["initialize", "notifications/initialized", "notifications/message"]),
+    lifecycleMethods,
     acceptsStateless: supportedVersions.some((v) => Registry.get(v).stateless),
     peer: options.peer
-  })
-  state = session.state
-  return session
-})
+  }
+  roles.set(options, role)
+  return role
+}
+
+/**
+ * A server session over the current transport. Sessions made with the same
+ * `options` object share everything derived from it.
+ */
+export const make = (options: Options) => Session.make(roleOf(options))
 
 /** A server session over the current transport. */
 export const layer = (options: Options): Layer.Layer<Session.Session, never, Transport.Transport> =>

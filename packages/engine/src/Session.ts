@@ -39,6 +39,8 @@ export interface RequestInfo {
   /** The other side's capabilities for this request (per request in stateless revisions). */
   readonly peerCapabilities: Capabilities
   readonly peerInfo: Implementation | undefined
+  /** The state of the session serving the request (its lifecycle phase, negotiated revision). */
+  readonly state: State
 }
 
 /** Serves one request; the Peer provides `CurrentRequest` (progress, request-scoped notifications). */
@@ -46,7 +48,11 @@ export type Handler = (
   params: unknown,
   info: RequestInfo
 ) => Effect.Effect<unknown, McpError.McpError, CurrentRequest.CurrentRequest>
-export type NotificationHandler = (params: unknown, revision: Revision.RevisionSpec) => Effect.Effect<void>
+export type NotificationHandler = (
+  params: unknown,
+  revision: Revision.RevisionSpec,
+  state: State
+) => Effect.Effect<void>
 
 export type Phase = "New" | "Initializing" | "Ready"
 
@@ -58,12 +64,18 @@ export interface State {
   peerInfo: Implementation | undefined
   /** Extra fields the peer sent at initialization (e.g. `instructions`). */
   peerExtras: { readonly [key: string]: unknown }
+  /** What this side declared at initialization, when its role computes its capabilities then. */
+  declared: Capabilities | undefined
 }
 
 export interface RoleOptions {
   readonly side: Side
   readonly info: Implementation
-  readonly capabilities: Capabilities
+  /**
+   * What this side declares; incoming requests are checked against it. A
+   * function is asked at every check (a role whose declaration changes).
+   */
+  readonly capabilities: Capabilities | ((state: State) => Capabilities)
   /** Revisions this side speaks; the first one is preferred when offering. */
   readonly supportedVersions: ReadonlyArray<ProtocolVersion.ProtocolVersion>
   readonly handlers: ReadonlyMap<string, Handler>
@@ -106,6 +118,64 @@ export interface SessionShape {
 
 export class Session extends Context.Service<Session, SessionShape>()("@effect-mcp/engine/Session") {}
 
+const noExtras: { readonly [key: string]: unknown } = Object.freeze({})
+
+/**
+ * The session core: the state, its gate and the Peer. Behaviour lives on the
+ * prototype; a server keeps many idle sessions and each costs one object.
+ */
+class SessionCore implements SessionShape {
+  readonly side: Side
+  readonly state: State
+  readonly peer: Peer.Peer
+  private readonly gate: Gate.Gate
+
+  constructor(side: Side, state: State, gate: Gate.Gate, peer: Peer.Peer) {
+    this.side = side
+    this.state = state
+    this.gate = gate
+    this.peer = peer
+  }
+
+  get closed(): Effect.Effect<Exit.Exit<void, Transport.TransportError | PeerError.KeepaliveFailed>> {
+    return this.peer.closed
+  }
+
+  request(
+    method: string,
+    params?: object,
+    callOptions?: Peer.CallOptions
+  ): Effect.Effect<unknown, Peer.CallError | PeerError.NotSupported> {
+    return Effect.suspend((): Effect.Effect<unknown, Peer.CallError | PeerError.NotSupported> => {
+      const refusal = this.gate.checkOutgoing(method)
+      if (refusal !== undefined) return Effect.fail(refusal)
+      return this.peer.request(method, this.gate.encodeOutgoingParams(params), callOptions)
+    })
+  }
+
+  requestWithProgress(
+    method: string,
+    params?: object,
+    callOptions?: Omit<Peer.CallOptions, "onProgress">
+  ): Stream.Stream<Peer.ProgressEvent, Peer.CallError | PeerError.NotSupported> {
+    const refusal = this.gate.checkOutgoing(method)
+    if (refusal !== undefined) return Gate.failStream(refusal)
+    return this.peer.requestWithProgress(method, this.gate.encodeOutgoingParams(params), callOptions)
+  }
+
+  notify(
+    method: string,
+    params?: object,
+    sendOptions?: Transport.SendOptions
+  ): Effect.Effect<void, Transport.TransportError | PeerError.NotSupported> {
+    return Effect.suspend((): Effect.Effect<void, Transport.TransportError | PeerError.NotSupported> => {
+      const refusal = this.gate.checkOutgoingNotification(method)
+      if (refusal !== undefined) return Effect.fail(refusal)
+      return this.peer.notify(method, params, sendOptions)
+    })
+  }
+}
+
 /**
  * Builds the session core over the current transport. The role finishes the
  * lifecycle (ServerSession answers `initialize`, ClientSession sends it).
@@ -117,38 +187,14 @@ export const make = Effect.fnUntraced(function* (
   const state: State = {
     phase: "New",
     revision: undefined,
-    peerCapabilities: {},
+    peerCapabilities: noExtras,
     peerInfo: undefined,
-    peerExtras: {}
+    peerExtras: noExtras,
+    declared: undefined
   }
-  const gate = Gate.make(options, state)
-  const peer = yield* Peer.make(transport, gate.dispatcher, options.peer)
-
-  const request = (method: string, params?: object, callOptions?: Peer.CallOptions) =>
-    Effect.suspend((): Effect.Effect<unknown, Peer.CallError | PeerError.NotSupported> => {
-      const refusal = gate.checkOutgoing(method)
-      if (refusal !== undefined) return Effect.fail(refusal)
-      return peer.request(method, gate.encodeOutgoingParams(params), callOptions)
-    })
-
-  return {
-    side: options.side,
-    state,
-    peer,
-    request,
-    requestWithProgress: (method, params, callOptions) => {
-      const refusal = gate.checkOutgoing(method)
-      if (refusal !== undefined) return Gate.failStream(refusal)
-      return peer.requestWithProgress(method, gate.encodeOutgoingParams(params), callOptions)
-    },
-    notify: (method, params, sendOptions) =>
-      Effect.suspend((): Effect.Effect<void, Transport.TransportError | PeerError.NotSupported> => {
-        const refusal = gate.checkOutgoingNotification(method)
-        if (refusal !== undefined) return Effect.fail(refusal)
-        return peer.notify(method, params, sendOptions)
-      }),
-    closed: peer.closed
-  } satisfies SessionShape
+  const gate = new Gate.Gate(options, state)
+  const peer = yield* Peer.make(transport, gate, options.peer)
+  return new SessionCore(options.side, state, gate, peer)
 })
 
 /** The revision to answer an `initialize` offering `requested` with, or undefined when none is common. */

@@ -41,6 +41,30 @@ export interface TransportShape {
   readonly incoming: Stream.Stream<Incoming, TransportError>
   /** Sends one frame; suspends while the transport's bounded outgoing buffer is full. */
   readonly send: (frame: Outgoing, options?: SendOptions) => Effect.Effect<void, TransportError>
+  /**
+   * Push delivery, for transports that hold many idle connections: the
+   * receiver attaches itself once and the transport hands it every frame
+   * instead of being read through `incoming` (which the receiver then never
+   * runs), so an idle connection costs no waiting reader. False when the
+   * transport cannot push (it was read already): the receiver reads `incoming`.
+   */
+  readonly attach?: ((receiver: Receiver) => boolean) | undefined
+}
+
+/** The receiving end of push delivery (see `TransportShape.attach`). */
+export interface Receiver {
+  /**
+   * Hands one frame over; frames are handled in the order offered. Suspends
+   * while the receiver's bounded backlog is full; false once the input ended.
+   */
+  readonly offer: (frame: Incoming) => Effect.Effect<boolean>
+  /**
+   * Ends the input, as the end of `incoming` would: the frames offered so far
+   * are still handled, then the receiver closes. With an error: the transport failed.
+   */
+  readonly end: (error?: TransportError) => void
+  /** Completes once the input ended and every frame offered before was handled. */
+  readonly drained: Effect.Effect<void>
 }
 
 export class Transport extends Context.Service<Transport, TransportShape>()("@effect-mcp/engine/Transport") {}

@@ -24,6 +24,7 @@ import { Mac, SecureRandom } from "effect/crypto"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import type * as Scope from "effect/Scope"
 import * as Handlers from "./internal/handlers.ts"
 import * as RequestScope from "./internal/requestScope.ts"
@@ -75,8 +76,8 @@ export interface SessionEntry {
   readonly session: Session.SessionShape
   /** Set by `logging/setLevel`. */
   logLevel: Logging.LoggingLevel | undefined
-  /** URIs subscribed with `resources/subscribe`. */
-  readonly subscriptions: Set<string>
+  /** URIs subscribed with `resources/subscribe` (made by the first one). */
+  subscriptions: Set<string> | undefined
 }
 
 /** A 2026-07-28 `subscriptions/listen` stream. */
@@ -185,24 +186,35 @@ export const make = (options: Options): Effect.Effect<McpServerShape, never, Mac
         )
       })
 
+    // A declaration depends only on the revision and which kinds are present:
+    // sessions declaring the same share one object (each keeps what it declared).
+    const declarations = new Map<string, Session.Capabilities>()
     const capabilities = (revision: Revision.RevisionSpec | undefined): Session.Capabilities => {
       const hasResources = stores.resource.size > 0 || stores.template.size > 0 || declared.has("resources")
       const hasPrompts = stores.prompt.size > 0 || declared.has("prompts")
-      return Shape.capabilities(revision?.version, {
-        ...options.capabilities,
-        logging: {},
-        ...(hasPrompts || stores.template.size > 0 ? { completions: {} } : {}),
-        ...(hasPrompts ? { prompts: { listChanged: true } } : {}),
-        ...(hasResources ? { resources: { subscribe: true, listChanged: true } } : {}),
-        ...(stores.tool.size > 0 || declared.has("tools") ? { tools: { listChanged: true } } : {})
-      })
+      const hasCompletions = hasPrompts || stores.template.size > 0
+      const hasTools = stores.tool.size > 0 || declared.has("tools")
+      const key = `${revision?.version}:${+hasResources}${+hasPrompts}${+hasCompletions}${+hasTools}`
+      let shaped = declarations.get(key)
+      if (shaped === undefined) {
+        shaped = Shape.capabilities(revision?.version, {
+          ...options.capabilities,
+          logging: {},
+          ...(hasCompletions ? { completions: {} } : {}),
+          ...(hasPrompts ? { prompts: { listChanged: true } } : {}),
+          ...(hasResources ? { resources: { subscribe: true, listChanged: true } } : {}),
+          ...(hasTools ? { tools: { listChanged: true } } : {})
+        })
+        declarations.set(key, shaped)
+      }
+      return shaped
     }
 
     const resourceUpdated = (uri: string) =>
       Effect.suspend(() => {
         const targets: Array<Effect.Effect<void>> = []
         for (const entry of sessions) {
-          if ([...entry.subscriptions].some((s) => subscribedTo(s, uri))) {
+          if (entry.subscriptions !== undefined && [...entry.subscriptions].some((s) => subscribedTo(s, uri))) {
             targets.push(Effect.ignore(entry.session.notify("notifications/resources/updated", { uri })))
           }
         }
@@ -254,6 +266,42 @@ export const layer = (options: Options): Layer.Layer<McpServer> =>
     Layer.provide(SecureRandom.layerWebCrypto)
   )
 
+// Everything a server's sessions are made from is the same for all of them: made once per server.
+const sessionOptions = new WeakMap<McpServerShape, ServerSession.Options>()
+const sessionOptionsOf = (server: McpServerShape): ServerSession.Options => {
+  let options = sessionOptions.get(server)
+  if (options === undefined) {
+    options = {
+      serverInfo: server.info,
+      capabilities: server.capabilities,
+      ...(server.options.instructions === undefined ? {} : { instructions: server.options.instructions }),
+      ...(server.options.supportedVersions === undefined
+        ? {}
+        : { supportedVersions: server.options.supportedVersions }),
+      handlers: Handlers.make(server),
+      discoverCacheHints: server.options.cache?.list,
+      peer: server.options.peer
+    }
+    sessionOptions.set(server, options)
+  }
+  return options
+}
+
+// The loggers of a session: those it inherits plus the bridge of handlers' log
+// lines to the client. Sessions inheriting the same set share one.
+const bridged = new WeakMap<
+  ReadonlySet<Logger.Logger<unknown, unknown>>,
+  ReadonlySet<Logger.Logger<unknown, unknown>>
+>()
+const withBridge = (loggers: ReadonlySet<Logger.Logger<unknown, unknown>>) => {
+  let set = bridged.get(loggers)
+  if (set === undefined) {
+    set = new Set([...loggers, RequestScope.bridge])
+    bridged.set(loggers, set)
+  }
+  return set
+}
+
 /**
  * Starts a session over the current transport, served from the registries
  * (read live on every request). It lives until the scope closes.
@@ -261,24 +309,20 @@ export const layer = (options: Options): Layer.Layer<McpServer> =>
 export const makeSession: Effect.Effect<Session.SessionShape, never, McpServer | Transport.Transport | Scope.Scope> =
   Effect.gen(function* () {
     const server = yield* McpServer
-    let entry: SessionEntry | undefined
-    const handlers = Handlers.make(server, () => entry)
-    const session = yield* ServerSession.make({
-      serverInfo: server.info,
-      capabilities: server.capabilities,
-      ...(server.options.instructions === undefined ? {} : { instructions: server.options.instructions }),
-      ...(server.options.supportedVersions === undefined
-        ? {}
-        : { supportedVersions: server.options.supportedVersions }),
-      handlers,
-      discoverCacheHints: server.options.cache?.list,
-      peer: server.options.peer
-      // The session's fibers inherit the bridge of handlers' log lines to the client.
-    }).pipe(Effect.withLogger(RequestScope.bridge))
-    entry = { session, logLevel: undefined, subscriptions: new Set() }
-    const registered = entry
-    server.sessions.add(registered)
-    yield* Effect.addFinalizer(() => Effect.sync(() => server.sessions.delete(registered)))
+    const entry: SessionEntry = { session: undefined as never, logLevel: undefined, subscriptions: undefined }
+    const session = yield* ServerSession.make(sessionOptionsOf(server)).pipe(
+      // The session's fibers inherit the bridge and find their session entry in their context.
+      Effect.updateContext((context: Context.Context<Scope.Scope | Transport.Transport>) =>
+        Context.add(
+          Context.add(context, Logger.CurrentLoggers, withBridge(Context.get(context, Logger.CurrentLoggers))),
+          Handlers.CurrentEntry,
+          entry
+        )
+      )
+    )
+    ;(entry as { session: Session.SessionShape }).session = session
+    server.sessions.add(entry)
+    yield* Effect.addFinalizer(() => Effect.sync(() => server.sessions.delete(entry)))
     return session
   })
 

@@ -14,6 +14,7 @@ import type * as Revision from "@effect-mcp/protocol/Revision"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
+import type * as CurrentRequest from "../CurrentRequest.ts"
 import type * as Peer from "../Peer.ts"
 import * as PeerError from "../PeerError.ts"
 import type * as Session from "../Session.ts"
@@ -101,29 +102,72 @@ const lifecycleOf = (methods: ReadonlySet<string> | undefined): ReadonlySet<stri
   return set
 }
 
-export const make = (options: Session.RoleOptions, state: Session.State) => {
-  const mySide = options.side
-  const peerSide = otherSide[mySide]
-  const lifecycle = lifecycleOf(options.lifecycleMethods)
-  const { stateless: statelessVersions, handshake: handshakeRevision } = versions(options.supportedVersions)
-  // A session reads nearly every message in one revision: remember its validator.
-  let lastRevision: Revision.RevisionSpec | undefined
-  let lastValidator: IncomingValidator.IncomingValidator | undefined
-  const validatorOf = (revision: Revision.RevisionSpec): IncomingValidator.IncomingValidator => {
-    if (revision !== lastRevision || lastValidator === undefined) {
-      lastValidator = sharedValidator(revision, mySide)
-      lastRevision = revision
+/** What every session made with the same role options shares. */
+interface Spec {
+  readonly options: Session.RoleOptions
+  readonly mySide: Session.Side
+  readonly peerSide: Session.Side
+  readonly lifecycle: ReadonlySet<string>
+  readonly statelessVersions: ReadonlyArray<ProtocolVersion.ProtocolVersion>
+  readonly handshakeRevision: Revision.RevisionSpec
+}
+const specs = new WeakMap<Session.RoleOptions, Spec>()
+const specOf = (options: Session.RoleOptions): Spec => {
+  let spec = specs.get(options)
+  if (spec === undefined) {
+    const derived = versions(options.supportedVersions)
+    spec = {
+      options,
+      mySide: options.side,
+      peerSide: otherSide[options.side],
+      lifecycle: lifecycleOf(options.lifecycleMethods),
+      statelessVersions: derived.stateless,
+      handshakeRevision: derived.handshake
     }
-    return lastValidator
+    specs.set(options, spec)
+  }
+  return spec
+}
+
+const completeResult = (revision: Revision.RevisionSpec, result: unknown): unknown => {
+  // Stateless revisions require `resultType` on every result; handlers need not know.
+  if (!revision.stateless || !Predicate.isObject(result) || "resultType" in result) return result
+  return { ...result, resultType: "complete" }
+}
+
+/**
+ * One session's gate: the shared spec of its role plus the session's state.
+ * Its behaviour is on the prototype, so an idle session costs one small object.
+ */
+export class Gate implements Peer.Dispatcher {
+  private readonly spec: Spec
+  private readonly state: Session.State
+  // A session reads nearly every message in one revision: remember its validator.
+  private lastRevision: Revision.RevisionSpec | undefined = undefined
+  private lastValidator: IncomingValidator.IncomingValidator | undefined = undefined
+
+  constructor(options: Session.RoleOptions, state: Session.State) {
+    this.spec = specOf(options)
+    this.state = state
+  }
+
+  private validatorOf(revision: Revision.RevisionSpec): IncomingValidator.IncomingValidator {
+    if (revision !== this.lastRevision || this.lastValidator === undefined) {
+      this.lastValidator = sharedValidator(revision, this.spec.mySide)
+      this.lastRevision = revision
+    }
+    return this.lastValidator
   }
 
   /** Decides the revision (and, for stateless requests, the peer's declarations) of one incoming request. */
-  const scopeOf = (request: JsonRpc.Request): RequestScope | McpError.McpError => {
+  private scopeOf(request: JsonRpc.Request): RequestScope | McpError.McpError {
+    const { options, lifecycle } = this.spec
+    const state = this.state
     if (options.acceptsStateless === true && state.phase === "New") {
       const meta = metaOf(request.params)
       const requested = meta?.[META_PROTOCOL_VERSION]
       if (requested !== undefined) {
-        if (!(statelessVersions as ReadonlyArray<unknown>).includes(requested)) {
+        if (!(this.spec.statelessVersions as ReadonlyArray<unknown>).includes(requested)) {
           return new McpError.UnsupportedProtocolVersion({
             message: `unsupported protocol version ${String(requested)}`,
             data: { requested: String(requested), supported: [...options.supportedVersions] }
@@ -140,13 +184,18 @@ export const make = (options: Session.RoleOptions, state: Session.State) => {
     }
     if (state.revision === undefined) {
       if (!lifecycle.has(request.method)) return notInitialized(request.method)
-      return { revision: handshakeRevision, peerCapabilities: state.peerCapabilities, peerInfo: state.peerInfo }
+      return {
+        revision: this.spec.handshakeRevision,
+        peerCapabilities: state.peerCapabilities,
+        peerInfo: state.peerInfo
+      }
     }
     if (state.phase === "New" && !lifecycle.has(request.method)) return notInitialized(request.method)
     return { revision: state.revision, peerCapabilities: state.peerCapabilities, peerInfo: state.peerInfo }
   }
 
-  const checkIncoming = (spec: Revision.MethodSpec): McpError.McpError | undefined => {
+  private checkIncoming(spec: Revision.MethodSpec): McpError.McpError | undefined {
+    const { mySide, peerSide, options } = this.spec
     if (spec.sender !== peerSide && spec.sender !== "both") {
       return methodNotFound(spec.method, `not a method the ${peerSide} sends`)
     }
@@ -154,57 +203,72 @@ export const make = (options: Session.RoleOptions, state: Session.State) => {
     if (
       capability !== undefined &&
       (capability.side === mySide || capability.side === "receiver") &&
-      !hasCapability(options.capabilities, capability.path)
+      !hasCapability(
+        typeof options.capabilities === "function" ? options.capabilities(this.state) : options.capabilities,
+        capability.path
+      )
     ) {
       return methodNotFound(spec.method, `capability ${capability.path.join(".")} was not declared`)
     }
     return undefined
   }
 
-  const completeResult = (revision: Revision.RevisionSpec, result: unknown): unknown => {
-    // Stateless revisions require `resultType` on every result; handlers need not know.
-    if (!revision.stateless || !Predicate.isObject(result) || "resultType" in result) return result
-    return { ...result, resultType: "complete" }
+  request(request: JsonRpc.Request, served: Peer.Served) {
+    return Effect.suspend((): Effect.Effect<unknown, McpError.McpError, CurrentRequest.CurrentRequest> => {
+      const scope = this.scopeOf(request)
+      if (scope instanceof Error) return Effect.fail(scope)
+      served.revision = scope.revision.version
+      const validated = this.validatorOf(scope.revision).validate(request)
+      if (validated._tag === "Failure") return Effect.fail(validated.failure)
+      const refusal = this.checkIncoming(validated.success.spec)
+      if (refusal !== undefined) return Effect.fail(refusal)
+      const handler = this.spec.options.handlers.get(request.method)
+      if (handler === undefined) return Effect.fail(methodNotFound(request.method, "not implemented"))
+      const info: Session.RequestInfo = {
+        request,
+        revision: scope.revision,
+        peerCapabilities: scope.peerCapabilities,
+        peerInfo: scope.peerInfo,
+        state: this.state
+      }
+      return Effect.map(handler(validated.success.params, info), (result) => completeResult(scope.revision, result))
+    })
   }
 
-  const dispatcher: Peer.Dispatcher = {
-    request: (request, served) =>
-      Effect.suspend(() => {
-        const scope = scopeOf(request)
-        if (scope instanceof Error) return Effect.fail(scope)
-        served.revision = scope.revision.version
-        const validated = validatorOf(scope.revision).validate(request)
-        if (validated._tag === "Failure") return Effect.fail(validated.failure)
-        const refusal = checkIncoming(validated.success.spec)
-        if (refusal !== undefined) return Effect.fail(refusal)
-        const handler = options.handlers.get(request.method)
-        if (handler === undefined) return Effect.fail(methodNotFound(request.method, "not implemented"))
-        const info: Session.RequestInfo = {
-          request,
-          revision: scope.revision,
-          peerCapabilities: scope.peerCapabilities,
-          peerInfo: scope.peerInfo
-        }
-        return Effect.map(handler(validated.success.params, info), (result) => completeResult(scope.revision, result))
-      }),
-    notification: (notification) =>
-      Effect.suspend(() => {
-        const handler = options.notificationHandlers?.get(notification.method)
-        if (handler === undefined) return Effect.void
-        const revision = state.revision ?? handshakeRevision
-        const validated = validatorOf(revision).validate(notification)
-        // An invalid notification cannot be answered; it is logged and dropped.
-        if (validated._tag === "Failure") {
-          return Effect.logDebug(`dropped invalid notification ${notification.method}: ${validated.failure.message}`)
-        }
-        return handler(validated.success.params, revision)
-      }),
-    acceptsBatch: () => state.revision?.batches === true,
-    cancellable: (method) => method !== "initialize"
+  notification(notification: JsonRpc.Notification): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const handler = this.spec.options.notificationHandlers?.get(notification.method)
+      if (handler === undefined) return Effect.void
+      const revision = this.state.revision ?? this.spec.handshakeRevision
+      const validated = this.validatorOf(revision).validate(notification)
+      // An invalid notification cannot be answered; it is logged and dropped.
+      if (validated._tag === "Failure") {
+        return Effect.logDebug(`dropped invalid notification ${notification.method}: ${validated.failure.message}`)
+      }
+      return handler(validated.success.params, revision, this.state)
+    })
   }
 
-  const checkOutgoingSpec = (method: string, kind: "Request" | "Notification"): PeerError.NotSupported | undefined => {
-    const revision = state.revision ?? (lifecycle.has(method) ? handshakeRevision : undefined)
+  acceptsBatch(): boolean {
+    return this.state.revision?.batches === true
+  }
+
+  cancellable(method: string): boolean {
+    return method !== "initialize"
+  }
+
+  checkOutgoing(method: string): PeerError.NotSupported | undefined {
+    return this.checkOutgoingSpec(method, "Request")
+  }
+
+  checkOutgoingNotification(method: string): PeerError.NotSupported | undefined {
+    return this.checkOutgoingSpec(method, "Notification")
+  }
+
+  private checkOutgoingSpec(method: string, kind: "Request" | "Notification"): PeerError.NotSupported | undefined {
+    const { mySide, peerSide, lifecycle } = this.spec
+    const state = this.state
+    const revision = state.revision ?? (lifecycle.has(method) ? this.spec.handshakeRevision : undefined)
     if (revision === undefined || (state.phase !== "Ready" && !lifecycle.has(method))) {
       return new PeerError.NotSupported({ method, reason: "NotInitialized", detail: "the session is not initialized" })
     }
@@ -231,17 +295,11 @@ export const make = (options: Session.RoleOptions, state: Session.State) => {
     return undefined
   }
 
-  const encodeOutgoingParams = (params: object | undefined): object | undefined => {
-    const revision = state.revision
-    if (revision === undefined || !revision.stateless || options.statelessMeta === undefined) return params
+  encodeOutgoingParams(params: object | undefined): object | undefined {
+    const revision = this.state.revision
+    const statelessMeta = this.spec.options.statelessMeta
+    if (revision === undefined || !revision.stateless || statelessMeta === undefined) return params
     const base = (params ?? {}) as { readonly _meta?: object }
-    return { ...base, _meta: { ...options.statelessMeta(revision), ...base._meta } }
-  }
-
-  return {
-    dispatcher,
-    checkOutgoing: (method: string) => checkOutgoingSpec(method, "Request"),
-    checkOutgoingNotification: (method: string) => checkOutgoingSpec(method, "Notification"),
-    encodeOutgoingParams
+    return { ...base, _meta: { ...statelessMeta(revision), ...base._meta } }
   }
 }

@@ -48,6 +48,37 @@ export interface Config {
 
 export type Connection = Queue.Queue<string, Cause.Done>
 
+/** The input of a session that reads `incoming` instead of attaching itself. */
+interface Pull {
+  readonly queue: Queue.Queue<Transport.Incoming, Transport.TransportError | Cause.Done>
+  readonly drained: Deferred.Deferred<void>
+}
+
+/**
+ * A session's transport. Its `incoming` is made only when read: a session
+ * that attaches itself (push delivery) never reads it, so an idle session
+ * holds neither a reader nor a queue.
+ */
+class SessionTransport implements Transport.TransportShape {
+  readonly send: Transport.TransportShape["send"]
+  readonly attach: (receiver: Transport.Receiver) => boolean
+  private readonly read: () => Stream.Stream<Transport.Incoming, Transport.TransportError>
+
+  constructor(
+    send: Transport.TransportShape["send"],
+    attach: (receiver: Transport.Receiver) => boolean,
+    read: () => Stream.Stream<Transport.Incoming, Transport.TransportError>
+  ) {
+    this.send = send
+    this.attach = attach
+    this.read = read
+  }
+
+  get incoming(): Stream.Stream<Transport.Incoming, Transport.TransportError> {
+    return this.read()
+  }
+}
+
 /** A send waiting for room on its stream; `done` completes once its event is queued (or dropped). */
 interface Waiter {
   readonly data: string
@@ -133,8 +164,17 @@ const sessionClosedResponse = (id: JsonRpc.RequestId): JsonRpc.Message =>
 export const make = Effect.fnUntraced(function* (config: Config) {
   const clock = yield* Clock.Clock
   const lock = Semaphore.makeUnsafe(1)
-  const incoming = yield* Queue.bounded<Transport.Incoming, Transport.TransportError | Cause.Done>(256)
-  const drained = Deferred.makeUnsafe<void>()
+  // The MCP session attaches itself (push delivery: no reader waits while the
+  // session is idle), or else reads `incoming`, whose queue is made then.
+  let receiver: Transport.Receiver | undefined
+  let pull: Pull | undefined
+  const pulled = (): Effect.Effect<Pull> =>
+    pull === undefined
+      ? Effect.map(Queue.bounded<Transport.Incoming, Transport.TransportError | Cause.Done>(256), (queue) => {
+          pull ??= { queue, drained: Deferred.makeUnsafe<void>() }
+          return pull
+        })
+      : Effect.succeed(pull)
   const byRequest = new Map<JsonRpc.RequestId, LogicalStream>()
   const streams = new Map<string, LogicalStream>()
   const initializeIds = new Set<JsonRpc.RequestId>()
@@ -416,11 +456,23 @@ export const make = Effect.fnUntraced(function* (config: Config) {
 
   const session: HttpSession = {
     id: config.id,
-    transport: {
-      incoming: Stream.fromQueue(incoming).pipe(Stream.ensuring(Deferred.done(drained, Exit.void))),
-      send
-    },
-    drained: Deferred.await(drained),
+    transport: new SessionTransport(
+      send,
+      (attached) => {
+        if (pull !== undefined || receiver !== undefined) return false
+        receiver = attached
+        return true
+      },
+      () =>
+        Stream.unwrap(
+          Effect.map(pulled(), (p) =>
+            Stream.fromQueue(p.queue).pipe(Stream.ensuring(Deferred.done(p.drained, Exit.void)))
+          )
+        )
+    ),
+    drained: Effect.suspend(() =>
+      receiver === undefined ? Effect.flatMap(pulled(), (p) => Deferred.await(p.drained)) : receiver.drained
+    ),
     protocolVersion: undefined,
     lastActive: clock.currentTimeMillisUnsafe(),
     active: 0,
@@ -444,10 +496,17 @@ export const make = Effect.fnUntraced(function* (config: Config) {
     offer: (frame) =>
       closed
         ? Effect.succeed(false)
-        : Effect.tap(Queue.offer(incoming, Result.succeed(frame)), (accepted) =>
-            accepted ? releaseCancelled(frame) : Effect.void
+        : Effect.tap(
+            receiver === undefined
+              ? Effect.flatMap(pulled(), (p) => Queue.offer(p.queue, Result.succeed(frame)))
+              : receiver.offer(Result.succeed(frame)),
+            (accepted) => (accepted ? releaseCancelled(frame) : Effect.void)
           ),
-    endInput: Effect.asVoid(Queue.end(incoming)),
+    endInput: Effect.suspend(() => {
+      if (receiver === undefined) return Effect.flatMap(pulled(), (p) => Effect.asVoid(Queue.end(p.queue)))
+      receiver.end()
+      return Effect.void
+    }),
     body,
     completeText,
     openStandalone: (priming) =>
@@ -507,7 +566,8 @@ export const make = Effect.fnUntraced(function* (config: Config) {
         Deferred.doneUnsafe(stream.done, Exit.void)
       }
       byRequest.clear()
-      Queue.endUnsafe(incoming)
+      if (receiver !== undefined) receiver.end()
+      else if (pull !== undefined) Queue.endUnsafe(pull.queue)
       return Effect.forEach([...streams.values()], forget, { discard: true })
     })
   }

@@ -10,9 +10,11 @@ import * as Meta from "@effect-mcp/protocol/Meta"
 import type * as Resources from "@effect-mcp/protocol/Resources"
 import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import type * as Session from "@effect-mcp/engine/Session"
+import * as Services from "effect/Context"
 import { SecureRandom } from "effect/crypto"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Predicate from "effect/Predicate"
 import type { Listener, McpServerShape, Registered, SessionEntry } from "../McpServer.ts"
 import * as FeatureHandlers from "./features.ts"
@@ -37,10 +39,22 @@ export interface Context {
   readonly finish: <A extends object>(info: Session.RequestInfo, result: A) => A
 }
 
-export const make = (
-  server: McpServerShape,
-  entryOf: () => SessionEntry | undefined
-): ReadonlyMap<string, Session.Handler> => {
+/**
+ * The stateful session a request is served in. A session's Peer carries it in
+ * the context its request fibers start with, so one table of handlers serves
+ * every session of a server.
+ */
+export class CurrentEntry extends Services.Service<CurrentEntry, SessionEntry>()(
+  "@effect-mcp/server/internal/CurrentEntry"
+) {}
+
+const entryOf = (): SessionEntry | undefined => {
+  const fiber = Fiber.getCurrent()
+  return fiber === undefined ? undefined : Services.getOrUndefined(fiber.context, CurrentEntry)
+}
+
+/** The handlers of a server's sessions: built once per server, shared by all its sessions. */
+export const make = (server: McpServerShape): ReadonlyMap<string, Session.Handler> => {
   const options = server.options
   const pageSize = Math.max(1, options.pageSize ?? 100)
   const listCache = options.cache?.list ?? conservative
@@ -107,8 +121,9 @@ export const make = (
         const uri = paramsOf(params).uri
         const entry = entryOf()
         if (entry !== undefined && typeof uri === "string") {
-          if (subscribe) entry.subscriptions.add(uri)
-          else entry.subscriptions.delete(uri)
+          if (!subscribe) entry.subscriptions?.delete(uri)
+          else if (entry.subscriptions === undefined) entry.subscriptions = new Set([uri])
+          else entry.subscriptions.add(uri)
         }
         return {}
       })
