@@ -2,6 +2,9 @@
  * An in-process transport: two linked ends, for tests and in-process hosts.
  * Messages cross as objects (no JSON round trip) unless `codec` asks for the
  * full encode/decode path, which tests use to exercise the codec.
+ *
+ * A Peer attaches itself to its end (push delivery): frames are handed to it
+ * on a microtask after they are sent, with no reader fiber to resume.
  */
 import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 import * as Effect from "effect/Effect"
@@ -10,6 +13,8 @@ import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { Mailbox } from "./internal/mailbox.ts"
+import * as PeerDirect from "./internal/peerDirect.ts"
+import { PeerInput } from "./internal/peerInput.ts"
 import * as Transport from "./Transport.ts"
 
 export interface Options {
@@ -31,11 +36,19 @@ const closedError = new Transport.TransportError({ reason: "Closed", message: "m
 
 const makeEnd = (inbox: Inbox, outbox: Inbox, codec: boolean): End => {
   let closed = false
+  // `incoming` and push delivery exclude each other: whichever comes first wins.
+  let reading = false
+  let attached = false
   const deliver = codec
     ? (frame: Transport.Outgoing): Transport.Incoming => JsonRpcCodec.decode(JsonRpcCodec.encode(frame))
     : (frame: Transport.Outgoing): Transport.Incoming => Result.succeed(frame as JsonRpcCodec.Decoded)
-  return {
-    incoming: Stream.fromPull(Effect.succeed(inbox.take)),
+  const end: End = {
+    incoming: Stream.fromPull(
+      Effect.sync(() => {
+        reading = true
+        return attached ? Effect.never : inbox.take
+      })
+    ),
     send: (frame) =>
       Effect.suspend(() => {
         if (closed) return Effect.fail(closedError)
@@ -50,6 +63,24 @@ const makeEnd = (inbox: Inbox, outbox: Inbox, codec: boolean): End => {
       inbox.close()
     })
   }
+  // Push delivery and plain-call sends are not enumerable: a wrapper made by
+  // spreading an end (`{ ...end, incoming }`) keeps neither, so a Peer over
+  // it reads and sends through the wrapper.
+  Object.defineProperty(end, "attach", {
+    value: (receiver: Transport.Receiver): boolean => {
+      if (reading || attached || !(receiver instanceof PeerInput)) return false
+      attached = true
+      receiver.bind(inbox)
+      inbox.attach(receiver)
+      return true
+    }
+  })
+  // A frame that fits is taken as a plain call (the Peer then needs no effect to send it).
+  return PeerDirect.withSendNow(end, (frame) => {
+    if (closed || !outbox.hasRoom()) return false
+    outbox.offerNow(deliver(frame))
+    return true
+  })
 }
 
 /**

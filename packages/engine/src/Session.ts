@@ -149,7 +149,7 @@ class SessionCore implements SessionShape {
     return Effect.suspend((): Effect.Effect<unknown, Peer.CallError | PeerError.NotSupported> => {
       const refusal = this.gate.checkOutgoing(method)
       if (refusal !== undefined) return Effect.fail(refusal)
-      return this.peer.request(method, this.gate.encodeOutgoingParams(params), callOptions)
+      return Peer.requestNow(this.peer, method, this.gate.encodeOutgoingParams(params), callOptions)
     })
   }
 

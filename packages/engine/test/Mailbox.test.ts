@@ -65,4 +65,48 @@ describe("Mailbox (MemoryTransport's inbox)", () => {
       assert.deepStrictEqual(yield* collect(mailbox), [1])
     })
   )
+
+  it.effect(
+    "an attached consumer takes items in order on a microtask, waits when it asks to, and ends after close",
+    () =>
+      Effect.gen(function* () {
+        const mailbox = new Mailbox<number>(3)
+        const taken: Array<number> = []
+        let ended = 0
+        mailbox.attach({
+          push: (n) => {
+            taken.push(n)
+            // 2 asks the mailbox to wait, as a frame whose handling goes on in a fiber does.
+            return n !== 2
+          },
+          end: () => ended++
+        })
+        for (const n of [1, 2, 3]) assert.isTrue(yield* mailbox.offer(n))
+        assert.deepStrictEqual(taken, [], "nothing is handed over inside offer")
+        yield* Effect.promise(() => Promise.resolve())
+        assert.deepStrictEqual(taken, [1, 2])
+        // 3 waits in front; the mailbox is full again after 4 and 5, so 6 waits for room.
+        yield* mailbox.offer(4)
+        yield* mailbox.offer(5)
+        const sender = yield* Effect.forkChild(mailbox.offer(6))
+        yield* Effect.yieldNow
+        assert.isUndefined(sender.pollUnsafe())
+        mailbox.resume()
+        yield* Effect.promise(() => Promise.resolve())
+        assert.isTrue(yield* Fiber.join(sender))
+        assert.deepStrictEqual(taken, [1, 2, 3, 4, 5, 6])
+        // 2 again: the consumer waits, and a close then ends it only once it has taken the rest.
+        yield* mailbox.offer(2)
+        yield* mailbox.offer(8)
+        yield* Effect.promise(() => Promise.resolve())
+        mailbox.close()
+        assert.isFalse(yield* mailbox.offer(9))
+        yield* Effect.promise(() => Promise.resolve())
+        assert.strictEqual(ended, 0)
+        mailbox.resume()
+        yield* Effect.promise(() => Promise.resolve())
+        assert.deepStrictEqual(taken, [1, 2, 3, 4, 5, 6, 2, 8])
+        assert.strictEqual(ended, 1)
+      })
+  )
 })

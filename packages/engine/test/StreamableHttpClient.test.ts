@@ -20,6 +20,7 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as Stream from "effect/Stream"
 import { TestClock } from "effect/testing"
+import * as Tracer from "effect/Tracer"
 import { advanceUntilDone, clientInfo } from "./fixtures.ts"
 import { inMemoryClient, serverOptions, tools, URL_MCP } from "./StreamableHttpFixtures.ts"
 import * as HttpClientService from "effect/http/HttpClient"
@@ -351,6 +352,103 @@ describe("Streamable HTTP client", () => {
         seen.map((r) => r.method),
         ["POST"]
       )
+    })
+  )
+})
+
+describe("Streamable HTTP client: request bodies and trace context", () => {
+  const recordingServer = () => {
+    const bodies: Array<number> = []
+    const sent: Array<HttpClientRequest.HttpClientRequest> = []
+    const app = Effect.gen(function* () {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const text = yield* Effect.orDie(request.text)
+      bodies.push(text.length)
+      const message = JSON.parse(text) as { readonly id?: number }
+      if (message.id === undefined) return HttpServerResponse.empty({ status: 202 })
+      return HttpServerResponse.text(JSON.stringify({ jsonrpc: "2.0", id: message.id, result: {} }), {
+        contentType: "application/json"
+      })
+    })
+    const http = inMemoryClient(app, (request) => sent.push(request))
+    return { bodies, sent, http }
+  }
+
+  it.effect(
+    "a small request goes as one buffer, a large one as a counted stream; each is taken before send returns",
+    () =>
+      Effect.gen(function* () {
+        const { bodies, sent, http } = recordingServer()
+        const transport = yield* StreamableHttpClient.make({ url: URL_MCP }).pipe(
+          Effect.provideService(HttpClientService.HttpClient, http)
+        )
+        yield* transport.send(JsonRpc.request(1, "tools/call", { name: "echo", arguments: { text: "hi" } }))
+        assert.strictEqual(bodies.length, 1, "the small body was read before send returned")
+        assert.strictEqual(sent[0]!.body._tag, "Uint8Array")
+        const large = "x".repeat(100 * 1024)
+        yield* transport.send(JsonRpc.request(2, "tools/call", { name: "echo", arguments: { text: large } }))
+        assert.strictEqual(bodies.length, 2, "the large body was read before send returned")
+        const body = sent[1]!.body
+        assert.strictEqual(body._tag, "Stream")
+        assert.isTrue(body._tag === "Stream" && body.contentLength !== undefined && body.contentLength > large.length)
+        const replies = yield* transport.incoming.pipe(Stream.take(2), Stream.runCollect)
+        assert.strictEqual(replies.length, 2)
+      })
+  )
+
+  it.effect("without a tracer a POST carries no trace context; with one it does", () =>
+    Effect.gen(function* () {
+      const { sent, http } = recordingServer()
+      const transport = yield* StreamableHttpClient.make({ url: URL_MCP }).pipe(
+        Effect.provideService(HttpClientService.HttpClient, http)
+      )
+      yield* transport.send(JsonRpc.notification("notifications/progress"))
+      assert.isUndefined(sent[0]!.headers["traceparent"])
+      assert.isUndefined(sent[0]!.headers["b3"])
+      const spans: Array<string> = []
+      const tracer = Tracer.make({
+        span: (options) => {
+          spans.push(options.name)
+          return new Tracer.NativeSpan(options)
+        }
+      })
+      yield* transport.send(JsonRpc.notification("notifications/progress")).pipe(Effect.withTracer(tracer))
+      assert.isDefined(sent[1]!.headers["traceparent"])
+      assert.isTrue(spans.length > 0, "the installed tracer saw the POST's span")
+    })
+  )
+})
+
+describe("Streamable HTTP client: SSE replies of known length", () => {
+  it.effect("a short SSE reply with Content-Length is read whole (not streamed); an oversize event still fails", () =>
+    Effect.gen(function* () {
+      const result = JSON.stringify({ jsonrpc: "2.0", id: 1, result: { content: [] } })
+      const text = `id: s_1_0\nretry: 1000\ndata: \n\nevent: message\nid: s_1_1\ndata: ${result}\n\n`
+      const app = Effect.succeed(
+        HttpServerResponse.text(text, {
+          contentType: "text/event-stream",
+          headers: { "content-length": String(new TextEncoder().encode(text).length) }
+        })
+      )
+      const inner = inMemoryClient(app)
+      // Streaming this reply would die: only a whole read gets its events.
+      const http = HttpClientService.make((request) =>
+        Effect.map(inner.execute(request), (response) =>
+          Object.create(response, { stream: { get: () => Stream.die("the reply was streamed") } })
+        )
+      )
+      const transport = yield* StreamableHttpClient.make({ url: URL_MCP, standaloneStream: false }).pipe(
+        Effect.provideService(HttpClientService.HttpClient, http)
+      )
+      yield* transport.send(JsonRpc.request(1, "tools/call", { name: "echo", arguments: {} }))
+      const [reply] = yield* transport.incoming.pipe(Stream.take(1), Stream.runCollect)
+      assert.deepStrictEqual(reply!._tag === "Success" ? reply!.success : undefined, JSON.parse(result))
+      const small = yield* StreamableHttpClient.make({ url: URL_MCP, standaloneStream: false, maxEventBytes: 16 }).pipe(
+        Effect.provideService(HttpClientService.HttpClient, http)
+      )
+      yield* small.send(JsonRpc.request(1, "tools/call", { name: "echo", arguments: {} }))
+      const error = yield* Stream.runDrain(small.incoming).pipe(Effect.flip)
+      assert.strictEqual(error.reason, "FrameTooLarge")
     })
   )
 })

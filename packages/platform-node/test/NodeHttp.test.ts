@@ -182,6 +182,32 @@ describe("Streamable HTTP over loopback sockets", () => {
   )
 
   it.live(
+    "a chunked body without Content-Length that outgrows the limit gets 413 once read; the server keeps serving",
+    () =>
+      Effect.gen(function* () {
+        const { url } = yield* listen({ maxBodyBytes: 64 * 1024 })
+        const http = yield* nodeHttp
+        const big = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping", params: { pad: "x".repeat(256 * 1024) } })
+        const chunks = Array.from({ length: 16 }, (_, i) =>
+          new TextEncoder().encode(big.slice((i * big.length) / 16, ((i + 1) * big.length) / 16))
+        )
+        const response = yield* http
+          .execute(
+            HttpClientRequest.post(url).pipe(
+              HttpClientRequest.bodyStream(Stream.fromIterable(chunks), { contentType: "application/json" }),
+              HttpClientRequest.setHeaders({ accept: "application/json, text/event-stream" })
+            )
+          )
+          .pipe(Effect.orDie)
+        assert.isUndefined(response.request.headers["content-length"])
+        assert.strictEqual(response.status, 413)
+        assert.match(yield* Effect.orDie(response.text), /Payload Too Large/)
+        for (let i = 0; i < 3; i++) assert.strictEqual((yield* raw(http, url, initialize)).status, 200)
+      }),
+    TIMEOUT
+  )
+
+  it.live(
     "legacy HTTP+SSE, reached through the Streamable HTTP client's fallback",
     () =>
       Effect.gen(function* () {

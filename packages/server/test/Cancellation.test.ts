@@ -46,6 +46,51 @@ describe("cancellation and progress", () => {
       })
     )
 
+    it.effect(`${version}: with every ask capability declared, cancelling still interrupts the handler`, () =>
+      Effect.gen(function* () {
+        const started = yield* Deferred.make<void>()
+        const finalized = yield* Deferred.make<void>()
+        const { client } = yield* connect({
+          features: Tool.layer(slowTool(started, finalized)),
+          version,
+          capabilities: { sampling: {}, elicitation: {}, roots: {} }
+        })
+        const call = yield* client.request("tools/call", { name: "slow", arguments: {} }).pipe(Effect.forkChild)
+        yield* Deferred.await(started)
+        assert.strictEqual(yield* Deferred.isDone(finalized), false)
+        yield* Fiber.interrupt(call)
+        yield* Deferred.await(finalized)
+      })
+    )
+
+    it.effect(`${version}: a cancelled handler that logged stops, finalizer run, and the session serves on`, () =>
+      Effect.gen(function* () {
+        const started = yield* Deferred.make<void>()
+        const finalized = yield* Deferred.make<void>()
+        const chatty = Tool.make("chatty", {
+          input: Schema.Struct({}),
+          handler: () =>
+            Effect.gen(function* () {
+              yield* Effect.addFinalizer(() => Deferred.succeed(finalized, undefined))
+              for (let i = 0; i < 5; i++) yield* ServerRequest.log("warning", `line ${i}`)
+              yield* Deferred.succeed(started, undefined)
+              return yield* Effect.never
+            }).pipe(Effect.scoped)
+        })
+        const echo = Tool.make("echo", {
+          input: Schema.Struct({ text: Schema.String }),
+          handler: ({ text }) => Effect.as(ServerRequest.log("warning", "echoing"), text)
+        })
+        const { client, request } = yield* connect({ features: Tool.layer(chatty, echo), version })
+        const call = yield* client.request("tools/call", { name: "chatty", arguments: {} }).pipe(Effect.forkChild)
+        yield* Deferred.await(started)
+        yield* Fiber.interrupt(call)
+        yield* Deferred.await(finalized)
+        const answer = (yield* request("tools/call", { name: "echo", arguments: { text: "still here" } })) as Obj
+        assert.deepStrictEqual(answer.content, [{ type: "text", text: "still here" }])
+      })
+    )
+
     it.effect(`${version}: progress from a handler reaches the caller, then the result`, () =>
       Effect.gen(function* () {
         const { client } = yield* connect({ features: Tool.layer(steps), version })

@@ -219,9 +219,12 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
     const outputSchema = callOptions?.outputSchema
     const rest = callOptions === undefined ? undefined : withoutOutputSchema(callOptions)
     return Effect.flatMap(request("tools/call", callToolParams(name, args), rest, onProgress), (raw) => {
-      const decoded = decodeCallTool(raw)
-      if (Result.isFailure(decoded)) return Effect.fail(malformed("tools/call", decoded.failure))
-      const result = decoded.success
+      let result = Decode.plainTextResult(raw)
+      if (result === undefined) {
+        const decoded = decodeCallTool(raw)
+        if (Result.isFailure(decoded)) return Effect.fail(malformed("tools/call", decoded.failure))
+        result = decoded.success
+      }
       // The common case needs no checks: no schema asked for, none advertised, nothing structured.
       if (
         outputSchema === undefined &&

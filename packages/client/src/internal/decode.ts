@@ -4,6 +4,7 @@
  * synchronously, without an Effect or a fiber; an invalid one is decoded
  * again by the interpreter, so failures carry the same issues as before.
  */
+import type * as Tools from "@effect-mcp/protocol/Tools"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaJITCompiler from "effect/schema/SchemaJITCompiler"
@@ -22,4 +23,37 @@ export const compiled = <A>(schema: Schema.Decoder<A>): ((input: unknown) => Res
     }
     return Result.succeed(value)
   }
+}
+
+const isPlainObject = (u: unknown): u is { readonly [key: string]: unknown } =>
+  typeof u === "object" && u !== null && Object.getPrototypeOf(u) === Object.prototype
+
+/**
+ * The commonest tool result (text blocks, maybe `isError`, nothing else)
+ * read without the schema, as the value `CallToolResult` decodes it to (a
+ * copy); undefined for anything else, which the schema decodes.
+ */
+export const plainTextResult = (u: unknown): Tools.CallToolResult | undefined => {
+  if (!isPlainObject(u)) return undefined
+  let keys = 0
+  const isError = u.isError
+  if (isError !== undefined) {
+    if (typeof isError !== "boolean") return undefined
+    keys++
+  }
+  const content = u.content
+  if (!Array.isArray(content)) return undefined
+  keys++
+  for (const _ in u) if (--keys < 0) return undefined
+  const blocks: Array<{ readonly type: "text"; readonly text: string }> = new Array(content.length)
+  for (let i = 0; i < content.length; i++) {
+    const block: unknown = content[i]
+    if (!isPlainObject(block) || block.type !== "text") return undefined
+    const text = block.text
+    if (typeof text !== "string") return undefined
+    let extra = -2
+    for (const _ in block) if (++extra > 0) return undefined
+    blocks[i] = { type: "text", text }
+  }
+  return isError === undefined ? { content: blocks } : { content: blocks, isError }
 }

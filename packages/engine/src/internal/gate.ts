@@ -129,10 +129,17 @@ const specOf = (options: Session.RoleOptions): Spec => {
   return spec
 }
 
-const completeResult = (revision: Revision.RevisionSpec, result: unknown): unknown => {
+const completeResult = (result: unknown): unknown => {
   // Stateless revisions require `resultType` on every result; handlers need not know.
-  if (!revision.stateless || !Predicate.isObject(result) || "resultType" in result) return result
+  if (!Predicate.isObject(result) || "resultType" in result) return result
   return { ...result, resultType: "complete" }
+}
+
+/** An outgoing request the gate allowed, and what it was allowed under. */
+interface Allowed {
+  readonly method: string
+  readonly revision: Revision.RevisionSpec | undefined
+  readonly capabilities: Session.Capabilities
 }
 
 /**
@@ -145,6 +152,9 @@ export class Gate implements Peer.Dispatcher {
   // A session reads nearly every message in one revision: remember its validator.
   private lastRevision: Revision.RevisionSpec | undefined = undefined
   private lastValidator: IncomingValidator.IncomingValidator | undefined = undefined
+  private allowed: Allowed | undefined = undefined
+  private metaRevision: Revision.RevisionSpec | undefined = undefined
+  private meta: object | undefined = undefined
 
   constructor(options: Session.RoleOptions, state: Session.State) {
     this.spec = specOf(options)
@@ -231,7 +241,8 @@ export class Gate implements Peer.Dispatcher {
         peerInfo: scope.peerInfo,
         state: this.state
       }
-      return Effect.map(handler(validated.success.params, info), (result) => completeResult(scope.revision, result))
+      const result = handler(validated.success.params, info)
+      return scope.revision.stateless ? Effect.map(result, completeResult) : result
     })
   }
 
@@ -258,7 +269,24 @@ export class Gate implements Peer.Dispatcher {
   }
 
   checkOutgoing(method: string): PeerError.NotSupported | undefined {
-    return this.checkOutgoingSpec(method, "Request")
+    // A client sends the same method over and over: the last allowed one is remembered
+    // for as long as the revision and the peer's capabilities stay the same.
+    const state = this.state
+    const allowed = this.allowed
+    if (
+      allowed !== undefined &&
+      allowed.method === method &&
+      allowed.revision === state.revision &&
+      allowed.capabilities === state.peerCapabilities &&
+      state.phase === "Ready"
+    ) {
+      return undefined
+    }
+    const refusal = this.checkOutgoingSpec(method, "Request")
+    if (refusal === undefined && state.phase === "Ready") {
+      this.allowed = { method, revision: state.revision, capabilities: state.peerCapabilities }
+    }
+    return refusal
   }
 
   checkOutgoingNotification(method: string): PeerError.NotSupported | undefined {
@@ -299,7 +327,12 @@ export class Gate implements Peer.Dispatcher {
     const revision = this.state.revision
     const statelessMeta = this.spec.options.statelessMeta
     if (revision === undefined || !revision.stateless || statelessMeta === undefined) return params
+    // The declarations are the same on every request of a revision: made once, shared (frozen).
+    if (this.metaRevision !== revision || this.meta === undefined) {
+      this.meta = Object.freeze(statelessMeta(revision))
+      this.metaRevision = revision
+    }
     const base = (params ?? {}) as { readonly _meta?: object }
-    return { ...base, _meta: { ...statelessMeta(revision), ...base._meta } }
+    return { ...base, _meta: base._meta === undefined ? this.meta : { ...this.meta, ...base._meta } }
   }
 }

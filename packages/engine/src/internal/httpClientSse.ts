@@ -16,6 +16,9 @@ import * as Stream from "effect/Stream"
 import * as Transport from "../Transport.ts"
 import { CONTENT_SSE } from "./httpWire.ts"
 
+/** Largest SSE body of declared length read whole rather than as a stream. */
+const WHOLE_BODY_BYTES = 64 * 1024
+
 /** Default bound of one SSE event, as the stdio transport bounds a frame. */
 export const defaultMaxEventBytes = 64 * 1024 * 1024
 
@@ -56,8 +59,11 @@ export interface Config {
   readonly failed: (error: Transport.TransportError) => Effect.Effect<void>
 }
 
+export const isSseContent = (contentType: string | undefined): boolean =>
+  contentType?.toLowerCase().startsWith(CONTENT_SSE) === true
+
 export const isSse = (response: HttpClientResponse.HttpClientResponse): boolean =>
-  (response.headers["content-type"] ?? "").toLowerCase().startsWith(CONTENT_SSE)
+  isSseContent(response.headers["content-type"])
 
 /**
  * Reads one response's events; resolves when the body ends or drops (a lost
@@ -89,14 +95,31 @@ const readBody = (
       },
       { maxEventSize: maxEventBytes }
     )
+    const drain = Effect.suspend(() => {
+      const ready = events.splice(0, events.length)
+      return Effect.forEach(ready, onEvent, { discard: true })
+    })
+    // A short body of known length (a reply the server had whole) is read at once: the
+    // stream machinery would cost more than the events.
+    const length = response.headers["content-length"]
+    if (length !== undefined && Number(length) <= WHOLE_BODY_BYTES) {
+      return Effect.matchEffect(response.text, {
+        // A body cut short is a dropped connection, as when streaming.
+        onFailure: () => Effect.succeed(undefined),
+        onSuccess: (text) => {
+          const error = parser.feed(text)
+          if (error !== undefined || oversized) return Effect.succeed(tooLarge(maxEventBytes))
+          return Effect.as(drain, undefined)
+        }
+      })
+    }
     return response.stream.pipe(
       Stream.decodeText,
       Stream.runForEach((chunk) =>
         Effect.suspend(() => {
           const error = parser.feed(chunk)
           if (error !== undefined || oversized) return Effect.fail(tooLarge(maxEventBytes))
-          const ready = events.splice(0, events.length)
-          return Effect.forEach(ready, onEvent, { discard: true })
+          return drain
         })
       ),
       Effect.matchCause({

@@ -230,8 +230,7 @@ const refuse = (problem: { readonly error: McpError.McpError; readonly id: JsonR
 
 export const handle = (request: HttpServerRequest.HttpServerRequest, context: Context) =>
   Effect.gen(function* () {
-    const accept = request.headers["accept"]
-    if (!Wire.accepts(accept, Wire.CONTENT_JSON) || !Wire.accepts(accept, Wire.CONTENT_SSE)) {
+    if (!Wire.acceptsJsonAndSse(request.headers["accept"])) {
       return Wire.transportError(406, "Not Acceptable: the client must accept application/json and text/event-stream")
     }
     if (!Wire.isJsonContent(request.headers["content-type"])) {
@@ -262,7 +261,14 @@ export const handle = (request: HttpServerRequest.HttpServerRequest, context: Co
       })
     }
 
-    const bodyVersion = messages.map(Headers.metaVersionOf).find(Headers.isStatelessVersion)
+    let bodyVersion: string | undefined
+    for (const message of messages) {
+      const version = Headers.metaVersionOf(message)
+      if (Headers.isStatelessVersion(version)) {
+        bodyVersion = version
+        break
+      }
+    }
     const statelessVersion = bodyVersion ?? (Headers.isStatelessVersion(headerVersion) ? headerVersion : undefined)
     if (statelessVersion !== undefined) {
       if (batch) return Wire.badRequest(`batches are not supported by revision ${statelessVersion}`)

@@ -6,11 +6,13 @@
 import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 import * as McpError from "@effect-mcp/protocol/McpError"
+import * as ByteSize from "effect/ByteSize"
 import * as Effect from "effect/Effect"
+import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
+import type * as HttpServerError from "effect/http/HttpServerError"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Result from "effect/Result"
-import * as Stream from "effect/Stream"
 
 export const HEADER_SESSION_ID = "mcp-session-id"
 export const HEADER_PROTOCOL_VERSION = "mcp-protocol-version"
@@ -109,6 +111,20 @@ export const accepts = (accept: string | undefined, type: string): boolean => {
   return false
 }
 
+// Clients send the same Accept on every POST: the last answer is reused.
+let lastAccept: string | undefined
+let lastAcceptsBoth = false
+
+/** Whether an Accept header admits both JSON and SSE, as a Streamable HTTP POST must. */
+export const acceptsJsonAndSse = (accept: string | undefined): boolean => {
+  if (accept === undefined) return false
+  if (accept !== lastAccept) {
+    lastAcceptsBoth = accepts(accept, CONTENT_JSON) && accepts(accept, CONTENT_SSE)
+    lastAccept = accept
+  }
+  return lastAcceptsBoth
+}
+
 export const isJsonContent = (contentType: string | undefined): boolean =>
   contentType !== undefined && contentType.split(";")[0]!.trim().toLowerCase() === CONTENT_JSON
 
@@ -163,14 +179,25 @@ export const makeRebindingGuard = (options: RebindingOptions | undefined) => {
 // Bodies
 // ---------------------------------------------------------------------------
 
-class TooLarge {
-  readonly _tag = "TooLarge"
+// One per limit in use (a server has one): the reference is read on every body.
+const byteSizes = new Map<number, ByteSize.ByteSize>()
+const byteSizeOf = (limit: number): ByteSize.ByteSize => {
+  let size = byteSizes.get(limit)
+  if (size === undefined) {
+    size = ByteSize.bytes(limit)
+    byteSizes.set(limit, size)
+  }
+  return size
 }
+
+const isTooLarge = (error: HttpServerError.HttpServerError): boolean =>
+  error.reason._tag === "RequestParseError" && error.reason.reason === "BodyTooLarge"
 
 /**
  * Reads a request body of at most `limit` bytes and decodes it as one
  * JSON-RPC frame. A body over the limit is refused with 413 without being
- * buffered; an unreadable one with 400.
+ * buffered; an unreadable one with 400. The platform's own body reader does
+ * the counting (its stream would cost a pull loop per request).
  */
 export const readFrame = (
   request: HttpServerRequest.HttpServerRequest,
@@ -180,31 +207,16 @@ export const readFrame = (
   const tooLarge = () => transportError(413, `Payload Too Large: the body exceeds ${limit} bytes`)
   const declared = request.headers["content-length"]
   if (declared !== undefined && Number(declared) > limit) return Effect.succeed(Result.fail(tooLarge()))
-  const chunks: Array<Uint8Array> = []
-  let total = 0
-  return request.stream.pipe(
-    Stream.runForEachArray((parts) => {
-      for (const part of parts) {
-        total += part.length
-        if (total > limit) return Effect.fail(new TooLarge())
-        chunks.push(part)
-      }
-      return Effect.void
-    }),
-    Effect.map(() => {
-      const bytes = new Uint8Array(total)
-      let at = 0
-      for (const chunk of chunks) {
-        bytes.set(chunk, at)
-        at += chunk.length
-      }
-      const decoded = JsonRpcCodec.decodeBytes(bytes)
+  return request.arrayBuffer.pipe(
+    Effect.provideService(HttpIncomingMessage.MaxBodySize, byteSizeOf(limit)),
+    Effect.map((buffer) => {
+      const decoded = JsonRpcCodec.decodeBytes(new Uint8Array(buffer))
       return Result.isSuccess(decoded)
         ? Result.succeed(decoded.success)
         : Result.fail(jsonResponse(400, decoded.failure.toResponse()))
     }),
     Effect.catch((error) =>
-      Effect.succeed(Result.fail(error instanceof TooLarge ? tooLarge() : badRequest("the body could not be read")))
+      Effect.succeed(Result.fail(isTooLarge(error) ? tooLarge() : badRequest("the body could not be read")))
     )
   )
 }

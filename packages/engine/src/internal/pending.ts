@@ -7,19 +7,28 @@
  * sleeps again until the next. A request costs no timer of its own, and the
  * deadlines are the same instants a per-request timer would use (they are
  * recomputed at every wake-up, so progress that resets a timeout is seen).
+ *
+ * The waiting caller is resumed straight from the table (no Deferred): a
+ * request settles exactly once, with a response, a timeout, an abandonment
+ * by its caller or the session closing, and leaves the table as it does.
  */
 import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import type * as McpError from "@effect-mcp/protocol/McpError"
-import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as CurrentRequest from "../CurrentRequest.ts"
 import type * as PeerError from "../PeerError.ts"
+
+export type Outcome = Effect.Effect<unknown, McpError.McpError | PeerError.SessionClosed | PeerError.RequestTimeout>
 
 export interface Pending {
   readonly id: number
   readonly method: string
   readonly relatedRequestId: JsonRpc.RequestId | undefined
-  readonly deferred: Deferred.Deferred<unknown, McpError.McpError | PeerError.SessionClosed | PeerError.RequestTimeout>
+  /** The waiting caller; undefined until it waits. */
+  resume: ((outcome: Outcome) => void) | undefined
+  /** What settled the request before its caller waited. */
+  outcome: Outcome | undefined
   onProgress: ((update: CurrentRequest.ProgressUpdate) => void) | undefined
   lastProgress: number
   lastProgressAt: number
@@ -49,8 +58,8 @@ export interface Timer {
   readonly now: () => number
   /** Calls `f` after `delayMs` of Clock time; the returned function cancels it. */
   readonly schedule: (delayMs: number, f: () => void) => () => void
-  /** Settles a request whose time ran out (the table has marked it settled). */
-  readonly onTimeout: (entry: Pending, now: number, reason: TimeoutReason) => void
+  /** What a request whose time ran out settles with (the caller runs it). */
+  readonly onTimeout: (entry: Pending, now: number, reason: TimeoutReason) => Outcome
 }
 
 const idleDeadlineOf = (entry: Pending): number =>
@@ -58,6 +67,9 @@ const idleDeadlineOf = (entry: Pending): number =>
 
 export class PendingTable {
   private nextId = 1
+  // Most callers wait for one request at a time: the oldest open request is
+  // kept apart, so a sequence of them never churns the map's hash table.
+  private solo: Pending | undefined = undefined
   private readonly entries = new Map<JsonRpc.RequestId, Pending>()
   private readonly timer: Timer
   /** When the shared timer fires next (infinite when it is not set). */
@@ -73,7 +85,8 @@ export class PendingTable {
       id: this.nextId++,
       method,
       relatedRequestId,
-      deferred: Deferred.makeUnsafe(),
+      resume: undefined,
+      outcome: undefined,
       onProgress: undefined,
       lastProgress: Number.NEGATIVE_INFINITY,
       lastProgressAt: Number.NEGATIVE_INFINITY,
@@ -83,7 +96,8 @@ export class PendingTable {
       resetOnProgress: timing.resetOnProgress,
       start: Number.NaN
     }
-    this.entries.set(entry.id, entry)
+    if (this.solo === undefined) this.solo = entry
+    else this.entries.set(entry.id, entry)
     return entry
   }
 
@@ -98,8 +112,7 @@ export class PendingTable {
     const idle = idleDeadlineOf(entry)
     const deadline = Math.min(idle, now + entry.totalMs)
     if (now >= deadline) {
-      entry.settled = true
-      this.timer.onTimeout(entry, now, deadline === idle ? "Idle" : "Total")
+      this.settle(entry, this.timer.onTimeout(entry, now, deadline === idle ? "Idle" : "Total"))
       return
     }
     if (deadline < this.wakeAt) this.wake(deadline, now)
@@ -117,42 +130,87 @@ export class PendingTable {
     const now = this.timer.now()
     let next = Number.POSITIVE_INFINITY
     const due: Array<readonly [Pending, TimeoutReason]> = []
-    for (const entry of this.entries.values()) {
+    for (const entry of this.all()) {
       if (entry.settled || Number.isNaN(entry.start)) continue
       const idle = idleDeadlineOf(entry)
       const deadline = Math.min(idle, entry.start + entry.totalMs)
       if (now >= deadline) {
-        entry.settled = true
         due.push([entry, deadline === idle ? "Idle" : "Total"])
       } else if (deadline < next) next = deadline
     }
     if (next !== Number.POSITIVE_INFINITY) this.wake(next, now)
     // Settled last: a caller resumed here may send (and time) another request at once.
-    for (const [entry, reason] of due) this.timer.onTimeout(entry, now, reason)
+    for (const [entry, reason] of due) {
+      if (!entry.settled) this.settle(entry, this.timer.onTimeout(entry, now, reason))
+    }
+  }
+
+  /**
+   * Decides a request: it leaves the table and its caller resumes with
+   * `outcome` (at once, or when it comes to wait). False when it was decided already.
+   */
+  settle(entry: Pending, outcome: Outcome): boolean {
+    if (entry.settled) return false
+    entry.settled = true
+    this.delete(entry)
+    const resume = entry.resume
+    if (resume === undefined) entry.outcome = outcome
+    else {
+      entry.resume = undefined
+      resume(outcome)
+    }
+    return true
+  }
+
+  /**
+   * Waits for the request's outcome. `abandon` runs if the caller is
+   * interrupted while it waits.
+   */
+  wait(entry: Pending, abandon: Effect.Effect<void>): Outcome {
+    return Effect.callback((resume) => {
+      const outcome = entry.outcome
+      if (outcome !== undefined) return resume(outcome)
+      entry.resume = resume
+      return abandon
+    })
   }
 
   get(id: JsonRpc.RequestId): Pending | undefined {
-    return this.entries.get(id)
+    const solo = this.solo
+    return solo !== undefined && solo.id === id ? solo : this.entries.get(id)
   }
 
-  remove(entry: Pending): void {
-    this.entries.delete(entry.id)
+  /** The caller gave up on the request: it leaves the table. False when it was decided already. */
+  abandon(entry: Pending): boolean {
+    if (entry.settled) return false
+    entry.settled = true
+    entry.resume = undefined
+    this.delete(entry)
+    return true
   }
 
   failAll(error: (entry: Pending) => PeerError.SessionClosed): void {
     this.cancelTimer?.()
     this.cancelTimer = undefined
     this.wakeAt = Number.POSITIVE_INFINITY
-    for (const entry of this.entries.values()) {
-      if (!entry.settled) {
-        entry.settled = true
-        Deferred.doneUnsafe(entry.deferred, Exit.fail(error(entry)))
-      }
-    }
+    const entries = this.all()
+    this.solo = undefined
     this.entries.clear()
+    for (const entry of entries) this.settle(entry, Exit.fail(error(entry)))
   }
 
   get size(): number {
-    return this.entries.size
+    return (this.solo === undefined ? 0 : 1) + this.entries.size
+  }
+
+  private delete(entry: Pending): void {
+    if (this.solo === entry) this.solo = undefined
+    else this.entries.delete(entry.id)
+  }
+
+  private all(): Array<Pending> {
+    const all = [...this.entries.values()]
+    if (this.solo !== undefined) all.unshift(this.solo)
+    return all
   }
 }

@@ -48,6 +48,10 @@ const formDeclared = (capabilities: Session.Capabilities): boolean => {
   return (modes.form === undefined && modes.url === undefined) || declared(capabilities, ["elicitation", "form"])
 }
 
+/** Whether a client with `capabilities` can be asked anything at all (every ask needs one of these). */
+export const mayAsk = (capabilities: Session.Capabilities): boolean =>
+  declared(capabilities, ["sampling"]) || declared(capabilities, ["elicitation"]) || declared(capabilities, ["roots"])
+
 export const capabilityError = (method: AskMethod, params: Obj, capabilities: Session.Capabilities) => {
   const path = requiredPath(method, params)
   const ok =

@@ -9,16 +9,18 @@ import * as Completion from "@effect-mcp/protocol/Completion"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import type { ProtocolVersion } from "@effect-mcp/protocol/ProtocolVersion"
 import * as Tools from "@effect-mcp/protocol/Tools"
-import type * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
+import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import type * as Session from "@effect-mcp/engine/Session"
-import * as ServiceContext from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Predicate from "effect/Predicate"
 import * as Prompt from "../Prompt.ts"
 import * as Resource from "../Resource.ts"
 import type { Registered } from "../McpServer.ts"
+import { ServerRequest } from "../ServerRequest.ts"
+import type * as Tool from "../Tool.ts"
 import type * as ResourceTemplate from "../ResourceTemplate.ts"
-import type { Context } from "./handlers.ts"
+import { type Context, CurrentEntry } from "./handlers.ts"
 import * as Outcome from "./outcome.ts"
 import * as RequestScope from "./requestScope.ts"
 import * as Shape from "./shape.ts"
@@ -48,40 +50,58 @@ const conservative = { ttlMs: 0, cacheScope: "private" } as const
 // per session costs memory in every session.
 
 /**
- * Runs user code with the services of its registrant; a throw while building
- * the effect is a defect too. The registrant's services are laid over the
- * request's context one by one (what `Context.merge` gives, without copying
- * the request's whole context on every call).
+ * User code to run with the services of its registrant: a throw while
+ * building the effect is a defect too.
  */
-const provide = <A>(registered: Registered<unknown>, effect: () => Effect.Effect<A, unknown, unknown>) => {
-  const services = overlayOf(registered)
-  const body = Effect.suspend(effect) as Effect.Effect<A, unknown, RequestScope.Provided>
-  if (services.length === 0) return body
-  return Effect.updateContext(body, (context: ServiceContext.Context<RequestScope.Provided>) => {
-    let merged = context
-    for (const [key, service] of services) merged = ServiceContext.addUnsafe(merged, key, service)
-    return merged
-  })
-}
+const lazy = <A>(effect: () => Effect.Effect<A, unknown, unknown>): Effect.Effect<A, unknown, unknown> =>
+  Effect.suspend(effect)
 
-// Layer building's own bookkeeping means nothing to a handler.
-const buildOnly: ReadonlySet<string> = new Set(["effect/Layer/CurrentMemoMap"])
+// Layer building's own bookkeeping means nothing to a handler, and the services of the request
+// being served are that request's: a registration made inside a handler must not carry them.
+// (Made on first use: `handlers.ts`, which defines `CurrentEntry`, imports this module.)
+let notOverlaid: ReadonlySet<string> | undefined
 
 /** The registrant's services, listed once per registration rather than on every request. */
-const overlays = new WeakMap<Registered<unknown>, ReadonlyArray<readonly [string, unknown]>>()
-const overlayOf = (registered: Registered<unknown>): ReadonlyArray<readonly [string, unknown]> => {
+const overlays = new WeakMap<Registered<unknown>, RequestScope.Overlay>()
+const overlayOf = (registered: Registered<unknown>): RequestScope.Overlay => {
   let services = overlays.get(registered)
   if (services === undefined) {
-    services = [...registered.context.mapUnsafe].filter(([key]) => !buildOnly.has(key))
+    notOverlaid ??= new Set([
+      "effect/Layer/CurrentMemoMap",
+      CurrentRequest.CurrentRequest.key,
+      ServerRequest.key,
+      CurrentEntry.key
+    ])
+    const skip = notOverlaid
+    services = [...registered.context.mapUnsafe].filter(([key]) => !skip.has(key))
     overlays.set(registered, services)
   }
   return services
 }
 
+/** Runs registered user code for the request; `onDone` sees what became of it. */
+const runUserCode = <A, B, E>(
+  ctx: Context,
+  info: Session.RequestInfo,
+  params: unknown,
+  registered: Registered<unknown>,
+  body: Effect.Effect<A, unknown, unknown>,
+  onDone: (done: RequestScope.Done<A>) => Effect.Effect<B, E>
+) => RequestScope.run(ctx.env, info, params, body, overlayOf(registered), onDone)
+
+const settled = <A>(done: RequestScope.Done<A>): Effect.Effect<RequestScope.Done<A>> => Effect.succeed(done)
+
 export const callTool =
   (ctx: Context): Session.Handler =>
   (params, info) =>
     callToolWith(ctx, params, info)
+
+/**
+ * Whether a 2026-07-28 request carries input from earlier rounds (which must
+ * be checked even when the handler asks nothing).
+ */
+const carriesRounds = (info: Session.RequestInfo, p: Obj): boolean =>
+  info.revision.stateless && (p.inputResponses !== undefined || p.requestState !== undefined)
 
 // Plain combinators rather than a generator: this is the path every tool call takes.
 const callToolWith = (
@@ -97,33 +117,53 @@ const callToolWith = (
   }
   const registered = entry.item
   const tool = registered.item
-  const version = info.revision.version
   const input = tool.decode(p.arguments)
   if (input._tag === "Failure") {
     const message = `Invalid arguments for tool ${name}: ${input.failure}`
-    if (argumentErrors[version] === "protocol") return Effect.fail(new McpError.InvalidParams({ message }))
+    if (argumentErrors[info.revision.version] === "protocol")
+      return Effect.fail(new McpError.InvalidParams({ message }))
     return Effect.succeed(ctx.finish(info, Tools.errorResult(message)))
   }
-  return Effect.flatMap(
-    RequestScope.run(ctx.env, info, params, Outcome.caught(provide(registered, () => tool.handler(input.success)))),
-    (outcome): Effect.Effect<unknown, McpError.McpError> => {
-      if (outcome._tag === "InputRequired") return Effect.succeed(outcome.result)
-      const done = outcome.value
-      if (done._tag === "Failed") {
-        const protocol = Outcome.protocolError(info.revision, done.error)
-        if (protocol !== undefined) return Effect.fail(protocol)
-        return Effect.succeed(
-          ctx.finish(info, Tools.errorResult(`Tool ${name} failed: ${Outcome.messageOf(done.error)}`))
-        )
-      }
-      const result = tool.toResult(done.value)
-      if (result._tag === "Failure") {
-        return Effect.succeed(ctx.finish(info, Tools.errorResult(`Tool ${name} failed: ${result.failure}`)))
-      }
-      return Effect.succeed(
-        ctx.finish(info, Shape.callToolResult(version, result.success, tool.definition.outputSchema))
-      )
-    }
+  let effect: Effect.Effect<unknown, unknown, unknown>
+  try {
+    effect = tool.handler(input.success)
+  } catch (defect) {
+    // A throw while building the effect is a defect of the handler.
+    effect = Effect.die(defect)
+  }
+  // A handler whose effect is already an outcome (`Effect.succeed`, `Effect.fail`) has nothing to
+  // run: it can neither log, report progress, ask the client nor be interrupted, so its result is
+  // made here, with no request scope and no fiber work.
+  if (Exit.isExit(effect) && !carriesRounds(info, p)) {
+    if (effect._tag === "Success") return toolResponse(ctx, info, tool, { _tag: "Ok", value: effect.value })
+    const failed = Outcome.fromCause(effect.cause)
+    return failed === undefined ? (effect as Exit.Exit<never>) : toolResponse(ctx, info, tool, failed)
+  }
+  return runUserCode(ctx, info, params, registered, effect, (done) =>
+    done._tag === "InputRequired" ? Effect.succeed(done.result) : toolResponse(ctx, info, tool, done.value)
+  )
+}
+
+/** The answer to a tool call whose handler came to `done`. */
+const toolResponse = (
+  ctx: Context,
+  info: Session.RequestInfo,
+  tool: Tool.Tool<unknown>,
+  done: Outcome.Caught<unknown>
+): Effect.Effect<unknown, McpError.McpError> => {
+  if (done._tag === "Failed") {
+    const protocol = Outcome.protocolError(info.revision, done.error)
+    if (protocol !== undefined) return Effect.fail(protocol)
+    return Effect.succeed(
+      ctx.finish(info, Tools.errorResult(`Tool ${tool.name} failed: ${Outcome.messageOf(done.error)}`))
+    )
+  }
+  const result = tool.toResult(done.value)
+  if (result._tag === "Failure") {
+    return Effect.succeed(ctx.finish(info, Tools.errorResult(`Tool ${tool.name} failed: ${result.failure}`)))
+  }
+  return Effect.succeed(
+    ctx.finish(info, Shape.callToolResult(info.revision.version, result.success, tool.definition.outputSchema))
   )
 }
 
@@ -144,12 +184,14 @@ const readResourceWith = Effect.fnUntraced(function* (ctx: Context, params: unkn
   const uri = String(paramsOf(params).uri)
   const version = info.revision.version
   const fixed = ctx.server.resources.get(uri)
-  let run: Effect.Effect<Resource.Contents, unknown, RequestScope.Provided>
+  let run: Effect.Effect<Resource.Contents, unknown, unknown>
+  let registered: Registered<unknown>
   let mimeType: string | undefined
   let cache: Resource.Cache | undefined
   if (fixed !== undefined) {
     const resource = fixed.item.item
-    run = provide(fixed.item, () => resource.read(uri))
+    registered = fixed.item
+    run = lazy(() => resource.read(uri))
     mimeType = resource.definition.mimeType
     cache = resource.cache
   } else {
@@ -157,11 +199,12 @@ const readResourceWith = Effect.fnUntraced(function* (ctx: Context, params: unkn
     if (found === undefined) {
       return yield* new McpError.ResourceNotFound({ message: `Resource not found: ${uri}`, data: { uri } })
     }
-    run = provide(found.registered, () => found.template.read(found.variables, uri))
+    registered = found.registered
+    run = lazy(() => found.template.read(found.variables, uri))
     mimeType = found.template.definition.mimeType
     cache = found.template.cache
   }
-  const outcome = yield* RequestScope.run(ctx.env, info, params, Outcome.caught(run))
+  const outcome = yield* runUserCode(ctx, info, params, registered, run, settled)
   if (outcome._tag === "InputRequired") return outcome.result
   const done = outcome.value
   if (done._tag === "Failed")
@@ -196,11 +239,13 @@ const getPromptWith = Effect.fnUntraced(function* (ctx: Context, params: unknown
   }
   const values: Record<string, string | undefined> = {}
   for (const key of Object.keys(prompt.arguments)) values[key] = given[key]
-  const outcome = yield* RequestScope.run(
-    ctx.env,
+  const outcome = yield* runUserCode(
+    ctx,
     info,
     params,
-    Outcome.caught(provide(entry.item, () => prompt.handler(values)))
+    entry.item,
+    lazy(() => prompt.handler(values)),
+    settled
   )
   if (outcome._tag === "InputRequired") return outcome.result
   const done = outcome.value
@@ -248,8 +293,8 @@ const completeWith = Effect.fnUntraced(function* (ctx: Context, params: unknown,
     readonly [key: string]: string
   }
   const complete = completer
-  const run = provide(registered, () => complete(String(argument.value ?? ""), { arguments: chosen }))
-  const outcome = yield* RequestScope.run(ctx.env, info, params, Outcome.caught(run))
+  const run = lazy(() => complete(String(argument.value ?? ""), { arguments: chosen }))
+  const outcome = yield* runUserCode(ctx, info, params, registered, run, settled)
   if (outcome._tag === "InputRequired") return outcome.result
   const done = outcome.value
   if (done._tag === "Failed") {

@@ -11,7 +11,7 @@ import type * as Resources from "@effect-mcp/protocol/Resources"
 import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import type * as Session from "@effect-mcp/engine/Session"
 import * as Services from "effect/Context"
-import { SecureRandom } from "effect/crypto"
+import * as SecureRandom from "effect/crypto/SecureRandom"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -68,17 +68,18 @@ export const make = (server: McpServerShape): ReadonlyMap<string, Session.Handle
     codec: server.requestState,
     newId: () => SecureRandom.uuidV4Unsafe()
   }
+  // The server info a result carries, shaped once per revision rather than on every result.
+  const shapedInfo = new Map<Info["version"], object>()
   const finish = <A extends object>(info: Session.RequestInfo, result: A): A => {
     const version = info.revision.version
     if (!Features.has(version, "resultServerInfo")) return result
-    const meta = (result as { readonly _meta?: Obj })._meta
-    return {
-      ...result,
-      _meta: {
-        [Meta.serverInfoKey]: Shape.implementation(version, server.info as { readonly title?: string }),
-        ...meta
-      }
+    let implementation = shapedInfo.get(version)
+    if (implementation === undefined) {
+      implementation = Shape.implementation(version, server.info as { readonly title?: string })
+      shapedInfo.set(version, implementation)
     }
+    const meta = (result as { readonly _meta?: Obj })._meta
+    return { ...result, _meta: { [Meta.serverInfoKey]: implementation, ...meta } }
   }
   const context: Context = { server, env, finish }
 

@@ -37,108 +37,151 @@ const prefixes: { readonly [M in AskMethod]: string } = {
 // Lets asks made concurrently with the first unanswered one register before the run stops.
 const settle = Effect.repeat(Effect.yieldNow, { times: 8 })
 
+export interface Options<A, E, R> {
+  readonly codec: RequestState.Codec
+  readonly method: string
+  readonly params: Obj
+  /** The handler, given the ask it must use; it ends in a complete outcome. */
+  readonly body: (ask: Ask) => Effect.Effect<Outcome<A>, E, R>
+}
+
 /**
- * Runs `body` in a fiber of its own (so an ask can stop it) and waits for it,
- * unless `onStop` is called first: then the body is interrupted and the run
- * ends with `InputRequired`. One fiber per request rather than a race of two;
- * a handler that finishes synchronously is done before anything waits.
+ * One request's rounds: what it was answered so far, what it still needs,
+ * and the handler's fiber. An object per request with its behaviour on the
+ * prototype and no generator: most requests never ask, and for them the
+ * rounds cost little more than the handler's fiber.
  */
-const raceInput = <A, E, R>(
-  body: Effect.Effect<Outcome<A>, E, R>,
-  onStop: (stop: () => void) => void
-): Effect.Effect<Outcome<A> | { readonly _tag: "InputRequired" }, E, R> =>
-  Effect.withFiber((parent) => {
-    const fiber = Effect.runForkWith(parent.context as Context.Context<R>)(body)
+class Rounds<A, E, R> {
+  readonly options: Options<A, E, R>
+  readonly responses: Obj
+  readonly answered = new Map<string, unknown>()
+  readonly needed = new Map<string, InputRequired.InputRequest>()
+  // Keyed (an HMAC): computed only when a requestState is opened or sealed,
+  // so a request that never asks for input costs no signature.
+  fingerprint: string | undefined = undefined
+  counter = 0
+  // Set once the run has to stop for input; the handler is interrupted after `settle`.
+  stopForInput: (() => void) | undefined = undefined
+  stopping = false
+
+  constructor(options: Options<A, E, R>, responses: Obj) {
+    this.options = options
+    this.responses = responses
+  }
+
+  fingerprintOf(): Effect.Effect<string> {
+    return this.fingerprint === undefined
+      ? Effect.map(this.options.codec.fingerprint(this.options.method, this.options.params), (f) => {
+          this.fingerprint = f
+          return f
+        })
+      : Effect.succeed(this.fingerprint)
+  }
+
+  /** Takes in the answers of earlier rounds carried by `token`. */
+  open(token: string): Effect.Effect<void, McpError.InvalidParams> {
+    return Effect.flatMap(this.fingerprintOf(), (fingerprint) =>
+      Effect.map(this.options.codec.open(fingerprint, token), (state) => {
+        for (const [key, value] of Object.entries(state.answered)) this.answered.set(key, value)
+        for (const key of Object.keys(state.pending)) {
+          if (this.responses[key] !== undefined) this.answered.set(key, this.responses[key])
+        }
+      })
+    )
+  }
+
+  readonly ask: Ask = (askMethod, askParams, ownKey) =>
+    Effect.suspend(() => {
+      const key = ownKey ?? `${prefixes[askMethod]}-${this.counter++}`
+      if (!this.answered.has(key) && ownKey !== undefined && this.responses[ownKey] !== undefined) {
+        this.answered.set(key, this.responses[ownKey])
+      }
+      if (this.answered.has(key)) return Effect.succeed(this.answered.get(key))
+      this.needed.set(key, { method: askMethod, params: askParams } as InputRequired.InputRequest)
+      if (!this.stopping) {
+        this.stopping = true
+        Effect.runFork(
+          Effect.andThen(
+            settle,
+            Effect.sync(() => this.stopForInput?.())
+          )
+        )
+      }
+      return Effect.never
+    })
+
+  /** The `input_required` outcome: the asks still unanswered and the state of this round. */
+  inputRequired(): Effect.Effect<Outcome<A>> {
+    const pending: Record<string, string> = {}
+    for (const [key, request] of this.needed) pending[key] = request.method
+    return Effect.flatMap(this.fingerprintOf(), (fingerprint) =>
+      Effect.map(
+        this.options.codec.seal(fingerprint, { answered: Object.fromEntries(this.answered), pending }),
+        (requestState): Outcome<A> => ({
+          _tag: "InputRequired",
+          result: { resultType: "input_required", inputRequests: Object.fromEntries(this.needed), requestState }
+        })
+      )
+    )
+  }
+
+  /**
+   * Runs the handler in a fiber of its own (so an ask can stop it) and waits
+   * for it, unless an ask stops it first: then the handler is interrupted and
+   * the run ends with `InputRequired`. One fiber per request rather than a
+   * race of two; a handler that finishes synchronously is done before
+   * anything waits.
+   */
+  start(parent: Fiber.Fiber<unknown, unknown>): Effect.Effect<Outcome<A>, E, R> {
+    const fiber = Effect.runForkWith(parent.context as Context.Context<R>)(this.options.body(this.ask))
     const done = fiber.pollUnsafe()
     if (done !== undefined) return done
-    return Effect.callback<Outcome<A> | { readonly _tag: "InputRequired" }, E>((resume) => {
+    return Effect.callback<Outcome<A>, E>((resume) => {
       let settled = false
       fiber.addObserver((exit) => {
         if (settled) return
         settled = true
         resume(exit)
       })
-      onStop(() => {
+      this.stopForInput = () => {
         if (settled) return
         settled = true
-        resume(Effect.as(Fiber.interrupt(fiber), { _tag: "InputRequired" } as const))
-      })
+        resume(
+          Effect.andThen(
+            Fiber.interrupt(fiber),
+            Effect.suspend(() => this.inputRequired())
+          )
+        )
+      }
       // The request was cancelled: its handler stops too, finalizers included.
       return Fiber.interrupt(fiber)
     })
-  })
+  }
+}
 
-// One generator function for every request: an inline `Effect.gen` would create one per request.
-export const run = Effect.fnUntraced(function* <A, E, R>(options: {
-  readonly codec: RequestState.Codec
-  readonly method: string
-  readonly params: Obj
-  readonly body: (ask: Ask) => Effect.Effect<A, E, R>
-}): Effect.fn.Return<Outcome<A>, E | McpError.InvalidParams, R> {
-  const { codec, method, params } = options
-  // Keyed (an HMAC): computed only when a requestState is opened or sealed,
-  // so a request that never asks for input costs no signature.
-  let fingerprint: string | undefined
-  const fingerprintOf = Effect.suspend(() =>
-    fingerprint === undefined
-      ? Effect.map(codec.fingerprint(method, params), (f) => (fingerprint = f))
-      : Effect.succeed(fingerprint)
-  )
-  const answered = new Map<string, unknown>()
+/** Runs a retryable request's handler from the fiber serving the request (`parent`, with the handler's context). */
+export const run = <A, E, R>(
+  options: Options<A, E, R>,
+  parent: Fiber.Fiber<unknown, unknown>
+): Effect.Effect<Outcome<A>, E | McpError.InvalidParams, R> => {
+  const params = options.params
   const responses = Predicate.isObject(params.inputResponses) ? (params.inputResponses as Obj) : {}
   // Every answer is a result object; anything else is a malformed request, not a missing answer.
   for (const [key, value] of Object.entries(responses)) {
     if (!Predicate.isObject(value) || Array.isArray(value)) {
-      return yield* new McpError.InvalidParams({
-        message: `Invalid params: inputResponses.${key} must be a result object`,
-        data: { key }
-      })
+      return Effect.fail(
+        new McpError.InvalidParams({
+          message: `Invalid params: inputResponses.${key} must be a result object`,
+          data: { key }
+        })
+      )
     }
   }
+  const rounds = new Rounds(options, responses)
   const token = params.requestState
-  if (typeof token === "string") {
-    const state = yield* codec.open(yield* fingerprintOf, token)
-    for (const [key, value] of Object.entries(state.answered)) answered.set(key, value)
-    for (const key of Object.keys(state.pending)) {
-      if (responses[key] !== undefined) answered.set(key, responses[key])
-    }
-  }
-  let counter = 0
-  const needed = new Map<string, InputRequired.InputRequest>()
-  // Set once the run has to stop for input; the handler is interrupted after `settle`.
-  let stopForInput: (() => void) | undefined
-  let stopping = false
-  const ask: Ask = (askMethod, askParams, ownKey) =>
-    Effect.suspend(() => {
-      const key = ownKey ?? `${prefixes[askMethod]}-${counter++}`
-      if (!answered.has(key) && ownKey !== undefined && responses[ownKey] !== undefined) {
-        answered.set(key, responses[ownKey])
-      }
-      if (answered.has(key)) return Effect.succeed(answered.get(key))
-      needed.set(key, { method: askMethod, params: askParams } as InputRequired.InputRequest)
-      if (!stopping) {
-        stopping = true
-        Effect.runFork(
-          Effect.andThen(
-            settle,
-            Effect.sync(() => stopForInput?.())
-          )
-        )
-      }
-      return Effect.never
-    })
-  const outcome = yield* raceInput(
-    Effect.map(options.body(ask), (value): Outcome<A> => ({ _tag: "Complete", value })),
-    (stop) => {
-      stopForInput = stop
-    }
+  if (typeof token !== "string") return rounds.start(parent)
+  return Effect.andThen(
+    rounds.open(token),
+    Effect.suspend(() => rounds.start(parent))
   )
-  if (outcome._tag === "Complete") return outcome
-  const pending: Record<string, string> = {}
-  for (const [key, request] of needed) pending[key] = request.method
-  const requestState = yield* codec.seal(yield* fingerprintOf, { answered: Object.fromEntries(answered), pending })
-  return {
-    _tag: "InputRequired",
-    result: { resultType: "input_required", inputRequests: Object.fromEntries(needed), requestState }
-  } satisfies Outcome<A>
-})
+}

@@ -7,7 +7,6 @@
 import * as McpError from "@effect-mcp/protocol/McpError"
 import type * as Revision from "@effect-mcp/protocol/Revision"
 import * as Cause from "effect/Cause"
-import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import { ClientRequestError } from "../ServerRequest.ts"
 
@@ -15,18 +14,17 @@ export type Caught<A> =
   | { readonly _tag: "Ok"; readonly value: A }
   | { readonly _tag: "Failed"; readonly error: unknown }
 
-/** Runs `effect`, keeping its failure (typed or defect) as a value. */
-export const caught = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<Caught<A>, never, R> =>
-  effect.pipe(
-    Effect.map((value): Caught<A> => ({ _tag: "Ok", value })),
-    Effect.catchCause((cause) => {
-      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
-      const failure = cause.reasons.find(Cause.isFailReason)
-      if (failure !== undefined) return Effect.succeed<Caught<A>>({ _tag: "Failed", error: failure.error })
-      const defect = cause.reasons.find(Cause.isDieReason)
-      return Effect.succeed<Caught<A>>({ _tag: "Failed", error: defect?.defect })
-    })
-  )
+/**
+ * What a failed handler comes to: its first typed failure, else its first
+ * defect; undefined when it was only interrupted (the request stops).
+ */
+export const fromCause = (cause: Cause.Cause<unknown>): Caught<never> | undefined => {
+  if (Cause.hasInterruptsOnly(cause)) return undefined
+  const failure = cause.reasons.find(Cause.isFailReason)
+  if (failure !== undefined) return { _tag: "Failed", error: failure.error }
+  const defect = cause.reasons.find(Cause.isDieReason)
+  return { _tag: "Failed", error: defect?.defect }
+}
 
 /** A readable message for any failure. */
 export const messageOf = (error: unknown): string => {

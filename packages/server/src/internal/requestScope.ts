@@ -10,6 +10,7 @@ import * as Meta from "@effect-mcp/protocol/Meta"
 import type * as Revision from "@effect-mcp/protocol/Revision"
 import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import type * as Session from "@effect-mcp/engine/Session"
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -24,6 +25,7 @@ import {
 } from "../ServerRequest.ts"
 import * as Ask from "./ask.ts"
 import * as InputRounds from "./inputRounds.ts"
+import * as Outcome from "./outcome.ts"
 import type * as RequestState from "./requestState.ts"
 
 type Obj = { readonly [key: string]: unknown }
@@ -173,11 +175,39 @@ class Scope implements ServerRequestShape {
     })
   }
 
-  /** Runs `effect` with this request as its `ServerRequest`. */
-  provide<X, Y, R>(effect: Effect.Effect<X, Y, R>): Effect.Effect<X, Y, Exclude<R, ServerRequest>> {
-    return Effect.updateContext(effect as Effect.Effect<X, Y, ServerRequest>, (context: Context.Context<never>) =>
-      Context.add(context, ServerRequest, this)
-    ) as Effect.Effect<X, Y, Exclude<R, ServerRequest>>
+  /**
+   * The context the handler runs in: the request's, with the registrant's
+   * services laid over it and this request as its `ServerRequest` (on top:
+   * a registrant's own request-scoped services never shadow this request's).
+   */
+  contextFor(context: Context.Context<never>, services: Overlay): Context.Context<never> {
+    let merged = context
+    for (let i = 0; i < services.length; i++) {
+      const [key, service] = services[i]!
+      merged = Context.addUnsafe(merged, key, service)
+    }
+    return Context.add(merged, ServerRequest, this)
+  }
+
+  /**
+   * What follows the handler: its log notices reach the client before
+   * `onDone`'s response; an interrupted request stops them instead, as it
+   * would stop a child fiber.
+   */
+  after<A, B, E>(interrupted: boolean, onDone: (a: A) => Effect.Effect<B, E>, a: A): Effect.Effect<B, E> {
+    const drainer = this.drainer
+    if (drainer === undefined) return onDone(a)
+    if (interrupted) {
+      this.drainer = undefined
+      return Effect.andThen(
+        Effect.uninterruptible(Fiber.interrupt(drainer)),
+        Effect.suspend(() => onDone(a))
+      )
+    }
+    return Effect.andThen(
+      this.flush,
+      Effect.suspend(() => onDone(a))
+    )
   }
 
   /** Everything logged during the request reaches the client before its response. */
@@ -191,44 +221,108 @@ class Scope implements ServerRequestShape {
   }
 }
 
-const complete = <A>(value: A): InputRounds.Outcome<A> => ({ _tag: "Complete", value })
+/** Services laid over a request's context for its handler (its registrant's), listed once per registration. */
+export type Overlay = ReadonlyArray<readonly [key: string, service: unknown]>
+
+/** What became of a request's handler: its value or failure, or (2026-07-28) a need for client input. */
+export type Done<A> = InputRounds.Outcome<Outcome.Caught<A>>
+
+const failCause = <E>(cause: Cause.Cause<E>): Effect.Effect<never, E> => Effect.failCause(cause)
+
+// What the handler's own fiber makes of it on 2026-07-28: a complete outcome, unless interrupted.
+const completed = {
+  onSuccess: (value: unknown): Effect.Effect<Done<unknown>> =>
+    Effect.succeed({ _tag: "Complete", value: { _tag: "Ok", value } }),
+  onFailure: (cause: Cause.Cause<unknown>): Effect.Effect<Done<unknown>> => {
+    const failed = Outcome.fromCause(cause)
+    return failed === undefined
+      ? Effect.failCause(cause as Cause.Cause<never>)
+      : Effect.succeed({ _tag: "Complete", value: failed })
+  }
+}
 
 /**
- * Runs `body` as the handler of the request described by `info`. On
- * 2026-07-28 a retryable method whose handler asks the client ends in an
- * `InputRequired` outcome instead of a value.
+ * Whether a retryable 2026-07-28 request needs its handler run in rounds: it
+ * carries input of earlier rounds (to check and use), or the client can be
+ * asked something. Otherwise every ask fails before reaching the rounds, and
+ * the handler runs like any other, in the request's fiber.
  */
-export const run = <A, E, R>(
+const roundsNeeded = (info: Session.RequestInfo, params: unknown): boolean => {
+  if (Ask.mayAsk(info.peerCapabilities)) return true
+  const p = (Predicate.isObject(params) ? params : {}) as Obj
+  return p.inputResponses !== undefined || p.requestState !== undefined
+}
+
+/**
+ * Runs `body` as the handler of the request described by `info`, with its
+ * `ServerRequest` and the `services` of its registrant, and hands what became
+ * of it to `onDone`, in the request's own context, after the handler's log
+ * notices. On 2026-07-28 a retryable method whose handler asks the client
+ * ends in an `InputRequired` outcome instead of a value.
+ *
+ * The request's fiber runs the handler with its context switched for the
+ * duration (restored by the continuation that follows, on every exit) and
+ * its failure kept as a value: one continuation per request rather than a
+ * stack of combinators, which is most of a trivial call's cost.
+ */
+export const run = <A, B, E>(
   env: Environment,
   info: Session.RequestInfo,
   params: unknown,
-  body: Effect.Effect<A, E, R>
-): Effect.Effect<
-  InputRounds.Outcome<A>,
-  E | McpError.InvalidParams,
-  Exclude<R, ServerRequest> | CurrentRequest.CurrentRequest
-> =>
-  Effect.withFiber((fiber) => {
-    const context = fiber.context as Context.Context<CurrentRequest.CurrentRequest>
-    const scope = new Scope(env, info, params, Context.get(context, CurrentRequest.CurrentRequest), context)
-    const outcome: Effect.Effect<
-      InputRounds.Outcome<A>,
-      E | McpError.InvalidParams,
-      Exclude<R, ServerRequest>
-    > = scope.stateless && retryable.has(info.request.method)
-      ? InputRounds.run({
-          codec: env.codec,
-          method: info.request.method,
-          params: (Predicate.isObject(params) ? params : {}) as Obj,
-          body: (ask) => {
-            scope.transportAsk = ask
-            return scope.provide(body)
-          }
-        })
-      : Effect.map(scope.provide(body), complete)
-    return Effect.matchCauseEffect(scope.stopDrainer(outcome), {
-      onSuccess: (value) => (scope.drainer === undefined ? Effect.succeed(value) : Effect.as(scope.flush, value)),
-      onFailure: (cause) =>
-        scope.drainer === undefined ? Effect.failCause(cause) : Effect.andThen(scope.flush, Effect.failCause(cause))
+  body: Effect.Effect<A, unknown, unknown>,
+  services: Overlay,
+  onDone: (done: Done<A>) => Effect.Effect<B, E>
+): Effect.Effect<B, E | McpError.InvalidParams, CurrentRequest.CurrentRequest> =>
+  Effect.withFiber((fiber): Effect.Effect<B, E | McpError.InvalidParams> => {
+    const context = fiber.context
+    const scope = new Scope(
+      env,
+      info,
+      params,
+      Context.get(context as Context.Context<CurrentRequest.CurrentRequest>, CurrentRequest.CurrentRequest),
+      context
+    )
+    fiber.setContext(scope.contextFor(context, services))
+    if (scope.stateless && retryable.has(info.request.method) && roundsNeeded(info, params)) {
+      // The rounds fork the handler's fiber from this context; their own failures (a bad
+      // `requestState`) are the request's. They start once the continuation restoring the
+      // context is in place: the handler's synchronous part runs when its fiber is forked.
+      const rounds = Effect.suspend(
+        () =>
+          InputRounds.run(
+            {
+              codec: env.codec,
+              method: info.request.method,
+              params: (Predicate.isObject(params) ? params : {}) as Obj,
+              body: (ask) => {
+                scope.transportAsk = ask
+                return Effect.matchCauseEffect(body as Effect.Effect<A, unknown>, completed)
+              }
+            },
+            fiber
+          ) as Effect.Effect<Done<A>, McpError.InvalidParams>
+      )
+      return Effect.matchCauseEffect(rounds, {
+        onSuccess: (done) => {
+          fiber.setContext(context)
+          return scope.after(false, onDone, done)
+        },
+        onFailure: (cause) => {
+          fiber.setContext(context)
+          return scope.after(Cause.hasInterrupts(cause), failCause, cause)
+        }
+      })
+    }
+    return Effect.matchCauseEffect(body as Effect.Effect<A, unknown>, {
+      onSuccess: (value) => {
+        fiber.setContext(context)
+        return scope.after(false, onDone, { _tag: "Complete", value: { _tag: "Ok", value } })
+      },
+      onFailure: (cause) => {
+        fiber.setContext(context)
+        const failed = Outcome.fromCause(cause)
+        if (failed === undefined) return scope.after(true, failCause, cause as Cause.Cause<never>)
+        return scope.after(Cause.hasInterrupts(cause), onDone, { _tag: "Complete", value: failed })
+      }
     })
   })
