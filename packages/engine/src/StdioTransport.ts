@@ -35,7 +35,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
-import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
+import type * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import * as Schema from "effect/Schema"
 import type * as Sink from "effect/Sink"
 import type * as Scope from "effect/Scope"
@@ -289,8 +289,9 @@ export interface ServerProcess {
  */
 export type Launch = (options: ClientOptions) => Effect.Effect<ServerProcess, Transport.TransportError, Scope.Scope>
 
-// Loaded on the first spawn: effect's child-process modules are a noticeable
-// part of a server's start, and a server never spawns.
+// Loaded on the first spawn, with effect's child-process modules (the spawner's
+// service key included): they are a noticeable part of a server's start, and a
+// server never spawns.
 const loadProcess = Effect.promise(() => import("./internal/stdioProcess.ts"))
 
 /**
@@ -301,9 +302,8 @@ const loadProcess = Effect.promise(() => import("./internal/stdioProcess.ts"))
 export const makeClient = Effect.fnUntraced(function* (
   options: ClientOptions
 ): Effect.fn.Return<StdioClient, Transport.TransportError, ChildProcessSpawner.ChildProcessSpawner | Scope.Scope> {
-  const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
   const Process = yield* loadProcess
-  return yield* makeClientWith(Process.launcher(spawner), options)
+  return yield* makeClientWith(yield* Process.spawnerLauncher, options)
 })
 
 /**

@@ -1,16 +1,19 @@
 /**
  * Node wiring for the engine's stdio transports: the server side over this
- * process's stdin/stdout (`Stdio` from @effect/platform-node, with direct
- * access to both streams), the client side spawning servers with
+ * process's stdin/stdout (a `Stdio` over @effect/platform-node's sinks, with
+ * direct access to both streams), the client side spawning servers with
  * `node:child_process` and handing their pipes to the engine directly.
  * Everything else lives in the engine's `StdioTransport`, which knows no Node.
  */
 import * as StdioTransport from "@effect-mcp/engine/StdioTransport"
 import type * as Transport from "@effect-mcp/engine/Transport"
-import * as PlatformNodeStdio from "@effect/platform-node/NodeStdio"
+import * as NodeSink from "@effect/platform-node/NodeSink"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as PlatformError from "effect/PlatformError"
 import type * as Scope from "effect/Scope"
+import * as Stdio from "effect/Stdio"
+import * as Stream from "effect/Stream"
 import { directReader } from "./internal/directReader.ts"
 
 /**
@@ -41,8 +44,42 @@ const directStdout: StdioTransport.DirectWriter = {
 /** `process.stdin`'s bytes pushed to the transport as they arrive (no fiber in between). */
 const directStdin = directReader(() => process.stdin, "stdin")
 
+const stdioError = (method: string) => (cause: unknown) =>
+  PlatformError.systemError({ module: "Stdio", method, _tag: "Unknown", cause })
+
+/**
+ * `Stdio` as @effect/platform-node builds it, except that stdin's stream
+ * module loads on first use: the server reads stdin through `DirectStdin`, and
+ * that module and the ones it pulls in are a noticeable part of a start.
+ */
+const nodeStdio = Stdio.make({
+  args: Effect.sync(() => process.argv.slice(2)),
+  stdinIsTerminal: Effect.sync(() => process.stdin.isTTY === true),
+  stdoutIsTerminal: Effect.sync(() => process.stdout.isTTY === true),
+  stderrIsTerminal: Effect.sync(() => process.stderr.isTTY === true),
+  stdout: (options) =>
+    NodeSink.fromWritable({
+      evaluate: () => process.stdout,
+      onError: stdioError("stdout"),
+      endOnDone: options?.endOnDone ?? false
+    }),
+  stderr: (options) =>
+    NodeSink.fromWritable({
+      evaluate: () => process.stderr,
+      onError: stdioError("stderr"),
+      endOnDone: options?.endOnDone ?? false
+    }),
+  stdin: Stream.unwrap(
+    Effect.map(
+      Effect.promise(() => import("@effect/platform-node/NodeStream")),
+      (NodeStream) =>
+        NodeStream.fromReadable({ evaluate: () => process.stdin, onError: stdioError("stdin"), closeOnDone: false })
+    )
+  )
+})
+
 const serverStdio = Layer.mergeAll(
-  PlatformNodeStdio.layer,
+  Layer.succeed(Stdio.Stdio, nodeStdio),
   Layer.succeed(StdioTransport.DirectStdout, directStdout),
   Layer.succeed(StdioTransport.DirectStdin, directStdin)
 )

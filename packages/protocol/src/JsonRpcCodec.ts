@@ -13,7 +13,7 @@
  *   HTTP transports map this reason to status 413 instead.
  *
  * A batch decodes to an array of entries, each a message or a `DecodeFailure`
- * of its own, so every invalid entry gets its own error response (JSON-RPC 2.0 §6).
+ * of its own, so every invalid entry gets its own error response (JSON-RPC 2.0 section 6).
  */
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
@@ -114,7 +114,7 @@ export const decodeUnknown = (value: unknown): Result.Result<Decoded, DecodeFail
 
 /**
  * Decodes one frame of text. A single leading byte-order mark is ignored
- * (RFC 8259 §8.1); anything else JSON.parse rejects is a ParseError.
+ * (RFC 8259 section 8.1); anything else JSON.parse rejects is a ParseError.
  */
 export const decode = (text: string, options?: DecodeOptions): Result.Result<Decoded, DecodeFailure> => {
   const maxBytes = options?.maxBytes

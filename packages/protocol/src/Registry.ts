@@ -77,11 +77,22 @@ const capabilityOf = (version: ProtocolVersion.ProtocolVersion, method: string):
 const compiled = new WeakSet<SchemaAST.AST>()
 
 /**
+ * Methods a session sees once, at its start: their schemas stay interpreted.
+ * Generating and compiling a decoder costs more than one interpreted decode
+ * (initialize's params and result: ~8 ms against ~3 ms of CPU on first use),
+ * and for a stdio process that first use is its only one.
+ */
+const once: ReadonlySet<string> = new Set(["initialize"])
+
+const maybeCompile = (method: string, schema: AnyCodec): AnyCodec => (once.has(method) ? schema : compile(schema))
+
+/**
  * Message schemas are decoded on every message, so they get effect's JIT
  * schema compiler (generated decoders, falling back to the interpreter where
- * `new Function` is unavailable). Enabling happens when a revision is built,
- * before any decode captures an interpreted parser; encoding runs on the
- * flipped AST, which differs when a schema carries checks.
+ * `new Function` is unavailable). Enabling happens when a spec first hands
+ * the schema out, before any decode through it captures an interpreted
+ * parser; encoding runs on the flipped AST, which differs when a schema
+ * carries checks.
  */
 const compile = (schema: AnyCodec): AnyCodec => {
   for (const ast of [schema.ast, SchemaAST.flip(schema.ast)]) {
@@ -92,24 +103,46 @@ const compile = (schema: AnyCodec): AnyCodec => {
   return schema
 }
 
-const request = (version: ProtocolVersion.ProtocolVersion, wire: WireRequest): RequestSpec => ({
-  _tag: "Request",
-  method: wire.method,
-  sender: wire.sender,
-  params: compile(wire.params),
-  paramsRequired: wire.paramsRequired,
-  result: compile(wire.result),
-  capability: capabilityOf(version, wire.method)
-})
+/**
+ * A spec builds (and compiles) its schemas on first read, so a process
+ * builds only those of the methods it sees: a stdio server that is only
+ * initialized builds two. The getters stay (one shape for every spec, so
+ * per-message reads stay monomorphic).
+ */
+const request = (version: ProtocolVersion.ProtocolVersion, wire: WireRequest): RequestSpec => {
+  let params: AnyCodec | undefined
+  let result: AnyCodec | undefined
+  return {
+    _tag: "Request",
+    method: wire.method,
+    sender: wire.sender,
+    get params() {
+      if (params === undefined) params = maybeCompile(wire.method, wire.params())
+      return params
+    },
+    paramsRequired: wire.paramsRequired,
+    get result() {
+      if (result === undefined) result = maybeCompile(wire.method, wire.result())
+      return result
+    },
+    capability: capabilityOf(version, wire.method)
+  }
+}
 
-const notification = (version: ProtocolVersion.ProtocolVersion, wire: WireNotification): NotificationSpec => ({
-  _tag: "Notification",
-  method: wire.method,
-  sender: wire.sender,
-  params: compile(wire.params),
-  paramsRequired: wire.paramsRequired,
-  capability: capabilityOf(version, wire.method)
-})
+const notification = (version: ProtocolVersion.ProtocolVersion, wire: WireNotification): NotificationSpec => {
+  let params: AnyCodec | undefined
+  return {
+    _tag: "Notification",
+    method: wire.method,
+    sender: wire.sender,
+    get params() {
+      if (params === undefined) params = compile(wire.params())
+      return params
+    },
+    paramsRequired: wire.paramsRequired,
+    capability: capabilityOf(version, wire.method)
+  }
+}
 
 interface Tables {
   readonly methods: ReadonlyMap<string, MethodSpec>
@@ -125,9 +158,9 @@ const buildTables = (version: ProtocolVersion.ProtocolVersion): Tables => {
 }
 
 /**
- * A revision's flags are plain data; its method tables are built (and their
- * schemas compiled) on first read, so a process pays only for the revisions
- * it speaks. Asking whether a revision is stateless builds nothing. The
+ * A revision's flags are plain data; its method tables are built on first
+ * read (and each schema when its spec first hands it out), so a process pays
+ * only for the revisions and methods it sees. Asking whether a revision is stateless builds nothing. The
  * getters stay after the build (one shape for every spec, so the
  * per-message `methods.get` site stays monomorphic) and return the same
  * tables from then on.

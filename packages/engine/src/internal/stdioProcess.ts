@@ -7,7 +7,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as ChildProcess from "effect/process/ChildProcess"
-import type * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
+import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import type * as StdioTransport from "../StdioTransport.ts"
 import * as Transport from "../Transport.ts"
 
@@ -79,3 +79,7 @@ export const launcher =
         kill: (signal) => handle.kill({ killSignal: signal })
       }
     })
+
+/** The generic `Launch` over the `ChildProcessSpawner` in context. */
+export const spawnerLauncher: Effect.Effect<StdioTransport.Launch, never, ChildProcessSpawner.ChildProcessSpawner> =
+  Effect.map(Effect.service(ChildProcessSpawner.ChildProcessSpawner), launcher)

@@ -7,7 +7,10 @@ import { type Node, objectView, type Revision, refName, unionOrder } from "./spe
 
 const identifierRe = /^[A-Za-z_$][A-Za-z0-9_$]*$/
 const key = (name: string): string => (identifierRe.test(name) ? name : JSON.stringify(name))
-const str = (s: string): string => JSON.stringify(s)
+// Non-ASCII characters escaped: an all-ASCII module is a one-byte string to V8
+// and to Node's compile cache, which hashes every module's source on each load.
+const str = (s: string): string =>
+  JSON.stringify(s).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
 const pad = (indent: number): string => "  ".repeat(indent)
 
 export class Emitter {
@@ -46,7 +49,7 @@ export class Emitter {
     const structural = Object.keys(node).filter((k) => k !== "$ref" && k !== "description")
     if (structural.length > 0) throw new Error(`${at}: $ref alongside ${structural.join(", ")} is not supported`)
     const name = refName(node.$ref!)
-    return this.cycle.has(name) ? `Schema.suspend((): Schema.Codec<${name}> => ${name})` : name
+    return this.cycle.has(name) ? `Schema.suspend((): Schema.Codec<${name}> => ${name}())` : `${name}()`
   }
 
   private typed(node: Node, at: string, indent: number): string {
@@ -98,7 +101,6 @@ export class Emitter {
     const fields = [...view.properties].map(([name, prop]) => {
       let field = this.expr(prop, `${at}.${name}`, indent + 1)
       if (!view.required.has(name)) field = `Schema.optionalKey(${field})`
-      if (prop.description !== undefined) field = `${field}.annotateKey({ description: ${str(prop.description)} })`
       return `${key(name)}: ${field}`
     })
     const struct = multiline("Schema.Struct({", fields, "})", indent)
@@ -170,15 +172,24 @@ const arrayChecks = (node: Node): ReadonlyArray<string> => [
   ...(node.maxItems === undefined ? [] : [`Schema.isMaxLength(${node.maxItems})`])
 ]
 
-/** `export const` + `export type` for one definition. */
-export const emitDefinition = (emitter: Emitter, name: string, node: Node): string => {
-  const annotations = [`identifier: ${str(name)}`]
-  if (node.description !== undefined) annotations.push(`description: ${str(node.description)}`)
-  const body = `${emitter.expr(node, name)}.annotate({ ${annotations.join(", ")} })`
+/**
+ * One definition: a memoized builder (`lazy`, see generate-wire.ts) whose
+ * references to other definitions are calls, and, for a definition in a
+ * cycle, the type its annotation needs.
+ */
+export const emitDefinition = (
+  emitter: Emitter,
+  name: string,
+  node: Node
+): { readonly type: string | undefined; readonly value: string } => {
+  const body = `${emitter.expr(node, name)}.annotate({ identifier: ${str(name)} })`
   if (emitter.cycle.has(name)) {
-    return `export type ${name} = ${emitter.tsType(node)}\nexport const ${name}: Schema.Codec<${name}> = ${body}\n`
+    return {
+      type: `export type ${name} = ${emitter.tsType(node)}\n`,
+      value: `export const ${name}: () => Schema.Codec<${name}> = lazy(() => ${body})\n`
+    }
   }
-  return `export const ${name} = ${body}\nexport type ${name} = typeof ${name}.Type\n`
+  return { type: undefined, value: `export const ${name} = lazy(() => ${body})\n` }
 }
 
 /** Whether a definition is emitted as `StructWithRest` (its fields then live under `.schema.fields`). */

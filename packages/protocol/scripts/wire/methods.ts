@@ -108,22 +108,27 @@ const taskAugmentable = (rev: Revision, node: Node): boolean => {
   return members.some((m) => objectView(rev.defs, m)?.properties.has("task") ?? false)
 }
 
-const row = (r: MethodRow): string => {
+/** A schema expression as a thunk, its definition names turned into calls of their builders. */
+const thunk = (names: ReadonlySet<string>, expr: string): string =>
+  `() => ${expr.replace(/(?<![.\w])[A-Za-z_]\w*(?![\w(])/g, (id) => (names.has(id) || id === "noParams" ? `${id}()` : id))}`
+
+const row = (names: ReadonlySet<string>, r: MethodRow): string => {
   const fields = [
     `method: ${JSON.stringify(r.method)}`,
     `sender: ${JSON.stringify(r.sender)}`,
-    `params: ${r.params}`,
+    `params: ${thunk(names, r.params)}`,
     `paramsRequired: ${r.paramsRequired}`
   ]
-  if (r.result !== undefined) fields.push(`result: ${r.result}`)
+  if (r.result !== undefined) fields.push(`result: ${thunk(names, r.result)}`)
   return `  { ${fields.join(", ")} }`
 }
 
-export const emitMethods = (rows: ReadonlyArray<MethodRow>): string => {
+export const emitMethods = (rev: Revision, rows: ReadonlyArray<MethodRow>): string => {
+  const names = new Set(rev.defs.keys())
   const table = (kind: MethodRow["kind"]) =>
     rows
       .filter((r) => r.kind === kind)
-      .map(row)
+      .map((r) => row(names, r))
       .join(",\n")
   const usesNoParams = rows.some((r) => r.params === "noParams")
   return [
@@ -134,11 +139,11 @@ export const emitMethods = (rows: ReadonlyArray<MethodRow>): string => {
     ...(usesNoParams
       ? [
           "/** Params of a method the spec gives no params: an empty object that may carry `_meta`. */",
-          "const noParams = Schema.Struct({ _meta: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown)) })",
+          "const noParams = lazy(() => Schema.Struct({ _meta: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown)) }))",
           ""
         ]
       : []),
-    "/** JSON-RPC requests of this revision. */",
+    "/** JSON-RPC requests of this revision; each schema is built when first asked for. */",
     `export const requests: ReadonlyArray<WireRequest> = [\n${table("request")}\n]`,
     "",
     "/** JSON-RPC notifications of this revision. */",

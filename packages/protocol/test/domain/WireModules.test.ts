@@ -20,11 +20,11 @@ import { cases } from "./cases.ts"
 import { loadSpec, locate } from "./specArbitrary.ts"
 
 const modules: { readonly [V in ProtocolVersion.ProtocolVersion]: object } = {
-  "2024-11-05": v2024_11_05,
-  "2025-03-26": v2025_03_26,
-  "2025-06-18": v2025_06_18,
-  "2025-11-25": v2025_11_25,
-  "2026-07-28": v2026_07_28
+  "2024-11-05": v2024_11_05.definitions(),
+  "2025-03-26": v2025_03_26.definitions(),
+  "2025-06-18": v2025_06_18.definitions(),
+  "2025-11-25": v2025_11_25.definitions(),
+  "2026-07-28": v2026_07_28.definitions()
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: wire schemas of every shape, looked up by definition name

@@ -52,6 +52,32 @@ describe("JIT-compiled message schemas", () => {
     })
   )
 
+  it.effect("initialize, seen once per session, stays interpreted and decodes as before", () =>
+    Effect.sync(() => {
+      const spec = Registry.get("2025-11-25").methods.get("initialize")!
+      assert.strictEqual(spec._tag, "Request")
+      const init = spec as { readonly params: AnyCodec; readonly result: AnyCodec }
+      const valid = {
+        protocolVersion: "2025-11-25",
+        capabilities: { roots: { listChanged: true } },
+        clientInfo: { name: "c", version: "1" }
+      }
+      const [ok, generated] = countGenerated(() => decode(init.params, valid))
+      assert.strictEqual(generated, 0)
+      assert.deepStrictEqual(ok, Exit.succeed(valid))
+      assert.isTrue(Exit.isFailure(decode(init.params, { capabilities: {} })))
+
+      const answer = {
+        protocolVersion: "2025-11-25",
+        capabilities: { tools: {} },
+        serverInfo: { name: "s", version: "1" }
+      }
+      const [encoded, generatedResult] = countGenerated(() => Schema.encodeUnknownExit(init.result)(answer))
+      assert.strictEqual(generatedResult, 0)
+      assert.deepStrictEqual(encoded, Exit.succeed(answer))
+    })
+  )
+
   it.effect("compiled results keep unions and open objects intact", () =>
     Effect.sync(() => {
       const result = Registry.get("2026-07-28").methods.get("tools/call")!

@@ -3,6 +3,8 @@ import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as Registry from "@effect-mcp/protocol/Registry"
 import type { MethodSpec, RequestSpec } from "@effect-mcp/protocol/Revision"
 import { Effect, Exit, Schema } from "effect"
+import * as v2024_11_05 from "../../src/internal/wire/v2024_11_05.ts"
+import * as v2025_03_26 from "../../src/internal/wire/v2025_03_26.ts"
 import { wire } from "./specFiles.ts"
 
 const method = (version: ProtocolVersion.ProtocolVersion, name: string): MethodSpec => {
@@ -220,5 +222,23 @@ describe("Registry", () => {
     assert.strictEqual(wire["2026-07-28"]["Role"], wire["2024-11-05"]["Role"])
     assert.notStrictEqual(wire["2025-06-18"]["CallToolResult"], wire["2025-03-26"]["CallToolResult"])
     assert.strictEqual(request("2025-03-26", "ping").params, request("2024-11-05", "ping").params)
+  })
+
+  it("a revision's schemas are built once, on first use", () => {
+    // The method tables hand out the wire module's memoized schemas (and their compiled decoders).
+    assert.strictEqual(v2025_03_26.definitions().Role, v2025_03_26.definitions().Role)
+    assert.strictEqual(
+      request("2025-03-26", "initialize").params,
+      v2025_03_26.definitions().InitializeRequest.fields.params
+    )
+    assert.strictEqual(request("2025-03-26", "initialize").result, request("2025-03-26", "initialize").result)
+  })
+
+  it("a spec hands out the schemas its wire module's thunks build, memoized", () => {
+    const before = v2024_11_05.requests.find((r) => r.method === "completion/complete")
+    assert.isDefined(before)
+    // The thunks build on call, memoized: the spec's schema is the one the thunk returns.
+    assert.strictEqual(request("2024-11-05", "completion/complete").params, before!.params())
+    assert.strictEqual(request("2024-11-05", "completion/complete").result, before!.result())
   })
 })

@@ -41,9 +41,9 @@ export const readDefinitions = (version: ProtocolVersion): Readonly<Record<strin
 
 /** Every export of each generated wire module (definitions and method tables). */
 export const wire: { readonly [V in ProtocolVersion]: Readonly<Record<string, unknown>> } = {
-  "2024-11-05": v2024_11_05,
-  "2025-03-26": v2025_03_26,
-  "2025-06-18": v2025_06_18,
-  "2025-11-25": v2025_11_25,
-  "2026-07-28": v2026_07_28
+  "2024-11-05": v2024_11_05.definitions(),
+  "2025-03-26": v2025_03_26.definitions(),
+  "2025-06-18": v2025_06_18.definitions(),
+  "2025-11-25": v2025_11_25.definitions(),
+  "2026-07-28": v2026_07_28.definitions()
 }

@@ -8,7 +8,7 @@
  */
 import * as McpError from "@effect-mcp/protocol/McpError"
 import * as Clock from "effect/Clock"
-import { Mac } from "effect/crypto"
+import * as Mac from "effect/crypto/Mac"
 import * as Base64Url from "effect/encoding/Base64Url"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"

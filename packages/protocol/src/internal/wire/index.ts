@@ -1,6 +1,7 @@
 /**
  * The generated per-revision wire modules, keyed by revision, and the shape of
- * the method tables they export (read by Registry.ts).
+ * their method tables (read by Registry.ts). A table holds thunks: a schema is
+ * built when a message of its method first needs it.
  */
 import type { ProtocolVersion } from "../../ProtocolVersion.ts"
 import type { AnyCodec, Sender } from "../../Revision.ts"
@@ -13,12 +14,12 @@ import * as v2026_07_28 from "./v2026_07_28.ts"
 export interface WireNotification {
   readonly method: string
   readonly sender: Sender
-  readonly params: AnyCodec
+  readonly params: () => AnyCodec
   readonly paramsRequired: boolean
 }
 
 export interface WireRequest extends WireNotification {
-  readonly result: AnyCodec
+  readonly result: () => AnyCodec
 }
 
 export interface WireModule {
