@@ -139,6 +139,26 @@ export interface StreamableHttpServer {
   readonly closeSession: (sessionId: string) => Effect.Effect<boolean>
 }
 
+/** CurrentHttpSession of one session: behaviour on the prototype, one field per session. */
+class CurrentHttp implements CurrentHttpSessionShape {
+  private readonly http: HttpSession.HttpSession
+  constructor(http: HttpSession.HttpSession) {
+    this.http = http
+  }
+  get sessionId(): string | undefined {
+    return this.http.id
+  }
+  protocolVersion(): string | undefined {
+    return this.http.protocolVersion
+  }
+  closeRequestStream(requestId: JsonRpc.RequestId): Effect.Effect<void> {
+    return this.http.closeRequestStream(requestId)
+  }
+  get closeStandaloneStream(): Effect.Effect<void> {
+    return this.http.closeStandaloneStream
+  }
+}
+
 /** What the session factory is given; the rest of its requirements come from where `make` runs. */
 export type Provided = Transport.Transport | Scope.Scope | CurrentHttpSession
 
@@ -164,70 +184,63 @@ export const make = Effect.fnUntraced(function* <E, R>(
   const maxSessions = options.maxSessions ?? 10_000
   const maxBuffered = Math.max(1, options.maxBufferedMessages ?? 1024)
   const guard = Wire.makeRebindingGuard(options.rebinding)
-  const sessions = new Map<string, Entry>()
-  let stateless = 0
-
-  interface Entry {
-    readonly http: HttpSession.HttpSession
-    readonly scope: Scope.Closeable
+  const settings: HttpSession.Settings = {
+    clock,
+    epoch: clock.currentTimeMillisUnsafe(),
+    store,
+    retryMs,
+    standalone: options.standaloneStream !== false,
+    maxBuffered
   }
+  const sessions = new Map<string, HttpSession.HttpSession>()
+  let stateless = 0
 
   const open = (id: string | undefined) =>
     Effect.gen(function* () {
-      const scope = yield* Scope.fork(serverScope)
-      const http = yield* HttpSession.make({
-        id,
-        key: id ?? `stateless-${stateless++}`,
-        store: id === undefined ? undefined : store,
-        retryMs,
-        standalone: id !== undefined && options.standaloneStream !== false,
-        maxBuffered
-      })
-      const entry: Entry = { http, scope }
-      yield* Scope.addFinalizer(scope, http.shutdown)
-      const current: CurrentHttpSessionShape = {
-        sessionId: id,
-        protocolVersion: () => http.protocolVersion,
-        closeRequestStream: http.closeRequestStream,
-        closeStandaloneStream: http.closeStandaloneStream
-      }
+      // A stateful session is closed by `close` (a DELETE, idle expiry, or the
+      // server's finalizer, which closes them all): its scope needs no parent.
+      // A per-request one lives in a child of the server's scope.
+      const scope = id === undefined ? Scope.forkUnsafe(serverScope) : Scope.makeUnsafe()
+      const http = new HttpSession.HttpSession(id, id ?? `stateless-${stateless++}`, settings, scope)
+      if (id === undefined) yield* Scope.addFinalizer(scope, http.shutdown)
+      const current = new CurrentHttp(http)
       Run.start({
         factory: options.session,
         server: context as Context.Context<unknown>,
-        transport: http.transport,
+        transport: http,
         scope,
-        extra: Context.make(CurrentHttpSession, current) as Context.Context<unknown>,
-        onFailure: closeEntry(entry)
+        extend: (services) => Context.add(services, CurrentHttpSession, current),
+        onFailure: close(http)
       })
-      return entry
+      return http
     })
 
-  const closeEntry = (entry: Entry) =>
+  const close = (http: HttpSession.HttpSession) =>
     Effect.suspend(() => {
-      if (entry.http.id !== undefined && sessions.get(entry.http.id) === entry) sessions.delete(entry.http.id)
-      return Effect.andThen(entry.http.shutdown, Scope.close(entry.scope, Exit.void))
+      if (http.id !== undefined && sessions.get(http.id) === http) sessions.delete(http.id)
+      return Effect.andThen(http.shutdown, Scope.close(http.scope, Exit.void))
     })
 
   const closeSession = (id: string) =>
     Effect.suspend(() => {
-      const entry = sessions.get(id)
-      return entry === undefined ? Effect.succeed(false) : Effect.as(closeEntry(entry), true)
+      const http = sessions.get(id)
+      return http === undefined ? Effect.succeed(false) : Effect.as(close(http), true)
     })
 
   // Idle sessions are swept at a tenth of the timeout (at most once a minute).
   const sweepEvery = Math.max(1, Math.min(idleMs / 10, 60_000))
   const sweep = Effect.suspend(() => {
     const now = clock.currentTimeMillisUnsafe()
-    const idle: Array<Entry> = []
-    for (const entry of sessions.values()) {
-      if (entry.http.active === 0 && now - entry.http.lastActive >= idleMs) idle.push(entry)
+    const idle: Array<HttpSession.HttpSession> = []
+    for (const http of sessions.values()) {
+      if (http.active === 0 && http.idleFor(now) >= idleMs) idle.push(http)
     }
-    return Effect.forEach(idle, closeEntry, { discard: true })
+    return Effect.forEach(idle, close, { discard: true })
   })
   if (stateful) {
     yield* Effect.sleep(Duration.millis(sweepEvery)).pipe(Effect.andThen(sweep), Effect.forever, Effect.forkScoped)
   }
-  yield* Effect.addFinalizer(() => Effect.forEach([...sessions.values()], closeEntry, { discard: true }))
+  yield* Effect.addFinalizer(() => Effect.forEach([...sessions.values()], close, { discard: true }))
 
   const postContext: Post.Context = {
     supportedVersions: options.supportedVersions ?? ProtocolVersion.all,
@@ -235,20 +248,20 @@ export const make = Effect.fnUntraced(function* <E, R>(
     json: options.responseMode === "json",
     store,
     maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,
-    lookup: (id) => sessions.get(id)?.http,
+    lookup: (id) => sessions.get(id),
     create: () =>
       Effect.suspend(() => {
         if (sessions.size >= maxSessions) return Effect.succeed(undefined)
         const id = newSessionId()
-        return Effect.map(open(id), (entry) => {
+        return Effect.map(open(id), (http) => {
           // A factory that failed at once has closed the session already.
-          if (!entry.http.isClosed()) sessions.set(id, entry)
-          return entry.http
+          if (!http.isClosed()) sessions.set(id, http)
+          return http
         })
       }),
-    perRequest: () => Effect.map(open(undefined), (entry) => ({ http: entry.http, close: closeEntry(entry) })),
+    perRequest: () => Effect.map(open(undefined), (http) => ({ http, close: close(http) })),
     touch: (http) => {
-      http.lastActive = clock.currentTimeMillisUnsafe()
+      http.touch()
     },
     paramHeaders: options.paramHeaders
   }

@@ -20,12 +20,13 @@ import * as ServerSession from "@effect-mcp/engine/ServerSession"
 import * as Session from "@effect-mcp/engine/Session"
 import type * as Transport from "@effect-mcp/engine/Transport"
 import * as Context from "effect/Context"
-import { Mac, SecureRandom } from "effect/crypto"
+import * as Mac from "effect/crypto/Mac"
+import * as SecureRandom from "effect/crypto/SecureRandom"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as Handlers from "./internal/handlers.ts"
 import * as RequestScope from "./internal/requestScope.ts"
 import * as RequestState from "./internal/requestState.ts"
@@ -303,13 +304,36 @@ const withBridge = (loggers: ReadonlySet<Logger.Logger<unknown, unknown>>) => {
 }
 
 /**
+ * A session's entry in `server.sessions`. Its scope finalizer is a method
+ * bound to it rather than a closure over the session's services: a server
+ * holds many idle sessions.
+ */
+class Entry implements SessionEntry {
+  session: Session.SessionShape = undefined as never
+  logLevel: Logging.LoggingLevel | undefined = undefined
+  subscriptions: Set<string> | undefined = undefined
+  private readonly server: McpServerShape
+
+  constructor(server: McpServerShape) {
+    this.server = server
+  }
+
+  remove(): Effect.Effect<void> {
+    return Effect.sync(() => {
+      this.server.sessions.delete(this)
+    })
+  }
+}
+
+/**
  * Starts a session over the current transport, served from the registries
  * (read live on every request). It lives until the scope closes.
  */
 export const makeSession: Effect.Effect<Session.SessionShape, never, McpServer | Transport.Transport | Scope.Scope> =
   Effect.gen(function* () {
     const server = yield* McpServer
-    const entry: SessionEntry = { session: undefined as never, logLevel: undefined, subscriptions: undefined }
+    const scope = yield* Scope.Scope
+    const entry = new Entry(server)
     const session = yield* ServerSession.make(sessionOptionsOf(server)).pipe(
       // The session's fibers inherit the bridge and find their session entry in their context.
       Effect.updateContext((context: Context.Context<Scope.Scope | Transport.Transport>) =>
@@ -320,9 +344,9 @@ export const makeSession: Effect.Effect<Session.SessionShape, never, McpServer |
         )
       )
     )
-    ;(entry as { session: Session.SessionShape }).session = session
+    entry.session = session
     server.sessions.add(entry)
-    yield* Effect.addFinalizer(() => Effect.sync(() => server.sessions.delete(entry)))
+    yield* Scope.addFinalizerExit(scope, entry.remove.bind(entry))
     return session
   })
 

@@ -14,15 +14,20 @@ export const start = <E, R>(options: {
   readonly server: Context.Context<unknown>
   readonly transport: Transport.TransportShape
   readonly scope: Scope.Scope
-  readonly extra?: Context.Context<unknown> | undefined
+  /** Adds the transport's own services. */
+  readonly extend?: ((services: Context.Context<unknown>) => Context.Context<unknown>) | undefined
   /** Runs when the factory fails: the session cannot serve. */
   readonly onFailure: Effect.Effect<void>
 }): void => {
-  let services = Context.merge(
-    options.server,
-    Context.make(Transport.Transport, options.transport).pipe(Context.add(Scope.Scope, options.scope))
+  // Added on top of the server's services rather than merged into a copy of
+  // them: a session keeps its context for life, and a copy of the server's
+  // service map costs every idle session its size.
+  let services = Context.add(
+    Context.add(options.server, Transport.Transport, options.transport),
+    Scope.Scope,
+    options.scope
   )
-  if (options.extra !== undefined) services = Context.merge(services, options.extra)
+  if (options.extend !== undefined) services = options.extend(services)
   const fiber = Effect.runForkWith(services as Context.Context<R>)(
     options.factory.pipe(
       Effect.catchCause((cause) =>

@@ -19,28 +19,29 @@ import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import type * as Cause from "effect/Cause"
-import * as Clock from "effect/Clock"
+import type * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Queue from "effect/Queue"
 import * as Result from "effect/Result"
-import * as Semaphore from "effect/Semaphore"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as EventStore from "../EventStore.ts"
 import * as Transport from "../Transport.ts"
 import { formatEvent, messagesOf, responseIdsOf } from "./httpWire.ts"
+import { Lock } from "./lock.ts"
 
-export interface Config {
-  /** The `Mcp-Session-Id`; undefined for a per-request (stateless) session. */
-  readonly id: string | undefined
-  /** Prefix of this session's stream ids in the EventStore. */
-  readonly key: string
-  /** Present when the session's streams are resumable. */
+/** What every session of one server shares. */
+export interface Settings {
+  readonly clock: Clock.Clock
+  /** When the server started: activity is kept relative to it (a small integer, not a boxed number). */
+  readonly epoch: number
+  /** Present when the streams of stateful sessions are resumable. */
   readonly store: EventStore.EventStoreShape | undefined
   /** The `retry` sent with priming events, in milliseconds. */
   readonly retryMs: number | undefined
-  /** Whether a GET stream exists for messages unrelated to a request. */
+  /** Whether stateful sessions offer a GET stream for messages unrelated to a request. */
   readonly standalone: boolean
   /** Events a connection buffers before `send` suspends. */
   readonly maxBuffered: number
@@ -52,31 +53,6 @@ export type Connection = Queue.Queue<string, Cause.Done>
 interface Pull {
   readonly queue: Queue.Queue<Transport.Incoming, Transport.TransportError | Cause.Done>
   readonly drained: Deferred.Deferred<void>
-}
-
-/**
- * A session's transport. Its `incoming` is made only when read: a session
- * that attaches itself (push delivery) never reads it, so an idle session
- * holds neither a reader nor a queue.
- */
-class SessionTransport implements Transport.TransportShape {
-  readonly send: Transport.TransportShape["send"]
-  readonly attach: (receiver: Transport.Receiver) => boolean
-  private readonly read: () => Stream.Stream<Transport.Incoming, Transport.TransportError>
-
-  constructor(
-    send: Transport.TransportShape["send"],
-    attach: (receiver: Transport.Receiver) => boolean,
-    read: () => Stream.Stream<Transport.Incoming, Transport.TransportError>
-  ) {
-    this.send = send
-    this.attach = attach
-    this.read = read
-  }
-
-  get incoming(): Stream.Stream<Transport.Incoming, Transport.TransportError> {
-    return this.read()
-  }
 }
 
 /** A send waiting for room on its stream; `done` completes once its event is queued (or dropped). */
@@ -107,53 +83,13 @@ export interface LogicalStream {
   complete: boolean
 }
 
-export interface HttpSession {
-  readonly id: string | undefined
-  readonly transport: Transport.TransportShape
-  /** Completes once the MCP session read every frame offered so far and the input ended. */
-  readonly drained: Effect.Effect<void>
-  /** The negotiated revision, learned from the `initialize` response. */
-  protocolVersion: string | undefined
-  lastActive: number
-  /** Open HTTP exchanges (POSTs being served, attached SSE connections); idle expiry waits for zero. */
-  active: number
-  readonly isClosed: () => boolean
-  /** Whether a request id is already being answered. */
-  readonly isPending: (id: JsonRpc.RequestId) => boolean
-  /** Remembers that `id` is an `initialize`, so its response teaches the negotiated revision. */
-  readonly trackInitialize: (id: JsonRpc.RequestId) => void
-  /** Opens the stream answering a POST's requests. */
-  readonly openPost: (
-    requestIds: ReadonlyArray<JsonRpc.RequestId>,
-    mode: "sse" | "json",
-    priming: boolean
-  ) => Effect.Effect<LogicalStream>
-  /** Hands a frame to the MCP session. */
-  readonly offer: (frame: JsonRpcCodec.Decoded) => Effect.Effect<boolean>
-  /** Ends the input: the MCP session sees end-of-stream after the frames already offered. */
-  readonly endInput: Effect.Effect<void>
-  /** The SSE body of a connection of a stream (by default its current one). */
-  readonly body: (stream: LogicalStream, connection?: Connection | undefined) => Stream.Stream<Uint8Array>
-  /**
-   * The whole SSE text of a stream already complete on `connection`, which it
-   * then ends and forgets (delivered in full); undefined while it is not.
-   */
-  readonly completeText: (stream: LogicalStream, connection: Connection) => Effect.Effect<string | undefined>
-  /** Attaches a connection to the GET stream; undefined when one is attached already. */
-  readonly openStandalone: (priming: boolean) => Effect.Effect<LogicalStream | undefined>
-  /** Attaches a new connection to the stream of `lastEventId`, replaying what followed it. */
-  readonly resume: (lastEventId: string) => Effect.Effect<LogicalStream | undefined>
-  /** Ends the connection of the stream carrying `requestId`; the client resumes it. */
-  readonly closeRequestStream: (requestId: JsonRpc.RequestId) => Effect.Effect<void>
-  readonly closeStandaloneStream: Effect.Effect<void>
-  /** Marks the session closed, ends every connection and forgets its events. */
-  readonly shutdown: Effect.Effect<void>
-}
-
 const closedError = new Transport.TransportError({ reason: "Closed", message: "HTTP session closed" })
 
 // An SSE comment: opens a reply's stream without an event (clients skip comments).
 const ACCEPTED = ":\n\n"
+
+// Messages for the GET stream while no GET is open wait for the next GET, up to this many.
+const maxUndelivered = 1024
 
 const sessionClosedResponse = (id: JsonRpc.RequestId): JsonRpc.Message =>
   JsonRpc.failure(
@@ -161,29 +97,165 @@ const sessionClosedResponse = (id: JsonRpc.RequestId): JsonRpc.Message =>
     McpError.toErrorObject(new McpError.InternalError({ message: "the session closed before the request completed" }))
   )
 
-export const make = Effect.fnUntraced(function* (config: Config) {
-  const clock = yield* Clock.Clock
-  const lock = Semaphore.makeUnsafe(1)
+/**
+ * One HTTP session: its own transport (`transport` is the session itself).
+ * A server holds many idle sessions, so behaviour lives on the prototype and
+ * every part only some sessions need (the stream tables, the GET stream, the
+ * messages waiting for it, the queue of a reading session) is made on first
+ * use; an idle session is this object and its `send`.
+ */
+export class HttpSession extends Lock implements Transport.TransportShape {
+  /** The `Mcp-Session-Id`; undefined for a per-request (stateless) session. */
+  readonly id: string | undefined
+  /** Prefix of this session's stream ids in the EventStore. */
+  private readonly key: string
+  private readonly settings: Settings
+  /** The scope the MCP session runs in; closing the HTTP session closes it. */
+  readonly scope: Scope.Closeable
+  /** Bound: transports hand `send` around on its own. */
+  readonly send: (
+    frame: Transport.Outgoing,
+    options?: Transport.SendOptions
+  ) => Effect.Effect<void, Transport.TransportError>
+  /** The negotiated revision, learned from the `initialize` response. */
+  protocolVersion: string | undefined = undefined
+  /** When the session was last active, in milliseconds since `settings.epoch`. */
+  private activeAt: number
+  /** Open HTTP exchanges (POSTs being served, attached SSE connections); idle expiry waits for zero. */
+  active = 0
+  private closed = false
+  private counter = 0
   // The MCP session attaches itself (push delivery: no reader waits while the
   // session is idle), or else reads `incoming`, whose queue is made then.
-  let receiver: Transport.Receiver | undefined
-  let pull: Pull | undefined
-  const pulled = (): Effect.Effect<Pull> =>
-    pull === undefined
-      ? Effect.map(Queue.bounded<Transport.Incoming, Transport.TransportError | Cause.Done>(256), (queue) => {
-          pull ??= { queue, drained: Deferred.makeUnsafe<void>() }
-          return pull
-        })
-      : Effect.succeed(pull)
-  const byRequest = new Map<JsonRpc.RequestId, LogicalStream>()
-  const streams = new Map<string, LogicalStream>()
-  const initializeIds = new Set<JsonRpc.RequestId>()
-  let counter = 0
-  let closed = false
+  private receiver: Transport.Receiver | undefined = undefined
+  private pull: Pull | undefined = undefined
+  private byRequestMap: Map<JsonRpc.RequestId, LogicalStream> | undefined = undefined
+  private streamMap: Map<string, LogicalStream> | undefined = undefined
+  private initializeIds: Set<JsonRpc.RequestId> | undefined = undefined
+  private standaloneStream: LogicalStream | undefined = undefined
+  private undelivered: Array<string> | undefined = undefined
 
-  const newStream = (standalone: boolean, collected: Array<JsonRpc.Message> | undefined): LogicalStream => {
+  constructor(id: string | undefined, key: string, settings: Settings, scope: Scope.Closeable) {
+    super()
+    this.id = id
+    this.key = key
+    this.settings = settings
+    this.scope = scope
+    this.send = this.sendFrame.bind(this)
+    this.activeAt = settings.clock.currentTimeMillisUnsafe() - settings.epoch
+  }
+
+  // ---- the transport ---------------------------------------------------------
+
+  get transport(): Transport.TransportShape {
+    return this
+  }
+
+  get incoming(): Stream.Stream<Transport.Incoming, Transport.TransportError> {
+    return Stream.unwrap(
+      Effect.map(this.pulled(), (p) =>
+        Stream.fromQueue(p.queue).pipe(Stream.ensuring(Deferred.done(p.drained, Exit.void)))
+      )
+    )
+  }
+
+  attach(receiver: Transport.Receiver): boolean {
+    if (this.pull !== undefined || this.receiver !== undefined) return false
+    this.receiver = receiver
+    return true
+  }
+
+  private pulled(): Effect.Effect<Pull> {
+    return this.pull === undefined
+      ? Effect.map(Queue.bounded<Transport.Incoming, Transport.TransportError | Cause.Done>(256), (queue) => {
+          this.pull ??= { queue, drained: Deferred.makeUnsafe<void>() }
+          return this.pull
+        })
+      : Effect.succeed(this.pull)
+  }
+
+  /** Completes once the MCP session read every frame offered so far and the input ended. */
+  get drained(): Effect.Effect<void> {
+    return Effect.suspend(() =>
+      this.receiver === undefined
+        ? Effect.flatMap(this.pulled(), (p) => Deferred.await(p.drained))
+        : this.receiver.drained
+    )
+  }
+
+  /** Hands a frame to the MCP session. */
+  offer(frame: JsonRpcCodec.Decoded): Effect.Effect<boolean> {
+    if (this.closed) return Effect.succeed(false)
+    const receiver = this.receiver
+    return Effect.tap(
+      receiver === undefined
+        ? Effect.flatMap(this.pulled(), (p) => Queue.offer(p.queue, Result.succeed(frame)))
+        : receiver.offer(Result.succeed(frame)),
+      (accepted) => (accepted ? this.releaseCancelled(frame) : Effect.void)
+    )
+  }
+
+  /** Ends the input: the MCP session sees end-of-stream after the frames already offered. */
+  get endInput(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      if (this.receiver === undefined) return Effect.flatMap(this.pulled(), (p) => Effect.asVoid(Queue.end(p.queue)))
+      this.receiver.end()
+      return Effect.void
+    })
+  }
+
+  isClosed(): boolean {
+    return this.closed
+  }
+
+  /** Records activity now. */
+  touch(): void {
+    this.activeAt = this.settings.clock.currentTimeMillisUnsafe() - this.settings.epoch
+  }
+
+  /** How long the session has been without activity at `now`, in milliseconds. */
+  idleFor(now: number): number {
+    return now - this.settings.epoch - this.activeAt
+  }
+
+  // ---- the stream tables -------------------------------------------------------
+
+  private get store(): EventStore.EventStoreShape | undefined {
+    return this.id === undefined ? undefined : this.settings.store
+  }
+
+  private get streams(): Map<string, LogicalStream> {
+    if (this.streamMap === undefined) this.streamMap = new Map()
+    return this.streamMap
+  }
+
+  private get byRequest(): Map<JsonRpc.RequestId, LogicalStream> {
+    if (this.byRequestMap === undefined) this.byRequestMap = new Map()
+    return this.byRequestMap
+  }
+
+  /** The GET stream, made when first needed; undefined when the session has none. */
+  private get standalone(): LogicalStream | undefined {
+    if (this.standaloneStream === undefined && this.id !== undefined && this.settings.standalone) {
+      this.standaloneStream = this.newStream(true, undefined)
+    }
+    return this.standaloneStream
+  }
+
+  /** Whether a request id is already being answered. */
+  isPending(id: JsonRpc.RequestId): boolean {
+    return this.byRequestMap?.has(id) === true
+  }
+
+  /** Remembers that `id` is an `initialize`, so its response teaches the negotiated revision. */
+  trackInitialize(id: JsonRpc.RequestId): void {
+    if (this.initializeIds === undefined) this.initializeIds = new Set()
+    this.initializeIds.add(id)
+  }
+
+  private newStream(standalone: boolean, collected: Array<JsonRpc.Message> | undefined): LogicalStream {
     const stream: LogicalStream = {
-      id: `${config.key}_${standalone ? "get" : counter++}`,
+      id: `${this.key}_${standalone ? "get" : this.counter++}`,
       standalone,
       pending: new Set(),
       collected,
@@ -193,78 +265,92 @@ export const make = Effect.fnUntraced(function* (config: Config) {
       connection: undefined,
       complete: false
     }
-    streams.set(stream.id, stream)
+    this.streams.set(stream.id, stream)
     return stream
   }
-  const standaloneStream = config.standalone ? newStream(true, undefined) : undefined
-  // Messages for the GET stream while no GET is open: the next GET receives them.
-  const undelivered: Array<string> = []
-  const maxUndelivered = 1024
 
-  const forget = (stream: LogicalStream) => {
-    streams.delete(stream.id)
-    return config.store === undefined ? Effect.void : Effect.ignore(config.store.forget(stream.id), { log: "Warn" })
+  /** Drops a stream from the table; an empty table is dropped too (an idle session keeps none). */
+  private unlist(stream: LogicalStream): void {
+    const streams = this.streamMap
+    if (streams?.delete(stream.id) && streams.size === 0) this.streamMap = undefined
+  }
+
+  private forget(stream: LogicalStream): Effect.Effect<void> {
+    this.unlist(stream)
+    const store = this.store
+    return store === undefined ? Effect.void : Effect.ignore(store.forget(stream.id), { log: "Warn" })
   }
 
   /** Stores (when resumable) and writes one event; callers hold the lock so event order is send order. */
-  const write = (stream: LogicalStream, data: string, retryMs?: number) =>
-    Effect.gen(function* () {
-      let id: string | undefined
-      if (config.store !== undefined) {
-        id = yield* config.store
-          .append(stream.id, data)
-          .pipe(
-            Effect.catch((error) =>
-              Effect.as(Effect.logWarning(`event not stored, it cannot be resumed: ${error.message}`), undefined)
-            )
+  private write(stream: LogicalStream, data: string, retryMs?: number): Effect.Effect<void> {
+    const store = this.store
+    if (store === undefined) return Effect.sync(() => this.writeText(stream, data, undefined, retryMs))
+    return Effect.map(
+      store
+        .append(stream.id, data)
+        .pipe(
+          Effect.catch((error) =>
+            Effect.as(Effect.logWarning(`event not stored, it cannot be resumed: ${error.message}`), undefined)
           )
-      }
-      const text = formatEvent({ id, event: data === "" ? undefined : "message", data, retryMs })
-      if (stream.connection !== undefined) {
-        Queue.offerUnsafe(stream.connection, text)
-      } else if (stream.standalone && data !== "") {
-        undelivered.push(text)
-        if (undelivered.length > maxUndelivered) undelivered.shift()
-      }
-    })
+        ),
+      (id) => this.writeText(stream, data, id, retryMs)
+    )
+  }
+
+  private writeText(stream: LogicalStream, data: string, id: string | undefined, retryMs: number | undefined): void {
+    const text = formatEvent({ id, event: data === "" ? undefined : "message", data, retryMs })
+    if (stream.connection !== undefined) {
+      Queue.offerUnsafe(stream.connection, text)
+    } else if (stream.standalone && data !== "") {
+      if (this.undelivered === undefined) this.undelivered = []
+      this.undelivered.push(text)
+      if (this.undelivered.length > maxUndelivered) this.undelivered.shift()
+    }
+  }
 
   /** Ends the waits of a stream's suspended senders; their frames are never sent. */
-  const release = (stream: LogicalStream, exit: Exit.Exit<void, Transport.TransportError>) => {
+  private static release(stream: LogicalStream, exit: Exit.Exit<void, Transport.TransportError>): void {
     for (const waiter of stream.waiting.splice(0, stream.waiting.length)) Deferred.doneUnsafe(waiter.done, exit)
   }
 
-  const finish = (stream: LogicalStream) => {
+  private finish(stream: LogicalStream): void {
     stream.complete = true
     // A JSON reply is never resumed.
-    if (stream.collected !== undefined) streams.delete(stream.id)
+    if (stream.collected !== undefined) this.unlist(stream)
     if (stream.connection !== undefined) Queue.endUnsafe(stream.connection)
     // What still waits was sent for requests that are answered or cancelled: nobody reads it.
-    release(stream, Exit.void)
+    HttpSession.release(stream, Exit.void)
     Deferred.doneUnsafe(stream.first, Exit.succeed(undefined))
     Deferred.doneUnsafe(stream.done, Exit.void)
   }
 
-  const settle = (stream: LogicalStream, ids: ReadonlyArray<JsonRpc.RequestId>) => {
+  private settle(stream: LogicalStream, ids: ReadonlyArray<JsonRpc.RequestId>): void {
+    const byRequest = this.byRequestMap
     for (const id of ids) {
       stream.pending.delete(id)
-      if (byRequest.get(id) === stream) byRequest.delete(id)
+      if (byRequest?.get(id) === stream) byRequest.delete(id)
     }
-    if (stream.pending.size === 0 && !stream.standalone) finish(stream)
+    if (byRequest?.size === 0) this.byRequestMap = undefined
+    if (stream.pending.size === 0 && !stream.standalone) this.finish(stream)
   }
 
-  const learnVersion = (frame: Transport.Outgoing) => {
-    if (initializeIds.size === 0) return
+  private learnVersion(frame: Transport.Outgoing): void {
+    const initializeIds = this.initializeIds
+    if (initializeIds === undefined) return
     for (const message of messagesOf(frame)) {
       if (!JsonRpc.isSuccess(message) || !initializeIds.has(message.id)) continue
       initializeIds.delete(message.id)
       const version = (message.result as { readonly protocolVersion?: unknown } | null)?.protocolVersion
-      if (typeof version === "string") session.protocolVersion = version
+      if (typeof version === "string") this.protocolVersion = version
     }
+    if (initializeIds.size === 0) this.initializeIds = undefined
   }
 
-  const route = (frame: Transport.Outgoing, related: JsonRpc.RequestId | undefined): LogicalStream | undefined => {
+  private route(frame: Transport.Outgoing, related: JsonRpc.RequestId | undefined): LogicalStream | undefined {
     const ids = responseIdsOf(frame)
+    const byRequest = this.byRequestMap
     if (ids.length > 0) {
+      if (byRequest === undefined) return undefined
       for (const id of ids) {
         const stream = byRequest.get(id)
         if (stream !== undefined) return stream
@@ -272,60 +358,69 @@ export const make = Effect.fnUntraced(function* (config: Config) {
       return undefined
     }
     if (related !== undefined) {
-      const stream = byRequest.get(related)
+      const stream = byRequest?.get(related)
       // A JSON reply carries only responses; what a handler sends meanwhile goes to the GET stream.
       if (stream !== undefined && stream.collected === undefined) return stream
     }
-    return standaloneStream
+    return this.standalone
   }
 
-  const hasRoom = (stream: LogicalStream) =>
-    stream.connection === undefined || Queue.sizeUnsafe(stream.connection) < config.maxBuffered
+  private hasRoom(stream: LogicalStream): boolean {
+    return stream.connection === undefined || Queue.sizeUnsafe(stream.connection) < this.settings.maxBuffered
+  }
 
   /** Makes a frame an event of its stream (or drops it); callers hold the lock. */
-  const admit = (
+  private admit(
     stream: LogicalStream,
     data: string,
     ids: ReadonlyArray<JsonRpc.RequestId>,
     head: JsonRpc.Message | undefined
-  ) => {
+  ): Effect.Effect<void> {
     if (!stream.standalone) Deferred.doneUnsafe(stream.first, Exit.succeed(head))
-    if (stream.connection === undefined && config.store === undefined && !stream.standalone) {
-      settle(stream, ids)
+    if (stream.connection === undefined && this.store === undefined && !stream.standalone) {
+      this.settle(stream, ids)
       return Effect.logDebug("dropped a message: its stream has no connection and no event store")
     }
+    if (this.store === undefined) {
+      this.writeText(stream, data, undefined, undefined)
+      this.settle(stream, ids)
+      return Effect.void
+    }
     return Effect.andThen(
-      write(stream, data),
-      Effect.sync(() => settle(stream, ids))
+      this.write(stream, data),
+      Effect.sync(() => this.settle(stream, ids))
     )
   }
 
   /** Admits waiting senders, first come first served, while their stream has room. */
-  const pump = (stream: LogicalStream): Effect.Effect<void> =>
-    Effect.suspend(() =>
+  private pump(stream: LogicalStream): Effect.Effect<void> {
+    return Effect.suspend(() =>
       stream.waiting.length === 0
         ? Effect.void
-        : lock
-            .withPermit(
-              Effect.gen(function* () {
-                while (!closed && stream.waiting.length > 0 && hasRoom(stream)) {
-                  // Out of the list first: an interrupt arriving meanwhile finds it taken.
-                  const waiter = stream.waiting.shift()!
-                  yield* admit(stream, waiter.data, waiter.ids, waiter.head)
-                  Deferred.doneUnsafe(waiter.done, Exit.void)
-                }
-              })
-            )
-            .pipe(Effect.uninterruptible)
+        : this.withLock(
+            Effect.whileLoop({
+              while: () => !this.closed && stream.waiting.length > 0 && this.hasRoom(stream),
+              body: () => {
+                // Out of the list first: an interrupt arriving meanwhile finds it taken.
+                const waiter = stream.waiting.shift()!
+                return Effect.as(this.admit(stream, waiter.data, waiter.ids, waiter.head), waiter)
+              },
+              step: (waiter) => Deferred.doneUnsafe(waiter.done, Exit.void)
+            })
+          ).pipe(Effect.uninterruptible)
     )
+  }
 
   /**
    * Routes and admits a frame at once when its stream has room and nobody
    * waits ahead of it; otherwise returns the waiter that holds its place.
    */
-  const enqueue = (frame: Transport.Outgoing, related: JsonRpc.RequestId | undefined) =>
-    Effect.suspend((): Effect.Effect<readonly [LogicalStream, Waiter] | undefined> => {
-      const stream = route(frame, related)
+  private enqueue(
+    frame: Transport.Outgoing,
+    related: JsonRpc.RequestId | undefined
+  ): Effect.Effect<readonly [LogicalStream, Waiter] | undefined> {
+    return Effect.suspend((): Effect.Effect<readonly [LogicalStream, Waiter] | undefined> => {
+      const stream = this.route(frame, related)
       if (stream === undefined) {
         return Effect.as(Effect.logDebug("dropped a message with no stream to carry it"), undefined)
       }
@@ -334,23 +429,29 @@ export const make = Effect.fnUntraced(function* (config: Config) {
       if (stream.collected !== undefined) {
         Deferred.doneUnsafe(stream.first, Exit.succeed(head))
         stream.collected.push(...messagesOf(frame))
-        settle(stream, ids)
+        this.settle(stream, ids)
         return Effect.succeed(undefined)
       }
       const data = JsonRpcCodec.encode(frame)
-      if (stream.waiting.length === 0 && hasRoom(stream)) return Effect.as(admit(stream, data, ids, head), undefined)
+      if (stream.waiting.length === 0 && this.hasRoom(stream)) {
+        return Effect.as(this.admit(stream, data, ids, head), undefined)
+      }
       const waiter: Waiter = { data, ids, head, done: Deferred.makeUnsafe() }
       stream.waiting.push(waiter)
       return Effect.succeed([stream, waiter] as const)
     })
+  }
 
-  const send = (frame: Transport.Outgoing, options?: Transport.SendOptions) =>
-    Effect.suspend((): Effect.Effect<void, Transport.TransportError> => {
-      if (closed) return Effect.fail(closedError)
-      learnVersion(frame)
+  private sendFrame(
+    frame: Transport.Outgoing,
+    options?: Transport.SendOptions
+  ): Effect.Effect<void, Transport.TransportError> {
+    return Effect.suspend((): Effect.Effect<void, Transport.TransportError> => {
+      if (this.closed) return Effect.fail(closedError)
+      this.learnVersion(frame)
       // Holding a place in the line and leaving it are atomic; only the wait is interruptible.
       return Effect.uninterruptibleMask((restore) =>
-        Effect.flatMap(lock.withPermit(enqueue(frame, options?.relatedRequestId)), (queued) => {
+        Effect.flatMap(this.withLock(this.enqueue(frame, options?.relatedRequestId)), (queued) => {
           if (queued === undefined) return Effect.void
           const [stream, waiter] = queued
           return restore(Deferred.await(waiter.done)).pipe(
@@ -364,212 +465,215 @@ export const make = Effect.fnUntraced(function* (config: Config) {
         })
       )
     })
+  }
 
   /**
    * A cancelled request is never answered: its stream stops waiting for it
    * (and ends when nothing else is pending). A late response is dropped.
    */
-  const releaseCancelled = (frame: JsonRpcCodec.Decoded) => {
-    const ids: Array<JsonRpc.RequestId> = []
+  private releaseCancelled(frame: JsonRpcCodec.Decoded): Effect.Effect<void> {
+    let ids: Array<JsonRpc.RequestId> | undefined
     for (const message of JsonRpcCodec.isBatch(frame) ? frame : [frame]) {
       if (JsonRpcCodec.isDecodeFailure(message) || !JsonRpc.isNotification(message)) continue
       if (message.method !== "notifications/cancelled") continue
       const id = (message.params as { readonly requestId?: unknown } | undefined)?.requestId
-      if (typeof id === "string" || typeof id === "number") ids.push(id)
+      if (typeof id !== "string" && typeof id !== "number") continue
+      if (ids === undefined) ids = []
+      ids.push(id)
     }
-    if (ids.length === 0) return Effect.void
-    return lock.withPermit(
+    if (ids === undefined) return Effect.void
+    const cancelled = ids
+    return this.withLock(
       Effect.sync(() => {
-        for (const id of ids) {
-          const stream = byRequest.get(id)
-          if (stream !== undefined && stream.collected === undefined) settle(stream, [id])
+        for (const id of cancelled) {
+          const stream = this.byRequestMap?.get(id)
+          if (stream !== undefined && stream.collected === undefined) this.settle(stream, [id])
         }
       })
     )
   }
 
-  const attach = (stream: LogicalStream): Effect.Effect<Connection> =>
-    Effect.map(Queue.unbounded<string, Cause.Done>(), (connection) => {
+  // ---- the HTTP side -------------------------------------------------------------
+
+  private attachTo(stream: LogicalStream): Effect.Effect<Connection> {
+    return Effect.map(Queue.unbounded<string, Cause.Done>(), (connection) => {
       if (stream.connection !== undefined) Queue.endUnsafe(stream.connection)
       stream.connection = connection
       return connection
     })
+  }
 
-  const completeText = (stream: LogicalStream, connection: Connection): Effect.Effect<string | undefined> =>
-    Effect.suspend(() => {
+  /** Opens the stream answering a POST's requests. */
+  openPost(
+    requestIds: ReadonlyArray<JsonRpc.RequestId>,
+    mode: "sse" | "json",
+    priming: boolean
+  ): Effect.Effect<LogicalStream> {
+    return this.withLock(
+      Effect.suspend(() => {
+        const stream = this.newStream(false, mode === "json" ? [] : undefined)
+        if (requestIds.length > 0) {
+          const byRequest = this.byRequest
+          for (const id of requestIds) {
+            stream.pending.add(id)
+            byRequest.set(id, stream)
+          }
+        }
+        if (mode === "json") return Effect.succeed(stream)
+        return this.attachTo(stream).pipe(Effect.andThen(this.startReply(stream, priming)), Effect.as(stream))
+      })
+    )
+  }
+
+  /**
+   * The whole SSE text of a stream already complete on `connection`, which it
+   * then ends and forgets (delivered in full); undefined while it is not.
+   */
+  completeText(stream: LogicalStream, connection: Connection): Effect.Effect<string | undefined> {
+    return Effect.suspend(() => {
       // Only a stream complete on the connection it opened with is delivered in full by one body.
       if (!stream.complete || stream.connection !== connection) return Effect.succeed(undefined)
       stream.connection = undefined
       return Effect.flatMap(Queue.clear(connection), (texts) => {
         Queue.shutdownUnsafe(connection)
-        session.lastActive = clock.currentTimeMillisUnsafe()
-        return Effect.as(forget(stream), texts.join(""))
+        this.touch()
+        return Effect.as(this.forget(stream), texts.join(""))
       })
     })
+  }
 
-  const body = (stream: LogicalStream, connection = stream.connection): Stream.Stream<Uint8Array> => {
+  /** The SSE body of a connection of a stream (by default its current one). */
+  body(stream: LogicalStream, connection = stream.connection): Stream.Stream<Uint8Array> {
     if (connection === undefined) return Stream.empty
-    session.active++
+    this.active++
     return Stream.fromQueue(connection).pipe(
       // Taking events makes room for the senders waiting on this stream.
-      Stream.mapArrayEffect((texts) => Effect.as(pump(stream), texts)),
+      Stream.mapArrayEffect((texts) => Effect.as(this.pump(stream), texts)),
       Stream.encodeText,
       Stream.onExit((exit) =>
         Effect.suspend(() => {
-          session.active--
-          session.lastActive = clock.currentTimeMillisUnsafe()
+          this.active--
+          this.touch()
           // Still the stream's connection: it was not cut off (closed early or replaced).
           const current = stream.connection === connection
           if (current) stream.connection = undefined
           Queue.shutdownUnsafe(connection)
           // Delivered in full: nobody will resume it.
-          const forgotten = current && stream.complete && Exit.isSuccess(exit) ? forget(stream) : Effect.void
+          const forgotten = current && stream.complete && Exit.isSuccess(exit) ? this.forget(stream) : Effect.void
           // Without a connection the waiting senders go to the store (or the next GET).
-          return Effect.andThen(forgotten, pump(stream))
+          return Effect.andThen(forgotten, this.pump(stream))
         })
       )
     )
   }
 
-  const primeIfAsked = (stream: LogicalStream, priming: boolean) =>
-    priming && config.store !== undefined ? write(stream, "", config.retryMs) : Effect.void
-
   /**
    * Starts a POST's reply at once, so the client learns that its message was
    * taken (in order) before it sends the next: a priming event, or else a comment.
    */
-  const startReply = (stream: LogicalStream, priming: boolean) =>
-    priming && config.store !== undefined
-      ? write(stream, "", config.retryMs)
+  private startReply(stream: LogicalStream, priming: boolean): Effect.Effect<void> {
+    return priming && this.store !== undefined
+      ? this.write(stream, "", this.settings.retryMs)
       : Effect.sync(() => {
           if (stream.connection !== undefined) Queue.offerUnsafe(stream.connection, ACCEPTED)
         })
+  }
 
-  const endConnection = (stream: LogicalStream | undefined) =>
-    Effect.sync(() => {
-      // Without a store the client could not get the rest: keep the connection.
-      if (stream?.connection === undefined || config.store === undefined) return
-      Queue.endUnsafe(stream.connection)
-      stream.connection = undefined
-      // Without a connection the waiting senders go to the store.
-    }).pipe(Effect.andThen(stream === undefined ? Effect.void : pump(stream)))
-
-  const session: HttpSession = {
-    id: config.id,
-    transport: new SessionTransport(
-      send,
-      (attached) => {
-        if (pull !== undefined || receiver !== undefined) return false
-        receiver = attached
-        return true
-      },
-      () =>
-        Stream.unwrap(
-          Effect.map(pulled(), (p) =>
-            Stream.fromQueue(p.queue).pipe(Stream.ensuring(Deferred.done(p.drained, Exit.void)))
-          )
-        )
-    ),
-    drained: Effect.suspend(() =>
-      receiver === undefined ? Effect.flatMap(pulled(), (p) => Deferred.await(p.drained)) : receiver.drained
-    ),
-    protocolVersion: undefined,
-    lastActive: clock.currentTimeMillisUnsafe(),
-    active: 0,
-    isClosed: () => closed,
-    isPending: (id) => byRequest.has(id),
-    trackInitialize: (id) => {
-      initializeIds.add(id)
-    },
-    openPost: (requestIds, mode, priming) =>
-      lock.withPermit(
-        Effect.suspend(() => {
-          const stream = newStream(false, mode === "json" ? [] : undefined)
-          for (const id of requestIds) {
-            stream.pending.add(id)
-            byRequest.set(id, stream)
-          }
-          if (mode === "json") return Effect.succeed(stream)
-          return attach(stream).pipe(Effect.andThen(startReply(stream, priming)), Effect.as(stream))
-        })
-      ),
-    offer: (frame) =>
-      closed
-        ? Effect.succeed(false)
-        : Effect.tap(
-            receiver === undefined
-              ? Effect.flatMap(pulled(), (p) => Queue.offer(p.queue, Result.succeed(frame)))
-              : receiver.offer(Result.succeed(frame)),
-            (accepted) => (accepted ? releaseCancelled(frame) : Effect.void)
+  /** Attaches a connection to the GET stream; undefined when one is attached already. */
+  openStandalone(priming: boolean): Effect.Effect<LogicalStream | undefined> {
+    return this.withLock(
+      Effect.suspend(() => {
+        const standalone = this.standalone
+        if (standalone === undefined || standalone.connection !== undefined) return Effect.succeed(undefined)
+        return this.attachTo(standalone).pipe(
+          Effect.andThen(
+            priming && this.store !== undefined ? this.write(standalone, "", this.settings.retryMs) : Effect.void
           ),
-    endInput: Effect.suspend(() => {
-      if (receiver === undefined) return Effect.flatMap(pulled(), (p) => Effect.asVoid(Queue.end(p.queue)))
-      receiver.end()
-      return Effect.void
-    }),
-    body,
-    completeText,
-    openStandalone: (priming) =>
-      lock.withPermit(
-        Effect.suspend(() => {
-          if (standaloneStream === undefined || standaloneStream.connection !== undefined) {
-            return Effect.succeed(undefined)
-          }
-          return attach(standaloneStream).pipe(
-            Effect.andThen(primeIfAsked(standaloneStream, priming)),
-            Effect.andThen(
-              Effect.sync(() => {
-                for (const text of undelivered.splice(0, undelivered.length)) {
-                  Queue.offerUnsafe(standaloneStream.connection!, text)
-                }
-              })
-            ),
-            Effect.as(standaloneStream)
-          )
-        })
-      ),
-    resume: (lastEventId) =>
-      lock.withPermit(
-        Effect.gen(function* () {
-          if (config.store === undefined) return undefined
-          const replay = yield* config.store
-            .replayAfter(lastEventId)
-            .pipe(Effect.catch((error) => Effect.as(Effect.logWarning(error.message), undefined)))
-          const stream = replay === undefined ? undefined : streams.get(replay.streamId)
-          // The event must belong to this session: ids are not capabilities.
-          if (replay === undefined || stream === undefined) return undefined
-          const connection = yield* attach(stream)
-          // The replay covers what the GET stream missed.
-          if (stream.standalone) undelivered.length = 0
-          for (const event of replay.events) {
-            Queue.offerUnsafe(
-              connection,
-              formatEvent({ id: event.id, event: event.data === "" ? undefined : "message", data: event.data })
-            )
-          }
-          if (stream.complete) Queue.endUnsafe(connection)
-          return stream
-        })
-      ),
-    closeRequestStream: (requestId) => endConnection(byRequest.get(requestId)),
-    closeStandaloneStream: Effect.suspend(() => endConnection(standaloneStream)),
-    shutdown: Effect.suspend(() => {
-      if (closed) return Effect.void
-      closed = true
-      for (const stream of streams.values()) {
+          Effect.andThen(
+            Effect.sync(() => {
+              const undelivered = this.undelivered
+              this.undelivered = undefined
+              if (undelivered !== undefined)
+                for (const text of undelivered) Queue.offerUnsafe(standalone.connection!, text)
+            })
+          ),
+          Effect.as(standalone)
+        )
+      })
+    )
+  }
+
+  /** Attaches a new connection to the stream of `lastEventId`, replaying what followed it. */
+  resume(lastEventId: string): Effect.Effect<LogicalStream | undefined> {
+    return this.withLock(
+      Effect.suspend(() => {
+        const store = this.store
+        if (store === undefined) return Effect.succeed(undefined)
+        return store.replayAfter(lastEventId).pipe(
+          Effect.catch((error) => Effect.as(Effect.logWarning(error.message), undefined)),
+          Effect.flatMap((replay) => {
+            const stream = replay === undefined ? undefined : this.streamMap?.get(replay.streamId)
+            // The event must belong to this session: ids are not capabilities.
+            if (replay === undefined || stream === undefined) return Effect.succeed(undefined)
+            return Effect.map(this.attachTo(stream), (connection) => {
+              // The replay covers what the GET stream missed.
+              if (stream.standalone) this.undelivered = undefined
+              for (const event of replay.events) {
+                Queue.offerUnsafe(
+                  connection,
+                  formatEvent({ id: event.id, event: event.data === "" ? undefined : "message", data: event.data })
+                )
+              }
+              if (stream.complete) Queue.endUnsafe(connection)
+              return stream
+            })
+          })
+        )
+      })
+    )
+  }
+
+  private endConnection(stream: LogicalStream | undefined): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      if (stream === undefined) return Effect.void
+      // Without a store the client could not get the rest: keep the connection.
+      if (stream.connection !== undefined && this.store !== undefined) {
+        Queue.endUnsafe(stream.connection)
+        stream.connection = undefined
+      }
+      // Without a connection the waiting senders go to the store.
+      return this.pump(stream)
+    })
+  }
+
+  /** Ends the connection of the stream carrying `requestId`; the client resumes it. */
+  closeRequestStream(requestId: JsonRpc.RequestId): Effect.Effect<void> {
+    return Effect.suspend(() => this.endConnection(this.byRequestMap?.get(requestId)))
+  }
+
+  get closeStandaloneStream(): Effect.Effect<void> {
+    return Effect.suspend(() => this.endConnection(this.standaloneStream))
+  }
+
+  /** Marks the session closed, ends every connection and forgets its events. */
+  get shutdown(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      if (this.closed) return Effect.void
+      this.closed = true
+      const streams = this.streamMap === undefined ? [] : [...this.streamMap.values()]
+      for (const stream of streams) {
         if (stream.collected !== undefined) {
           for (const id of stream.pending) stream.collected.push(sessionClosedResponse(id))
         }
         if (stream.connection !== undefined) Queue.endUnsafe(stream.connection)
-        release(stream, Exit.fail(closedError))
+        HttpSession.release(stream, Exit.fail(closedError))
         Deferred.doneUnsafe(stream.first, Exit.succeed(undefined))
         Deferred.doneUnsafe(stream.done, Exit.void)
       }
-      byRequest.clear()
-      if (receiver !== undefined) receiver.end()
-      else if (pull !== undefined) Queue.endUnsafe(pull.queue)
-      return Effect.forEach([...streams.values()], forget, { discard: true })
+      this.byRequestMap = undefined
+      if (this.receiver !== undefined) this.receiver.end()
+      else if (this.pull !== undefined) Queue.endUnsafe(this.pull.queue)
+      return Effect.forEach(streams, (stream) => this.forget(stream), { discard: true })
     })
   }
-  return session
-})
+}
