@@ -189,16 +189,23 @@ export const make = (options: Options): Effect.Effect<McpServerShape, never, Mac
 
     // A declaration depends only on the revision and which kinds are present:
     // sessions declaring the same share one object (each keeps what it declared).
-    const declarations = new Map<string, Session.Capabilities>()
+    // Stateless revisions ask on every request, so the lookup is a small index, not a string key.
+    const declarations = new Map<string | undefined, Array<Session.Capabilities | undefined>>()
     const capabilities = (revision: Revision.RevisionSpec | undefined): Session.Capabilities => {
       const hasResources = stores.resource.size > 0 || stores.template.size > 0 || declared.has("resources")
       const hasPrompts = stores.prompt.size > 0 || declared.has("prompts")
       const hasCompletions = hasPrompts || stores.template.size > 0
       const hasTools = stores.tool.size > 0 || declared.has("tools")
-      const key = `${revision?.version}:${+hasResources}${+hasPrompts}${+hasCompletions}${+hasTools}`
-      let shaped = declarations.get(key)
+      const index = (hasResources ? 1 : 0) | (hasPrompts ? 2 : 0) | (hasCompletions ? 4 : 0) | (hasTools ? 8 : 0)
+      const version = revision?.version
+      let byKinds = declarations.get(version)
+      if (byKinds === undefined) {
+        byKinds = []
+        declarations.set(version, byKinds)
+      }
+      let shaped = byKinds[index]
       if (shaped === undefined) {
-        shaped = Shape.capabilities(revision?.version, {
+        shaped = Shape.capabilities(version, {
           ...options.capabilities,
           logging: {},
           ...(hasCompletions ? { completions: {} } : {}),
@@ -206,7 +213,7 @@ export const make = (options: Options): Effect.Effect<McpServerShape, never, Mac
           ...(hasResources ? { resources: { subscribe: true, listChanged: true } } : {}),
           ...(hasTools ? { tools: { listChanged: true } } : {})
         })
-        declarations.set(key, shaped)
+        byKinds[index] = shaped
       }
       return shaped
     }

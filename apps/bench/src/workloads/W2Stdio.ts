@@ -1,8 +1,11 @@
 /**
  * W2, stdio: the client spawns the server (this Node, a `.ts` entry point),
  * then 10,000 sequential `tools/call` of `echo`. Cold start is spawn to
- * initialized (to the first answer for the floor, which has no handshake).
+ * initialized (to the first answer for the floor, which has no handshake),
+ * measured twice: from the modules as they are, and from a bundle of each
+ * server (see Bundle.ts).
  */
+import * as Bundle from "../Bundle.ts"
 import * as EffectMcp from "../EffectMcp.ts"
 import * as Floor from "../Floor.ts"
 import type { Pair } from "../Pair.ts"
@@ -11,8 +14,15 @@ import type { Metric } from "../Table.ts"
 import { type Candidate, rounds, type Workload } from "../Workload.ts"
 import { latencyMetrics, standardRatios } from "./common.ts"
 
+interface Started {
+  readonly pair: Pair
+  readonly coldStartMs: number
+}
+
 export interface Spawned extends Candidate {
-  readonly start: () => Promise<{ readonly pair: Pair; readonly coldStartMs: number }>
+  readonly start: () => Promise<Started>
+  /** The same server from its bundle; only for the three implementations, not the mixed pairs. */
+  readonly startBundled?: ((bundles: Bundle.Bundles) => Promise<Started>) | undefined
 }
 
 const effectServer = EffectMcp.serverScript("effectStdio.ts")
@@ -23,18 +33,49 @@ export const candidates: ReadonlyArray<Spawned> = [
   {
     id: "effect",
     label: "effect-mcp",
-    start: () => EffectMcp.stdio(effectServer, { supportedVersions: ["2025-11-25"] })
+    start: () => EffectMcp.stdio(effectServer, { supportedVersions: ["2025-11-25"] }),
+    startBundled: (bundles) => EffectMcp.stdio(bundles.effect, { supportedVersions: ["2025-11-25"] })
   },
-  { id: "sdk", label: "SDK 1.32.2", start: () => Sdk.stdio(sdkServer) },
-  { id: "floor", label: "floor", start: () => Floor.stdio(floorServer) },
+  {
+    id: "sdk",
+    label: "SDK 1.32.2",
+    start: () => Sdk.stdio(sdkServer),
+    startBundled: (bundles) => Sdk.stdio(bundles.sdk)
+  },
+  {
+    id: "floor",
+    label: "floor",
+    start: () => Floor.stdio(floorServer),
+    startBundled: (bundles) => Floor.stdio(bundles.floor)
+  },
   { id: "sdk-client", label: "SDK client -> effect-mcp server", start: () => Sdk.stdio(effectServer) },
   { id: "effect-client", label: "effect-mcp client -> SDK server", start: () => EffectMcp.stdio(sdkServer) }
 ]
 
 const metrics: ReadonlyArray<Metric> = [
   ...latencyMetrics("seq"),
-  { key: "coldStart", label: "cold start ms", digits: 0 }
+  { key: "coldStart", label: "cold start ms", digits: 0 },
+  { key: "coldStartBundled", label: "cold start ms, bundled", digits: 0 }
 ]
+
+/** One start of each kind, so that Node's compile cache holds the code before cold starts are timed. */
+const warmUp = (bundles: Bundle.Bundles, text: string) => async (candidate: Spawned) => {
+  const { pair } = await candidate.start()
+  await pair.close()
+  await bundledColdStart(candidate, bundles, text)
+}
+
+/** Spawn to initialized from the bundle, checked with one call. */
+const bundledColdStart = async (candidate: Spawned, bundles: Bundle.Bundles, text: string) => {
+  if (candidate.startBundled === undefined) return {}
+  const { pair, coldStartMs } = await candidate.startBundled(bundles)
+  try {
+    if ((await pair.call(text)) !== text) throw new Error(`${candidate.label} (bundled): echo returned something else`)
+    return { coldStartBundled: coldStartMs }
+  } finally {
+    await pair.close()
+  }
+}
 
 export const workload: Workload = {
   id: "W2",
@@ -42,29 +83,38 @@ export const workload: Workload = {
   run: async (settings) => {
     const count = settings.quick ? 300 : 10_000
     const text = "hello"
-    const series = await rounds(settings, candidates, async (candidate) => {
-      const { pair, coldStartMs } = await candidate.start()
-      try {
-        if ((await pair.call(text)) !== text) throw new Error(`${candidate.label}: echo returned something else`)
-        const sequential = await pair.sequential(count, text)
-        return {
-          seqRate: sequential.callsPerSecond,
-          seqP50: sequential.p50 * 1000,
-          seqP99: sequential.p99 * 1000,
-          coldStart: coldStartMs
+    const bundles = await Bundle.make()
+    const series = await rounds(
+      settings,
+      candidates,
+      async (candidate) => {
+        const { pair, coldStartMs } = await candidate.start()
+        let measured: Record<string, number>
+        try {
+          if ((await pair.call(text)) !== text) throw new Error(`${candidate.label}: echo returned something else`)
+          const sequential = await pair.sequential(count, text)
+          measured = {
+            seqRate: sequential.callsPerSecond,
+            seqP50: sequential.p50 * 1000,
+            seqP99: sequential.p99 * 1000,
+            coldStart: coldStartMs
+          }
+        } finally {
+          await pair.close()
         }
-      } finally {
-        await pair.close()
-      }
-    })
+        return { ...measured, ...(await bundledColdStart(candidate, bundles, text)) }
+      },
+      warmUp(bundles, text)
+    ).finally(bundles.remove)
     return [
       {
         id: "W2-stdio",
         title: `W2 stdio: ${count.toLocaleString("en-US")} sequential calls, cold start`,
         metrics,
-        ratios: standardRatios(["seqRate", "coldStart"]),
+        ratios: standardRatios(["seqRate", "coldStart", "coldStartBundled"]),
         notes: [
           "Servers are `.ts` entry points run by this Node (type stripping), each with Node's compile cache on (filled by the warm-up); cold start is spawn to initialized.",
+          "Cold start, bundled: the same three servers each bundled by rolldown (ESM, tree-shaken, not minified) into one file and started the same way, as a stdio server shipped through a registry usually is; loading the modules one by one is most of a start.",
           "effect-mcp speaks 2025-11-25 to itself here; its client offers every revision to the SDK server (a `server/discover` probe, then `initialize`)."
         ],
         series

@@ -58,8 +58,10 @@ const bytesOf = (text: string): Uint8Array => Result.getOrThrow(Base64Url.decode
 export const make = (options: { readonly ttlMs: number }): Effect.Effect<Codec, never, Mac.Mac> =>
   Effect.gen(function* () {
     const mac = yield* Mac.Mac
-    const key = yield* Effect.orDie(mac.generateKey(Mac.hmacSha256))
-    const sign = (data: Uint8Array) => Effect.orDie(mac.sign(key, data))
+    // Made on first use: most servers never seal a request state, and making a
+    // key loads the platform's crypto, a visible share of a stdio server's start.
+    const key = yield* Effect.cached(Effect.orDie(mac.generateKey(Mac.hmacSha256)))
+    const sign = (data: Uint8Array) => Effect.flatMap(key, (key) => Effect.orDie(mac.sign(key, data)))
 
     const seal: Codec["seal"] = (fingerprint, state) =>
       Effect.gen(function* () {
@@ -76,7 +78,7 @@ export const make = (options: { readonly ttlMs: number }): Effect.Effect<Codec, 
         const tag = dot < 0 ? undefined : Base64Url.decode(token.slice(dot + 1))
         if (tag === undefined || Result.isFailure(tag)) return yield* invalid("is malformed")
         const body = token.slice(0, dot)
-        const ok = yield* Effect.orDie(mac.verify(key, tag.success, bytesOf(body)))
+        const ok = yield* Effect.orDie(mac.verify(yield* key, tag.success, bytesOf(body)))
         if (!ok) return yield* invalid("failed verification (tampered or from another server)")
         const text = Base64Url.decodeString(body)
         if (Result.isFailure(text)) return yield* invalid("is malformed")
