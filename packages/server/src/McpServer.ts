@@ -22,6 +22,7 @@ import type * as Transport from "@effect-mcp/engine/Transport"
 import * as Context from "effect/Context"
 import * as Mac from "effect/crypto/Mac"
 import * as SecureRandom from "effect/crypto/SecureRandom"
+import * as WebCrypto from "effect/crypto/WebCrypto"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -267,11 +268,26 @@ export const make = (options: Options): Effect.Effect<McpServerShape, never, Mac
     } satisfies McpServerShape
   })
 
+// Node loads its WebCrypto the first time `globalThis.crypto` is read, a few
+// milliseconds of a stdio server's start; a server needs it only once it seals
+// a request state, so the crypto layers get a WebCrypto that reads it on use.
+type WebCryptoShape = typeof WebCrypto.WebCrypto extends Context.Reference<infer S> ? S : never
+const platformCrypto = (): WebCryptoShape => (globalThis as unknown as { readonly crypto: WebCryptoShape }).crypto
+const webCryptoOnUse = {
+  get subtle() {
+    return platformCrypto().subtle
+  },
+  getRandomValues: (...args: Parameters<WebCryptoShape["getRandomValues"]>) =>
+    platformCrypto().getRandomValues(...args),
+  randomUUID: () => platformCrypto().randomUUID()
+} as WebCryptoShape
+
 /** The server service. */
 export const layer = (options: Options): Layer.Layer<McpServer> =>
   Layer.effect(McpServer, make(options)).pipe(
     Layer.provide(Mac.layerWebCrypto),
-    Layer.provide(SecureRandom.layerWebCrypto)
+    Layer.provide(SecureRandom.layerWebCrypto),
+    Layer.provide(WebCrypto.layer(webCryptoOnUse))
   )
 
 // Everything a server's sessions are made from is the same for all of them: made once per server.
