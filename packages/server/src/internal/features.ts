@@ -49,13 +49,6 @@ const conservative = { ttlMs: 0, cacheScope: "private" } as const
 // per request (an inline `Effect.gen`) costs more than the rest of a trivial call, and one made
 // per session costs memory in every session.
 
-/**
- * User code to run with the services of its registrant: a throw while
- * building the effect is a defect too.
- */
-const lazy = <A>(effect: () => Effect.Effect<A, unknown, unknown>): Effect.Effect<A, unknown, unknown> =>
-  Effect.suspend(effect)
-
 // Layer building's own bookkeeping means nothing to a handler, and the services of the request
 // being served are that request's: a registration made inside a handler must not carry them.
 // (Made on first use: `handlers.ts`, which defines `CurrentEntry`, imports this module.)
@@ -191,7 +184,7 @@ const readResourceWith = Effect.fnUntraced(function* (ctx: Context, params: unkn
   if (fixed !== undefined) {
     const resource = fixed.item.item
     registered = fixed.item
-    run = lazy(() => resource.read(uri))
+    run = Effect.suspend(() => resource.read(uri))
     mimeType = resource.definition.mimeType
     cache = resource.cache
   } else {
@@ -200,7 +193,7 @@ const readResourceWith = Effect.fnUntraced(function* (ctx: Context, params: unkn
       return yield* new McpError.ResourceNotFound({ message: `Resource not found: ${uri}`, data: { uri } })
     }
     registered = found.registered
-    run = lazy(() => found.template.read(found.variables, uri))
+    run = Effect.suspend(() => found.template.read(found.variables, uri))
     mimeType = found.template.definition.mimeType
     cache = found.template.cache
   }
@@ -244,7 +237,7 @@ const getPromptWith = Effect.fnUntraced(function* (ctx: Context, params: unknown
     info,
     params,
     entry.item,
-    lazy(() => prompt.handler(values)),
+    Effect.suspend(() => prompt.handler(values)),
     settled
   )
   if (outcome._tag === "InputRequired") return outcome.result
@@ -293,7 +286,7 @@ const completeWith = Effect.fnUntraced(function* (ctx: Context, params: unknown,
     readonly [key: string]: string
   }
   const complete = completer
-  const run = lazy(() => complete(String(argument.value ?? ""), { arguments: chosen }))
+  const run = Effect.suspend(() => complete(String(argument.value ?? ""), { arguments: chosen }))
   const outcome = yield* runUserCode(ctx, info, params, registered, run, settled)
   if (outcome._tag === "InputRequired") return outcome.result
   const done = outcome.value
