@@ -15,7 +15,7 @@ import type { ProtocolVersion } from "@effect-mcp/protocol/ProtocolVersion"
 import * as fc from "fast-check"
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../..")
-export const specDir = path.resolve(repoRoot, "../shared/spec")
+export const specDir = path.join(repoRoot, "packages/protocol/spec")
 
 export interface JsonSchema {
   readonly $ref?: string

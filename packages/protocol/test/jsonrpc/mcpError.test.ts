@@ -72,7 +72,7 @@ describe("McpError", () => {
 
   it.effect("the 2026-07-28 codes match the spec's examples", () =>
     Effect.sync(() => {
-      // /work/shared/spec/2026-07-28/examples/{HeaderMismatchError,MissingRequiredClientCapabilityError,UnsupportedProtocolVersionError}
+      // packages/protocol/spec/2026-07-28/examples/{HeaderMismatchError,MissingRequiredClientCapabilityError,UnsupportedProtocolVersionError}
       const examples = [
         { code: -32020, message: "Header mismatch: Mcp-Name header value 'foo' does not match body value 'bar'" },
         {

@@ -1,19 +1,19 @@
 /**
- * Every complete JSON-RPC message quoted in the seed spec texts decodes under
+ * Every complete JSON-RPC message quoted in the seed spec texts (extracted into
+ * spec/seed-examples.json by scripts/extract-seed-examples.ts) decodes under
  * the revision it is quoted for: requests and notifications through the
  * registry (params with the method's params schema), responses with the result
  * schema of the request they answer (or, when that request is not quoted, the
  * union of the revision's result schemas), errors with the revision's JSON-RPC
- * error schema. Examples with `...` or comments are not JSON and drop out.
+ * error schema.
  */
 import * as fs from "node:fs"
-import * as path from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as Registry from "@effect-mcp/protocol/Registry"
 import type { AnyCodec } from "@effect-mcp/protocol/Revision"
 import { Effect, Exit, Schema } from "effect"
-import { seedsDir, wire } from "./specFiles.ts"
+import { seedExamplesFile, wire } from "./specFiles.ts"
 
 interface Example {
   readonly at: string
@@ -27,57 +27,7 @@ const invalid: Readonly<Record<string, string>> = {
     'a shape sketch, not a message: both result and error, and type names ("number") as values'
 }
 
-const revisionLine = /Protocol Revision\W*(\d{4}-\d{2}-\d{2})/
-const pathHeading = /^File: \/docs\/specification\/(\d{4}-\d{2}-\d{2})\//
-
-const isVersion = (s: string | undefined): s is ProtocolVersion.ProtocolVersion => ProtocolVersion.isSupported(s)
-
-const parse = (file: string): Array<Example> => {
-  const lines = fs.readFileSync(path.join(seedsDir, file), "utf8").split("\n")
-  // A block before any revision marker belongs to the revision the document declares first.
-  const first = lines.map((l) => l.match(revisionLine)?.[1] ?? l.match(pathHeading)?.[1]).find(isVersion)
-  const out: Array<Example> = []
-  let version = first
-  let block: Array<string> | undefined
-  let start = 0
-  lines.forEach((line, i) => {
-    if (line.trim().startsWith("```")) {
-      if (block === undefined) {
-        block = []
-        start = i + 1
-        return
-      }
-      const text = block.join("\n")
-      block = undefined
-      let json: unknown
-      try {
-        json = JSON.parse(text)
-      } catch {
-        return
-      }
-      const messages = Array.isArray(json) ? json : [json]
-      for (const message of messages) {
-        if (typeof message === "object" && message !== null && message.jsonrpc === "2.0" && version !== undefined) {
-          out.push({ at: `${file}:${start}`, version, message })
-        }
-      }
-      return
-    }
-    if (block !== undefined) {
-      block.push(line)
-      return
-    }
-    const marker = line.match(revisionLine)?.[1] ?? line.match(pathHeading)?.[1]
-    if (isVersion(marker)) version = marker
-  })
-  return out
-}
-
-const examples = fs
-  .readdirSync(seedsDir)
-  .filter((f) => f.endsWith(".txt"))
-  .sort()
-  .flatMap(parse)
+const examples: ReadonlyArray<Example> = JSON.parse(fs.readFileSync(seedExamplesFile, "utf8"))
 
 const decodes = (schema: AnyCodec, value: unknown): boolean =>
   Exit.isSuccess(Schema.decodeUnknownExit(schema)(value, { onExcessProperty: "ignore" }))

@@ -1,7 +1,7 @@
 /**
- * Test fixtures for the wire acceptance tests: where the normative spec lives
- * (`<repo>/../shared`, also in CI where shared/ is cloned next to the repo),
- * and the generated wire modules keyed by revision.
+ * Test fixtures for the wire acceptance tests: where the normative spec data
+ * lives in the repository (packages/protocol/spec, see its README), and the
+ * generated wire modules keyed by revision.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -13,10 +13,9 @@ import * as v2025_06_18 from "../../src/internal/wire/v2025_06_18.ts"
 import * as v2025_11_25 from "../../src/internal/wire/v2025_11_25.ts"
 import * as v2026_07_28 from "../../src/internal/wire/v2026_07_28.ts"
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../..")
-export const sharedDir = path.resolve(repoRoot, "../shared")
-export const specDir = path.join(sharedDir, "spec")
-export const seedsDir = path.join(sharedDir, "seeds")
+export const specDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../spec")
+/** The JSON-RPC messages quoted in the seed spec texts, with revision and origin. */
+export const seedExamplesFile = path.join(specDir, "seed-examples.json")
 
 /** JSON Schema as found in schema.json (only the keywords the MCP schemas use). */
 export interface JsonSchema {
