@@ -1,5 +1,15 @@
 import { defineConfig } from "vitest/config"
 
+// Inside the workspace every `@effect-mcp/*` import resolves to the `.ts` sources through this export
+// condition (the published `dist` is only for installs). Vite resolves with it, vitest passes it to its
+// workers as `--conditions`, and NODE_OPTIONS carries it into every Node process a test spawns (the bins,
+// the demo, the conformance runs), so those run the current sources without a build.
+const sourceCondition = "@effect-mcp/source"
+const inherited = process.env.NODE_OPTIONS ?? ""
+const nodeOptions = inherited.includes(sourceCondition)
+  ? inherited
+  : `${inherited} --conditions=${sourceCondition}`.trim()
+
 // The one list of test projects: each package, app and the cross-package `test/` tree.
 const project = (root: string, extra: Record<string, unknown> = {}) => ({
   test: {
@@ -12,7 +22,10 @@ const project = (root: string, extra: Record<string, unknown> = {}) => ({
 })
 
 export default defineConfig({
+  resolve: { conditions: [sourceCondition] },
+  ssr: { resolve: { conditions: [sourceCondition] } },
   test: {
+    env: { NODE_OPTIONS: nodeOptions },
     projects: [
       project("packages/protocol"),
       project("packages/engine"),

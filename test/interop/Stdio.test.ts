@@ -14,7 +14,7 @@ const mode: Everything.Mode = { asks: true, streams: true, cancelBy: "notificati
 const spawn = Effect.gen(function* () {
   const transport = new StdioClientTransport({
     command: ServerProcess.node,
-    args: [ServerProcess.everythingBin, "--stdio"],
+    args: [...ServerProcess.sourceConditions, ServerProcess.everythingBin, "--stdio"],
     cwd: ServerProcess.root,
     stderr: "pipe"
   })

@@ -19,6 +19,13 @@ export const everythingBin = fileURLToPath(
 /** The Node running the tests (the pinned Node 24). */
 export const node = process.execPath
 
+/**
+ * Node flags that make a child resolve `@effect-mcp/*` (and the bins' `#main`) to the `.ts` sources.
+ * Children that inherit the environment get them from NODE_OPTIONS (set in vitest.workspace.ts);
+ * pass these where a spawner filters the environment (the SDK's StdioClientTransport does).
+ */
+export const sourceConditions: ReadonlyArray<string> = ["--conditions=@effect-mcp/source"]
+
 export class ProcessError extends Error {
   override readonly name = "ProcessError"
 }

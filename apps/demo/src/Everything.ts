@@ -86,7 +86,8 @@ export const overStdio: Effect.Effect<Connection, DemoError, Scope.Scope> = Effe
   const client = yield* connect(
     NodeStdio.layerClient({
       command: process.execPath,
-      args: [everythingBin, "--stdio"],
+      // The server runs with this process's Node flags (in the repository: the source condition).
+      args: [...process.execArgv, everythingBin, "--stdio"],
       stderr: (chunk) => log.write(decoder.decode(chunk, { stream: true }))
     })
   )
@@ -98,7 +99,11 @@ export const overHttp: Effect.Effect<Connection, DemoError, Scope.Scope> = Effec
   const log = yield* makeServerLog
   const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
   const server = yield* spawner
-    .spawn(ChildProcess.make(process.execPath, [everythingBin, "--http", "--port", "0"], { stdin: "ignore" }))
+    .spawn(
+      ChildProcess.make(process.execPath, [...process.execArgv, everythingBin, "--http", "--port", "0"], {
+        stdin: "ignore"
+      })
+    )
     .pipe(Effect.mapError((cause) => new DemoError({ message: "spawning the HTTP server failed", cause })))
   yield* server.stderr.pipe(Stream.decodeText(), Stream.runForEach(log.write), Effect.ignore, Effect.forkScoped)
   // Starting a Node process can take a while on a busy machine.
