@@ -1,0 +1,126 @@
+/**
+ * Builds every publishable package and packs it with `npm pack`, as npm would
+ * publish it: `node scripts/pack.ts [outDir]` (default `dist-pack/`), or
+ * `packAll(outDir)` from a program (the install test, the cold-start bench).
+ *
+ * Each package is packed from a staged copy whose manifest has the workspace's
+ * `@effect-mcp/source` condition removed: an installed package resolves only to
+ * its built `dist/`, whatever conditions the consumer's Node runs with.
+ *
+ * Runs on Node 24 (type stripping).
+ */
+import { execFile } from "node:child_process"
+import * as fs from "node:fs/promises"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+import { build, root } from "./build.ts"
+
+const run = promisify(execFile)
+
+/** The export condition that points the workspace at the `.ts` sources. */
+export const sourceCondition = "@effect-mcp/source"
+
+/** The packages that are published, in dependency order. */
+export const publishable: ReadonlyArray<string> = [
+  "packages/protocol",
+  "packages/engine",
+  "packages/server",
+  "packages/client",
+  "packages/platform-node",
+  "packages/testing",
+  "apps/everything-server"
+]
+
+/** One packed package: its name and the absolute path of its tarball. */
+export interface Packed {
+  readonly name: string
+  readonly tarball: string
+}
+
+type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
+
+/** `exports` / `imports` without the source condition (a condition object left empty is dropped with it). */
+export const withoutSourceCondition = (value: Json): Json => {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return value
+  const out: Record<string, Json> = {}
+  for (const [key, inner] of Object.entries(value as { readonly [key: string]: Json })) {
+    if (key === sourceCondition) continue
+    out[key] = withoutSourceCondition(inner)
+  }
+  return out
+}
+
+/** The manifest as published: no source condition, no scripts or devDependencies of the workspace. */
+export const publishedManifest = (manifest: { readonly [key: string]: Json }): { readonly [key: string]: Json } => {
+  const { scripts: _scripts, devDependencies: _devDependencies, ...rest } = manifest
+  const out: Record<string, Json> = { ...rest }
+  if (out.exports !== undefined) out.exports = withoutSourceCondition(out.exports)
+  if (out.imports !== undefined) out.imports = withoutSourceCondition(out.imports)
+  return out
+}
+
+const emitted = /\.(?:d\.ts|js)(?:\.map)?$/
+
+// A file of `dist/` is shipped only while its source exists: a module deleted or renamed since an
+// earlier build leaves its old output behind, which `tsc -b` does not remove.
+const hasSource = async (from: string, file: string): Promise<boolean> => {
+  const relative = path.relative(path.join(from, "dist"), file)
+  if (relative.startsWith("..") || !emitted.test(relative)) return true
+  const source = path.join(from, "src", relative.replace(emitted, ".ts"))
+  return fs.stat(source).then(
+    () => true,
+    () => false
+  )
+}
+
+// Copies what `files` names (and the manifest, rewritten) into `stage`; npm applies `files` again when packing.
+const stagePackage = async (dir: string, stage: string): Promise<void> => {
+  const from = path.join(root, dir)
+  const manifest = JSON.parse(await fs.readFile(path.join(from, "package.json"), "utf8"))
+  await fs.mkdir(stage, { recursive: true })
+  for (const entry of (manifest.files ?? []) as ReadonlyArray<string>) {
+    if (entry.startsWith("!")) continue
+    const source = path.join(from, entry)
+    const exists = await fs.stat(source).then(
+      () => true,
+      () => false
+    )
+    if (exists)
+      await fs.cp(source, path.join(stage, entry), { recursive: true, filter: (file) => hasSource(from, file) })
+  }
+  await fs.writeFile(path.join(stage, "package.json"), `${JSON.stringify(publishedManifest(manifest), null, 2)}\n`)
+}
+
+/**
+ * Builds the repository (`tsc -b` and plain declarations), then packs every
+ * publishable package into `outDir` (created if missing). Returns one entry per
+ * package, in dependency order.
+ */
+export const packAll = async (outDir: string): Promise<ReadonlyArray<Packed>> => {
+  await build()
+  const destination = path.resolve(outDir)
+  await fs.mkdir(destination, { recursive: true })
+  const stageRoot = await fs.mkdtemp(path.join(destination, ".stage-"))
+  try {
+    const stages: Array<string> = []
+    for (const dir of publishable) {
+      const stage = path.join(stageRoot, dir.replaceAll("/", "-"))
+      await stagePackage(dir, stage)
+      stages.push(stage)
+    }
+    const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", destination, ...stages], {
+      cwd: stageRoot,
+      maxBuffer: 64 * 1024 * 1024
+    })
+    const packed = JSON.parse(stdout) as ReadonlyArray<{ readonly name: string; readonly filename: string }>
+    return packed.map(({ name, filename }) => ({ name, tarball: path.join(destination, filename) }))
+  } finally {
+    await fs.rm(stageRoot, { recursive: true, force: true })
+  }
+}
+
+if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const outDir = process.argv[2] ?? path.join(root, "dist-pack")
+  for (const { name, tarball } of await packAll(outDir)) console.log(`${name}\t${tarball}`)
+}
