@@ -29,10 +29,9 @@ import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import { SecureRandom } from "effect/crypto"
-import * as CurrentRequest from "./CurrentRequest.ts"
+import * as SecureRandom from "effect/crypto/SecureRandom"
+import { CurrentHttpSession, type CurrentHttpSessionShape } from "./CurrentHttpSession.ts"
 import * as EventStore from "./EventStore.ts"
 import * as Headers from "./internal/httpHeaders.ts"
 import * as Post from "./internal/httpServerPost.ts"
@@ -98,37 +97,14 @@ export type ParamHeader = Headers.ParamHeader
 /** The mirrored arguments a tool's `inputSchema` declares with `x-mcp-header` on its top-level properties. */
 export const paramHeadersOf: (inputSchema: unknown) => ReadonlyArray<ParamHeader> = Headers.paramHeadersOf
 
-/** What a session's handlers can ask of the HTTP exchange they run in. */
-export interface CurrentHttpSessionShape {
-  /** The `Mcp-Session-Id`, or undefined for a stateless request. */
-  readonly sessionId: string | undefined
-  /** The revision negotiated at `initialize` (stateful sessions). */
-  readonly protocolVersion: () => string | undefined
-  /**
-   * Ends the SSE connection that will carry the response to `requestId`
-   * (the client reconnects with `Last-Event-ID` and gets the rest). Does
-   * nothing when streams are not resumable, since the response would be lost.
-   */
-  readonly closeRequestStream: (requestId: JsonRpc.RequestId) => Effect.Effect<void>
-  /** The same for the GET stream. */
-  readonly closeStandaloneStream: Effect.Effect<void>
-}
-
-export class CurrentHttpSession extends Context.Service<CurrentHttpSession, CurrentHttpSessionShape>()(
-  "@effect-mcp/engine/StreamableHttpServer/CurrentHttpSession"
-) {}
-
-/**
- * Ends the SSE connection carrying the response of the request being served;
- * the client resumes with `Last-Event-ID` (the `test_reconnection` pattern,
- * or SSE polling). Does nothing outside an HTTP session or without an event store.
- */
-export const closeRequestStream: Effect.Effect<void, never, CurrentRequest.CurrentRequest> = Effect.gen(function* () {
-  const http = yield* Effect.serviceOption(CurrentHttpSession)
-  if (Option.isNone(http)) return
-  const request = yield* CurrentRequest.CurrentRequest
-  yield* http.value.closeRequestStream(request.id)
-})
+export {
+  /** What a session's handlers can ask of the HTTP exchange they run in (see `CurrentHttpSession.ts`). */
+  CurrentHttpSession,
+  /** Ends the SSE connection carrying the response of the request being served (see `CurrentHttpSession.ts`). */
+  closeRequestStream,
+  /** The shape of `CurrentHttpSession`. */
+  type CurrentHttpSessionShape
+} from "./CurrentHttpSession.ts"
 
 export interface StreamableHttpServer {
   /** Answers one request to the endpoint (any method). */

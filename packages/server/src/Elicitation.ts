@@ -8,7 +8,7 @@
 import type * as ElicitationWire from "@effect-mcp/protocol/Elicitation"
 import * as Elicit from "@effect-mcp/protocol/Elicitation"
 import * as Features from "@effect-mcp/protocol/Features"
-import { SecureRandom } from "effect/crypto"
+import * as SecureRandom from "effect/crypto/SecureRandom"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"

@@ -4,7 +4,7 @@
  */
 import type * as Elicit from "@effect-mcp/protocol/Elicitation"
 import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
-import * as StreamableHttpServer from "@effect-mcp/engine/StreamableHttpServer"
+import * as CurrentHttpSession from "@effect-mcp/engine/CurrentHttpSession"
 import * as Elicitation from "@effect-mcp/server/Elicitation"
 import * as Sampling from "@effect-mcp/server/Sampling"
 import * as ServerRequest from "@effect-mcp/server/ServerRequest"
@@ -249,7 +249,7 @@ export const reconnection = Tool.make("test_reconnection", {
   input: noInput,
   handler: () =>
     Effect.gen(function* () {
-      yield* StreamableHttpServer.closeRequestStream
+      yield* CurrentHttpSession.closeRequestStream
       yield* Effect.sleep("100 millis")
       return "Reconnection test completed successfully"
     })
