@@ -1,0 +1,317 @@
+/**
+ * The packages as a user gets them: `scripts/pack.ts` builds and packs every
+ * publishable package, the tarballs are installed (with `effect`,
+ * `@effect/platform-node` and `@types/node` from the registry) into a fresh
+ * project in the OS temp folder, outside the workspace, and there:
+ *
+ * - `tsc --noEmit` type-checks a consumer `.ts` file against the installed `.d.ts`;
+ * - a plain `.mjs` echo server answers the official SDK client over stdio and
+ *   over Streamable HTTP;
+ * - a plain `.mjs` McpClient calls the installed `mcp-everything-server --stdio`.
+ *
+ * Every child runs with NODE_OPTIONS replaced by `--no-experimental-strip-types`:
+ * no workspace condition leaks in, and a `.ts` file reached at run time fails.
+ */
+import { execFile, spawn } from "node:child_process"
+import { existsSync } from "node:fs"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import * as Effect from "effect/Effect"
+import { type Packed, packAll } from "../../scripts/pack.ts"
+import * as SdkClient from "../interop/sdkClient.ts"
+import { ProcessError, root, terminate } from "../support/ServerProcess.ts"
+
+const fixture = fileURLToPath(new URL("fixture/", import.meta.url))
+const rootManifest = JSON.parse(await fs.readFile(path.join(root, "package.json"), "utf8")) as {
+  readonly dependencies: Record<string, string>
+  readonly devDependencies: Record<string, string>
+}
+const versionOf = (name: string) => rootManifest.dependencies[name] ?? rootManifest.devDependencies[name]
+
+/** The Node running the tests (the project's Node 24); the temp project's programs run on it. */
+const node = process.execPath
+
+interface Run {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs `command args` to completion (bounded by `timeoutMs`), never failing: the result says how it went. */
+const run = (
+  command: string,
+  args: ReadonlyArray<string>,
+  options: { readonly cwd: string; readonly env: NodeJS.ProcessEnv; readonly timeoutMs?: number }
+): Promise<Run> =>
+  new Promise((resolve) => {
+    execFile(
+      command,
+      [...args],
+      { cwd: options.cwd, env: options.env, timeout: options.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
+        resolve({ code, stdout, stderr })
+      }
+    )
+  })
+
+const describeRun = (what: string, result: Run) =>
+  `${what} exited with ${result.code}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`
+
+/** This environment without npm's per-script variables and without NODE_OPTIONS (the workspace's condition). */
+const cleanEnv = (): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = {}
+  for (const [name, value] of Object.entries(process.env)) {
+    if (name === "NODE_OPTIONS" || name.startsWith("npm_") || name === "INIT_CWD") continue
+    env[name] = value
+  }
+  return env
+}
+
+interface Project {
+  readonly dir: string
+  readonly packed: ReadonlyArray<Packed>
+  /** For the project's programs: no type stripping; this Node, then the installed bins, first on PATH. */
+  readonly env: NodeJS.ProcessEnv
+}
+
+let project: Project | undefined
+let tempDir: string | undefined
+
+const setUp = async (): Promise<Project> => {
+  tempDir = await fs.mkdtemp(path.join(os.tmpdir(), "effect-mcp-install-"))
+  assert.isTrue(path.relative(root, tempDir).startsWith(".."), `${tempDir} must be outside ${root}`)
+  const packed = await packAll(path.join(tempDir, "tarballs"))
+  const dir = path.join(tempDir, "consumer")
+  await fs.mkdir(dir)
+  await fs.writeFile(
+    path.join(dir, "package.json"),
+    `${JSON.stringify({ name: "consumer", private: true, type: "module" }, null, 2)}\n`
+  )
+  for (const file of ["consumer.ts", "server.mjs", "client.mjs", "tsconfig.json"]) {
+    await fs.copyFile(path.join(fixture, file), path.join(dir, file))
+  }
+  const registry = ["effect", "@effect/platform-node", "@types/node"].map((name) => `${name}@${versionOf(name)}`)
+  const install = await run(
+    "npm",
+    ["install", "--no-audit", "--no-fund", "--prefer-offline", ...packed.map((p) => p.tarball), ...registry],
+    { cwd: dir, env: cleanEnv(), timeoutMs: 240_000 }
+  )
+  assert.strictEqual(install.code, 0, describeRun("npm install", install))
+  const env: NodeJS.ProcessEnv = {
+    ...cleanEnv(),
+    NODE_OPTIONS: "--no-experimental-strip-types",
+    PATH: [path.dirname(node), path.join(dir, "node_modules", ".bin"), process.env.PATH ?? ""].join(path.delimiter)
+  }
+  return { dir, packed, env }
+}
+
+const installed = (): Project => {
+  if (project === undefined) throw new Error("the install in beforeAll failed")
+  return project
+}
+
+/** Files under `dir`, recursively. */
+const filesUnder = async (dir: string): Promise<ReadonlyArray<string>> =>
+  (await fs.readdir(dir, { recursive: true, withFileTypes: true }))
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.join(entry.parentPath, entry.name))
+
+/** Every string an `exports` / `imports` / `bin` value points at. */
+const targetsOf = (value: unknown): ReadonlyArray<string> =>
+  typeof value === "string"
+    ? [value]
+    : value !== null && typeof value === "object"
+      ? Object.values(value).flatMap(targetsOf)
+      : []
+
+/** Spawns `node server.mjs --http` in the project; its endpoint once it listens, a failure as soon as it exits. */
+const spawnHttpServer = Effect.acquireRelease(
+  Effect.sync(() => {
+    const { dir, env } = installed()
+    const child = spawn(node, ["server.mjs", "--http"], { cwd: dir, env, stdio: ["ignore", "ignore", "pipe"] })
+    let stderr = ""
+    child.stderr.setEncoding("utf8")
+    child.stderr.on("data", (chunk: string) => {
+      stderr += chunk
+    })
+    return { child, stderr: () => stderr }
+  }),
+  ({ child }) => terminate(child)
+).pipe(
+  Effect.flatMap(({ child, stderr }) => {
+    const listening: Effect.Effect<string, ProcessError> = Effect.suspend(() => {
+      const match = stderr().match(/listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/)
+      if (match !== null) return Effect.succeed(match[1]!)
+      if (child.exitCode !== null || child.signalCode !== null) {
+        return Effect.fail(
+          new ProcessError(`server.mjs --http exited (${child.exitCode ?? child.signalCode}):\n${stderr()}`)
+        )
+      }
+      return Effect.andThen(Effect.sleep("20 millis"), listening)
+    })
+    return listening
+  })
+)
+
+/** The text of the first content block of a tool result. */
+const textOf = (result: SdkClient.Json): string => result.content[0].text
+
+describe("installed packages (npm pack, npm install outside the workspace)", () => {
+  beforeAll(async () => {
+    project = await setUp()
+  }, 300_000)
+
+  afterAll(async () => {
+    if (tempDir !== undefined) await fs.rm(tempDir, { recursive: true, force: true })
+  })
+
+  it.live("every publishable package is packed and installed, pointing only at built JavaScript", () =>
+    Effect.gen(function* () {
+      const { dir, packed } = installed()
+      assert.deepStrictEqual(
+        packed.map((p) => p.name),
+        [
+          "@effect-mcp/protocol",
+          "@effect-mcp/engine",
+          "@effect-mcp/server",
+          "@effect-mcp/client",
+          "@effect-mcp/platform-node",
+          "@effect-mcp/testing",
+          "@effect-mcp/everything-server"
+        ]
+      )
+      for (const { name } of packed) {
+        const pkgDir = path.join(dir, "node_modules", name)
+        const manifest = JSON.parse(yield* Effect.promise(() => fs.readFile(path.join(pkgDir, "package.json"), "utf8")))
+        const targets = [...targetsOf(manifest.exports), ...targetsOf(manifest.imports), ...targetsOf(manifest.bin)]
+        for (const target of targets) {
+          assert.notMatch(target, /(?<!\.d)\.ts$|\/src\//, `${name} exports ${target}`)
+          if (!target.includes("*")) assert.isTrue(existsSync(path.join(pkgDir, target)), `${name}: ${target} missing`)
+        }
+        assert.isTrue(existsSync(path.join(pkgDir, "LICENSE")), `${name} has no LICENSE`)
+        assert.isTrue(existsSync(path.join(pkgDir, "README.md")), `${name} has no README.md`)
+        const built = (yield* Effect.promise(() => filesUnder(path.join(pkgDir, "dist")))).filter((file) =>
+          /\.(?:js|d\.ts)$/.test(file)
+        )
+        assert.isAbove(built.length, 0, `${name} has no dist`)
+        for (const file of built) {
+          const text = yield* Effect.promise(() => fs.readFile(file, "utf8"))
+          assert.notMatch(text, /["']\.{1,2}\/[^"'\n]*(?<!\.d)\.ts["']/, `a .ts specifier in ${file}`)
+        }
+      }
+    })
+  )
+
+  it.live(
+    "tsc --noEmit type-checks a consumer against the installed .d.ts",
+    () =>
+      Effect.gen(function* () {
+        const { dir } = installed()
+        const tsc = path.join(root, "node_modules", "typescript", "bin", "tsc")
+        const result = yield* Effect.promise(() =>
+          run(node, [tsc, "-p", "tsconfig.json"], { cwd: dir, env: cleanEnv() })
+        )
+        assert.strictEqual(result.code, 0, describeRun("tsc --noEmit", result))
+      }),
+    120_000
+  )
+
+  it.live(
+    "a plain .mjs server answers the official SDK client over stdio",
+    () =>
+      Effect.gen(function* () {
+        const { dir, env } = installed()
+        const transport = new StdioClientTransport({
+          command: node,
+          args: ["server.mjs", "--stdio"],
+          cwd: dir,
+          env: env as Record<string, string>,
+          stderr: "pipe"
+        })
+        const { client } = yield* SdkClient.connect(transport)
+        assert.strictEqual(client.getServerVersion()?.name, "installed-echo")
+        const tools = yield* Effect.promise(() => client.listTools())
+        assert.deepStrictEqual(
+          tools.tools.map((tool) => tool.name),
+          ["echo"]
+        )
+        const result = yield* Effect.promise(() => client.callTool({ name: "echo", arguments: { text: "over stdio" } }))
+        assert.strictEqual(textOf(result), "echo: over stdio")
+      }),
+    120_000
+  )
+
+  it.live(
+    "a plain .mjs server answers the official SDK client over Streamable HTTP",
+    () =>
+      Effect.gen(function* () {
+        const url = yield* spawnHttpServer
+        const { client } = yield* SdkClient.connect(new StreamableHTTPClientTransport(new URL(url)))
+        assert.strictEqual(client.getServerVersion()?.name, "installed-echo")
+        const result = yield* Effect.promise(() => client.callTool({ name: "echo", arguments: { text: "over HTTP" } }))
+        assert.strictEqual(textOf(result), "echo: over HTTP")
+      }),
+    120_000
+  )
+
+  it.live(
+    "a plain .mjs McpClient calls the installed mcp-everything-server over stdio",
+    () =>
+      Effect.gen(function* () {
+        const { dir, env } = installed()
+        const result = yield* Effect.promise(() => run(node, ["client.mjs"], { cwd: dir, env }))
+        assert.strictEqual(result.code, 0, describeRun("client.mjs", result))
+        const seen = JSON.parse(result.stdout.trim().split("\n").at(-1) ?? "")
+        assert.strictEqual(seen.server, "effect-mcp-everything-server")
+        assert.include(seen.tools, "test_simple_text")
+        assert.deepStrictEqual(seen.content, [{ type: "text", text: "This is a simple text response for testing." }])
+      }),
+    120_000
+  )
+
+  it.live(
+    "the installed bin runs on a plain node from PATH, or says in one line that it needs Node 22",
+    () =>
+      Effect.gen(function* () {
+        const { dir } = installed()
+        const bin = path.join(
+          dir,
+          "node_modules",
+          "@effect-mcp",
+          "everything-server",
+          "bin",
+          "mcp-everything-server.js"
+        )
+        // The first `node` on PATH that is not this repository's pinned Node 24 (the system's, if any).
+        const plainNode = (process.env.PATH ?? "")
+          .split(path.delimiter)
+          .filter((entry) => entry !== "" && path.relative(root, path.resolve(entry)).startsWith(".."))
+          .map((entry) => path.join(entry, "node"))
+          .find((candidate) => existsSync(candidate) && path.dirname(candidate) !== path.dirname(node))
+        // Without another Node, this repository's Node stands in: the bin must run there too.
+        const nodeForBin = plainNode ?? node
+        const env = { ...cleanEnv(), PATH: process.env.PATH ?? "" }
+        const version = yield* Effect.promise(() => run(nodeForBin, ["--version"], { cwd: dir, env }))
+        const major = Number(version.stdout.trim().replace(/^v/, "").split(".")[0])
+        const result = yield* Effect.promise(() => run(nodeForBin, [bin, "--bogus"], { cwd: dir, env }))
+        if (major < 22) {
+          assert.strictEqual(result.code, 1, describeRun(`the bin on Node ${major}`, result))
+          assert.strictEqual(
+            result.stderr,
+            `mcp-everything-server needs Node.js 22 or newer (this is ${version.stdout.trim()})\n`
+          )
+        } else {
+          // A bad command line: the built server starts, reports the usage and exits with 2.
+          assert.strictEqual(result.code, 2, describeRun(`the bin on Node ${major}`, result))
+          assert.match(result.stderr, /usage: mcp-everything-server --stdio/)
+        }
+      }),
+    120_000
+  )
+})
