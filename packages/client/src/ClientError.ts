@@ -62,7 +62,14 @@ export class ToolError extends Schema.TaggedError<ToolError>()("ToolError", {
   name: Schema.String,
   /** The result's content blocks, usually text saying what went wrong. */
   content: Schema.Array(Schema.Unknown),
-  message: Schema.String
+  message: Schema.String,
+  /**
+   * The failure's fields when the tool sent them: the result's
+   * `structuredContent`, or the JSON its text block holds (an effect-mcp
+   * tool's declared failure Schema encodes both). Decode it with the same
+   * Schema, or pass `failure` to `callTool` to have the call fail with it.
+   */
+  structuredContent: Schema.optional(Schema.Unknown)
 }) {}
 
 /** The reason a handler refused or failed a server request, as the wire error the server sees. */

@@ -68,9 +68,16 @@ export interface RequestOptions {
   readonly maxTotalTimeout?: Duration.Input | undefined
 }
 
-export interface CallToolOptions<A = unknown> extends RequestOptions {
+export interface CallToolOptions<A = unknown, E = unknown> extends RequestOptions {
   /** Decodes `structuredContent`; the call then fails unless the tool returns content matching it. */
   readonly outputSchema?: Schema.Decoder<A> | undefined
+  /**
+   * Decodes the failure of an `isError` result (its `structuredContent`, else
+   * the JSON of its text block, as an effect-mcp tool with a `failure` Schema
+   * sends it); the call then fails with the decoded value. An `isError`
+   * result it does not decode is handled as without it.
+   */
+  readonly failure?: Schema.Decoder<E> | undefined
 }
 
 /** A tool result whose `structuredContent` was decoded with the caller's schema. */
@@ -135,11 +142,24 @@ export interface McpClientShape {
   /** Every tool, over all pages. */
   readonly tools: Stream.Stream<Tools.Tool, ListError>
   readonly callTool: {
+    <A, E>(
+      name: string,
+      args: { readonly [key: string]: unknown } | undefined,
+      options: CallToolOptions<A, E> & {
+        readonly outputSchema: Schema.Decoder<A>
+        readonly failure: Schema.Decoder<E>
+      }
+    ): Effect.Effect<StructuredToolResult<A>, ToolCallError | E>
     <A>(
       name: string,
       args: { readonly [key: string]: unknown } | undefined,
       options: CallToolOptions<A> & { readonly outputSchema: Schema.Decoder<A> }
     ): Effect.Effect<StructuredToolResult<A>, ToolCallError>
+    <E>(
+      name: string,
+      args: { readonly [key: string]: unknown } | undefined,
+      options: CallToolOptions<unknown, E> & { readonly failure: Schema.Decoder<E> }
+    ): Effect.Effect<Tools.CallToolResult, CallError | E>
     (
       name: string,
       args?: { readonly [key: string]: unknown } | undefined,
@@ -148,11 +168,24 @@ export interface McpClientShape {
   }
   /** The call as progress updates, then the result. Interrupting the stream cancels the call. */
   readonly callToolWithProgress: {
+    <A, E>(
+      name: string,
+      args: { readonly [key: string]: unknown } | undefined,
+      options: CallToolOptions<A, E> & {
+        readonly outputSchema: Schema.Decoder<A>
+        readonly failure: Schema.Decoder<E>
+      }
+    ): Stream.Stream<ProgressEvent<StructuredToolResult<A>>, ToolCallError | E>
     <A>(
       name: string,
       args: { readonly [key: string]: unknown } | undefined,
       options: CallToolOptions<A> & { readonly outputSchema: Schema.Decoder<A> }
     ): Stream.Stream<ProgressEvent<StructuredToolResult<A>>, ToolCallError>
+    <E>(
+      name: string,
+      args: { readonly [key: string]: unknown } | undefined,
+      options: CallToolOptions<unknown, E> & { readonly failure: Schema.Decoder<E> }
+    ): Stream.Stream<ProgressEvent<Tools.CallToolResult>, CallError | E>
     (
       name: string,
       args?: { readonly [key: string]: unknown } | undefined,

@@ -350,7 +350,10 @@ class PeerImpl implements Peer, Timer, PeerInput.Host {
         onFailure: (cause) => {
           if (Cause.hasInterruptsOnly(cause)) return Effect.void
           entry.responded = true
-          const response = JsonRpc.failure(request.id, Inbound.errorObjectOf(cause, entry.revision))
+          const response = JsonRpc.failure(
+            request.id,
+            Inbound.errorObjectOf(cause, entry.revision, request.method, this.context)
+          )
           return respond === undefined ? this.respondSingle(response) : respond(response)
         }
       })
@@ -378,7 +381,7 @@ class PeerImpl implements Peer, Timer, PeerInput.Host {
     entry.responded = true
     const response = Exit.isSuccess(exit)
       ? JsonRpc.success(entry.id, exit.value)
-      : JsonRpc.failure(entry.id, Inbound.errorObjectOf(exit.cause, entry.revision))
+      : JsonRpc.failure(entry.id, Inbound.errorObjectOf(exit.cause, entry.revision, entry.method, this.context))
     // No room: the response waits for it in a fiber of its own, behind the frames already waiting.
     if (!sendNow(response)) Effect.runForkWith(this.context)(this.respondSingle(response))
   }

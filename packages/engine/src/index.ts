@@ -1,5 +1,6 @@
 export * as ClientSession from "./ClientSession.ts"
 export * as CurrentRequest from "./CurrentRequest.ts"
+export * as Defect from "./Defect.ts"
 export * as EventStore from "./EventStore.ts"
 export * as MemoryTransport from "./MemoryTransport.ts"
 export * as ParamHeaders from "./ParamHeaders.ts"

@@ -5,6 +5,7 @@
  */
 import type * as CacheHints from "@effect-mcp/protocol/CacheHints"
 import type * as Content from "@effect-mcp/protocol/Content"
+import * as McpError from "@effect-mcp/protocol/McpError"
 import type * as Meta from "@effect-mcp/protocol/Meta"
 import type * as Resources from "@effect-mcp/protocol/Resources"
 import * as Base64 from "effect/encoding/Base64"
@@ -60,6 +61,15 @@ export const make = <E, R>(options: Options<E, R>): Resource<Exclude<R, Provided
   read: () => options.read as Effect.Effect<Contents, unknown, Exclude<R, Provided> | Provided>,
   cache: options.cache
 })
+
+/**
+ * The error a read fails with when its URI names nothing (a template's
+ * variables that match no row, say): -32002 "Resource not found" up to
+ * 2025-11-25, -32602 from 2026-07-28, with `data: { uri }` on both. Reading a
+ * URI no resource or template matches answers the same.
+ */
+export const notFound = (uri: string): McpError.ResourceNotFound =>
+  new McpError.ResourceNotFound({ message: `Resource not found: ${uri}`, data: { uri } })
 
 /** The contents of a read as `resources/read` carries them. */
 export const toContents = (

@@ -2,7 +2,14 @@
  * Tools: a name, an input (an Effect Schema, whose decoded value the handler
  * receives, or a raw JSON Schema the arguments are validated against), an
  * optional output Schema (advertised as `outputSchema`, returned as
- * `structuredContent` plus a JSON text block), metadata, and a handler.
+ * `structuredContent` plus a JSON text block), an optional failure Schema
+ * (a typed failure it encodes is returned as an `isError` result with the
+ * encoded failure as JSON text and, where the revision has it and the tool
+ * declares no output schema, as `structuredContent`), metadata, and a handler.
+ *
+ * A defect of the handler never reaches the client: it gets an `isError`
+ * result saying "Internal error (correlation id ...)", and the Cause is
+ * logged with that id.
  *
  * The advertised `inputSchema` is the Schema's JSON form as JSON Schema
  * 2020-12: unions stay unions, named schemas become `$defs`, and `strict`
@@ -65,6 +72,12 @@ export interface Tool<R = never> {
   readonly handler: (input: unknown) => Effect.Effect<unknown, unknown, R | Provided>
   /** Turns the handler's value into a result (fails with a message when the output does not fit its Schema). */
   readonly toResult: (value: unknown) => Result.Result<Tools.CallToolResult, string>
+  /**
+   * The `isError` result of a typed failure its failure Schema encodes
+   * (`structuredContent` set; revision shaping may drop it); undefined for
+   * any other failure, or when the tool declares no failure Schema.
+   */
+  readonly failureResult: (error: unknown) => Tools.CallToolResult | undefined
 }
 
 export interface Options<I extends Input, O extends AnySchema | undefined, E, R> {
@@ -72,6 +85,13 @@ export interface Options<I extends Input, O extends AnySchema | undefined, E, R>
   readonly description?: string | undefined
   readonly input: I
   readonly output?: O
+  /**
+   * The Schema of the handler's typed failures the client may see with their
+   * fields (usually a `Schema.TaggedError` class, or a union of them). A
+   * failure it encodes becomes an `isError` result carrying the encoded
+   * failure; other failures are reported by tag and message only.
+   */
+  readonly failure?: AnySchema | undefined
   /** Reject arguments with unknown keys and advertise `additionalProperties: false` (Schema inputs). */
   readonly strict?: boolean | undefined
   readonly annotations?: Tools.ToolAnnotations | undefined
@@ -152,12 +172,13 @@ export const make = <I extends Input, E, R, O extends AnySchema | undefined = un
   if (isSchema(input)) {
     inputSchema = jsonSchemaOf(input, { strict: options.strict })
     const codec = Schema.toCodecJson(input)
-    const parseOptions = { onExcessProperty: options.strict === true ? "error" : "ignore" } as const
+    const onExcessProperty = options.strict === true ? "error" : "ignore"
     // Arguments are decoded on every call: valid ones by effect's JIT-compiled synchronous
-    // decoder (no Effect, no fiber); invalid ones again by the interpreter, for the issues.
+    // decoder (no Effect, no fiber, stopping at the first issue); invalid ones again by the
+    // interpreter, collecting every issue so the caller can fix them all at once.
     SchemaJITCompiler.enable(codec.ast)
-    const fast = SchemaParser.decodeUnknownSync(codec, parseOptions)
-    const decoder = Schema.decodeUnknownResult(codec, parseOptions)
+    const fast = SchemaParser.decodeUnknownSync(codec, { onExcessProperty })
+    const decoder = Schema.decodeUnknownResult(codec, { onExcessProperty, errors: "all" })
     decode = (args) => {
       const value = args ?? {}
       try {
@@ -189,6 +210,20 @@ export const make = <I extends Input, E, R, O extends AnySchema | undefined = un
                 structuredContent: structured
               })
           })
+  const encodeFailure =
+    options.failure === undefined ? undefined : Schema.encodeUnknownResult(Schema.toCodecJson(options.failure))
+  const failureResult: Tool["failureResult"] =
+    encodeFailure === undefined
+      ? () => undefined
+      : (error) => {
+          const encoded = encodeFailure(error)
+          if (Result.isFailure(encoded)) return undefined
+          return {
+            content: [{ type: "text", text: JSON.stringify(encoded.success) }],
+            structuredContent: encoded.success,
+            isError: true
+          }
+        }
   const definition: Tools.Tool = {
     name,
     ...(options.title === undefined ? {} : { title: options.title }),
@@ -204,7 +239,8 @@ export const make = <I extends Input, E, R, O extends AnySchema | undefined = un
     definition,
     decode,
     handler: options.handler as unknown as Tool["handler"],
-    toResult
+    toResult,
+    failureResult
   } as Tool<Exclude<R, Provided>>
 }
 

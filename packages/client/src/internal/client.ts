@@ -79,7 +79,30 @@ const jsonTextOf = (result: Tools.CallToolResult): unknown => {
   }
 }
 
-const withoutOutputSchema = ({ outputSchema: _, ...rest }: McpClient.CallToolOptions): McpClient.RequestOptions => rest
+/**
+ * The caller's typed failure in an `isError` result: its `structuredContent`,
+ * or the JSON of its text block (a tool with an output schema, a revision
+ * without structured content), decoded with the caller's failure Schema.
+ * Undefined when neither decodes: the result is then what the caller gets.
+ */
+const typedFailure = (
+  result: Tools.CallToolResult,
+  failure: Schema.Decoder<unknown>
+): { readonly value: unknown } | undefined => {
+  const decode = Schema.decodeUnknownResult(failure)
+  for (const candidate of [result.structuredContent, jsonTextOf(result)]) {
+    if (candidate === undefined) continue
+    const decoded = decode(candidate)
+    if (Result.isSuccess(decoded)) return { value: decoded.success }
+  }
+  return undefined
+}
+
+const withoutSchemas = ({
+  outputSchema: _,
+  failure: __,
+  ...rest
+}: McpClient.CallToolOptions): McpClient.RequestOptions => rest
 
 const cursorParams = (cursor: string | undefined) => (cursor === undefined ? {} : { cursor })
 
@@ -170,7 +193,13 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
     if (result.isError === true) {
       if (outputSchema === undefined) return result
       const text = result.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n")
-      return yield* new ToolError({ name, content: result.content, message: text || `tool ${name} failed` })
+      const structuredContent = result.structuredContent ?? jsonTextOf(result)
+      return yield* new ToolError({
+        name,
+        content: result.content,
+        message: text || `tool ${name} failed`,
+        ...(structuredContent === undefined ? {} : { structuredContent })
+      })
     }
     // Before 2025-06-18 there is no structuredContent: a typed call reads the JSON text block
     // that servers send alongside it for such clients.
@@ -217,13 +246,18 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
     onProgress?: Peer.CallOptions["onProgress"]
   ) => {
     const outputSchema = callOptions?.outputSchema
-    const rest = callOptions === undefined ? undefined : withoutOutputSchema(callOptions)
+    const failure = callOptions?.failure
+    const rest = callOptions === undefined ? undefined : withoutSchemas(callOptions)
     return Effect.flatMap(request("tools/call", callToolParams(name, args), rest, onProgress), (raw) => {
       let result = Decode.plainTextResult(raw)
       if (result === undefined) {
         const decoded = decodeCallTool(raw)
         if (Result.isFailure(decoded)) return Effect.fail(malformed("tools/call", decoded.failure))
         result = decoded.success
+      }
+      if (failure !== undefined && result.isError === true) {
+        const typed = typedFailure(result, failure)
+        if (typed !== undefined) return Effect.fail(typed.value)
       }
       // The common case needs no checks: no schema asked for, none advertised, nothing structured.
       if (
@@ -247,7 +281,8 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
     args?: { readonly [key: string]: unknown },
     callOptions?: McpClient.CallToolOptions
   ) =>
-    Stream.callback<McpClient.ProgressEvent<Tools.CallToolResult>, McpClient.ToolCallError>((queue) =>
+    // The error is also the caller's decoded `failure`: any value, typed by the overloads.
+    Stream.callback<McpClient.ProgressEvent<Tools.CallToolResult>, unknown>((queue) =>
       callToolWith(name, args, callOptions, (update) => {
         Queue.offerUnsafe(queue, { _tag: "Progress", update })
       }).pipe(

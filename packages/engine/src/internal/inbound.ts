@@ -8,8 +8,10 @@ import type * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import type { ProtocolVersion } from "@effect-mcp/protocol/ProtocolVersion"
 import * as Cause from "effect/Cause"
+import type * as Context from "effect/Context"
 import * as Predicate from "effect/Predicate"
 import type * as CurrentRequest from "../CurrentRequest.ts"
+import * as Defect from "../Defect.ts"
 
 const isRequestId = (u: unknown): u is JsonRpc.RequestId =>
   typeof u === "string" || (typeof u === "number" && Number.isInteger(u))
@@ -59,20 +61,22 @@ export const cancelledRequestId = (params: unknown): JsonRpc.RequestId | undefin
   return isRequestId(id) ? id : undefined
 }
 
-/** The JSON-RPC error for a failed handler: its typed MCP error, or an internal error for defects. */
+/**
+ * The JSON-RPC error for a failed handler: its typed MCP error, or, for a
+ * defect (or a failure that is no MCP error), a generic internal error with a
+ * correlation id, the Cause being logged under that id with `context`'s loggers.
+ */
 export const errorObjectOf = (
   cause: Cause.Cause<McpError.McpError>,
-  revision: ProtocolVersion | undefined
+  revision: ProtocolVersion | undefined,
+  method: string,
+  context: Context.Context<never>
 ): JsonRpc.ErrorObject => {
   const failure = cause.reasons.find(Cause.isFailReason)
-  if (failure !== undefined) return McpError.toErrorObject(failure.error, revision)
-  const defect = cause.reasons.find(Cause.isDieReason)
-  const detail = defect === undefined ? "unknown failure" : describe(defect.defect)
-  return McpError.toErrorObject(new McpError.InternalError({ message: `internal error: ${detail}` }))
+  if (failure !== undefined && McpError.isMcpError(failure.error))
+    return McpError.toErrorObject(failure.error, revision)
+  return McpError.toErrorObject(Defect.reportUnsafe(context, cause, method))
 }
-
-const describe = (defect: unknown): string =>
-  defect instanceof Error ? defect.message : typeof defect === "string" ? defect : "unexpected defect"
 
 /** A batch entry is a message, or the decode failure to answer it with. */
 export type BatchEntry = JsonRpc.Message | JsonRpcCodec.DecodeFailure

@@ -10,6 +10,7 @@ import * as McpError from "@effect-mcp/protocol/McpError"
 import type { ProtocolVersion } from "@effect-mcp/protocol/ProtocolVersion"
 import * as Tools from "@effect-mcp/protocol/Tools"
 import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
+import * as Defect from "@effect-mcp/engine/Defect"
 import type * as Session from "@effect-mcp/engine/Session"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -144,19 +145,44 @@ const toolResponse = (
   tool: Tool.Tool<unknown>,
   done: Outcome.Caught<unknown>
 ): Effect.Effect<unknown, McpError.McpError> => {
-  if (done._tag === "Failed") {
-    const protocol = Outcome.protocolError(info.revision, done.error)
-    if (protocol !== undefined) return Effect.fail(protocol)
-    return Effect.succeed(
-      ctx.finish(info, Tools.errorResult(`Tool ${tool.name} failed: ${Outcome.messageOf(done.error)}`))
-    )
-  }
+  if (done._tag !== "Ok") return toolFailure(ctx, info, tool, done)
   const result = tool.toResult(done.value)
   if (result._tag === "Failure") {
     return Effect.succeed(ctx.finish(info, Tools.errorResult(`Tool ${tool.name} failed: ${result.failure}`)))
   }
   return Effect.succeed(
     ctx.finish(info, Shape.callToolResult(info.revision.version, result.success, tool.definition.outputSchema))
+  )
+}
+
+/**
+ * A failed tool's answer: its protocol error; the `isError` result of a
+ * failure its failure Schema encodes (its `structuredContent` dropped when
+ * the tool has an output schema, which an error does not match: the JSON text
+ * carries it); its tag and message; or, for a defect, a correlation id.
+ */
+const toolFailure = (
+  ctx: Context,
+  info: Session.RequestInfo,
+  tool: Tool.Tool<unknown>,
+  done: Exclude<Outcome.Caught<unknown>, { readonly _tag: "Ok" }>
+): Effect.Effect<unknown, McpError.McpError> => {
+  if (done._tag === "Died") {
+    return Effect.map(Defect.report(done.cause, "tools/call"), (id) =>
+      ctx.finish(info, Tools.errorResult(Defect.messageFor(id)))
+    )
+  }
+  const protocol = Outcome.protocolError(info.revision, done.error)
+  if (protocol !== undefined) return Effect.fail(protocol)
+  const typed = tool.failureResult(done.error)
+  if (typed !== undefined) {
+    const outputSchema = tool.definition.outputSchema
+    const { structuredContent, ...plain } = typed
+    const shaped = outputSchema === undefined ? Shape.callToolResult(info.revision.version, typed, undefined) : plain
+    return Effect.succeed(ctx.finish(info, shaped))
+  }
+  return Effect.succeed(
+    ctx.finish(info, Tools.errorResult(`Tool ${tool.name} failed: ${Outcome.messageOf(done.error)}`))
   )
 }
 
@@ -190,7 +216,7 @@ const readResourceWith = Effect.fnUntraced(function* (ctx: Context, params: unkn
   } else {
     const found = findTemplate(ctx, uri)
     if (found === undefined) {
-      return yield* new McpError.ResourceNotFound({ message: `Resource not found: ${uri}`, data: { uri } })
+      return yield* Resource.notFound(uri)
     }
     registered = found.registered
     run = Effect.suspend(() => found.template.read(found.variables, uri))
@@ -200,8 +226,7 @@ const readResourceWith = Effect.fnUntraced(function* (ctx: Context, params: unkn
   const outcome = yield* runUserCode(ctx, info, params, registered, run, settled)
   if (outcome._tag === "InputRequired") return outcome.result
   const done = outcome.value
-  if (done._tag === "Failed")
-    return yield* Effect.fail(Outcome.asProtocolError(info.revision, "resources/read", done.error))
+  if (done._tag !== "Ok") return yield* Outcome.asProtocolError(info.revision, "resources/read", done)
   const contents = Resource.toContents(uri, mimeType, done.value).map((c) => Shape.resourceContents(version, c))
   const hints = cache ?? ctx.server.options.cache?.read ?? conservative
   return ctx.finish(info, Shape.withCacheHints(version, { contents }, hints))
@@ -242,8 +267,7 @@ const getPromptWith = Effect.fnUntraced(function* (ctx: Context, params: unknown
   )
   if (outcome._tag === "InputRequired") return outcome.result
   const done = outcome.value
-  if (done._tag === "Failed")
-    return yield* Effect.fail(Outcome.asProtocolError(info.revision, "prompts/get", done.error))
+  if (done._tag !== "Ok") return yield* Outcome.asProtocolError(info.revision, "prompts/get", done)
   const result = Prompt.toResult(done.value, prompt.definition.description)
   return ctx.finish(info, {
     ...result,
@@ -290,8 +314,6 @@ const completeWith = Effect.fnUntraced(function* (ctx: Context, params: unknown,
   const outcome = yield* runUserCode(ctx, info, params, registered, run, settled)
   if (outcome._tag === "InputRequired") return outcome.result
   const done = outcome.value
-  if (done._tag === "Failed") {
-    return yield* Effect.fail(Outcome.asProtocolError(info.revision, "completion/complete", done.error))
-  }
+  if (done._tag !== "Ok") return yield* Outcome.asProtocolError(info.revision, "completion/complete", done)
   return ctx.finish(info, { completion: Completion.fromMatches(done.value) })
 })

@@ -1,29 +1,33 @@
 /**
  * What became of a handler: its value, or its failure turned into what the
- * request should answer. Typed failures and defects are kept (a tool turns
- * them into an `isError` result); interruption is not caught, so a cancelled
- * request still stops.
+ * request should answer. Typed failures are kept (a tool turns them into an
+ * `isError` result); a defect is kept as its Cause, reported to the client
+ * only as a correlation id (`Defect`); interruption is not caught, so a
+ * cancelled request still stops.
  */
 import * as McpError from "@effect-mcp/protocol/McpError"
 import type * as Revision from "@effect-mcp/protocol/Revision"
+import * as Defect from "@effect-mcp/engine/Defect"
 import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import { ClientRequestError } from "../ServerRequest.ts"
 
 export type Caught<A> =
   | { readonly _tag: "Ok"; readonly value: A }
   | { readonly _tag: "Failed"; readonly error: unknown }
+  | { readonly _tag: "Died"; readonly cause: Cause.Cause<unknown> }
 
 /**
- * What a failed handler comes to: its first typed failure, else its first
- * defect; undefined when it was only interrupted (the request stops).
+ * What a failed handler comes to: its first typed failure, else its defects
+ * (the whole Cause, for the log); undefined when it was only interrupted (the
+ * request stops).
  */
 export const fromCause = (cause: Cause.Cause<unknown>): Caught<never> | undefined => {
   if (Cause.hasInterruptsOnly(cause)) return undefined
   const failure = cause.reasons.find(Cause.isFailReason)
   if (failure !== undefined) return { _tag: "Failed", error: failure.error }
-  const defect = cause.reasons.find(Cause.isDieReason)
-  return { _tag: "Failed", error: defect?.defect }
+  return { _tag: "Died", cause }
 }
 
 /** A readable message for any failure. */
@@ -59,6 +63,20 @@ export const protocolError = (revision: Revision.RevisionSpec, error: unknown): 
   return undefined
 }
 
-/** A failure of a non-tool handler: its protocol error, or an internal error carrying its message. */
-export const asProtocolError = (revision: Revision.RevisionSpec, method: string, error: unknown): McpError.McpError =>
-  protocolError(revision, error) ?? new McpError.InternalError({ message: `${method} failed: ${messageOf(error)}` })
+/**
+ * What a non-tool handler's failure answers: its protocol error, or an
+ * internal error carrying its message; a defect is logged and answered with
+ * a generic internal error carrying the log's correlation id.
+ */
+export const asProtocolError = (
+  revision: Revision.RevisionSpec,
+  method: string,
+  done: Exclude<Caught<unknown>, { readonly _tag: "Ok" }>
+): Effect.Effect<never, McpError.McpError> => {
+  if (done._tag === "Died")
+    return Effect.flatMap(Defect.report(done.cause, method), (id) => Effect.fail(Defect.internalError(id)))
+  return Effect.fail(
+    protocolError(revision, done.error) ??
+      new McpError.InternalError({ message: `${method} failed: ${messageOf(done.error)}` })
+  )
+}
