@@ -200,9 +200,24 @@ describe("installed packages (npm pack, npm install outside the workspace)", () 
           /\.(?:js|d\.ts)$/.test(file)
         )
         assert.isAbove(built.length, 0, `${name} has no dist`)
+        const declared = new Set([
+          name,
+          ...Object.keys(manifest.dependencies ?? {}),
+          ...Object.keys(manifest.peerDependencies ?? {})
+        ])
         for (const file of built) {
           const text = yield* Effect.promise(() => fs.readFile(file, "utf8"))
           assert.notMatch(text, /["']\.{1,2}\/[^"'\n]*(?<!\.d)\.ts["']/, `a .ts specifier in ${file}`)
+          // Every package the built code imports is one the manifest declares (a consumer installs nothing else).
+          const code = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "")
+          for (const [, specifier] of code.matchAll(/(?:from|import|import\()\s*["']([^"'.#][^"']*)["']/g)) {
+            if (specifier!.startsWith("node:")) continue
+            const pkg = specifier!
+              .split("/")
+              .slice(0, specifier!.startsWith("@") ? 2 : 1)
+              .join("/")
+            assert.isTrue(declared.has(pkg), `${file} imports ${specifier}, which ${name} does not declare`)
+          }
         }
       }
     })
