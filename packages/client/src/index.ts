@@ -1,3 +1,10 @@
+/**
+ * The MCP client as an Effect service: typed calls, paged Streams, progress, cancellation,
+ * and handlers for the server's sampling, elicitation and roots requests.
+ *
+ * @packageDocumentation
+ * @module @effect-mcp/client
+ */
 export * as ClientError from "./ClientError.ts"
 export * as ElicitationForm from "./ElicitationForm.ts"
 export * as ElicitationHandler from "./ElicitationHandler.ts"

@@ -1,3 +1,10 @@
+/**
+ * The transport-agnostic MCP engine: peers, sessions, version negotiation, and the
+ * stdio, Streamable HTTP and legacy SSE transports built on Effect's platform abstractions.
+ *
+ * @packageDocumentation
+ * @module @effect-mcp/engine
+ */
 export * as ClientSession from "./ClientSession.ts"
 export * as CurrentRequest from "./CurrentRequest.ts"
 export * as Defect from "./Defect.ts"

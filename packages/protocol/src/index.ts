@@ -1,3 +1,10 @@
+/**
+ * The Model Context Protocol as Effect Schemas: JSON-RPC framing, every revision's
+ * messages, capabilities, errors, and the registry that maps methods to their schemas.
+ *
+ * @packageDocumentation
+ * @module @effect-mcp/protocol
+ */
 export * as CacheHints from "./CacheHints.ts"
 export * as Cancellation from "./Cancellation.ts"
 export * as Completion from "./Completion.ts"

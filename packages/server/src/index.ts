@@ -1,3 +1,10 @@
+/**
+ * MCP servers from Effect Layers: tools, resources, resource templates, prompts,
+ * completion, logging, and server-to-client requests (sampling, elicitation, roots).
+ *
+ * @packageDocumentation
+ * @module @effect-mcp/server
+ */
 export * as Elicitation from "./Elicitation.ts"
 export * as McpServer from "./McpServer.ts"
 export * as Prompt from "./Prompt.ts"

@@ -1,6 +1,9 @@
 /**
  * Deterministic test kit of effect-mcp: a scripted JSON-RPC peer, fault
  * injection, the transport contract suite, and connected session pairs.
+ *
+ * @packageDocumentation
+ * @module @effect-mcp/testing
  */
 export * as FaultTransport from "./FaultTransport.ts"
 export * as SessionPair from "./SessionPair.ts"
