@@ -461,7 +461,7 @@ class PeerImpl implements Peer, Timer, PeerInput.Host {
     options: CallOptions | undefined
   ): Effect.Effect<unknown, CallError> {
     if (this.closeReason !== undefined) {
-      return Effect.fail(new PeerError.SessionClosed({ method, reason: this.closeReason }))
+      return Effect.fail(this.closedError(method))
     }
     const pending = this.pending
     const entry = pending.open(
@@ -637,10 +637,21 @@ class PeerImpl implements Peer, Timer, PeerInput.Host {
   // ---- lifecycle -------------------------------------------------------------
 
   /** Closes at once: pending calls fail, handlers are told to stop (`stopping`), waiters learn the exit. */
+  /** What a request learns when the session is closed: the reason, and the transport's failure if it failed. */
+  private closedError(method: string): PeerError.SessionClosed {
+    const exit = this.closedExit
+    const failure = exit === undefined || Exit.isSuccess(exit) ? undefined : Cause.findErrorOption(exit.cause)
+    const reason = this.closeReason ?? "closed"
+    return failure === undefined || failure._tag === "None"
+      ? new PeerError.SessionClosed({ method, reason })
+      : new PeerError.SessionClosed({ method, reason, cause: failure.value })
+  }
+
   private close(reason: string, exit: ClosedExit): void {
     if (this.closeReason !== undefined) return
     this.closeReason = reason
-    this.table?.failAll((entry) => new PeerError.SessionClosed({ method: entry.method, reason }))
+    this.closedExit = exit
+    this.table?.failAll((entry) => this.closedError(entry.method))
     const fibers: Array<Fiber.Fiber<unknown, unknown>> = []
     if (this.solo?.fiber !== undefined) fibers.push(this.solo.fiber)
     this.solo = undefined

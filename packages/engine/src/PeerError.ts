@@ -20,14 +20,28 @@ export class RequestTimeout extends Schema.TaggedError<RequestTimeout>()("Reques
   }
 }
 
-/** The session closed (or its transport ended) while the request was pending or before it was sent. */
+/**
+ * The session closed (or its transport ended) while the request was pending
+ * or before it was sent. When the transport failed, `cause` is its error and
+ * the message ends with what it says (a stdio server's exit code or signal
+ * and the tail of its stderr, say).
+ */
 export class SessionClosed extends Schema.TaggedError<SessionClosed>()("SessionClosed", {
   method: Schema.String,
-  reason: Schema.String
+  reason: Schema.String,
+  cause: Schema.optional(Schema.Defect())
 }) {
   override get message(): string {
-    return `${this.method}: session closed (${this.reason})`
+    const detail = causeMessage(this.cause)
+    const base = `${this.method}: session closed (${this.reason})`
+    return detail === undefined ? base : `${base}: ${detail}`
   }
+}
+
+const causeMessage = (cause: unknown): string | undefined => {
+  const message =
+    typeof cause === "object" && cause !== null ? (cause as { readonly message?: unknown }).message : undefined
+  return typeof message === "string" && message !== "" ? message : undefined
 }
 
 /**

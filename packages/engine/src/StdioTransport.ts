@@ -126,18 +126,38 @@ export class ServerExited extends Schema.TaggedError<ServerExited>()("StdioServe
   signal: Schema.NullOr(Schema.String),
   stderrTail: Schema.String
 }) {
+  /** The exit and the last lines of stderr (at most 20 lines, 4 KiB; `stderrTail` has all that was kept). */
   override get message(): string {
     const how = this.signal === null ? `with code ${this.exitCode}` : `on ${this.signal}`
-    return this.stderrTail === ""
+    const tail = lastLines(this.stderrTail)
+    return tail === ""
       ? `the server process exited ${how}`
-      : `the server process exited ${how}; stderr ends with:\n${this.stderrTail}`
+      : `the server process exited ${how}; stderr ends with:\n${tail}`
   }
 }
 
-/** The `ServerExited` behind a transport (or any) error, if that is what it was. */
+const messageTailLines = 20
+const messageTailChars = 4096
+
+/** The last lines of `text`, as many as fit the bounds (trailing blank lines dropped). */
+const lastLines = (text: string): string => {
+  const lines = text.replace(/\s+$/, "").split("\n")
+  let tail = lines.slice(-messageTailLines).join("\n")
+  if (tail.length > messageTailChars) tail = tail.slice(tail.length - messageTailChars)
+  return tail
+}
+
+/**
+ * The `ServerExited` behind an error, if that is what it was: found along the
+ * chain of `cause`s (a client's `InitializeError`, the `SessionClosed` it
+ * wraps, the transport's `TransportError`).
+ */
 export const serverExited = (error: unknown): ServerExited | undefined => {
-  if (error instanceof ServerExited) return error
-  if (error instanceof Transport.TransportError && error.cause instanceof ServerExited) return error.cause
+  let current = error
+  for (let depth = 0; depth < 8 && typeof current === "object" && current !== null; depth++) {
+    if (current instanceof ServerExited) return current
+    current = (current as { readonly cause?: unknown }).cause
+  }
   return undefined
 }
 
