@@ -11,6 +11,7 @@ import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
+import { bundle as bundleEverythingServer } from "../apps/everything-server/scripts/bundle.ts"
 
 const run = promisify(execFile)
 
@@ -58,7 +59,10 @@ export const plainDeclarations = async (): Promise<number> => {
   return changed
 }
 
-/** `tsc -b` of the whole repository with its own TypeScript, then {@link plainDeclarations}. */
+/**
+ * `tsc -b` of the whole repository with its own TypeScript, then {@link plainDeclarations}, then the
+ * bundle the everything server's bin runs (`apps/everything-server/scripts/bundle.ts`).
+ */
 export const build = async (): Promise<void> => {
   const tsc = path.join(root, "node_modules/typescript/bin/tsc")
   await run(process.execPath, [tsc, "-b", "tsconfig.json"], { cwd: root, maxBuffer: 64 * 1024 * 1024 }).catch(
@@ -67,6 +71,7 @@ export const build = async (): Promise<void> => {
     }
   )
   await plainDeclarations()
+  await bundleEverythingServer()
 }
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
