@@ -16,8 +16,9 @@ import * as PlatformNodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
-import type * as HttpServerError from "effect/http/HttpServerError"
+import * as HttpServerError from "effect/http/HttpServerError"
 import * as Layer from "effect/Layer"
+import * as Predicate from "effect/Predicate"
 import { createServer } from "node:http"
 
 export interface ListenOptions {
@@ -27,16 +28,62 @@ export interface ListenOptions {
   readonly port?: number | undefined
 }
 
-/** Serves the routes `app` adds to the `HttpRouter` on `host:port`; releasing the layer closes the server. */
-export const layer = <E, R>(app: Layer.Layer<never, E, R>, options?: ListenOptions) =>
-  HttpRouter.serve(app, { disableLogger: true, disableListenLog: true }).pipe(
+/**
+ * The server could not listen: `message` names the address and the OS error
+ * (`cannot listen on 127.0.0.1:8080: address already in use (EADDRINUSE)`),
+ * `code` is Node's error code. Still a `ServeError` (its tag included), with
+ * Node's error as its `cause`.
+ */
+export class ListenError extends HttpServerError.ServeError {
+  /** `host:port` as asked for (`[host]:port` for an IPv6 host). */
+  readonly address: string
+  /** Node's error code: `EADDRINUSE`, `EACCES`, `EADDRNOTAVAIL`, `ENOTFOUND`... */
+  readonly code: string | undefined
+
+  constructor(options: { readonly host: string; readonly port: number; readonly cause: unknown }) {
+    super({ cause: options.cause })
+    this.address = options.host.includes(":") ? `[${options.host}]:${options.port}` : `${options.host}:${options.port}`
+    const code = Predicate.isObject(options.cause) ? (options.cause as { readonly code?: unknown }).code : undefined
+    this.code = typeof code === "string" ? code : undefined
+  }
+
+  override get message(): string {
+    return `cannot listen on ${this.address}: ${osErrorOf(this.cause, this.code)}`
+  }
+}
+
+/**
+ * What the OS said, without the parts the message already has: Node writes
+ * `listen EADDRINUSE: address already in use 127.0.0.1:8080`, which becomes
+ * `address already in use (EADDRINUSE)`; anything else is kept whole.
+ */
+const osErrorOf = (cause: unknown, code: string | undefined): string => {
+  const message = cause instanceof Error ? cause.message : String(cause)
+  if (code === undefined) return message
+  const match = new RegExp(`^\\w+ ${code}: (.*?)(?: \\S+:\\d+)?$`).exec(message)
+  return match === null ? message : `${match[1]} (${code})`
+}
+
+/**
+ * Serves the routes `app` adds to the `HttpRouter` on `host:port`; releasing
+ * the layer closes the server. A failed listen is a `ListenError`.
+ */
+export const layer = <E, R>(app: Layer.Layer<never, E, R>, options?: ListenOptions) => {
+  const host = options?.host ?? "127.0.0.1"
+  const port = options?.port ?? 0
+  const listening = PlatformNodeHttpServer.layer(() => createServer(), { host, port })
+  return HttpRouter.serve(app, { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provideMerge(
-      PlatformNodeHttpServer.layer(() => createServer(), {
-        host: options?.host ?? "127.0.0.1",
-        port: options?.port ?? 0
-      })
+      Layer.catchTag(listening, "ServeError", (error) =>
+        failed<Layer.Success<typeof listening>>(new ListenError({ host, port, cause: error.cause }))
+      )
     )
   )
+}
+
+// A Layer that only fails provides whatever the one it replaces did.
+const failed = <A>(error: ListenError): Layer.Layer<A, ListenError> =>
+  Layer.effectDiscard(Effect.fail(error)) as Layer.Layer<unknown, ListenError> as Layer.Layer<A, ListenError>
 
 const isLoopback = (host: string) =>
   host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host)
