@@ -6,22 +6,32 @@
  *
  * Over HTTP, Streamable HTTP is at `/mcp` and the legacy HTTP+SSE transport
  * at `/sse` (messages to `/messages`). `--port 0` picks a free port; the URL
- * is printed on stderr either way (`listening on <url>`).
+ * is printed on stderr either way (`listening on <url>`). `NodeMcpServer`
+ * loads the HTTP stack only for `--http`: a stdio start (most starts, each a
+ * fresh process) skips it.
  */
-import * as NodeStdio from "@effect-mcp/platform-node/NodeStdio"
-import * as McpServer from "@effect-mcp/server/McpServer"
+import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Cli from "./Cli.ts"
 import * as EverythingServer from "./EverythingServer.ts"
 
-const stdio = McpServer.serve.pipe(Effect.provide(NodeStdio.layerServer()))
-
-// The HTTP stack is loaded only for `--http`: a stdio start (most starts, each a fresh process) skips it.
 const http = (cli: Cli.Http) =>
-  Effect.flatMap(
-    Effect.promise(() => import("./mainHttp.ts")),
-    (module) => module.serve(cli)
+  Effect.gen(function* () {
+    const base = yield* NodeMcpServer.url
+    yield* Console.error(`mcp-everything-server listening on ${base}/mcp (legacy SSE: ${base}/sse)`)
+    return yield* Effect.never
+  }).pipe(
+    Effect.provide(
+      NodeMcpServer.layerHttp(EverythingServer.layer(), {
+        host: cli.host,
+        port: cli.port,
+        stateless: cli.stateless,
+        responseMode: cli.json ? "json" : "sse",
+        legacySse: true
+      })
+    )
   )
 
 const cli = Cli.parse(process.argv.slice(2))
@@ -29,6 +39,5 @@ if (typeof cli === "string") {
   process.stderr.write(`mcp-everything-server: ${cli}\n${Cli.usage}\n`)
   process.exitCode = 2
 } else {
-  const program = cli.mode === "stdio" ? stdio : http(cli)
-  NodeRuntime.runMain(program.pipe(Effect.provide(EverythingServer.layer())))
+  NodeRuntime.runMain(cli.mode === "stdio" ? NodeMcpServer.serveStdio(EverythingServer.layer()) : http(cli))
 }

@@ -1,0 +1,174 @@
+/**
+ * Serves an McpServer Layer on Node in one call: over this process's stdio
+ * (`serveStdio`), or over HTTP (`serveHttp` / `layerHttp`: Streamable HTTP,
+ * plus the legacy HTTP+SSE endpoints when asked).
+ *
+ * The HTTP defaults are the safe ones: bound to 127.0.0.1, `Host` and
+ * `Origin` checked against the loopback names (and the name bound to),
+ * request bodies capped at 4 MiB, at most 10,000 sessions, idle sessions
+ * closed after 30 minutes. The HTTP stack is loaded on first use: a stdio
+ * server never loads it.
+ *
+ * @example
+ * ```ts
+ * import { NodeMcpServer } from "@effect-mcp/platform-node"
+ * import { McpServer, Tool } from "@effect-mcp/server"
+ * import { NodeRuntime } from "@effect/platform-node"
+ * import { Effect, Layer, Schema } from "effect"
+ *
+ * const Echo = Tool.make("echo", {
+ *   input: Schema.Struct({ text: Schema.String }),
+ *   handler: ({ text }) => Effect.succeed({ content: [{ type: "text", text }] })
+ * })
+ * const Server = Tool.layer(Echo).pipe(Layer.provideMerge(McpServer.layer({ name: "echo", version: "1.0.0" })))
+ *
+ * NodeRuntime.runMain(NodeMcpServer.serveHttp(Server, { port: 3000 }))
+ * ```
+ */
+import type * as EventStore from "@effect-mcp/engine/EventStore"
+import type * as StdioTransport from "@effect-mcp/engine/StdioTransport"
+import * as McpServer from "@effect-mcp/server/McpServer"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as HttpServer from "effect/http/HttpServer"
+import type * as HttpServerError from "effect/http/HttpServerError"
+import * as Layer from "effect/Layer"
+import * as NodeStdio from "./NodeStdio.ts"
+
+/** How `serveStdio` reads and writes this process's stdin and stdout. */
+export interface StdioOptions extends StdioTransport.ServerOptions {}
+
+/** Where and how `serveHttp` / `layerHttp` listen. Every field is optional. */
+export interface HttpOptions {
+  /** Interface to bind. Default `127.0.0.1` (this machine only). */
+  readonly host?: string | undefined
+  /** Port to bind; 0 picks a free one (read it back with `url`). Default 0. */
+  readonly port?: number | undefined
+  /** Path of the Streamable HTTP endpoint. Default `/mcp`. */
+  readonly path?: `/${string}` | undefined
+  /**
+   * Serves every request on its own, without `Mcp-Session-Id` (no GET
+   * stream, no server-to-client requests on the stateful revisions).
+   * Default false. 2026-07-28 requests are stateless either way.
+   */
+  readonly stateless?: boolean | undefined
+  /** How POSTs carrying requests are answered: an SSE stream, or one JSON body. Default `"sse"`. */
+  readonly responseMode?: "sse" | "json" | undefined
+  /**
+   * Also serves the 2024-11-05 HTTP+SSE transport for older clients: `true`
+   * for `/sse` and `/messages`, or the paths to use. Default false.
+   */
+  readonly legacySse?:
+    | boolean
+    | { readonly ssePath?: `/${string}` | undefined; readonly messagesPath?: `/${string}` | undefined }
+    | undefined
+  /**
+   * Host names (no port) accepted in `Host` and in `Origin`. Default: the
+   * loopback names plus `host` when it is a name or address of its own; on
+   * a wildcard bind (`0.0.0.0`, `::`) the loopback names only, with a warning.
+   */
+  readonly allowedHosts?: ReadonlyArray<string> | undefined
+  /** Full origins (`https://app.example.com`) accepted besides those whose host is allowed. Default none. */
+  readonly allowedOrigins?: ReadonlyArray<string> | undefined
+  /**
+   * The `Host` / `Origin` checks against DNS rebinding. Default true; false
+   * accepts any name (only behind a proxy that checks them itself).
+   */
+  readonly dnsRebindingProtection?: boolean | undefined
+  /** Largest POST body accepted; larger ones get 413. Default 4 MiB. */
+  readonly maxBodyBytes?: number | undefined
+  /** Sessions open at once; more get 503. Default 10,000. */
+  readonly maxSessions?: number | undefined
+  /** A stateful session without any HTTP exchange for this long is closed. Default 30 minutes. */
+  readonly sessionIdleTimeout?: Duration.Input | undefined
+  /** Keeps sent events so dropped SSE streams can be resumed. Default: in memory; `false` disables. */
+  readonly eventStore?: EventStore.EventStoreShape | false | undefined
+}
+
+/**
+ * Serves one session over this process's stdin and stdout; completes when
+ * the client closes stdin. Log with `Effect.log` (the built-in loggers write
+ * to stderr): `console.log` would corrupt the protocol stream on stdout.
+ *
+ * @example
+ * ```ts
+ * import { NodeMcpServer } from "@effect-mcp/platform-node"
+ * import { McpServer } from "@effect-mcp/server"
+ * import { NodeRuntime } from "@effect/platform-node"
+ *
+ * const Server = McpServer.layer({ name: "empty", version: "1.0.0" })
+ * NodeRuntime.runMain(NodeMcpServer.serveStdio(Server))
+ * ```
+ */
+export const serveStdio = <E, R>(
+  server: Layer.Layer<McpServer.McpServer, E, R>,
+  options?: StdioOptions
+): Effect.Effect<void, E, R> =>
+  McpServer.serve.pipe(Effect.provide(NodeStdio.layerServer(options)), Effect.provide(server))
+
+/**
+ * The server listening over HTTP for as long as the Layer lives; it provides
+ * the `HttpServer` (read the address with `url`). Use it to run the server
+ * next to other Layers or in a test; `serveHttp` is the one call for a `main`.
+ *
+ * @example
+ * ```ts
+ * import { NodeMcpServer } from "@effect-mcp/platform-node"
+ * import { McpServer } from "@effect-mcp/server"
+ * import { Console, Effect } from "effect"
+ *
+ * const Server = McpServer.layer({ name: "empty", version: "1.0.0" })
+ * const program = Effect.gen(function* () {
+ *   yield* Console.log(`listening on ${yield* NodeMcpServer.url}/mcp`)
+ * }).pipe(Effect.provide(NodeMcpServer.layerHttp(Server, { legacySse: true })))
+ * ```
+ */
+export const layerHttp = <E, R>(
+  server: Layer.Layer<McpServer.McpServer, E, R>,
+  options: HttpOptions = {}
+): Layer.Layer<HttpServer.HttpServer, E | HttpServerError.ServeError, R> =>
+  Layer.unwrap(
+    Effect.map(
+      Effect.promise(() => import("./internal/serveHttp.ts")),
+      (module) => module.layer(server, options)
+    )
+  )
+
+/**
+ * Serves the server over HTTP until interrupted (Ctrl-C under
+ * `NodeRuntime.runMain`), logging the endpoint's URL once it listens.
+ *
+ * @example
+ * ```ts
+ * import { NodeMcpServer } from "@effect-mcp/platform-node"
+ * import { McpServer } from "@effect-mcp/server"
+ * import { NodeRuntime } from "@effect/platform-node"
+ *
+ * const Server = McpServer.layer({ name: "empty", version: "1.0.0" })
+ * NodeRuntime.runMain(NodeMcpServer.serveHttp(Server, { port: 3000, allowedOrigins: ["https://app.example.com"] }))
+ * ```
+ */
+export const serveHttp = <E, R>(
+  server: Layer.Layer<McpServer.McpServer, E, R>,
+  options: HttpOptions = {}
+): Effect.Effect<never, E | HttpServerError.ServeError, R> =>
+  Effect.gen(function* () {
+    yield* Effect.logInfo(`MCP server listening on ${yield* url}${options.path ?? "/mcp"}`)
+    return yield* Effect.never
+  }).pipe(Effect.provide(layerHttp(server, options)))
+
+/**
+ * The base URL the HTTP server listens on, e.g. `http://127.0.0.1:54321`.
+ *
+ * @example
+ * ```ts
+ * import { NodeMcpServer } from "@effect-mcp/platform-node"
+ * import { Effect } from "effect"
+ *
+ * const endpoint = Effect.map(NodeMcpServer.url, (base) => `${base}/mcp`)
+ * ```
+ */
+export const url: Effect.Effect<string, never, HttpServer.HttpServer> = Effect.flatMap(
+  Effect.promise(() => import("./NodeHttpServer.ts")),
+  (module) => module.url
+)

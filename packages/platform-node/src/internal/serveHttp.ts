@@ -1,0 +1,97 @@
+/**
+ * The HTTP half of `NodeMcpServer`: Streamable HTTP (and, when asked, the
+ * legacy HTTP+SSE endpoints) for an McpServer Layer on Node's http server.
+ * Loaded on first use, so a stdio server never loads the HTTP stack.
+ */
+import * as SseServer from "@effect-mcp/engine/SseServer"
+import * as StreamableHttpServer from "@effect-mcp/engine/StreamableHttpServer"
+import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Effect from "effect/Effect"
+import type * as HttpServer from "effect/http/HttpServer"
+import type * as HttpServerError from "effect/http/HttpServerError"
+import * as Layer from "effect/Layer"
+import type { HttpOptions } from "../NodeMcpServer.ts"
+import * as NodeHttpServer from "../NodeHttpServer.ts"
+
+const loopbackHosts = ["localhost", "127.0.0.1", "[::1]", "::1"]
+
+const isWildcard = (host: string) => host === "0.0.0.0" || host === "::" || host === "[::]" || host === ""
+
+/**
+ * The Host/Origin check of a bind: the names given, else the loopback names
+ * plus the bound name itself (a client of `myhost:3000` sends `Host: myhost`).
+ * A wildcard bind cannot tell which names clients use: it stays closed to
+ * every name but loopback's until `allowedHosts` says otherwise, with a warning.
+ */
+const rebindingOf = (
+  host: string,
+  options: HttpOptions
+): { readonly rebinding: StreamableHttpServer.RebindingOptions; readonly warning: Layer.Layer<never> } => {
+  if (options.dnsRebindingProtection === false) return { rebinding: { enabled: false }, warning: Layer.empty }
+  const origins = options.allowedOrigins === undefined ? {} : { allowedOrigins: options.allowedOrigins }
+  if (options.allowedHosts !== undefined) {
+    return { rebinding: { allowedHosts: options.allowedHosts, ...origins }, warning: Layer.empty }
+  }
+  const bare = host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host
+  const allowedHosts = isWildcard(host)
+    ? loopbackHosts
+    : loopbackHosts.includes(host)
+      ? loopbackHosts
+      : [...loopbackHosts, host, ...(bare === host ? [] : [bare])]
+  const warning = isWildcard(host)
+    ? Layer.effectDiscard(
+        Effect.logWarning(
+          `MCP endpoint bound to ${host}: only loopback names are accepted in Host/Origin; set allowedHosts to the names clients use`
+        )
+      )
+    : Layer.empty
+  return { rebinding: { allowedHosts, ...origins }, warning }
+}
+
+/** The `Mcp-Param-*` headers of the registered tools, read from their input schemas as they are now. */
+const paramHeaders = (server: McpServer.McpServerShape) => (toolName: string) => {
+  const tool = server.tools.get(toolName)
+  return tool === undefined ? undefined : StreamableHttpServer.paramHeadersOf(tool.item.item.definition.inputSchema)
+}
+
+/** The server's endpoints on `host:port`; releasing the Layer closes the listener and every session. */
+export const layer = <E, R>(
+  server: Layer.Layer<McpServer.McpServer, E, R>,
+  options: HttpOptions
+): Layer.Layer<HttpServer.HttpServer, E | HttpServerError.ServeError, R> => {
+  const host = options.host ?? "127.0.0.1"
+  const { rebinding, warning } = rebindingOf(host, options)
+  const legacy = options.legacySse === undefined || options.legacySse === false ? undefined : options.legacySse
+  const streamable = Layer.unwrap(
+    Effect.map(Effect.service(McpServer.McpServer), (mcp) =>
+      StreamableHttpServer.layer({
+        session: McpServer.makeSession,
+        path: options.path ?? "/mcp",
+        sessions: options.stateless !== true,
+        responseMode: options.responseMode ?? "sse",
+        rebinding,
+        maxBodyBytes: options.maxBodyBytes,
+        maxSessions: options.maxSessions,
+        sessionIdleTimeout: options.sessionIdleTimeout,
+        eventStore: options.eventStore,
+        paramHeaders: paramHeaders(mcp)
+      })
+    )
+  )
+  const routes =
+    legacy === undefined
+      ? streamable
+      : Layer.merge(
+          streamable,
+          SseServer.layer({
+            session: McpServer.makeSession,
+            ssePath: legacy === true ? undefined : legacy.ssePath,
+            messagesPath: legacy === true ? undefined : legacy.messagesPath,
+            rebinding,
+            maxBodyBytes: options.maxBodyBytes,
+            maxSessions: options.maxSessions
+          })
+        )
+  const listening = NodeHttpServer.layer(routes, { host, port: options.port ?? 0 }).pipe(Layer.provide(server))
+  return Layer.merge(listening, warning) as Layer.Layer<HttpServer.HttpServer, E | HttpServerError.ServeError, R>
+}

@@ -1,0 +1,128 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as ClientSession from "@effect-mcp/engine/ClientSession"
+import * as SseClient from "@effect-mcp/engine/SseClient"
+import * as StreamableHttpClient from "@effect-mcp/engine/StreamableHttpClient"
+import * as Transport from "@effect-mcp/engine/Transport"
+import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
+import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
+import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Tool from "@effect-mcp/server/Tool"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+
+const TIMEOUT = 20_000
+const clientInfo = { name: "node-mcp-server-test", version: "1.0.0" }
+
+const Echo = Tool.make("echo", {
+  description: "Echoes its text",
+  input: Schema.Struct({ text: Schema.String }),
+  handler: ({ text }) => Effect.succeed({ content: [{ type: "text" as const, text: `echo:${text}` }] })
+})
+const Server = Tool.layer(Echo).pipe(Layer.provideMerge(McpServer.layer({ name: "echo", version: "1.0.0" })))
+
+/** The server listening for the test's scope; returns its base URL. */
+const listen = (options?: NodeMcpServer.HttpOptions) =>
+  Effect.flatMap(Layer.build(NodeMcpServer.layerHttp(Server, options)), (context) =>
+    NodeMcpServer.url.pipe(Effect.provideContext(context))
+  )
+
+const nodeHttp = Effect.map(Layer.build(NodeHttpClient.layer), (context) => Context.get(context, HttpClient.HttpClient))
+
+const echo = (transport: Transport.TransportShape) =>
+  Effect.gen(function* () {
+    const session = yield* ClientSession.make({ clientInfo, capabilities: {} }).pipe(
+      Effect.provideService(Transport.Transport, transport)
+    )
+    return yield* session.request("tools/call", { name: "echo", arguments: { text: "hi" } })
+  })
+
+const initialize = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo }
+})
+
+const post = (url: string, body: string, headers: Record<string, string> = {}) =>
+  Effect.gen(function* () {
+    const http = yield* nodeHttp
+    const response = yield* http.execute(
+      HttpClientRequest.post(url).pipe(
+        HttpClientRequest.bodyText(body, "application/json"),
+        HttpClientRequest.setHeaders({ accept: "application/json, text/event-stream", ...headers })
+      )
+    )
+    return response.status
+  }).pipe(Effect.orDie)
+
+describe("NodeMcpServer", () => {
+  it.live(
+    "layerHttp with no options: 127.0.0.1, Streamable HTTP at /mcp, no legacy SSE",
+    () =>
+      Effect.gen(function* () {
+        const base = yield* listen()
+        assert.match(base, /^http:\/\/127\.0\.0\.1:\d+$/)
+        const transport = yield* StreamableHttpClient.make({ url: `${base}/mcp` }).pipe(
+          Effect.provideService(HttpClient.HttpClient, yield* nodeHttp)
+        )
+        const result = (yield* echo(transport)) as { readonly content: ReadonlyArray<{ readonly text: string }> }
+        assert.strictEqual(result.content[0]?.text, "echo:hi")
+        assert.strictEqual(yield* post(`${base}/sse`, initialize), 404)
+      }),
+    TIMEOUT
+  )
+
+  it.live(
+    "Host and Origin are checked by default: foreign names get 403, loopback names 200",
+    () =>
+      Effect.gen(function* () {
+        const base = yield* listen()
+        const url = `${base}/mcp`
+        const port = base.slice(base.lastIndexOf(":") + 1)
+        assert.strictEqual(yield* post(url, initialize, { host: "evil.example.com" }), 403)
+        assert.strictEqual(yield* post(url, initialize, { origin: "http://evil.example.com" }), 403)
+        assert.strictEqual(yield* post(url, initialize, { host: `localhost:${port}` }), 200)
+        assert.strictEqual(yield* post(url, initialize, { origin: `http://127.0.0.1:${port}` }), 200)
+      }),
+    TIMEOUT
+  )
+
+  it.live(
+    "allowedHosts and allowedOrigins replace the default names; dnsRebindingProtection: false accepts any",
+    () =>
+      Effect.gen(function* () {
+        const strict = `${yield* listen({ allowedHosts: ["mcp.example.com"], allowedOrigins: ["https://app.example.com"] })}/mcp`
+        assert.strictEqual(yield* post(strict, initialize, { host: "mcp.example.com" }), 200)
+        assert.strictEqual(
+          yield* post(strict, initialize, { host: "mcp.example.com", origin: "https://app.example.com" }),
+          200
+        )
+        assert.strictEqual(yield* post(strict, initialize, { host: "mcp.example.com", origin: "https://x.test" }), 403)
+        assert.strictEqual(yield* post(strict, initialize), 403)
+        const open = `${yield* listen({ dnsRebindingProtection: false })}/mcp`
+        assert.strictEqual(yield* post(open, initialize, { host: "evil.example.com" }), 200)
+      }),
+    TIMEOUT
+  )
+
+  it.live(
+    "bodies above maxBodyBytes get 413; path and legacySse move and add endpoints",
+    () =>
+      Effect.gen(function* () {
+        const base = yield* listen({ maxBodyBytes: 1024, path: "/rpc", legacySse: true })
+        const big = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping", params: { pad: "x".repeat(4096) } })
+        assert.strictEqual(yield* post(`${base}/rpc`, big), 413)
+        assert.strictEqual(yield* post(`${base}/rpc`, initialize), 200)
+        const transport = yield* SseClient.make({ url: `${base}/sse` }).pipe(
+          Effect.provideService(HttpClient.HttpClient, yield* nodeHttp)
+        )
+        const result = (yield* echo(transport)) as { readonly content: ReadonlyArray<{ readonly text: string }> }
+        assert.strictEqual(result.content[0]?.text, "echo:hi")
+      }),
+    TIMEOUT
+  )
+})
