@@ -6,6 +6,7 @@
  * @module @effect-mcp/testing
  */
 export * as FaultTransport from "./FaultTransport.ts"
+export * as McpTest from "./McpTest.ts"
 export * as SessionPair from "./SessionPair.ts"
 export * as TestPeer from "./TestPeer.ts"
 export * as TransportContract from "./TransportContract.ts"

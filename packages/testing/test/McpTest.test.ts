@@ -1,0 +1,167 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as McpClient from "@effect-mcp/client/McpClient"
+import * as SamplingHandler from "@effect-mcp/client/SamplingHandler"
+import * as ServerSession from "@effect-mcp/engine/ServerSession"
+import type * as Session from "@effect-mcp/engine/Session"
+import type * as Transport from "@effect-mcp/engine/Transport"
+import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
+import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Sampling from "@effect-mcp/server/Sampling"
+import * as ServerRequest from "@effect-mcp/server/ServerRequest"
+import * as Tool from "@effect-mcp/server/Tool"
+import * as McpTest from "@effect-mcp/testing/McpTest"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import { TestClock } from "effect/testing"
+
+const text = (t: string) => ({ content: [{ type: "text" as const, text: t }] })
+
+let interrupted = 0
+
+const Echo = Tool.make("echo", {
+  input: Schema.Struct({ text: Schema.String }),
+  handler: ({ text: t }) => Effect.succeed(text(t))
+})
+const Slow = Tool.make("slow", {
+  input: Schema.Struct({}),
+  handler: () =>
+    Effect.sleep("1 hour").pipe(
+      Effect.as(text("late")),
+      Effect.onInterrupt(() => Effect.sync(() => interrupted++))
+    )
+})
+const Steps = Tool.make("steps", {
+  input: Schema.Struct({}),
+  handler: () =>
+    Effect.gen(function* () {
+      for (const n of [1, 2, 3]) {
+        yield* Effect.sleep("1 second")
+        yield* ServerRequest.progress({ progress: n, total: 3 })
+      }
+      return text("done")
+    })
+})
+const Ask = Tool.make("ask", {
+  input: Schema.Struct({}),
+  handler: () =>
+    Effect.map(
+      Sampling.createMessage({ messages: [{ role: "user", content: { type: "text", text: "2+2?" } }], maxTokens: 5 }),
+      (answer) => text(Sampling.text(answer))
+    )
+})
+const Server = Tool.layer(Echo, Slow, Steps, Ask).pipe(
+  Layer.provideMerge(McpServer.layer({ name: "harness-test", version: "1.0.0" }))
+)
+
+const model = SamplingHandler.layer(() =>
+  Effect.succeed({ role: "assistant", content: { type: "text", text: "4" }, model: "fake" })
+)
+
+describe("McpTest", () => {
+  for (const revision of ProtocolVersion.all) {
+    it.effect(`connects a client speaking ${revision}, which calls a tool and a sampling round trip`, () =>
+      Effect.gen(function* () {
+        const { client, server } = yield* McpTest.connect(Server, { revision, clientHandlers: model })
+        assert.strictEqual(client.revision, revision)
+        assert.strictEqual(client.serverInfo?.name, "harness-test")
+        assert.strictEqual(server.sessions.size, 1)
+        assert.deepStrictEqual((yield* client.callTool("echo", { text: "hi" })).content, text("hi").content)
+        assert.deepStrictEqual((yield* client.callTool("ask", {})).content, text("4").content)
+      })
+    )
+  }
+
+  it.effect("layer provides the client; a request timeout and the cancellation it sends run on the TestClock", () =>
+    Effect.gen(function* () {
+      const client = yield* McpClient.McpClient
+      const before = interrupted
+      const fiber = yield* Effect.forkChild(client.callTool("slow", {}, { timeout: "5 seconds" }))
+      yield* TestClock.adjust("4 seconds")
+      assert.isUndefined(fiber.pollUnsafe())
+      yield* TestClock.adjust("1 second")
+      const exit = yield* Fiber.await(fiber)
+      assert.isTrue(Exit.isFailure(exit))
+      assert.match(String(Exit.isFailure(exit) ? exit.cause : ""), /RequestTimeout/)
+      for (let i = 0; i < 20; i++) yield* Effect.yieldNow
+      assert.strictEqual(interrupted, before + 1)
+    }).pipe(Effect.provide(McpTest.layer(Server, { revision: "2025-11-25" })))
+  )
+
+  it.effect("advanceUntilDone drives a progress Stream to its result", () =>
+    Effect.gen(function* () {
+      const { client } = yield* McpTest.connect(Server, { revision: "2025-06-18" })
+      const fiber = yield* Effect.forkChild(Stream.runCollect(client.callToolWithProgress("steps", {})))
+      const events = yield* McpTest.advanceUntilDone(fiber, "1 second")
+      assert.deepStrictEqual(
+        events.map((e) => (e._tag === "Progress" ? e.update.progress : "result")),
+        [1, 2, 3, "result"]
+      )
+    })
+  )
+
+  it.effect("makeClient adds a client of its own revision to the same server", () =>
+    Effect.gen(function* () {
+      const { client, server, context } = yield* McpTest.connect(Server, { revision: "2025-03-26" })
+      const second = yield* McpTest.makeClient({ revision: "2024-11-05" }).pipe(Effect.provideContext(context))
+      assert.strictEqual(client.revision, "2025-03-26")
+      assert.strictEqual(second.revision, "2024-11-05")
+      assert.strictEqual(server.sessions.size, 2)
+    })
+  )
+
+  it.effect("makeClientFor serves a scripted ServerSession; clientTransport sees every frame the client sends", () =>
+    Effect.gen(function* () {
+      const sent: Array<string> = []
+      const recorder = (end: Transport.TransportShape) =>
+        Effect.succeed<Transport.TransportShape>({
+          incoming: end.incoming,
+          send: (frame, options) =>
+            Effect.suspend(() => {
+              for (const m of Array.isArray(frame) ? frame : [frame]) {
+                if ("method" in (m as JsonRpc.Message)) sent.push((m as { readonly method: string }).method)
+              }
+              return end.send(frame, options)
+            })
+        })
+      const handlers = new Map<string, Session.Handler>([["tools/list", () => Effect.succeed({ tools: [] })]])
+      const client = yield* McpTest.makeClientFor(
+        ServerSession.make({ serverInfo: { name: "scripted", version: "1" }, capabilities: { tools: {} }, handlers }),
+        { revision: "2025-11-25", clientTransport: recorder }
+      )
+      assert.deepStrictEqual(yield* client.listTools(), { tools: [] })
+      assert.deepStrictEqual(sent, ["initialize", "notifications/initialized", "tools/list"])
+    })
+  )
+
+  it.effect(
+    "connectRaw answers with the server's JSON and records notifications; codec: false hands objects over",
+    () =>
+      Effect.gen(function* () {
+        for (const codec of [true, false]) {
+          const raw = yield* McpTest.connectRaw(Server, { revision: "2025-11-25", codec })
+          const listed = (yield* raw.request("tools/list")) as {
+            readonly tools: ReadonlyArray<{ readonly name: string }>
+          }
+          assert.deepStrictEqual(listed.tools.map((t) => t.name).sort(), ["ask", "echo", "slow", "steps"])
+          yield* McpServer.log("info", "hello").pipe(Effect.provideContext(raw.context))
+          assert.deepStrictEqual(yield* raw.drain, [
+            { method: "notifications/message", params: { level: "info", data: "hello" } }
+          ])
+        }
+      })
+  )
+
+  it.effect("an unsupported revision fails the handshake with InitializeError", () =>
+    Effect.gen(function* () {
+      const old = McpServer.layer({ name: "old", version: "1", supportedVersions: ["2024-11-05"] })
+      const exit = yield* Effect.exit(McpTest.connect(old, { revision: "2025-11-25" }))
+      assert.isTrue(Exit.isFailure(exit))
+      assert.match(String(Exit.isFailure(exit) ? exit.cause : ""), /InitializeError/)
+    })
+  )
+})
