@@ -85,7 +85,7 @@ interface Logged {
   readonly annotations: { readonly [key: string]: unknown }
 }
 
-const connect = (version: ProtocolVersion.ProtocolVersion, logs: Array<Logged>) =>
+const connect = (version: ProtocolVersion.ProtocolVersion, logs: Array<Logged>, capabilities: Obj = {}) =>
   Effect.gen(function* () {
     const capture = Logger.make((options) => {
       logs.push({
@@ -107,7 +107,7 @@ const connect = (version: ProtocolVersion.ProtocolVersion, logs: Array<Logged>) 
     const seen: Array<unknown> = []
     const client = yield* ClientSession.make({
       clientInfo: { name: "errors-client", version: "1.0.0" },
-      capabilities: {},
+      capabilities,
       supportedVersions: [version],
       notificationHandlers: new Map([
         ["notifications/message", (params: unknown) => Effect.sync(() => void seen.push(params))]
@@ -192,6 +192,20 @@ describe("honest errors", () => {
           assert.include(logged[0]!.text, "Errors.test.ts")
         }
         assert.strictEqual(new Set(ids).size, ids.length)
+      })
+    })
+
+    it.effect(`${version}: a tool's defect while the client could be asked for input (rounds on 2026-07-28)`, () => {
+      const logs: Array<Logged> = []
+      return Effect.gen(function* () {
+        const { call } = yield* connect(version, logs, { elicitation: {} })
+        const result = yield* call("explodes-later", {})
+        assert.isTrue(result.isError)
+        const match = correlation.exec(result.content[0].text)
+        assert.isNotNull(match, result.content[0].text)
+        const logged = logs.filter((log) => log.annotations[Defect.annotation] === match![1])
+        assert.strictEqual(logged.length, 1)
+        assert.include(logged[0]!.text, secret)
       })
     })
 
