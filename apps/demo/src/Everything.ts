@@ -12,11 +12,10 @@ import type * as Transport from "@effect-mcp/engine/Transport"
 import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
 import * as NodeStdio from "@effect-mcp/platform-node/NodeStdio"
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ChildProcess from "effect/process/ChildProcess"
 import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
@@ -74,8 +73,7 @@ export interface Connection {
 const clientOptions: McpClient.Options = { clientInfo: { name: "effect-mcp-demo", version: "0.1.0" } }
 
 const connect = <E>(transport: Layer.Layer<Transport.Transport, E>) =>
-  Layer.build(McpClient.layer(clientOptions).pipe(Layer.provide(transport))).pipe(
-    Effect.map((context) => Context.get(context, McpClient.McpClient)),
+  McpClient.connect(transport, clientOptions).pipe(
     Effect.mapError((cause) => new DemoError({ message: `connecting failed: ${String(cause)}`, cause }))
   )
 

@@ -30,7 +30,7 @@ import type * as Tasks from "@effect-mcp/protocol/Tasks"
 import type * as Tools from "@effect-mcp/protocol/Tools"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -268,3 +268,40 @@ export const make: (
 /** A client over the current transport; building it performs the handshake. */
 export const layer = (options: Options): Layer.Layer<McpClient, ClientSession.InitializeError, Transport.Transport> =>
   Layer.effect(McpClient, Internal.make(options))
+
+/**
+ * A client over a transport Layer of its own, for as long as the current
+ * scope lasts: the way to hold several clients in one program, each under a
+ * service of your own (the `McpClient` service holds one). The optional
+ * handler services found in the context decide what it declares and answers.
+ *
+ * @example
+ * ```ts
+ * import { McpClient } from "@effect-mcp/client"
+ * import { NodeHttpClient, NodeStdio } from "@effect-mcp/platform-node"
+ * import { Context, Effect, Layer } from "effect"
+ *
+ * class Files extends Context.Service<Files, McpClient.McpClientShape>()("app/Files") {}
+ * class Search extends Context.Service<Search, McpClient.McpClientShape>()("app/Search") {}
+ *
+ * const clientInfo = { name: "my-host", version: "1.0.0" }
+ * const Clients = Layer.mergeAll(
+ *   Layer.effect(Files, McpClient.connect(NodeStdio.layerClient({ command: "files-server" }), { clientInfo })),
+ *   Layer.effect(
+ *     Search,
+ *     McpClient.connect(NodeHttpClient.layerStreamableHttp({ url: "http://127.0.0.1:3000/mcp" }), { clientInfo })
+ *   )
+ * )
+ *
+ * const program = Effect.gen(function* () {
+ *   const files = yield* Files
+ *   const search = yield* Search
+ *   return [yield* files.listTools(), yield* search.listTools()]
+ * }).pipe(Effect.provide(Clients))
+ * ```
+ */
+export const connect = <E, R>(
+  transport: Layer.Layer<Transport.Transport, E, R>,
+  options: Options
+): Effect.Effect<McpClientShape, E | ClientSession.InitializeError, R | Scope.Scope> =>
+  Effect.flatMap(Layer.build(transport), (context) => Effect.provideContext(Internal.make(options), context))
