@@ -7,7 +7,8 @@ import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { TestClock } from "effect/testing"
-import { connect, type Obj, revisions } from "./fixtures.ts"
+import * as McpTest from "@effect-mcp/testing/McpTest"
+import { type Obj, revisions, testServer } from "./fixtures.ts"
 
 const slowTool = (started: Deferred.Deferred<void>, finalized: Deferred.Deferred<void>) =>
   Tool.make("slow", {
@@ -37,7 +38,9 @@ describe("cancellation and progress", () => {
       Effect.gen(function* () {
         const started = yield* Deferred.make<void>()
         const finalized = yield* Deferred.make<void>()
-        const { client } = yield* connect({ features: Tool.layer(slowTool(started, finalized)), version })
+        const { session: client } = yield* McpTest.connectRaw(testServer(Tool.layer(slowTool(started, finalized))), {
+          revision: version
+        })
         const call = yield* client.request("tools/call", { name: "slow", arguments: {} }).pipe(Effect.forkChild)
         yield* Deferred.await(started)
         assert.strictEqual(yield* Deferred.isDone(finalized), false)
@@ -50,9 +53,8 @@ describe("cancellation and progress", () => {
       Effect.gen(function* () {
         const started = yield* Deferred.make<void>()
         const finalized = yield* Deferred.make<void>()
-        const { client } = yield* connect({
-          features: Tool.layer(slowTool(started, finalized)),
-          version,
+        const { session: client } = yield* McpTest.connectRaw(testServer(Tool.layer(slowTool(started, finalized))), {
+          revision: version,
           capabilities: { sampling: {}, elicitation: {}, roots: {} }
         })
         const call = yield* client.request("tools/call", { name: "slow", arguments: {} }).pipe(Effect.forkChild)
@@ -81,7 +83,9 @@ describe("cancellation and progress", () => {
           input: Schema.Struct({ text: Schema.String }),
           handler: ({ text }) => Effect.as(ServerRequest.log("warning", "echoing"), text)
         })
-        const { client, request } = yield* connect({ features: Tool.layer(chatty, echo), version })
+        const { session: client, request } = yield* McpTest.connectRaw(testServer(Tool.layer(chatty, echo)), {
+          revision: version
+        })
         const call = yield* client.request("tools/call", { name: "chatty", arguments: {} }).pipe(Effect.forkChild)
         yield* Deferred.await(started)
         yield* Fiber.interrupt(call)
@@ -93,7 +97,7 @@ describe("cancellation and progress", () => {
 
     it.effect(`${version}: progress from a handler reaches the caller, then the result`, () =>
       Effect.gen(function* () {
-        const { client } = yield* connect({ features: Tool.layer(steps), version })
+        const { session: client } = yield* McpTest.connectRaw(testServer(Tool.layer(steps)), { revision: version })
         const fiber = yield* client
           .requestWithProgress("tools/call", { name: "steps", arguments: { n: 3 } })
           .pipe(Stream.runCollect, Effect.forkChild)

@@ -8,7 +8,10 @@ import * as ServerRequest from "@effect-mcp/server/ServerRequest"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { connect, drain, type Obj, revisions } from "./fixtures.ts"
+import * as McpTest from "@effect-mcp/testing/McpTest"
+import { type Obj, revisions, testServer } from "./fixtures.ts"
+
+const clientInfo = { name: "test-client", version: "1.0.0" }
 
 const Person = Schema.Struct({
   name: Schema.String.annotate({ title: "Name" }),
@@ -125,9 +128,8 @@ describe("asking the client from a handler", () => {
     Effect.gen(function* () {
       runs = 0
       seen.length = 0
-      const { request } = yield* connect({
-        features,
-        version: "2025-11-25",
+      const { request } = yield* McpTest.connectRaw(testServer(features), {
+        revision: "2025-11-25",
         capabilities: fullCapabilities,
         handlers: clientHandlers
       })
@@ -150,7 +152,10 @@ describe("asking the client from a handler", () => {
     Effect.gen(function* () {
       runs = 0
       finalized = 0
-      const { request } = yield* connect({ features, version: "2026-07-28", capabilities: fullCapabilities })
+      const { request } = yield* McpTest.connectRaw(testServer(features), {
+        revision: "2026-07-28",
+        capabilities: fullCapabilities
+      })
       const { result, rounds } = yield* driveRounds(request, { name: "interview", arguments: { topic: "effects" } })
       assert.deepStrictEqual(rounds, [["sampling-0"], ["elicitation-1"]])
       assert.strictEqual(result.resultType, "complete")
@@ -163,7 +168,10 @@ describe("asking the client from a handler", () => {
 
   it.effect("2026-07-28: the input requests carry what the stateful requests carry", () =>
     Effect.gen(function* () {
-      const { request } = yield* connect({ features, version: "2026-07-28", capabilities: fullCapabilities })
+      const { request } = yield* McpTest.connectRaw(testServer(features), {
+        revision: "2026-07-28",
+        capabilities: fullCapabilities
+      })
       const first = (yield* request("tools/call", { name: "interview", arguments: { topic: "effects" } })) as Obj
       assert.strictEqual(first.resultType, "input_required")
       assert.deepStrictEqual(first.inputRequests["sampling-0"], {
@@ -179,7 +187,10 @@ describe("asking the client from a handler", () => {
 
   it.effect("2026-07-28: a tampered, foreign or misapplied requestState is rejected with -32602", () =>
     Effect.gen(function* () {
-      const { request } = yield* connect({ features, version: "2026-07-28", capabilities: fullCapabilities })
+      const { request } = yield* McpTest.connectRaw(testServer(features), {
+        revision: "2026-07-28",
+        capabilities: fullCapabilities
+      })
       const params = { name: "interview", arguments: { topic: "effects" } }
       const first = (yield* request("tools/call", params)) as Obj
       const state: string = first.requestState
@@ -199,7 +210,10 @@ describe("asking the client from a handler", () => {
       )) as Obj
       assert.strictEqual(other.code, -32602)
       // A state from another server instance does not verify either.
-      const elsewhere = yield* connect({ features, version: "2026-07-28", capabilities: fullCapabilities })
+      const elsewhere = yield* McpTest.connectRaw(testServer(features), {
+        revision: "2026-07-28",
+        capabilities: fullCapabilities
+      })
       const foreign = (yield* Effect.flip(
         elsewhere.request("tools/call", { ...params, inputResponses, requestState: state })
       )) as Obj
@@ -209,22 +223,29 @@ describe("asking the client from a handler", () => {
 
   it.effect("missing client capability: typed error on stateful revisions, -32021 on 2026-07-28", () =>
     Effect.gen(function* () {
-      const stateful = yield* connect({ features, version: "2025-11-25", capabilities: {}, handlers: clientHandlers })
+      const stateful = yield* McpTest.connectRaw(testServer(features), {
+        revision: "2025-11-25",
+        capabilities: {},
+        handlers: clientHandlers
+      })
       const failed = (yield* stateful.request("tools/call", { name: "interview", arguments: { topic: "x" } })) as Obj
       assert.isTrue(failed.isError)
       assert.include(failed.content[0].text, "ClientRequestError")
       const handled = (yield* stateful.request("tools/call", { name: "optional", arguments: {} })) as Obj
       assert.deepStrictEqual(handled.content, [{ type: "text", text: "fallback: CapabilityMissing" }])
-      const stateless = yield* connect({ features, version: "2026-07-28", capabilities: { elicitation: {} } })
+      const stateless = yield* McpTest.connectRaw(testServer(features), {
+        revision: "2026-07-28",
+        capabilities: { elicitation: {} }
+      })
       const error = (yield* Effect.flip(
         stateless.request("tools/call", { name: "interview", arguments: { topic: "x" } })
       )) as Obj
       assert.strictEqual(error.code, -32021)
       assert.deepStrictEqual(error.data, { requiredCapabilities: { sampling: {} } })
-      const handledStateless = (yield* (yield* connect({ features, version: "2026-07-28", capabilities: {} })).request(
-        "tools/call",
-        { name: "optional", arguments: {} }
-      )) as Obj
+      const handledStateless = (yield* (yield* McpTest.connectRaw(testServer(features), {
+        revision: "2026-07-28",
+        capabilities: {}
+      })).request("tools/call", { name: "optional", arguments: {} })) as Obj
       assert.deepStrictEqual(handledStateless.content, [{ type: "text", text: "fallback: CapabilityMissing" }])
     })
   )
@@ -232,9 +253,8 @@ describe("asking the client from a handler", () => {
   for (const version of revisions) {
     it.effect(`${version}: elicitation exists only where the revision has it; roots everywhere`, () =>
       Effect.gen(function* () {
-        const { request } = yield* connect({
-          features,
-          version,
+        const { request } = yield* McpTest.connectRaw(testServer(features), {
+          revision: version,
           capabilities: fullCapabilities,
           handlers: clientHandlers
         })
@@ -256,19 +276,18 @@ describe("asking the client from a handler", () => {
   it.effect("2025-11-25: URL elicitation carries an elicitationId and its completion notification", () =>
     Effect.gen(function* () {
       seen.length = 0
-      const { request, notifications } = yield* connect({
-        features,
-        version: "2025-11-25",
+      const { request, drain } = yield* McpTest.connectRaw(testServer(features), {
+        revision: "2025-11-25",
         capabilities: fullCapabilities,
         handlers: clientHandlers
       })
-      yield* drain(notifications)
+      yield* drain
       const result = (yield* request("tools/call", { name: "visit", arguments: {} })) as Obj
       assert.strictEqual(result.content[0].text, "accept:id")
       const params = seen[0]!.params
       assert.strictEqual(params.mode, "url")
       assert.isString(params.elicitationId)
-      const completions = (yield* drain(notifications)).filter((n) => n.method === "notifications/elicitation/complete")
+      const completions = (yield* drain).filter((n) => n.method === "notifications/elicitation/complete")
       assert.deepStrictEqual(
         completions.map((n) => n.params),
         [{ elicitationId: params.elicitationId }]
@@ -278,9 +297,8 @@ describe("asking the client from a handler", () => {
 
   it.effect("2026-07-28: URL elicitation has no elicitationId and no completion notification", () =>
     Effect.gen(function* () {
-      const { request, notifications } = yield* connect({
-        features,
-        version: "2026-07-28",
+      const { request, drain } = yield* McpTest.connectRaw(testServer(features), {
+        revision: "2026-07-28",
         capabilities: fullCapabilities
       })
       const first = (yield* request("tools/call", { name: "visit", arguments: {} })) as Obj
@@ -292,7 +310,7 @@ describe("asking the client from a handler", () => {
       const { result } = yield* driveRounds(request, { name: "visit", arguments: {} })
       assert.strictEqual(result.content[0].text, "accept:none")
       assert.deepStrictEqual(
-        (yield* drain(notifications)).filter((n) => n.method === "notifications/elicitation/complete"),
+        (yield* drain).filter((n) => n.method === "notifications/elicitation/complete"),
         []
       )
     })
@@ -303,7 +321,7 @@ describe("asking the client from a handler", () => {
       seen.length = 0
       const call = (version: "2025-06-18" | "2025-11-25", capabilities: Obj) =>
         Effect.flatMap(
-          connect({ features, version, capabilities, handlers: clientHandlers }),
+          McpTest.connectRaw(testServer(features), { revision: version, capabilities, handlers: clientHandlers }),
           ({ request }) => request("tools/call", { name: "withTools", arguments: {} }) as Effect.Effect<Obj, unknown>
         )
       assert.strictEqual((yield* call("2025-06-18", fullCapabilities)).content[0].text, "refused: NotInRevision")
@@ -322,7 +340,7 @@ describe("asking the client from a handler", () => {
           ServerRequest.ServerRequest.use((r) => Effect.succeed(`${r.version}:${r.stateless}:${r.clientInfo?.name}`))
       })
       for (const version of ["2025-06-18", "2026-07-28"] as const) {
-        const { request } = yield* connect({ features: Tool.layer(probe), version })
+        const { request } = yield* McpTest.connectRaw(testServer(Tool.layer(probe)), { revision: version, clientInfo })
         const result = (yield* request("tools/call", { name: "probe", arguments: {} })) as Obj
         assert.strictEqual(result.content[0].text, `${version}:${version === "2026-07-28"}:test-client`)
       }

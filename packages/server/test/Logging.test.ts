@@ -4,7 +4,8 @@ import * as ServerRequest from "@effect-mcp/server/ServerRequest"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { connect, drain, type Obj, revisions } from "./fixtures.ts"
+import * as McpTest from "@effect-mcp/testing/McpTest"
+import { type Obj, revisions, testServer } from "./fixtures.ts"
 
 const chatty = Tool.make("chatty", {
   input: Schema.Struct({}),
@@ -28,12 +29,12 @@ describe("logging", () => {
       `${version}: logging/setLevel filters per session; Effect logs are bridged; logs precede the response`,
       () =>
         Effect.gen(function* () {
-          const { request, notifications } = yield* connect({ features, version })
-          yield* drain(notifications)
+          const { request, drain } = yield* McpTest.connectRaw(testServer(features), { revision: version })
+          yield* drain
           // No level set: the server default (info).
           yield* request("tools/call", { name: "chatty", arguments: {} })
           assert.deepStrictEqual(
-            messages(yield* drain(notifications)).map((m) => [m.level, m.data]),
+            messages(yield* drain).map((m) => [m.level, m.data]),
             [
               ["error", { detail: "explicit error" }],
               ["info", "effect info"],
@@ -42,7 +43,7 @@ describe("logging", () => {
           )
           yield* request("logging/setLevel", { level: "debug" })
           yield* request("tools/call", { name: "chatty", arguments: {} })
-          const all = messages(yield* drain(notifications))
+          const all = messages(yield* drain)
           assert.deepStrictEqual(
             all.map((m) => m.level),
             ["debug", "error", "info", "warning"]
@@ -51,7 +52,7 @@ describe("logging", () => {
           yield* request("logging/setLevel", { level: "warning" })
           yield* request("tools/call", { name: "chatty", arguments: {} })
           assert.deepStrictEqual(
-            messages(yield* drain(notifications)).map((m) => m.level),
+            messages(yield* drain).map((m) => m.level),
             ["error", "warning"]
           )
         })
@@ -60,16 +61,16 @@ describe("logging", () => {
 
   it.effect("2026-07-28: the level comes from each request's _meta; none means no logs", () =>
     Effect.gen(function* () {
-      const { client, notifications } = yield* connect({ features, version: "2026-07-28" })
+      const { session: client, drain } = yield* McpTest.connectRaw(testServer(features), { revision: "2026-07-28" })
       yield* client.request("tools/call", { name: "chatty", arguments: {} })
-      assert.deepStrictEqual(messages(yield* drain(notifications)), [])
+      assert.deepStrictEqual(messages(yield* drain), [])
       yield* client.request("tools/call", {
         name: "chatty",
         arguments: {},
         _meta: { "io.modelcontextprotocol/logLevel": "warning" }
       })
       assert.deepStrictEqual(
-        messages(yield* drain(notifications)).map((m) => m.level),
+        messages(yield* drain).map((m) => m.level),
         ["error", "warning"]
       )
     })
@@ -77,14 +78,12 @@ describe("logging", () => {
 
   it.effect("server-wide logs reach stateful sessions by their level", () =>
     Effect.gen(function* () {
-      const { server, request, notifications } = yield* connect({ features, version: "2025-06-18" })
+      const { server, request, drain } = yield* McpTest.connectRaw(testServer(features), { revision: "2025-06-18" })
       yield* request("logging/setLevel", { level: "error" })
-      yield* drain(notifications)
+      yield* drain
       yield* server.log("info", "ignored")
       yield* server.log("critical", "kept", "core")
-      assert.deepStrictEqual(messages(yield* drain(notifications)), [
-        { level: "critical", logger: "core", data: "kept" }
-      ])
+      assert.deepStrictEqual(messages(yield* drain), [{ level: "critical", logger: "core", data: "kept" }])
     })
   )
 })

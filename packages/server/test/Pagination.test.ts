@@ -4,7 +4,8 @@ import * as Tool from "@effect-mcp/server/Tool"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { connect, type Obj, revisions } from "./fixtures.ts"
+import * as McpTest from "@effect-mcp/testing/McpTest"
+import { type Obj, revisions, testServer } from "./fixtures.ts"
 
 const tools = Array.from({ length: 1000 }, (_, i) =>
   Tool.make(`tool-${i}`, { input: Schema.Struct({}), handler: () => Effect.succeed(String(i)) })
@@ -36,7 +37,7 @@ describe("pagination", () => {
   for (const version of revisions) {
     it.effect(`${version}: 1,000 tools and 1,000 resources page, every item exactly once`, () =>
       Effect.gen(function* () {
-        const { request } = yield* connect({ features, version, server: { pageSize: 64 } })
+        const { request } = yield* McpTest.connectRaw(testServer(features, { pageSize: 64 }), { revision: version })
         const t = yield* walk(request, "tools/list", "tools")
         assert.strictEqual(t.pages, Math.ceil(1000 / 64))
         assert.strictEqual(t.seen.length, 1000)
@@ -51,7 +52,9 @@ describe("pagination", () => {
 
   it.effect("an invalid cursor is -32602 on every list method", () =>
     Effect.gen(function* () {
-      const { request } = yield* connect({ features, version: "2025-11-25", server: { declare: ["prompts"] } })
+      const { request } = yield* McpTest.connectRaw(testServer(features, { declare: ["prompts"] }), {
+        revision: "2025-11-25"
+      })
       for (const method of ["tools/list", "resources/list", "resources/templates/list", "prompts/list"]) {
         for (const cursor of ["not base64 !", "eyJ4IjoxfQ", ""]) {
           const error = (yield* Effect.flip(request(method, { cursor }))) as Obj
@@ -63,11 +66,10 @@ describe("pagination", () => {
 
   it.effect("items added or removed between pages do not make others repeat or vanish", () =>
     Effect.gen(function* () {
-      const { request, server } = yield* connect({
-        features: Tool.layer(...tools.slice(0, 10)),
-        version: "2025-11-25",
-        server: { pageSize: 4 }
-      })
+      const { request, server } = yield* McpTest.connectRaw(
+        testServer(Tool.layer(...tools.slice(0, 10)), { pageSize: 4 }),
+        { revision: "2025-11-25" }
+      )
       const first = (yield* request("tools/list")) as Obj
       // Remove an item already seen: the next page must still start right after the last one seen.
       const seen = first.tools.map((t: Obj) => t.name)

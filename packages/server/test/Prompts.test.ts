@@ -2,7 +2,8 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Features from "@effect-mcp/protocol/Features"
 import * as Prompt from "@effect-mcp/server/Prompt"
 import * as Effect from "effect/Effect"
-import { connect, type Obj, revisions } from "./fixtures.ts"
+import * as McpTest from "@effect-mcp/testing/McpTest"
+import { type Obj, revisions, testServer } from "./fixtures.ts"
 
 const greet = Prompt.make({
   name: "greet",
@@ -50,7 +51,7 @@ describe("prompts on every revision", () => {
   for (const version of revisions) {
     it.effect(`${version}: list, get, argument validation and content of every kind`, () =>
       Effect.gen(function* () {
-        const { request, client } = yield* connect({ features, version })
+        const { request, session: client } = yield* McpTest.connectRaw(testServer(features), { revision: version })
         assert.deepStrictEqual((client.state.peerCapabilities as Obj).prompts, { listChanged: true })
         const listed = (yield* request("prompts/list")) as Obj
         assert.deepStrictEqual(
@@ -88,7 +89,7 @@ describe("prompts on every revision", () => {
 
     it.effect(`${version}: completion of prompt arguments, with context where the revision has it`, () =>
       Effect.gen(function* () {
-        const { request } = yield* connect({ features, version })
+        const { request } = yield* McpTest.connectRaw(testServer(features), { revision: version })
         const names = (yield* request("completion/complete", {
           ref: { type: "ref/prompt", name: "greet" },
           argument: { name: "name", value: "A" }

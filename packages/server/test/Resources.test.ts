@@ -7,7 +7,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
-import { attach, connect, drain, type Obj, revisions } from "./fixtures.ts"
+import * as McpTest from "@effect-mcp/testing/McpTest"
+import { type Obj, revisions, testServer } from "./fixtures.ts"
 
 const text = Resource.make({
   uri: "test://static-text",
@@ -41,7 +42,7 @@ describe("resources on every revision", () => {
   for (const version of revisions) {
     it.effect(`${version}: list, templates, text and blob reads`, () =>
       Effect.gen(function* () {
-        const { request } = yield* connect({ features, version })
+        const { request } = yield* McpTest.connectRaw(testServer(features), { revision: version })
         const listed = (yield* request("resources/list")) as Obj
         assert.deepStrictEqual(
           listed.resources.map((r: Obj) => r.uri),
@@ -73,7 +74,7 @@ describe("resources on every revision", () => {
 
     it.effect(`${version}: an unknown resource gets the revision's not-found code`, () =>
       Effect.gen(function* () {
-        const { client } = yield* connect({ features, version })
+        const { session: client } = yield* McpTest.connectRaw(testServer(features), { revision: version })
         for (const uri of ["test://nothing", "test://items/not-a-number"]) {
           const error = (yield* Effect.flip(
             client.peer.request("resources/read", client.state.revision!.stateless ? statelessParams(uri) : { uri })
@@ -87,28 +88,28 @@ describe("resources on every revision", () => {
     if (Features.has(version, "resourceSubscribe")) {
       it.effect(`${version}: resources/updated goes only to subscribers, until they unsubscribe`, () =>
         Effect.gen(function* () {
-          const a = yield* connect({ features, version })
-          const b = yield* attach(a.context, { version })
-          assert.isDefined(a.client.state.peerCapabilities.resources)
+          const a = yield* McpTest.connectRaw(testServer(features), { revision: version })
+          const b = yield* McpTest.makeRawClient({ revision: version }).pipe(Effect.provideContext(a.context))
+          assert.isDefined(a.session.state.peerCapabilities.resources)
           yield* a.request("resources/subscribe", { uri: "test://static-text" })
-          yield* drain(a.notifications)
-          yield* drain(b.notifications)
+          yield* a.drain
+          yield* b.drain
           yield* McpServer.resourceUpdated("test://static-text").pipe(
             Effect.provideService(McpServer.McpServer, a.server)
           )
           yield* McpServer.resourceUpdated("test://static-binary").pipe(
             Effect.provideService(McpServer.McpServer, a.server)
           )
-          const got = yield* drain(a.notifications)
+          const got = yield* a.drain
           assert.deepStrictEqual(got, [
             { method: "notifications/resources/updated", params: { uri: "test://static-text" } }
           ])
-          assert.deepStrictEqual(yield* drain(b.notifications), [])
+          assert.deepStrictEqual(yield* b.drain, [])
           yield* a.request("resources/unsubscribe", { uri: "test://static-text" })
           yield* McpServer.resourceUpdated("test://static-text").pipe(
             Effect.provideService(McpServer.McpServer, a.server)
           )
-          assert.deepStrictEqual(yield* drain(a.notifications), [])
+          assert.deepStrictEqual(yield* a.drain, [])
         })
       )
     }
@@ -126,22 +127,27 @@ const statelessParams = (uri: string) => ({
 describe("subscriptions", () => {
   it.effect("two sessions of one server: only the subscriber is told, sub-resources included", () =>
     Effect.gen(function* () {
-      const a = yield* connect({ features, version: "2025-11-25" })
-      const b = yield* attach(a.context, { version: "2025-11-25" })
+      const a = yield* McpTest.connectRaw(testServer(features), { revision: "2025-11-25" })
+      const b = yield* McpTest.makeRawClient({ revision: "2025-11-25" }).pipe(Effect.provideContext(a.context))
       assert.strictEqual(a.server, b.server)
-      yield* drain(b.notifications)
+      yield* b.drain
       yield* a.request("resources/subscribe", { uri: "test://items/" })
-      yield* drain(a.notifications)
+      yield* a.drain
       yield* a.server.resourceUpdated("test://items/7")
-      const got = yield* drain(a.notifications)
+      const got = yield* a.drain
       assert.deepStrictEqual(got, [{ method: "notifications/resources/updated", params: { uri: "test://items/7" } }])
-      assert.deepStrictEqual(yield* drain(b.notifications), [])
+      assert.deepStrictEqual(yield* b.drain, [])
     })
   )
 
   it.effect("2026-07-28 subscriptions/listen acknowledges, then streams only what was asked for", () =>
     Effect.gen(function* () {
-      const { client, server, notifications } = yield* connect({ features, version: "2026-07-28" })
+      const {
+        session: client,
+        server,
+        notifications,
+        drain
+      } = yield* McpTest.connectRaw(testServer(features), { revision: "2026-07-28" })
       const listen = yield* client
         .request("subscriptions/listen", {
           notifications: {
@@ -165,7 +171,7 @@ describe("subscriptions", () => {
       yield* server.resourceUpdated("test://static-text")
       yield* server.listChanged("prompts")
       yield* server.listChanged("resources")
-      const got = yield* drain(notifications)
+      const got = yield* drain
       assert.deepStrictEqual(got, [
         {
           method: "notifications/resources/updated",
@@ -185,7 +191,7 @@ describe("completion", () => {
   for (const version of revisions) {
     it.effect(`${version}: template variables complete`, () =>
       Effect.gen(function* () {
-        const { request, client } = yield* connect({ features, version })
+        const { request, session: client } = yield* McpTest.connectRaw(testServer(features), { revision: version })
         const caps = client.state.peerCapabilities as Obj
         assert.strictEqual("completions" in caps, Features.has(version, "completionsCapability"))
         const result = (yield* request("completion/complete", {

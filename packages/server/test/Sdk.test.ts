@@ -22,10 +22,11 @@ import * as Sampling from "@effect-mcp/server/Sampling"
 import * as ServerRequest from "@effect-mcp/server/ServerRequest"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as Deferred from "effect/Deferred"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { buildServer, type Obj } from "./fixtures.ts"
+import { type Obj, testServer } from "./fixtures.ts"
 import * as SdkAdapter from "./sdkAdapter.ts"
 
 // The revisions @modelcontextprotocol/sdk 1.32.2 speaks (its SUPPORTED_PROTOCOL_VERSIONS, less the pre-release 2024-10-07).
@@ -128,7 +129,8 @@ const features = Layer.mergeAll(tools, resources, prompts)
 
 const sdkConnect = (version: ProtocolVersion.ProtocolVersion) =>
   Effect.gen(function* () {
-    const { context, server } = yield* buildServer(features, { supportedVersions: [version] })
+    const context = yield* Layer.build(testServer(features, { supportedVersions: [version] }))
+    const server = Context.get(context, McpServer.McpServer)
     const [serverEnd, clientEnd] = yield* MemoryTransport.makePair({ codec: true })
     yield* McpServer.makeSession.pipe(
       Effect.provideService(Transport.Transport, serverEnd),

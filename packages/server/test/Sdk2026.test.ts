@@ -18,7 +18,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import { buildServer, type Obj } from "./fixtures.ts"
+import { type Obj, testServer } from "./fixtures.ts"
 import * as SdkAdapter from "./sdkAdapter.ts"
 
 const started = Deferred.makeUnsafe<void>()
@@ -75,7 +75,7 @@ const features = Layer.mergeAll(
 )
 
 const connect2026 = Effect.gen(function* () {
-  const { context } = yield* buildServer(features)
+  const context = yield* Layer.build(testServer(features))
   const [serverEnd, clientEnd] = yield* MemoryTransport.makePair({ codec: true })
   yield* McpServer.makeSession.pipe(
     Effect.provideService(Transport.Transport, serverEnd),

@@ -3,7 +3,8 @@ import * as ServerRequest from "@effect-mcp/server/ServerRequest"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { attach, connect, drain, type Obj } from "./fixtures.ts"
+import * as McpTest from "@effect-mcp/testing/McpTest"
+import { type Obj, testServer } from "./fixtures.ts"
 
 // One table of handlers serves every session of a server: what a request
 // reads of its session (log level, the session it notifies) must still be its own.
@@ -27,24 +28,17 @@ const summary = (got: ReadonlyArray<{ method: string; params: unknown }>) =>
 describe("handlers shared by the sessions of a server", () => {
   it.effect("each request sees its own session's log level and notifies its own session", () =>
     Effect.gen(function* () {
-      const a = yield* connect({ features, version: "2025-11-25" })
-      const b = yield* attach(a.context, { version: "2025-11-25" })
-      yield* drain(a.notifications)
-      yield* drain(b.notifications)
+      const a = yield* McpTest.connectRaw(testServer(features), { revision: "2025-11-25" })
+      const b = yield* McpTest.makeRawClient({ revision: "2025-11-25" }).pipe(Effect.provideContext(a.context))
+      yield* a.drain
+      yield* b.drain
       yield* a.request("logging/setLevel", { level: "debug" })
       yield* b.request("tools/call", { name: "chatty", arguments: {} })
-      assert.deepStrictEqual(summary(yield* drain(b.notifications)), [
-        "log:warning",
-        "notifications/tools/list_changed"
-      ])
-      assert.deepStrictEqual(summary(yield* drain(a.notifications)), [])
+      assert.deepStrictEqual(summary(yield* b.drain), ["log:warning", "notifications/tools/list_changed"])
+      assert.deepStrictEqual(summary(yield* a.drain), [])
       yield* a.request("tools/call", { name: "chatty", arguments: {} })
-      assert.deepStrictEqual(summary(yield* drain(a.notifications)), [
-        "log:debug",
-        "log:warning",
-        "notifications/tools/list_changed"
-      ])
-      assert.deepStrictEqual(summary(yield* drain(b.notifications)), [])
+      assert.deepStrictEqual(summary(yield* a.drain), ["log:debug", "log:warning", "notifications/tools/list_changed"])
+      assert.deepStrictEqual(summary(yield* b.drain), [])
     })
   )
 })

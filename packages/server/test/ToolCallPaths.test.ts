@@ -14,7 +14,8 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import { connect, type Obj, revisions } from "./fixtures.ts"
+import * as McpTest from "@effect-mcp/testing/McpTest"
+import { type Obj, revisions, testServer } from "./fixtures.ts"
 
 class Boom extends Schema.TaggedError<Boom>()("Boom", { message: Schema.String }) {}
 
@@ -56,7 +57,7 @@ describe("tools/call answers alike whether the handler's outcome is already know
   for (const version of revisions) {
     it.effect(`${version}: Exit handlers and running handlers give the same answers`, () =>
       Effect.gen(function* () {
-        const { request } = yield* connect({ features, version })
+        const { request } = yield* McpTest.connectRaw(testServer(features), { revision: version })
         const call = (name: string) => Effect.exit(request("tools/call", { name, arguments: {} }))
         const answers: Record<string, Exit.Exit<unknown, unknown>> = {}
         for (const [name] of cases) {
@@ -105,7 +106,7 @@ describe("tools/call answers alike whether the handler's outcome is already know
 
   it.effect("2026-07-28: input of earlier rounds is checked even when the handler has its outcome at once", () =>
     Effect.gen(function* () {
-      const { request } = yield* connect({ features, version: "2026-07-28" })
+      const { request } = yield* McpTest.connectRaw(testServer(features), { revision: "2026-07-28" })
       const malformed = (yield* Effect.flip(
         request("tools/call", { name: "text-now", arguments: {}, inputResponses: { "elicitation-0": 1 } })
       )) as Obj
@@ -141,7 +142,7 @@ describe("a handler's services", () => {
             return String((yield* CurrentRequest.CurrentRequest).id)
           })
       })
-      const { request } = yield* connect({ features: Tool.layer(outer), version: "2025-11-25" })
+      const { request } = yield* McpTest.connectRaw(testServer(Tool.layer(outer)), { revision: "2025-11-25" })
       const outerId = ((yield* request("tools/call", { name: "outer", arguments: {} })) as Obj).content[0].text
       const innerAnswer = ((yield* request("tools/call", { name: "inner", arguments: {} })) as Obj).content[0].text
       const [innerId, method] = innerAnswer.split(":")

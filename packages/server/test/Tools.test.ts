@@ -7,7 +7,8 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import { connect, drain, type Obj, revisions } from "./fixtures.ts"
+import * as McpTest from "@effect-mcp/testing/McpTest"
+import { type Obj, revisions, testServer } from "./fixtures.ts"
 
 const Address = Schema.Struct({ street: Schema.String, city: Schema.String }).annotate({ identifier: "address" })
 const Shape = Schema.Union([
@@ -74,7 +75,7 @@ describe("tools on every revision", () => {
   for (const version of revisions) {
     it.effect(`${version}: tools/list is sorted by name and shaped for the revision`, () =>
       Effect.gen(function* () {
-        const { request } = yield* connect({ features, version })
+        const { request } = yield* McpTest.connectRaw(testServer(features), { revision: version })
         const result = (yield* request("tools/list")) as Obj
         assert.deepStrictEqual(
           result.tools.map((t: Obj) => t.name),
@@ -101,7 +102,7 @@ describe("tools on every revision", () => {
       `${version}: a Schema tool gets typed input and returns structured content where the revision has it`,
       () =>
         Effect.gen(function* () {
-          const { request } = yield* connect({ features, version })
+          const { request } = yield* McpTest.connectRaw(testServer(features), { revision: version })
           const result = (yield* request("tools/call", { name: "add", arguments: { a: 2, b: 3 } })) as Obj
           assert.deepStrictEqual(result.content, [{ type: "text", text: '{"sum":5}' }])
           if (Features.has(version, "structuredContent")) assert.deepStrictEqual(result.structuredContent, { sum: 5 })
@@ -112,7 +113,7 @@ describe("tools on every revision", () => {
 
     it.effect(`${version}: invalid arguments follow the revision's rule`, () =>
       Effect.gen(function* () {
-        const { request } = yield* connect({ features, version })
+        const { request } = yield* McpTest.connectRaw(testServer(features), { revision: version })
         const exit = yield* Effect.exit(request("tools/call", { name: "add", arguments: { a: "two", b: 3 } }))
         if (Features.has(version, "toolExecution") || Features.has(version, "inputRequired")) {
           // 2025-11-25 on: an input validation error is a tool execution error.
@@ -131,7 +132,7 @@ describe("tools on every revision", () => {
 
     it.effect(`${version}: an unknown tool is a -32602 protocol error`, () =>
       Effect.gen(function* () {
-        const { request } = yield* connect({ features, version })
+        const { request } = yield* McpTest.connectRaw(testServer(features), { revision: version })
         const error = (yield* Effect.flip(request("tools/call", { name: "nope", arguments: {} }))) as Obj
         assert.strictEqual(error.code, -32602)
         assert.include(error.message, "Unknown tool: nope")
@@ -142,7 +143,7 @@ describe("tools on every revision", () => {
       `${version}: handler failures become isError results with their message, defects with a correlation id`,
       () =>
         Effect.gen(function* () {
-          const { request } = yield* connect({ features, version })
+          const { request } = yield* McpTest.connectRaw(testServer(features), { revision: version })
           const failed = (yield* request("tools/call", { name: "failing", arguments: {} })) as Obj
           assert.isTrue(failed.isError)
           assert.strictEqual(failed.content[0].text, "Tool failing failed: Boom: the disk is full")
@@ -154,7 +155,7 @@ describe("tools on every revision", () => {
 
     it.effect(`${version}: content of every kind, down-converted where the revision lacks it`, () =>
       Effect.gen(function* () {
-        const { request } = yield* connect({ features, version })
+        const { request } = yield* McpTest.connectRaw(testServer(features), { revision: version })
         const result = (yield* request("tools/call", { name: "blocks", arguments: {} })) as Obj
         const types = result.content.map((b: Obj) => b.type)
         assert.deepStrictEqual(types, [
@@ -173,7 +174,7 @@ describe("tools on every revision", () => {
 describe("tool input schemas", () => {
   it.effect("keep unions, $defs, additionalProperties:false and the 2020-12 dialect", () =>
     Effect.gen(function* () {
-      const { request } = yield* connect({ features, version: "2025-11-25" })
+      const { request } = yield* McpTest.connectRaw(testServer(features), { revision: "2025-11-25" })
       const result = (yield* request("tools/list")) as Obj
       const schema = result.tools.find((t: Obj) => t.name === "area").inputSchema
       assert.strictEqual(schema.$schema, "https://json-schema.org/draft/2020-12/schema")
@@ -188,7 +189,7 @@ describe("tool input schemas", () => {
 
   it.effect("a strict Schema tool rejects unknown keys; union members decode", () =>
     Effect.gen(function* () {
-      const { request } = yield* connect({ features, version: "2025-11-25" })
+      const { request } = yield* McpTest.connectRaw(testServer(features), { revision: "2025-11-25" })
       const ok = (yield* request("tools/call", {
         name: "area",
         arguments: { shape: { _tag: "square", side: 3 } }
@@ -204,7 +205,7 @@ describe("tool input schemas", () => {
 
   it.effect("a raw JSON Schema tool validates its arguments", () =>
     Effect.gen(function* () {
-      const { request } = yield* connect({ features, version: "2025-11-25" })
+      const { request } = yield* McpTest.connectRaw(testServer(features), { revision: "2025-11-25" })
       const ok = (yield* request("tools/call", { name: "raw", arguments: { n: 2, tag: "a" } })) as Obj
       assert.deepStrictEqual(ok.content, [{ type: "text", text: "n=2" }])
       for (const bad of [{ n: 0 }, { n: 1.5 }, { tag: "a" }, { n: 1, tag: "c" }, { n: 1, other: true }]) {
@@ -222,14 +223,13 @@ describe("tool input schemas", () => {
 describe("runtime changes", () => {
   it.effect("adding and removing tools sends tools/list_changed to stateful sessions", () =>
     Effect.gen(function* () {
-      const { request, notifications, server } = yield* connect({
-        features: Tool.layer(add),
-        version: "2025-06-18"
+      const { request, drain, server } = yield* McpTest.connectRaw(testServer(Tool.layer(add)), {
+        revision: "2025-06-18"
       })
-      yield* drain(notifications)
+      yield* drain
       const scope = yield* Scope.make()
       yield* Tool.register(raw).pipe(Effect.provideService(McpServer.McpServer, server), Scope.provide(scope))
-      const afterAdd = yield* drain(notifications)
+      const afterAdd = yield* drain
       assert.deepStrictEqual(
         afterAdd.map((n) => n.method),
         ["notifications/tools/list_changed"]
@@ -240,7 +240,7 @@ describe("runtime changes", () => {
         ["add", "raw"]
       )
       yield* Scope.close(scope, Exit.void)
-      const afterRemove = yield* drain(notifications)
+      const afterRemove = yield* drain
       assert.deepStrictEqual(
         afterRemove.map((n) => n.method),
         ["notifications/tools/list_changed"]
@@ -255,17 +255,17 @@ describe("runtime changes", () => {
 
   it.effect("capabilities derive from what is registered", () =>
     Effect.gen(function* () {
-      const { client } = yield* connect({ features: Tool.layer(add), version: "2025-06-18" })
+      const { session: client } = yield* McpTest.connectRaw(testServer(Tool.layer(add)), { revision: "2025-06-18" })
       const caps = client.state.peerCapabilities as Obj
       assert.deepStrictEqual(caps.tools, { listChanged: true })
       assert.deepStrictEqual(caps.logging, {})
       assert.isUndefined(caps.prompts)
       assert.isUndefined(caps.resources)
-      const empty = yield* connect({ features: Layer.empty, version: "2025-06-18" })
+      const empty = yield* McpTest.connectRaw(testServer(Layer.empty), { revision: "2025-06-18" })
       const refused = (yield* Effect.flip(empty.request("tools/list"))) as Obj
       assert.strictEqual(refused.reason, "CapabilityNotDeclared")
       // Sent anyway (bypassing the client's own gate), the server answers method-not-found.
-      const error = (yield* Effect.flip(empty.client.peer.request("tools/list", {}))) as Obj
+      const error = (yield* Effect.flip(empty.session.peer.request("tools/list", {}))) as Obj
       assert.strictEqual(error.code, -32601)
     })
   )

@@ -238,6 +238,8 @@ export interface RawOptions extends CommonOptions {
 /** The engine's client session, for wire-level assertions on what a server answers. */
 export interface RawClient {
   readonly session: Session.SessionShape
+  /** The server it is connected to. */
+  readonly server: McpServer.McpServerShape
   /** A request whose result is the JSON the server answered (`{}` params by default). */
   readonly request: (method: string, params?: object) => Effect.Effect<unknown, unknown>
   /** Notifications received, in order. */
@@ -296,6 +298,7 @@ export const makeRawClient = (
     })
     return {
       session,
+      server: yield* McpServer.McpServer,
       request: (method: string, params?: object) => session.request(method, params ?? {}),
       notifications,
       drain
@@ -304,7 +307,6 @@ export const makeRawClient = (
 
 /** A server and a raw client connected to it. */
 export interface RawConnection extends RawClient {
-  readonly server: McpServer.McpServerShape
   readonly context: Context.Context<McpServer.McpServer>
 }
 
@@ -332,7 +334,7 @@ export const connectRaw = <E, R>(
   Effect.gen(function* () {
     const context = yield* Layer.build(server)
     const raw = yield* makeRawClient(options).pipe(Effect.provideContext(context))
-    return { ...raw, server: Context.get(context, McpServer.McpServer), context }
+    return { ...raw, context }
   })
 
 /**
