@@ -4,7 +4,8 @@
  * `@effect/platform-node` and `@types/node` from the registry) into a fresh
  * project in the OS temp folder, outside the workspace, and there:
  *
- * - `tsc --noEmit` type-checks a consumer `.ts` file against the installed `.d.ts`;
+ * - `tsc --noEmit` type-checks a consumer `.ts` file, and the example of each
+ *   package's README, against the installed `.d.ts`;
  * - a plain `.mjs` echo server answers the official SDK client over stdio and
  *   over Streamable HTTP;
  * - a plain `.mjs` McpClient calls the installed `mcp-everything-server --stdio`.
@@ -103,6 +104,13 @@ const setUp = async (): Promise<Project> => {
     { cwd: dir, env: cleanEnv(), timeoutMs: 240_000 }
   )
   assert.strictEqual(install.code, 0, describeRun("npm install", install))
+  // Each installed README's TypeScript example joins the consumer in the type check.
+  for (const { name } of packed) {
+    const readme = await fs.readFile(path.join(dir, "node_modules", name, "README.md"), "utf8").catch(() => "")
+    for (const [index, [, code]] of [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].entries()) {
+      await fs.writeFile(path.join(dir, `readme-${name.split("/")[1]}-${index}.ts`), code!)
+    }
+  }
   const env: NodeJS.ProcessEnv = {
     ...cleanEnv(),
     NODE_OPTIONS: "--no-experimental-strip-types",
@@ -134,28 +142,36 @@ const targetsOf = (value: unknown): ReadonlyArray<string> =>
 const spawnHttpServer = Effect.acquireRelease(
   Effect.sync(() => {
     const { dir, env } = installed()
-    const child = spawn(node, ["server.mjs", "--http"], { cwd: dir, env, stdio: ["ignore", "ignore", "pipe"] })
-    let stderr = ""
-    child.stderr.setEncoding("utf8")
-    child.stderr.on("data", (chunk: string) => {
-      stderr += chunk
-    })
-    return { child, stderr: () => stderr }
+    const child = spawn(node, ["server.mjs", "--http"], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] })
+    // serveHttp logs its URL with Effect's default logger (stdout over HTTP); errors go to stderr.
+    let output = ""
+    for (const stream of [child.stdout, child.stderr]) {
+      stream.setEncoding("utf8")
+      stream.on("data", (chunk: string) => {
+        output += chunk
+      })
+    }
+    return { child, output: () => output }
   }),
   ({ child }) => terminate(child)
 ).pipe(
-  Effect.flatMap(({ child, stderr }) => {
+  Effect.flatMap(({ child, output }) => {
     const listening: Effect.Effect<string, ProcessError> = Effect.suspend(() => {
-      const match = stderr().match(/listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/)
+      const match = output().match(/listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/)
       if (match !== null) return Effect.succeed(match[1]!)
       if (child.exitCode !== null || child.signalCode !== null) {
         return Effect.fail(
-          new ProcessError(`server.mjs --http exited (${child.exitCode ?? child.signalCode}):\n${stderr()}`)
+          new ProcessError(`server.mjs --http exited (${child.exitCode ?? child.signalCode}):\n${output()}`)
         )
       }
       return Effect.andThen(Effect.sleep("20 millis"), listening)
     })
-    return listening
+    return listening.pipe(
+      Effect.timeoutOrElse({
+        duration: "60 seconds",
+        orElse: () => Effect.fail(new ProcessError(`server.mjs --http never said where it listens:\n${output()}`))
+      })
+    )
   })
 )
 
@@ -224,10 +240,12 @@ describe("installed packages (npm pack, npm install outside the workspace)", () 
   )
 
   it.live(
-    "tsc --noEmit type-checks a consumer against the installed .d.ts",
+    "tsc --noEmit type-checks a consumer and the README examples against the installed .d.ts",
     () =>
       Effect.gen(function* () {
-        const { dir } = installed()
+        const { dir, packed } = installed()
+        const readmes = (yield* Effect.promise(() => fs.readdir(dir))).filter((file) => file.startsWith("readme-"))
+        assert.isAtLeast(readmes.length, packed.length, "every package's README has a TypeScript example")
         const tsc = path.join(root, "node_modules", "typescript", "bin", "tsc")
         const result = yield* Effect.promise(() =>
           run(node, [tsc, "-p", "tsconfig.json"], { cwd: dir, env: cleanEnv() })
