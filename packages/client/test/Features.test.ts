@@ -3,7 +3,8 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { advanceUntilDone, connect, versions } from "./fixtures.ts"
+import * as McpTest from "@effect-mcp/testing/McpTest"
+import { connect, versions } from "./fixtures.ts"
 
 const stateless = (v: string) => v === "2026-07-28"
 
@@ -73,7 +74,7 @@ describe("every server feature on every revision", () => {
             Effect.forkChild({ startImmediately: true })
           )
           const fiber = yield* client.callToolWithProgress("progress").pipe(Stream.runCollect, Effect.forkChild)
-          const events = yield* advanceUntilDone(fiber, "10 millis")
+          const events = yield* McpTest.advanceUntilDone(fiber, "10 millis")
           assert.deepStrictEqual(
             events.map((e) => (e._tag === "Progress" ? e.update.progress : "result")),
             [1, 2, 3, "result"]

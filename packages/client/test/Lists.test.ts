@@ -2,7 +2,8 @@ import { assert, describe, it } from "@effect/vitest"
 import type * as McpClient from "@effect-mcp/client/McpClient"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { advanceUntilDone, connect, fullCapabilities, statefulVersions, versions } from "./fixtures.ts"
+import * as McpTest from "@effect-mcp/testing/McpTest"
+import { connect, fullCapabilities, statefulVersions, versions } from "./fixtures.ts"
 
 describe("list* Streams", () => {
   for (const version of ["2025-11-25", "2026-07-28"] as const) {
@@ -121,7 +122,7 @@ describe("subscriptions/listen (2026-07-28)", () => {
         client: { listenAckTimeout: "5 seconds" }
       })
       const fiber = yield* Stream.runDrain(client.toolListChanged).pipe(Effect.flip, Effect.forkChild)
-      const error = yield* advanceUntilDone(fiber, "1 second")
+      const error = yield* McpTest.advanceUntilDone(fiber, "1 second")
       assert.strictEqual(error._tag, "SubscriptionError")
       assert.isTrue(wire.methods().includes("notifications/cancelled"))
     })

@@ -3,10 +3,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as ElicitationHandler from "@effect-mcp/client/ElicitationHandler"
-import * as McpClient from "@effect-mcp/client/McpClient"
 import * as SamplingHandler from "@effect-mcp/client/SamplingHandler"
-import * as MemoryTransport from "@effect-mcp/engine/MemoryTransport"
-import * as Transport from "@effect-mcp/engine/Transport"
 import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as Elicitation from "@effect-mcp/server/Elicitation"
 import * as McpServer from "@effect-mcp/server/McpServer"
@@ -15,13 +12,13 @@ import * as Resource from "@effect-mcp/server/Resource"
 import * as Sampling from "@effect-mcp/server/Sampling"
 import * as ServerRequest from "@effect-mcp/server/ServerRequest"
 import * as Tool from "@effect-mcp/server/Tool"
-import * as Context from "effect/Context"
+import * as McpTest from "@effect-mcp/testing/McpTest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { advanceUntilDone, clientInfo } from "./fixtures.ts"
+import { clientInfo } from "./fixtures.ts"
 
 const numbered = Array.from({ length: 25 }, (_, i) =>
   Tool.make(`n${i}`, { input: Schema.Struct({}), handler: () => Effect.succeed(`tool ${i}`) })
@@ -107,22 +104,10 @@ const handlers = Layer.mergeAll(
 )
 
 const againstMcpServer = (version: ProtocolVersion.ProtocolVersion) =>
-  Effect.gen(function* () {
-    const context = yield* Layer.build(
-      Layer.provideMerge(features, McpServer.layer({ name: "effect-server", version: "1.0.0", pageSize: 10 }))
-    )
-    const [serverEnd, clientEnd] = yield* MemoryTransport.makePair({ codec: true })
-    yield* McpServer.makeSession.pipe(
-      Effect.provideService(Transport.Transport, serverEnd),
-      Effect.provideContext(context)
-    )
-    const handlerContext = yield* Layer.build(handlers)
-    const client = yield* McpClient.make({ clientInfo, supportedVersions: [version] }).pipe(
-      Effect.provideService(Transport.Transport, clientEnd),
-      Effect.provideContext(handlerContext)
-    )
-    return { client, server: Context.get(context, McpServer.McpServer) }
-  })
+  McpTest.connect(
+    Layer.provideMerge(features, McpServer.layer({ name: "effect-server", version: "1.0.0", pageSize: 10 })),
+    { revision: version, clientInfo, clientHandlers: handlers }
+  )
 
 const textOf = (result: { readonly content: ReadonlyArray<unknown> }) =>
   (result.content[0] as { readonly text?: string } | undefined)?.text
@@ -144,7 +129,7 @@ describe("McpClient -> effect-mcp McpServer", () => {
         )
         assert.strictEqual(sum.structuredContent.sum, 3)
         const fiber = yield* client.callToolWithProgress("count").pipe(Stream.runCollect, Effect.forkChild)
-        const events = yield* advanceUntilDone(fiber, "10 millis")
+        const events = yield* McpTest.advanceUntilDone(fiber, "10 millis")
         assert.deepStrictEqual(
           events.map((e) => (e._tag === "Progress" ? e.update.progress : "result")),
           [1, 2, 3, "result"]

@@ -1,18 +1,14 @@
-import * as McpClient from "@effect-mcp/client/McpClient"
+import type * as McpClient from "@effect-mcp/client/McpClient"
 import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
-import * as MemoryTransport from "@effect-mcp/engine/MemoryTransport"
 import * as ServerSession from "@effect-mcp/engine/ServerSession"
 import type * as Session from "@effect-mcp/engine/Session"
 import * as Transport from "@effect-mcp/engine/Transport"
 import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
-import * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
-import { TestClock } from "effect/testing"
+import * as McpTest from "@effect-mcp/testing/McpTest"
+import type * as Layer from "effect/Layer"
 
 export const serverInfo = { name: "test-server", version: "1.0.0" }
 export const clientInfo = { name: "test-client", version: "1.0.0" }
@@ -298,37 +294,35 @@ export const recording = (end: Transport.TransportShape) => {
   return { transport, sent, methods }
 }
 
-/** An McpClient for `version` against the test server, in memory. */
+/** An McpClient for `version` against the test server, connected by the McpTest harness. */
 export const connect = <R = never>(
   version: ProtocolVersion.ProtocolVersion | ReadonlyArray<ProtocolVersion.ProtocolVersion>,
   options: {
     readonly server?: ServerOptions
-    readonly client?: Partial<McpClient.Options>
+    readonly client?: Partial<Omit<McpClient.Options, "clientInfo" | "supportedVersions">>
     readonly handlers?: Layer.Layer<R>
     readonly codec?: boolean
   } = {}
 ) =>
   Effect.gen(function* () {
-    const [serverEnd, clientEnd] = yield* MemoryTransport.makePair({ codec: options.codec ?? true })
-    const control = yield* makeServer(serverEnd, options.server)
-    const wire = recording(clientEnd)
-    const context = options.handlers === undefined ? Context.empty() : yield* Layer.build(options.handlers)
-    const client = yield* McpClient.make({
-      clientInfo,
-      supportedVersions: typeof version === "string" ? [version] : version,
-      ...options.client
-    }).pipe(
-      Effect.provideService(Transport.Transport, wire.transport),
-      Effect.provideContext(context as Context.Context<never>)
+    let control: ServerControl | undefined
+    let wire: ReturnType<typeof recording> | undefined
+    const serve = Effect.flatMap(Effect.service(Transport.Transport), (end) =>
+      Effect.map(makeServer(end, options.server), (made) => {
+        control = made
+      })
     )
-    return { client, server: control, wire }
-  })
-
-/** Moves the TestClock in steps until the fiber is done (bounded), then joins it. */
-export const advanceUntilDone = <A, E>(fiber: Fiber.Fiber<A, E>, step: Duration.Input, maxSteps = 1000) =>
-  Effect.gen(function* () {
-    for (let i = 0; i < maxSteps && fiber.pollUnsafe() === undefined; i++) {
-      yield* TestClock.adjust(step)
-    }
-    return yield* Fiber.join(fiber)
+    const client = yield* McpTest.makeClientFor(serve, {
+      revision: version,
+      clientInfo,
+      codec: options.codec ?? true,
+      client: options.client,
+      clientHandlers: options.handlers,
+      clientTransport: (end) =>
+        Effect.sync(() => {
+          wire = recording(end)
+          return wire.transport
+        })
+    })
+    return { client, server: control!, wire: wire! }
   })
