@@ -56,7 +56,8 @@ describe("bench --quick", () => {
           const ids = results.tables.map((t) => t.id)
           for (const prefix of [
             "W1-",
-            "W2-",
+            "W2-stdio",
+            "W2-cold-installed",
             "W3-json-",
             "W3-sse-",
             "W4-",
@@ -72,7 +73,7 @@ describe("bench --quick", () => {
           }
           // Every effect-mcp row measured something; every ratio row of a rate is there.
           for (const table of results.tables) {
-            const effect = table.rows.find((r) => r.label === "effect-mcp")
+            const effect = table.rows.find((r) => r.label === "effect-mcp" || r.label.startsWith("effect-mcp "))
             assert.isDefined(effect, `${table.id} has an effect-mcp row`)
             const values = Object.values(effect!.values).map((v) => v.median)
             assert.isTrue(
@@ -91,6 +92,25 @@ describe("bench --quick", () => {
             ]
           )
           assert.isTrue(w1.rows.every((r) => Number.isFinite(r.values.seqRate?.median)))
+          // The installed packages' cold starts: every server answered initialize in every mode, modules counted.
+          const cold = results.tables.find((t) => t.id === "W2-cold-installed")!
+          assert.deepStrictEqual(
+            cold.rows.map((r) => r.label),
+            [
+              "effect-mcp echo",
+              "SDK echo",
+              "effect-mcp everything (mcp-everything-server)",
+              "SDK everything (server-everything)",
+              "effect-mcp echo / SDK echo",
+              "effect-mcp everything / SDK everything"
+            ]
+          )
+          for (const row of cold.rows.filter((r) => r.kind === "implementation")) {
+            for (const key of ["plain", "noCache", "cache"]) {
+              assert.isTrue(row.values[key]!.median > 0, `${row.label} ${key}`)
+            }
+            assert.isTrue(row.values.modules!.median > 0, `${row.label} loads modules`)
+          }
           const markdown = readFileSync(path.join(out, "RESULTS.md"), "utf8")
           assert.include(markdown, "### W1 in-process")
           assert.include(run.stdout, "| effect-mcp |")
@@ -98,6 +118,6 @@ describe("bench --quick", () => {
           rmSync(out, { recursive: true, force: true })
         }
       }),
-    { timeout: 180_000 }
+    { timeout: 420_000 }
   )
 })

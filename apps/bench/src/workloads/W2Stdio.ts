@@ -3,7 +3,8 @@
  * then 10,000 sequential `tools/call` of `echo`. Cold start is spawn to
  * initialized (to the first answer for the floor, which has no handshake),
  * measured twice: from the modules as they are, and from a bundle of each
- * server (see Bundle.ts).
+ * server (see Bundle.ts). A second table times cold starts from the packed and
+ * installed packages, echo and everything servers (see W2ColdStart.ts).
  */
 import * as Bundle from "../Bundle.ts"
 import * as EffectMcp from "../EffectMcp.ts"
@@ -13,6 +14,7 @@ import * as Sdk from "../Sdk.ts"
 import type { Metric } from "../Table.ts"
 import { type Candidate, rounds, type Workload } from "../Workload.ts"
 import { latencyMetrics, standardRatios } from "./common.ts"
+import * as W2ColdStart from "./W2ColdStart.ts"
 
 interface Started {
   readonly pair: Pair
@@ -118,7 +120,8 @@ export const workload: Workload = {
           "effect-mcp speaks 2025-11-25 to itself here; its client offers every revision to the SDK server (a `server/discover` probe, then `initialize`)."
         ],
         series
-      }
+      },
+      await W2ColdStart.run(settings)
     ]
   }
 }
