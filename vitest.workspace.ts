@@ -34,6 +34,7 @@ export default defineConfig({
       project("packages/server"),
       project("packages/platform-node"),
       project("test"),
+      project("examples"),
       project("apps/bench")
     ],
     sequence: { concurrent: false },
