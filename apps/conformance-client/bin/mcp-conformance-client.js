@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Plain JavaScript that any Node parses, so an old Node gets one clear line instead of a stack trace.
-const [major] = process.versions.node.split(".").map(Number)
+// Plain JavaScript that any Node with ES modules parses (no top-level await, no optional chaining), so an old
+// Node gets one clear line instead of a stack trace.
+const major = Number(process.versions.node.split(".")[0])
 if (major < 22) {
   process.stderr.write(`mcp-conformance-client needs Node.js 22 or newer (this is ${process.version})\n`)
   process.exit(1)
@@ -9,8 +10,8 @@ if (major < 22) {
 // `npm run build -w @effect-mcp/conformance-client` bundles the client into dist/bundle/main.js, which
 // starts about three times faster. Without it, `#main` is the built dist/main.js (inside the repository,
 // under the `@effect-mcp/source` condition, the sources).
-const { existsSync } = await import("node:fs")
-const { enableCompileCache } = await import("node:module")
-enableCompileCache?.()
-const bundle = new URL("../dist/bundle/main.js", import.meta.url)
-await import(existsSync(bundle) ? bundle.href : "#main")
+Promise.all([import("node:fs"), import("node:module")]).then(([fs, Module]) => {
+  if (typeof Module.enableCompileCache === "function") Module.enableCompileCache()
+  const bundle = new URL("../dist/bundle/main.js", import.meta.url)
+  return import(fs.existsSync(bundle) ? bundle.href : "#main")
+})

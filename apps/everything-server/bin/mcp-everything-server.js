@@ -1,14 +1,16 @@
 #!/usr/bin/env node
-// Plain JavaScript that any Node parses, so an old Node gets one clear line instead of a stack trace.
-const [major] = process.versions.node.split(".").map(Number)
+// Plain JavaScript that any Node with ES modules parses (no top-level await, no optional chaining), so an old
+// Node gets one clear line instead of a stack trace.
+const major = Number(process.versions.node.split(".")[0])
 if (major < 22) {
   process.stderr.write(`mcp-everything-server needs Node.js 22 or newer (this is ${process.version})\n`)
   process.exit(1)
 }
 // Node's on-disk compile cache (Node >= 22.1): every start after the first reads the compiled code instead of
 // compiling it again. NODE_DISABLE_COMPILE_CACHE=1 turns it off, NODE_COMPILE_CACHE picks the directory.
-const Module = await import("node:module")
-Module.enableCompileCache?.()
 // `#main` is the bundle of the built server (dist/bundle/main.mjs, one file instead of some 250 modules: a stdio
 // server starts once per client session); inside the repository, under the `@effect-mcp/source` condition, the sources.
-await import("#main")
+import("node:module").then((Module) => {
+  if (typeof Module.enableCompileCache === "function") Module.enableCompileCache()
+  return import("#main")
+})
