@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Schema from "effect/Schema"
 
 const TIMEOUT = 20_000
@@ -105,6 +106,33 @@ describe("NodeMcpServer", () => {
         assert.strictEqual(yield* post(strict, initialize), 403)
         const open = `${yield* listen({ dnsRebindingProtection: false })}/mcp`
         assert.strictEqual(yield* post(open, initialize, { host: "evil.example.com" }), 200)
+      }),
+    TIMEOUT
+  )
+
+  it.live(
+    "a bind to a name of its own allows that name; a wildcard bind stays loopback-only and warns",
+    () =>
+      Effect.gen(function* () {
+        const own = yield* listen({ host: "127.0.0.2" })
+        assert.match(own, /^http:\/\/127\.0\.0\.2:\d+$/)
+        const ownPort = own.slice(own.lastIndexOf(":") + 1)
+        assert.strictEqual(yield* post(`${own}/mcp`, initialize, { host: `127.0.0.2:${ownPort}` }), 200)
+        assert.strictEqual(yield* post(`${own}/mcp`, initialize, { host: "evil.example.com" }), 403)
+
+        const warnings: Array<string> = []
+        const capture = Logger.make((options) => {
+          if (options.logLevel === "Warn") warnings.push(String(options.message))
+        })
+        const wildcard = yield* listen({ host: "0.0.0.0" }).pipe(
+          Effect.provide(Logger.layer([capture], { mergeWithExisting: true }))
+        )
+        const port = wildcard.slice(wildcard.lastIndexOf(":") + 1)
+        const url = `http://127.0.0.1:${port}/mcp`
+        assert.strictEqual(yield* post(url, initialize), 200)
+        assert.strictEqual(yield* post(url, initialize, { host: `192.0.2.1:${port}` }), 403)
+        assert.strictEqual(warnings.length, 1)
+        assert.match(warnings[0]!, /bound to 0\.0\.0\.0: only loopback names .* set allowedHosts/)
       }),
     TIMEOUT
   )
