@@ -138,6 +138,20 @@ describe("NodeMcpServer", () => {
   )
 
   it.live(
+    "serveHttp on a port in use fails with the address and the OS error",
+    () =>
+      Effect.gen(function* () {
+        const taken = yield* listen()
+        const port = Number(taken.slice(taken.lastIndexOf(":") + 1))
+        const error = yield* Effect.flip(NodeMcpServer.serveHttp(Server, { port }))
+        assert.strictEqual(error._tag, "ServeError")
+        assert.include(error.message, `127.0.0.1:${port}`)
+        assert.include(error.message, "EADDRINUSE")
+      }),
+    TIMEOUT
+  )
+
+  it.live(
     "bodies above maxBodyBytes get 413; path and legacySse move and add endpoints",
     () =>
       Effect.gen(function* () {
