@@ -1,8 +1,9 @@
 /**
- * The code in the guides compiles: every ```ts block of the guides below is
- * written to a file of its own and type-checked against the workspace's
- * packages, as a user would paste it. Excerpts that are not whole programs
- * are fenced as ```typescript and left out.
+ * The code in the docs compiles: every ```ts block of the guides below, and
+ * every `@example` of the library packages' doc comments, is written to a
+ * file of its own and type-checked against the workspace's packages, as a
+ * user would paste it. Excerpts that are not whole programs are fenced as
+ * ```typescript and left out.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -26,6 +27,32 @@ const guides = [
 const snippets = (markdown: string): ReadonlyArray<string> =>
   [...markdown.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1]!)
 
+const packagesDir = path.join(root, "packages")
+
+/** The ```ts blocks of the `@example` tags of a source file, without their ` * ` margin. */
+const examples = (source: string): ReadonlyArray<string> =>
+  [...source.matchAll(/^[ \t]*\* @example\n[ \t]*\* ```ts\n([\s\S]*?)^[ \t]*\* ```$/gm)].map((match) =>
+    match[1]!
+      .split("\n")
+      .map((line) => line.replace(/^[ \t]*\* ?/, ""))
+      .join("\n")
+  )
+
+/** The library packages' source files (not tests). */
+const sourceFiles = (): ReadonlyArray<string> =>
+  fs
+    .readdirSync(packagesDir)
+    .flatMap((pkg) => {
+      const src = path.join(packagesDir, pkg, "src")
+      return fs.existsSync(src)
+        ? fs
+            .readdirSync(src, { recursive: true, encoding: "utf8" })
+            .filter((file) => file.endsWith(".ts"))
+            .map((file) => path.join(src, file))
+        : []
+    })
+    .sort()
+
 const collect = (stream: Stream.Stream<Uint8Array, unknown>) =>
   stream.pipe(
     Stream.decodeText(),
@@ -35,7 +62,7 @@ const collect = (stream: Stream.Stream<Uint8Array, unknown>) =>
 
 describe("docs", () => {
   it.live(
-    "every ts block of the guides type-checks",
+    "every ts block of the guides and every @example of the packages type-checks",
     () =>
       Effect.gen(function* () {
         // Inside the workspace (under node_modules/.cache) so the packages resolve as they do for a user.
@@ -52,6 +79,17 @@ describe("docs", () => {
             files.push(file)
           })
         }
+        let exampleCount = 0
+        for (const file of sourceFiles()) {
+          examples(fs.readFileSync(file, "utf8")).forEach((code, i) => {
+            const name = `${path.relative(packagesDir, file).replaceAll(path.sep, "_").replace(/\.ts$/, "")}-${i + 1}.ts`
+            fs.writeFileSync(path.join(dir, name), code)
+            files.push(name)
+            exampleCount++
+          })
+        }
+        // The main entry points carry examples (McpServer.layer, Tool.make, McpClient.layer, the transports, ...).
+        assert.isAtLeast(exampleCount, 20)
         fs.writeFileSync(
           path.join(dir, "tsconfig.json"),
           JSON.stringify({

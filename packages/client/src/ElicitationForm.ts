@@ -9,9 +9,12 @@ import type * as Elicitation from "@effect-mcp/protocol/Elicitation"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 
+/** The content of a form answer: field name to value. */
 export type Content = { readonly [field: string]: Elicitation.ElicitValue }
 
+/** One field of a form answer that does not satisfy the requested schema, and why. */
 export const FieldIssue = Schema.Struct({ field: Schema.String, message: Schema.String })
+/** A decoded `FieldIssue`. */
 export type FieldIssue = typeof FieldIssue.Type
 
 /** An answer that does not satisfy `requestedSchema`; one issue per offending field. */

@@ -20,16 +20,20 @@ export type FormAnswer =
 /** What the user did with a URL: `accept` means they agreed to open it. */
 export type UrlAnswer = { readonly action: "accept" | "decline" | "cancel" }
 
+/** One function per elicitation mode the client supports; the modes given are the ones it declares. */
 export interface Handlers {
+  /** Form mode: show `params.message` and a form for `params.requestedSchema`, and say what the user did. */
   readonly form?: ((params: Elicitation.ElicitFormParams) => Effect.Effect<FormAnswer, McpError.McpError>) | undefined
   /** URL mode (2025-11-25 on). */
   readonly url?: ((params: Elicitation.ElicitUrlParams) => Effect.Effect<UrlAnswer, McpError.McpError>) | undefined
 }
 
+/** The service a client looks for to answer `elicitation/create`; `layer` provides it. */
 export class ElicitationHandler extends Context.Service<ElicitationHandler, Handlers>()(
   "@effect-mcp/client/ElicitationHandler"
 ) {}
 
+/** Answers the server's elicitation requests with `handlers` (provide it to `McpClient.layer`). */
 export const layer = (handlers: Handlers): Layer.Layer<ElicitationHandler> =>
   Layer.succeed(ElicitationHandler, handlers)
 

@@ -42,6 +42,7 @@ import type * as Hub from "./internal/hub.ts"
 
 export { InitializeError } from "@effect-mcp/engine/ClientSession"
 
+/** How a client identifies itself, which revisions it speaks, and its limits. */
 export interface Options {
   readonly clientInfo: Session.Implementation
   /** Declarations beyond what the handler Layers imply (e.g. `experimental`, `extensions`). */
@@ -105,6 +106,7 @@ export type ListError = CallError | ClientError.PaginationError
 /** What a notification Stream can fail with. */
 export type StreamError = Peer.CallError | PeerError.NotSupported | ClientError.SubscriptionError
 
+/** An element of a call made with progress: `Progress` updates, then one `Result`. */
 export type ProgressEvent<A> = Peer.ProgressEvent<A>
 
 /** Progress of one of the client's requests, with the method it is about. */
@@ -118,15 +120,18 @@ export interface TasksApi {
     args?: { readonly [key: string]: unknown } | undefined,
     options?: RequestOptions & { readonly ttl?: number | undefined }
   ) => Effect.Effect<Tasks.CreateTaskResult, CallError>
+  /** The current state of a task. */
   readonly get: (taskId: string) => Effect.Effect<Tasks.GetTaskResult, CallError>
   /** The tool result of a finished task (waits for it on the server). */
   readonly toolResult: (taskId: string, options?: RequestOptions) => Effect.Effect<Tools.CallToolResult, CallError>
   readonly list: Stream.Stream<Tasks.Task, ListError>
+  /** Asks the server to cancel a task. */
   readonly cancel: (taskId: string) => Effect.Effect<Tasks.CancelTaskResult, CallError>
   /** `notifications/tasks/status` the server sends. */
   readonly status: Stream.Stream<Tasks.TaskStatusParams>
 }
 
+/** A connected client: what the server declared, and one method per MCP request (refused locally with `NotSupported` when the server did not declare the capability or the revision has no such method). */
 export interface McpClientShape {
   /** The session underneath, for raw access. */
   readonly session: Session.SessionShape
@@ -138,9 +143,32 @@ export interface McpClientShape {
   /** `ping` (not in 2026-07-28, which has no ping: refused there). */
   readonly ping: (options?: RequestOptions) => Effect.Effect<void, CallError>
 
+  /** One page of `tools/list` (pass the previous page's `nextCursor` for the next one). */
   readonly listTools: (cursor?: string, options?: RequestOptions) => Effect.Effect<Tools.ListToolsResult, CallError>
   /** Every tool, over all pages. */
   readonly tools: Stream.Stream<Tools.Tool, ListError>
+  /**
+   * Calls a tool. With `outputSchema`, its `structuredContent` is decoded (the call fails without matching content); with `failure`, an `isError` result carrying a failure that Schema decodes fails the call with the decoded value.
+   *
+   * @example
+   * ```ts
+   * import * as McpClient from "@effect-mcp/client/McpClient"
+   * import * as Effect from "effect/Effect"
+   * import * as Schema from "effect/Schema"
+   *
+   * class NotFound extends Schema.TaggedError<NotFound>()("NotFound", { id: Schema.String }) {}
+   *
+   * export const user = Effect.gen(function* () {
+   *   const client = yield* McpClient.McpClient
+   *   const result = yield* client.callTool(
+   *     "get_user",
+   *     { id: "7" },
+   *     { outputSchema: Schema.Struct({ name: Schema.String }), failure: NotFound, timeout: "5 seconds" }
+   *   )
+   *   return result.structuredContent.name
+   * }).pipe(Effect.catchTag("NotFound", (e) => Effect.succeed(`no user ${e.id}`)))
+   * ```
+   */
   readonly callTool: {
     <A, E>(
       name: string,
@@ -166,7 +194,27 @@ export interface McpClientShape {
       options?: CallToolOptions
     ): Effect.Effect<Tools.CallToolResult, CallError>
   }
-  /** The call as progress updates, then the result. Interrupting the stream cancels the call. */
+  /**
+   * The call as progress updates, then the result. Interrupting the stream cancels the call.
+   *
+   * @example
+   * ```ts
+   * import * as McpClient from "@effect-mcp/client/McpClient"
+   * import * as Console from "effect/Console"
+   * import * as Effect from "effect/Effect"
+   * import * as Stream from "effect/Stream"
+   *
+   * export const watched = Effect.gen(function* () {
+   *   const client = yield* McpClient.McpClient
+   *   yield* client.callToolWithProgress("build", {}).pipe(
+   *     Stream.take(10), // ending the Stream early cancels the call on the server
+   *     Stream.runForEach((event) =>
+   *       event._tag === "Progress" ? Console.log(event.update.progress) : Console.log(event.value.content)
+   *     )
+   *   )
+   * })
+   * ```
+   */
   readonly callToolWithProgress: {
     <A, E>(
       name: string,
@@ -193,16 +241,19 @@ export interface McpClientShape {
     ): Stream.Stream<ProgressEvent<Tools.CallToolResult>, CallError>
   }
 
+  /** One page of `resources/list`. */
   readonly listResources: (
     cursor?: string,
     options?: RequestOptions
   ) => Effect.Effect<Resources.ListResourcesResult, CallError>
   readonly resources: Stream.Stream<Resources.Resource, ListError>
+  /** One page of `resources/templates/list`. */
   readonly listResourceTemplates: (
     cursor?: string,
     options?: RequestOptions
   ) => Effect.Effect<Resources.ListResourceTemplatesResult, CallError>
   readonly resourceTemplates: Stream.Stream<Resources.ResourceTemplate, ListError>
+  /** Reads a resource (`resources/read`); a URI the server does not know fails with `McpError.ResourceNotFound` (or `InvalidParams` on 2026-07-28). */
   readonly readResource: (
     uri: string,
     options?: RequestOptions
@@ -213,17 +264,20 @@ export interface McpClientShape {
    */
   readonly resourceUpdates: (uri: string) => Stream.Stream<Resources.ResourceUpdatedParams, StreamError>
 
+  /** One page of `prompts/list`. */
   readonly listPrompts: (
     cursor?: string,
     options?: RequestOptions
   ) => Effect.Effect<Prompts.ListPromptsResult, CallError>
   readonly prompts: Stream.Stream<Prompts.Prompt, ListError>
+  /** Gets a prompt's messages with its arguments (`prompts/get`). */
   readonly getPrompt: (
     name: string,
     args?: { readonly [key: string]: string } | undefined,
     options?: RequestOptions
   ) => Effect.Effect<Prompts.GetPromptResult, CallError>
 
+  /** Asks for completions of one argument of a prompt or resource template (`completion/complete`). */
   readonly complete: (
     ref: Completion.CompletionReference,
     argument: { readonly name: string; readonly value: string },
@@ -255,6 +309,7 @@ export interface McpClientShape {
   ) => Effect.Effect<unknown, CallError>
 }
 
+/** The connected client as a service; `layer` provides it, `connect` makes more of them. */
 export class McpClient extends Context.Service<McpClient, McpClientShape>()("@effect-mcp/client/McpClient") {}
 
 /**
@@ -265,7 +320,29 @@ export const make: (
   options: Options
 ) => Effect.Effect<McpClientShape, ClientSession.InitializeError, Transport.Transport | Scope.Scope> = Internal.make
 
-/** A client over the current transport; building it performs the handshake. */
+/**
+ * A client over the current transport; building it performs the handshake.
+ *
+ * @example
+ * ```ts
+ * import * as McpClient from "@effect-mcp/client/McpClient"
+ * import * as NodeStdio from "@effect-mcp/platform-node/NodeStdio"
+ * import * as Effect from "effect/Effect"
+ * import * as Layer from "effect/Layer"
+ * import * as Stream from "effect/Stream"
+ *
+ * const Client = McpClient.layer({ clientInfo: { name: "my-host", version: "1.0.0" } }).pipe(
+ *   Layer.provide(NodeStdio.layerClient({ command: "node", args: ["server.js"] }))
+ * )
+ *
+ * export const program = Effect.gen(function* () {
+ *   const client = yield* McpClient.McpClient
+ *   const tools = yield* Stream.runCollect(client.tools) // every page
+ *   const result = yield* client.callTool("echo", { text: "hi" })
+ *   return { revision: client.revision, tools, result }
+ * }).pipe(Effect.provide(Client))
+ * ```
+ */
 export const layer = (options: Options): Layer.Layer<McpClient, ClientSession.InitializeError, Transport.Transport> =>
   Layer.effect(McpClient, Internal.make(options))
 

@@ -12,12 +12,14 @@ import * as Layer from "effect/Layer"
 import * as PubSub from "effect/PubSub"
 import * as Stream from "effect/Stream"
 
+/** Where a client's roots come from. */
 export interface RootsHandlerShape {
   readonly list: Effect.Effect<ReadonlyArray<Roots.Root>, McpError.McpError>
   /** Emits whenever the list changed; absent for sources that never change (no `listChanged` declared). */
   readonly changes: Stream.Stream<void> | undefined
 }
 
+/** The service a client looks for to answer `roots/list`; `layer` and `layerFrom` provide it. */
 export class RootsHandler extends Context.Service<RootsHandler, RootsHandlerShape>()(
   "@effect-mcp/client/RootsHandler"
 ) {}

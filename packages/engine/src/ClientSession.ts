@@ -15,6 +15,7 @@ import type * as Peer from "./Peer.ts"
 import * as Session from "./Session.ts"
 import type * as Transport from "./Transport.ts"
 
+/** The client role's settings: who it is, what it declares, which revisions it speaks, and its handlers. */
 export interface Options {
   readonly clientInfo: Session.Implementation
   readonly capabilities: Session.Capabilities
@@ -27,6 +28,7 @@ export interface Options {
   readonly handshakeTimeout?: Duration.Input | undefined
 }
 
+/** The handshake failed: no revision in common (`UnsupportedVersion`), the server refused (`Rejected`), or the connection failed (`Transport`). */
 export class InitializeError extends Schema.TaggedError<InitializeError>()("InitializeError", {
   reason: Schema.Literals(["UnsupportedVersion", "Rejected", "Transport"]),
   message: Schema.String,
@@ -40,6 +42,7 @@ const SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 const asObject = (u: unknown): { readonly [key: string]: unknown } =>
   (Predicate.isObject(u) ? u : {}) as { readonly [key: string]: unknown }
 
+/** Negotiates with the server over the current transport and returns the ready session. */
 export const make = Effect.fnUntraced(function* (options: Options) {
   const supportedVersions = options.supportedVersions ?? ProtocolVersion.all
   const statelessVersion = ProtocolVersion.newest(supportedVersions.filter((v) => Registry.get(v).stateless))

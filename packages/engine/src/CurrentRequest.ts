@@ -6,14 +6,17 @@ import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 
+/** The token a request carries to ask for progress notifications. */
 export type ProgressToken = string | number
 
+/** One progress notification: `progress` increases, `total` if known, and an optional message. */
 export interface ProgressUpdate {
   readonly progress: number
   readonly total?: number | undefined
   readonly message?: string | undefined
 }
 
+/** The incoming request a handler is serving: its id, method, progress token and revision. */
 export interface CurrentRequestShape {
   readonly id: JsonRpc.RequestId
   readonly method: string
@@ -29,6 +32,7 @@ export interface CurrentRequestShape {
   readonly notify: (method: string, params?: object | undefined) => Effect.Effect<void>
 }
 
+/** The incoming request being served, provided to every handler fiber. */
 export class CurrentRequest extends Context.Service<CurrentRequest, CurrentRequestShape>()(
   "@effect-mcp/engine/CurrentRequest"
 ) {}

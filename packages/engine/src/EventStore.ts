@@ -18,11 +18,13 @@ export type StreamId = string
 /** An SSE event id: visible ASCII, unique across every stream of the store. */
 export type EventId = string
 
+/** One stored SSE event: its id and data. */
 export interface StoredEvent {
   readonly id: EventId
   readonly data: string
 }
 
+/** The events after a `Last-Event-ID`, for resuming a stream. */
 export interface Replay {
   /** The stream the event belonged to; the server checks it belongs to the asking session. */
   readonly streamId: StreamId
@@ -36,6 +38,7 @@ export class EventStoreError extends Schema.TaggedError<EventStoreError>()("Even
   cause: Schema.optional(Schema.Defect())
 }) {}
 
+/** Stores the events of Streamable HTTP streams so a client can resume one after a disconnect. */
 export interface EventStoreShape {
   /** Stores one event of a stream and returns its id. */
   readonly append: (streamId: StreamId, data: string) => Effect.Effect<EventId, EventStoreError>
@@ -48,8 +51,10 @@ export interface EventStoreShape {
   readonly forget: (streamId: StreamId) => Effect.Effect<void, EventStoreError>
 }
 
+/** The event store a Streamable HTTP server uses for resumable streams. */
 export class EventStore extends Context.Service<EventStore, EventStoreShape>()("@effect-mcp/engine/EventStore") {}
 
+/** Limits of the in-memory event store. */
 export interface MemoryOptions {
   /** Events kept per stream; older ones are dropped (and can no longer be resumed after). Default 1,024. */
   readonly maxEventsPerStream?: number | undefined

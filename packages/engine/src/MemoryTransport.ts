@@ -17,6 +17,7 @@ import * as PeerDirect from "./internal/peerDirect.ts"
 import { PeerInput } from "./internal/peerInput.ts"
 import * as Transport from "./Transport.ts"
 
+/** Settings of a memory pair. */
 export interface Options {
   /** Frames buffered per direction before `send` suspends (backpressure). Default 1024. */
   readonly capacity?: number | undefined
@@ -85,6 +86,30 @@ const makeEnd = (inbox: Inbox, outbox: Inbox, codec: boolean): End => {
 
 /**
  * Makes a linked pair of ends. Closing the enclosing scope closes both.
+ *
+ * @example
+ * ```ts
+ * import * as McpClient from "@effect-mcp/client/McpClient"
+ * import * as MemoryTransport from "@effect-mcp/engine/MemoryTransport"
+ * import * as Transport from "@effect-mcp/engine/Transport"
+ * import * as McpServer from "@effect-mcp/server/McpServer"
+ * import * as Effect from "effect/Effect"
+ *
+ * const Server = McpServer.layer({ name: "in-memory", version: "1.0.0" })
+ *
+ * // A server and a client in one process; both end when the scope closes.
+ * export const connected = Effect.gen(function* () {
+ *   const [serverEnd, clientEnd] = yield* MemoryTransport.makePair()
+ *   yield* McpServer.serve.pipe(
+ *     Effect.provideService(Transport.Transport, serverEnd),
+ *     Effect.provide(Server),
+ *     Effect.forkScoped
+ *   )
+ *   return yield* McpClient.make({ clientInfo: { name: "test", version: "1.0.0" } }).pipe(
+ *     Effect.provideService(Transport.Transport, clientEnd)
+ *   )
+ * })
+ * ```
  */
 export const makePair = (options?: Options): Effect.Effect<readonly [End, End], never, Scope.Scope> =>
   Effect.gen(function* () {

@@ -23,11 +23,13 @@ import * as Base64 from "effect/encoding/Base64"
 import * as Predicate from "effect/Predicate"
 import * as Result from "effect/Result"
 
+/** The JSON Schema keyword with which a tool declares that an argument is mirrored into an HTTP header (SEP-2243). */
 export const ANNOTATION = "x-mcp-header"
 
 /** The lower-case prefix of the headers (header names ignore case). */
 export const HEADER_PREFIX = "mcp-param-"
 
+/** The types a mirrored argument may have. */
 export type ParamType = "string" | "integer" | "boolean"
 
 /** One mirrored argument: where it sits in the arguments, its header name as declared, and its type. */

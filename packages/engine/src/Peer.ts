@@ -62,6 +62,7 @@ export interface Served {
   revision: ProtocolVersion | undefined
 }
 
+/** Settings of a Peer: request timeout, concurrency of incoming requests, keepalive. */
 export interface Options {
   /** Default timeout of outgoing requests. Default 60 seconds. */
   readonly requestTimeout?: Duration.Input | undefined
@@ -71,6 +72,7 @@ export interface Options {
   readonly keepalive?: { readonly schedule: Schedule.Schedule<unknown>; readonly timeout: Duration.Input } | undefined
 }
 
+/** Settings of one outgoing request. */
 export interface CallOptions {
   /** Overrides the Peer's default timeout for this call. */
   readonly timeout?: Duration.Input | undefined
@@ -86,6 +88,7 @@ export interface CallOptions {
   readonly onRequestId?: ((id: JsonRpc.RequestId) => void) | undefined
 }
 
+/** What an outgoing request can fail with. */
 export type CallError =
   | McpError.McpError
   | PeerError.RequestTimeout
@@ -97,7 +100,9 @@ export type ProgressEvent<A = unknown> =
   | { readonly _tag: "Progress"; readonly update: CurrentRequest.ProgressUpdate }
   | { readonly _tag: "Result"; readonly value: A }
 
+/** A JSON-RPC endpoint, the same for clients and servers: outgoing requests with deadlines and progress, incoming requests each in a fiber of its own. */
 export interface Peer {
+  /** Sends a request and waits for its result; interrupting the wait sends `notifications/cancelled`. */
   readonly request: (
     method: string,
     params?: object | undefined,
@@ -109,11 +114,13 @@ export interface Peer {
     params?: object | undefined,
     options?: Omit<CallOptions, "onProgress">
   ) => Stream.Stream<ProgressEvent, CallError>
+  /** Sends a notification. */
   readonly notify: (
     method: string,
     params?: object | undefined,
     options?: Transport.SendOptions
   ) => Effect.Effect<void, Transport.TransportError>
+  /** Sends `ping` and waits for the answer. */
   readonly ping: (options?: CallOptions) => Effect.Effect<void, CallError>
   /** Completes when the Peer has closed: transport end, failure, keepalive loss or scope close. */
   readonly closed: Effect.Effect<Exit.Exit<void, Transport.TransportError | PeerError.KeepaliveFailed>>

@@ -21,6 +21,7 @@ import type * as Transport from "./Transport.ts"
  */
 export type CapabilitiesOf = (revision: Revision.RevisionSpec | undefined) => Session.Capabilities
 
+/** The server role's settings: who it is, what it declares, which revisions it serves, and its handlers. */
 export interface Options {
   readonly serverInfo: Session.Implementation
   /** Fixed capabilities, or a function for servers whose features change while they run. */

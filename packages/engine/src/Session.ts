@@ -21,11 +21,13 @@ import * as Peer from "./Peer.ts"
 import type * as PeerError from "./PeerError.ts"
 import * as Transport from "./Transport.ts"
 
+/** Which role a session plays. */
 export type Side = "client" | "server"
 
 /** A JSON object of declared capabilities (`ClientCapabilities` or `ServerCapabilities`). */
 export type Capabilities = { readonly [key: string]: unknown }
 
+/** The `clientInfo` / `serverInfo` of an implementation. */
 export interface Implementation {
   readonly name: string
   readonly version: string
@@ -48,12 +50,14 @@ export type Handler = (
   params: unknown,
   info: RequestInfo
 ) => Effect.Effect<unknown, McpError.McpError, CurrentRequest.CurrentRequest>
+/** Handles one incoming notification. */
 export type NotificationHandler = (
   params: unknown,
   revision: Revision.RevisionSpec,
   state: State
 ) => Effect.Effect<void>
 
+/** Where a stateful session is in its lifecycle. */
 export type Phase = "New" | "Initializing" | "Ready"
 
 /** The state a role's lifecycle steps read and move forward. */
@@ -68,6 +72,7 @@ export interface State {
   declared: Capabilities | undefined
 }
 
+/** What a role (client or server) gives the session core. */
 export interface RoleOptions {
   readonly side: Side
   readonly info: Implementation
@@ -89,6 +94,7 @@ export interface RoleOptions {
   readonly peer?: Peer.Options | undefined
 }
 
+/** A session: the Peer, the negotiated state, and requests gated by the revision and the other side's capabilities. */
 export interface SessionShape {
   readonly side: Side
   readonly state: State
@@ -103,11 +109,13 @@ export interface SessionShape {
     params?: object | undefined,
     options?: Peer.CallOptions
   ) => Effect.Effect<unknown, Peer.CallError | PeerError.NotSupported>
+  /** A request as a Stream of progress updates ending with its result (gated like `request`). */
   readonly requestWithProgress: (
     method: string,
     params?: object | undefined,
     options?: Omit<Peer.CallOptions, "onProgress">
   ) => Stream.Stream<Peer.ProgressEvent, Peer.CallError | PeerError.NotSupported>
+  /** Sends a notification in the negotiated revision (refused with `NotSupported` when the revision has no such method). */
   readonly notify: (
     method: string,
     params?: object | undefined,
@@ -116,6 +124,7 @@ export interface SessionShape {
   readonly closed: Effect.Effect<Exit.Exit<void, Transport.TransportError | PeerError.KeepaliveFailed>>
 }
 
+/** The current session, as a service. */
 export class Session extends Context.Service<Session, SessionShape>()("@effect-mcp/engine/Session") {}
 
 const noExtras: { readonly [key: string]: unknown } = Object.freeze({})
@@ -208,6 +217,7 @@ export const negotiate = (
   return ProtocolVersion.newest(stateful)
 }
 
+/** The error for a request in a revision this side does not speak, listing the ones it does. */
 export const unsupportedVersion = (requested: string, supported: ReadonlyArray<string>) =>
   new McpError.UnsupportedProtocolVersion({
     message: `unsupported protocol version ${requested}`,

@@ -15,6 +15,7 @@ import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 import * as Legacy from "./internal/sseLegacyClient.ts"
 import * as Transport from "./Transport.ts"
 
+/** Settings of the legacy HTTP+SSE client transport. */
 export interface Options {
   /** The event stream's URL (e.g. `http://127.0.0.1:3000/sse`). */
   readonly url: string
@@ -26,6 +27,7 @@ export interface Options {
   readonly maxEventBytes?: number | undefined
 }
 
+/** The legacy HTTP+SSE client transport: a Transport plus the endpoint the server announced. */
 export interface SseClientShape extends Transport.TransportShape {
   /** The URL the server announced for posting messages. */
   readonly endpoint: string
@@ -67,6 +69,7 @@ export const make = (
     } satisfies SseClientShape
   })
 
+/** Provides `Transport` over the legacy HTTP+SSE transport (2024-11-05), using the `HttpClient` in context. */
 export const layer = (
   options: Options
 ): Layer.Layer<Transport.Transport, Transport.TransportError, HttpClient.HttpClient> =>

@@ -23,6 +23,7 @@ import * as Run from "./internal/httpServerRun.ts"
 import * as Wire from "./internal/httpWire.ts"
 import * as Transport from "./Transport.ts"
 
+/** Settings of the legacy HTTP+SSE server transport. */
 export interface Options<E = never, R = never> {
   /** Starts one MCP session over the given `Transport`, in the given `Scope` (as for StreamableHttpServer). */
   readonly session: Effect.Effect<unknown, E, R>
@@ -44,14 +45,17 @@ export interface Options<E = never, R = never> {
   readonly maxBufferedMessages?: number | undefined
 }
 
+/** The legacy HTTP+SSE server: handlers for the SSE stream and the message endpoint. */
 export interface SseServer {
   /** Answers a GET on the SSE path. */
   readonly sse: Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>
   /** Answers a POST on the messages path. */
   readonly messages: Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>
+  /** The number of open sessions. */
   readonly sessionCount: () => number
 }
 
+/** The services the transport provides to each session it starts. */
 export type Provided = Transport.Transport | Scope.Scope
 
 interface Entry {
@@ -79,6 +83,7 @@ const sessionIdOf = (url: string): string | undefined => {
 
 const closedError = new Transport.TransportError({ reason: "Closed", message: "SSE connection closed" })
 
+/** Makes the legacy HTTP+SSE server; each GET on the SSE path starts a session. */
 export const make = Effect.fnUntraced(function* <E, R>(
   options: Options<E, R>
 ): Effect.fn.Return<SseServer, never, Scope.Scope | Exclude<R, Provided>> {

@@ -50,6 +50,7 @@ import * as Transport from "./Transport.ts"
 // Options
 // ---------------------------------------------------------------------------
 
+/** Settings of both sides of the stdio transport. */
 export interface CommonOptions {
   /** Longest frame accepted in either direction, in UTF-8 bytes. Default 64 MiB. */
   readonly maxFrameBytes?: number | undefined
@@ -57,6 +58,7 @@ export interface CommonOptions {
   readonly outgoingCapacity?: number | undefined
 }
 
+/** Settings of the server side (this process's stdin and stdout). */
 export interface ServerOptions extends CommonOptions {
   /** How long closing waits for buffered frames to reach stdout before dropping them. Default 5 seconds. */
   readonly flushTimeout?: Duration.Input | undefined
@@ -72,6 +74,7 @@ export type StderrHandler = (chunk: Uint8Array) => Effect.Effect<void>
  */
 export type StderrMode = "capture" | "inherit" | "ignore" | StderrHandler
 
+/** How a spawned server is shut down when the client closes: close stdin, then SIGTERM, then SIGKILL. */
 export interface ShutdownOptions {
   /** After stdin is closed: how long the server has to exit before SIGTERM. Default 2 seconds. */
   readonly exitGrace?: Duration.Input | undefined
@@ -81,6 +84,7 @@ export interface ShutdownOptions {
   readonly killGrace?: Duration.Input | undefined
 }
 
+/** How to spawn the server and what to do with its stderr. */
 export interface ClientOptions extends CommonOptions {
   readonly command: string
   readonly args?: ReadonlyArray<string> | undefined

@@ -45,6 +45,7 @@ import * as Legacy from "./internal/sseLegacyClient.ts"
 import * as ToolParamHeaders from "./internal/toolParamHeaders.ts"
 import * as Transport from "./Transport.ts"
 
+/** How the client reconnects a dropped SSE stream (with `Last-Event-ID`). */
 export interface ReconnectOptions {
   /** Delay before the first reconnection when the server sent no `retry`. Default 1 second. */
   readonly initialDelay?: Duration.Input | undefined
@@ -56,6 +57,7 @@ export interface ReconnectOptions {
   readonly maxRetries?: number | undefined
 }
 
+/** Settings of the Streamable HTTP client transport. */
 export interface Options {
   readonly url: string
   /** Sent with every request (e.g. `authorization`). */
@@ -94,8 +96,11 @@ export class SessionExpired extends Schema.TaggedError<SessionExpired>()("Sessio
 /** Whether a transport error means the session expired on the server. */
 export const isSessionExpired = (error: Transport.TransportError): boolean => error.cause instanceof SessionExpired
 
+/** The Streamable HTTP client transport: a Transport plus the session it holds. */
 export interface StreamableHttpClientShape extends Transport.TransportShape {
+  /** The `Mcp-Session-Id` the server assigned, if any. */
   readonly sessionId: () => string | undefined
+  /** The revision sent in `MCP-Protocol-Version`, if known. */
   readonly protocolVersion: () => string | undefined
   /**
    * Sets the revision sent in `MCP-Protocol-Version`. The transport learns it
@@ -110,6 +115,7 @@ export interface StreamableHttpClientShape extends Transport.TransportShape {
   readonly terminate: Effect.Effect<void>
 }
 
+/** The Streamable HTTP view of the current transport. */
 export class StreamableHttpClient extends Context.Service<StreamableHttpClient, StreamableHttpClientShape>()(
   "@effect-mcp/engine/StreamableHttpClient"
 ) {}
@@ -186,6 +192,7 @@ const messagesIn = (decoded: JsonRpcCodec.Decoded): ReadonlyArray<JsonRpc.Messag
     (m): m is JsonRpc.Message => !JsonRpcCodec.isDecodeFailure(m)
   )
 
+/** Makes the Streamable HTTP client transport over the `HttpClient` in context. */
 export const make = Effect.fnUntraced(function* (options: Options) {
   const http = yield* HttpClient.HttpClient
   const scope = yield* Scope.Scope
@@ -570,12 +577,17 @@ export const make = Effect.fnUntraced(function* (options: Options) {
 
   return {
     incoming: Stream.fromQueue(incoming),
+    /** Sends a frame: a POST (or a message of the legacy transport). */
     send,
+    /** The session id the server assigned. */
     sessionId: () => sessionId,
+    /** The revision sent in `MCP-Protocol-Version`. */
     protocolVersion: () => protocolVersion,
+    /** Sets the revision sent in `MCP-Protocol-Version`. */
     setProtocolVersion: (version) => {
       protocolVersion = version
     },
+    /** Which transport is in use. */
     mode: () => (legacy === undefined ? "streamable" : "sse"),
     expired: Deferred.await(expiredSignal),
     terminate

@@ -43,6 +43,7 @@ import type * as Transport from "./Transport.ts"
 /** DNS-rebinding protection: which `Host` / `Origin` values are accepted. */
 export type RebindingOptions = Wire.RebindingOptions
 
+/** Settings of the Streamable HTTP server transport. */
 export interface Options<E = never, R = never> {
   /**
    * Starts one MCP session over the `Transport` it is given, in the `Scope`
@@ -106,6 +107,7 @@ export {
   type CurrentHttpSessionShape
 } from "./CurrentHttpSession.ts"
 
+/** The Streamable HTTP server: a handler for the endpoint and its sessions. */
 export interface StreamableHttpServer {
   /** Answers one request to the endpoint (any method). */
   readonly handler: Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>

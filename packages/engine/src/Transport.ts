@@ -30,12 +30,14 @@ export interface SendOptions {
   readonly relatedRequestId?: JsonRpc.RequestId | undefined
 }
 
+/** A transport failed: closed, an I/O error, a frame over the size limit, or a framing error. */
 export class TransportError extends Schema.TaggedError<TransportError>()("TransportError", {
   reason: Schema.Literals(["Closed", "Io", "FrameTooLarge", "Protocol"]),
   message: Schema.String,
   cause: Schema.optional(Schema.Defect())
 }) {}
 
+/** A connection to the other side: frames in as a Stream, frames out with `send`. */
 export interface TransportShape {
   /** Frames from the other side, in order; ends when the other side closes. */
   readonly incoming: Stream.Stream<Incoming, TransportError>
@@ -67,4 +69,5 @@ export interface Receiver {
   readonly drained: Effect.Effect<void>
 }
 
+/** The current transport, as a service; each transport module provides it. */
 export class Transport extends Context.Service<Transport, TransportShape>()("@effect-mcp/engine/Transport") {}

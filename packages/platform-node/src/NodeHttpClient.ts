@@ -12,12 +12,40 @@ import * as Layer from "effect/Layer"
 /** An undici-backed `HttpClient` with its own connection pool. */
 export const layer: Layer.Layer<HttpClient.HttpClient> = PlatformNodeHttpClient.layerUndici
 
-/** A Streamable HTTP client transport (falling back to legacy SSE) over Node's HTTP stack. */
+/**
+ * A Streamable HTTP client transport (falling back to legacy SSE) over Node's HTTP stack.
+ *
+ * @example
+ * ```ts
+ * import * as McpClient from "@effect-mcp/client/McpClient"
+ * import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
+ * import * as Layer from "effect/Layer"
+ *
+ * export const Client = McpClient.layer({ clientInfo: { name: "my-host", version: "1.0.0" } }).pipe(
+ *   Layer.provide(
+ *     NodeHttpClient.layerStreamableHttp({ url: "http://127.0.0.1:3000/mcp", headers: { authorization: "Bearer token" } })
+ *   )
+ * )
+ * ```
+ */
 export const layerStreamableHttp = (
   options: StreamableHttpClient.Options
 ): Layer.Layer<Transport.Transport | StreamableHttpClient.StreamableHttpClient> =>
   StreamableHttpClient.layer(options).pipe(Layer.provide(layer))
 
-/** A legacy HTTP+SSE client transport over Node's HTTP stack. */
+/**
+ * A legacy HTTP+SSE client transport over Node's HTTP stack.
+ *
+ * @example
+ * ```ts
+ * import * as McpClient from "@effect-mcp/client/McpClient"
+ * import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
+ * import * as Layer from "effect/Layer"
+ *
+ * export const Client = McpClient.layer({ clientInfo: { name: "my-host", version: "1.0.0" } }).pipe(
+ *   Layer.provide(NodeHttpClient.layerSse({ url: "http://127.0.0.1:3000/sse" }))
+ * )
+ * ```
+ */
 export const layerSse = (options: SseClient.Options): Layer.Layer<Transport.Transport, Transport.TransportError> =>
   SseClient.layer(options).pipe(Layer.provide(layer))

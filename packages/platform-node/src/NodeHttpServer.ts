@@ -21,6 +21,7 @@ import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import { createServer } from "node:http"
 
+/** Where the HTTP server listens. */
 export interface ListenOptions {
   /** Interface to bind. Default `127.0.0.1`. */
   readonly host?: string | undefined

@@ -88,20 +88,55 @@ const serverStdio = Layer.mergeAll(
  * The server side over this process's stdin and stdout. The built-in loggers
  * write to stderr for everything built on it; `console.log` from user code
  * would still corrupt stdout.
+ *
+ * @example
+ * ```ts
+ * import * as NodeStdio from "@effect-mcp/platform-node/NodeStdio"
+ * import * as McpServer from "@effect-mcp/server/McpServer"
+ * import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+ * import * as Effect from "effect/Effect"
+ *
+ * const Server = McpServer.layer({ name: "empty", version: "1.0.0" })
+ *
+ * // `NodeMcpServer.serveStdio(Server)` does the same in one call.
+ * NodeRuntime.runMain(McpServer.serve.pipe(Effect.provide(NodeStdio.layerServer()), Effect.provide(Server)))
+ * ```
  */
 export const layerServer = (options?: StdioTransport.ServerOptions): Layer.Layer<Transport.Transport> =>
   StdioTransport.layerServer(options).pipe(Layer.provide(serverStdio))
 
+/** The server side over this process's stdin and stdout, as a scoped Effect (see `layerServer`). */
 export const makeServer = (
   options?: StdioTransport.ServerOptions
 ): Effect.Effect<StdioTransport.StdioServer, never, Scope.Scope> =>
   StdioTransport.makeServer(options).pipe(Effect.provide(serverStdio))
 
-/** The client side: spawns the server as a Node child process; releasing the layer shuts it down. */
+/**
+ * The client side: spawns the server as a Node child process; releasing the layer shuts it down.
+ *
+ * @example
+ * ```ts
+ * import * as McpClient from "@effect-mcp/client/McpClient"
+ * import * as NodeStdio from "@effect-mcp/platform-node/NodeStdio"
+ * import * as Layer from "effect/Layer"
+ *
+ * export const Client = McpClient.layer({ clientInfo: { name: "my-host", version: "1.0.0" } }).pipe(
+ *   Layer.provide(
+ *     NodeStdio.layerClient({
+ *       command: "npx",
+ *       args: ["-y", "@modelcontextprotocol/server-everything"],
+ *       env: { LOG_LEVEL: "debug" },
+ *       stderr: NodeStdio.forwardStderr // the tail is kept for error reports as well
+ *     })
+ *   )
+ * )
+ * ```
+ */
 export const layerClient = (
   options: StdioTransport.ClientOptions
 ): Layer.Layer<Transport.Transport, Transport.TransportError> => StdioTransport.layerClientWith(launch, options)
 
+/** Spawns the server as a Node child process, as a scoped Effect (see `layerClient`). */
 export const makeClient = (
   options: StdioTransport.ClientOptions
 ): Effect.Effect<StdioTransport.StdioClient, Transport.TransportError, Scope.Scope> =>

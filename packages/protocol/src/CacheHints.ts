@@ -21,10 +21,12 @@ export type CacheScope = typeof CacheScope.Type
 export const TtlMs = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)).annotate({ identifier: "TtlMs" })
 export type TtlMs = typeof TtlMs.Type
 
+/** The cache hints a 2026-07-28 result may carry: how long it may be reused, and by whom. */
 export const CacheHints = Schema.Struct({
   ttlMs: Schema.optionalKey(TtlMs),
   cacheScope: Schema.optionalKey(CacheScope)
 }).annotate({ identifier: "CacheHints" })
+/** Decoded `CacheHints`. */
 export type CacheHints = typeof CacheHints.Type
 
 /**

@@ -14,10 +14,12 @@ import * as Schema from "effect/Schema"
 import { RequestId } from "./JsonRpc.ts"
 import { NotificationMeta } from "./Meta.ts"
 
+/** Params of `notifications/cancelled`. */
 export const CancelledParams = Schema.Struct({
   _meta: Schema.optionalKey(NotificationMeta),
   /** The id of the request to cancel, as the sender of that request assigned it. */
   requestId: Schema.optionalKey(RequestId),
   reason: Schema.optionalKey(Schema.String)
 }).annotate({ identifier: "CancelledParams" })
+/** Decoded `CancelledParams`. */
 export type CancelledParams = typeof CancelledParams.Type

@@ -15,11 +15,13 @@ import * as Schema from "effect/Schema"
 import { resultStruct } from "./internal/result.ts"
 import { RequestMeta } from "./Meta.ts"
 
+/** A prompt whose argument is being completed. */
 export const PromptReference = Schema.Struct({
   type: Schema.Literal("ref/prompt"),
   name: Schema.String,
   title: Schema.optionalKey(Schema.String)
 }).annotate({ identifier: "PromptReference" })
+/** Decoded `PromptReference`. */
 export type PromptReference = typeof PromptReference.Type
 
 /** `uri` is the template (or a concrete URI) whose variable is being completed. */
@@ -33,11 +35,14 @@ export type ResourceTemplateReference = typeof ResourceTemplateReference.Type
 export const ResourceReference = ResourceTemplateReference
 export type ResourceReference = ResourceTemplateReference
 
+/** What is being completed: a prompt, or a resource template. */
 export const CompletionReference = Schema.Union([PromptReference, ResourceTemplateReference]).annotate({
   identifier: "CompletionReference"
 })
+/** Decoded `CompletionReference`. */
 export type CompletionReference = typeof CompletionReference.Type
 
+/** Params of `completion/complete`. */
 export const CompleteParams = Schema.Struct({
   _meta: Schema.optionalKey(RequestMeta),
   ref: CompletionReference,
@@ -48,20 +53,25 @@ export const CompleteParams = Schema.Struct({
     Schema.Struct({ arguments: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)) })
   )
 }).annotate({ identifier: "CompleteParams" })
+/** Decoded `CompleteParams`. */
 export type CompleteParams = typeof CompleteParams.Type
 
 /** The spec caps `values` at this many items. */
 export const maxValues = 100
 
+/** The suggested values, with the total count and whether there are more. */
 export const Completion = Schema.Struct({
   values: Schema.Array(Schema.String),
   /** Total matches, which may exceed `values.length`. */
   total: Schema.optionalKey(Schema.Int),
   hasMore: Schema.optionalKey(Schema.Boolean)
 }).annotate({ identifier: "Completion" })
+/** Decoded `Completion`. */
 export type Completion = typeof Completion.Type
 
+/** The result of `completion/complete`. */
 export const CompleteResult = resultStruct({ completion: Completion }).annotate({ identifier: "CompleteResult" })
+/** Decoded `CompleteResult`. */
 export type CompleteResult = typeof CompleteResult.Type
 
 /**

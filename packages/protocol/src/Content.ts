@@ -51,11 +51,13 @@ const common = {
   _meta: Schema.optionalKey(Meta)
 }
 
+/** A text content block. */
 export const TextContent = Schema.Struct({
   type: Schema.Literal("text"),
   text: Schema.String,
   ...common
 }).annotate({ identifier: "TextContent" })
+/** Decoded `TextContent`. */
 export type TextContent = typeof TextContent.Type
 
 /** `data` is base64. */
@@ -96,12 +98,14 @@ export const ResourceLink = Schema.Struct({
 }).annotate({ identifier: "ResourceLink" })
 export type ResourceLink = typeof ResourceLink.Type
 
+/** The contents of a text resource. */
 export const TextResourceContents = Schema.Struct({
   uri: Schema.String,
   mimeType: Schema.optionalKey(Schema.String),
   text: Schema.String,
   _meta: Schema.optionalKey(Meta)
 }).annotate({ identifier: "TextResourceContents" })
+/** Decoded `TextResourceContents`. */
 export type TextResourceContents = typeof TextResourceContents.Type
 
 /** `blob` is base64. */

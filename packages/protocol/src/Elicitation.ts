@@ -30,6 +30,7 @@ const described = {
   description: Schema.optionalKey(Schema.String)
 }
 
+/** A string field of an elicitation form. */
 export const StringSchema = Schema.Struct({
   type: Schema.Literal("string"),
   ...described,
@@ -38,8 +39,10 @@ export const StringSchema = Schema.Struct({
   format: Schema.optionalKey(Schema.Literals(["email", "uri", "date", "date-time"])),
   default: Schema.optionalKey(Schema.String)
 }).annotate({ identifier: "StringSchema" })
+/** Decoded `StringSchema`. */
 export type StringSchema = typeof StringSchema.Type
 
+/** A number or integer field of an elicitation form. */
 export const NumberSchema = Schema.Struct({
   type: Schema.Literals(["number", "integer"]),
   ...described,
@@ -47,13 +50,16 @@ export const NumberSchema = Schema.Struct({
   maximum: Schema.optionalKey(Schema.Number),
   default: Schema.optionalKey(Schema.Number)
 }).annotate({ identifier: "NumberSchema" })
+/** Decoded `NumberSchema`. */
 export type NumberSchema = typeof NumberSchema.Type
 
+/** A boolean field of an elicitation form. */
 export const BooleanSchema = Schema.Struct({
   type: Schema.Literal("boolean"),
   ...described,
   default: Schema.optionalKey(Schema.Boolean)
 }).annotate({ identifier: "BooleanSchema" })
+/** Decoded `BooleanSchema`. */
 export type BooleanSchema = typeof BooleanSchema.Type
 
 /** A choice with a display label. */
@@ -112,6 +118,7 @@ export const LegacyTitledEnumSchema = Schema.Struct({
 }).annotate({ identifier: "LegacyTitledEnumSchema" })
 export type LegacyTitledEnumSchema = typeof LegacyTitledEnumSchema.Type
 
+/** A single- or multi-select field of an elicitation form, with or without titles. */
 export const EnumSchema = Schema.Union([
   TitledSingleSelectEnumSchema,
   // Before the untitled variant: decoding keeps the first match and drops keys it
@@ -121,6 +128,7 @@ export const EnumSchema = Schema.Union([
   TitledMultiSelectEnumSchema,
   UntitledMultiSelectEnumSchema
 ]).annotate({ identifier: "EnumSchema" })
+/** Decoded `EnumSchema`. */
 export type EnumSchema = typeof EnumSchema.Type
 
 /**
@@ -166,9 +174,11 @@ export const ElicitUrlParams = Schema.Struct({
 }).annotate({ identifier: "ElicitUrlParams" })
 export type ElicitUrlParams = typeof ElicitUrlParams.Type
 
+/** Params of `elicitation/create`: URL mode or form mode. */
 export const ElicitParams = Schema.Union([ElicitUrlParams, ElicitFormParams]).annotate({
   identifier: "ElicitParams"
 })
+/** Decoded `ElicitParams`. */
 export type ElicitParams = typeof ElicitParams.Type
 
 /** The params' mode; absent `mode` means form. */
@@ -187,10 +197,12 @@ export const ElicitValue = Schema.Union([
 ]).annotate({ identifier: "ElicitValue" })
 export type ElicitValue = typeof ElicitValue.Type
 
+/** The result of `elicitation/create`: what the user did, and the form's content when accepted. */
 export const ElicitResult = resultStruct({
   action: ElicitAction,
   content: Schema.optionalKey(Schema.Record(Schema.String, ElicitValue))
 }).annotate({ identifier: "ElicitResult" })
+/** Decoded `ElicitResult`. */
 export type ElicitResult = typeof ElicitResult.Type
 
 /** Params of `notifications/elicitation/complete` (server to client, 2025-11-25 only). */

@@ -10,6 +10,7 @@
  */
 import * as ProtocolVersion from "./ProtocolVersion.ts"
 
+/** A protocol feature: the revisions that have it, and the evidence for it in their schemas. */
 export interface Feature {
   /** The first revision with the feature. */
   readonly since: ProtocolVersion.ProtocolVersion
@@ -20,6 +21,7 @@ export interface Feature {
   readonly description: string
 }
 
+/** Every feature effect-mcp tracks, by name. */
 export const features = {
   // Transport and lifecycle
   batches: {
@@ -213,8 +215,10 @@ export const features = {
   }
 } as const satisfies Record<string, Feature>
 
+/** The name of a tracked feature. */
 export type FeatureName = keyof typeof features
 
+/** The names of every tracked feature. */
 export const names: ReadonlyArray<FeatureName> = Object.keys(features) as Array<FeatureName>
 
 const rank = (revision: ProtocolVersion.ProtocolVersion): number => ProtocolVersion.all.indexOf(revision)

@@ -20,12 +20,14 @@ export interface Validated {
   readonly params: unknown
 }
 
+/** Why an incoming message was rejected. */
 export type ValidationError =
   | McpError.MethodNotFound
   | McpError.InvalidParams
   | McpError.InvalidRequest
   | McpError.InternalError
 
+/** Settings of a validator. */
 export interface ValidatorOptions {
   /**
    * The side that receives the messages. When set, a method the spec says
@@ -35,6 +37,7 @@ export interface ValidatorOptions {
   readonly receiver?: "client" | "server" | undefined
 }
 
+/** Checks incoming requests and notifications against one revision's schemas. */
 export interface IncomingValidator {
   readonly revision: RevisionSpec
   /** Validates one request or notification; `inBatch` marks an entry of a batch. */
@@ -113,6 +116,7 @@ const decodeParams = (spec: MethodSpec, params: object): Result.Result<Validated
   return invalidParams(spec.method, detail, { issues })
 }
 
+/** A validator for one revision. */
 export const make = (revision: RevisionSpec, options?: ValidatorOptions): IncomingValidator => {
   const receiver = options?.receiver
   // Made on first use: an error captures a stack trace, and most validators never reject a batch.

@@ -22,22 +22,28 @@ import { RequestMeta } from "./Meta.ts"
 import { ListRootsParams, ListRootsResult } from "./Roots.ts"
 import { CreateMessageParams, CreateMessageResult } from "./Sampling.ts"
 
+/** A sampling request inside an `input_required` result. */
 export const CreateMessageInputRequest = Schema.Struct({
   method: Schema.Literal("sampling/createMessage"),
   params: CreateMessageParams
 }).annotate({ identifier: "CreateMessageInputRequest" })
+/** Decoded `CreateMessageInputRequest`. */
 export type CreateMessageInputRequest = typeof CreateMessageInputRequest.Type
 
+/** A roots request inside an `input_required` result. */
 export const ListRootsInputRequest = Schema.Struct({
   method: Schema.Literal("roots/list"),
   params: Schema.optionalKey(ListRootsParams)
 }).annotate({ identifier: "ListRootsInputRequest" })
+/** Decoded `ListRootsInputRequest`. */
 export type ListRootsInputRequest = typeof ListRootsInputRequest.Type
 
+/** An elicitation request inside an `input_required` result. */
 export const ElicitInputRequest = Schema.Struct({
   method: Schema.Literal("elicitation/create"),
   params: ElicitParams
 }).annotate({ identifier: "ElicitInputRequest" })
+/** Decoded `ElicitInputRequest`. */
 export type ElicitInputRequest = typeof ElicitInputRequest.Type
 
 /** One thing the server needs from the client, tagged by `method`. */
@@ -65,11 +71,13 @@ export type InputResponse = typeof InputResponse.Type
 export const InputResponses = Schema.Record(Schema.String, InputResponse).annotate({ identifier: "InputResponses" })
 export type InputResponses = typeof InputResponses.Type
 
+/** A 2026-07-28 result asking the client for input before the request can complete. */
 export const InputRequiredResult = resultStruct({
   inputRequests: Schema.optionalKey(InputRequests),
   /** Opaque to the client; echoed back verbatim on retry. */
   requestState: Schema.optionalKey(Schema.String)
 }).annotate({ identifier: "InputRequiredResult" })
+/** Decoded `InputRequiredResult`. */
 export type InputRequiredResult = typeof InputRequiredResult.Type
 
 /** The retry fields (the spec's `InputResponseRequestParams`). */

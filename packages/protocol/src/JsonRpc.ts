@@ -19,16 +19,19 @@ export const version = "2.0"
  */
 export type RequestId = string | number
 
+/** A request id: a string or an integer. */
 export const RequestId: Schema.Codec<RequestId> = Schema.Union([Schema.String, Schema.Int])
 
 /** `params`: by-name (object) or by-position (array). MCP only uses objects; `IncomingValidator` enforces that. */
 export type Params = { readonly [key: string]: unknown } | ReadonlyArray<unknown>
 
+/** Params: by-name (object) or by-position (array). */
 export const Params: Schema.Codec<Params> = Schema.Union([
   Schema.Record(Schema.String, Schema.Unknown),
   Schema.Array(Schema.Unknown)
 ])
 
+/** A JSON-RPC request. */
 export interface Request {
   readonly jsonrpc: "2.0"
   readonly id: RequestId
@@ -36,12 +39,14 @@ export interface Request {
   readonly params?: Params
 }
 
+/** A JSON-RPC notification (a request without an id). */
 export interface Notification {
   readonly jsonrpc: "2.0"
   readonly method: string
   readonly params?: Params
 }
 
+/** A JSON-RPC response carrying a result. */
 export interface SuccessResponse {
   readonly jsonrpc: "2.0"
   readonly id: RequestId
@@ -62,8 +67,10 @@ export interface ErrorResponse {
   readonly error: ErrorObject
 }
 
+/** A JSON-RPC response. */
 export type Response = SuccessResponse | ErrorResponse
 
+/** Any JSON-RPC message. */
 export type Message = Request | Notification | Response
 
 /** A batch as sent; the receiving side decodes batches to `JsonRpcCodec.DecodedBatch`. */
@@ -79,12 +86,14 @@ const Version = Schema.Literal(version)
 // the notification schema, and a response carrying both members would match both.
 const Absent = Schema.optionalKey(Schema.Never)
 
+/** The Schema of a JSON-RPC error object. */
 export const ErrorObject: Schema.Codec<ErrorObject> = Schema.Struct({
   code: Schema.Int,
   message: Schema.String,
   data: Schema.optionalKey(Schema.Unknown)
 })
 
+/** The Schema of a JSON-RPC request. */
 export const Request: Schema.Codec<Request> = Schema.Struct({
   jsonrpc: Version,
   id: RequestId,
@@ -92,6 +101,7 @@ export const Request: Schema.Codec<Request> = Schema.Struct({
   params: Schema.optionalKey(Params)
 })
 
+/** The Schema of a JSON-RPC notification. */
 export const Notification: Schema.Codec<Notification> = Schema.Struct({
   jsonrpc: Version,
   id: Absent,
@@ -99,6 +109,7 @@ export const Notification: Schema.Codec<Notification> = Schema.Struct({
   params: Schema.optionalKey(Params)
 })
 
+/** The Schema of a successful response. */
 export const SuccessResponse: Schema.Codec<SuccessResponse> = Schema.Struct({
   jsonrpc: Version,
   id: RequestId,
@@ -114,6 +125,7 @@ export interface ErrorResponseEncoded {
   readonly error: ErrorObject
 }
 
+/** The Schema of an error response (a missing id decodes to null). */
 export const ErrorResponse: Schema.Codec<ErrorResponse, ErrorResponseEncoded> = Schema.Struct({
   jsonrpc: Version,
   id: Schema.NullOr(RequestId).pipe(Schema.withDecodingDefaultKey(Effect.succeed(null))),
@@ -122,13 +134,16 @@ export const ErrorResponse: Schema.Codec<ErrorResponse, ErrorResponseEncoded> = 
   error: ErrorObject
 })
 
+/** A message as it is on the wire. */
 export type MessageEncoded = Request | Notification | SuccessResponse | ErrorResponseEncoded
 
+/** The Schema of a response. */
 export const Response: Schema.Codec<Response, SuccessResponse | ErrorResponseEncoded> = Schema.Union([
   SuccessResponse,
   ErrorResponse
 ])
 
+/** The Schema of any JSON-RPC message. */
 export const Message: Schema.Codec<Message, MessageEncoded> = Schema.Union([
   Request,
   Notification,
@@ -136,23 +151,29 @@ export const Message: Schema.Codec<Message, MessageEncoded> = Schema.Union([
   ErrorResponse
 ])
 
+/** The Schema of a non-empty batch of messages. */
 export const Batch: Schema.Codec<Batch, ReadonlyArray<MessageEncoded>> = Schema.NonEmptyArray(Message)
 
 // ---------------------------------------------------------------------------
 // Guards (over decoded messages: they look at one or two members, nothing more)
 // ---------------------------------------------------------------------------
 
+/** Whether the message is a request. */
 export const isRequest = (message: Message): message is Request =>
   (message as Request).method !== undefined && (message as Request).id !== undefined
 
+/** Whether the message is a notification. */
 export const isNotification = (message: Message): message is Notification =>
   (message as Request).method !== undefined && (message as Request).id === undefined
 
+/** Whether the message is a response. */
 export const isResponse = (message: Message): message is Response => (message as Request).method === undefined
 
+/** Whether the message is a successful response. */
 export const isSuccess = (message: Message): message is SuccessResponse =>
   (message as Request).method === undefined && (message as SuccessResponse).result !== undefined
 
+/** Whether the message is an error response. */
 export const isFailure = (message: Message): message is ErrorResponse =>
   (message as Request).method === undefined && (message as ErrorResponse).error !== undefined
 
@@ -161,12 +182,16 @@ export const isFailure = (message: Message): message is ErrorResponse =>
 // so a message compares equal to its own decoded encoding)
 // ---------------------------------------------------------------------------
 
+/** Makes a request. */
 export const request = (id: RequestId, method: string, params?: Params): Request =>
   params === undefined ? { jsonrpc: version, id, method } : { jsonrpc: version, id, method, params }
 
+/** Makes a notification. */
 export const notification = (method: string, params?: Params): Notification =>
   params === undefined ? { jsonrpc: version, method } : { jsonrpc: version, method, params }
 
+/** Makes a successful response. */
 export const success = (id: RequestId, result: unknown): SuccessResponse => ({ jsonrpc: version, id, result })
 
+/** Makes an error response. */
 export const failure = (id: RequestId | null, error: ErrorObject): ErrorResponse => ({ jsonrpc: version, id, error })

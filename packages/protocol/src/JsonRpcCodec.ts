@@ -50,6 +50,7 @@ export class DecodeFailure extends Schema.TaggedError<DecodeFailure>()("JsonRpcD
   }
 }
 
+/** Whether a decoded entry is a frame or batch entry that could not be decoded. */
 export const isDecodeFailure = (u: unknown): u is DecodeFailure => u instanceof DecodeFailure
 
 const parseError = (message: string): DecodeFailure =>
@@ -80,10 +81,13 @@ export const invalidUtf8 = (): DecodeFailure => parseError("Parse error: invalid
 /** A received batch: each entry is a message or the failure to answer it with. Never empty. */
 export type DecodedBatch = ReadonlyArray<JsonRpc.Message | DecodeFailure>
 
+/** What decoding one frame gives: a message or a batch. */
 export type Decoded = JsonRpc.Message | DecodedBatch
 
+/** Whether a decoded frame is a batch. */
 export const isBatch = (decoded: Decoded): decoded is DecodedBatch => Array.isArray(decoded)
 
+/** Settings of decoding. */
 export interface DecodeOptions {
   /** Frames longer than this many UTF-8 bytes fail with reason `FrameTooLarge` before parsing. */
   readonly maxBytes?: number | undefined

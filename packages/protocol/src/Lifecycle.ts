@@ -35,6 +35,7 @@ export { CapabilityMap, ClientCapabilities, Implementation }
 
 const ListChanged = Schema.Struct({ listChanged: Schema.optionalKey(Schema.Boolean) })
 
+/** What a server declares it supports. */
 export const ServerCapabilities = Schema.Struct({
   experimental: Schema.optionalKey(CapabilityMap),
   extensions: Schema.optionalKey(CapabilityMap),
@@ -60,6 +61,7 @@ export const ServerCapabilities = Schema.Struct({
     })
   )
 }).annotate({ identifier: "ServerCapabilities" })
+/** Decoded `ServerCapabilities`. */
 export type ServerCapabilities = typeof ServerCapabilities.Type
 
 /** Params of `initialize` (client to server, 2024-11-05 .. 2025-11-25). */
@@ -72,6 +74,7 @@ export const InitializeParams = Schema.Struct({
 }).annotate({ identifier: "InitializeParams" })
 export type InitializeParams = typeof InitializeParams.Type
 
+/** The result of `initialize`: the revision, the server's capabilities and info, and instructions. */
 export const InitializeResult = resultStruct({
   protocolVersion: Schema.String,
   capabilities: ServerCapabilities,
@@ -79,6 +82,7 @@ export const InitializeResult = resultStruct({
   /** How to use the server; clients may put it into the model's system prompt. */
   instructions: Schema.optionalKey(Schema.String)
 }).annotate({ identifier: "InitializeResult" })
+/** Decoded `InitializeResult`. */
 export type InitializeResult = typeof InitializeResult.Type
 
 /** Params of `notifications/initialized`. */

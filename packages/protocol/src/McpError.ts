@@ -162,6 +162,7 @@ export class JsonRpcError extends Schema.TaggedError<JsonRpcError>()("JsonRpcErr
   data: OptionalData
 }) {}
 
+/** Any protocol error (a JSON-RPC error the other side sent, or one to send). */
 export type McpError =
   | ParseError
   | InvalidRequest
@@ -175,6 +176,7 @@ export type McpError =
   | UnsupportedProtocolVersion
   | JsonRpcError
 
+/** The Schema of every protocol error. */
 export const McpError = Schema.Union([
   ParseError,
   InvalidRequest,
@@ -206,6 +208,7 @@ const classes = [
   JsonRpcError
 ] as const
 
+/** Whether `u` is a protocol error. */
 export const isMcpError = (u: unknown): u is McpError => classes.some((C) => u instanceof C)
 
 // ---------------------------------------------------------------------------

@@ -34,11 +34,17 @@ export type ProgressToken = typeof ProgressToken.Type
 /** The prefix MCP reserves for its own `_meta` keys. */
 export const reservedPrefix = "io.modelcontextprotocol/"
 
+/** The `_meta` key of the protocol version (2026-07-28). */
 export const protocolVersionKey = "io.modelcontextprotocol/protocolVersion"
+/** The `_meta` key of the client's capabilities (2026-07-28). */
 export const clientCapabilitiesKey = "io.modelcontextprotocol/clientCapabilities"
+/** The `_meta` key of the client's info (2026-07-28). */
 export const clientInfoKey = "io.modelcontextprotocol/clientInfo"
+/** The `_meta` key of the log level a request asks for (2026-07-28). */
 export const logLevelKey = "io.modelcontextprotocol/logLevel"
+/** The `_meta` key of the server's info in results (2026-07-28). */
 export const serverInfoKey = "io.modelcontextprotocol/serverInfo"
+/** The `_meta` key naming the `subscriptions/listen` stream a notification belongs to (2026-07-28). */
 export const subscriptionIdKey = "io.modelcontextprotocol/subscriptionId"
 
 /**

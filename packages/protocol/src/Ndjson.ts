@@ -43,6 +43,7 @@ export class NdjsonLineError extends Schema.TaggedError<NdjsonLineError>()("Ndjs
 /** One item out of the splitter: a complete line (without terminator), or why a line was dropped. */
 export type Line = string | NdjsonLineError
 
+/** Settings of a line splitter. */
 export interface SplitterOptions {
   /**
    * The longest line accepted, terminator excluded: UTF-8 bytes for byte
@@ -64,6 +65,7 @@ const lineError = (reason: "LineTooLong" | "InvalidUtf8", limit: number) => new 
 const makeLineSplitter = (options?: SplitterOptions) =>
   new LineSplitter<NdjsonLineError>(options?.maxLineLength ?? Number.POSITIVE_INFINITY, lineError)
 
+/** A splitter of newline-delimited JSON: feed it chunks, get complete lines. */
 export const makeSplitter = (options?: SplitterOptions): Splitter => {
   const splitter = makeLineSplitter(options)
   return {

@@ -14,10 +14,12 @@ import { RequestMeta } from "./Meta.ts"
 export const Cursor = Schema.String.annotate({ identifier: "Cursor" })
 export type Cursor = typeof Cursor.Type
 
+/** Params of a list request: an optional cursor. */
 export const PaginatedParams = Schema.Struct({
   _meta: Schema.optionalKey(RequestMeta),
   cursor: Schema.optionalKey(Cursor)
 }).annotate({ identifier: "PaginatedParams" })
+/** Decoded `PaginatedParams`. */
 export type PaginatedParams = typeof PaginatedParams.Type
 
 /** The field a paginated result adds (spread into each list result). */

@@ -12,6 +12,7 @@
 import * as Schema from "effect/Schema"
 import { NotificationMeta, ProgressToken } from "./Meta.ts"
 
+/** Params of `notifications/progress`. */
 export const ProgressParams = Schema.Struct({
   _meta: Schema.optionalKey(NotificationMeta),
   progressToken: ProgressToken,
@@ -19,4 +20,5 @@ export const ProgressParams = Schema.Struct({
   total: Schema.optionalKey(Schema.Number),
   message: Schema.optionalKey(Schema.String)
 }).annotate({ identifier: "ProgressParams" })
+/** Decoded `ProgressParams`. */
 export type ProgressParams = typeof ProgressParams.Type

@@ -37,7 +37,9 @@ import { resultStruct } from "./internal/result.ts"
 import { Meta, NotificationMeta, NotificationParams, RequestMeta, serverInfoKey, subscriptionIdKey } from "./Meta.ts"
 import { PaginatedParams, paginatedResultFields } from "./Pagination.ts"
 
+/** A resource as `resources/list` describes it. */
 export const Resource = Schema.Struct(resourceFields).annotate({ identifier: "Resource" })
+/** Decoded `Resource`. */
 export type Resource = typeof Resource.Type
 
 /** A family of resources addressed by an RFC 6570 URI template. */
@@ -54,36 +56,48 @@ export const ResourceTemplate = Schema.Struct({
 }).annotate({ identifier: "ResourceTemplate" })
 export type ResourceTemplate = typeof ResourceTemplate.Type
 
+/** Params of `resources/list`. */
 export const ListResourcesParams = PaginatedParams
+/** Decoded `ListResourcesParams`. */
 export type ListResourcesParams = PaginatedParams
 
+/** The result of `resources/list`. */
 export const ListResourcesResult = resultStruct({
   resources: Schema.Array(Resource),
   ...paginatedResultFields,
   ...CacheHints.fields
 }).annotate({ identifier: "ListResourcesResult" })
+/** Decoded `ListResourcesResult`. */
 export type ListResourcesResult = typeof ListResourcesResult.Type
 
+/** Params of `resources/templates/list`. */
 export const ListResourceTemplatesParams = PaginatedParams
+/** Decoded `ListResourceTemplatesParams`. */
 export type ListResourceTemplatesParams = PaginatedParams
 
+/** The result of `resources/templates/list`. */
 export const ListResourceTemplatesResult = resultStruct({
   resourceTemplates: Schema.Array(ResourceTemplate),
   ...paginatedResultFields,
   ...CacheHints.fields
 }).annotate({ identifier: "ListResourceTemplatesResult" })
+/** Decoded `ListResourceTemplatesResult`. */
 export type ListResourceTemplatesResult = typeof ListResourceTemplatesResult.Type
 
+/** Params of `resources/read`. */
 export const ReadResourceParams = Schema.Struct({
   ...InputResponseParams.fields,
   uri: Schema.String
 }).annotate({ identifier: "ReadResourceParams" })
+/** Decoded `ReadResourceParams`. */
 export type ReadResourceParams = typeof ReadResourceParams.Type
 
+/** The result of `resources/read`. */
 export const ReadResourceResult = resultStruct({
   contents: Schema.Array(ResourceContents),
   ...CacheHints.fields
 }).annotate({ identifier: "ReadResourceResult" })
+/** Decoded `ReadResourceResult`. */
 export type ReadResourceResult = typeof ReadResourceResult.Type
 
 /** Params naming one resource (the spec's `ResourceRequestParams`). */
@@ -123,10 +137,12 @@ export const SubscriptionFilter = Schema.Struct({
 }).annotate({ identifier: "SubscriptionFilter" })
 export type SubscriptionFilter = typeof SubscriptionFilter.Type
 
+/** Params of `subscriptions/listen` (2026-07-28): which notifications to stream. */
 export const SubscriptionsListenParams = Schema.Struct({
   _meta: Schema.optionalKey(RequestMeta),
   notifications: SubscriptionFilter
 }).annotate({ identifier: "SubscriptionsListenParams" })
+/** Decoded `SubscriptionsListenParams`. */
 export type SubscriptionsListenParams = typeof SubscriptionsListenParams.Type
 
 /** `_meta` of the listen result: the subscription id is required there. */
@@ -136,9 +152,11 @@ export const SubscriptionsListenResultMeta = openStruct({
 }).annotate({ identifier: "SubscriptionsListenResultMeta" })
 export type SubscriptionsListenResultMeta = typeof SubscriptionsListenResultMeta.Type
 
+/** The result ending a `subscriptions/listen` stream. */
 export const SubscriptionsListenResult = resultStruct({ _meta: SubscriptionsListenResultMeta }).annotate({
   identifier: "SubscriptionsListenResult"
 })
+/** Decoded `SubscriptionsListenResult`. */
 export type SubscriptionsListenResult = typeof SubscriptionsListenResult.Type
 
 /** Params of `notifications/subscriptions/acknowledged`: the filter the server will honour. */

@@ -22,9 +22,11 @@ export interface CapabilityRef {
   readonly path: ReadonlyArray<string>
 }
 
+/** A Schema with no service requirements. */
 // biome-ignore lint/suspicious/noExplicitAny: a registry holds schemas of every shape
 export type AnyCodec = Schema.Codec<any, any, never, never>
 
+/** A request method of a revision: who sends it, its params and result Schemas, the capability it needs. */
 export interface RequestSpec {
   readonly _tag: "Request"
   readonly method: string
@@ -38,6 +40,7 @@ export interface RequestSpec {
   readonly capability: CapabilityRef | undefined
 }
 
+/** A notification method of a revision: who sends it, its params Schema, the capability it needs. */
 export interface NotificationSpec {
   readonly _tag: "Notification"
   readonly method: string
@@ -47,8 +50,10 @@ export interface NotificationSpec {
   readonly capability: CapabilityRef | undefined
 }
 
+/** A method of a revision. */
 export type MethodSpec = RequestSpec | NotificationSpec
 
+/** One revision: its methods and their Schemas, and what it has. */
 export interface RevisionSpec {
   readonly version: ProtocolVersion
   /** Stateless revisions (2026-07-28) have no `initialize` handshake. */

@@ -62,13 +62,16 @@ export const SamplingMessageContent = Schema.Union([SamplingContent, Schema.Arra
 })
 export type SamplingMessageContent = typeof SamplingMessageContent.Type
 
+/** One message of a sampling conversation. */
 export const SamplingMessage = Schema.Struct({
   role: Role,
   content: SamplingMessageContent,
   _meta: Schema.optionalKey(Meta)
 }).annotate({ identifier: "SamplingMessage" })
+/** Decoded `SamplingMessage`. */
 export type SamplingMessage = typeof SamplingMessage.Type
 
+/** Params of `sampling/createMessage`. */
 export const CreateMessageParams = Schema.Struct({
   _meta: Schema.optionalKey(RequestMeta),
   messages: Schema.Array(SamplingMessage),
@@ -84,8 +87,10 @@ export const CreateMessageParams = Schema.Struct({
   toolChoice: Schema.optionalKey(ToolChoice),
   task: Schema.optionalKey(TaskMetadata)
 }).annotate({ identifier: "CreateMessageParams" })
+/** Decoded `CreateMessageParams`. */
 export type CreateMessageParams = typeof CreateMessageParams.Type
 
+/** The result of `sampling/createMessage`: the model's message. */
 export const CreateMessageResult = resultStruct({
   role: Role,
   content: SamplingMessageContent,
@@ -94,6 +99,7 @@ export const CreateMessageResult = resultStruct({
   /** Why sampling stopped: "endTurn", "stopSequence", "maxTokens", "toolUse" or a provider's own reason. */
   stopReason: Schema.optionalKey(Schema.String)
 }).annotate({ identifier: "CreateMessageResult" })
+/** Decoded `CreateMessageResult`. */
 export type CreateMessageResult = typeof CreateMessageResult.Type
 
 const isList = (content: SamplingMessageContent): content is ReadonlyArray<SamplingContent> => Array.isArray(content)

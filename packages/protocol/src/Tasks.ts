@@ -17,14 +17,17 @@ import { resultStruct } from "./internal/result.ts"
 import { NotificationMeta, RequestMeta } from "./Meta.ts"
 import { PaginatedParams, paginatedResultFields } from "./Pagination.ts"
 
+/** The status of a task. */
 export const TaskStatus = Schema.Literals(["working", "input_required", "completed", "failed", "cancelled"]).annotate({
   identifier: "TaskStatus"
 })
+/** Decoded `TaskStatus`. */
 export type TaskStatus = typeof TaskStatus.Type
 
 /** Statuses after which a task never changes again. */
 export const terminalStatuses: ReadonlyArray<TaskStatus> = ["completed", "failed", "cancelled"]
 
+/** Whether a task in this status never changes again. */
 export const isTerminal = (status: TaskStatus): boolean =>
   status === "completed" || status === "failed" || status === "cancelled"
 
@@ -55,7 +58,9 @@ const taskFields = {
   pollInterval: Schema.optionalKey(Schema.Int)
 }
 
+/** A task (experimental, 2025-11-25). */
 export const Task = Schema.Struct(taskFields).annotate({ identifier: "Task" })
+/** Decoded `Task`. */
 export type Task = typeof Task.Type
 
 /** The immediate answer to a task-augmented request. */
@@ -69,32 +74,46 @@ export const TaskIdParams = Schema.Struct({
 }).annotate({ identifier: "TaskIdParams" })
 export type TaskIdParams = typeof TaskIdParams.Type
 
+/** Params of `tasks/get`. */
 export const GetTaskParams = TaskIdParams
+/** Decoded `GetTaskParams`. */
 export type GetTaskParams = TaskIdParams
 
+/** The result of `tasks/get`. */
 export const GetTaskResult = resultStruct(taskFields).annotate({ identifier: "GetTaskResult" })
+/** Decoded `GetTaskResult`. */
 export type GetTaskResult = typeof GetTaskResult.Type
 
+/** Params of `tasks/result`. */
 export const GetTaskPayloadParams = TaskIdParams
+/** Decoded `GetTaskPayloadParams`. */
 export type GetTaskPayloadParams = TaskIdParams
 
 /** The result of `tasks/result`: the augmented request's own result, whatever its shape. */
 export const GetTaskPayloadResult = resultStruct({}).annotate({ identifier: "GetTaskPayloadResult" })
 export type GetTaskPayloadResult = typeof GetTaskPayloadResult.Type
 
+/** Params of `tasks/list`. */
 export const ListTasksParams = PaginatedParams
+/** Decoded `ListTasksParams`. */
 export type ListTasksParams = PaginatedParams
 
+/** The result of `tasks/list`. */
 export const ListTasksResult = resultStruct({
   tasks: Schema.Array(Task),
   ...paginatedResultFields
 }).annotate({ identifier: "ListTasksResult" })
+/** Decoded `ListTasksResult`. */
 export type ListTasksResult = typeof ListTasksResult.Type
 
+/** Params of `tasks/cancel`. */
 export const CancelTaskParams = TaskIdParams
+/** Decoded `CancelTaskParams`. */
 export type CancelTaskParams = TaskIdParams
 
+/** The result of `tasks/cancel`. */
 export const CancelTaskResult = resultStruct(taskFields).annotate({ identifier: "CancelTaskResult" })
+/** Decoded `CancelTaskResult`. */
 export type CancelTaskResult = typeof CancelTaskResult.Type
 
 /** Params of `notifications/tasks/status`. */

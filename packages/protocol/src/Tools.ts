@@ -39,22 +39,28 @@ import { TaskMetadata } from "./Tasks.ts"
 
 export { TaskSupport, Tool, ToolAnnotations, ToolExecution, ToolInputSchema, ToolOutputSchema }
 
+/** Params of `tools/list`. */
 export const ListToolsParams = PaginatedParams
+/** Decoded `ListToolsParams`. */
 export type ListToolsParams = PaginatedParams
 
+/** The result of `tools/list`. */
 export const ListToolsResult = resultStruct({
   tools: Schema.Array(Tool),
   ...paginatedResultFields,
   ...CacheHints.fields
 }).annotate({ identifier: "ListToolsResult" })
+/** Decoded `ListToolsResult`. */
 export type ListToolsResult = typeof ListToolsResult.Type
 
+/** Params of `tools/call`. */
 export const CallToolParams = Schema.Struct({
   ...InputResponseParams.fields,
   name: Schema.String,
   arguments: Schema.optionalKey(OpenObject),
   task: Schema.optionalKey(TaskMetadata)
 }).annotate({ identifier: "CallToolParams" })
+/** Decoded `CallToolParams`. */
 export type CallToolParams = typeof CallToolParams.Type
 
 /**

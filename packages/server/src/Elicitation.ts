@@ -16,11 +16,13 @@ import { type AskOptions, ClientRequestError, decodeAnswer, ServerRequest } from
 
 type Obj = { readonly [key: string]: unknown }
 
+/** What the user did with a form: accepted with content decoded by the form's Schema, declined, or cancelled. */
 export type FormResult<A> =
   | { readonly action: "accept"; readonly content: A }
   | { readonly action: "decline" }
   | { readonly action: "cancel" }
 
+/** What the user did with a URL elicitation. */
 export interface UrlResult {
   readonly action: Elicit.ElicitAction
   /** The id `notifications/elicitation/complete` refers to (2025-11-25; undefined on 2026-07-28). */

@@ -38,8 +38,10 @@ import type * as Resource from "./Resource.ts"
 import type * as ResourceTemplate from "./ResourceTemplate.ts"
 import type * as Tool from "./Tool.ts"
 
+/** The kinds of items a server registers. */
 export type Kind = "tool" | "resource" | "template" | "prompt"
 
+/** The server's identity, limits and revisions. */
 export interface Options {
   readonly name: string
   readonly version: string
@@ -67,6 +69,7 @@ export interface Options {
   readonly peer?: Peer.Options | undefined
 }
 
+/** A registered item and the services its handlers run with. */
 export interface Registered<A> {
   readonly item: A
   /** The services of the code that registered it (what its handlers need). */
@@ -85,9 +88,11 @@ export interface SessionEntry {
 /** A 2026-07-28 `subscriptions/listen` stream. */
 export interface Listener {
   readonly filter: Resources.SubscriptionFilter
+  /** Sends one notification on the stream. */
   readonly notify: (method: string, params: object) => Effect.Effect<void>
 }
 
+/** The server's registries, sessions and notifications (see the functions of this module for the common uses). */
 export interface McpServerShape {
   readonly info: Session.Implementation
   readonly options: Options
@@ -116,6 +121,7 @@ export interface McpServerShape {
   readonly log: (level: Logging.LoggingLevel, data: unknown, logger?: string) => Effect.Effect<void>
 }
 
+/** The server service; `layer` provides it, feature Layers register items with it. */
 export class McpServer extends Context.Service<McpServer, McpServerShape>()("@effect-mcp/server/McpServer") {}
 
 const listKind: { readonly [K in Kind]: "tools" | "resources" | "prompts" } = {
@@ -282,7 +288,28 @@ const webCryptoOnUse = {
   randomUUID: () => platformCrypto().randomUUID()
 } as WebCryptoShape
 
-/** The server service. */
+/**
+ * The server service.
+ *
+ * @example
+ * ```ts
+ * import * as McpServer from "@effect-mcp/server/McpServer"
+ * import * as Tool from "@effect-mcp/server/Tool"
+ * import * as Effect from "effect/Effect"
+ * import * as Layer from "effect/Layer"
+ * import * as Schema from "effect/Schema"
+ *
+ * const Echo = Tool.make("echo", {
+ *   input: Schema.Struct({ text: Schema.String }),
+ *   handler: ({ text }) => Effect.succeed(text)
+ * })
+ *
+ * // Feature Layers register their items with the server below them.
+ * export const Server = Tool.layer(Echo).pipe(
+ *   Layer.provideMerge(McpServer.layer({ name: "echo", version: "1.0.0", instructions: "Echoes text" }))
+ * )
+ * ```
+ */
 export const layer = (options: Options): Layer.Layer<McpServer> =>
   Layer.effect(McpServer, make(options)).pipe(
     Layer.provide(Mac.layerWebCrypto),

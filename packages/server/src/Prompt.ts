@@ -14,6 +14,7 @@ import type { McpServer } from "./McpServer.ts"
 import type { Completer } from "./ResourceTemplate.ts"
 import type { Provided } from "./Tool.ts"
 
+/** One prompt argument: its metadata, whether it is required, and an optional completer. */
 export interface Argument<R = never> {
   readonly title?: string | undefined
   readonly description?: string | undefined
@@ -21,6 +22,7 @@ export interface Argument<R = never> {
   readonly complete?: Completer<R> | undefined
 }
 
+/** A prompt's arguments by name. */
 export type Arguments<R = never> = { readonly [name: string]: Argument<R> }
 
 /** What the handler's argument types depend on: which arguments are required. */
@@ -34,15 +36,18 @@ export type ValuesOf<A extends { readonly [name: string]: { readonly required?: 
 /** What a handler returns: one user text message, messages, or a full result. */
 export type Messages = string | ReadonlyArray<Prompts.PromptMessage> | Prompts.GetPromptResult
 
+/** A prompt ready to register; `R` is what its handler needs beyond the per-request services. */
 export interface Prompt<R = never> {
   readonly name: string
   readonly definition: Prompts.Prompt
   readonly arguments: Arguments<R | Provided>
+  /** Builds the messages from the argument values. */
   readonly handler: (values: {
     readonly [name: string]: string | undefined
   }) => Effect.Effect<Messages, unknown, R | Provided>
 }
 
+/** What `make` takes: the prompt's name, metadata, arguments and handler. */
 export interface Options<A extends Arguments<R>, E, R> {
   readonly name: string
   readonly title?: string | undefined
@@ -51,9 +56,29 @@ export interface Options<A extends Arguments<R>, E, R> {
   readonly _meta?: Meta.Meta | undefined
   /** Completers see the services of the handler (their own requirements are not inferred). */
   readonly arguments?: A & Arguments<NoInfer<R>>
+  /** Builds the messages from the argument values (required arguments are strings, optional ones may be missing). */
   readonly handler: (values: ValuesOf<A>) => Effect.Effect<Messages, E, R>
 }
 
+/**
+ * Makes a prompt: its arguments (required ones are strings in the handler, optional ones may be missing, each may have a completer) and a handler building the messages.
+ *
+ * @example
+ * ```ts
+ * import * as Prompt from "@effect-mcp/server/Prompt"
+ * import * as Effect from "effect/Effect"
+ *
+ * export const Review = Prompt.make({
+ *   name: "review",
+ *   description: "Asks for a code review",
+ *   arguments: {
+ *     language: { required: true, complete: (prefix) => Effect.succeed(["go", "rust", "ts"].filter((l) => l.startsWith(prefix))) },
+ *     focus: { description: "What to look at" }
+ *   },
+ *   handler: ({ language, focus }) => Effect.succeed(`Review this ${language} code, focusing on ${focus ?? "anything"}.`)
+ * })
+ * ```
+ */
 export const make = <E, R, const A extends ArgumentFlags = {}>(
   options: Options<A & Arguments<R>, E, R>
 ): Prompt<Exclude<R, Provided>> => {

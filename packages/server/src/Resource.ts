@@ -20,18 +20,22 @@ import type { Provided } from "./Tool.ts"
 /** What a read returns: text, bytes (sent base64 as a blob), or explicit contents. */
 export type Contents = string | Uint8Array | Content.ResourceContents | ReadonlyArray<Content.ResourceContents>
 
+/** 2026-07-28 cache hints of a read. */
 export interface Cache {
   readonly ttlMs: number
   readonly cacheScope: CacheHints.CacheScope
 }
 
+/** A resource ready to register; `R` is what its read needs beyond the per-request services. */
 export interface Resource<R = never> {
   readonly uri: string
   readonly definition: Resources.Resource
+  /** Reads the contents. */
   readonly read: (uri: string) => Effect.Effect<Contents, unknown, R | Provided>
   readonly cache: Cache | undefined
 }
 
+/** What `make` takes: the URI, metadata, and the Effect that reads the contents. */
 export interface Options<E, R> {
   readonly uri: string
   readonly name: string
@@ -55,6 +59,24 @@ export const metadata = (options: { readonly [K in (typeof metadataKeys)[number]
   return out
 }
 
+/**
+ * Makes a resource: a fixed URI and the Effect that reads it (run on every `resources/read`).
+ *
+ * @example
+ * ```ts
+ * import * as Resource from "@effect-mcp/server/Resource"
+ * import * as Effect from "effect/Effect"
+ *
+ * export const Readme = Resource.layer(
+ *   Resource.make({
+ *     uri: "docs://readme",
+ *     name: "readme",
+ *     mimeType: "text/markdown",
+ *     read: Effect.succeed("# Hello") // a string, a Uint8Array (sent as a blob), or explicit contents
+ *   })
+ * )
+ * ```
+ */
 export const make = <E, R>(options: Options<E, R>): Resource<Exclude<R, Provided>> => ({
   uri: options.uri,
   definition: { uri: options.uri, name: options.name, ...metadata(options) } as Resources.Resource,

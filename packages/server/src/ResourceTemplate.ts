@@ -24,14 +24,17 @@ export type Completer<R = never> = (
   context: { readonly arguments: { readonly [name: string]: string } }
 ) => Effect.Effect<ReadonlyArray<string>, unknown, R>
 
+/** The variables a URI matched, by name. */
 export type Variables = { readonly [name: string]: UriTemplate.Value }
 
+/** A resource template ready to register; `R` is what its read needs beyond the per-request services. */
 export interface ResourceTemplate<R = never> {
   readonly uriTemplate: string
   readonly template: UriTemplate.Template
   readonly definition: Resources.ResourceTemplate
   /** The template's variables for `uri`, decoded, or undefined when it does not match. */
   readonly match: (uri: string) => unknown | undefined
+  /** Reads the resource a matching URI names, from its decoded variables. */
   readonly read: (params: unknown, uri: string) => Effect.Effect<Contents, unknown, R | Provided>
   readonly complete: { readonly [variable: string]: Completer<R | Provided> }
   readonly cache: Cache | undefined
@@ -47,6 +50,7 @@ export type CompleterServices<C> = {
   readonly [K in keyof C]: C[K] extends Completer<infer R> ? R : never
 }[keyof C]
 
+/** What `make` takes: the URI template, metadata, an optional variables Schema, completers, and the read. */
 export interface Options<S extends VariablesSchema | undefined, E, R> {
   readonly uriTemplate: string
   readonly name: string
@@ -61,13 +65,37 @@ export interface Options<S extends VariablesSchema | undefined, E, R> {
   readonly variables?: S
   /** Completers see the services of `read` (their own requirements are not inferred). */
   readonly complete?: { readonly [variable: string]: Completer<NoInfer<R>> } | undefined
+  /** Reads the resource a matching URI names, from its (decoded) variables and the URI itself. */
   readonly read: (
     variables: S extends VariablesSchema ? S["Type"] : Variables,
     uri: string
   ) => Effect.Effect<Contents, E, R>
 }
 
-/** Makes a template; throws `UriTemplate.TemplateError` for a malformed template. */
+/**
+ * Makes a template; throws `UriTemplate.TemplateError` for a malformed template.
+ *
+ * @example
+ * ```ts
+ * import * as Resource from "@effect-mcp/server/Resource"
+ * import * as ResourceTemplate from "@effect-mcp/server/ResourceTemplate"
+ * import * as Effect from "effect/Effect"
+ * import * as Schema from "effect/Schema"
+ *
+ * const users = new Map([["1", "Ada"]])
+ *
+ * export const User = ResourceTemplate.make({
+ *   uriTemplate: "users://{id}",
+ *   name: "user",
+ *   variables: Schema.Struct({ id: Schema.String }),
+ *   complete: { id: (prefix) => Effect.succeed([...users.keys()].filter((id) => id.startsWith(prefix))) },
+ *   read: ({ id }, uri) => {
+ *     const name = users.get(id)
+ *     return name === undefined ? Effect.fail(Resource.notFound(uri)) : Effect.succeed(name)
+ *   }
+ * })
+ * ```
+ */
 export const make = <E, R, S extends VariablesSchema | undefined = undefined>(
   options: Options<S, E, R>
 ): ResourceTemplate<Exclude<R, Provided>> => {

@@ -8,6 +8,7 @@ import { type ClientRequestError, decodeAnswer, ServerRequest } from "./ServerRe
 
 const decode = decodeAnswer("roots/list", Roots.ListRootsResult)
 
+/** Asks the client for its roots (`roots/list`; an input request on 2026-07-28). */
 export const list: Effect.Effect<ReadonlyArray<Roots.Root>, ClientRequestError, ServerRequest> = ServerRequest.use(
   (request) =>
     request.ask("roots/list", {}).pipe(

@@ -10,6 +10,7 @@ import { type AskOptions, type ClientRequestError, decodeAnswer, ServerRequest }
 
 const decode = decodeAnswer("sampling/createMessage", Sampling.CreateMessageResult)
 
+/** Asks the client's model for a message: `sampling/createMessage` on stateful revisions, an input request on 2026-07-28. */
 export const createMessage = (
   params: Sampling.CreateMessageParams,
   options?: AskOptions

@@ -55,6 +55,7 @@ export interface AskOptions {
   readonly key?: string | undefined
 }
 
+/** The request a handler is serving, and what it can do on it. */
 export interface ServerRequestShape {
   readonly method: string
   readonly revision: Revision.RevisionSpec
@@ -77,6 +78,7 @@ export interface ServerRequestShape {
   readonly notify: (method: string, params: object) => Effect.Effect<void>
 }
 
+/** The request being served, provided to every handler. */
 export class ServerRequest extends Context.Service<ServerRequest, ServerRequestShape>()(
   "@effect-mcp/server/ServerRequest"
 ) {}

@@ -35,6 +35,7 @@ import type { ServerRequest } from "./ServerRequest.ts"
 
 type Obj = { readonly [key: string]: unknown }
 
+/** The JSON Schema dialect of advertised input and output schemas. */
 export const jsonSchemaDialect = "https://json-schema.org/draft/2020-12/schema"
 
 /** A raw JSON Schema for tool arguments: an object schema. */
@@ -46,8 +47,10 @@ export interface JsonSchemaInput {
 /** A Schema with no service requirements (tool inputs and outputs are plain JSON). */
 export type AnySchema = Schema.Codec<unknown, unknown, never, never>
 
+/** A tool's input: an Effect Schema or a raw JSON Schema. */
 export type Input = AnySchema | JsonSchemaInput
 
+/** What the handler receives for an input. */
 export type InputOf<I> = I extends AnySchema ? I["Type"] : { readonly [key: string]: unknown }
 
 /** What a handler without an output Schema returns: text, blocks, or a full result. */
@@ -57,6 +60,7 @@ export type Content =
   | ReadonlyArray<ContentBlock.ContentBlock>
   | Tools.CallToolResult
 
+/** What the handler returns for an output Schema (or content, without one). */
 export type OutputOf<O> = O extends AnySchema ? O["Type"] : Content
 
 /** Services every handler has without asking: they are provided per request. */
@@ -69,6 +73,7 @@ export interface Tool<R = never> {
   readonly definition: Tools.Tool
   /** Checks raw arguments; the message explains what is wrong. */
   readonly decode: (args: unknown) => Result.Result<unknown, string>
+  /** Runs the tool on decoded arguments. */
   readonly handler: (input: unknown) => Effect.Effect<unknown, unknown, R | Provided>
   /** Turns the handler's value into a result (fails with a message when the output does not fit its Schema). */
   readonly toResult: (value: unknown) => Result.Result<Tools.CallToolResult, string>
@@ -80,6 +85,7 @@ export interface Tool<R = never> {
   readonly failureResult: (error: unknown) => Tools.CallToolResult | undefined
 }
 
+/** What `make` takes: metadata, the input (and optional output and failure) Schemas, and the handler. */
 export interface Options<I extends Input, O extends AnySchema | undefined, E, R> {
   readonly title?: string | undefined
   readonly description?: string | undefined
@@ -97,6 +103,7 @@ export interface Options<I extends Input, O extends AnySchema | undefined, E, R>
   readonly annotations?: Tools.ToolAnnotations | undefined
   readonly icons?: ContentBlock.Icons | undefined
   readonly _meta?: Meta.Meta | undefined
+  /** Runs the tool on the decoded input. */
   readonly handler: (input: InputOf<I>) => Effect.Effect<OutputOf<O>, E, R>
 }
 
@@ -161,7 +168,27 @@ export const contentResult = (value: Content): Tools.CallToolResult => {
   return value as Tools.CallToolResult
 }
 
-/** Makes a tool. */
+/**
+ * Makes a tool.
+ *
+ * @example
+ * ```ts
+ * import * as Tool from "@effect-mcp/server/Tool"
+ * import * as Effect from "effect/Effect"
+ * import * as Schema from "effect/Schema"
+ *
+ * class NotFound extends Schema.TaggedError<NotFound>()("NotFound", { id: Schema.String }) {}
+ *
+ * export const getUser = Tool.make("get_user", {
+ *   description: "Looks a user up by id",
+ *   input: Schema.Struct({ id: Schema.String }),
+ *   output: Schema.Struct({ name: Schema.String }),
+ *   failure: NotFound, // sent to the client as an isError result with its fields
+ *   annotations: { readOnlyHint: true },
+ *   handler: ({ id }) => (id === "1" ? Effect.succeed({ name: "Ada" }) : Effect.fail(new NotFound({ id })))
+ * })
+ * ```
+ */
 export const make = <I extends Input, E, R, O extends AnySchema | undefined = undefined>(
   name: string,
   options: Options<I, O, E, R>

@@ -20,10 +20,14 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as FaultStage from "./internal/faultStage.ts"
 
+/** Which frames a fault applies to. */
 export type Selector<F> = FaultStage.Selector<F>
+/** The faults of one direction. */
 export type Faults<F> = FaultStage.Faults<F>
+/** One kind of fault: drop, delay, duplicate, reorder or cut. */
 export type Fault = FaultStage.Fault
 
+/** The faults to inject, per direction. */
 export interface Options {
   /** Faults on frames this side sends. */
   readonly outgoing?: Faults<Transport.Outgoing> | undefined
@@ -36,6 +40,7 @@ export interface Options {
   readonly capacity?: number | undefined
 }
 
+/** Which way a frame was going. */
 export type Direction = "outgoing" | "incoming"
 
 /** One injected fault, for asserting that it happened. */
@@ -53,6 +58,7 @@ export interface Closable extends Transport.TransportShape {
   readonly close?: Effect.Effect<void> | undefined
 }
 
+/** A transport that injects faults into a wrapped one, and records what it did. */
 export interface FaultTransport extends Transport.TransportShape {
   /** Closes this side: releases held-back outgoing frames, closes the wrapped transport if it can. */
   readonly close: Effect.Effect<void>
@@ -71,6 +77,33 @@ const closedError = new Transport.TransportError({ reason: "Closed", message: "f
 
 /**
  * Wraps `inner`. Fibers that deliver delayed frames live in the current scope.
+ *
+ * @example
+ * ```ts
+ * import * as McpClient from "@effect-mcp/client/McpClient"
+ * import * as MemoryTransport from "@effect-mcp/engine/MemoryTransport"
+ * import * as Transport from "@effect-mcp/engine/Transport"
+ * import * as McpServer from "@effect-mcp/server/McpServer"
+ * import * as FaultTransport from "@effect-mcp/testing/FaultTransport"
+ * import * as Effect from "effect/Effect"
+ *
+ * const Server = McpServer.layer({ name: "under-test", version: "1.0.0" })
+ *
+ * // Every frame the client receives arrives 2 seconds late (Clock time: use TestClock.adjust in tests).
+ * export const slowLink = Effect.gen(function* () {
+ *   const [serverEnd, clientEnd] = yield* MemoryTransport.makePair()
+ *   yield* McpServer.serve.pipe(
+ *     Effect.provideService(Transport.Transport, serverEnd),
+ *     Effect.provide(Server),
+ *     Effect.forkScoped
+ *   )
+ *   const faulty = yield* FaultTransport.make(clientEnd, { incoming: { delay: { duration: "2 seconds" } } })
+ *   const client = yield* McpClient.make({ clientInfo: { name: "test", version: "1.0.0" } }).pipe(
+ *     Effect.provideService(Transport.Transport, faulty)
+ *   )
+ *   return { client, events: faulty.events }
+ * })
+ * ```
  */
 export const make = Effect.fnUntraced(function* (
   inner: Closable,
@@ -236,7 +269,23 @@ export const make = Effect.fnUntraced(function* (
   } satisfies FaultTransport
 })
 
-/** Wraps the current `Transport`. */
+/**
+ * Wraps the current `Transport`.
+ *
+ * @example
+ * ```ts
+ * import * as McpClient from "@effect-mcp/client/McpClient"
+ * import * as NodeStdio from "@effect-mcp/platform-node/NodeStdio"
+ * import * as FaultTransport from "@effect-mcp/testing/FaultTransport"
+ * import * as Layer from "effect/Layer"
+ *
+ * // The client's fourth outgoing frame is lost.
+ * export const Client = McpClient.layer({ clientInfo: { name: "test", version: "1.0.0" } }).pipe(
+ *   Layer.provide(FaultTransport.layer({ outgoing: { drop: { at: [3] } } })),
+ *   Layer.provide(NodeStdio.layerClient({ command: "node", args: ["server.js"] }))
+ * )
+ * ```
+ */
 export const layer = (options: Options): Layer.Layer<Transport.Transport, never, Transport.Transport> =>
   Layer.effect(
     Transport.Transport,

@@ -15,6 +15,7 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as FaultTransport from "./FaultTransport.ts"
 
+/** Settings of a session pair. */
 export interface Options {
   /** Server options; `serverInfo` and `capabilities` default to a test server declaring nothing. */
   readonly server?: Partial<ServerSession.Options> | undefined
@@ -28,6 +29,7 @@ export interface Options {
   readonly faults?: FaultTransport.Options | undefined
 }
 
+/** A connected client session and server session, and their transports. */
 export interface SessionPair {
   readonly client: Session.SessionShape
   readonly server: Session.SessionShape
@@ -39,7 +41,9 @@ export interface SessionPair {
   readonly faultEvents: Effect.Effect<ReadonlyArray<FaultTransport.FaultEvent>>
 }
 
+/** The `serverInfo` of a pair's server unless the options say otherwise. */
 export const testServerInfo = { name: "effect-mcp-test-server", version: "0.0.0" }
+/** The `clientInfo` of a pair's client unless the options say otherwise. */
 export const testClientInfo = { name: "effect-mcp-test-client", version: "0.0.0" }
 
 /**
@@ -82,5 +86,6 @@ export class CurrentSessionPair extends Context.Service<CurrentSessionPair, Sess
   "@effect-mcp/testing/SessionPair/CurrentSessionPair"
 ) {}
 
+/** A session pair as a service, for sharing one pair across tests with `it.layer`. */
 export const layer = (options?: Options): Layer.Layer<CurrentSessionPair, ClientSession.InitializeError> =>
   Layer.effect(CurrentSessionPair, make(options))

@@ -28,6 +28,7 @@ import * as Inbox from "./internal/inbox.ts"
 import * as Match from "./internal/match.ts"
 import * as RawFrame from "./internal/rawFrame.ts"
 
+/** An expectation of a TestPeer failed. */
 export class TestPeerError extends Schema.TaggedError<TestPeerError>()("TestPeerError", {
   /**
    * `Timeout`: nothing suitable arrived in time; `Mismatch`: the next frame was
@@ -38,6 +39,7 @@ export class TestPeerError extends Schema.TaggedError<TestPeerError>()("TestPeer
   message: Schema.String
 }) {}
 
+/** Settings of a TestPeer. */
 export interface Options {
   /** Frames cross as JSON text in both directions (the full codec path). Default false. */
   readonly codec?: boolean | undefined
@@ -51,6 +53,7 @@ export interface Options {
   readonly settleTurns?: number | undefined
 }
 
+/** How long and where an expectation looks. */
 export interface ExpectOptions {
   readonly timeout?: Duration.Input | undefined
   /**
@@ -73,8 +76,10 @@ export interface MessagePattern {
   readonly error?: { readonly code?: number; readonly message?: string; readonly data?: unknown } | undefined
 }
 
+/** A pattern or a predicate a message must satisfy. */
 export type MessageMatch = MessagePattern | ((message: JsonRpc.Message) => boolean)
 
+/** What the TestPeer sends in its `initialize` (acting as a client). */
 export interface InitializeOptions {
   readonly protocolVersion?: string | undefined
   readonly capabilities?: object | undefined
@@ -82,6 +87,7 @@ export interface InitializeOptions {
   readonly timeout?: Duration.Input | undefined
 }
 
+/** How the TestPeer answers an `initialize` (acting as a server). */
 export interface AcceptInitializeOptions {
   /** The version to answer with. Default: the one the client offered. */
   readonly protocolVersion?: string | undefined
@@ -91,6 +97,7 @@ export interface AcceptInitializeOptions {
   readonly timeout?: Duration.Input | undefined
 }
 
+/** A scripted raw JSON-RPC peer: the code under test gets `transport`, the test sends and expects frames. */
 export interface TestPeer {
   /** The end for the code under test. */
   readonly transport: MemoryTransport.End
@@ -108,6 +115,7 @@ export interface TestPeer {
     params?: JsonRpc.Params | undefined,
     options?: { readonly id?: JsonRpc.RequestId | undefined }
   ) => Effect.Effect<JsonRpc.Request, Transport.TransportError>
+  /** Sends a notification. */
   readonly notify: (
     method: string,
     params?: JsonRpc.Params | undefined
@@ -117,6 +125,7 @@ export interface TestPeer {
     to: JsonRpc.Request | JsonRpc.RequestId,
     result: unknown
   ) => Effect.Effect<void, Transport.TransportError>
+  /** Answers `to` with an error. */
   readonly respondError: (
     to: JsonRpc.Request | JsonRpc.RequestId | null,
     error: McpError.McpError | JsonRpc.ErrorObject
@@ -130,21 +139,25 @@ export interface TestPeer {
 
   /** Takes the next message (see `ExpectOptions.inOrder`) if it matches. */
   readonly expect: (match: MessageMatch, options?: ExpectOptions) => Effect.Effect<JsonRpc.Message, TestPeerError>
+  /** Takes the next request for `method` matching `match`. */
   readonly expectRequest: (
     method: string,
     match?: MessagePattern,
     options?: ExpectOptions
   ) => Effect.Effect<JsonRpc.Request, TestPeerError>
+  /** Takes the next notification for `method` matching `match`. */
   readonly expectNotification: (
     method: string,
     match?: MessagePattern,
     options?: ExpectOptions
   ) => Effect.Effect<JsonRpc.Notification, TestPeerError>
+  /** Takes the response to `id` if it matches. */
   readonly expectResponse: (
     id: JsonRpc.RequestId | null,
     match?: MessagePattern,
     options?: ExpectOptions
   ) => Effect.Effect<JsonRpc.Response, TestPeerError>
+  /** Takes the next batch if it matches. */
   readonly expectBatch: (
     match?: (batch: JsonRpcCodec.DecodedBatch) => boolean,
     options?: ExpectOptions
@@ -219,6 +232,30 @@ const yieldTurns = (turns: number): Effect.Effect<void> =>
 
 /**
  * Makes a test peer. Closing the scope closes both ends.
+ *
+ * @example
+ * ```ts
+ * import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+ * import * as Transport from "@effect-mcp/engine/Transport"
+ * import * as McpServer from "@effect-mcp/server/McpServer"
+ * import * as TestPeer from "@effect-mcp/testing/TestPeer"
+ * import * as Effect from "effect/Effect"
+ *
+ * const Server = McpServer.layer({ name: "under-test", version: "1.0.0" })
+ *
+ * // The server under test talks to a scripted client that sends and checks raw JSON-RPC.
+ * export const check = Effect.gen(function* () {
+ *   const peer = yield* TestPeer.make()
+ *   yield* McpServer.serve.pipe(
+ *     Effect.provideService(Transport.Transport, peer.transport),
+ *     Effect.provide(Server),
+ *     Effect.forkScoped
+ *   )
+ *   yield* peer.initialize({ protocolVersion: "2025-06-18" })
+ *   const response = yield* peer.call("tools/list", {})
+ *   return JsonRpc.isFailure(response) ? response.error.code : "ok"
+ * }).pipe(Effect.scoped)
+ * ```
  */
 export const make = Effect.fnUntraced(function* (options?: Options): Effect.fn.Return<TestPeer, never, Scope.Scope> {
   const codec = options?.codec === true

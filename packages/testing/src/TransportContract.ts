@@ -26,11 +26,14 @@ export type MakePair = Effect.Effect<readonly [End, End], unknown, Scope.Scope>
 
 /** How the malformed-frame test injects bad frames. */
 export type Malformed =
-  /** Raw text written as one frame by the transport under test (text transports). */
-  | { readonly sendRaw: (end: End, text: string) => Effect.Effect<void, Transport.TransportError> }
+  | {
+      /** Raw text written as one frame by the transport under test (text transports). */
+      readonly sendRaw: (end: End, text: string) => Effect.Effect<void, Transport.TransportError>
+    }
   /** Invalid JSON-RPC objects sent through `send`; for object transports running their codec path. */
   | "objects"
 
+/** Settings of the contract suite. */
 export interface Options {
   /** Registers each test: `it.effect` (default, TestClock) or `it.live` (real processes and sockets). */
   readonly test?: Vitest.Tester<Scope.Scope> | undefined

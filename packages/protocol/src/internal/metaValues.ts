@@ -9,17 +9,22 @@
 import * as Schema from "effect/Schema"
 import { OpenObject, openStruct } from "./open.ts"
 
+/** An icon of a tool, prompt, resource or implementation. */
 export const Icon = Schema.Struct({
   src: Schema.String,
   mimeType: Schema.optionalKey(Schema.String),
   sizes: Schema.optionalKey(Schema.Array(Schema.String)),
   theme: Schema.optionalKey(Schema.Literals(["light", "dark"]))
 }).annotate({ identifier: "Icon" })
+/** Decoded `Icon`. */
 export type Icon = typeof Icon.Type
 
+/** A list of icons. */
 export const Icons = Schema.Array(Icon).annotate({ identifier: "Icons" })
+/** Decoded `Icons`. */
 export type Icons = typeof Icons.Type
 
+/** The name, version and optional details of a client or server. */
 export const Implementation = Schema.Struct({
   name: Schema.String,
   version: Schema.String,
@@ -28,12 +33,14 @@ export const Implementation = Schema.Struct({
   websiteUrl: Schema.optionalKey(Schema.String),
   icons: Schema.optionalKey(Icons)
 }).annotate({ identifier: "Implementation" })
+/** Decoded `Implementation`. */
 export type Implementation = typeof Implementation.Type
 
 /** `experimental` / `extensions`: capability name to its (open) settings object. */
 export const CapabilityMap = Schema.Record(Schema.String, OpenObject).annotate({ identifier: "CapabilityMap" })
 export type CapabilityMap = typeof CapabilityMap.Type
 
+/** What a client declares it supports. */
 export const ClientCapabilities = Schema.Struct({
   experimental: Schema.optionalKey(CapabilityMap),
   extensions: Schema.optionalKey(CapabilityMap),
@@ -58,10 +65,13 @@ export const ClientCapabilities = Schema.Struct({
     })
   )
 }).annotate({ identifier: "ClientCapabilities" })
+/** Decoded `ClientCapabilities`. */
 export type ClientCapabilities = typeof ClientCapabilities.Type
 
 /** RFC 5424 severities, least severe first. */
 export const loggingLevels = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"] as const
 
+/** A log level (RFC 5424 severities). */
 export const LoggingLevel = Schema.Literals(loggingLevels).annotate({ identifier: "LoggingLevel" })
+/** Decoded `LoggingLevel`. */
 export type LoggingLevel = typeof LoggingLevel.Type

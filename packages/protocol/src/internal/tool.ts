@@ -54,11 +54,14 @@ export const TaskSupport = Schema.Literals(["forbidden", "optional", "required"]
 })
 export type TaskSupport = typeof TaskSupport.Type
 
+/** How a tool may be executed (task support, 2025-11-25). */
 export const ToolExecution = Schema.Struct({
   taskSupport: Schema.optionalKey(TaskSupport)
 }).annotate({ identifier: "ToolExecution" })
+/** Decoded `ToolExecution`. */
 export type ToolExecution = typeof ToolExecution.Type
 
+/** A tool as `tools/list` describes it. */
 export const Tool = Schema.Struct({
   name: Schema.String,
   title: Schema.optionalKey(Schema.String),
@@ -70,4 +73,5 @@ export const Tool = Schema.Struct({
   icons: Schema.optionalKey(Icons),
   _meta: Schema.optionalKey(Meta)
 }).annotate({ identifier: "Tool" })
+/** Decoded `Tool`. */
 export type Tool = typeof Tool.Type
