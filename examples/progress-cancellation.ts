@@ -78,19 +78,19 @@ const program = Effect.gen(function* () {
   assert.equal(timedOut._tag, "RequestTimeout")
   yield* interruptions(2)
 
-  // 4. A timeout each progress update restarts: 5 steps of 60 ms finish although the whole call takes
-  //    longer than 150 ms; `maxTotalTimeout` bounds how far progress can extend it. Progress only
-  //    arrives for calls that ask for it, so this is a `callToolWithProgress`.
+  // 4. A timeout each progress update restarts: 4 steps of 400 ms finish although the whole call takes
+  //    longer than its 1 second timeout; `maxTotalTimeout` bounds how far progress can extend it. Progress
+  //    only arrives for calls that ask for it, so this is a `callToolWithProgress`.
   const slow = yield* Stream.runLast(
     client.callToolWithProgress(
       "count_to",
-      { to: 5, stepMs: 60 },
-      { timeout: "150 millis", resetTimeoutOnProgress: true, maxTotalTimeout: "10 seconds" }
+      { to: 4, stepMs: 400 },
+      { timeout: "1 second", resetTimeoutOnProgress: true, maxTotalTimeout: "10 seconds" }
     )
   )
   const last = slow._tag === "Some" ? slow.value : undefined
   const block = last?._tag === "Result" ? last.value.content[0] : undefined
-  assert.equal(block?.type === "text" ? block.text : undefined, "counted to 5")
+  assert.equal(block?.type === "text" ? block.text : undefined, "counted to 4")
   yield* Console.log("a call longer than its timeout finished: progress kept it alive")
 
   yield* Console.log("ok: progress-cancellation")
