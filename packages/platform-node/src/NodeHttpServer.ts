@@ -105,7 +105,25 @@ const rebindingFor = <O extends { readonly rebinding?: RebindingOptions | undefi
   }
 }
 
-/** A Streamable HTTP endpoint (at `options.path`, default `/mcp`) on `host:port`. */
+/**
+ * A Streamable HTTP endpoint (at `options.path`, default `/mcp`) on `host:port`.
+ *
+ * @example
+ * ```ts
+ * import * as NodeHttpServer from "@effect-mcp/platform-node/NodeHttpServer"
+ * import * as McpServer from "@effect-mcp/server/McpServer"
+ * import * as Layer from "effect/Layer"
+ *
+ * const Server = McpServer.layer({ name: "http", version: "1.0.0" })
+ *
+ * // Each new session runs `McpServer.makeSession`; `NodeMcpServer.layerHttp(Server, options)` wires this for you.
+ * export const Http = NodeHttpServer.layerStreamableHttp({
+ *   session: McpServer.makeSession,
+ *   port: 3000,
+ *   rebinding: { allowedOrigins: ["https://app.example.com"] }
+ * }).pipe(Layer.provide(Server))
+ * ```
+ */
 export const layerStreamableHttp = <E, R>(
   options: StreamableHttpServer.Options<E, R> & ListenOptions
 ): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, Exclude<R, StreamableHttpServer.Provided>> => {
@@ -117,7 +135,20 @@ export const layerStreamableHttp = <E, R>(
   >
 }
 
-/** A legacy HTTP+SSE endpoint pair (`/sse` and `/messages` by default) on `host:port`. */
+/**
+ * A legacy HTTP+SSE endpoint pair (`/sse` and `/messages` by default) on `host:port`.
+ *
+ * @example
+ * ```ts
+ * import * as NodeHttpServer from "@effect-mcp/platform-node/NodeHttpServer"
+ * import * as McpServer from "@effect-mcp/server/McpServer"
+ * import * as Layer from "effect/Layer"
+ *
+ * const Server = McpServer.layer({ name: "legacy", version: "1.0.0" })
+ *
+ * export const Legacy = NodeHttpServer.layerSse({ session: McpServer.makeSession, port: 3001 }).pipe(Layer.provide(Server))
+ * ```
+ */
 export const layerSse = <E, R>(
   options: SseServer.Options<E, R> & ListenOptions
 ): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, Exclude<R, SseServer.Provided>> => {
