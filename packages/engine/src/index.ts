@@ -6,6 +6,7 @@
  * @module @effect-mcp/engine
  */
 export * as ClientSession from "./ClientSession.ts"
+export * as CurrentHttpSession from "./CurrentHttpSession.ts"
 export * as CurrentRequest from "./CurrentRequest.ts"
 export * as Defect from "./Defect.ts"
 export * as EventStore from "./EventStore.ts"
