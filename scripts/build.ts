@@ -51,7 +51,10 @@ export const plainDeclarations = async (): Promise<number> => {
       const source = await fs.readFile(file, "utf8")
       const plain = plainSpecifiers(source)
       if (plain !== source) {
-        await fs.writeFile(file, plain)
+        // Write beside it, then rename: a reader (tsc of another project) never sees half a file.
+        const temporary = `${file}.${process.pid}.tmp`
+        await fs.writeFile(temporary, plain)
+        await fs.rename(temporary, file)
         changed++
       }
     }
@@ -59,11 +62,42 @@ export const plainDeclarations = async (): Promise<number> => {
   return changed
 }
 
-/**
- * `tsc -b` of the published projects with the repository's TypeScript, then {@link plainDeclarations}, then the
- * bundle the everything server's bin runs (`apps/everything-server/scripts/bundle.ts`).
- */
-export const build = async (): Promise<void> => {
+// Beside the packages, not in a dist/: one build at a time in this work tree (the install test and the
+// cold-start bench both pack under `npm test`, and two `tsc -b` writing the same outputs race).
+const lockFile = path.join(root, ".build.lock")
+const staleLockMs = 5 * 60_000
+
+const lockAge = (): Promise<number> =>
+  fs.stat(lockFile).then(
+    (stat) => Date.now() - stat.mtimeMs,
+    () => 0
+  )
+
+/** Runs `f` while holding the build lock (waiting for another build to finish; a lock older than 5 minutes is stale). */
+export const withBuildLock = async <A>(f: () => Promise<A>): Promise<A> => {
+  const deadline = Date.now() + 2 * staleLockMs
+  for (;;) {
+    const handle = await fs.open(lockFile, "wx").catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== "EEXIST") throw error
+      return undefined
+    })
+    if (handle !== undefined) {
+      await handle.close()
+      break
+    }
+    if ((await lockAge()) > staleLockMs) await fs.rm(lockFile, { force: true })
+    else if (Date.now() > deadline) throw new Error(`${lockFile} is held by another build for too long`)
+    else await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  try {
+    return await f()
+  } finally {
+    await fs.rm(lockFile, { force: true })
+  }
+}
+
+/** {@link build} without taking the lock, for a caller that already holds it. */
+export const buildLocked = async (): Promise<void> => {
   const tsc = path.join(root, "node_modules/typescript/bin/tsc")
   // Only the published projects (and what they reference): the tests' type errors are `npm run typecheck`'s business.
   await run(process.execPath, [tsc, "-b", ...publishedDirs], { cwd: root, maxBuffer: 64 * 1024 * 1024 }).catch(
@@ -74,6 +108,12 @@ export const build = async (): Promise<void> => {
   await plainDeclarations()
   await bundleEverythingServer()
 }
+
+/**
+ * `tsc -b` of the published projects with the repository's TypeScript, then {@link plainDeclarations}, then the
+ * bundle the everything server's bin runs (`apps/everything-server/scripts/bundle.ts`); one build at a time.
+ */
+export const build = (): Promise<void> => withBuildLock(buildLocked)
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   await build()

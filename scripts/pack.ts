@@ -14,7 +14,7 @@ import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
-import { build, root } from "./build.ts"
+import { buildLocked, root, withBuildLock } from "./build.ts"
 
 const run = promisify(execFile)
 
@@ -98,17 +98,16 @@ const stagePackage = async (dir: string, stage: string): Promise<void> => {
  * package, in dependency order.
  */
 export const packAll = async (outDir: string): Promise<ReadonlyArray<Packed>> => {
-  await build()
   const destination = path.resolve(outDir)
   await fs.mkdir(destination, { recursive: true })
   const stageRoot = await fs.mkdtemp(path.join(destination, ".stage-"))
   try {
-    const stages: Array<string> = []
-    for (const dir of publishable) {
-      const stage = path.join(stageRoot, dir.replaceAll("/", "-"))
-      await stagePackage(dir, stage)
-      stages.push(stage)
-    }
+    const stages = publishable.map((dir) => path.join(stageRoot, dir.replaceAll("/", "-")))
+    // Built and copied under the build lock: no other build rewrites dist/ while it is staged.
+    await withBuildLock(async () => {
+      await buildLocked()
+      for (const [index, dir] of publishable.entries()) await stagePackage(dir, stages[index]!)
+    })
     const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", destination, ...stages], {
       cwd: stageRoot,
       maxBuffer: 64 * 1024 * 1024
