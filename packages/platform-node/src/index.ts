@@ -8,5 +8,4 @@
 export * as NodeHttpClient from "./NodeHttpClient.ts"
 export * as NodeHttpServer from "./NodeHttpServer.ts"
 export * as NodeMcpServer from "./NodeMcpServer.ts"
-export * as NodeMcpServer from "./NodeMcpServer.ts"
 export * as NodeStdio from "./NodeStdio.ts"
