@@ -162,7 +162,13 @@ describe("NodeStdio client over real child processes", () => {
     "closing the scope shuts the child down (the finalizer runs the same sequence)",
     () =>
       Effect.gen(function* () {
-        const client = yield* spawnEcho(["--ignore-eof", "--ignore-sigterm"]).pipe(Effect.scoped)
+        // Closed only once the child says it is ready: before that it has not installed its SIGTERM
+        // handler yet, and a loaded machine would let SIGTERM end it first.
+        const client = yield* Effect.gen(function* () {
+          const client = yield* spawnEcho(["--ignore-eof", "--ignore-sigterm"])
+          yield* awaitStderr(client, "ready\n")
+          return client
+        }).pipe(Effect.scoped)
         assert.deepStrictEqual(yield* client.exit, { code: null, signal: "SIGKILL" })
       }),
     TIMEOUT
