@@ -14,7 +14,8 @@ import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
-import { buildLocked, root, withBuildLock } from "./build.ts"
+import { buildLocked, root } from "./build.ts"
+import { withBuildLock } from "./buildLock.ts"
 
 const run = promisify(execFile)
 

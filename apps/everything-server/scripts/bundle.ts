@@ -8,13 +8,14 @@
  * `node apps/everything-server/scripts/bundle.ts`.
  *
  * Several builds may run at once (the install test and the bench each pack the
- * packages): one bundles at a time (a lock file), a bundle newer than every
+ * packages): they take turns under the build lock, a bundle newer than every
  * built module it is made of is kept, and a new one replaces the old by rename.
  */
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { build } from "rolldown"
+import { withBuildLock } from "../../../scripts/buildLock.ts"
 
 const packageDir = fileURLToPath(new URL("../", import.meta.url))
 const repoRoot = path.resolve(packageDir, "../..")
@@ -23,8 +24,6 @@ const distDir = path.join(packageDir, "dist")
 /** Where the bundle goes; the bin's `#main` import points at its `main.mjs`. */
 export const bundleDir = path.join(distDir, "bundle")
 const entry = path.join(bundleDir, "main.mjs")
-// Beside `dist/`, not in it: nothing of a build in progress gets packed by another.
-const lockFile = path.join(packageDir, ".bundle.lock")
 
 const mtimeOf = (file: string): Promise<number> =>
   fs.stat(file).then(
@@ -50,49 +49,29 @@ const newestInput = async (): Promise<number> => {
   return newest
 }
 
-/** Runs `f` holding the lock file; a lock older than a minute was left by a build that died. */
-const withLock = async <A>(f: () => Promise<A>): Promise<A> => {
-  for (let attempt = 0; ; attempt++) {
-    const handle = await fs.open(lockFile, "wx").catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== "EEXIST") throw error
-      return undefined
-    })
-    if (handle !== undefined) {
-      await handle.close()
-      break
-    }
-    if (Date.now() - (await mtimeOf(lockFile)) > 60_000) await fs.rm(lockFile, { force: true })
-    else if (attempt > 1200) throw new Error(`${lockFile} held for too long`)
-    else await new Promise((resolve) => setTimeout(resolve, 100))
-  }
+/**
+ * Bundles `dist/main.js` into `dist/bundle/` unless the bundle there is up to date; returns the entry's path.
+ * The caller holds the build lock (`scripts/buildLock.ts`).
+ */
+export const bundle = async (): Promise<string> => {
+  if ((await mtimeOf(entry)) > (await newestInput())) return entry
+  const fresh = await fs.mkdtemp(path.join(packageDir, ".bundle-"))
   try {
-    return await f()
+    await build({
+      input: path.join(distDir, "main.js"),
+      platform: "node",
+      logLevel: "warn",
+      // ESM like the sources; `.mjs` so the files need no package.json around them to say so.
+      output: { dir: fresh, format: "esm", entryFileNames: "main.mjs", chunkFileNames: "[name]-[hash].mjs" }
+    })
+    await fs.rm(bundleDir, { recursive: true, force: true })
+    await fs.rename(fresh, bundleDir)
   } finally {
-    await fs.rm(lockFile, { force: true })
+    await fs.rm(fresh, { recursive: true, force: true })
   }
+  return entry
 }
 
-/** Bundles `dist/main.js` into `dist/bundle/` unless the bundle there is up to date; returns the entry's path. */
-export const bundle = (): Promise<string> =>
-  withLock(async () => {
-    if ((await mtimeOf(entry)) > (await newestInput())) return entry
-    const fresh = await fs.mkdtemp(path.join(packageDir, ".bundle-"))
-    try {
-      await build({
-        input: path.join(distDir, "main.js"),
-        platform: "node",
-        logLevel: "warn",
-        // ESM like the sources; `.mjs` so the files need no package.json around them to say so.
-        output: { dir: fresh, format: "esm", entryFileNames: "main.mjs", chunkFileNames: "[name]-[hash].mjs" }
-      })
-      await fs.rm(bundleDir, { recursive: true, force: true })
-      await fs.rename(fresh, bundleDir)
-    } finally {
-      await fs.rm(fresh, { recursive: true, force: true })
-    }
-    return entry
-  })
-
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  process.stdout.write(`${await bundle()}\n`)
+  process.stdout.write(`${await withBuildLock(bundle)}\n`)
 }
