@@ -20,7 +20,9 @@ const guides = [
   "composing-servers.md",
   "clients.md",
   "cancellation-progress-timeouts.md",
-  "revisions.md"
+  "revisions.md",
+  "serving.md",
+  "testing.md"
 ]
 
 /** The ```ts blocks of a markdown file. */
