@@ -48,7 +48,7 @@ export interface Prompt<R = never> {
 }
 
 /** What `make` takes: the prompt's name, metadata, arguments and handler. */
-export interface Options<A extends Arguments<R>, E, R> {
+export interface Options<A extends ArgumentFlags, E, R> {
   readonly name: string
   readonly title?: string | undefined
   readonly description?: string | undefined
@@ -80,7 +80,9 @@ export interface Options<A extends Arguments<R>, E, R> {
  * ```
  */
 export const make = <E, R, const A extends ArgumentFlags = {}>(
-  options: Options<A & Arguments<R>, E, R>
+  // The handler's parameter type mentions only `A`: were `R` in it, TypeScript would fix `R` (to `unknown`,
+  // with no completer to infer it from) before reading the handler's return type.
+  options: Options<A, E, R>
 ): Prompt<Exclude<R, Provided>> => {
   type Out = Prompt<Exclude<R, Provided>>
   const args = (options.arguments ?? {}) as Arguments<unknown>
