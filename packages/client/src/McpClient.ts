@@ -63,7 +63,7 @@ export interface Options {
 /** Per-call settings, passed to the Peer. */
 export interface RequestOptions {
   readonly timeout?: Duration.Input | undefined
-  /** Each progress notification restarts the timeout. */
+  /** Each progress notification restarts the timeout (the request then carries a progress token). */
   readonly resetTimeoutOnProgress?: boolean | undefined
   /** An upper bound progress cannot extend. */
   readonly maxTotalTimeout?: Duration.Input | undefined

@@ -76,7 +76,7 @@ export interface Options {
 export interface CallOptions {
   /** Overrides the Peer's default timeout for this call. */
   readonly timeout?: Duration.Input | undefined
-  /** Each progress notification restarts the timeout. */
+  /** Each progress notification restarts the timeout (the request then carries a progress token). */
   readonly resetTimeoutOnProgress?: boolean | undefined
   /** An upper bound that progress cannot extend. */
   readonly maxTotalTimeout?: Duration.Input | undefined
@@ -138,6 +138,9 @@ interface InFlight extends Served {
 type ClosedExit = PeerInput.ClosedExit
 
 const defaultTimeout = Duration.seconds(60)
+
+/** The progress callback of a request that asked for progress only to restart its timeout. */
+const ignoreProgress = (): void => {}
 
 /** What a Peer derives from its options: the same for every Peer made with the same options. */
 interface Config {
@@ -477,8 +480,11 @@ class PeerImpl implements Peer, Timer, PeerInput.Host {
       options === undefined ? this.config.defaultTiming : timingOf(this.config.timeoutMs, options)
     )
     options?.onRequestId?.(entry.id)
-    if (options?.onProgress !== undefined) {
-      entry.onProgress = options.onProgress
+    // Progress that may restart the timeout must be asked for, so the request carries a token even when
+    // nobody reads the updates.
+    const onProgress = options?.onProgress ?? (options?.resetTimeoutOnProgress === true ? ignoreProgress : undefined)
+    if (onProgress !== undefined) {
+      entry.onProgress = onProgress
       params = Inbound.withProgressToken(params, entry.id)
     }
     const frame = JsonRpc.request(entry.id, method, params as JsonRpc.Params | undefined)

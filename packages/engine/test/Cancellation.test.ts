@@ -152,6 +152,21 @@ describe("timeouts", () => {
     })
   )
 
+  it.effect("resetTimeoutOnProgress alone asks for progress: the request carries a token and progress resets", () =>
+    Effect.gen(function* () {
+      const { client } = yield* linked({ server: progressing([4000, 8000]) })
+      const fiber = yield* client
+        .request("tools/call", { name: "x" }, { timeout: "5 seconds", resetTimeoutOnProgress: true })
+        .pipe(Effect.flip, Effect.forkChild)
+      yield* TestClock.adjust("12999 millis")
+      assert.isUndefined(fiber.pollUnsafe())
+      yield* TestClock.adjust("1 millis")
+      const error = yield* Fiber.join(fiber)
+      assert.strictEqual(error._tag, "RequestTimeout")
+      if (error._tag === "RequestTimeout") assert.strictEqual(error.elapsedMs, 13000)
+    })
+  )
+
   it.effect("the maximum total time wins over progress resets", () =>
     Effect.gen(function* () {
       const { client } = yield* linked({ server: progressing([4000, 8000]) })
