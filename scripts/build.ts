@@ -19,17 +19,19 @@ const run = promisify(execFile)
 /** The repository root. */
 export const root = fileURLToPath(new URL("../", import.meta.url))
 
-/** The folders whose `dist/` is published. */
-export const publishedDirs: ReadonlyArray<string> = [
+/** The packages that are published, in dependency order. */
+export const publishable: ReadonlyArray<string> = [
   "packages/protocol",
   "packages/engine",
   "packages/server",
   "packages/client",
   "packages/platform-node",
   "packages/testing",
-  "apps/everything-server",
-  "apps/conformance-client"
+  "apps/everything-server"
 ]
+
+/** The folders whose `dist/` the build makes: the published packages, and the conformance client's bin. */
+export const publishedDirs: ReadonlyArray<string> = [...publishable, "apps/conformance-client"]
 
 // A relative specifier ending in `.ts` (not `.d.ts`), quoted, as in `from "./Tool.ts"` or `import("../x.ts")`.
 const tsSpecifier = /(["'])(\.{1,2}\/[^"'\n]*?)(?<!\.d)\.ts\1/g

@@ -14,24 +14,13 @@ import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
-import { buildLocked, root } from "./build.ts"
+import { buildLocked, publishable, root } from "./build.ts"
 import { withBuildLock } from "./buildLock.ts"
 
 const run = promisify(execFile)
 
 /** The export condition that points the workspace at the `.ts` sources. */
 export const sourceCondition = "@effect-mcp/source"
-
-/** The packages that are published, in dependency order. */
-export const publishable: ReadonlyArray<string> = [
-  "packages/protocol",
-  "packages/engine",
-  "packages/server",
-  "packages/client",
-  "packages/platform-node",
-  "packages/testing",
-  "apps/everything-server"
-]
 
 /** One packed package: its name and the absolute path of its tarball. */
 export interface Packed {
