@@ -58,6 +58,8 @@ export interface ClientRunOptions {
   readonly suite: keyof typeof suites
   /** `--spec-version` (the `next` line only); omitted: every scenario, extensions included. */
   readonly specVersion?: string | undefined
+  /** `--scenario <name>`: that scenario alone, without the baseline; omitted: `--suite all`. */
+  readonly scenario?: string | undefined
   /** Per-client bound the suite enforces. */
   readonly clientTimeoutMs?: number | undefined
   /** Bound of the whole run. */
@@ -89,7 +91,7 @@ const signalGroup = (pid: number, signal: NodeJS.Signals) => {
   }
 }
 
-/** `conformance client --command <client> --suite all ...`; bounded by `timeoutMs`. */
+/** `conformance client --command <client> --suite all ...` (or `--scenario`); bounded by `timeoutMs`. */
 export const runClient = (options: ClientRunOptions): Effect.Effect<Run, ProcessError, Scope.Scope> =>
   Effect.gen(function* () {
     const outDir = yield* Effect.acquireRelease(
@@ -103,12 +105,11 @@ export const runClient = (options: ClientRunOptions): Effect.Effect<Run, Process
       "client",
       "--command",
       clientCommand,
-      "--suite",
-      "all",
+      ...(options.scenario === undefined
+        ? ["--suite", "all", "--expected-failures", expectedFailures[options.suite]]
+        : ["--scenario", options.scenario]),
       "--timeout",
       String(options.clientTimeoutMs ?? 60_000),
-      "--expected-failures",
-      expectedFailures[options.suite],
       "-o",
       outDir,
       ...(options.specVersion === undefined ? [] : ["--spec-version", options.specVersion])
@@ -153,6 +154,31 @@ export const runClient = (options: ClientRunOptions): Effect.Effect<Run, Process
       count: (status) => all.filter((c) => c.status === status).length
     }
   })
+
+/**
+ * The scenarios the suite reported as unexpected failures (not in the baseline) and the stale
+ * baseline entries, read from its output (`✗ <name>` / `✓ <name>` under the two headings).
+ */
+export const baselineReport = (
+  run: Run
+): { readonly unexpected: ReadonlyArray<string>; readonly stale: ReadonlyArray<string> } => {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the suite colours its headings
+  const lines = run.output.replace(/\u001b\[\d+m/g, "").split("\n")
+  const section = (heading: string, mark: string) => {
+    const start = lines.findIndex((l) => l.startsWith(heading))
+    if (start < 0) return []
+    const names: Array<string> = []
+    for (const line of lines.slice(start + 1)) {
+      if (!line.startsWith(`  ${mark} `)) break
+      names.push(line.slice(4).trim())
+    }
+    return names
+  }
+  return {
+    unexpected: section("Unexpected failures (not in baseline)", "✗"),
+    stale: section("Stale baseline entries", "✓")
+  }
+}
 
 /** One line per leg for the test log: the authorization scenarios (expected failures) apart. */
 export const summary = (leg: string, run: Run): string => {

@@ -6,6 +6,14 @@
  * failure or warning, and on a listed scenario that passes. On top of that,
  * every scenario the client has a program for must have passed at least one
  * check (a scenario that checks nothing proves nothing).
+ *
+ * One check is timed: `sse-retry` measures the reconnection delay against the
+ * server's `retry` field (500 ms, at most 200 ms late). The suite starts all
+ * its clients at once (about 30 processes), so on a 2-core machine the delay
+ * it sees there measures the machine's load as much as the client. In the
+ * whole-suite run that one check may warn "slightly late" (and only that check,
+ * only as a warning: too early or twice late still fail the leg); the scenario
+ * then runs alone, where its timing must pass.
  */
 import { spawnSync } from "node:child_process"
 import { assert, describe, it } from "@effect/vitest"
@@ -23,6 +31,8 @@ interface Leg {
   readonly scenarios: ReadonlyArray<string>
 }
 
+const timed = "sse-retry"
+const timingCheck = "client-sse-retry-timing"
 const stateful = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"]
 const stateless = [
   "tools_call",
@@ -72,13 +82,38 @@ describe("conformance suite, client mode", () => {
         Effect.gen(function* () {
           const run = yield* ClientSuite.runClient({ suite: leg.suite, specVersion: leg.specVersion })
           yield* Console.log(ClientSuite.summary(leg.name, run))
-          assert.strictEqual(run.exitCode, 0, run.output)
+          const lateUnderLoad = (checks: ReadonlyArray<ClientSuite.Check>) =>
+            checks
+              .filter((c) => c.status === "FAILURE" || c.status === "WARNING")
+              .every((c) => c.id === timingCheck && c.status === "WARNING")
+          if (run.exitCode !== 0) {
+            // Only the timed check's warning is tolerated in the crowd (see the header).
+            const report = ClientSuite.baselineReport(run)
+            assert.deepStrictEqual(report, { unexpected: [timed], stale: [] }, run.output)
+            assert.isTrue(lateUnderLoad(run.scenario(timed)?.checks ?? []), run.output)
+          }
           for (const name of leg.scenarios) {
             const scenario = run.scenario(name)
             assert.isDefined(scenario, `${leg.name} did not run ${name}`)
-            const failed = scenario!.checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING")
+            const failed = scenario!.checks.filter(
+              (c) => (c.status === "FAILURE" || c.status === "WARNING") && !(name === timed && lateUnderLoad([c]))
+            )
             assert.deepStrictEqual(failed, [], `${name}`)
             assert.isAbove(scenario!.checks.filter((c) => c.status === "SUCCESS").length, 0, `${name} passed no check`)
+          }
+          if (leg.scenarios.includes(timed)) {
+            const alone = yield* ClientSuite.runClient({
+              suite: leg.suite,
+              specVersion: leg.specVersion,
+              scenario: timed
+            })
+            const checks = alone.scenario(timed)?.checks ?? []
+            assert.strictEqual(alone.exitCode, 0, alone.output)
+            assert.deepStrictEqual(
+              checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING"),
+              []
+            )
+            assert.strictEqual(checks.find((c) => c.id === timingCheck)?.status, "SUCCESS", alone.output)
           }
         }).pipe(Effect.scoped),
       300_000
