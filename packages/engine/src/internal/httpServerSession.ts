@@ -29,7 +29,8 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as EventStore from "../EventStore.ts"
 import * as Transport from "../Transport.ts"
-import { formatEvent, messagesOf, responseIdsOf } from "./httpWire.ts"
+import { formatEvent } from "./httpWire.ts"
+import { cancelledIdsOf, messagesOf, responseIdsOf } from "./jsonRpcSniff.ts"
 import { Lock } from "./lock.ts"
 
 /** What every session of one server shares. */
@@ -472,15 +473,7 @@ export class HttpSession extends Lock implements Transport.TransportShape {
    * (and ends when nothing else is pending). A late response is dropped.
    */
   private releaseCancelled(frame: JsonRpcCodec.Decoded): Effect.Effect<void> {
-    let ids: Array<JsonRpc.RequestId> | undefined
-    for (const message of JsonRpcCodec.isBatch(frame) ? frame : [frame]) {
-      if (JsonRpcCodec.isDecodeFailure(message) || !JsonRpc.isNotification(message)) continue
-      if (message.method !== "notifications/cancelled") continue
-      const id = (message.params as { readonly requestId?: unknown } | undefined)?.requestId
-      if (typeof id !== "string" && typeof id !== "number") continue
-      if (ids === undefined) ids = []
-      ids.push(id)
-    }
+    const ids = cancelledIdsOf(frame)
     if (ids === undefined) return Effect.void
     const cancelled = ids
     return this.withLock(

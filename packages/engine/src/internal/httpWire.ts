@@ -225,15 +225,5 @@ export const readFrame = (
 // Messages
 // ---------------------------------------------------------------------------
 
-/** The messages of a frame, batch or not. */
-export const messagesOf = (frame: JsonRpc.Message | ReadonlyArray<JsonRpc.Message>): ReadonlyArray<JsonRpc.Message> =>
-  Array.isArray(frame) ? frame : [frame as JsonRpc.Message]
-
-/** Ids of the responses in a frame. */
-export const responseIdsOf = (frame: JsonRpc.Message | ReadonlyArray<JsonRpc.Message>): Array<JsonRpc.RequestId> => {
-  const ids: Array<JsonRpc.RequestId> = []
-  for (const message of messagesOf(frame)) {
-    if (JsonRpc.isResponse(message) && message.id !== null) ids.push(message.id)
-  }
-  return ids
-}
+// The messages of a frame and the ids of its responses: read in one place (jsonRpcSniff.ts).
+export { messagesOf, responseIdsOf } from "./jsonRpcSniff.ts"
