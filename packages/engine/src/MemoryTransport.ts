@@ -12,7 +12,7 @@ import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { Mailbox } from "./internal/mailbox.ts"
+import { PushQueue } from "./internal/pushQueue.ts"
 import * as PeerDirect from "./internal/peerDirect.ts"
 import { PeerInput } from "./internal/peerInput.ts"
 import * as Transport from "./Transport.ts"
@@ -31,7 +31,7 @@ export interface End extends Transport.TransportShape {
   readonly close: Effect.Effect<void>
 }
 
-type Inbox = Mailbox<Transport.Incoming>
+type Inbox = PushQueue<Transport.Incoming>
 
 const closedError = new Transport.TransportError({ reason: "Closed", message: "memory transport closed" })
 
@@ -114,8 +114,8 @@ const makeEnd = (inbox: Inbox, outbox: Inbox, codec: boolean): End => {
 export const makePair = (options?: Options): Effect.Effect<readonly [End, End], never, Scope.Scope> =>
   Effect.gen(function* () {
     const capacity = options?.capacity ?? 1024
-    const aInbox = new Mailbox<Transport.Incoming>(capacity)
-    const bInbox = new Mailbox<Transport.Incoming>(capacity)
+    const aInbox = new PushQueue<Transport.Incoming>(capacity)
+    const bInbox = new PushQueue<Transport.Incoming>(capacity)
     const a = makeEnd(aInbox, bInbox, options?.codec === true)
     const b = makeEnd(bInbox, aInbox, options?.codec === true)
     yield* Effect.addFinalizer(() => Effect.andThen(a.close, b.close))

@@ -2,14 +2,14 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
-import { Mailbox } from "../src/internal/mailbox.ts"
+import { PushQueue } from "../src/internal/pushQueue.ts"
 
-const collect = (mailbox: Mailbox<number>) => Stream.runCollect(Stream.fromPull(Effect.succeed(mailbox.take)))
+const collect = (mailbox: PushQueue<number>) => Stream.runCollect(Stream.fromPull(Effect.succeed(mailbox.take)))
 
-describe("Mailbox (MemoryTransport's inbox)", () => {
+describe("PushQueue scenarios (MemoryTransport inbox)", () => {
   it.effect("a sender resumed from a full mailbox keeps its place: its next offers follow, in order", () =>
     Effect.gen(function* () {
-      const mailbox = new Mailbox<number>(4)
+      const mailbox = new PushQueue<number>(4)
       const reader = yield* Effect.forkChild(collect(mailbox))
       for (let i = 0; i < 50; i++) yield* mailbox.offer(i)
       mailbox.close()
@@ -22,7 +22,7 @@ describe("Mailbox (MemoryTransport's inbox)", () => {
 
   it.effect("many senders past capacity are admitted in arrival order, each sender's frames in order", () =>
     Effect.gen(function* () {
-      const mailbox = new Mailbox<number>(2)
+      const mailbox = new PushQueue<number>(2)
       const senders = yield* Effect.forEach([0, 1, 2], (s) =>
         Effect.forkChild(Effect.forEach([0, 1, 2, 3, 4], (i) => mailbox.offer(s * 10 + i), { discard: true }))
       )
@@ -42,7 +42,7 @@ describe("Mailbox (MemoryTransport's inbox)", () => {
 
   it.effect("send suspends at capacity; an interrupted sender's frame is never delivered", () =>
     Effect.gen(function* () {
-      const mailbox = new Mailbox<number>(3)
+      const mailbox = new PushQueue<number>(3)
       const sender = yield* Effect.forkChild(
         Effect.forEach([0, 1, 2, 3, 4], (i) => mailbox.offer(i), { discard: true })
       )
@@ -58,7 +58,7 @@ describe("Mailbox (MemoryTransport's inbox)", () => {
 
   it.effect("after close, offers are refused and the reader ends once drained", () =>
     Effect.gen(function* () {
-      const mailbox = new Mailbox<number>(8)
+      const mailbox = new PushQueue<number>(8)
       yield* mailbox.offer(1)
       mailbox.close()
       assert.isFalse(yield* mailbox.offer(2))
@@ -70,7 +70,7 @@ describe("Mailbox (MemoryTransport's inbox)", () => {
     "an attached consumer takes items in order on a microtask, waits when it asks to, and ends after close",
     () =>
       Effect.gen(function* () {
-        const mailbox = new Mailbox<number>(3)
+        const mailbox = new PushQueue<number>(3)
         const taken: Array<number> = []
         let ended = 0
         mailbox.attach({

@@ -1,0 +1,274 @@
+/**
+ * The engine's one bounded, single-consumer queue, used wherever frames wait
+ * between a producer and the one party that handles them (the memory
+ * transport's inboxes, the Peer's pushed input, the stdio inbox).
+ *
+ * Why not effect's Queue: it wakes a waiting taker through its dispatcher, a
+ * macrotask (setImmediate) per wake-up, two per in-process call. Here the
+ * taker is woken on a microtask, the way a Promise-based peer would see the
+ * item, and the producer's stack is left alone (no re-entrant handling inside
+ * `offer`).
+ *
+ * The rules:
+ * - Bounded: up to `capacity` items are buffered. `offer` past that suspends
+ *   the writer; waiting writers form a strict FIFO line and are admitted in
+ *   that order as the consumer drains (a writer resumed may offer again at once
+ *   and still lands behind the ones admitted with it).
+ * - Interruption: a writer interrupted while it waits leaves the line; its
+ *   item is never delivered (nothing is half-sent).
+ * - One consumer, either a fiber that `take`s every buffered item as a batch,
+ *   or a `Consumer` that is handed items one by one (`attach`) and may pause
+ *   the queue (its `push` returns false) until it calls `resume`.
+ * - `close` refuses later offers and waiting writers; the consumer still gets
+ *   what is buffered, then the end (`Done`, or the error `close` was given).
+ * - A producer that cannot wait per item (bytes decoded into many frames at
+ *   once) may `offerNow` past the bound and pause itself, resuming when
+ *   `onTaken` tells it the consumer took the buffer.
+ *
+ * @example
+ * ```ts
+ * const queue = new PushQueue<number>(16)
+ * yield* queue.offer(1)                   // suspends while full; false once closed
+ * if (queue.hasRoom()) queue.offerNow(2)  // the synchronous fast path
+ * const batch = yield* queue.take         // [1, 2]; fails with Done once closed and drained
+ * ```
+ */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+
+/** What `take` hands over: every buffered item, at least one. */
+export type Batch<A> = readonly [A, ...Array<A>]
+
+/** Takes the items of an attached queue, one by one. */
+export interface Consumer<A> {
+  /** Takes one item; false when it can take no more until it calls the queue's `resume`. */
+  readonly push: (item: A) => boolean
+  /** The queue was closed and every item was taken. */
+  readonly end: () => void
+}
+
+interface Writer<A> {
+  readonly item: A
+  readonly resume: (effect: Effect.Effect<boolean>) => void
+}
+
+const accepted: Effect.Effect<boolean> = Exit.succeed(true)
+const refused: Effect.Effect<boolean> = Exit.succeed(false)
+const done: Exit.Exit<never, Cause.Done> = Exit.fail(Cause.Done())
+const resolved = Promise.resolve()
+
+export class PushQueue<A, E = never> {
+  private items: Array<A> = []
+  // Made when the first writer has to wait: most queues never see one.
+  private writers: Array<Writer<A>> | undefined = undefined
+  private reader: ((effect: Effect.Effect<Batch<A>, E | Cause.Done>) => void) | undefined = undefined
+  private wakeScheduled = false
+  private ending: Exit.Exit<never, E | Cause.Done> | undefined = undefined
+  private consumer: Consumer<A> | undefined = undefined
+  // The consumer asked to wait, or the queue is handing it items right now.
+  private paused = false
+  private pumping = false
+  private spare: Array<A> = []
+  readonly capacity: number
+  private readonly onTaken: (() => void) | undefined
+
+  /**
+   * `onTaken` runs whenever the consumer takes the buffered items, for a
+   * producer that paused itself after `offerNow` filled the queue.
+   */
+  constructor(capacity: number, onTaken?: () => void) {
+    this.capacity = Math.max(1, capacity)
+    this.onTaken = onTaken
+  }
+
+  /** Items buffered now (waiting writers not counted). */
+  get size(): number {
+    return this.items.length
+  }
+
+  /** Whether the queue was closed (its consumer may still be taking what is buffered). */
+  get closed(): boolean {
+    return this.ending !== undefined
+  }
+
+  /** Whether an item offered now would be taken without waiting. */
+  hasRoom(): boolean {
+    return this.ending === undefined && this.items.length < this.capacity && !this.hasWriters()
+  }
+
+  /**
+   * Buffers an item now, even past `capacity`: for callers that checked
+   * `hasRoom()`, or producers that pause themselves when the queue is full.
+   */
+  offerNow(item: A): void {
+    this.items.push(item)
+    this.wake()
+  }
+
+  /** Buffers the item if that needs no wait (`hasRoom()`); false otherwise. */
+  tryOffer(item: A): boolean {
+    if (!this.hasRoom()) return false
+    this.offerNow(item)
+    return true
+  }
+
+  /** Waits in line for room; succeeds with false once the queue is closed (the item is dropped). */
+  offer(item: A): Effect.Effect<boolean> {
+    if (this.ending !== undefined) return refused
+    if (this.hasRoom()) {
+      this.offerNow(item)
+      return accepted
+    }
+    return Effect.callback<boolean>((resume) => {
+      if (this.ending !== undefined) return resume(refused)
+      const writer: Writer<A> = { item, resume }
+      const writers = (this.writers ??= [])
+      writers.push(writer)
+      this.wake()
+      return Effect.sync(() => {
+        const index = writers.indexOf(writer)
+        if (index >= 0) writers.splice(index, 1)
+      })
+    })
+  }
+
+  /** Every buffered item (at least one); fails with the end once closed and drained. */
+  readonly take: Effect.Effect<Batch<A>, E | Cause.Done> = Effect.suspend(() => {
+    const batch = this.drain()
+    if (batch !== undefined) return Exit.succeed(batch)
+    if (this.ending !== undefined) return this.ending
+    return Effect.callback<Batch<A>, E | Cause.Done>((resume) => {
+      this.reader = resume
+      return Effect.sync(() => {
+        if (this.reader === resume) this.reader = undefined
+      })
+    })
+  })
+
+  /** Hands every item to `consumer` from now on; nothing may `take` afterwards. */
+  attach(consumer: Consumer<A>): void {
+    this.consumer = consumer
+    this.schedule()
+  }
+
+  /** The consumer takes items again after asking to wait. */
+  readonly resume = (): void => {
+    if (!this.paused) return
+    this.paused = false
+    this.schedule()
+  }
+
+  /**
+   * Later offers are refused and so are the writers waiting; the consumer
+   * gets what is buffered, then the end: `Done`, or `error`.
+   */
+  close(error?: E): void {
+    if (this.ending !== undefined) return
+    this.ending = error === undefined ? done : Exit.fail(error)
+    this.refuseWriters()
+    this.wake()
+  }
+
+  /** Closes and drops what is buffered: the consumer is handed nothing more and not told the end. */
+  halt(): void {
+    if (this.ending === undefined) this.ending = done
+    this.refuseWriters()
+    this.items = []
+    this.consumer = undefined
+    this.wake()
+  }
+
+  private hasWriters(): boolean {
+    return this.writers !== undefined && this.writers.length > 0
+  }
+
+  private refuseWriters(): void {
+    const writers = this.writers
+    if (writers === undefined) return
+    this.writers = undefined
+    for (const writer of writers) writer.resume(refused)
+  }
+
+  /** Takes every buffered item; `next` (empty) becomes the buffer. */
+  private drain(next: Array<A> = []): Batch<A> | undefined {
+    if (this.items.length === 0 && !this.hasWriters()) return undefined
+    const batch = this.items
+    this.items = next
+    if (this.hasWriters()) {
+      // Waiting writers are admitted in arrival order, up to capacity; they are
+      // resumed only once the batch is complete, since a resumed writer may
+      // offer again at once.
+      const admitted = this.writers!.splice(0, this.capacity)
+      for (const writer of admitted) batch.push(writer.item)
+      for (const writer of admitted) writer.resume(accepted)
+    }
+    if (batch.length === 0) return undefined
+    this.onTaken?.()
+    return batch as unknown as Batch<A>
+  }
+
+  private wake(): void {
+    if (this.consumer !== undefined) {
+      if (!this.paused && !this.pumping) this.schedule()
+      return
+    }
+    if (this.reader === undefined) return
+    this.schedule()
+  }
+
+  private schedule(): void {
+    if (this.wakeScheduled) return
+    this.wakeScheduled = true
+    resolved.then(this.onWake)
+  }
+
+  private readonly onWake = (): void => {
+    this.wakeScheduled = false
+    if (this.consumer !== undefined) {
+      this.pump(this.consumer)
+      return
+    }
+    const reader = this.reader
+    if (reader === undefined) return
+    const batch = this.drain()
+    if (batch !== undefined) {
+      this.reader = undefined
+      reader(Exit.succeed(batch))
+    } else if (this.ending !== undefined) {
+      this.reader = undefined
+      reader(this.ending)
+    }
+  }
+
+  private pump(consumer: Consumer<A>): void {
+    if (this.paused || this.pumping) return
+    this.pumping = true
+    try {
+      for (;;) {
+        const batch = this.drain(this.spare) as Array<A> | undefined
+        if (batch === undefined) break
+        for (let i = 0; i < batch.length; i++) {
+          const taken = consumer.push(batch[i]!)
+          // A consumer that halted the queue while taking is handed nothing more.
+          if (this.consumer !== consumer) return
+          if (taken) continue
+          // The consumer waits: what it did not take goes back in front, in order.
+          this.paused = true
+          if (i + 1 < batch.length) this.items = batch.slice(i + 1).concat(this.items)
+          this.spare = []
+          return
+        }
+        // Two buffers take turns: the one handed over is emptied and becomes the next buffer.
+        batch.length = 0
+        this.spare = batch
+      }
+    } finally {
+      this.pumping = false
+    }
+    if (this.ending !== undefined && this.consumer === consumer) {
+      this.consumer = undefined
+      consumer.end()
+    }
+  }
+}

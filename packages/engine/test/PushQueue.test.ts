@@ -1,0 +1,194 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Stream from "effect/Stream"
+import * as Schema from "effect/Schema"
+import { PushQueue } from "../src/internal/pushQueue.ts"
+
+const collect = <A>(queue: PushQueue<A>) => Stream.runCollect(Stream.fromPull(Effect.succeed(queue.take)))
+
+/** Lets the microtask wake-ups run. */
+const microtasks = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 0)))
+
+const between = (minimum: number, maximum: number) => Schema.Int.check(Schema.isBetween({ minimum, maximum }))
+const capacity = between(1, 8)
+const listOf = <S extends Schema.Top>(item: S, min: number, max: number) =>
+  Schema.Array(item).check(Schema.isBetweenLength(min, max))
+
+describe("PushQueue", () => {
+  it.effect.prop(
+    "order: each writer's items arrive in its order, none lost, whatever the capacity",
+    [capacity, listOf(between(0, 12), 1, 5)],
+    ([cap, counts]) =>
+      Effect.gen(function* () {
+        const queue = new PushQueue<readonly [number, number]>(cap)
+        const reader = yield* Effect.forkChild(collect(queue))
+        const writers = yield* Effect.forEach(counts, (count, w) =>
+          Effect.forkChild(
+            Effect.forEach(
+              Array.from({ length: count }, (_, i) => i),
+              (i) => queue.offer([w, i]),
+              { discard: true }
+            )
+          )
+        )
+        yield* Fiber.joinAll(writers)
+        queue.close()
+        const got = yield* Fiber.join(reader)
+        assert.strictEqual(
+          got.length,
+          counts.reduce((a, b) => a + b, 0)
+        )
+        counts.forEach((count, w) => {
+          assert.deepStrictEqual(
+            got.filter(([x]) => x === w).map(([, i]) => i),
+            Array.from({ length: count }, (_, i) => i)
+          )
+        })
+      })
+  )
+
+  it.effect.prop(
+    "order: a consumer that pauses at random items still takes everything once, in order",
+    [capacity, listOf(Schema.Boolean, 1, 40)],
+    ([cap, pauses]) =>
+      Effect.gen(function* () {
+        const queue = new PushQueue<number>(cap)
+        const taken: Array<number> = []
+        let ended = 0
+        queue.attach({
+          push: (n) => {
+            taken.push(n)
+            if (!pauses[n]) return true
+            // Resumed later, as a consumer whose handling went on in a fiber.
+            setTimeout(queue.resume, 0)
+            return false
+          },
+          end: () => ended++
+        })
+        for (let n = 0; n < pauses.length; n++) assert.isTrue(yield* queue.offer(n))
+        queue.close()
+        while (ended === 0) yield* microtasks
+        assert.deepStrictEqual(
+          taken,
+          pauses.map((_, n) => n)
+        )
+        assert.strictEqual(ended, 1)
+      })
+  )
+
+  it.effect.prop(
+    "bound: with nobody taking, exactly `capacity` offers complete and the line waits in FIFO order",
+    [capacity, between(1, 6)],
+    ([cap, extra]) =>
+      Effect.gen(function* () {
+        const queue = new PushQueue<number>(cap)
+        for (let i = 0; i < cap; i++) assert.isTrue(yield* queue.offer(i))
+        assert.isFalse(queue.hasRoom())
+        assert.isFalse(queue.tryOffer(-1))
+        const waiting = []
+        for (let i = 0; i < extra; i++) {
+          waiting.push(yield* Effect.forkChild(queue.offer(cap + i)))
+          yield* Effect.yieldNow
+        }
+        for (const fiber of waiting) assert.isUndefined(fiber.pollUnsafe(), "a writer past capacity waits")
+        assert.strictEqual(queue.size, cap)
+        // One take admits the line in arrival order, up to capacity.
+        const first = yield* queue.take
+        assert.deepStrictEqual(
+          [...first],
+          Array.from({ length: cap + Math.min(extra, cap) }, (_, i) => i)
+        )
+        assert.isAtMost(queue.size, cap)
+      })
+  )
+
+  it.effect.prop(
+    "interruption: an interrupted writer's item is never delivered; the others keep their places",
+    [capacity, listOf(Schema.Boolean, 1, 8)],
+    ([cap, interrupted]) =>
+      Effect.gen(function* () {
+        const queue = new PushQueue<number>(cap)
+        for (let i = 0; i < cap; i++) yield* queue.offer(i)
+        const writers = []
+        for (let w = 0; w < interrupted.length; w++) {
+          writers.push(yield* Effect.forkChild(queue.offer(100 + w)))
+          yield* Effect.yieldNow
+        }
+        yield* Effect.forEach(
+          writers.filter((_, w) => interrupted[w]),
+          Fiber.interrupt,
+          { discard: true }
+        )
+        const reader = yield* Effect.forkChild(collect(queue))
+        yield* Effect.forEach(
+          writers.filter((_, w) => !interrupted[w]),
+          (fiber) => Effect.map(Fiber.join(fiber), (ok) => assert.isTrue(ok)),
+          { discard: true }
+        )
+        queue.close()
+        assert.deepStrictEqual(yield* Fiber.join(reader), [
+          ...Array.from({ length: cap }, (_, i) => i),
+          ...interrupted.flatMap((x, w) => (x ? [] : [100 + w]))
+        ])
+      })
+  )
+
+  it.effect("the taker is woken on a microtask, never inside offer", () =>
+    Effect.gen(function* () {
+      const queue = new PushQueue<number>(4)
+      const taken: Array<number> = []
+      queue.attach({ push: (n) => taken.push(n) > 0, end: () => {} })
+      queue.offerNow(1)
+      assert.deepStrictEqual(taken, [])
+      yield* Effect.promise(() => Promise.resolve())
+      assert.deepStrictEqual(taken, [1])
+    })
+  )
+
+  it.effect("close: later offers and waiting writers are refused; the reader gets the buffer, then the error", () =>
+    Effect.gen(function* () {
+      const queue = new PushQueue<number, string>(1)
+      yield* queue.offer(1)
+      const writer = yield* Effect.forkChild(queue.offer(2))
+      yield* Effect.yieldNow
+      queue.close("boom")
+      assert.isFalse(yield* Fiber.join(writer))
+      assert.isFalse(yield* queue.offer(3))
+      assert.deepStrictEqual(yield* queue.take, [1])
+      assert.strictEqual(yield* Effect.flip(queue.take), "boom")
+    })
+  )
+
+  it.effect("a producer that overfills with offerNow learns when the consumer took the buffer", () =>
+    Effect.gen(function* () {
+      let taken = 0
+      const queue = new PushQueue<number>(2, () => taken++)
+      for (const n of [1, 2, 3]) queue.offerNow(n)
+      assert.isFalse(queue.hasRoom())
+      assert.deepStrictEqual(yield* queue.take, [1, 2, 3])
+      assert.strictEqual(taken, 1)
+    })
+  )
+
+  it.effect("halt drops the buffer and ends an attached consumer's deliveries without `end`", () =>
+    Effect.gen(function* () {
+      const queue = new PushQueue<number>(4)
+      const taken: Array<number> = []
+      let ended = 0
+      queue.attach({
+        push: (n) => {
+          taken.push(n)
+          if (n === 1) queue.halt()
+          return true
+        },
+        end: () => ended++
+      })
+      for (const n of [1, 2, 3]) queue.offerNow(n)
+      yield* microtasks
+      assert.deepStrictEqual(taken, [1])
+      assert.strictEqual(ended, 0)
+      assert.isFalse(yield* queue.offer(4))
+    })
+  )
+})
