@@ -33,6 +33,7 @@ import * as Scope from "effect/Scope"
 import * as SecureRandom from "effect/crypto/SecureRandom"
 import { CurrentHttpSession, type CurrentHttpSessionShape } from "./CurrentHttpSession.ts"
 import * as EventStore from "./EventStore.ts"
+import * as Cors from "./internal/httpCors.ts"
 import * as Headers from "./internal/httpHeaders.ts"
 import * as Post from "./internal/httpServerPost.ts"
 import * as Run from "./internal/httpServerRun.ts"
@@ -162,6 +163,8 @@ export const make = Effect.fnUntraced(function* <E, R>(
   const maxSessions = options.maxSessions ?? 10_000
   const maxBuffered = Math.max(1, options.maxBufferedMessages ?? 1024)
   const guard = Wire.makeRebindingGuard(options.rebinding)
+  const allowedOrigin = Cors.makeAllowedOrigin(options.rebinding)
+  const methods = stateful ? ["GET", "POST", "DELETE"] : ["POST"]
   const settings: HttpSession.Settings = {
     clock,
     epoch: clock.currentTimeMillisUnsafe(),
@@ -281,20 +284,28 @@ export const make = Effect.fnUntraced(function* <E, R>(
       return HttpServerResponse.empty({ status: 200 })
     })
 
+  const route = (request: HttpServerRequest.HttpServerRequest) => {
+    switch (request.method) {
+      case "POST":
+        return Post.handle(request, postContext)
+      case "GET":
+        return get(request)
+      case "DELETE":
+        return del(request)
+      default:
+        return Effect.succeed(Wire.methodNotAllowed(methods.join(", ")))
+    }
+  }
+
   const handler = Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
     const refused = guard(request)
     if (refused !== undefined) return refused
-    switch (request.method) {
-      case "POST":
-        return yield* Post.handle(request, postContext)
-      case "GET":
-        return yield* get(request)
-      case "DELETE":
-        return yield* del(request)
-      default:
-        return Wire.methodNotAllowed(stateful ? "GET, POST, DELETE" : "POST")
-    }
+    // Only a request from a web page carries Origin: the others pay nothing for CORS.
+    const origin = request.headers["origin"] === undefined ? undefined : allowedOrigin(request)
+    if (origin === undefined) return yield* route(request)
+    if (Cors.isPreflight(request)) return Cors.preflight(request, origin, methods)
+    return Cors.withCors(yield* route(request), origin)
   })
 
   return {

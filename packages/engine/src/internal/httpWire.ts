@@ -139,7 +139,8 @@ export interface RebindingOptions {
 
 export const loopbackHosts: ReadonlyArray<string> = ["localhost", "127.0.0.1", "[::1]", "::1"]
 
-const hostnameOf = (host: string): string => {
+/** The host name of a `Host` value or of an origin's authority, lower case, without its port. */
+export const hostnameOf = (host: string): string => {
   const h = host.trim().toLowerCase()
   if (h.startsWith("[")) {
     const end = h.indexOf("]")
