@@ -5,9 +5,10 @@
  *
  * Binds 127.0.0.1 by default. On a loopback bind the engine's DNS-rebinding
  * protection is on (only loopback names in `Host` and `Origin`). On any other
- * interface `layerStreamableHttp` and `layerSse` turn it off unless
- * `rebinding` is given (with a warning): pass `rebinding.allowedHosts` with
- * the names clients use to keep it.
+ * interface `layerStreamableHttp` and `layerSse` refuse to start (with
+ * `RebindingRequiredError`) unless `rebinding` says what to accept:
+ * `rebinding.allowedHosts` with the names clients use, or the named opt-out
+ * `rebinding: { enabled: false }` (behind a proxy that checks them itself).
  */
 import * as SseServer from "@effect-mcp/engine/SseServer"
 import type { RebindingOptions } from "@effect-mcp/engine/StreamableHttpServer"
@@ -19,6 +20,7 @@ import * as HttpServer from "effect/http/HttpServer"
 import * as HttpServerError from "effect/http/HttpServerError"
 import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
 import { createServer } from "node:http"
 
 /** Where the HTTP server listens. */
@@ -89,20 +91,36 @@ const failed = <A>(error: ListenError): Layer.Layer<A, ListenError> =>
 const isLoopback = (host: string) =>
   host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host)
 
-/** The rebinding options for a bind: the engine's default on loopback, off elsewhere unless configured. */
-const rebindingFor = <O extends { readonly rebinding?: RebindingOptions | undefined } & ListenOptions>(
-  options: O
-): { readonly options: O; readonly warning: Layer.Layer<never> } => {
-  const host = options.host ?? "127.0.0.1"
-  if (options.rebinding !== undefined || isLoopback(host)) return { options, warning: Layer.empty }
-  return {
-    options: { ...options, rebinding: { enabled: false } },
-    warning: Layer.effectDiscard(
-      Effect.logWarning(
-        `MCP endpoint on ${host} without rebinding options: Host/Origin checks are off; set rebinding.allowedHosts`
-      )
-    )
+/**
+ * A Streamable HTTP or legacy SSE endpoint was to listen on a non-loopback
+ * address without saying which `Host` and `Origin` values to accept: other
+ * machines can reach it, and a page whose name resolves to it could too.
+ * Give `rebinding.allowedHosts` (and `allowedOrigins` for browser clients),
+ * or opt out by name with `rebinding: { enabled: false }`.
+ */
+export class RebindingRequiredError extends Schema.TaggedError<RebindingRequiredError>()("RebindingRequiredError", {
+  host: Schema.String
+}) {
+  override get message(): string {
+    return `MCP endpoint on non-loopback address ${this.host}: set rebinding.allowedHosts to the names clients use, or rebinding: { enabled: false } to turn the Host/Origin checks off`
   }
+}
+
+/**
+ * Whether a bind may start with these rebinding options: on loopback the
+ * engine's default holds; elsewhere an explicit list of hosts or the explicit
+ * opt-out is required (protection must never turn itself off).
+ */
+const rebindingFor = (
+  options: { readonly rebinding?: RebindingOptions | undefined } & ListenOptions
+): Layer.Layer<never, RebindingRequiredError> => {
+  const host = options.host ?? "127.0.0.1"
+  if (isLoopback(host)) return Layer.empty
+  const rebinding = options.rebinding
+  if (rebinding?.enabled === false || (rebinding?.allowedHosts !== undefined && rebinding.allowedHosts.length > 0)) {
+    return Layer.empty
+  }
+  return Layer.effectDiscard(Effect.fail(new RebindingRequiredError({ host })))
 }
 
 /**
@@ -126,14 +144,17 @@ const rebindingFor = <O extends { readonly rebinding?: RebindingOptions | undefi
  */
 export const layerStreamableHttp = <E, R>(
   options: StreamableHttpServer.Options<E, R> & ListenOptions
-): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, Exclude<R, StreamableHttpServer.Provided>> => {
-  const bound = rebindingFor(options)
-  return Layer.merge(layer(StreamableHttpServer.layer(bound.options), options), bound.warning) as Layer.Layer<
+): Layer.Layer<
+  HttpServer.HttpServer,
+  HttpServerError.ServeError | RebindingRequiredError,
+  Exclude<R, StreamableHttpServer.Provided>
+> =>
+  // Checked before the listener is made: a refused bind never opens a socket.
+  Layer.provideMerge(layer(StreamableHttpServer.layer(options), options), rebindingFor(options)) as Layer.Layer<
     HttpServer.HttpServer,
-    HttpServerError.ServeError,
+    HttpServerError.ServeError | RebindingRequiredError,
     Exclude<R, StreamableHttpServer.Provided>
   >
-}
 
 /**
  * A legacy HTTP+SSE endpoint pair (`/sse` and `/messages` by default) on `host:port`.
@@ -151,14 +172,16 @@ export const layerStreamableHttp = <E, R>(
  */
 export const layerSse = <E, R>(
   options: SseServer.Options<E, R> & ListenOptions
-): Layer.Layer<HttpServer.HttpServer, HttpServerError.ServeError, Exclude<R, SseServer.Provided>> => {
-  const bound = rebindingFor(options)
-  return Layer.merge(layer(SseServer.layer(bound.options), options), bound.warning) as Layer.Layer<
+): Layer.Layer<
+  HttpServer.HttpServer,
+  HttpServerError.ServeError | RebindingRequiredError,
+  Exclude<R, SseServer.Provided>
+> =>
+  Layer.provideMerge(layer(SseServer.layer(options), options), rebindingFor(options)) as Layer.Layer<
     HttpServer.HttpServer,
-    HttpServerError.ServeError,
+    HttpServerError.ServeError | RebindingRequiredError,
     Exclude<R, SseServer.Provided>
   >
-}
 
 /** The base URL the server listens on, e.g. `http://127.0.0.1:54321`. */
 export const url: Effect.Effect<string, never, HttpServer.HttpServer> = Effect.map(

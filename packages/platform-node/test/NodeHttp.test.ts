@@ -169,6 +169,35 @@ describe("Streamable HTTP over loopback sockets", () => {
   )
 
   it.live(
+    "a non-loopback bind needs allowed hosts or the named opt-out: RebindingRequiredError, and no socket opened",
+    () =>
+      Effect.gen(function* () {
+        // 192.0.2.1 (TEST-NET-1) is no interface of this machine: a bind that got past the check fails to listen.
+        const start = (rebinding: StreamableHttpServer.RebindingOptions | undefined, host = "192.0.2.1") =>
+          Effect.flip(
+            Layer.build(NodeHttpServer.layerStreamableHttp({ session: sessionFactory, host, port: 0, rebinding }))
+          )
+        const refused = yield* start(undefined)
+        assert.strictEqual(refused._tag, "RebindingRequiredError")
+        assert.include(refused.message, "192.0.2.1")
+        assert.strictEqual(
+          (yield* start({ allowedOrigins: ["https://app.example.com"] }))._tag,
+          "RebindingRequiredError"
+        )
+        assert.strictEqual((yield* start(undefined, "0.0.0.0"))._tag, "RebindingRequiredError")
+        const sse = yield* Effect.flip(
+          Layer.build(NodeHttpServer.layerSse({ session: sessionFactory, host: "0.0.0.0", port: 0 }))
+        )
+        assert.strictEqual(sse._tag, "RebindingRequiredError")
+        // An explicit list, or the named opt-out, gets as far as listening.
+        const listed = yield* start({ allowedHosts: ["mcp.example.com"] })
+        assert.instanceOf(listed, NodeHttpServer.ListenError)
+        assert.instanceOf(yield* start({ enabled: false }), NodeHttpServer.ListenError)
+      }),
+    TIMEOUT
+  )
+
+  it.live(
     "an oversize body gets 413 and the server keeps serving",
     () =>
       Effect.gen(function* () {
