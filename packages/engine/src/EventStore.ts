@@ -4,8 +4,10 @@
  * what it missed. Events are opaque strings (the `data` of the SSE event):
  * a shared store (Redis, a database) only has to keep strings per stream.
  *
- * The in-memory store is the default; it bounds both the events kept per
- * stream and the number of streams, dropping the oldest first.
+ * The in-memory store is the default; it bounds the events kept per stream,
+ * the number of streams and the size of everything kept, dropping the oldest
+ * first. An event stays replayable until those bounds drop it, however many
+ * times a client resumes after it.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -47,7 +49,7 @@ export interface EventStoreShape {
    * unknown (never issued, evicted, or its stream forgotten).
    */
   readonly replayAfter: (eventId: EventId) => Effect.Effect<Replay | undefined, EventStoreError>
-  /** Drops a stream: it was delivered completely or its session ended. */
+  /** Drops a stream: its session ended. */
   readonly forget: (streamId: StreamId) => Effect.Effect<void, EventStoreError>
 }
 
@@ -60,6 +62,12 @@ export interface MemoryOptions {
   readonly maxEventsPerStream?: number | undefined
   /** Streams kept; the oldest stream is dropped first. Default 10,000. */
   readonly maxStreams?: number | undefined
+  /**
+   * Size of the event data kept across every stream, in UTF-16 code units
+   * (bytes, for the ASCII JSON most events are); the oldest events are
+   * dropped first. Default 64 MiB.
+   */
+  readonly maxBytes?: number | undefined
 }
 
 interface MemoryStream {
@@ -71,6 +79,8 @@ interface MemoryStream {
 export const makeMemory = (options?: MemoryOptions): EventStoreShape => {
   const maxEvents = Math.max(1, options?.maxEventsPerStream ?? 1024)
   const maxStreams = Math.max(1, options?.maxStreams ?? 10_000)
+  const maxBytes = Math.max(1, options?.maxBytes ?? 64 * 1024 * 1024)
+  let bytes = 0
   // Map iteration follows insertion order, so the first key is the oldest stream.
   const streams = new Map<StreamId, MemoryStream>()
   const index = new Map<EventId, StreamId>()
@@ -78,8 +88,27 @@ export const makeMemory = (options?: MemoryOptions): EventStoreShape => {
   const drop = (streamId: StreamId) => {
     const stream = streams.get(streamId)
     if (stream === undefined) return
-    for (const event of stream.events) index.delete(event.id)
+    for (const event of stream.events) {
+      index.delete(event.id)
+      bytes -= event.data.length
+    }
     streams.delete(streamId)
+  }
+
+  const evictOldest = (stream: MemoryStream) => {
+    const evicted = stream.events.shift()
+    if (evicted === undefined) return
+    index.delete(evicted.id)
+    bytes -= evicted.data.length
+  }
+
+  // Oldest streams first, oldest events first; the event just stored is kept.
+  const trim = (current: StreamId) => {
+    for (const [streamId, stream] of streams) {
+      while (bytes > maxBytes && stream.events.length > (streamId === current ? 1 : 0)) evictOldest(stream)
+      if (bytes <= maxBytes) return
+      if (streamId !== current) streams.delete(streamId)
+    }
   }
 
   return {
@@ -97,10 +126,9 @@ export const makeMemory = (options?: MemoryOptions): EventStoreShape => {
         const id = `${streamId}_${stream.next++}`
         stream.events.push({ id, data })
         index.set(id, streamId)
-        if (stream.events.length > maxEvents) {
-          const evicted = stream.events.shift()
-          if (evicted !== undefined) index.delete(evicted.id)
-        }
+        bytes += data.length
+        if (stream.events.length > maxEvents) evictOldest(stream)
+        if (bytes > maxBytes) trim(streamId)
         return id
       }),
     replayAfter: (eventId) =>

@@ -270,6 +270,21 @@ export class HttpSession extends Lock implements Transport.TransportShape {
     return stream
   }
 
+  /** A stream delivered in full, remade to carry the replay of a resume. */
+  private retired(id: string): LogicalStream {
+    return {
+      id,
+      standalone: false,
+      pending: new Set(),
+      collected: undefined,
+      done: Deferred.makeUnsafe<void>(),
+      first: Deferred.makeUnsafe<JsonRpc.Message | undefined>(),
+      waiting: [],
+      connection: undefined,
+      complete: true
+    }
+  }
+
   /** Drops a stream from the table; an empty table is dropped too (an idle session keeps none). */
   private unlist(stream: LogicalStream): void {
     const streams = this.streamMap
@@ -520,7 +535,8 @@ export class HttpSession extends Lock implements Transport.TransportShape {
 
   /**
    * The whole SSE text of a stream already complete on `connection`, which it
-   * then ends and forgets (delivered in full); undefined while it is not.
+   * then ends and unlists (delivered in full; its events stay resumable until
+   * the store drops them); undefined while it is not.
    */
   completeText(stream: LogicalStream, connection: Connection): Effect.Effect<string | undefined> {
     return Effect.suspend(() => {
@@ -530,7 +546,8 @@ export class HttpSession extends Lock implements Transport.TransportShape {
       return Effect.flatMap(Queue.clear(connection), (texts) => {
         Queue.shutdownUnsafe(connection)
         this.touch()
-        return Effect.as(this.forget(stream), texts.join(""))
+        this.unlist(stream)
+        return Effect.succeed(texts.join(""))
       })
     })
   }
@@ -551,10 +568,12 @@ export class HttpSession extends Lock implements Transport.TransportShape {
           const current = stream.connection === connection
           if (current) stream.connection = undefined
           Queue.shutdownUnsafe(connection)
-          // Delivered in full: nobody will resume it.
-          const forgotten = current && stream.complete && Exit.isSuccess(exit) ? this.forget(stream) : Effect.void
+          // Delivered in full: unlisted, but its events stay in the store for as
+          // long as it keeps them, so a client whose connection dropped before it
+          // read them all resumes as often as it needs.
+          if (current && stream.complete && Exit.isSuccess(exit)) this.unlist(stream)
           // Without a connection the waiting senders go to the store (or the next GET).
-          return Effect.andThen(forgotten, this.pump(stream))
+          return this.pump(stream)
         })
       )
     )
@@ -605,9 +624,10 @@ export class HttpSession extends Lock implements Transport.TransportShape {
         return store.replayAfter(lastEventId).pipe(
           Effect.catch((error) => Effect.as(Effect.logWarning(error.message), undefined)),
           Effect.flatMap((replay) => {
-            const stream = replay === undefined ? undefined : this.streamMap?.get(replay.streamId)
             // The event must belong to this session: ids are not capabilities.
-            if (replay === undefined || stream === undefined) return Effect.succeed(undefined)
+            if (replay === undefined || !replay.streamId.startsWith(`${this.key}_`)) return Effect.succeed(undefined)
+            // A stream delivered in full is no longer listed: its replay is all that is left of it.
+            const stream = this.streamMap?.get(replay.streamId) ?? this.retired(replay.streamId)
             return Effect.map(this.attachTo(stream), (connection) => {
               // The replay covers what the GET stream missed.
               if (stream.standalone) this.undelivered = undefined
