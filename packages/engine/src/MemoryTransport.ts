@@ -13,8 +13,6 @@ import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { PushQueue } from "./internal/pushQueue.ts"
-import * as PeerDirect from "./internal/peerDirect.ts"
-import { PeerInput } from "./internal/peerInput.ts"
 import * as Transport from "./Transport.ts"
 
 /** Settings of a memory pair. */
@@ -69,19 +67,22 @@ const makeEnd = (inbox: Inbox, outbox: Inbox, codec: boolean): End => {
   // it reads and sends through the wrapper.
   Object.defineProperty(end, "attach", {
     value: (receiver: Transport.Receiver): boolean => {
-      if (reading || attached || !(receiver instanceof PeerInput)) return false
+      const push = receiver.push
+      if (reading || attached || push === undefined) return false
       attached = true
-      receiver.bind(inbox)
-      inbox.attach(receiver)
+      inbox.attach({ push: (frame) => push.call(receiver, frame, inbox), end: () => receiver.end() })
       return true
     }
   })
   // A frame that fits is taken as a plain call (the Peer then needs no effect to send it).
-  return PeerDirect.withSendNow(end, (frame) => {
-    if (closed || !outbox.hasRoom()) return false
-    outbox.offerNow(deliver(frame))
-    return true
+  Object.defineProperty(end, "trySend", {
+    value: (frame: Transport.Outgoing): boolean => {
+      if (closed || !outbox.hasRoom()) return false
+      outbox.offerNow(deliver(frame))
+      return true
+    }
   })
+  return end
 }
 
 /**

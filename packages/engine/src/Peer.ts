@@ -34,7 +34,6 @@ import {
   type Timer,
   type Timing
 } from "./internal/pending.ts"
-import * as PeerDirect from "./internal/peerDirect.ts"
 import * as PeerError from "./PeerError.ts"
 import type * as Transport from "./Transport.ts"
 
@@ -108,6 +107,16 @@ export interface Peer {
     params?: object | undefined,
     options?: CallOptions
   ) => Effect.Effect<unknown, CallError>
+  /**
+   * `request`, started when called rather than when run: for callers already
+   * running in the requesting fiber (inside `Effect.suspend`), one step cheaper.
+   * The returned effect waits for the outcome; run it once.
+   */
+  readonly requestNow: (
+    method: string,
+    params: object | undefined,
+    options: CallOptions | undefined
+  ) => Effect.Effect<unknown, CallError>
   /** The request as a Stream of progress updates that ends with the result. */
   readonly requestWithProgress: (
     method: string,
@@ -136,6 +145,8 @@ interface InFlight extends Served {
 }
 
 type ClosedExit = PeerInput.ClosedExit
+
+type SendNow = (frame: Transport.Outgoing, relatedRequestId?: JsonRpc.RequestId) => boolean
 
 const defaultTimeout = Duration.seconds(60)
 
@@ -228,8 +239,8 @@ class PeerImpl implements Peer, Timer, PeerInput.Host {
   private readonly clock: Clock.Clock
   private readonly config: Config
   private readonly semaphore: Semaphore.Semaphore | undefined
-  // Sends a frame as a plain call, when the transport can (in process).
-  private readonly sendNow: PeerDirect.SendNow | undefined
+  // Sends a frame as a plain call, when the transport can (Transport.trySend).
+  private readonly sendNow: SendNow | undefined
   private table: PendingTable | undefined = undefined
   // Requests in flight: most sessions serve one at a time, so the first needs no table.
   private solo: InFlight | undefined = undefined
@@ -254,7 +265,7 @@ class PeerImpl implements Peer, Timer, PeerInput.Host {
     this.context = context
     this.clock = Context.get(context, Clock.Clock)
     this.config = sharedConfig(options)
-    this.sendNow = PeerDirect.sendNowOf(transport)
+    this.sendNow = transport.trySend === undefined ? undefined : transport.trySend.bind(transport)
     this.semaphore =
       options?.maxConcurrentRequests === undefined ? undefined : Semaphore.makeUnsafe(options.maxConcurrentRequests)
   }
@@ -293,7 +304,9 @@ class PeerImpl implements Peer, Timer, PeerInput.Host {
   sendQuietly(frame: Transport.Outgoing, relatedRequestId?: JsonRpc.RequestId): Effect.Effect<void> {
     const sendNow = this.sendNow
     if (sendNow === undefined) return Effect.ignore(this.send(frame, relatedRequestId))
-    return Effect.suspend(() => (sendNow(frame) ? Effect.void : Effect.ignore(this.send(frame, relatedRequestId))))
+    return Effect.suspend(() =>
+      sendNow(frame, relatedRequestId) ? Effect.void : Effect.ignore(this.send(frame, relatedRequestId))
+    )
   }
 
   private respondSingle(response: JsonRpc.Response): Effect.Effect<void> {
@@ -385,7 +398,7 @@ class PeerImpl implements Peer, Timer, PeerInput.Host {
   }
 
   /** Answers a request whose fiber ended, unless it was interrupted (cancelled). */
-  private answer(entry: InFlight, exit: Exit.Exit<unknown, McpError.McpError>, sendNow: PeerDirect.SendNow): void {
+  private answer(entry: InFlight, exit: Exit.Exit<unknown, McpError.McpError>, sendNow: SendNow): void {
     this.unregister(entry)
     if (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)) return
     entry.responded = true
@@ -489,7 +502,7 @@ class PeerImpl implements Peer, Timer, PeerInput.Host {
     }
     const frame = JsonRpc.request(entry.id, method, params as JsonRpc.Params | undefined)
     const abandon = Effect.suspend(() => this.abandon(entry))
-    if (this.sendNow?.(frame) === true) {
+    if (this.sendNow?.(frame, options?.relatedRequestId) === true) {
       pending.startTimer(entry)
       return pending.wait(entry, abandon)
     }
@@ -740,18 +753,3 @@ export const make = Effect.fnUntraced(function* (
 
   return peer as Peer
 })
-
-/**
- * `peer.request`, started at once: for callers that are already running in
- * the requesting fiber (inside `Effect.suspend`), one step cheaper.
- */
-export const requestNow = (
-  peer: Peer,
-  method: string,
-  params: object | undefined,
-  options: CallOptions | undefined
-): Effect.Effect<unknown, CallError> =>
-  peer instanceof PeerImpl ? peer.requestNow(method, params, options) : peer.request(method, params, options)
-
-/** The Peer of the current session, for code that needs raw JSON-RPC access. */
-export class CurrentPeer extends Context.Service<CurrentPeer, Peer>()("@effect-mcp/engine/CurrentPeer") {}

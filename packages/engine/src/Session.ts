@@ -158,7 +158,7 @@ class SessionCore implements SessionShape {
     return Effect.suspend((): Effect.Effect<unknown, Peer.CallError | PeerError.NotSupported> => {
       const refusal = this.gate.checkOutgoing(method)
       if (refusal !== undefined) return Effect.fail(refusal)
-      return Peer.requestNow(this.peer, method, this.gate.encodeOutgoingParams(params), callOptions)
+      return this.peer.requestNow(method, this.gate.encodeOutgoingParams(params), callOptions)
     })
   }
 

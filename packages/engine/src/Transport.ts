@@ -44,13 +44,45 @@ export interface TransportShape {
   /** Sends one frame; suspends while the transport's bounded outgoing buffer is full. */
   readonly send: (frame: Outgoing, options?: SendOptions) => Effect.Effect<void, TransportError>
   /**
+   * Optional fast path: sends `frame` as a plain call when that needs no wait
+   * (the outgoing buffer has room and nothing waits ahead of it), so the
+   * sender needs no effect (and no fiber) to send. False when nothing was
+   * sent: the sender goes through `send`, which waits or fails. It must keep
+   * `send`'s guarantees: the same order (a frame it takes goes behind every
+   * frame `send` took before) and the same routing (`relatedRequestId` as in
+   * `SendOptions`; a response is routed by its own id).
+   *
+   * A wrapper that changes `send` must not copy `trySend` (nor `attach` when
+   * it changes `incoming`): the memory transport's are not enumerable, so a
+   * wrapper made by spreading an end keeps neither.
+   */
+  readonly trySend?: ((frame: Outgoing, relatedRequestId?: JsonRpc.RequestId) => boolean) | undefined
+  /**
    * Push delivery, for transports that hold many idle connections: the
    * receiver attaches itself once and the transport hands it every frame
    * instead of being read through `incoming` (which the receiver then never
-   * runs), so an idle connection costs no waiting reader. False when the
-   * transport cannot push (it was read already): the receiver reads `incoming`.
+   * runs), so an idle connection costs no waiting reader. The transport hands
+   * frames over with the receiver's `push` when it has one and delivers from
+   * its own turn, or with `offer`. False when the transport cannot push (it
+   * was read already, or it needs a `push` the receiver lacks): the receiver
+   * reads `incoming`.
    */
   readonly attach?: ((receiver: Receiver) => boolean) | undefined
+  /**
+   * Optional, for transports whose other side can end the session (a
+   * Streamable HTTP server answering 404 for the session id): `incoming` then
+   * fails with `Closed` whose `cause` is tagged `SessionExpired`, and `renew`
+   * readies the transport for a new session: `incoming` can be read again and
+   * the next frame (a new `initialize`) goes without the old session's id.
+   * Does nothing when the session did not expire.
+   */
+  readonly renew?: Effect.Effect<void> | undefined
+}
+
+/** A transport pushing frames to a `Receiver`: it pauses when `push` says so, until `resume`. */
+export interface PushSource {
+  /** The receiver takes frames again. */
+  readonly resume: () => void
 }
 
 /** The receiving end of push delivery (see `TransportShape.attach`). */
@@ -67,6 +99,15 @@ export interface Receiver {
   readonly end: (error?: TransportError) => void
   /** Completes once the input ended and every frame offered before was handled. */
   readonly drained: Effect.Effect<void>
+  /**
+   * Optional fast path for transports that deliver from their own turn (in
+   * process): hands one frame over as a plain call, handled in order with
+   * offered frames. False when the frame's handling goes on (in a fiber):
+   * the transport must hold every later frame until `source.resume()` is
+   * called; that pause is its backpressure. Frames pushed after the receiver
+   * stopped are dropped.
+   */
+  readonly push?: ((frame: Incoming, source: PushSource) => boolean) | undefined
 }
 
 /** The current transport, as a service; each transport module provides it. */

@@ -169,7 +169,7 @@ describe("MemoryTransport push delivery", () => {
       })
   )
 
-  it.effect("an end that was read is not attached again, nor one handed a receiver that is not a Peer's", () =>
+  it.effect("an end that was read is not attached again, nor one handed a receiver without `push`", () =>
     Effect.gen(function* () {
       const [a, b] = yield* MemoryTransport.makePair()
       const receiver: Transport.Receiver = {

@@ -1,11 +1,11 @@
 /**
  * The Peer's pushed input: frames a transport hands over instead of being
- * read through `incoming`. Two ways in share one state: `offer` (the
- * Transport.Receiver contract, for transports that run effects, such as the
- * HTTP session) and `push` (synchronous, for in-process transports that call
- * it from their own delivery turn). Frames are handled in order; one whose
- * handling needs a fiber (a notification handler, a batch) holds the frames
- * behind it until it completes.
+ * read through `incoming`. Two ways in share one state: `offer` (effects, for
+ * transports that run them, such as the HTTP session), whose frames wait in a
+ * PushQueue, and `push` (a plain call, for transports that deliver from their
+ * own turn, such as the memory transport). Frames are handled in order; one
+ * whose handling needs a fiber (a notification handler, a batch) holds the
+ * frames behind it until it completes: its source is paused and resumed then.
  */
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -14,6 +14,7 @@ import * as Fiber from "effect/Fiber"
 import type * as Context from "effect/Context"
 import type * as PeerError from "../PeerError.ts"
 import type * as Transport from "../Transport.ts"
+import { PushQueue } from "./pushQueue.ts"
 
 export type ClosedExit = Exit.Exit<void, Transport.TransportError | PeerError.KeepaliveFailed>
 
@@ -26,32 +27,19 @@ export interface Host {
   readonly inputFinished: (exit: ClosedExit) => void
 }
 
-/** Where pushed frames come from: it stops pushing when `push` says so, until `resume`. */
-export interface Source {
-  readonly resume: () => void
-}
-
 /** Frames offered while one is being handled wait here, up to this many; then `offer` suspends. */
-const pushCapacity = 256
-const accepted: Effect.Effect<boolean> = Exit.succeed(true)
-const refused: Effect.Effect<boolean> = Exit.succeed(false)
-
-interface Writer {
-  readonly frame: Transport.Incoming
-  readonly resume: (effect: Effect.Effect<boolean>) => void
-}
+const offerCapacity = 256
 
 export class PeerInput implements Transport.Receiver {
   private readonly host: Host
-  // The backlog's drainer (or the fiber handling a pushed frame) exists only
-  // while there are frames, so an idle session has none.
+  // The fiber handling a frame exists only while one is handled, so an idle session has none.
   private busy = false
-  private drainer: Fiber.Fiber<void> | undefined = undefined
-  private backlog: Array<Transport.Incoming> | undefined = undefined
-  private writers: Array<Writer> | undefined = undefined
+  private handler: Fiber.Fiber<void> | undefined = undefined
+  // Made on the first `offer`: a transport that pushes never needs it.
+  private queue: PushQueue<Transport.Incoming> | undefined = undefined
   private inputEnd: ClosedExit | undefined = undefined
   private drainedSignal: Deferred.Deferred<void> | undefined = undefined
-  private source: Source | undefined = undefined
+  private source: Transport.PushSource | undefined = undefined
   // The Peer closed, or the input ended and was handled: pushed frames are dropped.
   private stopped = false
 
@@ -59,129 +47,81 @@ export class PeerInput implements Transport.Receiver {
     this.host = host
   }
 
-  // ---- synchronous push (in-process transports) -------------------------------
-
-  /** Makes `source` the one pushing frames: it is resumed after `push` asked it to wait. */
-  bind(source: Source): void {
-    this.source = source
-  }
-
   /**
-   * Handles one frame now. False when its handling went on in a fiber: the
-   * source must push nothing more until it is resumed. Frames pushed after
+   * Handles one frame now. False when its handling went on in a fiber:
+   * `source` must push nothing more until it is resumed. Frames pushed after
    * the Peer closed are dropped.
    */
-  push(frame: Transport.Incoming): boolean {
+  push(frame: Transport.Incoming, source: Transport.PushSource): boolean {
     if (this.stopped) return true
     const effect = this.host.onFrame(frame)
     if (effect === undefined) return true
-    const fiber = Effect.runForkWith(this.host.context)(effect)
-    if (fiber.pollUnsafe() !== undefined) return true
+    // The fiber records itself as its first step: the handler may resume other
+    // fibers synchronously (completing a Deferred), which may close the Peer
+    // before runFork returns; the close must find the fiber to interrupt.
+    const fiber = Effect.runForkWith(this.host.context)(Effect.withFiber(this.started(effect)))
+    if (fiber.pollUnsafe() !== undefined || this.stopped) {
+      if (this.handler === fiber) this.handler = undefined
+      return true
+    }
     this.busy = true
-    this.drainer = fiber
+    this.source = source
     fiber.addObserver(() => {
-      if (this.drainer !== fiber) return
-      this.busy = false
-      this.drainer = undefined
-      if (this.inputEnd !== undefined) this.finishInput()
-      else this.source?.resume()
+      if (this.handler === fiber) this.handled()
     })
     return false
   }
 
-  // ---- Transport.Receiver ---------------------------------------------------
+  private started(effect: Effect.Effect<void>) {
+    return (self: Fiber.Fiber<unknown, unknown>): Effect.Effect<void> => {
+      this.handler = self as Fiber.Fiber<void>
+      return effect
+    }
+  }
 
   offer(frame: Transport.Incoming): Effect.Effect<boolean> {
-    return Effect.suspend(() => {
-      if (this.inputEnd !== undefined) return refused
-      if (this.backlog === undefined) this.backlog = []
-      if ((this.writers === undefined || this.writers.length === 0) && this.backlog.length < pushCapacity) {
-        this.backlog.push(frame)
-        if (!this.busy) this.startDrainer()
-        return accepted
-      }
-      return Effect.callback<boolean>((resume) => {
-        if (this.inputEnd !== undefined) return resume(refused)
-        const writer: Writer = { frame, resume }
-        if (this.writers === undefined) this.writers = []
-        const writers = this.writers
-        writers.push(writer)
-        return Effect.sync(() => {
-          const index = writers.indexOf(writer)
-          if (index >= 0) writers.splice(index, 1)
-        })
-      })
-    })
+    return Effect.suspend(() => (this.queue ?? this.makeQueue()).offer(frame))
   }
 
   end(error?: Transport.TransportError): void {
     if (this.inputEnd !== undefined) return
     this.inputEnd = error === undefined ? Exit.void : Exit.fail(error)
-    this.refuseWriters()
-    if (!this.busy) this.finishInput()
+    // Offered frames are handled first: the queue's consumer learns the end after them.
+    if (this.queue !== undefined) this.queue.close()
+    else if (!this.busy) this.finishInput()
   }
 
   get drained(): Effect.Effect<void> {
     return Effect.suspend(() => {
-      if (this.inputEnd !== undefined && !this.busy) return Effect.void
+      if (this.stopped) return Effect.void
       if (this.drainedSignal === undefined) this.drainedSignal = Deferred.makeUnsafe()
       return Deferred.await(this.drainedSignal)
     })
   }
 
-  /**
-   * Starts the fiber that handles the backlog. It starts a tick later, as a
-   * waiting reader would resume: the offering exchange finishes what it does
-   * around `offer` (opening its reply stream) before its frame is handled.
-   */
-  private startDrainer(): void {
-    this.busy = true
-    const fiber = Effect.runForkWith(this.host.context)(
-      Effect.andThen(
-        Effect.yieldNow,
-        Effect.suspend(() => this.drainBacklog())
-      )
-    )
-    // A drainer that finished synchronously has cleared `busy` already.
-    if (this.busy) this.drainer = fiber
+  private makeQueue(): PushQueue<Transport.Incoming> {
+    const queue = new PushQueue<Transport.Incoming>(offerCapacity)
+    this.queue = queue
+    if (this.inputEnd !== undefined) queue.close()
+    queue.attach({
+      push: (frame) => this.push(frame, queue),
+      end: () => this.finishInput()
+    })
+    return queue
   }
 
-  private drainBacklog(): Effect.Effect<void> {
-    for (;;) {
-      const backlog = this.backlog
-      if (backlog === undefined || backlog.length === 0) break
-      const frame = backlog.shift()!
-      const writer = this.writers?.shift()
-      if (writer !== undefined) {
-        backlog.push(writer.frame)
-        writer.resume(accepted)
-      }
-      const effect = this.host.onFrame(frame)
-      if (effect !== undefined)
-        return Effect.andThen(
-          effect,
-          Effect.suspend(() => this.drainBacklog())
-        )
-    }
+  private handled(): void {
     this.busy = false
-    this.drainer = undefined
-    this.backlog = undefined
-    if (this.inputEnd !== undefined) this.finishInput()
-    return Effect.void
-  }
-
-  private refuseWriters(): void {
-    const writers = this.writers
-    if (writers === undefined) return
-    this.writers = undefined
-    for (const writer of writers) writer.resume(refused)
+    this.handler = undefined
+    if (this.inputEnd !== undefined && this.queue === undefined) this.finishInput()
+    else this.source?.resume()
   }
 
   private finishInput(): void {
-    const exit = this.inputEnd!
+    if (this.stopped) return
     this.stopped = true
     if (this.drainedSignal !== undefined) Deferred.doneUnsafe(this.drainedSignal, Exit.void)
-    this.host.inputFinished(exit)
+    this.host.inputFinished(this.inputEnd ?? Exit.void)
   }
 
   // ---- the Peer closing ------------------------------------------------------
@@ -193,15 +133,12 @@ export class PeerInput implements Transport.Receiver {
    */
   stop(exit: ClosedExit): Fiber.Fiber<void> | undefined {
     this.stopped = true
-    if (this.inputEnd === undefined) {
-      this.inputEnd = exit
-      this.refuseWriters()
-    }
-    const drainer = this.drainer
+    if (this.inputEnd === undefined) this.inputEnd = exit
+    this.queue?.halt()
+    const handler = this.handler
     this.busy = false
-    this.drainer = undefined
-    this.backlog = undefined
+    this.handler = undefined
     if (this.drainedSignal !== undefined) Deferred.doneUnsafe(this.drainedSignal, Exit.void)
-    return drainer !== undefined && drainer !== Fiber.getCurrent() ? drainer : undefined
+    return handler !== undefined && handler !== Fiber.getCurrent() ? handler : undefined
   }
 }
