@@ -29,6 +29,7 @@ import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
 import * as Scope from "effect/Scope"
 import * as SecureRandom from "effect/crypto/SecureRandom"
 import { CurrentHttpSession, type CurrentHttpSessionShape } from "./CurrentHttpSession.ts"
@@ -77,6 +78,15 @@ export interface Options<E = never, R = never> {
    * they were made. Default 1,024.
    */
   readonly maxBufferedMessages?: number | undefined
+  /**
+   * An SSE connection whose client takes nothing for this long while events
+   * wait for it is closed (the client can resume it with `Last-Event-ID`);
+   * `stats().evictedConnections` and the `mcp_http_evicted_connections`
+   * counter count them. Default 30 seconds.
+   */
+  readonly writeTimeout?: Duration.Input | undefined
+  /** How often a silent SSE connection gets a keepalive comment. Default 15 seconds. */
+  readonly keepaliveInterval?: Duration.Input | undefined
   /** A session without any HTTP exchange for this long is closed. Default 30 minutes. */
   readonly sessionIdleTimeout?: Duration.Input | undefined
   /** Sessions open at once; an `initialize` beyond it gets 503. Default 10,000. */
@@ -116,7 +126,23 @@ export interface StreamableHttpServer {
   readonly sessionCount: () => number
   /** Ends a session as a DELETE would; false when it does not exist. */
   readonly closeSession: (sessionId: string) => Effect.Effect<boolean>
+  /** What the server counted since it started. */
+  readonly stats: () => Stats
 }
+
+/** What a Streamable HTTP server counts. */
+export interface Stats {
+  /** SSE connections closed because their client stopped reading (see `writeTimeout`). */
+  readonly evictedConnections: number
+  /** Idempotent notifications (list_changed, resources/updated) not sent because the same one was still unread. */
+  readonly coalescedNotifications: number
+}
+
+/** Counts the SSE connections closed because their client stopped reading, across every server of the process. */
+export const evictedConnections: Metric.Metric<number, Metric.CounterState<number>> = Metric.counter(
+  "mcp_http_evicted_connections",
+  { description: "SSE connections closed because their client stopped reading past the write timeout" }
+)
 
 /** CurrentHttpSession of one session: behaviour on the prototype, one field per session. */
 class CurrentHttp implements CurrentHttpSessionShape {
@@ -162,6 +188,9 @@ export const make = Effect.fnUntraced(function* <E, R>(
   const idleMs = Duration.toMillis(Duration.fromInputUnsafe(options.sessionIdleTimeout ?? Duration.minutes(30)))
   const maxSessions = options.maxSessions ?? 10_000
   const maxBuffered = Math.max(1, options.maxBufferedMessages ?? 1024)
+  const writeTimeoutMs = Duration.toMillis(Duration.fromInputUnsafe(options.writeTimeout ?? Duration.seconds(30)))
+  const keepaliveMs = Duration.toMillis(Duration.fromInputUnsafe(options.keepaliveInterval ?? Duration.seconds(15)))
+  const counters: HttpSession.Counters = { evicted: 0, coalesced: 0 }
   const guard = Wire.makeRebindingGuard(options.rebinding)
   const allowedOrigin = Cors.makeAllowedOrigin(options.rebinding)
   const methods = stateful ? ["GET", "POST", "DELETE"] : ["POST"]
@@ -171,7 +200,9 @@ export const make = Effect.fnUntraced(function* <E, R>(
     store,
     retryMs,
     standalone: options.standaloneStream !== false,
-    maxBuffered
+    maxBuffered,
+    writeTimeoutMs,
+    counters
   }
   const sessions = new Map<string, HttpSession.HttpSession>()
   let stateless = 0
@@ -218,8 +249,25 @@ export const make = Effect.fnUntraced(function* <E, R>(
     }
     return Effect.forEach(idle, close, { discard: true })
   })
+  // Stalled connections are looked for at half the write timeout; keepalives go out at their interval.
+  const watchEvery = Math.max(1, Math.min(keepaliveMs, writeTimeoutMs / 2))
+  let keepaliveAt = 0
+  const watch = Effect.suspend(() => {
+    const now = clock.currentTimeMillisUnsafe()
+    const keepalive = now - keepaliveAt >= keepaliveMs
+    if (keepalive) keepaliveAt = now
+    return Effect.flatMap(
+      Effect.forEach(sessions.values(), (http) => http.watch(keepalive)),
+      (closed) => {
+        const total = closed.reduce((sum, n) => sum + n, 0)
+        return total === 0 ? Effect.void : Metric.update(evictedConnections, total)
+      }
+    )
+  })
   if (stateful) {
+    keepaliveAt = clock.currentTimeMillisUnsafe()
     yield* Effect.sleep(Duration.millis(sweepEvery)).pipe(Effect.andThen(sweep), Effect.forever, Effect.forkScoped)
+    yield* Effect.sleep(Duration.millis(watchEvery)).pipe(Effect.andThen(watch), Effect.forever, Effect.forkScoped)
   }
   yield* Effect.addFinalizer(() => Effect.forEach([...sessions.values()], close, { discard: true }))
 
@@ -311,7 +359,8 @@ export const make = Effect.fnUntraced(function* <E, R>(
   return {
     handler,
     sessionCount: () => sessions.size,
-    closeSession
+    closeSession,
+    stats: () => ({ evictedConnections: counters.evicted, coalescedNotifications: counters.coalesced })
   } satisfies StreamableHttpServer
 })
 

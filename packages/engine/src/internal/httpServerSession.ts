@@ -14,6 +14,12 @@
  * arrival order (a new sender queues behind them). A frame becomes an event
  * (stored, numbered, queued) only when it is its turn, so an interrupted
  * sender leaves nothing behind.
+ *
+ * No send waits on one peer for long: an idempotent notification (a
+ * list_changed, a resources/updated for a URI) that is still unread on its
+ * stream is not sent again, and never waits (it holds its place in the line
+ * without its sender); a connection whose reader takes nothing for the write
+ * timeout while events wait is closed (the client resumes it), and counted.
  */
 import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
@@ -30,7 +36,7 @@ import * as Stream from "effect/Stream"
 import type * as EventStore from "../EventStore.ts"
 import * as Transport from "../Transport.ts"
 import { formatEvent } from "./httpWire.ts"
-import { cancelledIdsOf, messagesOf, responseIdsOf } from "./jsonRpcSniff.ts"
+import { cancelledIdsOf, idempotencyKeyOf, messagesOf, responseIdsOf } from "./jsonRpcSniff.ts"
 import { Lock } from "./lock.ts"
 
 /** What every session of one server shares. */
@@ -46,6 +52,18 @@ export interface Settings {
   readonly standalone: boolean
   /** Events a connection buffers before `send` suspends. */
   readonly maxBuffered: number
+  /** A connection whose reader takes nothing for this long while events wait is closed, in milliseconds. */
+  readonly writeTimeoutMs: number
+  /** What the server counts across its sessions. */
+  readonly counters: Counters
+}
+
+/** What a server counts across its sessions; read by users through `StreamableHttpServer.stats`. */
+export interface Counters {
+  /** Connections closed because their reader stalled past the write timeout. */
+  evicted: number
+  /** Idempotent notifications not sent because the same one was still unread. */
+  coalesced: number
 }
 
 export type Connection = Queue.Queue<string, Cause.Done>
@@ -62,6 +80,8 @@ interface Waiter {
   readonly ids: ReadonlyArray<JsonRpc.RequestId>
   readonly head: JsonRpc.Message | undefined
   readonly done: Deferred.Deferred<void, Transport.TransportError>
+  /** The idempotency key of a notification whose sender does not wait. */
+  readonly key: string | undefined
 }
 
 export interface LogicalStream {
@@ -82,12 +102,22 @@ export interface LogicalStream {
   readonly waiting: Array<Waiter>
   connection: Connection | undefined
   complete: boolean
+  /** When the reader of the connection last took events (or the connection opened), in server time. */
+  takenAt: number
+  /**
+   * Idempotent notifications not yet read: key -> the event text queued on
+   * the connection, or "" while the notification waits in the line.
+   */
+  unread: Map<string, string> | undefined
 }
 
 const closedError = new Transport.TransportError({ reason: "Closed", message: "HTTP session closed" })
 
 // An SSE comment: opens a reply's stream without an event (clients skip comments).
 const ACCEPTED = ":\n\n"
+
+// An SSE comment sent on a silent connection, so proxies keep it and a dead reader shows.
+const KEEPALIVE = ":keepalive\n\n"
 
 // Messages for the GET stream while no GET is open wait for the next GET, up to this many.
 const maxUndelivered = 1024
@@ -264,7 +294,9 @@ export class HttpSession extends Lock implements Transport.TransportShape {
       first: Deferred.makeUnsafe<JsonRpc.Message | undefined>(),
       waiting: [],
       connection: undefined,
-      complete: false
+      complete: false,
+      takenAt: 0,
+      unread: undefined
     }
     this.streams.set(stream.id, stream)
     return stream
@@ -281,7 +313,9 @@ export class HttpSession extends Lock implements Transport.TransportShape {
       first: Deferred.makeUnsafe<JsonRpc.Message | undefined>(),
       waiting: [],
       connection: undefined,
-      complete: true
+      complete: true,
+      takenAt: 0,
+      unread: undefined
     }
   }
 
@@ -298,9 +332,9 @@ export class HttpSession extends Lock implements Transport.TransportShape {
   }
 
   /** Stores (when resumable) and writes one event; callers hold the lock so event order is send order. */
-  private write(stream: LogicalStream, data: string, retryMs?: number): Effect.Effect<void> {
+  private write(stream: LogicalStream, data: string, retryMs?: number, key?: string): Effect.Effect<void> {
     const store = this.store
-    if (store === undefined) return Effect.sync(() => this.writeText(stream, data, undefined, retryMs))
+    if (store === undefined) return Effect.sync(() => this.writeText(stream, data, undefined, retryMs, key))
     return Effect.map(
       store
         .append(stream.id, data)
@@ -309,14 +343,21 @@ export class HttpSession extends Lock implements Transport.TransportShape {
             Effect.as(Effect.logWarning(`event not stored, it cannot be resumed: ${error.message}`), undefined)
           )
         ),
-      (id) => this.writeText(stream, data, id, retryMs)
+      (id) => this.writeText(stream, data, id, retryMs, key)
     )
   }
 
-  private writeText(stream: LogicalStream, data: string, id: string | undefined, retryMs: number | undefined): void {
+  private writeText(
+    stream: LogicalStream,
+    data: string,
+    id: string | undefined,
+    retryMs: number | undefined,
+    key?: string
+  ): void {
     const text = formatEvent({ id, event: data === "" ? undefined : "message", data, retryMs })
     if (stream.connection !== undefined) {
       Queue.offerUnsafe(stream.connection, text)
+      if (key !== undefined) (stream.unread ??= new Map()).set(key, text)
     } else if (stream.standalone && data !== "") {
       if (this.undelivered === undefined) this.undelivered = []
       this.undelivered.push(text)
@@ -390,20 +431,22 @@ export class HttpSession extends Lock implements Transport.TransportShape {
     stream: LogicalStream,
     data: string,
     ids: ReadonlyArray<JsonRpc.RequestId>,
-    head: JsonRpc.Message | undefined
+    head: JsonRpc.Message | undefined,
+    key: string | undefined
   ): Effect.Effect<void> {
+    if (key !== undefined) stream.unread?.delete(key)
     if (!stream.standalone) Deferred.doneUnsafe(stream.first, Exit.succeed(head))
     if (stream.connection === undefined && this.store === undefined && !stream.standalone) {
       this.settle(stream, ids)
       return Effect.logDebug("dropped a message: its stream has no connection and no event store")
     }
     if (this.store === undefined) {
-      this.writeText(stream, data, undefined, undefined)
+      this.writeText(stream, data, undefined, undefined, key)
       this.settle(stream, ids)
       return Effect.void
     }
     return Effect.andThen(
-      this.write(stream, data),
+      this.write(stream, data, undefined, key),
       Effect.sync(() => this.settle(stream, ids))
     )
   }
@@ -419,7 +462,7 @@ export class HttpSession extends Lock implements Transport.TransportShape {
               body: () => {
                 // Out of the list first: an interrupt arriving meanwhile finds it taken.
                 const waiter = stream.waiting.shift()!
-                return Effect.as(this.admit(stream, waiter.data, waiter.ids, waiter.head), waiter)
+                return Effect.as(this.admit(stream, waiter.data, waiter.ids, waiter.head, waiter.key), waiter)
               },
               step: (waiter) => Deferred.doneUnsafe(waiter.done, Exit.void)
             })
@@ -448,12 +491,24 @@ export class HttpSession extends Lock implements Transport.TransportShape {
         this.settle(stream, ids)
         return Effect.succeed(undefined)
       }
+      // Only a notification can be idempotent: a response or request never pays for the look.
+      const key = ids.length === 0 && stream.connection !== undefined ? idempotencyKeyOf(frame) : undefined
+      if (key !== undefined && stream.unread?.has(key) === true) {
+        // The same notification is still unread: the client will act on that one.
+        this.settings.counters.coalesced++
+        return Effect.succeed(undefined)
+      }
       const data = JsonRpcCodec.encode(frame)
       if (stream.waiting.length === 0 && this.hasRoom(stream)) {
-        return Effect.as(this.admit(stream, data, ids, head), undefined)
+        return Effect.as(this.admit(stream, data, ids, head, key), undefined)
       }
-      const waiter: Waiter = { data, ids, head, done: Deferred.makeUnsafe() }
+      const waiter: Waiter = { data, ids, head, done: Deferred.makeUnsafe(), key }
       stream.waiting.push(waiter)
+      if (key !== undefined) {
+        // It holds its place without its sender: a broadcast never waits on this peer.
+        ;(stream.unread ??= new Map()).set(key, "")
+        return Effect.succeed(undefined)
+      }
       return Effect.succeed([stream, waiter] as const)
     })
   }
@@ -501,12 +556,73 @@ export class HttpSession extends Lock implements Transport.TransportShape {
     )
   }
 
+  private now(): number {
+    return this.settings.clock.currentTimeMillisUnsafe() - this.settings.epoch
+  }
+
+  /** The reader took `texts`: the notifications among them are read, and the connection is alive. */
+  private taken(stream: LogicalStream, texts: ReadonlyArray<string>): void {
+    stream.takenAt = this.now()
+    const unread = stream.unread
+    if (unread === undefined) return
+    for (const [key, text] of unread) if (text !== "" && texts.includes(text)) unread.delete(key)
+  }
+
+  /** A connection's queued notifications are gone with it (waiting ones keep their place). */
+  private forgetUnread(stream: LogicalStream): void {
+    const unread = stream.unread
+    if (unread === undefined) return
+    for (const [key, text] of unread) if (text !== "") unread.delete(key)
+  }
+
+  /**
+   * Closes the connections whose reader took nothing for the write timeout
+   * while events waited for it, and sends the others a keepalive comment
+   * when they have nothing queued; returns how many were closed. Run by the
+   * server on a timer.
+   */
+  watch(keepalive: boolean): Effect.Effect<number> {
+    return Effect.suspend(() => {
+      const streams = this.streamMap
+      if (streams === undefined || this.closed) return Effect.succeed(0)
+      const now = this.now()
+      const stalled: Array<LogicalStream> = []
+      for (const stream of streams.values()) {
+        const connection = stream.connection
+        if (connection === undefined) continue
+        const queued = Queue.sizeUnsafe(connection)
+        if ((queued > 0 || stream.waiting.length > 0) && now - stream.takenAt >= this.settings.writeTimeoutMs) {
+          stalled.push(stream)
+        } else if (keepalive && queued === 0) {
+          Queue.offerUnsafe(connection, KEEPALIVE)
+        }
+      }
+      return Effect.as(
+        Effect.forEach(stalled, (stream) => this.evict(stream), { discard: true }),
+        stalled.length
+      )
+    })
+  }
+
+  /** Closes a stalled connection: its waiting senders go to the store (or the next GET), and the client resumes. */
+  private evict(stream: LogicalStream): Effect.Effect<void> {
+    const connection = stream.connection
+    if (connection === undefined) return Effect.void
+    stream.connection = undefined
+    this.forgetUnread(stream)
+    this.settings.counters.evicted++
+    Queue.shutdownUnsafe(connection)
+    return Effect.andThen(Effect.logDebug(`closed a stalled SSE connection of stream ${stream.id}`), this.pump(stream))
+  }
+
   // ---- the HTTP side -------------------------------------------------------------
 
   private attachTo(stream: LogicalStream): Effect.Effect<Connection> {
     return Effect.map(Queue.unbounded<string, Cause.Done>(), (connection) => {
       if (stream.connection !== undefined) Queue.endUnsafe(stream.connection)
       stream.connection = connection
+      stream.takenAt = this.now()
+      this.forgetUnread(stream)
       return connection
     })
   }
@@ -558,7 +674,10 @@ export class HttpSession extends Lock implements Transport.TransportShape {
     this.active++
     return Stream.fromQueue(connection).pipe(
       // Taking events makes room for the senders waiting on this stream.
-      Stream.mapArrayEffect((texts) => Effect.as(this.pump(stream), texts)),
+      Stream.mapArrayEffect((texts) => {
+        if (stream.connection === connection) this.taken(stream, texts)
+        return Effect.as(this.pump(stream), texts)
+      }),
       Stream.encodeText,
       Stream.onExit((exit) =>
         Effect.suspend(() => {
