@@ -5,8 +5,8 @@
  *
  * The bytes are read from a stream by a fiber started on the first pull, or
  * come straight from a platform's `DirectReader` (no fiber at all); either is
- * paused while `capacity` frames wait. The reader is woken on a microtask, not
- * through effect's dispatcher (a macrotask per wake-up), and stopping the
+ * paused while `capacity` frames wait. The frames wait in a PushQueue, which
+ * wakes the reader on a microtask (not a macrotask per wake-up), and stopping the
  * frames (`halt`) is a method call: racing every pull against a close signal
  * (`Stream.interruptWhen`) would put a fiber and a queue between the bytes and
  * the reader.
@@ -16,13 +16,13 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Transport from "../Transport.ts"
+import { PushQueue } from "./pushQueue.ts"
 
 type Batch = readonly [Transport.Incoming, ...Array<Transport.Incoming>]
-
-type Ending = Exit.Exit<never, Transport.TransportError | Cause.Done>
 
 /** What a `DirectReader` reports to. */
 export interface DirectHandlers {
@@ -57,20 +57,16 @@ export interface Options {
   readonly failureMessage: string
 }
 
-const resolved = Promise.resolve()
-const done: Ending = Exit.fail(Cause.Done())
 const resumed: Effect.Effect<void> = Exit.void
 
 export class Inbox<E> {
-  private frames: Array<Transport.Incoming> = []
-  private ending: Ending | undefined = undefined
-  private reader: ((effect: Effect.Effect<Batch, Transport.TransportError | Cause.Done>) => void) | undefined =
-    undefined
+  // The decoded frames wait for the one reader here; the queue wakes it on a microtask.
+  private readonly queue: PushQueue<Transport.Incoming, Transport.TransportError>
+  // The stream-reading fiber, paused while `capacity` frames wait.
   private paused: ((effect: Effect.Effect<void>) => void) | undefined = undefined
   private fiber: Fiber.Fiber<void> | undefined = undefined
   private subscription: DirectSubscription | undefined = undefined
   private started = false
-  private wakeScheduled = false
   private readonly splitter: Ndjson.Splitter
   private readonly source: Source<E>
   private readonly options: Options
@@ -79,6 +75,7 @@ export class Inbox<E> {
     this.source = source
     this.options = options
     this.splitter = Ndjson.makeSplitter({ maxLineLength: options.maxFrameBytes })
+    this.queue = new PushQueue(options.capacity, this.onTaken)
   }
 
   /** The frames, in order; ends after the source ends or `halt`, fails after the source fails. Read it once. */
@@ -89,8 +86,8 @@ export class Inbox<E> {
   /** Ends the stream now: frames not yet taken are dropped and the source is no longer read. */
   halt(): Effect.Effect<void> {
     return Effect.suspend(() => {
-      this.frames = []
-      this.finish(done)
+      this.queue.halt()
+      this.resumeSource()
       this.subscription?.stop()
       const fiber = this.fiber
       return fiber === undefined ? Effect.void : Fiber.interrupt(fiber)
@@ -98,16 +95,13 @@ export class Inbox<E> {
   }
 
   private readonly pull: Effect.Effect<Batch, Transport.TransportError | Cause.Done> = Effect.suspend(() => {
-    const batch = this.take()
-    if (batch !== undefined) return Exit.succeed(batch)
-    if (this.ending !== undefined) return this.ending
-    if (this.started) return this.wait
+    if (this.started || this.queue.closed) return this.queue.take
     this.started = true
     const source = this.source
     if (Stream.isStream(source)) {
       return Effect.flatMap(Effect.forkIn(this.read(source), this.options.scope), (fiber) => {
         this.fiber = fiber
-        return this.pull
+        return this.queue.take
       })
     }
     const subscription = source.start(this.handlers)
@@ -117,22 +111,34 @@ export class Inbox<E> {
         this.options.scope,
         Effect.sync(() => subscription.stop())
       ),
-      this.pull
+      this.queue.take
     )
   })
 
   private readonly handlers: DirectHandlers = {
     chunk: (chunk) => {
-      if (this.ending !== undefined) return
+      if (this.queue.closed) return
       this.decode(chunk)
-      this.wake()
-      if (this.frames.length >= this.options.capacity) this.subscription?.pause()
+      if (this.queue.size >= this.options.capacity) this.subscription?.pause()
     },
     end: () => {
       this.flush()
-      this.finish(done)
+      this.queue.close()
     },
-    fail: (cause) => this.finish(Exit.fail(this.failure(cause)))
+    fail: (cause) => this.queue.close(this.failure(cause))
+  }
+
+  // The reader took the frames: a paused source reads again.
+  private readonly onTaken = (): void => {
+    this.resumeSource()
+    this.subscription?.resume()
+  }
+
+  private resumeSource(): void {
+    const paused = this.paused
+    if (paused === undefined) return
+    this.paused = undefined
+    paused(resumed)
   }
 
   private failure(cause: unknown): Transport.TransportError {
@@ -140,21 +146,14 @@ export class Inbox<E> {
   }
 
   private decode(chunk: Uint8Array): void {
-    for (const line of this.splitter.push(chunk)) this.frames.push(Ndjson.decodeLine(line))
+    for (const line of this.splitter.push(chunk)) this.queue.offerNow(Ndjson.decodeLine(line))
   }
 
   // The final line counts even without a terminator; a failed source's partial line does not.
   private flush(): void {
-    if (this.ending !== undefined) return
-    for (const line of this.splitter.end()) this.frames.push(Ndjson.decodeLine(line))
+    if (this.queue.closed) return
+    for (const line of this.splitter.end()) this.queue.offerNow(Ndjson.decodeLine(line))
   }
-
-  private readonly wait = Effect.callback<Batch, Transport.TransportError | Cause.Done>((resume) => {
-    this.reader = resume
-    return Effect.sync(() => {
-      if (this.reader === resume) this.reader = undefined
-    })
-  })
 
   private read(source: Stream.Stream<Uint8Array, E>): Effect.Effect<void> {
     return Stream.runForEachArray(source, (chunks) => this.push(chunks)).pipe(
@@ -163,9 +162,10 @@ export class Inbox<E> {
         Effect.sync(() => {
           if (Exit.isSuccess(exit)) {
             this.flush()
-            this.finish(done)
+            this.queue.close()
           } else if (!Cause.hasInterruptsOnly(exit.cause)) {
-            this.finish(Exit.failCause(exit.cause))
+            const error = Cause.findErrorOption(exit.cause)
+            this.queue.close(Option.isSome(error) ? error.value : this.failure(Cause.squash(exit.cause)))
           }
         })
       ),
@@ -174,53 +174,14 @@ export class Inbox<E> {
     )
   }
 
-  private take(): Batch | undefined {
-    if (this.frames.length === 0) return undefined
-    const batch = this.frames as unknown as Batch
-    this.frames = []
-    const paused = this.paused
-    if (paused !== undefined) {
-      this.paused = undefined
-      paused(resumed)
-    }
-    this.subscription?.resume()
-    return batch
-  }
-
+  // Decodes the chunks; waits (the source is not read meanwhile) while `capacity` frames wait.
   private push(chunks: ReadonlyArray<Uint8Array>): Effect.Effect<void> {
-    if (this.ending !== undefined) return Effect.void
+    if (this.queue.closed) return Effect.void
     for (const chunk of chunks) this.decode(chunk)
-    this.wake()
-    if (this.frames.length < this.options.capacity) return Effect.void
+    if (this.queue.size < this.options.capacity) return Effect.void
     return Effect.callback<void>((resume) => {
-      if (this.frames.length === 0 || this.ending !== undefined) return resume(resumed)
+      if (this.queue.size === 0 || this.queue.closed) return resume(resumed)
       this.paused = resume
     })
-  }
-
-  private finish(ending: Ending): void {
-    if (this.ending !== undefined) return
-    this.ending = ending
-    this.wake()
-  }
-
-  private wake(): void {
-    if (this.reader === undefined || this.wakeScheduled) return
-    this.wakeScheduled = true
-    resolved.then(this.onWake)
-  }
-
-  private readonly onWake = (): void => {
-    this.wakeScheduled = false
-    const reader = this.reader
-    if (reader === undefined) return
-    const batch = this.take()
-    if (batch !== undefined) {
-      this.reader = undefined
-      reader(Exit.succeed(batch))
-    } else if (this.ending !== undefined) {
-      this.reader = undefined
-      reader(this.ending)
-    }
   }
 }
