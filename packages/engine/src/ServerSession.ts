@@ -49,6 +49,20 @@ const initializeParams = (params: unknown) => {
   }
 }
 
+/** Whether two JSON values are the same value (key order aside). */
+const sameJson = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true
+  if (!Predicate.isObject(a) || !Predicate.isObject(b) || Array.isArray(a) !== Array.isArray(b)) return false
+  const keysA = Object.keys(a)
+  const keysB = Object.keys(b)
+  if (keysA.length !== keysB.length) return false
+  for (const key of keysA) {
+    if (!Object.hasOwn(b, key)) return false
+    if (!sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])) return false
+  }
+  return true
+}
+
 const lifecycleMethods: ReadonlySet<string> = new Set([
   "initialize",
   "notifications/initialized",
@@ -77,6 +91,13 @@ const roleOf = (options: Options): Session.RoleOptions => {
     typeof capabilitiesOf === "function" ? capabilitiesOf(revision) : capabilitiesOf
   const instructions = options.instructions === undefined ? {} : { instructions: options.instructions }
 
+  const initializeResult = (version: ProtocolVersion.ProtocolVersion, declared: Session.Capabilities) => ({
+    protocolVersion: version,
+    capabilities: declared,
+    serverInfo: options.serverInfo,
+    ...instructions
+  })
+
   const handlers = new Map<string, Session.Handler>([
     ["ping", ping],
     [
@@ -84,13 +105,18 @@ const roleOf = (options: Options): Session.RoleOptions => {
       (params, info) =>
         Effect.suspend((): Effect.Effect<object, McpError.McpError> => {
           const s = info.state
-          if (s.revision !== undefined) {
-            return Effect.fail(
-              new McpError.InvalidRequest({ message: "initialize: the session is already initialized" })
-            )
-          }
           const request = initializeParams(params)
           const version = Session.negotiate(request.protocolVersion, supportedVersions)
+          if (s.revision !== undefined) {
+            // A repeat that changes nothing (a bridge initializing for its own client
+            // on a session it initialized) gets the same answer; a change is refused.
+            if (version !== s.revision.version || !sameJson(request.capabilities, s.peerCapabilities)) {
+              return Effect.fail(
+                new McpError.InvalidRequest({ message: "initialize: the session is already initialized" })
+              )
+            }
+            return Effect.succeed(initializeResult(s.revision.version, s.declared ?? capabilitiesNow(s.revision)))
+          }
           if (version === undefined) {
             return Effect.fail(Session.unsupportedVersion(request.protocolVersion, supportedVersions))
           }
@@ -100,12 +126,7 @@ const roleOf = (options: Options): Session.RoleOptions => {
           s.phase = "Initializing"
           const declared = capabilitiesNow(s.revision)
           s.declared = declared
-          return Effect.succeed({
-            protocolVersion: version,
-            capabilities: declared,
-            serverInfo: options.serverInfo,
-            ...instructions
-          })
+          return Effect.succeed(initializeResult(version, declared))
         })
     ],
     [

@@ -11,7 +11,7 @@ import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
-import { clientInfo, linked, rawAgainstServer, serverInfo } from "./fixtures.ts"
+import { clientInfo, initializeRequest, linked, rawAgainstServer, serverInfo } from "./fixtures.ts"
 
 type Version = ProtocolVersion.ProtocolVersion
 const all = ProtocolVersion.all
@@ -173,6 +173,26 @@ describe("client fallback", () => {
       })
       const client = yield* Fiber.join(clientFiber)
       assert.strictEqual(client.state.revision?.version, "2026-07-28")
+    })
+  )
+
+  it.effect("a repeated initialize that changes nothing gets the same result; one that changes them is refused", () =>
+    Effect.gen(function* () {
+      const raw = yield* rawAgainstServer({ capabilities: { tools: {} }, instructions: "hi" })
+      const capabilities = { roots: { listChanged: true } }
+      yield* raw.send(initializeRequest(1, "2025-06-18", capabilities))
+      const first = (yield* raw.next) as JsonRpc.Response
+      // A bridge forwarding its own client's initialize on a session it initialized.
+      yield* raw.send(initializeRequest(2, "2025-06-18", { roots: { listChanged: true } }))
+      const again = (yield* raw.next) as JsonRpc.Response
+      assert.deepStrictEqual(again, { ...first, id: 2 })
+      yield* raw.send(initializeRequest(3, "2025-03-26", capabilities))
+      const otherVersion = (yield* raw.next) as JsonRpc.ErrorResponse
+      assert.strictEqual(otherVersion.error.code, -32600)
+      yield* raw.send(initializeRequest(4, "2025-06-18", { sampling: {} }))
+      const otherCapabilities = (yield* raw.next) as JsonRpc.ErrorResponse
+      assert.strictEqual(otherCapabilities.error.code, -32600)
+      assert.strictEqual(raw.server.state.revision?.version, "2025-06-18")
     })
   )
 })
