@@ -94,7 +94,7 @@ const checkOthers = (responses: Map<number, Json>) => {
   })
   assert.deepStrictEqual(responses.get(8)!.error, {
     code: -32002,
-    message: "Resource not found: fixture://nothing",
+    message: "Resource not found",
     data: { uri: "fixture://nothing" }
   })
 }

@@ -13,8 +13,9 @@
 import type * as Content from "@effect-mcp/protocol/Content"
 import type * as Logging from "@effect-mcp/protocol/Logging"
 import type * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
-import type * as Resources from "@effect-mcp/protocol/Resources"
 import type * as Revision from "@effect-mcp/protocol/Revision"
+import type * as Roots from "@effect-mcp/protocol/Roots"
+import type * as Tools from "@effect-mcp/protocol/Tools"
 import type * as Peer from "@effect-mcp/engine/Peer"
 import * as ServerSession from "@effect-mcp/engine/ServerSession"
 import * as Session from "@effect-mcp/engine/Session"
@@ -23,20 +24,15 @@ import * as Context from "effect/Context"
 import * as Mac from "effect/crypto/Mac"
 import * as SecureRandom from "effect/crypto/SecureRandom"
 import * as WebCrypto from "effect/crypto/WebCrypto"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Scope from "effect/Scope"
 import * as Handlers from "./internal/handlers.ts"
 import * as RequestScope from "./internal/requestScope.ts"
-import * as RequestState from "./internal/requestState.ts"
-import * as Shape from "./internal/shape.ts"
-import { Store } from "./internal/store.ts"
-import type * as Prompt from "./Prompt.ts"
+import * as Server from "./internal/server.ts"
 import type * as Resource from "./Resource.ts"
-import type * as ResourceTemplate from "./ResourceTemplate.ts"
-import type * as Tool from "./Tool.ts"
+import type { ClientRequestError } from "./ServerRequest.ts"
 
 /** The kinds of items a server registers. */
 export type Kind = "tool" | "resource" | "template" | "prompt"
@@ -69,210 +65,54 @@ export interface Options {
   readonly peer?: Peer.Options | undefined
 }
 
-/** A registered item and the services its handlers run with. */
-export interface Registered<A> {
-  readonly item: A
-  /** The services of the code that registered it (what its handlers need). */
-  readonly context: Context.Context<never>
+/** A client's roots changed (`notifications/roots/list_changed`): who, and how to ask for the new ones. */
+export interface RootsChange {
+  /** The client that sent the notification, as it introduced itself at `initialize`. */
+  readonly clientInfo: Session.Implementation | undefined
+  /** Asks that client for its roots now (`roots/list` on its session). */
+  readonly list: Effect.Effect<ReadonlyArray<Roots.Root>, ClientRequestError>
 }
 
-/** A stateful session the server is serving. */
-export interface SessionEntry {
-  readonly session: Session.SessionShape
-  /** Set by `logging/setLevel`. */
-  logLevel: Logging.LoggingLevel | undefined
-  /** URIs subscribed with `resources/subscribe` (made by the first one). */
-  subscriptions: Set<string> | undefined
-}
-
-/** A 2026-07-28 `subscriptions/listen` stream. */
-export interface Listener {
-  readonly filter: Resources.SubscriptionFilter
-  /** Sends one notification on the stream. */
-  readonly notify: (method: string, params: object) => Effect.Effect<void>
-}
-
-/** The server's registries, sessions and notifications (see the functions of this module for the common uses). */
+/** The server as its users see it: identity, capabilities, registration and the notifications it sends. */
 export interface McpServerShape {
   readonly info: Session.Implementation
-  readonly options: Options
-  readonly tools: Store<Registered<Tool.Tool<unknown>>>
-  readonly resources: Store<Registered<Resource.Resource<unknown>>>
-  readonly templates: Store<Registered<ResourceTemplate.ResourceTemplate<unknown>>>
-  readonly prompts: Store<Registered<Prompt.Prompt<unknown>>>
-  readonly sessions: Set<SessionEntry>
-  readonly listeners: Set<Listener>
-  readonly requestState: RequestState.Codec
-  /** Completes when the server shuts down (ends `subscriptions/listen` streams gracefully). */
-  readonly shutdown: Deferred.Deferred<void>
-  /** Adds items of one kind until the scope closes; replaces items with the same key. */
-  readonly add: (
+  /** The capabilities to declare (shaped for `revision`, or revision-neutral). */
+  readonly capabilities: (revision: Revision.RevisionSpec | undefined) => Session.Capabilities
+  /**
+   * Adds items of one kind with the services their handlers run with, until
+   * the scope closes; replaces items with the same key (`Tool.register` and
+   * the other feature modules call it).
+   */
+  readonly register: (
     kind: Kind,
     items: ReadonlyArray<unknown>,
     context: Context.Context<never>
   ) => Effect.Effect<void, never, Scope.Scope>
-  /** The capabilities to declare (shaped for `revision`, or revision-neutral). */
-  readonly capabilities: (revision: Revision.RevisionSpec | undefined) => Session.Capabilities
+  /** The definition `tools/list` advertises for the tool registered as `name`, if any. */
+  readonly toolDefinition: (name: string) => Tools.Tool | undefined
+  /** How many stateful sessions the server is serving. */
+  readonly sessionCount: () => number
+  /**
+   * Sends `notifications/<kind>/list_changed` to everyone who can receive it.
+   * Waits on no one: each session gets it as soon as its transport takes it.
+   */
+  readonly listChanged: (kind: "tools" | "resources" | "prompts") => Effect.Effect<void>
   /** Sends `notifications/resources/updated` to the subscribers of `uri` (or of a resource it is under). */
   readonly resourceUpdated: (uri: string) => Effect.Effect<void>
-  /** Sends `notifications/<kind>/list_changed` to everyone who can receive it. */
-  readonly listChanged: (kind: "tools" | "resources" | "prompts") => Effect.Effect<void>
   /** Logs to every stateful session whose level lets `level` through. */
   readonly log: (level: Logging.LoggingLevel, data: unknown, logger?: string) => Effect.Effect<void>
+  /** Runs `hook` on every `notifications/roots/list_changed` a client sends, until the scope closes. */
+  readonly onRootsListChanged: (
+    hook: (change: RootsChange) => Effect.Effect<void>
+  ) => Effect.Effect<void, never, Scope.Scope>
 }
 
 /** The server service; `layer` provides it, feature Layers register items with it. */
 export class McpServer extends Context.Service<McpServer, McpServerShape>()("@effect-mcp/server/McpServer") {}
 
-const listKind: { readonly [K in Kind]: "tools" | "resources" | "prompts" } = {
-  tool: "tools",
-  resource: "resources",
-  template: "resources",
-  prompt: "prompts"
-}
-
-const keyOf: { readonly [K in Kind]: (item: never) => string } = {
-  tool: (t: Tool.Tool<unknown>) => t.name,
-  resource: (r: Resource.Resource<unknown>) => r.uri,
-  template: (t: ResourceTemplate.ResourceTemplate<unknown>) => t.uriTemplate,
-  prompt: (p: Prompt.Prompt<unknown>) => p.name
-}
-
-const subscribedTo = (subscription: string, uri: string) =>
-  uri === subscription || uri.startsWith(subscription.endsWith("/") ? subscription : `${subscription}/`)
-
 /** Builds the server service (needs `Mac` for `requestState`; `layer` provides it). */
 export const make = (options: Options): Effect.Effect<McpServerShape, never, Mac.Mac | Scope.Scope> =>
-  Effect.gen(function* () {
-    const info: Session.Implementation = {
-      name: options.name,
-      version: options.version,
-      ...(options.title === undefined ? {} : { title: options.title }),
-      ...(options.description === undefined ? {} : { description: options.description }),
-      ...(options.websiteUrl === undefined ? {} : { websiteUrl: options.websiteUrl }),
-      ...(options.icons === undefined ? {} : { icons: options.icons })
-    }
-    const requestState = yield* RequestState.make({ ttlMs: options.requestStateTtlMs ?? 10 * 60_000 })
-    const shutdown = yield* Deferred.make<void>()
-    yield* Effect.addFinalizer(() => Deferred.succeed(shutdown, undefined))
-    const stores = {
-      tool: new Store<Registered<Tool.Tool<unknown>>>(),
-      resource: new Store<Registered<Resource.Resource<unknown>>>(),
-      template: new Store<Registered<ResourceTemplate.ResourceTemplate<unknown>>>(),
-      prompt: new Store<Registered<Prompt.Prompt<unknown>>>()
-    }
-    const sessions = new Set<SessionEntry>()
-    const listeners = new Set<Listener>()
-    const declared = new Set(options.declare ?? [])
-
-    const filterKey = {
-      tools: "toolsListChanged",
-      resources: "resourcesListChanged",
-      prompts: "promptsListChanged"
-    } as const
-    const listChanged = (kind: "tools" | "resources" | "prompts") =>
-      Effect.suspend(() => {
-        const method = `notifications/${kind}/list_changed`
-        const targets: Array<Effect.Effect<void>> = []
-        for (const entry of sessions) targets.push(Effect.ignore(entry.session.notify(method, {})))
-        for (const listener of listeners)
-          if (listener.filter[filterKey[kind]] === true) targets.push(listener.notify(method, {}))
-        return Effect.all(targets, { discard: true })
-      })
-
-    const add = (kind: Kind, items: ReadonlyArray<unknown>, context: Context.Context<never>) =>
-      Effect.gen(function* () {
-        const store = stores[kind] as Store<Registered<unknown>>
-        const entries = items.map((item) => store.put(keyOf[kind](item as never), { item, context }))
-        yield* listChanged(listKind[kind])
-        yield* Effect.addFinalizer(() =>
-          Effect.suspend(() => {
-            let removed = false
-            for (const entry of entries) removed = store.remove(entry) || removed
-            return removed ? listChanged(listKind[kind]) : Effect.void
-          })
-        )
-      })
-
-    // A declaration depends only on the revision and which kinds are present:
-    // sessions declaring the same share one object (each keeps what it declared).
-    // Stateless revisions ask on every request, so the lookup is a small index, not a string key.
-    const declarations = new Map<string | undefined, Array<Session.Capabilities | undefined>>()
-    const capabilities = (revision: Revision.RevisionSpec | undefined): Session.Capabilities => {
-      const hasResources = stores.resource.size > 0 || stores.template.size > 0 || declared.has("resources")
-      const hasPrompts = stores.prompt.size > 0 || declared.has("prompts")
-      const hasCompletions = hasPrompts || stores.template.size > 0
-      const hasTools = stores.tool.size > 0 || declared.has("tools")
-      const index = (hasResources ? 1 : 0) | (hasPrompts ? 2 : 0) | (hasCompletions ? 4 : 0) | (hasTools ? 8 : 0)
-      const version = revision?.version
-      let byKinds = declarations.get(version)
-      if (byKinds === undefined) {
-        byKinds = []
-        declarations.set(version, byKinds)
-      }
-      let shaped = byKinds[index]
-      if (shaped === undefined) {
-        shaped = Shape.capabilities(version, {
-          ...options.capabilities,
-          logging: {},
-          ...(hasCompletions ? { completions: {} } : {}),
-          ...(hasPrompts ? { prompts: { listChanged: true } } : {}),
-          ...(hasResources ? { resources: { subscribe: true, listChanged: true } } : {}),
-          ...(hasTools ? { tools: { listChanged: true } } : {})
-        })
-        byKinds[index] = shaped
-      }
-      return shaped
-    }
-
-    const resourceUpdated = (uri: string) =>
-      Effect.suspend(() => {
-        const targets: Array<Effect.Effect<void>> = []
-        for (const entry of sessions) {
-          if (entry.subscriptions !== undefined && [...entry.subscriptions].some((s) => subscribedTo(s, uri))) {
-            targets.push(Effect.ignore(entry.session.notify("notifications/resources/updated", { uri })))
-          }
-        }
-        for (const listener of listeners) {
-          if ((listener.filter.resourceSubscriptions ?? []).some((s) => subscribedTo(s, uri))) {
-            targets.push(listener.notify("notifications/resources/updated", { uri }))
-          }
-        }
-        return Effect.all(targets, { discard: true })
-      })
-
-    const defaultLevel = options.defaultLogLevel === "off" ? undefined : (options.defaultLogLevel ?? "info")
-    const log = (level: Logging.LoggingLevel, data: unknown, logger?: string) =>
-      Effect.suspend(() => {
-        const params = logger === undefined ? { level, data } : { level, logger, data }
-        const targets: Array<Effect.Effect<void>> = []
-        for (const entry of sessions) {
-          const threshold = entry.logLevel ?? defaultLevel
-          if (threshold !== undefined && Handlers.levelPasses(level, threshold)) {
-            targets.push(Effect.ignore(entry.session.notify("notifications/message", params)))
-          }
-        }
-        return Effect.all(targets, { discard: true })
-      })
-
-    return {
-      info,
-      options,
-      tools: stores.tool,
-      resources: stores.resource,
-      templates: stores.template,
-      prompts: stores.prompt,
-      sessions,
-      listeners,
-      requestState,
-      shutdown,
-      add,
-      capabilities,
-      resourceUpdated,
-      listChanged,
-      log
-    } satisfies McpServerShape
-  })
+  Effect.map(Server.make(options), (state) => state.service)
 
 // Node loads its WebCrypto the first time `globalThis.crypto` is read, a few
 // milliseconds of a stdio server's start; a server needs it only once it seals
@@ -318,22 +158,22 @@ export const layer = (options: Options): Layer.Layer<McpServer> =>
   )
 
 // Everything a server's sessions are made from is the same for all of them: made once per server.
-const sessionOptions = new WeakMap<McpServerShape, ServerSession.Options>()
-const sessionOptionsOf = (server: McpServerShape): ServerSession.Options => {
-  let options = sessionOptions.get(server)
+const sessionOptions = new WeakMap<Server.State, ServerSession.Options>()
+const sessionOptionsOf = (state: Server.State): ServerSession.Options => {
+  let options = sessionOptions.get(state)
   if (options === undefined) {
+    const handlers = Handlers.make(state)
     options = {
-      serverInfo: server.info,
-      capabilities: server.capabilities,
-      ...(server.options.instructions === undefined ? {} : { instructions: server.options.instructions }),
-      ...(server.options.supportedVersions === undefined
-        ? {}
-        : { supportedVersions: server.options.supportedVersions }),
-      handlers: Handlers.make(server),
-      discoverCacheHints: server.options.cache?.list,
-      peer: server.options.peer
+      serverInfo: state.info,
+      capabilities: state.capabilities,
+      ...(state.options.instructions === undefined ? {} : { instructions: state.options.instructions }),
+      ...(state.options.supportedVersions === undefined ? {} : { supportedVersions: state.options.supportedVersions }),
+      handlers: handlers.requests,
+      notificationHandlers: handlers.notifications,
+      discoverCacheHints: state.options.cache?.list,
+      peer: state.options.peer
     }
-    sessionOptions.set(server, options)
+    sessionOptions.set(state, options)
   }
   return options
 }
@@ -354,23 +194,23 @@ const withBridge = (loggers: ReadonlySet<Logger.Logger<unknown, unknown>>) => {
 }
 
 /**
- * A session's entry in `server.sessions`. Its scope finalizer is a method
+ * A session's entry in the server's sessions. Its scope finalizer is a method
  * bound to it rather than a closure over the session's services: a server
  * holds many idle sessions.
  */
-class Entry implements SessionEntry {
+class Entry implements Server.SessionEntry {
   session: Session.SessionShape = undefined as never
   logLevel: Logging.LoggingLevel | undefined = undefined
   subscriptions: Set<string> | undefined = undefined
-  private readonly server: McpServerShape
+  private readonly sessions: Set<Server.SessionEntry>
 
-  constructor(server: McpServerShape) {
-    this.server = server
+  constructor(sessions: Set<Server.SessionEntry>) {
+    this.sessions = sessions
   }
 
   remove(): Effect.Effect<void> {
     return Effect.sync(() => {
-      this.server.sessions.delete(this)
+      this.sessions.delete(this)
     })
   }
 }
@@ -381,21 +221,25 @@ class Entry implements SessionEntry {
  */
 export const makeSession: Effect.Effect<Session.SessionShape, never, McpServer | Transport.Transport | Scope.Scope> =
   Effect.gen(function* () {
-    const server = yield* McpServer
+    const state = Server.stateOf(yield* McpServer)
+    if (state === undefined)
+      return yield* Effect.die(
+        new Error("McpServer.makeSession serves a server built by McpServer.make or McpServer.layer")
+      )
     const scope = yield* Scope.Scope
-    const entry = new Entry(server)
-    const session = yield* ServerSession.make(sessionOptionsOf(server)).pipe(
+    const entry = new Entry(state.sessions)
+    const session = yield* ServerSession.make(sessionOptionsOf(state)).pipe(
       // The session's fibers inherit the bridge and find their session entry in their context.
       Effect.updateContext((context: Context.Context<Scope.Scope | Transport.Transport>) =>
         Context.add(
           Context.add(context, Logger.CurrentLoggers, withBridge(Context.get(context, Logger.CurrentLoggers))),
-          Handlers.CurrentEntry,
+          Server.CurrentEntry,
           entry
         )
       )
     )
     entry.session = session
-    server.sessions.add(entry)
+    state.sessions.add(entry)
     yield* Scope.addFinalizerExit(scope, entry.remove.bind(entry))
     return session
   })

@@ -108,16 +108,6 @@ export const make = <E, R, const A extends ArgumentFlags = {}>(
   }
 }
 
-/** The result of a handler's value. */
-export const toResult = (messages: Messages, description: string | undefined): Prompts.GetPromptResult => {
-  const described = description === undefined ? {} : { description }
-  if (typeof messages === "string") {
-    return { ...described, messages: [{ role: "user", content: { type: "text", text: messages } }] }
-  }
-  if (Array.isArray(messages)) return { ...described, messages: messages as ReadonlyArray<Prompts.PromptMessage> }
-  return messages as Prompts.GetPromptResult
-}
-
 /** Registers prompts for as long as the current scope lasts. */
 export const register = <R>(
   ...prompts: ReadonlyArray<Prompt<R>>

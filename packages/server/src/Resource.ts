@@ -5,15 +5,14 @@
  */
 import type * as CacheHints from "@effect-mcp/protocol/CacheHints"
 import type * as Content from "@effect-mcp/protocol/Content"
-import * as McpError from "@effect-mcp/protocol/McpError"
+import type * as McpError from "@effect-mcp/protocol/McpError"
 import type * as Meta from "@effect-mcp/protocol/Meta"
 import type * as Resources from "@effect-mcp/protocol/Resources"
-import * as Base64 from "effect/encoding/Base64"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
-import * as Predicate from "effect/Predicate"
 import type * as Scope from "effect/Scope"
 import * as Registration from "./internal/registration.ts"
+import * as Results from "./internal/results.ts"
 import type { McpServer } from "./McpServer.ts"
 import type { Provided } from "./Tool.ts"
 
@@ -87,24 +86,11 @@ export const make = <E, R>(options: Options<E, R>): Resource<Exclude<R, Provided
 /**
  * The error a read fails with when its URI names nothing (a template's
  * variables that match no row, say): -32002 "Resource not found" up to
- * 2025-11-25, -32602 from 2026-07-28, with `data: { uri }` on both. Reading a
- * URI no resource or template matches answers the same.
+ * 2025-11-25, -32602 from 2026-07-28, with `data: { uri }` on both (a long URI
+ * cut to a bounded prefix). Reading a URI no resource or template matches
+ * answers the same.
  */
-export const notFound = (uri: string): McpError.ResourceNotFound =>
-  new McpError.ResourceNotFound({ message: `Resource not found: ${uri}`, data: { uri } })
-
-/** The contents of a read as `resources/read` carries them. */
-export const toContents = (
-  uri: string,
-  mimeType: string | undefined,
-  contents: Contents
-): ReadonlyArray<Content.ResourceContents> => {
-  const mime = mimeType === undefined ? {} : { mimeType }
-  if (typeof contents === "string") return [{ uri, ...mime, text: contents }]
-  if (contents instanceof Uint8Array) return [{ uri, ...mime, blob: Base64.encode(contents) }]
-  if (Array.isArray(contents)) return contents as ReadonlyArray<Content.ResourceContents>
-  return Predicate.isObject(contents) ? [contents as Content.ResourceContents] : []
-}
+export const notFound: (uri: string) => McpError.ResourceNotFound = Results.notFound
 
 /** Registers resources for as long as the current scope lasts. */
 export const register = <R>(

@@ -16,6 +16,7 @@ import type * as Revision from "@effect-mcp/protocol/Revision"
 import type * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import type * as Session from "@effect-mcp/engine/Session"
 import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 
@@ -53,6 +54,20 @@ export interface AskOptions {
    * `requestState`. Ignored where asks are requests.
    */
   readonly key?: string | undefined
+  /**
+   * How long to wait for the client's answer (default: the session's request
+   * timeout); the ask then fails with `Timeout` and the client is told the
+   * request is cancelled. Where asks are input requests (2026-07-28) the
+   * client answers on its retry and there is nothing to wait for.
+   */
+  readonly timeout?: Duration.Input | undefined
+  /**
+   * Receives the progress the client reports while it works on the ask
+   * (`notifications/progress` for the request's progress token, which asking
+   * for progress adds); each update also restarts the timeout. Not called
+   * where asks are input requests.
+   */
+  readonly onProgress?: ((update: CurrentRequest.ProgressUpdate) => void) | undefined
 }
 
 /** The request a handler is serving, and what it can do on it. */

@@ -235,9 +235,31 @@ describe("honest errors", () => {
           const error = (yield* Effect.flip(request("resources/read", { uri }))) as Obj
           assert.strictEqual(error.code, code, uri)
           assert.deepStrictEqual(error.data, { uri })
-          assert.strictEqual(error.message, `Resource not found: ${uri}`)
+          assert.strictEqual(error.message, "Resource not found")
         }
       })
+    )
+
+    it.effect(
+      `${version}: an unknown name or URI is echoed once, as a bounded prefix (a 3 MB one does not come back as 6 MB)`,
+      () =>
+        Effect.gen(function* () {
+          const { request } = yield* connect(version, [])
+          const huge = `fixture://${"x".repeat(3_000_000)}`
+          const replies: Array<[string, object]> = [
+            ["resources/read", { uri: huge }],
+            ["tools/call", { name: huge, arguments: {} }],
+            ["prompts/get", { name: huge }],
+            ["completion/complete", { ref: { type: "ref/resource", uri: huge }, argument: { name: "a", value: "" } }],
+            ["completion/complete", { ref: { type: "ref/prompt", name: huge }, argument: { name: "a", value: "" } }]
+          ]
+          for (const [method, params] of replies) {
+            const error = (yield* Effect.flip(request(method, params))) as Obj
+            const size = JSON.stringify(error).length
+            assert.isBelow(size, 1_000, `${method}: ${size} characters`)
+            assert.include(JSON.stringify(error), "fixture://xxxx", method)
+          }
+        })
     )
   }
 })

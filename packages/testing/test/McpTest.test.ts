@@ -69,7 +69,7 @@ describe("McpTest", () => {
         const { client, server } = yield* McpTest.connect(Server, { revision, clientHandlers: model })
         assert.strictEqual(client.revision, revision)
         assert.strictEqual(client.serverInfo?.name, "harness-test")
-        assert.strictEqual(server.sessions.size, 1)
+        assert.strictEqual(server.sessionCount(), 1)
         assert.deepStrictEqual((yield* client.callTool("echo", { text: "hi" })).content, text("hi").content)
         assert.deepStrictEqual((yield* client.callTool("ask", {})).content, text("4").content)
       })
@@ -110,7 +110,7 @@ describe("McpTest", () => {
       const second = yield* McpTest.makeClient({ revision: "2024-11-05" }).pipe(Effect.provideContext(context))
       assert.strictEqual(client.revision, "2025-03-26")
       assert.strictEqual(second.revision, "2024-11-05")
-      assert.strictEqual(server.sessions.size, 2)
+      assert.strictEqual(server.sessionCount(), 2)
     })
   )
 

@@ -50,8 +50,8 @@ const rebindingOf = (
 
 /** The `Mcp-Param-*` headers of the registered tools, read from their input schemas as they are now. */
 const paramHeaders = (server: McpServer.McpServerShape) => (toolName: string) => {
-  const tool = server.tools.get(toolName)
-  return tool === undefined ? undefined : StreamableHttpServer.paramHeadersOf(tool.item.item.definition.inputSchema)
+  const tool = server.toolDefinition(toolName)
+  return tool === undefined ? undefined : StreamableHttpServer.paramHeadersOf(tool.inputSchema)
 }
 
 /** The server's endpoints on `host:port`; releasing the Layer closes the listener and every session. */

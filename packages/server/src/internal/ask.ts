@@ -11,7 +11,7 @@ import * as Sampling from "@effect-mcp/protocol/Sampling"
 import type * as Session from "@effect-mcp/engine/Session"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
-import { type AskMethod, ClientRequestError } from "../ServerRequest.ts"
+import { type AskMethod, type AskOptions, ClientRequestError } from "../ServerRequest.ts"
 
 type Obj = { readonly [key: string]: unknown }
 
@@ -125,37 +125,45 @@ export const shapeParams = (
   return out
 }
 
-/** A stateful ask: a request on the session, related to the incoming request it serves. */
+/** A stateful ask: a request on the session, related to the incoming request it serves (if any). */
 export const viaSession = (
   session: Session.SessionShape,
-  relatedRequestId: string | number,
+  relatedRequestId: string | number | undefined,
   method: AskMethod,
-  params: Obj
+  params: Obj,
+  options?: AskOptions
 ): Effect.Effect<unknown, ClientRequestError> =>
-  session.request(method, params, { relatedRequestId }).pipe(
-    Effect.mapError((error) => {
-      switch (error._tag) {
-        case "NotSupported":
-          return new ClientRequestError({
-            reason: error.reason === "CapabilityNotDeclared" ? "CapabilityMissing" : "NotInRevision",
-            method,
-            message: error.message,
-            ...(error.reason === "CapabilityNotDeclared"
-              ? { requiredCapabilities: nest(requiredPath(method, params)) }
-              : {})
-          })
-        case "RequestTimeout":
-          return new ClientRequestError({ reason: "Timeout", method, message: error.message, cause: error })
-        case "SessionClosed":
-        case "TransportError":
-          return new ClientRequestError({ reason: "Closed", method, message: error.message, cause: error })
-        default:
-          return new ClientRequestError({
-            reason: "Rejected",
-            method,
-            message: `${method} was rejected by the client: ${error.message}`,
-            cause: error
-          })
-      }
+  session
+    .request(method, params, {
+      relatedRequestId,
+      timeout: options?.timeout,
+      onProgress: options?.onProgress,
+      resetTimeoutOnProgress: options?.onProgress !== undefined
     })
-  )
+    .pipe(
+      Effect.mapError((error) => {
+        switch (error._tag) {
+          case "NotSupported":
+            return new ClientRequestError({
+              reason: error.reason === "CapabilityNotDeclared" ? "CapabilityMissing" : "NotInRevision",
+              method,
+              message: error.message,
+              ...(error.reason === "CapabilityNotDeclared"
+                ? { requiredCapabilities: nest(requiredPath(method, params)) }
+                : {})
+            })
+          case "RequestTimeout":
+            return new ClientRequestError({ reason: "Timeout", method, message: error.message, cause: error })
+          case "SessionClosed":
+          case "TransportError":
+            return new ClientRequestError({ reason: "Closed", method, message: error.message, cause: error })
+          default:
+            return new ClientRequestError({
+              reason: "Rejected",
+              method,
+              message: `${method} was rejected by the client: ${error.message}`,
+              cause: error
+            })
+        }
+      })
+    )

@@ -15,20 +15,24 @@ import type * as Session from "@effect-mcp/engine/Session"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Predicate from "effect/Predicate"
-import * as Prompt from "../Prompt.ts"
-import * as Resource from "../Resource.ts"
-import type { Registered } from "../McpServer.ts"
+import type * as Resource from "../Resource.ts"
+import type * as ResourceTemplate from "../ResourceTemplate.ts"
 import { ServerRequest } from "../ServerRequest.ts"
 import type * as Tool from "../Tool.ts"
-import type * as ResourceTemplate from "../ResourceTemplate.ts"
-import { type Context, CurrentEntry } from "./handlers.ts"
 import * as Outcome from "./outcome.ts"
+import { echo, type Obj, paramsOf } from "./params.ts"
 import * as RequestScope from "./requestScope.ts"
+import * as Results from "./results.ts"
+import { CurrentEntry, type Registered, type State } from "./server.ts"
 import * as Shape from "./shape.ts"
 
-type Obj = { readonly [key: string]: unknown }
-
-const paramsOf = (params: unknown): Obj => (Predicate.isObject(params) ? (params as Obj) : {})
+/** What the feature handlers share: the server's state, the request scopes' environment, and result finishing. */
+export interface Context {
+  readonly server: State
+  readonly env: RequestScope.Environment
+  /** Adds what every result of `revision` carries (server info in `_meta` on 2026-07-28). */
+  readonly finish: <A extends object>(info: Session.RequestInfo, result: A) => A
+}
 
 /**
  * How each revision's tools page classifies arguments that fail the input
@@ -52,23 +56,24 @@ const conservative = { ttlMs: 0, cacheScope: "private" } as const
 
 // Layer building's own bookkeeping means nothing to a handler, and the services of the request
 // being served are that request's: a registration made inside a handler must not carry them.
-// (Made on first use: `handlers.ts`, which defines `CurrentEntry`, imports this module.)
-let notOverlaid: ReadonlySet<string> | undefined
+const notOverlaid: ReadonlySet<string> = new Set([
+  "effect/Layer/CurrentMemoMap",
+  CurrentRequest.CurrentRequest.key,
+  ServerRequest.key,
+  CurrentEntry.key
+])
 
-/** The registrant's services, listed once per registration rather than on every request. */
-const overlays = new WeakMap<Registered<unknown>, RequestScope.Overlay>()
+/**
+ * The registrant's services, listed on a registration's first request rather
+ * than on every one; items registered together share their context, so they
+ * share the list.
+ */
+const overlays = new WeakMap<Registered<unknown>["context"], RequestScope.Overlay>()
 const overlayOf = (registered: Registered<unknown>): RequestScope.Overlay => {
-  let services = overlays.get(registered)
+  let services = overlays.get(registered.context)
   if (services === undefined) {
-    notOverlaid ??= new Set([
-      "effect/Layer/CurrentMemoMap",
-      CurrentRequest.CurrentRequest.key,
-      ServerRequest.key,
-      CurrentEntry.key
-    ])
-    const skip = notOverlaid
-    services = [...registered.context.mapUnsafe].filter(([key]) => !skip.has(key))
-    overlays.set(registered, services)
+    services = [...registered.context.mapUnsafe].filter(([key]) => !notOverlaid.has(key))
+    overlays.set(registered.context, services)
   }
   return services
 }
@@ -107,10 +112,10 @@ const callToolWith = (
   const name = String(p.name)
   const entry = ctx.server.tools.get(name)
   if (entry === undefined) {
-    return Effect.fail(new McpError.InvalidParams({ message: `Unknown tool: ${name}`, data: { name } }))
+    return Effect.fail(new McpError.InvalidParams({ message: `Unknown tool: ${echo(name)}` }))
   }
-  const registered = entry.item
-  const tool = registered.item
+  const registered = entry
+  const tool = entry.item
   const input = tool.decode(p.arguments)
   if (input._tag === "Failure") {
     const message = `Invalid arguments for tool ${name}: ${input.failure}`
@@ -188,8 +193,8 @@ const toolFailure = (
 
 const findTemplate = (ctx: Context, uri: string) => {
   for (const entry of ctx.server.templates.sorted()) {
-    const variables = entry.item.item.match(uri)
-    if (variables !== undefined) return { registered: entry.item, template: entry.item.item, variables }
+    const variables = entry.item.match(uri)
+    if (variables !== undefined) return { registered: entry, template: entry.item, variables }
   }
   return undefined
 }
@@ -208,15 +213,15 @@ const readResourceWith = Effect.fnUntraced(function* (ctx: Context, params: unkn
   let mimeType: string | undefined
   let cache: Resource.Cache | undefined
   if (fixed !== undefined) {
-    const resource = fixed.item.item
-    registered = fixed.item
+    const resource = fixed.item
+    registered = fixed
     run = Effect.suspend(() => resource.read(uri))
     mimeType = resource.definition.mimeType
     cache = resource.cache
   } else {
     const found = findTemplate(ctx, uri)
     if (found === undefined) {
-      return yield* Resource.notFound(uri)
+      return yield* Results.notFound(uri)
     }
     registered = found.registered
     run = Effect.suspend(() => found.template.read(found.variables, uri))
@@ -227,7 +232,7 @@ const readResourceWith = Effect.fnUntraced(function* (ctx: Context, params: unkn
   if (outcome._tag === "InputRequired") return outcome.result
   const done = outcome.value
   if (done._tag !== "Ok") return yield* Outcome.asProtocolError(info.revision, "resources/read", done)
-  const contents = Resource.toContents(uri, mimeType, done.value).map((c) => Shape.resourceContents(version, c))
+  const contents = Results.toContents(uri, mimeType, done.value).map((c) => Shape.resourceContents(version, c))
   const hints = cache ?? ctx.server.options.cache?.read ?? conservative
   return ctx.finish(info, Shape.withCacheHints(version, { contents }, hints))
 })
@@ -242,9 +247,9 @@ const getPromptWith = Effect.fnUntraced(function* (ctx: Context, params: unknown
   const name = String(p.name)
   const entry = ctx.server.prompts.get(name)
   if (entry === undefined) {
-    return yield* new McpError.InvalidParams({ message: `Unknown prompt: ${name}`, data: { name } })
+    return yield* new McpError.InvalidParams({ message: `Unknown prompt: ${echo(name)}` })
   }
-  const prompt = entry.item.item
+  const prompt = entry.item
   const given = (Predicate.isObject(p.arguments) ? p.arguments : {}) as { readonly [key: string]: string }
   const missing = Object.entries(prompt.arguments)
     .filter(([key, spec]) => spec.required === true && typeof given[key] !== "string")
@@ -261,14 +266,14 @@ const getPromptWith = Effect.fnUntraced(function* (ctx: Context, params: unknown
     ctx,
     info,
     params,
-    entry.item,
+    entry,
     Effect.suspend(() => prompt.handler(values)),
     settled
   )
   if (outcome._tag === "InputRequired") return outcome.result
   const done = outcome.value
   if (done._tag !== "Ok") return yield* Outcome.asProtocolError(info.revision, "prompts/get", done)
-  const result = Prompt.toResult(done.value, prompt.definition.description)
+  const result = Results.promptResult(done.value, prompt.definition.description)
   return ctx.finish(info, {
     ...result,
     messages: result.messages.map((m) => Shape.promptMessage(info.revision.version, m))
@@ -285,21 +290,21 @@ const completeWith = Effect.fnUntraced(function* (ctx: Context, params: unknown,
   const ref = paramsOf(p.ref)
   const argument = paramsOf(p.argument)
   const argumentName = String(argument.name)
-  let completer: ResourceTemplate.Completer<RequestScope.Provided> | undefined
+  let completer: ResourceTemplate.Completer<Tool.Provided> | undefined
   let registered: Registered<unknown> | undefined
   if (ref.type === "ref/prompt") {
     const entry = ctx.server.prompts.get(String(ref.name))
     if (entry === undefined) {
-      return yield* new McpError.InvalidParams({ message: `Unknown prompt: ${String(ref.name)}` })
+      return yield* new McpError.InvalidParams({ message: `Unknown prompt: ${echo(String(ref.name))}` })
     }
-    registered = entry.item
-    completer = entry.item.item.arguments[argumentName]?.complete as typeof completer
+    registered = entry
+    completer = entry.item.arguments[argumentName]?.complete as typeof completer
   } else {
     const uri = String(ref.uri)
     const entry = ctx.server.templates.get(uri)
-    const found = entry === undefined ? findTemplate(ctx, uri) : { registered: entry.item, template: entry.item.item }
+    const found = entry === undefined ? findTemplate(ctx, uri) : { registered: entry, template: entry.item }
     if (found === undefined) {
-      return yield* new McpError.InvalidParams({ message: `Unknown resource template: ${uri}` })
+      return yield* new McpError.InvalidParams({ message: `Unknown resource template: ${echo(uri)}` })
     }
     registered = found.registered
     completer = found.template.complete[argumentName] as typeof completer

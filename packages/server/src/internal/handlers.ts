@@ -2,59 +2,54 @@
  * The session handlers of a server, built from its registries (read live on
  * every request): the list methods (paginated, shaped per revision, with
  * 2026-07-28 cache hints), logging, and resource subscriptions. Calls, reads
- * and prompts are in `features.ts`.
+ * and prompts are in `features.ts`; the client's notifications (roots changed)
+ * reach the server's roots hooks.
  */
 import * as Features from "@effect-mcp/protocol/Features"
-import * as Logging from "@effect-mcp/protocol/Logging"
+import type * as Logging from "@effect-mcp/protocol/Logging"
 import * as Meta from "@effect-mcp/protocol/Meta"
 import type * as Resources from "@effect-mcp/protocol/Resources"
 import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import type * as Session from "@effect-mcp/engine/Session"
+import * as Roots from "@effect-mcp/protocol/Roots"
 import * as Services from "effect/Context"
 import * as SecureRandom from "effect/crypto/SecureRandom"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Predicate from "effect/Predicate"
-import type { Listener, McpServerShape, Registered, SessionEntry } from "../McpServer.ts"
+import type { RootsChange } from "../McpServer.ts"
+import { decodeAnswer } from "../ServerRequest.ts"
+import * as Ask from "./ask.ts"
 import * as FeatureHandlers from "./features.ts"
 import * as Page from "./page.ts"
+import { type Obj, paramsOf } from "./params.ts"
 import type * as RequestScope from "./requestScope.ts"
+import { CurrentEntry, type Listener, type SessionEntry, type State } from "./server.ts"
 import * as Shape from "./shape.ts"
 import type { Store } from "./store.ts"
 
-type Obj = { readonly [key: string]: unknown }
-
-export const levelPasses = Logging.isEnabled
-
 const conservative = { ttlMs: 0, cacheScope: "private" } as const
-
-const paramsOf = (params: unknown): Obj => (Predicate.isObject(params) ? (params as Obj) : {})
-
-/** Context the feature handlers share. */
-export interface Context {
-  readonly server: McpServerShape
-  readonly env: RequestScope.Environment
-  /** Adds what every result of `revision` carries (server info in `_meta` on 2026-07-28). */
-  readonly finish: <A extends object>(info: Session.RequestInfo, result: A) => A
-}
-
-/**
- * The stateful session a request is served in. A session's Peer carries it in
- * the context its request fibers start with, so one table of handlers serves
- * every session of a server.
- */
-export class CurrentEntry extends Services.Service<CurrentEntry, SessionEntry>()(
-  "@effect-mcp/server/internal/CurrentEntry"
-) {}
 
 const entryOf = (): SessionEntry | undefined => {
   const fiber = Fiber.getCurrent()
   return fiber === undefined ? undefined : Services.getOrUndefined(fiber.context, CurrentEntry)
 }
 
+const decodeRoots = decodeAnswer("roots/list", Roots.ListRootsResult)
+
+/** What the server's roots hooks learn of a session whose client says its roots changed. */
+const rootsChange = (session: Session.SessionShape): RootsChange => ({
+  clientInfo: session.state.peerInfo,
+  list: Effect.map(Effect.flatMap(Ask.viaSession(session, undefined, "roots/list", {}), decodeRoots), (r) => r.roots)
+})
+
 /** The handlers of a server's sessions: built once per server, shared by all its sessions. */
-export const make = (server: McpServerShape): ReadonlyMap<string, Session.Handler> => {
+export const make = (
+  server: State
+): {
+  readonly requests: ReadonlyMap<string, Session.Handler>
+  readonly notifications: ReadonlyMap<string, Session.NotificationHandler>
+} => {
   const options = server.options
   const pageSize = Math.max(1, options.pageSize ?? 100)
   const listCache = options.cache?.list ?? conservative
@@ -81,14 +76,10 @@ export const make = (server: McpServerShape): ReadonlyMap<string, Session.Handle
     const meta = (result as { readonly _meta?: Obj })._meta
     return { ...result, _meta: { [Meta.serverInfoKey]: implementation, ...meta } }
   }
-  const context: Context = { server, env, finish }
+  const context: FeatureHandlers.Context = { server, env, finish }
 
   const list =
-    <A>(
-      store: Store<Registered<A>>,
-      key: string,
-      shape: (version: Info["version"], item: A) => unknown
-    ): Session.Handler =>
+    <A>(store: Store<A>, key: string, shape: (version: Info["version"], item: A) => unknown): Session.Handler =>
     (params, info) =>
       Effect.suspend(() => {
         const cursor = paramsOf(params).cursor
@@ -100,7 +91,7 @@ export const make = (server: McpServerShape): ReadonlyMap<string, Session.Handle
         )
         if (page._tag === "Failure") return Effect.fail(page.failure)
         const version = info.revision.version
-        const items = page.success.items.map((entry) => shape(version, entry.item.item))
+        const items = page.success.items.map((entry) => shape(version, entry.item))
         const result =
           page.success.nextCursor === undefined
             ? { [key]: items }
@@ -153,7 +144,19 @@ export const make = (server: McpServerShape): ReadonlyMap<string, Session.Handle
       return finish(info, { _meta: meta })
     })
 
-  return new Map<string, Session.Handler>([
+  // The client's roots changed: each hook runs in a fiber of its own, so a slow one holds up
+  // neither the session's reader nor the other hooks.
+  const rootsListChanged: Session.NotificationHandler = () =>
+    Effect.withFiber((fiber) => {
+      const entry = Services.getOrUndefined(fiber.context, CurrentEntry)
+      if (entry === undefined || server.rootsHooks.size === 0) return Effect.void
+      const change = rootsChange(entry.session)
+      const fork = Effect.runForkWith(fiber.context)
+      for (const hook of server.rootsHooks) fork(hook(change))
+      return Effect.void
+    })
+
+  const requests = new Map<string, Session.Handler>([
     ["tools/list", list(server.tools, "tools", (v, t) => Shape.tool(v, t.definition))],
     ["resources/list", list(server.resources, "resources", (v, r) => Shape.resource(v, r.definition))],
     [
@@ -170,6 +173,7 @@ export const make = (server: McpServerShape): ReadonlyMap<string, Session.Handle
     ["logging/setLevel", setLevel],
     ["subscriptions/listen", listen]
   ])
+  return { requests, notifications: new Map([["notifications/roots/list_changed", rootsListChanged]]) }
 }
 
 type Info = Session.RequestInfo["revision"]

@@ -19,7 +19,7 @@ export const register = <R>(
     const server = yield* McpServer
     // The request scope installs its own loggers (the MCP log bridge); the registrant's must not shadow them.
     const context = Context.omit(Logger.CurrentLoggers)(yield* Effect.context<R>()) as Context.Context<never>
-    yield* server.add(kind, items, context)
+    yield* server.register(kind, items, context)
   })
 
 export const layer = <R>(kind: Kind, items: ReadonlyArray<unknown>): Layer.Layer<never, never, McpServer | R> =>

@@ -15,7 +15,6 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
-import * as Predicate from "effect/Predicate"
 import {
   type AskMethod,
   type AskOptions,
@@ -26,12 +25,8 @@ import {
 import * as Ask from "./ask.ts"
 import * as InputRounds from "./inputRounds.ts"
 import * as Outcome from "./outcome.ts"
+import { type Obj, metaOf, paramsOf } from "./params.ts"
 import type * as RequestState from "./requestState.ts"
-
-type Obj = { readonly [key: string]: unknown }
-
-/** The services a request scope provides to the handler it runs. */
-export type Provided = ServerRequest | CurrentRequest.CurrentRequest
 
 /** What the server supplies to every request scope. */
 export interface Environment {
@@ -48,11 +43,6 @@ export interface Environment {
 /** Methods that 2026-07-28 lets answer with `input_required` (their params carry the retry fields). */
 export const retryable: ReadonlySet<string> = new Set(["tools/call", "prompts/get", "resources/read"])
 
-const metaOf = (params: unknown): Obj => {
-  const meta = Predicate.isObject(params) ? (params as Obj)._meta : undefined
-  return Predicate.isObject(meta) ? (meta as Obj) : {}
-}
-
 const logData = (message: unknown): unknown => {
   const parts = Array.isArray(message) ? message : [message]
   return parts.length === 1 ? parts[0] : parts
@@ -68,18 +58,19 @@ type Notice = readonly [method: string, params: object]
  */
 export const bridge: Logger.Logger<unknown, void> = Logger.make((options) => {
   const request = Context.getOrUndefined(options.fiber.context as Context.Context<ServerRequest>, ServerRequest)
-  if (!(request instanceof Scope)) return
+  if (!(request instanceof HandlerRequest)) return
   const level = Logging.fromLogLevel(options.logLevel)
   if (level !== undefined) request.enqueue(level, logData(options.message))
 })
 
 /**
- * One request's `ServerRequest`: a single object per request, its behaviour
+ * One request's `ServerRequest` (what a handler's asks, logs and progress go
+ * through): a single object per request, its behaviour
  * on the prototype (a bag of closures per request costs more than the rest
  * of a trivial call). Log notices wait in a plain array; a drainer fiber runs
  * only while there are some, so most requests need neither a queue nor a fiber.
  */
-class Scope implements ServerRequestShape {
+class HandlerRequest implements ServerRequestShape {
   readonly method: string
   readonly revision: Revision.RevisionSpec
   readonly version: Revision.RevisionSpec["version"]
@@ -163,7 +154,7 @@ class Scope implements ServerRequestShape {
       const missing = Ask.capabilityError(method, askParams as Obj, this.clientCapabilities)
       if (missing !== undefined) return Effect.fail(missing)
       if (!this.stateless && this.env.session !== undefined)
-        return Ask.viaSession(this.env.session, this.current.id, method, shaped)
+        return Ask.viaSession(this.env.session, this.current.id, method, shaped, options)
       if (this.transportAsk !== undefined) return this.transportAsk(method, shaped, options?.key)
       return Effect.fail(
         new ClientRequestError({
@@ -249,7 +240,7 @@ const completed = {
  */
 const roundsNeeded = (info: Session.RequestInfo, params: unknown): boolean => {
   if (Ask.mayAsk(info.peerCapabilities)) return true
-  const p = (Predicate.isObject(params) ? params : {}) as Obj
+  const p = paramsOf(params)
   return p.inputResponses !== undefined || p.requestState !== undefined
 }
 
@@ -275,15 +266,15 @@ export const run = <A, B, E>(
 ): Effect.Effect<B, E | McpError.InvalidParams, CurrentRequest.CurrentRequest> =>
   Effect.withFiber((fiber): Effect.Effect<B, E | McpError.InvalidParams> => {
     const context = fiber.context
-    const scope = new Scope(
+    const request = new HandlerRequest(
       env,
       info,
       params,
       Context.get(context as Context.Context<CurrentRequest.CurrentRequest>, CurrentRequest.CurrentRequest),
       context
     )
-    fiber.setContext(scope.contextFor(context, services))
-    if (scope.stateless && retryable.has(info.request.method) && roundsNeeded(info, params)) {
+    fiber.setContext(request.contextFor(context, services))
+    if (request.stateless && retryable.has(info.request.method) && roundsNeeded(info, params)) {
       // The rounds fork the handler's fiber from this context; their own failures (a bad
       // `requestState`) are the request's. They start once the continuation restoring the
       // context is in place: the handler's synchronous part runs when its fiber is forked.
@@ -293,9 +284,9 @@ export const run = <A, B, E>(
             {
               codec: env.codec,
               method: info.request.method,
-              params: (Predicate.isObject(params) ? params : {}) as Obj,
+              params: paramsOf(params),
               body: (ask) => {
-                scope.transportAsk = ask
+                request.transportAsk = ask
                 return Effect.matchCauseEffect(body as Effect.Effect<A, unknown>, completed)
               }
             },
@@ -305,24 +296,24 @@ export const run = <A, B, E>(
       return Effect.matchCauseEffect(rounds, {
         onSuccess: (done) => {
           fiber.setContext(context)
-          return scope.after(false, onDone, done)
+          return request.after(false, onDone, done)
         },
         onFailure: (cause) => {
           fiber.setContext(context)
-          return scope.after(Cause.hasInterrupts(cause), failCause, cause)
+          return request.after(Cause.hasInterrupts(cause), failCause, cause)
         }
       })
     }
     return Effect.matchCauseEffect(body as Effect.Effect<A, unknown>, {
       onSuccess: (value) => {
         fiber.setContext(context)
-        return scope.after(false, onDone, { _tag: "Complete", value: { _tag: "Ok", value } })
+        return request.after(false, onDone, { _tag: "Complete", value: { _tag: "Ok", value } })
       },
       onFailure: (cause) => {
         fiber.setContext(context)
         const failed = Outcome.fromCause(cause)
-        if (failed === undefined) return scope.after(true, failCause, cause as Cause.Cause<never>)
-        return scope.after(Cause.hasInterrupts(cause), onDone, { _tag: "Complete", value: failed })
+        if (failed === undefined) return request.after(true, failCause, cause as Cause.Cause<never>)
+        return request.after(Cause.hasInterrupts(cause), onDone, { _tag: "Complete", value: failed })
       }
     })
   })

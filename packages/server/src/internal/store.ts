@@ -1,14 +1,18 @@
 /**
  * One kind of registered item (tools, resources, templates, prompts), kept
- * by key. Lists are served sorted by key (a stable, documented order that
- * also makes cursors robust to changes between pages); the sorted view is
- * rebuilt only after a change.
+ * by key with the services of the code that registered it. Lists are served
+ * sorted by key (a stable, documented order that also makes cursors robust
+ * to changes between pages); the sorted view is rebuilt only after a change.
  */
+import type * as Context from "effect/Context"
 import { compareKeys } from "./page.ts"
 
+/** A registered item: its key, the item, and the services its handlers run with. */
 export interface Entry<A> {
   readonly key: string
   readonly item: A
+  /** The services of the code that registered it (what its handlers need). */
+  readonly context: Context.Context<never>
 }
 
 export class Store<A> {
@@ -24,8 +28,9 @@ export class Store<A> {
   }
 
   /** Adds or replaces the item under `key`; returns the entry, which `remove` takes back. */
-  put(key: string, item: A): Entry<A> {
-    const entry = { key, item }
+  put(key: string, item: A, context: Context.Context<never>): Entry<A> {
+    // One object per registered item: it is the store's entry and what handlers run with.
+    const entry = { key, item, context }
     this.entries.set(key, entry)
     this.sortedCache = undefined
     return entry

@@ -1,0 +1,263 @@
+/**
+ * What stands behind McpServer's public service: the registries, the live
+ * sessions and `subscriptions/listen` streams, the roots hooks, the
+ * `requestState` codec and the shutdown signal, and the broadcasts that reach
+ * them. Handlers and session setup read it through `stateOf`; users see only
+ * the public shape it builds.
+ */
+import * as Logging from "@effect-mcp/protocol/Logging"
+import type * as Resources from "@effect-mcp/protocol/Resources"
+import type * as Revision from "@effect-mcp/protocol/Revision"
+import type * as Tools from "@effect-mcp/protocol/Tools"
+import type * as Session from "@effect-mcp/engine/Session"
+import * as Context from "effect/Context"
+import type * as Mac from "effect/crypto/Mac"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import type { Kind, McpServerShape, Options, RootsChange } from "../McpServer.ts"
+import type * as Prompt from "../Prompt.ts"
+import type * as Resource from "../Resource.ts"
+import type * as ResourceTemplate from "../ResourceTemplate.ts"
+import type * as Tool from "../Tool.ts"
+import * as RequestState from "./requestState.ts"
+import * as Shape from "./shape.ts"
+import { type Entry, Store } from "./store.ts"
+
+/** A registered item and the services its handlers run with. */
+export type Registered<A> = Entry<A>
+
+/** A stateful session the server is serving. */
+export interface SessionEntry {
+  readonly session: Session.SessionShape
+  /** Set by `logging/setLevel`. */
+  logLevel: Logging.LoggingLevel | undefined
+  /** URIs subscribed with `resources/subscribe` (made by the first one). */
+  subscriptions: Set<string> | undefined
+}
+
+/**
+ * The stateful session a request is served in. A session's Peer carries it in
+ * the context its request fibers start with, so one table of handlers serves
+ * every session of a server.
+ */
+export class CurrentEntry extends Context.Service<CurrentEntry, SessionEntry>()(
+  "@effect-mcp/server/internal/CurrentEntry"
+) {}
+
+/** A 2026-07-28 `subscriptions/listen` stream. */
+export interface Listener {
+  readonly filter: Resources.SubscriptionFilter
+  /** Sends one notification on the stream. */
+  readonly notify: (method: string, params: object) => Effect.Effect<void>
+}
+
+/** The server's state (one per `McpServer.make`). */
+export interface State {
+  readonly info: Session.Implementation
+  readonly options: Options
+  readonly tools: Store<Tool.Tool<unknown>>
+  readonly resources: Store<Resource.Resource<unknown>>
+  readonly templates: Store<ResourceTemplate.ResourceTemplate<unknown>>
+  readonly prompts: Store<Prompt.Prompt<unknown>>
+  readonly sessions: Set<SessionEntry>
+  readonly listeners: Set<Listener>
+  /** Run on `notifications/roots/list_changed` from any session. */
+  readonly rootsHooks: Set<(change: RootsChange) => Effect.Effect<void>>
+  readonly requestState: RequestState.Codec
+  /** Completes when the server shuts down (ends `subscriptions/listen` streams gracefully). */
+  readonly shutdown: Deferred.Deferred<void>
+  readonly capabilities: (revision: Revision.RevisionSpec | undefined) => Session.Capabilities
+  /** The public service over this state. */
+  readonly service: McpServerShape
+}
+
+const states = new WeakMap<McpServerShape, State>()
+
+/** The state behind a service `make` built (undefined for a service built some other way). */
+export const stateOf = (service: McpServerShape): State | undefined => states.get(service)
+
+const listKind: { readonly [K in Kind]: "tools" | "resources" | "prompts" } = {
+  tool: "tools",
+  resource: "resources",
+  template: "resources",
+  prompt: "prompts"
+}
+
+const keyOf: { readonly [K in Kind]: (item: never) => string } = {
+  tool: (t: Tool.Tool<unknown>) => t.name,
+  resource: (r: Resource.Resource<unknown>) => r.uri,
+  template: (t: ResourceTemplate.ResourceTemplate<unknown>) => t.uriTemplate,
+  prompt: (p: Prompt.Prompt<unknown>) => p.name
+}
+
+const filterKey = {
+  tools: "toolsListChanged",
+  resources: "resourcesListChanged",
+  prompts: "promptsListChanged"
+} as const
+
+const subscribedTo = (subscription: string, uri: string) =>
+  uri === subscription || uri.startsWith(subscription.endsWith("/") ? subscription : `${subscription}/`)
+
+/**
+ * Starts every send of a broadcast and waits for none: each runs in a fiber of
+ * its own that goes as far as it can at once (a session whose transport takes
+ * the message now has it before the broadcaster continues, in order), so one
+ * peer that does not read holds up neither the others nor the broadcaster.
+ */
+const broadcast = (sends: ReadonlyArray<Effect.Effect<void>>): Effect.Effect<void> =>
+  sends.length === 0
+    ? Effect.void
+    : Effect.withFiber((fiber) => {
+        const fork = Effect.runForkWith(fiber.context)
+        for (let i = 0; i < sends.length; i++) fork(sends[i]!)
+        return Effect.void
+      })
+
+/** Builds the state and the public service over it. */
+export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Scope.Scope> =>
+  Effect.gen(function* () {
+    const info: Session.Implementation = {
+      name: options.name,
+      version: options.version,
+      ...(options.title === undefined ? {} : { title: options.title }),
+      ...(options.description === undefined ? {} : { description: options.description }),
+      ...(options.websiteUrl === undefined ? {} : { websiteUrl: options.websiteUrl }),
+      ...(options.icons === undefined ? {} : { icons: options.icons })
+    }
+    const requestState = yield* RequestState.make({ ttlMs: options.requestStateTtlMs ?? 10 * 60_000 })
+    const shutdown = yield* Deferred.make<void>()
+    yield* Effect.addFinalizer(() => Deferred.succeed(shutdown, undefined))
+    const stores = {
+      tool: new Store<Tool.Tool<unknown>>(),
+      resource: new Store<Resource.Resource<unknown>>(),
+      template: new Store<ResourceTemplate.ResourceTemplate<unknown>>(),
+      prompt: new Store<Prompt.Prompt<unknown>>()
+    }
+    const sessions = new Set<SessionEntry>()
+    const listeners = new Set<Listener>()
+    const rootsHooks = new Set<(change: RootsChange) => Effect.Effect<void>>()
+    const declared = new Set(options.declare ?? [])
+
+    const listChanged = (kind: "tools" | "resources" | "prompts") =>
+      Effect.suspend(() => {
+        const method = `notifications/${kind}/list_changed`
+        const sends: Array<Effect.Effect<void>> = []
+        for (const entry of sessions) sends.push(Effect.ignore(entry.session.notify(method, {})))
+        for (const listener of listeners)
+          if (listener.filter[filterKey[kind]] === true) sends.push(listener.notify(method, {}))
+        return broadcast(sends)
+      })
+
+    const register = (kind: Kind, items: ReadonlyArray<unknown>, context: Context.Context<never>) =>
+      Effect.gen(function* () {
+        const store = stores[kind] as Store<unknown>
+        const key = keyOf[kind]
+        const entries = items.map((item) => store.put(key(item as never), item, context))
+        yield* listChanged(listKind[kind])
+        yield* Effect.addFinalizer(() =>
+          Effect.suspend(() => {
+            let removed = false
+            for (const entry of entries) removed = store.remove(entry) || removed
+            return removed ? listChanged(listKind[kind]) : Effect.void
+          })
+        )
+      })
+
+    // A declaration depends only on the revision and which kinds are present:
+    // sessions declaring the same share one object (each keeps what it declared).
+    // Stateless revisions ask on every request, so the lookup is a small index, not a string key.
+    const declarations = new Map<string | undefined, Array<Session.Capabilities | undefined>>()
+    const capabilities = (revision: Revision.RevisionSpec | undefined): Session.Capabilities => {
+      const hasResources = stores.resource.size > 0 || stores.template.size > 0 || declared.has("resources")
+      const hasPrompts = stores.prompt.size > 0 || declared.has("prompts")
+      const hasCompletions = hasPrompts || stores.template.size > 0
+      const hasTools = stores.tool.size > 0 || declared.has("tools")
+      const index = (hasResources ? 1 : 0) | (hasPrompts ? 2 : 0) | (hasCompletions ? 4 : 0) | (hasTools ? 8 : 0)
+      const version = revision?.version
+      let byKinds = declarations.get(version)
+      if (byKinds === undefined) {
+        byKinds = []
+        declarations.set(version, byKinds)
+      }
+      let shaped = byKinds[index]
+      if (shaped === undefined) {
+        shaped = Shape.capabilities(version, {
+          ...options.capabilities,
+          logging: {},
+          ...(hasCompletions ? { completions: {} } : {}),
+          ...(hasPrompts ? { prompts: { listChanged: true } } : {}),
+          ...(hasResources ? { resources: { subscribe: true, listChanged: true } } : {}),
+          ...(hasTools ? { tools: { listChanged: true } } : {})
+        })
+        byKinds[index] = shaped
+      }
+      return shaped
+    }
+
+    const resourceUpdated = (uri: string) =>
+      Effect.suspend(() => {
+        const sends: Array<Effect.Effect<void>> = []
+        for (const entry of sessions) {
+          if (entry.subscriptions !== undefined && [...entry.subscriptions].some((s) => subscribedTo(s, uri))) {
+            sends.push(Effect.ignore(entry.session.notify("notifications/resources/updated", { uri })))
+          }
+        }
+        for (const listener of listeners) {
+          if ((listener.filter.resourceSubscriptions ?? []).some((s) => subscribedTo(s, uri))) {
+            sends.push(listener.notify("notifications/resources/updated", { uri }))
+          }
+        }
+        return broadcast(sends)
+      })
+
+    const defaultLevel = options.defaultLogLevel === "off" ? undefined : (options.defaultLogLevel ?? "info")
+    const log = (level: Logging.LoggingLevel, data: unknown, logger?: string) =>
+      Effect.suspend(() => {
+        const params = logger === undefined ? { level, data } : { level, logger, data }
+        const sends: Array<Effect.Effect<void>> = []
+        for (const entry of sessions) {
+          const threshold = entry.logLevel ?? defaultLevel
+          if (threshold !== undefined && Logging.isEnabled(level, threshold)) {
+            sends.push(Effect.ignore(entry.session.notify("notifications/message", params)))
+          }
+        }
+        return broadcast(sends)
+      })
+
+    const onRootsListChanged = (hook: (change: RootsChange) => Effect.Effect<void>) =>
+      Effect.acquireRelease(
+        Effect.sync(() => rootsHooks.add(hook)),
+        () => Effect.sync(() => rootsHooks.delete(hook))
+      ).pipe(Effect.asVoid)
+
+    const service: McpServerShape = {
+      info,
+      capabilities,
+      register,
+      toolDefinition: (name) => stores.tool.get(name)?.item.definition as Tools.Tool | undefined,
+      sessionCount: () => sessions.size,
+      listChanged,
+      resourceUpdated,
+      log,
+      onRootsListChanged
+    }
+    const state: State = {
+      info,
+      options,
+      tools: stores.tool,
+      resources: stores.resource,
+      templates: stores.template,
+      prompts: stores.prompt,
+      sessions,
+      listeners,
+      rootsHooks,
+      requestState,
+      shutdown,
+      capabilities,
+      service
+    }
+    states.set(service, state)
+    return state
+  })

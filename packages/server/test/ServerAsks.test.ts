@@ -1,0 +1,201 @@
+/**
+ * The server's requests to the client, seen from a raw client session: a
+ * per-ask timeout (on the TestClock) that cancels the client's work, the
+ * client's progress reaching the asking handler, cancellation of the asking
+ * handler reaching the client's handler, and the roots-changed hook. Also
+ * broadcasts: one session that never takes a notification holds up neither
+ * the broadcaster nor the other sessions.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as ClientSession from "@effect-mcp/engine/ClientSession"
+import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
+import * as MemoryTransport from "@effect-mcp/engine/MemoryTransport"
+import type * as Session from "@effect-mcp/engine/Session"
+import * as Transport from "@effect-mcp/engine/Transport"
+import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Roots from "@effect-mcp/server/Roots"
+import * as Sampling from "@effect-mcp/server/Sampling"
+import * as Tool from "@effect-mcp/server/Tool"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as TestClock from "effect/testing/TestClock"
+import { type Obj, testServer } from "./fixtures.ts"
+
+const question = { messages: [{ role: "user", content: { type: "text", text: "2+2?" } }], maxTokens: 5 } as const
+const answer = { role: "assistant", content: { type: "text", text: "4" }, model: "fake" }
+
+const tools = Tool.layer(
+  Tool.make("ask_with_timeout", {
+    input: Schema.Struct({}),
+    handler: () =>
+      Sampling.createMessage(question, { timeout: "3 seconds" }).pipe(
+        Effect.as("answered"),
+        Effect.catch((error) => Effect.succeed(error.reason))
+      )
+  }),
+  Tool.make("ask_with_progress", {
+    input: Schema.Struct({}),
+    handler: () => {
+      const seen: Array<number> = []
+      return Sampling.createMessage(question, { onProgress: (update) => void seen.push(update.progress) }).pipe(
+        Effect.map((result) => `${Sampling.text(result)} after ${JSON.stringify(seen)}`)
+      )
+    }
+  }),
+  Tool.make("ask", {
+    input: Schema.Struct({}),
+    handler: () => Effect.map(Sampling.createMessage(question), Sampling.text)
+  })
+)
+
+/** What the client's sampling handler went through. */
+interface ClientSide {
+  started: number
+  interrupted: number
+}
+
+const clientSession = (
+  context: Context.Context<McpServer.McpServer>,
+  sampling: Session.Handler,
+  options: { readonly wrap?: (end: Transport.TransportShape) => Transport.TransportShape } = {}
+) =>
+  Effect.gen(function* () {
+    const [serverEnd, clientEnd] = yield* MemoryTransport.makePair({ codec: true })
+    yield* McpServer.makeSession.pipe(
+      Effect.provideService(Transport.Transport, options.wrap?.(serverEnd) ?? serverEnd),
+      Effect.provideContext(context)
+    )
+    const notifications: Array<string> = []
+    const record = (method: string) => [method, () => Effect.sync(() => void notifications.push(method))] as const
+    const client = yield* ClientSession.make({
+      clientInfo: { name: "asks-client", version: "1.0.0" },
+      capabilities: { sampling: {}, roots: { listChanged: true } },
+      supportedVersions: ["2025-11-25"],
+      handlers: new Map<string, Session.Handler>([
+        ["sampling/createMessage", sampling],
+        ["roots/list", () => Effect.succeed({ roots: [{ uri: "file:///work", name: "work" }] })]
+      ]),
+      notificationHandlers: new Map([record("notifications/tools/list_changed")])
+    }).pipe(Effect.provideService(Transport.Transport, clientEnd), Effect.orDie)
+    return { client, notifications }
+  })
+
+const serverWith = (features: Layer.Layer<never, never, McpServer.McpServer>) =>
+  Layer.build(testServer(features, { declare: ["tools"] }))
+
+/** A sampling handler that never answers and counts its starts and interruptions. */
+const hanging =
+  (side: ClientSide): Session.Handler =>
+  () =>
+    Effect.suspend(() => {
+      side.started++
+      return Effect.onInterrupt(Effect.never, () => Effect.sync(() => void side.interrupted++))
+    })
+
+const settle = Effect.gen(function* () {
+  for (let i = 0; i < 50; i++) yield* Effect.yieldNow
+})
+
+const textOf = (result: unknown) => (result as Obj).content[0].text as string
+
+describe("server requests to the client", () => {
+  it.effect("an ask with a timeout fails with Timeout when it passes, and the client's handler is cancelled", () =>
+    Effect.gen(function* () {
+      const side: ClientSide = { started: 0, interrupted: 0 }
+      const { client } = yield* clientSession(yield* serverWith(tools), hanging(side))
+      const call = yield* Effect.forkChild(client.request("tools/call", { name: "ask_with_timeout", arguments: {} }))
+      yield* settle
+      assert.strictEqual(side.started, 1)
+      yield* TestClock.adjust("2 seconds")
+      assert.isUndefined(call.pollUnsafe())
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual(textOf(yield* Fiber.join(call)), "Timeout")
+      yield* settle
+      assert.strictEqual(side.interrupted, 1)
+    })
+  )
+
+  it.effect("the client's progress on an ask reaches the handler's onProgress", () =>
+    Effect.gen(function* () {
+      const reporting: Session.Handler = () =>
+        Effect.gen(function* () {
+          const current = yield* CurrentRequest.CurrentRequest
+          yield* current.progress({ progress: 1, total: 2 })
+          yield* current.progress({ progress: 2, total: 2 })
+          return answer
+        })
+      const { client } = yield* clientSession(yield* serverWith(tools), reporting)
+      const result = yield* client.request("tools/call", { name: "ask_with_progress", arguments: {} })
+      assert.strictEqual(textOf(result), "4 after [1,2]")
+    })
+  )
+
+  it.effect(
+    "cancelling the call whose handler awaits an ask cancels the ask: the client's handler is interrupted",
+    () =>
+      Effect.gen(function* () {
+        const side: ClientSide = { started: 0, interrupted: 0 }
+        const { client } = yield* clientSession(yield* serverWith(tools), hanging(side))
+        const call = yield* Effect.forkChild(client.request("tools/call", { name: "ask", arguments: {} }))
+        yield* settle
+        assert.strictEqual(side.started, 1)
+        // The client gives up: it sends notifications/cancelled, the server interrupts the tool's
+        // handler, whose pending ask then sends notifications/cancelled back.
+        yield* Fiber.interrupt(call)
+        yield* settle
+        assert.strictEqual(side.interrupted, 1)
+        // Only that request was cancelled: the session still serves (the Peer consumes the notification).
+        assert.isDefined(yield* client.request("tools/list", {}))
+      })
+  )
+
+  it.effect("a roots hook hears notifications/roots/list_changed and can ask that client for its roots", () =>
+    Effect.gen(function* () {
+      const heard: Array<string> = []
+      const hook = Roots.layerOnListChanged((change) =>
+        change.list.pipe(
+          Effect.flatMap((roots) =>
+            Effect.sync(() => heard.push(`${change.clientInfo?.name}: ${roots.map((r) => r.uri).join()}`))
+          ),
+          Effect.asVoid,
+          Effect.orDie
+        )
+      )
+      const context = yield* serverWith(Layer.merge(tools, hook))
+      const { client } = yield* clientSession(context, () => Effect.succeed(answer))
+      yield* client.notify("notifications/roots/list_changed", {})
+      yield* settle
+      assert.deepStrictEqual(heard, ["asks-client: file:///work"])
+    })
+  )
+})
+
+describe("broadcasts", () => {
+  it.effect("list_changed waits on no peer: a session that never takes it holds up neither the caller nor others", () =>
+    Effect.gen(function* () {
+      const context = yield* serverWith(tools)
+      const server = Context.get(context, McpServer.McpServer)
+      const isListChanged = (frame: Transport.Outgoing) =>
+        !Array.isArray(frame) && (frame as { readonly method?: string }).method === "notifications/tools/list_changed"
+      // The first session's transport never takes a list_changed (a client that stopped reading).
+      const stuck = yield* clientSession(context, () => Effect.succeed(answer), {
+        wrap: (end) => ({
+          incoming: end.incoming,
+          send: (frame, options) => (isListChanged(frame) ? Effect.never : end.send(frame, options))
+        })
+      })
+      const healthy = yield* clientSession(context, () => Effect.succeed(answer))
+      assert.strictEqual(server.sessionCount(), 2)
+      const broadcast = yield* Effect.forkChild(server.listChanged("tools"))
+      yield* settle
+      assert.isDefined(broadcast.pollUnsafe(), "the broadcaster is not held up")
+      assert.deepStrictEqual(healthy.notifications, ["notifications/tools/list_changed"])
+      assert.deepStrictEqual(stuck.notifications, [])
+      // The stuck session still answers requests.
+      assert.isDefined(yield* stuck.client.request("tools/list", {}))
+    })
+  )
+})
