@@ -19,6 +19,7 @@ import type * as ClientSession from "@effect-mcp/engine/ClientSession"
 import type * as Peer from "@effect-mcp/engine/Peer"
 import type * as PeerError from "@effect-mcp/engine/PeerError"
 import type * as Session from "@effect-mcp/engine/Session"
+import type * as StreamableHttpClient from "@effect-mcp/engine/StreamableHttpClient"
 import type * as Transport from "@effect-mcp/engine/Transport"
 import type * as Completion from "@effect-mcp/protocol/Completion"
 import type * as Lifecycle from "@effect-mcp/protocol/Lifecycle"
@@ -89,9 +90,16 @@ export type StructuredToolResult<A> = {
   readonly structuredContent: A
 }
 
-/** What a call can fail with. */
+/**
+ * What a call can fail with. `SessionExpired`: the server ended the session
+ * while the call was in flight (a Streamable HTTP 404); the client starts a
+ * new session by itself, and the next call goes there. `TransportError`: the
+ * message could not be delivered (the server is unreachable, say), as
+ * opposed to an error the server answered.
+ */
 export type CallError =
   | Peer.CallError
+  | StreamableHttpClient.SessionExpired
   | PeerError.NotSupported
   | ClientError.InvalidResult
   | ClientError.InputRequiredError
@@ -104,7 +112,11 @@ export type ToolCallError = CallError | ClientError.ToolError
 export type ListError = CallError | ClientError.PaginationError
 
 /** What a notification Stream can fail with. */
-export type StreamError = Peer.CallError | PeerError.NotSupported | ClientError.SubscriptionError
+export type StreamError =
+  | Peer.CallError
+  | StreamableHttpClient.SessionExpired
+  | PeerError.NotSupported
+  | ClientError.SubscriptionError
 
 /** An element of a call made with progress: `Progress` updates, then one `Result`. */
 export type ProgressEvent<A> = Peer.ProgressEvent<A>
@@ -133,7 +145,7 @@ export interface TasksApi {
 
 /** A connected client: what the server declared, and one method per MCP request (refused locally with `NotSupported` when the server did not declare the capability or the revision has no such method). */
 export interface McpClientShape {
-  /** The session underneath, for raw access. */
+  /** The session underneath, for raw access (a new one after the server ended the previous one). */
   readonly session: Session.SessionShape
   readonly revision: ProtocolVersion.ProtocolVersion
   readonly serverInfo: Session.Implementation | undefined

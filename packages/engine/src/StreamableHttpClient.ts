@@ -28,7 +28,7 @@ import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { PostOrder } from "./internal/httpClientOrder.ts"
-import { Poster } from "./internal/httpClientPost.ts"
+import { failedAnswer, Poster } from "./internal/httpClientPost.ts"
 import { HttpClientSession, SessionExpired } from "./internal/httpClientSession.ts"
 import * as HttpClientSse from "./internal/httpClientSse.ts"
 import * as Headers from "./internal/httpHeaders.ts"
@@ -163,9 +163,9 @@ export const make = Effect.fnUntraced(function* (options: Options) {
         )
       ),
     // A 404 without a session means there is no GET stream, not that a session ended.
-    expired: Effect.sync(() => {
-      if (session.sessionId !== undefined) session.expire()
-    }),
+    expired: Effect.suspend(() =>
+      session.sessionId === undefined ? Effect.void : Effect.asVoid(session.expire([], failedAnswer))
+    ),
     isClosed: () => session.closed,
     maxEventBytes,
     failed: (error) => session.fail(error)

@@ -156,9 +156,12 @@ describe("Streamable HTTP client", () => {
       const { client, server, transport } = yield* setup(echo)
       const id = transport.sessionId()!
       assert.isTrue(yield* server.closeSession(id))
-      // The transport ends with SessionExpired: the pending call fails and the session closes.
+      // The refused POST's request is answered with the expiry itself (the server never took it),
+      // then the transport ends with SessionExpired and the session closes.
       const error = yield* client.request("tools/call", { name: "echo", arguments: {} }).pipe(Effect.flip)
-      assert.strictEqual(error._tag, "SessionClosed")
+      assert.strictEqual(error._tag, "InternalError")
+      const carried = (error as { readonly data?: { readonly transportError?: unknown } }).data?.transportError
+      assert.isTrue(carried instanceof Transport.TransportError && StreamableHttpClient.isSessionExpired(carried))
       const expired = yield* transport.expired
       assert.strictEqual(expired.sessionId, id)
       const exit = yield* client.closed
@@ -172,6 +175,33 @@ describe("Streamable HTTP client", () => {
       // Later calls fail at once.
       const later = yield* client.request("tools/call", { name: "echo", arguments: {} }).pipe(Effect.flip)
       assert.strictEqual(later._tag, "SessionClosed")
+    })
+  )
+
+  it.effect("after renew a new session starts: initialize goes without a session id, calls work again", () =>
+    Effect.gen(function* () {
+      const { server, transport, seen } = yield* setup(echo)
+      const id = transport.sessionId()!
+      yield* transport.renew
+      assert.strictEqual(transport.sessionId(), id, "renew does nothing while the session lives")
+      assert.isTrue(yield* server.closeSession(id))
+      yield* transport.send(JsonRpc.notification("notifications/progress")).pipe(Effect.flip)
+      yield* transport.expired
+      yield* transport.renew
+      assert.isUndefined(transport.sessionId())
+      assert.isUndefined(transport.protocolVersion())
+      const posts = seen.length
+      const session = yield* ClientSession.make({
+        clientInfo,
+        capabilities: {},
+        supportedVersions: ["2025-11-25"]
+      }).pipe(Effect.provideService(Transport.Transport, transport))
+      assert.isUndefined(seen[posts]?.headers["mcp-session-id"], "the new initialize carries no session id")
+      const renewed = transport.sessionId()
+      assert.isDefined(renewed)
+      assert.notStrictEqual(renewed, id)
+      const result = yield* session.request("tools/call", { name: "echo", arguments: { text: "again" } })
+      assert.deepStrictEqual(result, { content: [{ type: "text", text: "echo:again" }] })
     })
   )
 

@@ -3,7 +3,6 @@
  * `_meta`, `input_required` rounds on 2026-07-28, progress fan-out), result
  * decoding, tool output checks, pages and notification Streams.
  */
-import * as ClientSession from "@effect-mcp/engine/ClientSession"
 import type * as Peer from "@effect-mcp/engine/Peer"
 import * as PeerError from "@effect-mcp/engine/PeerError"
 import * as Completion from "@effect-mcp/protocol/Completion"
@@ -24,6 +23,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { InvalidResult, ToolError } from "../ClientError.ts"
 import type * as McpClient from "../McpClient.ts"
+import * as Connection from "./connection.ts"
 import * as Decode from "./decode.ts"
 import * as Hub from "./hub.ts"
 import * as InputRequired from "./inputRequired.ts"
@@ -110,7 +110,7 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
   const handlers = yield* ServerRequests.fromContext
   const answer = ServerRequests.answerer(handlers)
   const hub = yield* Hub.make
-  const session = yield* ClientSession.make({
+  const connection = yield* Connection.make({
     clientInfo: options.clientInfo,
     capabilities: ServerRequests.capabilities(handlers, options.capabilities),
     supportedVersions: options.supportedVersions,
@@ -119,6 +119,7 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
     peer: options.peer,
     handshakeTimeout: options.handshakeTimeout
   })
+  const session = connection.current()
   const revision = session.state.revision!
   const stateless = revision.stateless
   const serverCapabilities = Option.getOrElse(decodeServerCapabilities(session.state.peerCapabilities), () => ({}))
@@ -126,7 +127,7 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
   const instructions = typeof extras.instructions === "string" ? extras.instructions : undefined
   const maxPages = options.maxPages ?? 1000
   const maxInputRounds = options.maxInputRounds ?? 10
-  const subscriptions = Subscriptions.make(session, hub, options.listenAckTimeout ?? Duration.seconds(30))
+  const subscriptions = Subscriptions.make(connection, hub, options.listenAckTimeout ?? Duration.seconds(30))
   const outputSchemas = OutputSchema.make()
   let logLevel: Logging.LoggingLevel | undefined
   const hasStructured = Features.has(revision.version, "structuredContent")
@@ -150,12 +151,12 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
             ...params,
             _meta: { ...(params as { readonly _meta?: object } | undefined)?._meta, [Meta.logLevelKey]: level }
           }
-    if (onProgress === undefined) return session.request(method, withLevel, callOptions)
+    if (onProgress === undefined) return connection.request(method, withLevel, callOptions)
     const reportProgress: Peer.CallOptions["onProgress"] = (update) => {
       PubSub.publishUnsafe(hub.progress, { method, update })
       onProgress(update)
     }
-    return session.request(method, withLevel, { ...callOptions, onProgress: reportProgress })
+    return connection.request(method, withLevel, { ...callOptions, onProgress: reportProgress })
   }
 
   const request = (
@@ -356,7 +357,7 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
   const rootsChanges = handlers.roots?.changes
   if (rootsChanges !== undefined && revision.methods.has("notifications/roots/list_changed")) {
     yield* rootsChanges.pipe(
-      Stream.runForEach(() => Effect.ignore(session.notify("notifications/roots/list_changed"))),
+      Stream.runForEach(() => Effect.ignore(connection.notify("notifications/roots/list_changed"))),
       Effect.forkScoped({ startImmediately: true })
     )
   }
@@ -367,7 +368,9 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
   ) => Paging.stream({ method, maxPages, fetch })
 
   return {
-    session,
+    get session() {
+      return connection.current()
+    },
     revision: revision.version,
     serverInfo: session.state.peerInfo,
     serverCapabilities,

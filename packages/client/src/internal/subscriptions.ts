@@ -15,7 +15,6 @@
  * one at a time: the first acknowledgement with an id not yet claimed belongs
  * to the listen being opened.
  */
-import type * as Session from "@effect-mcp/engine/Session"
 import type * as Resources from "@effect-mcp/protocol/Resources"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -26,9 +25,10 @@ import * as Queue from "effect/Queue"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import { SubscriptionError } from "../ClientError.ts"
+import type * as Connection from "./connection.ts"
 import * as Hub from "./hub.ts"
 
-type RequestError = Effect.Error<ReturnType<Session.SessionShape["request"]>> | SubscriptionError
+type RequestError = Connection.CallError | SubscriptionError
 
 export interface Subscriptions {
   /** Session-wide notifications of the given methods (stateful revisions). */
@@ -50,7 +50,11 @@ const uriOf = (params: unknown): string | undefined => {
   return typeof uri === "string" ? uri : undefined
 }
 
-export const make = (session: Session.SessionShape, hub: Hub.Hub, ackTimeout: Duration.Input): Subscriptions => {
+export const make = (
+  session: Pick<Connection.Connection, "request">,
+  hub: Hub.Hub,
+  ackTimeout: Duration.Input
+): Subscriptions => {
   const counts = new Map<string, number>()
   const subscribeLock = Semaphore.makeUnsafe(1)
   const listenLock = Semaphore.makeUnsafe(1)

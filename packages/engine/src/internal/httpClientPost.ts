@@ -92,6 +92,8 @@ export class Poster {
   /** A POST that failed without a JSON-RPC answer: its requests are answered with the reason. */
   answerFailed(pending: Set<JsonRpc.RequestId>, error: Transport.TransportError): Effect.Effect<void> {
     const session = this.config.session
+    // Once the session ended its frames are over: the session layer fails what is pending.
+    if (session.closed) return Effect.void
     return Effect.forEach([...pending], (id) => session.deliverLocal(failedAnswer(id, error)), { discard: true })
   }
 
@@ -154,7 +156,7 @@ export class Poster {
       if (assigned !== undefined) session.sessionId = assigned
       if (response.status === 404 && hadSession) {
         yield* Effect.ignore(response.text)
-        return yield* Effect.fail(session.expire())
+        return yield* Effect.flip(session.expire(requestIds, failedAnswer))
       }
       if (response.status >= 400) return yield* self.refused(response, frame, requestIds, first)
       if (requestIds.length === 0 || response.status === 202) {

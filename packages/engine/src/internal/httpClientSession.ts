@@ -109,16 +109,36 @@ export class HttpClientSession {
     return headers
   }
 
-  /** The server answered 404 for the session: the session's frames end with `SessionExpired`. */
-  expire(): Transport.TransportError {
-    const error = new SessionExpired({ sessionId: this.sessionId ?? "" })
-    this.sessionId = undefined
-    Deferred.doneUnsafe(this.expiredSignal, Exit.succeed(error))
-    const failure = new Transport.TransportError({ reason: "Closed", message: error.message, cause: error })
-    // Without a session every later POST would be refused: sends fail with the reason instead.
-    this.closedWith = failure
-    Queue.failCauseUnsafe(this.incoming, Cause.fail(failure))
-    return failure
+  /**
+   * The server answered 404 for the session: the session's frames end with
+   * `SessionExpired`. The requests of the refused POST (`unanswered`) are
+   * answered first, with the failure itself (see `failedAnswer`): the server
+   * never took them, so the session layer may send them again on a new session.
+   */
+  expire(
+    unanswered: ReadonlyArray<JsonRpc.RequestId>,
+    failedAnswer: (id: JsonRpc.RequestId, error: Transport.TransportError) => JsonRpc.Message
+  ): Effect.Effect<Transport.TransportError> {
+    return Effect.suspend(() => {
+      if (this.closedWith !== undefined) return Effect.succeed(this.closedWith)
+      const error = new SessionExpired({ sessionId: this.sessionId ?? "" })
+      this.sessionId = undefined
+      const failure = new Transport.TransportError({ reason: "Closed", message: error.message, cause: error })
+      // Without a session every later POST would be refused: sends fail with the reason instead.
+      this.closedWith = failure
+      const queue = this.incoming
+      return Effect.forEach(unanswered, (id) => Queue.offer(queue, Result.succeed(failedAnswer(id, failure))), {
+        discard: true
+      }).pipe(
+        Effect.andThen(
+          Effect.sync(() => {
+            Deferred.doneUnsafe(this.expiredSignal, Exit.succeed(error))
+            Queue.failCauseUnsafe(queue, Cause.fail(failure))
+            return failure
+          })
+        )
+      )
+    })
   }
 
   /** The transport failed (an oversize event, a legacy stream that broke): the frames end with `error`. */

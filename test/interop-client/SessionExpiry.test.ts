@@ -1,0 +1,201 @@
+/**
+ * The McpClient when the server ends its Streamable HTTP session (issue 12,
+ * found under attack 2 and 12): the spec says the client MUST start a new
+ * session with a new `initialize` without a session id once the server
+ * answers 404. A call in flight fails with `SessionExpired`; the next call
+ * works on the new session. And a call made while the server is unreachable
+ * fails with the transport's error, not with an `InternalError` that looks
+ * like the server's own -32603.
+ *
+ * Over real sockets on 127.0.0.1: the effect-mcp server (NodeMcpServer) and
+ * a server built with the official SDK (sdkServer.ts, a child process). The
+ * session is ended from outside with DELETE, as another client holding the
+ * id (or an operator) could.
+ */
+import { fileURLToPath } from "node:url"
+import * as McpClient from "@effect-mcp/client/McpClient"
+import * as StreamableHttpClient from "@effect-mcp/engine/StreamableHttpClient"
+import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
+import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
+import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Tool from "@effect-mcp/server/Tool"
+import type * as Tools from "@effect-mcp/protocol/Tools"
+import { assert, describe, it } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import { node, spawnChild, waitFor } from "../support/ServerProcess.ts"
+
+const TIMEOUT = 30_000
+const clientInfo = { name: "session-expiry-test", version: "1.0.0" }
+
+const textOf = (result: Tools.CallToolResult): string => {
+  const block = result.content[0]
+  return block?.type === "text" ? block.text : ""
+}
+
+let started = 0
+const Echo = Tool.make("echo", {
+  description: "Echoes its text",
+  input: Schema.Struct({ text: Schema.String }),
+  handler: ({ text }) => Effect.succeed({ content: [{ type: "text" as const, text: `echo:${text}` }] })
+})
+const Slow = Tool.make("slow", {
+  description: "Waits far longer than the test",
+  input: Schema.Struct({}),
+  handler: () =>
+    Effect.sync(() => started++).pipe(
+      Effect.andThen(Effect.never),
+      Effect.as({ content: [{ type: "text" as const, text: "never" }] })
+    )
+})
+const Server = Tool.layer(Echo, Slow).pipe(Layer.provideMerge(McpServer.layer({ name: "expiry", version: "1.0.0" })))
+
+/** The effect-mcp server listening in a scope of its own (closed by the test or with it); its /mcp URL. */
+const listen = Effect.gen(function* () {
+  const scope = yield* Scope.make()
+  yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
+  const context = yield* Layer.buildWithScope(NodeMcpServer.layerHttp(Server), scope)
+  const base = yield* NodeMcpServer.url.pipe(Effect.provideContext(context))
+  return { url: `${base}/mcp`, close: Scope.close(scope, Exit.void) }
+})
+
+/**
+ * A client over its own Streamable HTTP transport, with the transport's HTTP
+ * view (for the session id). Sessions exist up to 2025-11-25 (2026-07-28 is
+ * stateless), so the client speaks that.
+ */
+const connect = (url: string, options: { readonly standaloneStream?: boolean } = {}) =>
+  Effect.gen(function* () {
+    const context = yield* Layer.build(NodeHttpClient.layerStreamableHttp({ url, ...options }))
+    const client = yield* McpClient.make({ clientInfo, supportedVersions: ["2025-11-25"] }).pipe(
+      Effect.provideContext(context)
+    )
+    return { client, http: Context.get(context, StreamableHttpClient.StreamableHttpClient) }
+  })
+
+/** Ends a session from outside, as the spec's DELETE does. */
+const deleteSession = (url: string, sessionId: string, protocolVersion: string | undefined) =>
+  Effect.gen(function* () {
+    const context = yield* Layer.build(NodeHttpClient.layer)
+    const response = yield* Context.get(context, HttpClient.HttpClient).execute(
+      HttpClientRequest.delete(url).pipe(
+        HttpClientRequest.setHeaders({
+          "mcp-session-id": sessionId,
+          ...(protocolVersion === undefined ? {} : { "mcp-protocol-version": protocolVersion })
+        })
+      )
+    )
+    yield* response.text
+    return response.status
+  }).pipe(Effect.orDie)
+
+const sdkFixture = fileURLToPath(new URL("./sdkServer.ts", import.meta.url))
+
+describe("McpClient: a session the server ended", () => {
+  it.live(
+    "effect-mcp server: the call in flight fails with SessionExpired, the next call works on a new session",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* listen
+        const { client, http } = yield* connect(server.url)
+        assert.strictEqual(textOf(yield* client.callTool("echo", { text: "one" })), "echo:one")
+        const first = http.sessionId()!
+        const before = started
+        const inFlight = yield* Effect.forkChild(client.callTool("slow", {}))
+        while (started === before) yield* Effect.sleep("10 millis")
+        assert.strictEqual(yield* deleteSession(server.url, first, http.protocolVersion()), 200)
+        const exit = yield* Fiber.await(inFlight)
+        assert.isTrue(Exit.isFailure(exit))
+        const error = Exit.isFailure(exit) ? exit.cause.reasons.find((r) => r._tag === "Fail")?.error : undefined
+        assert.strictEqual((error as { readonly _tag?: string } | undefined)?._tag, "SessionExpired")
+        assert.strictEqual(textOf(yield* client.callTool("echo", { text: "two" })), "echo:two")
+        const second = http.sessionId()
+        assert.isDefined(second)
+        assert.notStrictEqual(second, first)
+        assert.strictEqual(client.session.state.phase, "Ready")
+      }),
+    TIMEOUT
+  )
+
+  it.live(
+    "effect-mcp server: a call the server never took (its POST got 404) goes to the new session",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* listen
+        const { client, http } = yield* connect(server.url)
+        const first = http.sessionId()!
+        assert.strictEqual(yield* deleteSession(server.url, first, http.protocolVersion()), 200)
+        assert.strictEqual(textOf(yield* client.callTool("echo", { text: "after" })), "echo:after")
+        assert.notStrictEqual(http.sessionId(), first)
+        assert.strictEqual(textOf(yield* client.callTool("echo", { text: "again" })), "echo:again")
+      }),
+    TIMEOUT
+  )
+
+  it.live(
+    "official SDK server: after its session is deleted the client starts a new one",
+    () =>
+      Effect.gen(function* () {
+        const child = yield* spawnChild(node, [sdkFixture, "--http"])
+        const base = (yield* child.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+)/))[1]!
+        const url = `${base}/mcp`
+        const { client, http } = yield* connect(url)
+        assert.strictEqual(textOf(yield* client.callTool("echo", { text: "one" })), "echo: one")
+        const first = http.sessionId()!
+        assert.strictEqual(yield* deleteSession(url, first, http.protocolVersion()), 200)
+        assert.strictEqual(textOf(yield* client.callTool("echo", { text: "two" })), "echo: two")
+        assert.notStrictEqual(http.sessionId(), first)
+        // The in-flight case against the SDK: its stream ends when the session is deleted.
+        const seen = child.stderr().length
+        const call = yield* Effect.forkChild(client.callTool("slow", { ms: 60_000 }))
+        yield* waitFor(() => child.stderr().slice(seen), /started \S+/)
+        assert.strictEqual(yield* deleteSession(url, http.sessionId()!, http.protocolVersion()), 200)
+        const exit = yield* Fiber.await(call)
+        assert.isTrue(Exit.isFailure(exit), "the call in flight does not succeed")
+        assert.strictEqual(textOf(yield* client.callTool("echo", { text: "three" })), "echo: three")
+      }),
+    TIMEOUT
+  )
+})
+
+describe("McpClient: an unreachable server", () => {
+  it.live(
+    "a call fails with TransportError (Io), not with the InternalError a server sends as -32603",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* listen
+        // Without a GET stream: the server's shutdown waits for open streams to end.
+        const { client } = yield* connect(server.url, { standaloneStream: false })
+        assert.strictEqual(textOf(yield* client.callTool("echo", { text: "up" })), "echo:up")
+        yield* server.close
+        const error = yield* client.callTool("echo", { text: "down" }).pipe(Effect.flip)
+        assert.strictEqual(error._tag, "TransportError", String((error as { readonly message?: unknown }).message))
+        assert.strictEqual((error as { readonly reason?: string }).reason, "Io")
+      }),
+    TIMEOUT
+  )
+
+  it.live(
+    "the same on the stateless revision (2026-07-28)",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* listen
+        const context = yield* Layer.build(NodeHttpClient.layerStreamableHttp({ url: server.url }))
+        const client = yield* McpClient.make({ clientInfo }).pipe(Effect.provideContext(context))
+        assert.strictEqual(client.revision, "2026-07-28")
+        assert.strictEqual(textOf(yield* client.callTool("echo", { text: "up" })), "echo:up")
+        yield* server.close
+        const error = yield* client.callTool("echo", { text: "down" }).pipe(Effect.flip)
+        assert.strictEqual(error._tag, "TransportError", String((error as { readonly message?: unknown }).message))
+        assert.strictEqual((error as { readonly reason?: string }).reason, "Io")
+      }),
+    TIMEOUT
+  )
+})
