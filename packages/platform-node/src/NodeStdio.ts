@@ -78,6 +78,58 @@ const nodeStdio = Stdio.make({
   )
 })
 
+/** The console methods that write to stdout. */
+const stdoutMethods = [
+  "log",
+  "info",
+  "debug",
+  "dir",
+  "dirxml",
+  "table",
+  "group",
+  "groupCollapsed",
+  "groupEnd",
+  "count",
+  "countReset",
+  "time",
+  "timeEnd",
+  "timeLog"
+] as const
+
+type ConsoleMethods = Pick<Console, (typeof stdoutMethods)[number]>
+
+// Servers over this process's stdio that are open; the console is restored when the last closes.
+let serving = 0
+let saved: ConsoleMethods | undefined
+
+/**
+ * While a server speaks over stdout, console output from user code goes to
+ * stderr: a stray `console.log` would otherwise corrupt the stream (only MCP
+ * messages may reach stdout). Restored when the scope closes.
+ */
+const consoleToStderr: Effect.Effect<void, never, Scope.Scope> = Effect.acquireRelease(
+  Effect.sync(() => {
+    if (serving++ > 0) return
+    const target = console as unknown as Record<string, unknown>
+    const toStderr = new console.Console({ stdout: process.stderr, stderr: process.stderr }) as unknown as Record<
+      string,
+      unknown
+    >
+    const previous: Record<string, unknown> = {}
+    for (const method of stdoutMethods) {
+      previous[method] = target[method]
+      target[method] = toStderr[method]
+    }
+    saved = previous as unknown as ConsoleMethods
+  }),
+  () =>
+    Effect.sync(() => {
+      if (--serving > 0 || saved === undefined) return
+      Object.assign(console, saved)
+      saved = undefined
+    })
+)
+
 const serverStdio = Layer.mergeAll(
   Layer.succeed(Stdio.Stdio, nodeStdio),
   Layer.succeed(StdioTransport.DirectStdout, directStdout),
@@ -86,8 +138,9 @@ const serverStdio = Layer.mergeAll(
 
 /**
  * The server side over this process's stdin and stdout. The built-in loggers
- * write to stderr for everything built on it; `console.log` from user code
- * would still corrupt stdout.
+ * write to stderr for everything built on it, and while it is open `console`
+ * output (`console.log`, `console.info`, ...) goes to stderr too, so nothing
+ * but MCP messages reaches stdout; the console is restored when it closes.
  *
  * @example
  * ```ts
@@ -103,13 +156,16 @@ const serverStdio = Layer.mergeAll(
  * ```
  */
 export const layerServer = (options?: StdioTransport.ServerOptions): Layer.Layer<Transport.Transport> =>
-  StdioTransport.layerServer(options).pipe(Layer.provide(serverStdio))
+  StdioTransport.layerServer(options).pipe(
+    Layer.provide(serverStdio),
+    Layer.provideMerge(Layer.effectDiscard(consoleToStderr))
+  )
 
 /** The server side over this process's stdin and stdout, as a scoped Effect (see `layerServer`). */
 export const makeServer = (
   options?: StdioTransport.ServerOptions
 ): Effect.Effect<StdioTransport.StdioServer, never, Scope.Scope> =>
-  StdioTransport.makeServer(options).pipe(Effect.provide(serverStdio))
+  Effect.andThen(consoleToStderr, StdioTransport.makeServer(options).pipe(Effect.provide(serverStdio)))
 
 /**
  * The client side: spawns the server as a Node child process; releasing the layer shuts it down.

@@ -258,6 +258,28 @@ describe("a full MCP session across processes", () => {
   }
 
   it.live(
+    "console output of a stdio server goes to stderr, never into the protocol stream",
+    () =>
+      Effect.gen(function* () {
+        const transport = yield* NodeStdio.makeClient({ command: process.execPath, args: [mcpServer], shutdown })
+        const client = yield* ClientSession.make(clientOptions).pipe(
+          Effect.provideService(Transport.Transport, transport)
+        )
+        const printed = (yield* client.request("tools/call", { name: "console", arguments: {} })) as {
+          content: ReadonlyArray<{ text: string }>
+        }
+        assert.strictEqual(printed.content[0]!.text, "printed")
+        yield* awaitStderr(transport, "console.log noise")
+        yield* awaitStderr(transport, "console.info noise")
+        const echoed = (yield* client.request("tools/call", { name: "echo", arguments: { n: 1 } })) as {
+          content: ReadonlyArray<{ text: string }>
+        }
+        assert.deepStrictEqual(JSON.parse(echoed.content[0]!.text), { n: 1 })
+      }),
+    TIMEOUT
+  )
+
+  it.live(
     "a server process that crashes closes the client session with ServerExited",
     () =>
       Effect.gen(function* () {
