@@ -110,7 +110,7 @@ const generate = (rev: Revision, previous: Revision | undefined): Generated => {
     " */",
     'import * as Schema from "effect/Schema"',
     ...(usesJson ? ['import * as JsonValue from "../jsonValue.ts"'] : []),
-    'import type { WireNotification, WireRequest } from "./index.ts"',
+    'import type { WireNotification, WireRequest } from "../wireTable.ts"',
     ...(previous !== undefined && shared.size > 0 ? [`import * as prev from "./${previous.module}.ts"`] : []),
     ""
   ]

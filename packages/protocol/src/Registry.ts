@@ -6,7 +6,8 @@
  */
 import * as SchemaJITCompiler from "effect/schema/SchemaJITCompiler"
 import * as SchemaAST from "effect/SchemaAST"
-import { modules, type WireNotification, type WireRequest } from "./internal/wire/index.ts"
+import { modules } from "./internal/wire/index.ts"
+import type { WireNotification, WireRequest } from "./internal/wireTable.ts"
 import * as ProtocolVersion from "./ProtocolVersion.ts"
 import type { AnyCodec, CapabilityRef, MethodSpec, NotificationSpec, RequestSpec, RevisionSpec } from "./Revision.ts"
 

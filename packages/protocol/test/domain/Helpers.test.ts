@@ -5,7 +5,7 @@ import * as Elicitation from "@effect-mcp/protocol/Elicitation"
 import * as InputRequired from "@effect-mcp/protocol/InputRequired"
 import * as Logging from "@effect-mcp/protocol/Logging"
 import * as Meta from "@effect-mcp/protocol/Meta"
-import * as Result from "@effect-mcp/protocol/Result"
+import * as McpResult from "@effect-mcp/protocol/McpResult"
 import * as Sampling from "@effect-mcp/protocol/Sampling"
 import * as Tasks from "@effect-mcp/protocol/Tasks"
 import * as Tools from "@effect-mcp/protocol/Tools"
@@ -91,10 +91,10 @@ describe("Meta", () => {
 describe("Result", () => {
   it.effect("an absent resultType means complete", () =>
     Effect.sync(() => {
-      assert.strictEqual(Result.resultTypeOf({}), "complete")
-      assert.strictEqual(Result.resultTypeOf({ resultType: "input_required" }), "input_required")
-      assert.isTrue(Result.isInputRequired(InputRequired.make({ a: { method: "roots/list" } }, "s")))
-      assert.isFalse(Result.isInputRequired({}))
+      assert.strictEqual(McpResult.resultTypeOf({}), "complete")
+      assert.strictEqual(McpResult.resultTypeOf({ resultType: "input_required" }), "input_required")
+      assert.isTrue(McpResult.isInputRequired(InputRequired.make({ a: { method: "roots/list" } }, "s")))
+      assert.isFalse(McpResult.isInputRequired({}))
     })
   )
 

@@ -16,7 +16,7 @@ import * as Pagination from "@effect-mcp/protocol/Pagination"
 import * as Progress from "@effect-mcp/protocol/Progress"
 import * as Prompts from "@effect-mcp/protocol/Prompts"
 import * as Resources from "@effect-mcp/protocol/Resources"
-import * as Result from "@effect-mcp/protocol/Result"
+import * as McpResult from "@effect-mcp/protocol/McpResult"
 import * as Roots from "@effect-mcp/protocol/Roots"
 import * as Sampling from "@effect-mcp/protocol/Sampling"
 import * as Tasks from "@effect-mcp/protocol/Tasks"
@@ -44,8 +44,8 @@ export const cases: ReadonlyArray<Case> = [
   c(["NotificationParams"], Meta.NotificationParams),
   c(["Result", "_meta"], Meta.ResultMeta),
   c(["ProgressToken"], Meta.ProgressToken),
-  c(["Result"], Result.Result),
-  c(["EmptyResult"], Result.EmptyResult),
+  c(["Result"], McpResult.Result),
+  c(["EmptyResult"], McpResult.EmptyResult),
   c(["CacheableResult", "cacheScope"], CacheHints.CacheScope),
   c(["CacheableResult", "ttlMs"], CacheHints.TtlMs),
   c(["Cursor"], Pagination.Cursor),

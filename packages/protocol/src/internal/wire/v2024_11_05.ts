@@ -6,7 +6,7 @@
  * order, plus the revision's method table. Every schema is built on first use, once.
  */
 import * as Schema from "effect/Schema"
-import type { WireNotification, WireRequest } from "./index.ts"
+import type { WireNotification, WireRequest } from "../wireTable.ts"
 
 /** `make()` on the first call, the same value afterwards. */
 const lazy = <A>(make: () => A): (() => A) => {

@@ -8,7 +8,7 @@
  * ./v2024_11_05.ts (54 of 83).
  */
 import * as Schema from "effect/Schema"
-import type { WireNotification, WireRequest } from "./index.ts"
+import type { WireNotification, WireRequest } from "../wireTable.ts"
 import * as prev from "./v2024_11_05.ts"
 
 /** `make()` on the first call, the same value afterwards. */

@@ -8,7 +8,7 @@
  * ./v2025_03_26.ts (29 of 91).
  */
 import * as Schema from "effect/Schema"
-import type { WireNotification, WireRequest } from "./index.ts"
+import type { WireNotification, WireRequest } from "../wireTable.ts"
 import * as prev from "./v2025_03_26.ts"
 
 /** `make()` on the first call, the same value afterwards. */

@@ -8,7 +8,7 @@
  * ./v2025_06_18.ts (28 of 145).
  */
 import * as Schema from "effect/Schema"
-import type { WireNotification, WireRequest } from "./index.ts"
+import type { WireNotification, WireRequest } from "../wireTable.ts"
 import * as prev from "./v2025_06_18.ts"
 
 /** `make()` on the first call, the same value afterwards. */

@@ -9,7 +9,7 @@
  */
 import * as Schema from "effect/Schema"
 import * as JsonValue from "../jsonValue.ts"
-import type { WireNotification, WireRequest } from "./index.ts"
+import type { WireNotification, WireRequest } from "../wireTable.ts"
 import * as prev from "./v2025_11_25.ts"
 
 /** `make()` on the first call, the same value afterwards. */
