@@ -30,6 +30,7 @@ import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as SecureRandom from "effect/crypto/SecureRandom"
 import { CurrentHttpSession, type CurrentHttpSessionShape } from "./CurrentHttpSession.ts"
@@ -87,10 +88,25 @@ export interface Options<E = never, R = never> {
   readonly writeTimeout?: Duration.Input | undefined
   /** How often a silent SSE connection gets a keepalive comment. Default 15 seconds. */
   readonly keepaliveInterval?: Duration.Input | undefined
-  /** A session without any HTTP exchange for this long is closed. Default 30 minutes. */
+  /**
+   * A session without any request from its client, or any event read by it,
+   * for this long is closed; an open but silent GET stream does not keep it.
+   * Default 30 minutes.
+   */
   readonly sessionIdleTimeout?: Duration.Input | undefined
   /** Sessions open at once; an `initialize` beyond it gets 503. Default 10,000. */
   readonly maxSessions?: number | undefined
+  /**
+   * Sessions one client may hold open at once; an `initialize` beyond it
+   * gets 429, so one client cannot take every session. Default 1,000.
+   */
+  readonly maxSessionsPerClient?: number | undefined
+  /**
+   * Who a request comes from, for `maxSessionsPerClient`: its remote address
+   * by default; return the authenticated principal to count per user. A
+   * request it returns undefined for is counted against `maxSessions` only.
+   */
+  readonly clientOf?: ((request: HttpServerRequest.HttpServerRequest) => string | undefined) | undefined
   /** Revisions accepted in `MCP-Protocol-Version`. Default: all. */
   readonly supportedVersions?: ReadonlyArray<ProtocolVersion.ProtocolVersion> | undefined
   /**
@@ -172,6 +188,10 @@ const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padSt
 /** A session id: 128 random bits as hex, visible ASCII as the spec requires. */
 const newSessionId = () => hex(SecureRandom.randomBytesUnsafe(16))
 
+/** The remote address of a request (the default `clientOf`). */
+const remoteAddressOf = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
+  Option.getOrUndefined(request.remoteAddress)
+
 /** Builds the endpoint. Sessions and the idle sweeper live in the current scope. */
 export const make = Effect.fnUntraced(function* <E, R>(
   options: Options<E, R>
@@ -205,15 +225,19 @@ export const make = Effect.fnUntraced(function* <E, R>(
     counters
   }
   const sessions = new Map<string, HttpSession.HttpSession>()
+  const maxPerClient = options.maxSessionsPerClient ?? 1_000
+  const clientOf = options.clientOf ?? remoteAddressOf
+  // Sessions open per client; a client without any is not kept.
+  const perClient = new Map<string, number>()
   let stateless = 0
 
-  const open = (id: string | undefined) =>
+  const open = (id: string | undefined, client?: string) =>
     Effect.gen(function* () {
       // A stateful session is closed by `close` (a DELETE, idle expiry, or the
       // server's finalizer, which closes them all): its scope needs no parent.
       // A per-request one lives in a child of the server's scope.
       const scope = id === undefined ? Scope.forkUnsafe(serverScope) : Scope.makeUnsafe()
-      const http = new HttpSession.HttpSession(id, id ?? `stateless-${stateless++}`, settings, scope)
+      const http = new HttpSession.HttpSession(id, id ?? `stateless-${stateless++}`, settings, scope, client)
       if (id === undefined) yield* Scope.addFinalizer(scope, http.shutdown)
       const current = new CurrentHttp(http)
       Run.start({
@@ -229,7 +253,15 @@ export const make = Effect.fnUntraced(function* <E, R>(
 
   const close = (http: HttpSession.HttpSession) =>
     Effect.suspend(() => {
-      if (http.id !== undefined && sessions.get(http.id) === http) sessions.delete(http.id)
+      if (http.id !== undefined && sessions.get(http.id) === http) {
+        sessions.delete(http.id)
+        const client = http.client
+        if (client !== undefined) {
+          const left = (perClient.get(client) ?? 1) - 1
+          if (left > 0) perClient.set(client, left)
+          else perClient.delete(client)
+        }
+      }
       return Effect.andThen(http.shutdown, Scope.close(http.scope, Exit.void))
     })
 
@@ -245,7 +277,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
     const now = clock.currentTimeMillisUnsafe()
     const idle: Array<HttpSession.HttpSession> = []
     for (const http of sessions.values()) {
-      if (http.active === 0 && http.idleFor(now) >= idleMs) idle.push(http)
+      if (!http.isBusy() && http.idleFor(now) >= idleMs) idle.push(http)
     }
     return Effect.forEach(idle, close, { discard: true })
   })
@@ -278,20 +310,30 @@ export const make = Effect.fnUntraced(function* <E, R>(
     store,
     maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,
     lookup: (id) => sessions.get(id),
-    create: () =>
-      Effect.suspend(() => {
-        if (sessions.size >= maxSessions) return Effect.succeed(undefined)
+    create: (request) =>
+      Effect.suspend((): Effect.Effect<HttpSession.HttpSession | HttpServerResponse.HttpServerResponse> => {
+        if (sessions.size >= maxSessions) {
+          return Effect.succeed(Wire.transportError(503, "Service Unavailable: too many sessions"))
+        }
+        const client = clientOf(request)
+        if (client !== undefined && (perClient.get(client) ?? 0) >= maxPerClient) {
+          return Effect.succeed(
+            Wire.transportError(429, `Too Many Requests: at most ${maxPerClient} sessions per client`, {
+              "retry-after": String(Math.ceil(idleMs / 1000))
+            })
+          )
+        }
         const id = newSessionId()
-        return Effect.map(open(id), (http) => {
+        return Effect.map(open(id, client), (http) => {
           // A factory that failed at once has closed the session already.
-          if (!http.isClosed()) sessions.set(id, http)
+          if (!http.isClosed()) {
+            sessions.set(id, http)
+            if (client !== undefined) perClient.set(client, (perClient.get(client) ?? 0) + 1)
+          }
           return http
         })
       }),
     perRequest: () => Effect.map(open(undefined), (http) => ({ http, close: close(http) })),
-    touch: (http) => {
-      http.touch()
-    },
     paramHeaders: options.paramHeaders
   }
 
@@ -306,7 +348,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
         return Wire.methodNotAllowed("POST, DELETE")
       }
       const session = Post.sessionOf(request, postContext)
-      if (!("transport" in session)) return session
+      if (!(session instanceof HttpSession.HttpSession)) return session
       const lastEventId = request.headers[Wire.HEADER_LAST_EVENT_ID]
       const headers = { [Wire.HEADER_SESSION_ID]: session.id ?? "" }
       let stream: HttpSession.LogicalStream | undefined
@@ -319,7 +361,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
           return Wire.transportError(409, "Conflict: a GET stream is already open for this session", headers)
         }
       }
-      postContext.touch(session)
+      session.touch()
       return Post.sseResponse(session.body(stream), headers)
     })
 
@@ -327,7 +369,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
     Effect.gen(function* () {
       if (!stateful) return Wire.methodNotAllowed("POST")
       const session = Post.sessionOf(request, postContext)
-      if (!("transport" in session)) return session
+      if (!(session instanceof HttpSession.HttpSession)) return session
       yield* closeSession(session.id!)
       return HttpServerResponse.empty({ status: 200 })
     })

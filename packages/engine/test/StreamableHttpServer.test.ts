@@ -536,18 +536,53 @@ describe("Streamable HTTP server: session lifetime", () => {
     })
   )
 
-  it.effect("a session with an open GET stream is not expired", () =>
+  it.effect("an open but silent GET stream does not keep its session alive; events it reads do", () =>
     Effect.gen(function* () {
-      const { http, server } = yield* serve({ sessionIdleTimeout: "1 minute" })
+      const sessions: Array<Session.SessionShape> = []
+      const server = yield* StreamableHttpServer.make({
+        session: ServerSession.make(serverOptions()).pipe(Effect.tap((s) => Effect.sync(() => sessions.push(s)))),
+        sessionIdleTimeout: "1 minute"
+      })
+      const http = inMemoryClient(server.handler)
       const id = yield* openSession(http)
-      const get = yield* rawRequest(http, "GET", { ...session(id), accept: "text/event-stream" })
-      const events = yield* openEvents(get)
-      yield* TestClock.adjust("5 minutes")
+      const events = yield* openEvents(yield* rawRequest(http, "GET", { ...session(id), accept: "text/event-stream" }))
+      yield* events.next
+      // Events the client reads are activity.
+      for (let i = 0; i < 3; i++) {
+        yield* TestClock.adjust("50 seconds")
+        yield* sessions[0]!.peer.notify("notifications/message", { level: "info", data: i })
+        yield* events.next
+      }
       assert.strictEqual(server.sessionCount(), 1)
-      yield* Fiber.interrupt(events.fiber)
+      // Silence (keepalive comments aside) on an open stream: the session expires and the stream ends.
       yield* TestClock.adjust("2 minutes")
       assert.strictEqual(server.sessionCount(), 0)
+      assert.strictEqual(yield* Fiber.join(events.fiber), undefined)
+      assert.strictEqual((yield* rawPost(http, call(2, "echo"), session(id))).status, 404)
     })
+  )
+
+  it.effect(
+    "sessions per client are capped (429) while other clients still get theirs; closing one frees a place",
+    () =>
+      Effect.gen(function* () {
+        const { http, server } = yield* serve({
+          maxSessionsPerClient: 2,
+          clientOf: (request) => request.headers["x-client"]
+        })
+        const init = (client: string) => rawPost(http, initialize(1), { "x-client": client })
+        const first = yield* init("mallory")
+        assert.strictEqual(first.status, 200)
+        assert.strictEqual((yield* init("mallory")).status, 200)
+        const refused = yield* init("mallory")
+        assert.strictEqual(refused.status, 429)
+        assert.strictEqual(JSON.parse(refused.text).error.code, -32000)
+        assert.isDefined(refused.headers["retry-after"])
+        assert.strictEqual((yield* init("alice")).status, 200)
+        assert.strictEqual(server.sessionCount(), 3)
+        assert.isTrue(yield* server.closeSession(first.headers["mcp-session-id"]!))
+        assert.strictEqual((yield* init("mallory")).status, 200)
+      })
   )
 
   it.effect("sessions disabled: each request is served on its own and GET/DELETE get 405", () =>

@@ -198,6 +198,22 @@ describe("Streamable HTTP over loopback sockets", () => {
   )
 
   it.live(
+    "sessions per remote address are capped: the next initialize from 127.0.0.1 gets 429",
+    () =>
+      Effect.gen(function* () {
+        const { server, url } = yield* listen({ maxSessionsPerClient: 2 })
+        const http = yield* nodeHttp
+        assert.strictEqual((yield* raw(http, url, initialize)).status, 200)
+        assert.strictEqual((yield* raw(http, url, initialize)).status, 200)
+        const refused = yield* raw(http, url, initialize)
+        assert.strictEqual(refused.status, 429)
+        assert.include(refused.text, "at most 2 sessions per client")
+        assert.strictEqual(server.sessionCount(), 2)
+      }),
+    TIMEOUT
+  )
+
+  it.live(
     "an oversize body gets 413 and the server keeps serving",
     () =>
       Effect.gen(function* () {

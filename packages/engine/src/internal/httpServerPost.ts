@@ -17,7 +17,7 @@ import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import type * as EventStore from "../EventStore.ts"
 import * as Headers from "./httpHeaders.ts"
-import type * as HttpSession from "./httpServerSession.ts"
+import * as HttpSession from "./httpServerSession.ts"
 import * as Wire from "./httpWire.ts"
 
 export interface Context {
@@ -27,14 +27,15 @@ export interface Context {
   readonly store: EventStore.EventStoreShape | undefined
   readonly maxBodyBytes: number
   readonly lookup: (id: string) => HttpSession.HttpSession | undefined
-  /** A new stateful session, or undefined at the session limit. */
-  readonly create: () => Effect.Effect<HttpSession.HttpSession | undefined>
+  /** A new stateful session for the client of `request`, or the refusal (503 at the limit, 429 over its quota). */
+  readonly create: (
+    request: HttpServerRequest.HttpServerRequest
+  ) => Effect.Effect<HttpSession.HttpSession | HttpServerResponse.HttpServerResponse>
   /** A session for one stateless request, and how to end it. */
   readonly perRequest: () => Effect.Effect<{
     readonly http: HttpSession.HttpSession
     readonly close: Effect.Effect<void>
   }>
-  readonly touch: (http: HttpSession.HttpSession) => void
   /** The arguments a tool mirrors into `Mcp-Param-*` headers (checked on stateless `tools/call`). */
   readonly paramHeaders: ((toolName: string) => ReadonlyArray<Headers.ParamHeader> | undefined) | undefined
 }
@@ -93,9 +94,9 @@ const jsonReply = (
   // An open exchange keeps the session from idling out while the result is pending.
   const body = Stream.unwrap(
     Effect.sync(() => {
-      session.active++
+      session.beginExchange()
       return Stream.concat(Stream.succeed(" "), Stream.fromEffect(result)).pipe(
-        Stream.ensuring(Effect.sync(() => session.active--))
+        Stream.ensuring(Effect.sync(() => session.endExchange()))
       )
     })
   )
@@ -294,26 +295,20 @@ export const handle = (request: HttpServerRequest.HttpServerRequest, context: Co
 
     let session: HttpSession.HttpSession
     if (request.headers[Wire.HEADER_SESSION_ID] === undefined && !batch && isInitialize(messages[0]!)) {
-      const created = yield* context.create()
-      if (created === undefined) return Wire.transportError(503, "Service Unavailable: too many sessions")
+      const created = yield* context.create(request)
+      if (!(created instanceof HttpSession.HttpSession)) return created
       session = created
     } else {
       const found = sessionOf(request, context)
-      if (!("transport" in found)) return found
+      if (!(found instanceof HttpSession.HttpSession)) return found
       session = found
     }
     if (batch && !batchesAllowed(session.protocolVersion)) {
       return Wire.badRequest(`batches are not supported by revision ${session.protocolVersion ?? "(none yet)"}`)
     }
-    session.active++
-    context.touch(session)
-    const done = Effect.sync(() => context.touch(session))
+    session.beginExchange()
+    const done = Effect.sync(() => session.touch())
     return yield* serve(context, session, frame, messages, done).pipe(
-      Effect.ensuring(
-        Effect.sync(() => {
-          session.active--
-          context.touch(session)
-        })
-      )
+      Effect.ensuring(Effect.sync(() => session.endExchange()))
     )
   })

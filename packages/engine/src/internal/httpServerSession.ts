@@ -152,8 +152,14 @@ export class HttpSession extends Lock implements Transport.TransportShape {
   protocolVersion: string | undefined = undefined
   /** When the session was last active, in milliseconds since `settings.epoch`. */
   private activeAt: number
-  /** Open HTTP exchanges (POSTs being served, attached SSE connections); idle expiry waits for zero. */
-  active = 0
+  /**
+   * POST exchanges being served (their replies included); idle expiry waits
+   * for zero. A GET stream does not count: a client that holds one open and
+   * says nothing is idle (the events it reads count as activity).
+   */
+  private active = 0
+  /** Who opened the session (see the server's `clientOf`), for per-client quotas. */
+  readonly client: string | undefined
   private closed = false
   private counter = 0
   // The MCP session attaches itself (push delivery: no reader waits while the
@@ -166,9 +172,16 @@ export class HttpSession extends Lock implements Transport.TransportShape {
   private standaloneStream: LogicalStream | undefined = undefined
   private undelivered: Array<string> | undefined = undefined
 
-  constructor(id: string | undefined, key: string, settings: Settings, scope: Scope.Closeable) {
+  constructor(
+    id: string | undefined,
+    key: string,
+    settings: Settings,
+    scope: Scope.Closeable,
+    client?: string | undefined
+  ) {
     super()
     this.id = id
+    this.client = client
     this.key = key
     this.settings = settings
     this.scope = scope
@@ -177,10 +190,6 @@ export class HttpSession extends Lock implements Transport.TransportShape {
   }
 
   // ---- the transport ---------------------------------------------------------
-
-  get transport(): Transport.TransportShape {
-    return this
-  }
 
   get incoming(): Stream.Stream<Transport.Incoming, Transport.TransportError> {
     return Stream.unwrap(
@@ -237,6 +246,23 @@ export class HttpSession extends Lock implements Transport.TransportShape {
 
   isClosed(): boolean {
     return this.closed
+  }
+
+  /** A POST exchange starts: the session is busy (and active) until `endExchange`. */
+  beginExchange(): void {
+    this.active++
+    this.touch()
+  }
+
+  /** A POST exchange (its reply included) ended. */
+  endExchange(): void {
+    this.active--
+    this.touch()
+  }
+
+  /** Whether an exchange is being served. */
+  isBusy(): boolean {
+    return this.active > 0
   }
 
   /** Records activity now. */
@@ -563,6 +589,8 @@ export class HttpSession extends Lock implements Transport.TransportShape {
   /** The reader took `texts`: the notifications among them are read, and the connection is alive. */
   private taken(stream: LogicalStream, texts: ReadonlyArray<string>): void {
     stream.takenAt = this.now()
+    // Events the client reads are activity; keepalives it happens to take are not.
+    if (texts.length > 1 || texts[0] !== KEEPALIVE) this.activeAt = stream.takenAt
     const unread = stream.unread
     if (unread === undefined) return
     for (const [key, text] of unread) if (text !== "" && texts.includes(text)) unread.delete(key)
@@ -671,7 +699,9 @@ export class HttpSession extends Lock implements Transport.TransportShape {
   /** The SSE body of a connection of a stream (by default its current one). */
   body(stream: LogicalStream, connection = stream.connection): Stream.Stream<Uint8Array> {
     if (connection === undefined) return Stream.empty
-    this.active++
+    // A POST's reply keeps the session busy; a GET stream does not (see `active`).
+    const exchange = !stream.standalone
+    if (exchange) this.active++
     return Stream.fromQueue(connection).pipe(
       // Taking events makes room for the senders waiting on this stream.
       Stream.mapArrayEffect((texts) => {
@@ -681,7 +711,7 @@ export class HttpSession extends Lock implements Transport.TransportShape {
       Stream.encodeText,
       Stream.onExit((exit) =>
         Effect.suspend(() => {
-          this.active--
+          if (exchange) this.active--
           this.touch()
           // Still the stream's connection: it was not cut off (closed early or replaced).
           const current = stream.connection === connection
