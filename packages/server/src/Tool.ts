@@ -13,7 +13,10 @@
  *
  * The advertised `inputSchema` is the Schema's JSON form as JSON Schema
  * 2020-12: unions stay unions, named schemas become `$defs`, and `strict`
- * tools say `additionalProperties: false` (and reject unknown keys).
+ * tools say `additionalProperties: false` (and reject unknown keys). It is
+ * generated when a `tools/list` page first shows the tool, and the argument
+ * decoder on its first call: making and registering a tool costs well under
+ * a microsecond, however many a server has.
  */
 import type * as ContentBlock from "@effect-mcp/protocol/Content"
 import type * as Meta from "@effect-mcp/protocol/Meta"
@@ -69,7 +72,7 @@ export type Provided = ServerRequest | CurrentRequest.CurrentRequest
 /** A tool ready to register; `R` is what its handler needs beyond the per-request services. */
 export interface Tool<R = never> {
   readonly name: string
-  /** The revision-neutral definition `tools/list` advertises (shaped per revision when sent). */
+  /** The revision-neutral definition `tools/list` advertises (shaped per revision when sent; made on first read). */
   readonly definition: Tools.Tool
   /** Checks raw arguments; the message explains what is wrong. */
   readonly decode: (args: unknown) => Result.Result<unknown, string>
@@ -192,66 +195,79 @@ export const contentResult = (value: Content): Tools.CallToolResult => {
 export const make = <I extends Input, E, R, O extends AnySchema | undefined = undefined>(
   name: string,
   options: Options<I, O, E, R>
-): Tool<Exclude<R, Provided>> => {
-  const input = options.input
-  let inputSchema: Obj
-  let decode: Tool["decode"]
-  if (isSchema(input)) {
-    inputSchema = jsonSchemaOf(input, { strict: options.strict })
-    const codec = Schema.toCodecJson(input)
-    const onExcessProperty = options.strict === true ? "error" : "ignore"
-    // Arguments are decoded on every call: valid ones by effect's JIT-compiled synchronous
-    // decoder (no Effect, no fiber, stopping at the first issue); invalid ones again by the
-    // interpreter, collecting every issue so the caller can fix them all at once.
-    SchemaJITCompiler.enable(codec.ast)
-    const fast = SchemaParser.decodeUnknownSync(codec, { onExcessProperty })
-    const decoder = Schema.decodeUnknownResult(codec, { onExcessProperty, errors: "all" })
-    decode = (args) => {
-      const value = args ?? {}
-      try {
-        return Result.succeed(fast(value))
-      } catch {
-        return Result.mapError(decoder(value), (error) => describeIssue(error.issue))
-      }
-    }
-  } else {
-    inputSchema = input.$schema === undefined ? { $schema: jsonSchemaDialect, ...input } : input
-    decode = (args) => {
-      const issues = JsonSchema.validate(input as JsonSchema.JsonSchema, args ?? {})
-      return issues.length === 0 ? Result.succeed(args ?? {}) : Result.fail(JsonSchema.describe(issues))
+): Tool<Exclude<R, Provided>> =>
+  new MadeTool(name, options as unknown as AnyOptions) as unknown as Tool<Exclude<R, Provided>>
+
+type AnyOptions = Options<Input, AnySchema | undefined, unknown, unknown>
+
+/**
+ * A tool made by `make`. What it derives from its Schemas is worked out on
+ * first use, not when it is made: the JSON Schemas on the first `tools/list`
+ * (generating one costs tens of microseconds, most of registering a tool),
+ * the argument decoder on the first call, the encoders on the first result.
+ * A server registering thousands of tools pays for those its clients use.
+ * Its behaviour is on the prototype: a tool holds its options and caches.
+ */
+class MadeTool implements Tool<unknown> {
+  readonly name: string
+  readonly handler: Tool["handler"]
+  private readonly options: AnyOptions
+  private madeDefinition: Tools.Tool | undefined = undefined
+  private decoder: Tool["decode"] | undefined = undefined
+  private outputEncoder: ((value: unknown) => Result.Result<unknown, Schema.SchemaError>) | undefined = undefined
+  private failureEncoder: ((error: unknown) => Result.Result<unknown, Schema.SchemaError>) | undefined = undefined
+
+  constructor(name: string, options: AnyOptions) {
+    this.name = name
+    this.options = options
+    this.handler = options.handler as unknown as Tool["handler"]
+  }
+
+  get definition(): Tools.Tool {
+    this.madeDefinition ??= definitionOf(this.name, this.options)
+    return this.madeDefinition
+  }
+
+  decode(args: unknown): Result.Result<unknown, string> {
+    this.decoder ??= decoderOf(this.options)
+    return this.decoder(args)
+  }
+
+  toResult(value: unknown): Result.Result<Tools.CallToolResult, string> {
+    const output = this.options.output
+    if (output === undefined) return Result.succeed(contentResult(value as Content))
+    this.outputEncoder ??= Schema.encodeUnknownResult(Schema.toCodecJson(output))
+    return Result.match(this.outputEncoder(value), {
+      onFailure: (error) =>
+        Result.fail(`the tool's output does not match its output schema: ${describeIssue(error.issue)}`),
+      onSuccess: (structured) =>
+        Result.succeed({ content: [{ type: "text", text: JSON.stringify(structured) }], structuredContent: structured })
+    })
+  }
+
+  failureResult(error: unknown): Tools.CallToolResult | undefined {
+    const failure = this.options.failure
+    if (failure === undefined) return undefined
+    this.failureEncoder ??= Schema.encodeUnknownResult(Schema.toCodecJson(failure))
+    const encoded = this.failureEncoder(error)
+    if (Result.isFailure(encoded)) return undefined
+    return {
+      content: [{ type: "text", text: JSON.stringify(encoded.success) }],
+      structuredContent: encoded.success,
+      isError: true
     }
   }
-  const output = options.output
-  const outputSchema = output === undefined ? undefined : outputSchemaOf(output)
-  const encodeOutput = output === undefined ? undefined : Schema.encodeUnknownResult(Schema.toCodecJson(output))
-  const toResult: Tool["toResult"] =
-    encodeOutput === undefined
-      ? (value) => Result.succeed(contentResult(value as Content))
-      : (value) =>
-          Result.match(encodeOutput(value), {
-            onFailure: (error) =>
-              Result.fail(`the tool's output does not match its output schema: ${describeIssue(error.issue)}`),
-            onSuccess: (structured) =>
-              Result.succeed({
-                content: [{ type: "text", text: JSON.stringify(structured) }],
-                structuredContent: structured
-              })
-          })
-  const encodeFailure =
-    options.failure === undefined ? undefined : Schema.encodeUnknownResult(Schema.toCodecJson(options.failure))
-  const failureResult: Tool["failureResult"] =
-    encodeFailure === undefined
-      ? () => undefined
-      : (error) => {
-          const encoded = encodeFailure(error)
-          if (Result.isFailure(encoded)) return undefined
-          return {
-            content: [{ type: "text", text: JSON.stringify(encoded.success) }],
-            structuredContent: encoded.success,
-            isError: true
-          }
-        }
-  const definition: Tools.Tool = {
+}
+
+const definitionOf = (name: string, options: AnyOptions): Tools.Tool => {
+  const input = options.input
+  const inputSchema = isSchema(input)
+    ? jsonSchemaOf(input, { strict: options.strict })
+    : input.$schema === undefined
+      ? { $schema: jsonSchemaDialect, ...input }
+      : input
+  const outputSchema = options.output === undefined ? undefined : outputSchemaOf(options.output)
+  return {
     name,
     ...(options.title === undefined ? {} : { title: options.title }),
     ...(options.description === undefined ? {} : { description: options.description }),
@@ -261,14 +277,32 @@ export const make = <I extends Input, E, R, O extends AnySchema | undefined = un
     ...(options.icons === undefined ? {} : { icons: options.icons }),
     ...(options._meta === undefined ? {} : { _meta: options._meta })
   }
-  return {
-    name,
-    definition,
-    decode,
-    handler: options.handler as unknown as Tool["handler"],
-    toResult,
-    failureResult
-  } as Tool<Exclude<R, Provided>>
+}
+
+const decoderOf = (options: AnyOptions): Tool["decode"] => {
+  const input = options.input
+  if (!isSchema(input)) {
+    return (args) => {
+      const issues = JsonSchema.validate(input as JsonSchema.JsonSchema, args ?? {})
+      return issues.length === 0 ? Result.succeed(args ?? {}) : Result.fail(JsonSchema.describe(issues))
+    }
+  }
+  const codec = Schema.toCodecJson(input)
+  const onExcessProperty = options.strict === true ? "error" : "ignore"
+  // Arguments are decoded on every call: valid ones by effect's JIT-compiled synchronous
+  // decoder (no Effect, no fiber, stopping at the first issue); invalid ones again by the
+  // interpreter, collecting every issue so the caller can fix them all at once.
+  SchemaJITCompiler.enable(codec.ast)
+  const fast = SchemaParser.decodeUnknownSync(codec, { onExcessProperty })
+  const decoder = Schema.decodeUnknownResult(codec, { onExcessProperty, errors: "all" })
+  return (args) => {
+    const value = args ?? {}
+    try {
+      return Result.succeed(fast(value))
+    } catch {
+      return Result.mapError(decoder(value), (error) => describeIssue(error.issue))
+    }
+  }
 }
 
 /** Registers tools on the server for as long as the current scope lasts. */
