@@ -8,6 +8,7 @@
 export * as ClientError from "./ClientError.ts"
 export * as ElicitationForm from "./ElicitationForm.ts"
 export * as ElicitationHandler from "./ElicitationHandler.ts"
+export * as HandlerProgress from "./HandlerProgress.ts"
 export * as McpClient from "./McpClient.ts"
 export * as RootsHandler from "./RootsHandler.ts"
 export * as SamplingHandler from "./SamplingHandler.ts"

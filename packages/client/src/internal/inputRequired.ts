@@ -5,14 +5,19 @@
  * (`inputResponses`, same keys) and the echoed `requestState`. The caller
  * sees only the final result.
  */
+import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import * as InputRequired from "@effect-mcp/protocol/InputRequired"
 import type * as McpError from "@effect-mcp/protocol/McpError"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import { InputRequiredError } from "../ClientError.ts"
 import type * as ElicitationForm from "../ElicitationForm.ts"
 import type { Answer } from "./serverRequests.ts"
+
+const omitCurrentRequest = Context.omit(CurrentRequest.CurrentRequest)
+const withoutCurrentRequest = (context: Context.Context<never>): Context.Context<never> => omitCurrentRequest(context)
 
 const decodeInputRequired = Schema.decodeUnknownEffect(InputRequired.InputRequiredResult)
 
@@ -52,6 +57,9 @@ export const run = Effect.fnUntraced(function* <E>(options: {
     const responses: Record<string, unknown> = {}
     for (const [key, request] of Object.entries(asked.inputRequests ?? {})) {
       responses[key] = yield* options.answer(request.method, request.params).pipe(
+        // Not an answer to a server request: a handler's progress has nowhere to go (and must not go
+        // to a request the caller happens to be serving).
+        Effect.updateContext(withoutCurrentRequest),
         Effect.catchTag("MethodNotFound", () =>
           Effect.fail(
             new InputRequiredError({
