@@ -25,13 +25,77 @@ describe("mcp-everything-server command line", () => {
     })
   )
 
+  it.effect("reads the limits, the allowed names and the opt-out", () =>
+    Effect.sync(() => {
+      assert.deepStrictEqual(
+        Cli.parse([
+          "--http",
+          "--host",
+          "0.0.0.0",
+          "--allowed-host",
+          "mcp.example.com",
+          "--allowed-host",
+          "mcp.internal",
+          "--allowed-origin",
+          "https://app.example.com",
+          "--max-sessions",
+          "500",
+          "--max-sessions-per-client",
+          "20",
+          "--session-idle-timeout",
+          "600",
+          "--write-timeout",
+          "5",
+          "--keepalive",
+          "2.5"
+        ]),
+        {
+          mode: "http",
+          port: 0,
+          host: "0.0.0.0",
+          stateless: false,
+          json: false,
+          allowedHosts: ["mcp.example.com", "mcp.internal"],
+          allowedOrigins: ["https://app.example.com"],
+          maxSessions: 500,
+          maxSessionsPerClient: 20,
+          sessionIdleTimeoutSeconds: 600,
+          writeTimeoutSeconds: 5,
+          keepaliveSeconds: 2.5
+        }
+      )
+      assert.deepStrictEqual(Cli.parse(["--http", "--no-dns-rebinding-protection"]), {
+        mode: "http",
+        port: 0,
+        host: "127.0.0.1",
+        stateless: false,
+        json: false,
+        dnsRebindingProtection: false
+      })
+    })
+  )
+
   it.effect("explains what is wrong", () =>
     Effect.sync(() => {
       assert.strictEqual(Cli.parse([]), "choose one of --stdio and --http")
       assert.strictEqual(Cli.parse(["--stdio", "--http"]), "choose one of --stdio and --http")
       assert.strictEqual(Cli.parse(["--http", "--port", "70000"]), "--port needs a number from 0 to 65535")
       assert.strictEqual(Cli.parse(["--http", "--port"]), "--port needs a number from 0 to 65535")
-      assert.strictEqual(Cli.parse(["--stdio", "--json"]), "--port, --stateless and --json need --http")
+      assert.strictEqual(
+        Cli.parse(["--stdio", "--json"]),
+        "HTTP options (--port, --stateless, --json, limits...) need --http"
+      )
+      assert.strictEqual(
+        Cli.parse(["--stdio", "--max-sessions", "5"]),
+        "HTTP options (--port, --stateless, --json, limits...) need --http"
+      )
+      assert.strictEqual(Cli.parse(["--http", "--max-sessions", "0"]), "--max-sessions needs a positive number")
+      assert.strictEqual(
+        Cli.parse(["--http", "--max-sessions-per-client", "2.5"]),
+        "--max-sessions-per-client needs a whole number"
+      )
+      assert.strictEqual(Cli.parse(["--http", "--write-timeout"]), "--write-timeout needs a positive number")
+      assert.strictEqual(Cli.parse(["--http", "--allowed-host"]), "--allowed-host needs a value")
       assert.strictEqual(Cli.parse(["--verbose"]), "unknown argument: --verbose")
     })
   )

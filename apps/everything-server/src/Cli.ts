@@ -1,15 +1,34 @@
 /**
  * The command line of `mcp-everything-server`: which transport, and for HTTP
- * the address, session mode and response mode.
+ * the address, session mode, response mode, the names accepted in
+ * `Host`/`Origin`, and the limits that keep one client from taking the
+ * server (sessions in all and per client, idle and write timeouts).
  */
 export const usage = `usage: mcp-everything-server --stdio
-       mcp-everything-server --http [--port <n>] [--host <host>] [--stateless] [--json]`
+       mcp-everything-server --http [--port <n>] [--host <host>] [--stateless] [--json]
+           [--allowed-host <name>]... [--allowed-origin <origin>]... [--no-dns-rebinding-protection]
+           [--max-sessions <n>] [--max-sessions-per-client <n>] [--session-idle-timeout <seconds>]
+           [--write-timeout <seconds>] [--keepalive <seconds>]`
 
 export interface Stdio {
   readonly mode: "stdio"
 }
 
-export interface Http {
+/** The HTTP limits given on the command line; an absent one keeps the server's default. */
+export interface Limits {
+  /** Sessions open at once (`--max-sessions`). */
+  readonly maxSessions?: number
+  /** Sessions one remote address may hold (`--max-sessions-per-client`). */
+  readonly maxSessionsPerClient?: number
+  /** Seconds without a request or a read event before a session is closed (`--session-idle-timeout`). */
+  readonly sessionIdleTimeoutSeconds?: number
+  /** Seconds an SSE connection may leave events unread before it is closed (`--write-timeout`). */
+  readonly writeTimeoutSeconds?: number
+  /** Seconds between keepalive comments on a silent SSE connection (`--keepalive`). */
+  readonly keepaliveSeconds?: number
+}
+
+export interface Http extends Limits {
   readonly mode: "http"
   readonly port: number
   readonly host: string
@@ -17,9 +36,30 @@ export interface Http {
   readonly stateless: boolean
   /** Requests answered with one JSON body instead of an SSE stream. */
   readonly json: boolean
+  /** Host names accepted in `Host` and `Origin` (`--allowed-host`, repeatable); required on a wildcard bind. */
+  readonly allowedHosts?: ReadonlyArray<string>
+  /** Origins of web pages allowed to call the server (`--allowed-origin`, repeatable; CORS). */
+  readonly allowedOrigins?: ReadonlyArray<string>
+  /** `--no-dns-rebinding-protection`: accept any Host and Origin (behind a proxy that checks them). */
+  readonly dnsRebindingProtection?: false
 }
 
 export type Cli = Stdio | Http
+
+const positive = (flag: string, value: string | undefined): number | string => {
+  const n = Number(value)
+  return value !== undefined && value !== "" && Number.isFinite(n) && n > 0 ? n : `${flag} needs a positive number`
+}
+
+const limitFlags: Record<string, keyof Limits> = {
+  "--max-sessions": "maxSessions",
+  "--max-sessions-per-client": "maxSessionsPerClient",
+  "--session-idle-timeout": "sessionIdleTimeoutSeconds",
+  "--write-timeout": "writeTimeoutSeconds",
+  "--keepalive": "keepaliveSeconds"
+}
+
+const countFlags = new Set(["--max-sessions", "--max-sessions-per-client"])
 
 /** Reads the command line; a string is the reason it is wrong. */
 export const parse = (argv: ReadonlyArray<string>): Cli | string => {
@@ -28,8 +68,22 @@ export const parse = (argv: ReadonlyArray<string>): Cli | string => {
   let host = "127.0.0.1"
   let stateless = false
   let json = false
+  const limits: { -readonly [K in keyof Limits]: Limits[K] } = {}
+  const allowedHosts: Array<string> = []
+  const allowedOrigins: Array<string> = []
+  let unprotected = false
+  let httpOnly = false
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]
+    const arg = argv[i]!
+    const limit = limitFlags[arg]
+    if (limit !== undefined) {
+      const value = positive(arg, argv[++i])
+      if (typeof value === "string") return value
+      if (countFlags.has(arg) && !Number.isInteger(value)) return `${arg} needs a whole number`
+      limits[limit] = value
+      httpOnly = true
+      continue
+    }
     switch (arg) {
       case "--stdio":
       case "--http":
@@ -40,6 +94,7 @@ export const parse = (argv: ReadonlyArray<string>): Cli | string => {
         const value = Number(argv[++i])
         if (!Number.isInteger(value) || value < 0 || value > 65535) return "--port needs a number from 0 to 65535"
         port = value
+        httpOnly = true
         break
       }
       case "--host": {
@@ -48,19 +103,41 @@ export const parse = (argv: ReadonlyArray<string>): Cli | string => {
         host = value
         break
       }
+      case "--allowed-host":
+      case "--allowed-origin": {
+        const value = argv[++i]
+        if (value === undefined || value === "") return `${arg} needs a value`
+        ;(arg === "--allowed-host" ? allowedHosts : allowedOrigins).push(value)
+        httpOnly = true
+        break
+      }
+      case "--no-dns-rebinding-protection":
+        unprotected = true
+        httpOnly = true
+        break
       case "--stateless":
         stateless = true
+        httpOnly = true
         break
       case "--json":
         json = true
+        httpOnly = true
         break
       default:
         return `unknown argument: ${arg}`
     }
   }
   if (mode === undefined) return "choose one of --stdio and --http"
-  if (mode === "stdio") {
-    return port !== 0 || stateless || json ? "--port, --stateless and --json need --http" : { mode }
+  if (mode === "stdio") return httpOnly ? "HTTP options (--port, --stateless, --json, limits...) need --http" : { mode }
+  return {
+    mode,
+    port,
+    host,
+    stateless,
+    json,
+    ...limits,
+    ...(allowedHosts.length > 0 ? { allowedHosts } : {}),
+    ...(allowedOrigins.length > 0 ? { allowedOrigins } : {}),
+    ...(unprotected ? { dnsRebindingProtection: false as const } : {})
   }
-  return { mode, port, host, stateless, json }
 }

@@ -2,7 +2,7 @@
  * `mcp-everything-server`: serves the everything server over stdio or HTTP.
  *
  *   mcp-everything-server --stdio
- *   mcp-everything-server --http [--port <n>] [--host <h>] [--stateless] [--json]
+ *   mcp-everything-server --http [--port <n>] [--host <h>] [--stateless] [--json] [limits, names]
  *
  * Over HTTP, Streamable HTTP is at `/mcp` and the legacy HTTP+SSE transport
  * at `/sse` (messages to `/messages`). `--port 0` picks a free port; the URL
@@ -13,9 +13,12 @@
 import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Console from "effect/Console"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Cli from "./Cli.ts"
 import * as EverythingServer from "./EverythingServer.ts"
+
+const seconds = (value: number | undefined) => (value === undefined ? undefined : Duration.seconds(value))
 
 const http = (cli: Cli.Http) =>
   Effect.gen(function* () {
@@ -29,7 +32,15 @@ const http = (cli: Cli.Http) =>
         port: cli.port,
         stateless: cli.stateless,
         responseMode: cli.json ? "json" : "sse",
-        legacySse: true
+        legacySse: true,
+        allowedHosts: cli.allowedHosts,
+        allowedOrigins: cli.allowedOrigins,
+        dnsRebindingProtection: cli.dnsRebindingProtection,
+        maxSessions: cli.maxSessions,
+        maxSessionsPerClient: cli.maxSessionsPerClient,
+        sessionIdleTimeout: seconds(cli.sessionIdleTimeoutSeconds),
+        writeTimeout: seconds(cli.writeTimeoutSeconds),
+        keepaliveInterval: seconds(cli.keepaliveSeconds)
       })
     )
   )

@@ -32,6 +32,7 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as HttpServer from "effect/http/HttpServer"
 import type * as HttpServerError from "effect/http/HttpServerError"
+import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as Layer from "effect/Layer"
 import * as NodeStdio from "./NodeStdio.ts"
 
@@ -79,8 +80,20 @@ export interface HttpOptions {
   readonly maxBodyBytes?: number | undefined
   /** Sessions open at once; more get 503. Default 10,000. */
   readonly maxSessions?: number | undefined
-  /** A stateful session without any HTTP exchange for this long is closed. Default 30 minutes. */
+  /** Sessions one client (remote address, or `clientOf`) may hold at once; more get 429. Default 1,000. */
+  readonly maxSessionsPerClient?: number | undefined
+  /** Who a request comes from, for `maxSessionsPerClient`. Default: its remote address. */
+  readonly clientOf?: ((request: HttpServerRequest.HttpServerRequest) => string | undefined) | undefined
+  /**
+   * A stateful session without any request from its client, or any event
+   * read by it, for this long is closed (an open but silent GET stream does
+   * not keep it). Default 30 minutes.
+   */
   readonly sessionIdleTimeout?: Duration.Input | undefined
+  /** An SSE connection whose client reads nothing for this long while events wait is closed. Default 30 seconds. */
+  readonly writeTimeout?: Duration.Input | undefined
+  /** How often a silent SSE connection gets a keepalive comment. Default 15 seconds. */
+  readonly keepaliveInterval?: Duration.Input | undefined
   /** Keeps sent events so dropped SSE streams can be resumed. Default: in memory; `false` disables. */
   readonly eventStore?: EventStore.EventStoreShape | false | undefined
 }

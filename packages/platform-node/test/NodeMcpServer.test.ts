@@ -78,6 +78,18 @@ describe("NodeMcpServer", () => {
   )
 
   it.live(
+    "layerHttp passes the per-client session quota through: the third initialize from 127.0.0.1 gets 429",
+    () =>
+      Effect.gen(function* () {
+        const url = `${yield* listen({ maxSessionsPerClient: 2, writeTimeout: "5 seconds", keepaliveInterval: "1 second" })}/mcp`
+        assert.strictEqual(yield* post(url, initialize), 200)
+        assert.strictEqual(yield* post(url, initialize), 200)
+        assert.strictEqual(yield* post(url, initialize), 429)
+      }),
+    TIMEOUT
+  )
+
+  it.live(
     "Host and Origin are checked by default: foreign names get 403, loopback names 200",
     () =>
       Effect.gen(function* () {

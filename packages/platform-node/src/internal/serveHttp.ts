@@ -72,7 +72,11 @@ export const layer = <E, R>(
         rebinding,
         maxBodyBytes: options.maxBodyBytes,
         maxSessions: options.maxSessions,
+        maxSessionsPerClient: options.maxSessionsPerClient,
+        clientOf: options.clientOf,
         sessionIdleTimeout: options.sessionIdleTimeout,
+        writeTimeout: options.writeTimeout,
+        keepaliveInterval: options.keepaliveInterval,
         eventStore: options.eventStore,
         paramHeaders: paramHeaders(mcp)
       })
