@@ -206,6 +206,13 @@ export const make = Effect.fnUntraced(function* (
   return new SessionCore(options.side, state, gate, peer)
 })
 
+/**
+ * Whether `capabilities` declares the capability at `path`, e.g.
+ * `["resources", "subscribe"]`: every key present and neither false nor null.
+ * The check the session's gate applies before sending a request.
+ */
+export const hasCapability: (capabilities: Capabilities, path: ReadonlyArray<string>) => boolean = Gate.hasCapability
+
 /** The revision to answer an `initialize` offering `requested` with, or undefined when none is common. */
 export const negotiate = (
   requested: string,

@@ -5,6 +5,7 @@
  */
 import type * as Peer from "@effect-mcp/engine/Peer"
 import * as PeerError from "@effect-mcp/engine/PeerError"
+import * as Session from "@effect-mcp/engine/Session"
 import * as Completion from "@effect-mcp/protocol/Completion"
 import * as Features from "@effect-mcp/protocol/Features"
 import * as Lifecycle from "@effect-mcp/protocol/Lifecycle"
@@ -34,39 +35,17 @@ import * as ServerRequests from "./serverRequests.ts"
 import * as Subscriptions from "./subscriptions.ts"
 import * as Tasks from "./tasks.ts"
 
-const malformed = (method: string, cause: Schema.SchemaError) =>
-  new InvalidResult({ method, reason: "Malformed", message: `${method}: ${cause.message}`, cause })
-
-const decoder = <A>(method: string, schema: Schema.Decoder<A>) => {
-  const decode = Decode.compiled(schema)
-  return (u: unknown): Effect.Effect<A, InvalidResult> => {
-    const decoded = decode(u)
-    return Result.isSuccess(decoded) ? Effect.succeed(decoded.success) : Effect.fail(malformed(method, decoded.failure))
-  }
-}
-
-const decodeListTools = decoder("tools/list", Tools.ListToolsResult)
+const decodeListTools = Decode.decoder("tools/list", Tools.ListToolsResult)
 const decodeCallTool = Decode.compiled(Tools.CallToolResult)
-const decodeListResources = decoder("resources/list", Resources.ListResourcesResult)
-const decodeListTemplates = decoder("resources/templates/list", Resources.ListResourceTemplatesResult)
-const decodeReadResource = decoder("resources/read", Resources.ReadResourceResult)
-const decodeListPrompts = decoder("prompts/list", Prompts.ListPromptsResult)
-const decodeGetPrompt = decoder("prompts/get", Prompts.GetPromptResult)
-const decodeComplete = decoder("completion/complete", Completion.CompleteResult)
+const decodeListResources = Decode.decoder("resources/list", Resources.ListResourcesResult)
+const decodeListTemplates = Decode.decoder("resources/templates/list", Resources.ListResourceTemplatesResult)
+const decodeReadResource = Decode.decoder("resources/read", Resources.ReadResourceResult)
+const decodeListPrompts = Decode.decoder("prompts/list", Prompts.ListPromptsResult)
+const decodeGetPrompt = Decode.decoder("prompts/get", Prompts.GetPromptResult)
+const decodeComplete = Decode.decoder("completion/complete", Completion.CompleteResult)
 const decodeServerCapabilities = Schema.decodeUnknownOption(Lifecycle.ServerCapabilities)
 const decodeLogMessage = Schema.decodeUnknownOption(Logging.LoggingMessageParams)
 const decodeResourceUpdated = Schema.decodeUnknownOption(Resources.ResourceUpdatedParams)
-
-/** Whether `capabilities` declares the capability at `path` (every key present and not false). */
-const declares = (capabilities: unknown, path: ReadonlyArray<string>): boolean => {
-  let node = capabilities
-  for (const key of path) {
-    if (typeof node !== "object" || node === null) return false
-    node = (node as { readonly [k: string]: unknown })[key]
-    if (node === undefined || node === null || node === false) return false
-  }
-  return true
-}
 
 /** The first text block parsed as JSON, if it is JSON. */
 const jsonTextOf = (result: Tools.CallToolResult): unknown => {
@@ -253,7 +232,7 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
       let result = Decode.plainTextResult(raw)
       if (result === undefined) {
         const decoded = decodeCallTool(raw)
-        if (Result.isFailure(decoded)) return Effect.fail(malformed("tools/call", decoded.failure))
+        if (Result.isFailure(decoded)) return Effect.fail(Decode.malformed("tools/call", decoded.failure))
         result = decoded.success
       }
       if (failure !== undefined && result.isError === true) {
@@ -306,7 +285,7 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
 
   const resourceUpdates = (uri: string): Stream.Stream<Resources.ResourceUpdatedParams, McpClient.StreamError> => {
     const updates: Stream.Stream<Hub.Notification, McpClient.StreamError> = stateless
-      ? declares(serverCapabilities, ["resources", "subscribe"])
+      ? Session.hasCapability(serverCapabilities, ["resources", "subscribe"])
         ? subscriptions.listen({ resourceSubscriptions: [uri] }, new Set(["notifications/resources/updated"]))
         : Stream.fail(
             refuse("subscriptions/listen", "CapabilityNotDeclared", "the server did not declare resources.subscribe")
@@ -327,7 +306,7 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
     filterKey: "toolsListChanged" | "promptsListChanged" | "resourcesListChanged"
   ): Stream.Stream<void, McpClient.StreamError> => {
     const method = `notifications/${kind}/list_changed`
-    if (!declares(serverCapabilities, [kind, "listChanged"])) {
+    if (!Session.hasCapability(serverCapabilities, [kind, "listChanged"])) {
       return Stream.fail(refuse(method, "CapabilityNotDeclared", `the server did not declare ${kind}.listChanged`))
     }
     const methods = new Set([method])
@@ -339,7 +318,7 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
 
   const setLoggingLevel = (level: Logging.LoggingLevel): Effect.Effect<void, McpClient.CallError> => {
     if (!stateless) return Effect.asVoid(request("logging/setLevel", { level }))
-    if (!declares(serverCapabilities, ["logging"])) {
+    if (!Session.hasCapability(serverCapabilities, ["logging"])) {
       return Effect.fail(refuse("logging/setLevel", "CapabilityNotDeclared", "the server did not declare logging"))
     }
     return Effect.sync(() => {
@@ -425,7 +404,7 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
     resourceListChanged: listChanged("resources", "resourcesListChanged"),
     tasks: Tasks.make({
       version: revision.version,
-      declares: (path) => declares(serverCapabilities, path),
+      declares: (path) => Session.hasCapability(serverCapabilities, path),
       request: (method, params, callOptions) => request(method, params, callOptions),
       notifications: subscriptions.notifications,
       maxPages

@@ -5,10 +5,12 @@
  * again by the interpreter, so failures carry the same issues as before.
  */
 import type * as Tools from "@effect-mcp/protocol/Tools"
+import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaJITCompiler from "effect/schema/SchemaJITCompiler"
 import * as SchemaParser from "effect/SchemaParser"
+import { InvalidResult } from "../ClientError.ts"
 
 export const compiled = <A>(schema: Schema.Decoder<A>): ((input: unknown) => Result.Result<A, Schema.SchemaError>) => {
   SchemaJITCompiler.enable(schema.ast)
@@ -22,6 +24,19 @@ export const compiled = <A>(schema: Schema.Decoder<A>): ((input: unknown) => Res
       return detailed(input)
     }
     return Result.succeed(value)
+  }
+}
+
+/** A result of `method` that does not decode with its schema. */
+export const malformed = (method: string, cause: Schema.SchemaError) =>
+  new InvalidResult({ method, reason: "Malformed", message: `${method}: ${cause.message}`, cause })
+
+/** Decodes results of `method` with `schema` (compiled), failing with `InvalidResult` (`Malformed`). */
+export const decoder = <A>(method: string, schema: Schema.Decoder<A>) => {
+  const decode = compiled(schema)
+  return (u: unknown): Effect.Effect<A, InvalidResult> => {
+    const decoded = decode(u)
+    return Result.isSuccess(decoded) ? Effect.succeed(decoded.success) : Effect.fail(malformed(method, decoded.failure))
   }
 }
 

@@ -14,25 +14,16 @@ import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { InvalidResult } from "../ClientError.ts"
 import type * as McpClient from "../McpClient.ts"
+import * as Decode from "./decode.ts"
 import type * as Hub from "./hub.ts"
 import * as Paging from "./paging.ts"
 
-const decoder = <A>(method: string, schema: Schema.Decoder<A>) => {
-  const decode = Schema.decodeUnknownEffect(schema)
-  return (u: unknown): Effect.Effect<A, InvalidResult> =>
-    Effect.mapError(
-      decode(u),
-      (cause) => new InvalidResult({ method, reason: "Malformed", message: `${method}: ${cause.message}`, cause })
-    )
-}
-
-const decodeCreateTask = decoder("tools/call", Tasks.CreateTaskResult)
-const decodeGetTask = decoder("tasks/get", Tasks.GetTaskResult)
-const decodeToolResult = decoder("tasks/result", Tools.CallToolResult)
-const decodeListTasks = decoder("tasks/list", Tasks.ListTasksResult)
-const decodeCancelTask = decoder("tasks/cancel", Tasks.CancelTaskResult)
+const decodeCreateTask = Decode.decoder("tools/call", Tasks.CreateTaskResult)
+const decodeGetTask = Decode.decoder("tasks/get", Tasks.GetTaskResult)
+const decodeToolResult = Decode.decoder("tasks/result", Tools.CallToolResult)
+const decodeListTasks = Decode.decoder("tasks/list", Tasks.ListTasksResult)
+const decodeCancelTask = Decode.decoder("tasks/cancel", Tasks.CancelTaskResult)
 const decodeStatus = Schema.decodeUnknownOption(Tasks.TaskStatusParams)
 
 export const make = (options: {
