@@ -14,6 +14,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { applyDeviations } from "./wire/deviations.ts"
 import { Emitter, emitDefinition } from "./wire/emit.ts"
 import { deriveMethods, emitMethods } from "./wire/methods.ts"
 import { components, inheritMeta, loadRevision, type Revision, refsOf, sharedWith } from "./wire/spec.ts"
@@ -64,7 +65,7 @@ const jsonDefinition = (name: string, node: object): string | undefined => {
  * builder, so one shape has one schema and one compiled decoder.
  * `definitions()` builds everything, for tests.
  */
-const generate = (rev: Revision, previous: Revision | undefined): Generated => {
+const generate = (rev: Revision, previous: Revision | undefined, deviated: ReadonlyArray<string>): Generated => {
   const shared = sharedWith(rev, previous)
   const reordered: Array<string> = []
   const types: Array<string> = []
@@ -107,6 +108,13 @@ const generate = (rev: Revision, previous: Revision | undefined): Generated => {
           ` * Definitions unchanged since ${previous.version} are the very same builders as in`,
           ` * ./${previous.module}.ts (${shared.size} of ${rev.defs.size}).`
         ]),
+    ...(deviated.length === 0
+      ? []
+      : [
+          " *",
+          " * Deviations from schema.json (each with its reason in scripts/wire/deviations.ts):",
+          ...deviated.map((line) => ` * - ${line}`)
+        ]),
     " */",
     'import * as Schema from "effect/Schema"',
     ...(usesJson ? ['import * as JsonValue from "../jsonValue.ts"'] : []),
@@ -140,11 +148,13 @@ const generate = (rev: Revision, previous: Revision | undefined): Generated => {
 const main = (): void => {
   let previous: Revision | undefined
   for (const version of versions) {
-    const [rev, patched] = inheritMeta(loadRevision(specDir, version))
-    const out = generate(rev, previous)
+    const [inherited, patched] = inheritMeta(loadRevision(specDir, version))
+    const [rev, deviated] = applyDeviations(inherited)
+    const out = generate(rev, previous, deviated)
     fs.writeFileSync(path.join(outDir, `${rev.module}.ts`), out.source)
     console.log(`${version}: ${rev.defs.size} definitions, ${out.shared} shared with ${previous?.version ?? "-"}`)
     if (patched.length > 0) console.log(`  params._meta inherited from the base message: ${patched.join(", ")}`)
+    for (const line of deviated) console.log(`  deviation from schema.json: ${line}`)
     for (const line of out.reordered) console.log(`  union order: ${line}`)
     previous = rev
   }

@@ -77,6 +77,17 @@ const decoderFor = (schema: AnyCodec): Decoder => {
 
 const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 
+type FormattedIssue = ReturnType<typeof formatIssues>["issues"][number]
+
+/**
+ * The issues, deepest path first (a stable sort: equal depths keep their
+ * order). A union reports one issue per member it tried, in member order; the
+ * member that matched furthest is the one the peer meant, and its issue is the
+ * real reason, so it leads instead of coming after every other member's noise.
+ */
+const deepestFirst = (issues: ReadonlyArray<FormattedIssue>): ReadonlyArray<FormattedIssue> =>
+  issues.length < 2 ? issues : [...issues].sort((a, b) => (b.path?.length ?? 0) - (a.path?.length ?? 0))
+
 const formatPath = (path: ReadonlyArray<PropertyKey>): string => {
   let out = "params"
   for (const key of path) out += typeof key === "number" ? `[${key}]` : `.${String(key)}`
@@ -108,7 +119,7 @@ const decodeParams = (spec: MethodSpec, params: object): Result.Result<Validated
     return Result.fail(new McpError.InternalError({ message: `Internal error: params of ${spec.method}: ${detail}` }))
   }
   if (Result.isSuccess(decoded)) return Result.succeed({ spec, params: decoded.success })
-  const issues = formatIssues(decoded.failure).issues.map((issue) => ({
+  const issues = deepestFirst(formatIssues(decoded.failure).issues).map((issue) => ({
     path: formatPath(issue.path as ReadonlyArray<PropertyKey>),
     message: issue.message
   }))

@@ -192,4 +192,58 @@ describe("IncomingValidator (Registry)", () => {
       assert.strictEqual(error._tag, "InvalidParams")
     })
   )
+
+  // Found under attack (issue 12, 11): an accepted form answering a NumberSchema field with a fraction was
+  // refused on 2026-07-28 (schema.json types answers `integer`), and the union's real reason came third.
+  const stateless = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": { name: "c", version: "1" },
+    "io.modelcontextprotocol/clientCapabilities": {}
+  }
+  const answered = (score: unknown) =>
+    JsonRpc.request(1, "tools/call", {
+      _meta: stateless,
+      name: "survey",
+      arguments: {},
+      inputResponses: { "elicitation-0": { action: "accept", content: { score } } }
+    })
+
+  it.effect("2026-07-28: an elicitation answer may be a non-integer number", () =>
+    Effect.sync(() => {
+      const validated = success(on("2026-07-28").validate(answered(95.5)))
+      const params = validated.params as { readonly inputResponses: Record<string, { readonly content: object }> }
+      assert.deepStrictEqual(params.inputResponses["elicitation-0"]!.content, { score: 95.5 })
+    })
+  )
+
+  it.effect("every revision with elicitation decodes a fractional answer in the elicitation/create result", () =>
+    Effect.sync(() => {
+      for (const version of ["2025-06-18", "2025-11-25", "2026-07-28"] as const) {
+        const spec =
+          Registry.get(version).inputRequests.get("elicitation/create") ??
+          Registry.get(version).methods.get("elicitation/create")
+        assert.isDefined(spec, version)
+        const result = spec!._tag === "Request" ? spec!.result : undefined
+        const decoded = Schema.decodeUnknownSync(result as Schema.Codec<unknown>)({
+          action: "accept",
+          content: { score: 95.5 }
+        })
+        assert.deepStrictEqual((decoded as { readonly content: object }).content, { score: 95.5 }, version)
+      }
+    })
+  )
+
+  it.effect("a union's decode error leads with the member that matched furthest", () =>
+    Effect.sync(() => {
+      const error = failure(on("2026-07-28").validate(answered({ nested: 1 })))
+      assert.strictEqual(error._tag, "InvalidParams")
+      const issues = (error.data as { readonly issues: ReadonlyArray<{ readonly path: string }> }).issues
+      assert.strictEqual(issues[0]!.path, "params.inputResponses.elicitation-0.content.score")
+      assert.match(
+        error.message,
+        /^Invalid params for tools\/call: [^;]* at params\.inputResponses\.elicitation-0\.content\.score;/
+      )
+      assert.isAbove(issues.length, 1)
+    })
+  )
 })

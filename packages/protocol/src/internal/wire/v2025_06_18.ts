@@ -6,6 +6,9 @@
  * order, plus the revision's method table. Every schema is built on first use, once.
  * Definitions unchanged since 2025-03-26 are the very same builders as in
  * ./v2025_03_26.ts (29 of 91).
+ *
+ * Deviations from schema.json (each with its reason in scripts/wire/deviations.ts):
+ * - ElicitResult/properties/content/additionalProperties: integer -> number
  */
 import * as Schema from "effect/Schema"
 import type { WireNotification, WireRequest } from "../wireTable.ts"
@@ -330,7 +333,7 @@ export const CreateMessageResult = lazy(() => Schema.Struct({
 export const ElicitResult = lazy(() => Schema.Struct({
   _meta: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown)),
   action: Schema.Literals(["accept","cancel","decline"]),
-  content: Schema.optionalKey(Schema.Record(Schema.String, Schema.Union([Schema.String, Schema.Int, Schema.Boolean])))
+  content: Schema.optionalKey(Schema.Record(Schema.String, Schema.Union([Schema.String, Schema.Finite, Schema.Boolean])))
 }).annotate({ identifier: "ElicitResult" }))
 
 export const Root = lazy(() => Schema.Struct({

@@ -6,6 +6,9 @@
  * order, plus the revision's method table. Every schema is built on first use, once.
  * Definitions unchanged since 2025-11-25 are the very same builders as in
  * ./v2025_11_25.ts (35 of 155).
+ *
+ * Deviations from schema.json (each with its reason in scripts/wire/deviations.ts):
+ * - ElicitResult/properties/content/additionalProperties: integer -> number
  */
 import * as Schema from "effect/Schema"
 import * as JsonValue from "../jsonValue.ts"
@@ -158,7 +161,7 @@ export const ElicitResult = lazy(() => Schema.Struct({
   action: Schema.Literals(["accept","cancel","decline"]),
   content: Schema.optionalKey(Schema.Record(Schema.String, Schema.Union([
     Schema.Array(Schema.String),
-    Schema.Union([Schema.String, Schema.Int, Schema.Boolean])
+    Schema.Union([Schema.String, Schema.Finite, Schema.Boolean])
   ])))
 }).annotate({ identifier: "ElicitResult" }))
 
