@@ -29,7 +29,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { PostOrder } from "./internal/httpClientOrder.ts"
 import { failedAnswer, Poster } from "./internal/httpClientPost.ts"
-import { HttpClientSession, SessionExpired } from "./internal/httpClientSession.ts"
+import { closedError, HttpClientSession, SessionExpired } from "./internal/httpClientSession.ts"
 import * as HttpClientSse from "./internal/httpClientSse.ts"
 import * as Headers from "./internal/httpHeaders.ts"
 import * as Wire from "./internal/httpWire.ts"
@@ -310,8 +310,6 @@ export const make = Effect.fnUntraced(function* (options: Options) {
     renew
   } satisfies StreamableHttpClientShape
 })
-
-const closedError = new Transport.TransportError({ reason: "Closed", message: "HTTP transport closed" })
 
 /** Provides `Transport` (and the HTTP-specific view of it) over the `HttpClient`. */
 export const layer = (

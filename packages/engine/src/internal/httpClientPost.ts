@@ -39,9 +39,6 @@ const SMALL_BODY_BYTES = 64 * 1024
 // What a server of 2024-11-05 answers a POST to its event-stream URL with.
 const fallbackStatuses = new Set([400, 404, 405])
 
-export const io = (message: string, cause?: unknown) =>
-  new Transport.TransportError({ reason: "Io", message, ...(cause === undefined ? {} : { cause }) })
-
 /**
  * Without a tracer installed no one can see the client's span of a POST, nor
  * the trace its `traceparent`/`b3` headers would name: the POST goes without
@@ -148,7 +145,7 @@ export class Poster {
       }
       const response = yield* untraced(
         config.http.execute(HttpClientRequest.post(config.url).pipe(HttpClientRequest.setHeaders(headers), body))
-      ).pipe(Effect.mapError((cause) => io(`POST ${config.url} failed: ${cause.message}`, cause)))
+      ).pipe(Effect.mapError((cause) => HttpClientSse.io(`POST ${config.url} failed: ${cause.message}`, cause)))
       order.accept(entry)
       // The getter builds the headers anew on every read.
       const responseHeaders = response.headers
@@ -168,7 +165,9 @@ export class Poster {
       }
       if (HttpClientSse.isSseContent(responseHeaders["content-type"]))
         return yield* HttpClientSse.run(config.sse, response, pending)
-      const reply = yield* response.text.pipe(Effect.mapError((cause) => io("reading the reply failed", cause)))
+      const reply = yield* response.text.pipe(
+        Effect.mapError((cause) => HttpClientSse.io("reading the reply failed", cause))
+      )
       // A server that sent its headers before the result leaves the body blank when the request was cancelled.
       if (reply.trim() !== "") yield* session.deliver(reply)
     }).pipe(Effect.onExit(() => order.settle(entry)))

@@ -29,7 +29,8 @@ export class SessionExpired extends Schema.TaggedError<SessionExpired>()("Sessio
   }
 }
 
-const closedError = new Transport.TransportError({ reason: "Closed", message: "HTTP transport closed" })
+/** Why sends fail once the transport closed for no other reason. */
+export const closedError = new Transport.TransportError({ reason: "Closed", message: "HTTP transport closed" })
 
 type Incoming = Queue.Queue<Transport.Incoming, Transport.TransportError | Cause.Done>
 

@@ -22,6 +22,10 @@ const WHOLE_BODY_BYTES = 64 * 1024
 /** Default bound of one SSE event, as the stdio transport bounds a frame. */
 export const defaultMaxEventBytes = 64 * 1024 * 1024
 
+/** An I/O failure of the HTTP client: a request that failed, a body that could not be read. */
+export const io = (message: string, cause?: unknown) =>
+  new Transport.TransportError({ reason: "Io", message, ...(cause === undefined ? {} : { cause }) })
+
 /** An event over the bound: reported, never skipped (resuming would replay it forever). */
 export const tooLarge = (maxEventBytes: number) =>
   new Transport.TransportError({

@@ -12,7 +12,7 @@ import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Transport from "../Transport.ts"
-import { isSse, tooLarge } from "./httpClientSse.ts"
+import { io, isSse, tooLarge } from "./httpClientSse.ts"
 
 export { defaultMaxEventBytes } from "./httpClientSse.ts"
 import { CONTENT_JSON, CONTENT_SSE } from "./httpWire.ts"
@@ -42,9 +42,6 @@ export interface Connection {
 }
 
 const closedError = new Transport.TransportError({ reason: "Closed", message: "the event stream has ended" })
-
-const io = (message: string, cause?: unknown) =>
-  new Transport.TransportError({ reason: "Io", message, ...(cause === undefined ? {} : { cause }) })
 
 /** Resolves an announced endpoint; it must stay on the event stream's origin (the spec's security rule). */
 const resolveEndpoint = (data: string, base: string): string | Transport.TransportError => {
