@@ -16,7 +16,7 @@ import * as Scope from "effect/Scope"
 import { fileURLToPath } from "node:url"
 import * as EchoServer from "./EchoServer.ts"
 import { type Pair, textOf } from "./Pair.ts"
-import { runResult } from "./Stats.ts"
+import { cpuStart, runResult } from "./Stats.ts"
 
 export { serverInfo } from "./EchoServer.ts"
 
@@ -57,13 +57,14 @@ export const clientPair = (client: McpClient.McpClientShape, release: () => Prom
       Effect.runPromise(
         Effect.gen(function* () {
           const latencies = new Float64Array(count)
+          const cpu = cpuStart()
           const start = performance.now()
           for (let i = 0; i < count; i++) {
             const t0 = performance.now()
             yield* call(text)
             latencies[i] = performance.now() - t0
           }
-          return runResult(count, performance.now() - start, latencies)
+          return runResult(count, performance.now() - start, latencies, cpu)
         })
       ),
     concurrent: (count, inFlight, text) =>
@@ -79,6 +80,7 @@ export const clientPair = (client: McpClient.McpClientShape, release: () => Prom
               latencies[i] = performance.now() - t0
             }
           })
+          const cpu = cpuStart()
           const start = performance.now()
           yield* Effect.all(
             Array.from({ length: Math.min(inFlight, count) }, () => worker),
@@ -87,7 +89,7 @@ export const clientPair = (client: McpClient.McpClientShape, release: () => Prom
               discard: true
             }
           )
-          return runResult(count, performance.now() - start, latencies)
+          return runResult(count, performance.now() - start, latencies, cpu)
         })
       ),
     call: (text) => Effect.runPromise(Effect.map(call(text), textOf)),

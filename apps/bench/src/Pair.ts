@@ -4,7 +4,7 @@
  * `async` loops, effect-mcp with Effect loops. Every implementation times
  * its calls the same way (`performance.now` around each call).
  */
-import { type RunResult, runResult } from "./Stats.ts"
+import { cpuStart, type RunResult, runResult } from "./Stats.ts"
 
 export interface Pair {
   /** `count` echo calls, one after another. */
@@ -20,13 +20,14 @@ export interface Pair {
 export const promiseLoops = (call: (text: string) => Promise<unknown>): Pick<Pair, "sequential" | "concurrent"> => ({
   sequential: async (count, text) => {
     const latencies = new Float64Array(count)
+    const cpu = cpuStart()
     const start = performance.now()
     for (let i = 0; i < count; i++) {
       const t0 = performance.now()
       await call(text)
       latencies[i] = performance.now() - t0
     }
-    return runResult(count, performance.now() - start, latencies)
+    return runResult(count, performance.now() - start, latencies, cpu)
   },
   concurrent: async (count, inFlight, text) => {
     const latencies = new Float64Array(count)
@@ -39,9 +40,10 @@ export const promiseLoops = (call: (text: string) => Promise<unknown>): Pick<Pai
         latencies[i] = performance.now() - t0
       }
     }
+    const cpu = cpuStart()
     const start = performance.now()
     await Promise.all(Array.from({ length: Math.min(inFlight, count) }, worker))
-    return runResult(count, performance.now() - start, latencies)
+    return runResult(count, performance.now() - start, latencies, cpu)
   }
 })
 

@@ -49,11 +49,31 @@ export interface RunResult {
   readonly p50: number
   /** 99th percentile per-call latency, milliseconds. */
   readonly p99: number
+  /**
+   * This process's CPU time (user + system) per call, microseconds. In process
+   * that is client and server together; over stdio or HTTP, the client's side.
+   */
+  readonly cpuPerCall: number
 }
 
-/** Summarises `count` calls that took `elapsedMs` in all, with their per-call latencies. */
-export const runResult = (count: number, elapsedMs: number, latencies: ArrayLike<number>): RunResult => ({
-  callsPerSecond: (count * 1000) / elapsedMs,
-  p50: quantile(latencies, 0.5),
-  p99: quantile(latencies, 0.99)
-})
+/** Starts a CPU clock for {@link runResult}: `process.cpuUsage()` now. */
+export const cpuStart = (): NodeJS.CpuUsage => process.cpuUsage()
+
+/**
+ * Summarises `count` calls that took `elapsedMs` in all, with their per-call
+ * latencies and the CPU used since `cpu` (from {@link cpuStart}).
+ */
+export const runResult = (
+  count: number,
+  elapsedMs: number,
+  latencies: ArrayLike<number>,
+  cpu: NodeJS.CpuUsage
+): RunResult => {
+  const used = process.cpuUsage(cpu)
+  return {
+    callsPerSecond: (count * 1000) / elapsedMs,
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
+    cpuPerCall: (used.user + used.system) / count
+  }
+}

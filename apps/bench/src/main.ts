@@ -21,6 +21,7 @@ import * as W3 from "./workloads/W3Http.ts"
 import * as W4 from "./workloads/W4Memory.ts"
 import * as W5 from "./workloads/W5Large.ts"
 import * as W6 from "./workloads/W6Cancel.ts"
+import * as W7 from "./workloads/W7InFlight.ts"
 
 const workloads: ReadonlyArray<Workload> = [
   W1.workload,
@@ -28,7 +29,8 @@ const workloads: ReadonlyArray<Workload> = [
   W3.workload,
   W4.workload,
   W5.workload,
-  W6.workload
+  W6.workload,
+  W7.workload
 ]
 
 interface Args {

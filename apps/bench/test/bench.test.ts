@@ -64,7 +64,8 @@ describe("bench --quick", () => {
             "W5-in-process",
             "W5-stdio",
             "W5-http",
-            "W6-"
+            "W6-",
+            "W7-in-flight"
           ]) {
             assert.isTrue(
               ids.some((id) => id.startsWith(prefix)),

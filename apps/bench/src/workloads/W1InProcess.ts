@@ -9,7 +9,7 @@ import type { Pair } from "../Pair.ts"
 import * as Sdk from "../Sdk.ts"
 import type { Metric, Series, Table } from "../Table.ts"
 import { type Candidate, rounds, type Workload } from "../Workload.ts"
-import { latencyMetrics, project, standardRatios } from "./common.ts"
+import { cpuMetric, latencyMetrics, project, standardRatios } from "./common.ts"
 
 interface InProcess extends Candidate {
   readonly connect: () => Promise<Pair>
@@ -50,7 +50,9 @@ export const workload: Workload = {
             seqP99: sequential.p99 * 1000,
             concRate: concurrent.callsPerSecond,
             concP50: concurrent.p50 * 1000,
-            concP99: concurrent.p99 * 1000
+            concP99: concurrent.p99 * 1000,
+            seqCpu: sequential.cpuPerCall,
+            concCpu: concurrent.cpuPerCall
           }
         } finally {
           await pair.close()
@@ -63,10 +65,11 @@ export const workload: Workload = {
         await pair.close()
       }
     )
-    const seq: ReadonlyArray<Metric> = latencyMetrics("seq")
-    const conc: ReadonlyArray<Metric> = latencyMetrics("conc")
+    const seq: ReadonlyArray<Metric> = [...latencyMetrics("seq"), cpuMetric("seq")]
+    const conc: ReadonlyArray<Metric> = [...latencyMetrics("conc"), cpuMetric("conc")]
     const notes = [
       "effect-mcp rows speak 2025-11-25, the SDK's newest revision, unless marked; latencies in microseconds.",
+      "CPU µs/call: the process's CPU time (client and server together) over calls; for it a ratio below 1 is better.",
       "Mixed rows run over one effect-mcp MemoryTransport pair, the SDK side through its Transport interface."
     ]
     const tables: Array<Table> = [
@@ -74,7 +77,7 @@ export const workload: Workload = {
         id: "W1-sequential",
         title: `W1 in-process: ${count.toLocaleString("en-US")} sequential calls`,
         metrics: seq,
-        ratios: standardRatios(["seqRate"]),
+        ratios: standardRatios(["seqRate", "seqCpu"]),
         notes,
         series: project(series, seq)
       },
@@ -82,7 +85,7 @@ export const workload: Workload = {
         id: "W1-concurrent",
         title: `W1 in-process: ${count.toLocaleString("en-US")} calls, ${inFlight} in flight`,
         metrics: conc,
-        ratios: standardRatios(["concRate"]),
+        ratios: standardRatios(["concRate", "concCpu"]),
         notes,
         series: project(series, conc)
       }

@@ -10,6 +10,9 @@ export const latencyMetrics = (prefix: string): ReadonlyArray<Metric> => [
   { key: `${prefix}P99`, label: "p99 µs", digits: 0 }
 ]
 
+/** CPU microseconds per call under a key prefix (`<prefix>Cpu`, from `RunResult.cpuPerCall`). */
+export const cpuMetric = (prefix: string): Metric => ({ key: `${prefix}Cpu`, label: "CPU µs/call", digits: 1 })
+
 /** effect-mcp over the SDK and over the floor, and each half alone against the SDK. */
 export const standardRatios = (metrics: ReadonlyArray<string>): ReadonlyArray<RatioSpec> => [
   { label: "effect-mcp / SDK", numerator: "effect", denominator: "sdk", metrics },
