@@ -1,0 +1,135 @@
+/**
+ * The streams of a Streamable HTTP session on the server: a logical stream
+ * is the reply of one POST, or the session's GET stream; its HTTP connection
+ * (an SSE body) may drop and be replaced by a GET carrying `Last-Event-ID`.
+ * What a stream holds, what every session of a server shares, and the SSE
+ * comments the server writes.
+ */
+import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import type * as Cause from "effect/Cause"
+import type * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import type * as Exit from "effect/Exit"
+import type * as Queue from "effect/Queue"
+import type * as EventStore from "../EventStore.ts"
+import type * as Transport from "../Transport.ts"
+
+/** What every session of one server shares. */
+export interface Settings {
+  readonly clock: Clock.Clock
+  /** When the server started: activity is kept relative to it (a small integer, not a boxed number). */
+  readonly epoch: number
+  /** Present when the streams of stateful sessions are resumable. */
+  readonly store: EventStore.EventStoreShape | undefined
+  /** The `retry` sent with priming events, in milliseconds. */
+  readonly retryMs: number | undefined
+  /** Whether stateful sessions offer a GET stream for messages unrelated to a request. */
+  readonly standalone: boolean
+  /** Events a connection buffers before `send` suspends. */
+  readonly maxBuffered: number
+  /** A connection whose reader takes nothing for this long while events wait is closed, in milliseconds. */
+  readonly writeTimeoutMs: number
+  /** What the server counts across its sessions. */
+  readonly counters: Counters
+}
+
+/** What a server counts across its sessions; read by users through `StreamableHttpServer.stats`. */
+export interface Counters {
+  /** Connections closed because their reader stalled past the write timeout. */
+  evicted: number
+  /** Idempotent notifications not sent because the same one was still unread. */
+  coalesced: number
+}
+
+export type Connection = Queue.Queue<string, Cause.Done>
+
+/** A send waiting for room on its stream; `done` completes once its event is queued (or dropped). */
+export interface Waiter {
+  readonly data: string
+  readonly ids: ReadonlyArray<JsonRpc.RequestId>
+  readonly head: JsonRpc.Message | undefined
+  readonly done: Deferred.Deferred<void, Transport.TransportError>
+  /** The idempotency key of a notification whose sender does not wait. */
+  readonly key: string | undefined
+}
+
+export interface LogicalStream {
+  readonly id: string
+  readonly standalone: boolean
+  /** Requests whose responses this stream carries; the stream completes when none is left. */
+  readonly pending: Set<JsonRpc.RequestId>
+  /** JSON-response mode: the responses collected for the POST reply. */
+  readonly collected: Array<JsonRpc.Message> | undefined
+  /** Completes when every pending response was sent (or the session closed). */
+  readonly done: Deferred.Deferred<void>
+  /**
+   * The first message sent on this stream, or undefined when it ended without
+   * one; lets a reply hold its status line back until it is known.
+   */
+  readonly first: Deferred.Deferred<JsonRpc.Message | undefined>
+  /** Sends waiting for room on the connection, in arrival order. */
+  readonly waiting: Array<Waiter>
+  connection: Connection | undefined
+  complete: boolean
+  /** When the reader of the connection last took events (or the connection opened), in server time. */
+  takenAt: number
+  /**
+   * Idempotent notifications not yet read: key -> the event text queued on
+   * the connection, or "" while the notification waits in the line.
+   */
+  unread: Map<string, string> | undefined
+}
+
+// An SSE comment: opens a reply's stream without an event (clients skip comments).
+export const ACCEPTED = ":\n\n"
+
+// An SSE comment sent on a silent connection, so proxies keep it and a dead reader shows.
+export const KEEPALIVE = ":keepalive\n\n"
+
+// Messages for the GET stream while no GET is open wait for the next GET, up to this many.
+export const maxUndelivered = 1024
+
+/** A new stream; `complete` for one remade only to carry a replay. */
+export const makeStream = (
+  id: string,
+  standalone: boolean,
+  collected: Array<JsonRpc.Message> | undefined,
+  complete = false
+): LogicalStream => ({
+  id,
+  standalone,
+  pending: new Set(),
+  collected,
+  done: Deferred.makeUnsafe<void>(),
+  first: Deferred.makeUnsafe<JsonRpc.Message | undefined>(),
+  waiting: [],
+  connection: undefined,
+  complete,
+  takenAt: 0,
+  unread: undefined
+})
+
+/** Ends the waits of a stream's suspended senders; their frames are never sent. */
+export const release = (stream: LogicalStream, exit: Exit.Exit<void, Transport.TransportError>): void => {
+  for (const waiter of stream.waiting.splice(0, stream.waiting.length)) Deferred.doneUnsafe(waiter.done, exit)
+}
+
+/** Records an idempotent notification as unread: its queued text, or "" while it waits in the line. */
+export const noteUnread = (stream: LogicalStream, key: string, text: string): void => {
+  if (stream.unread === undefined) stream.unread = new Map()
+  stream.unread.set(key, text)
+}
+
+/** A connection's queued notifications are gone with it (waiting ones keep their place). */
+export const forgetUnread = (stream: LogicalStream): void => {
+  const unread = stream.unread
+  if (unread === undefined) return
+  for (const [key, text] of unread) if (text !== "") unread.delete(key)
+}
+
+/** The reader took `texts`: the idempotent notifications among them are read. */
+export const markRead = (stream: LogicalStream, texts: ReadonlyArray<string>): void => {
+  const unread = stream.unread
+  if (unread === undefined) return
+  for (const [key, text] of unread) if (text !== "" && texts.includes(text)) unread.delete(key)
+}
