@@ -4,7 +4,11 @@
  * closes), the live sessions, and a way to serve a session over the current
  * Transport. Capabilities are derived from what is registered; every change
  * of a list is announced to the sessions and `subscriptions/listen` streams
- * that can receive it.
+ * that can receive it, without waiting on any of them.
+ *
+ * The service shows what code outside handlers needs (identity,
+ * capabilities, registration, the notifications it sends, a hook for roots
+ * changes); the registries and sessions behind it are internal.
  *
  * `McpServer.layer(options)` provides the service; feature Layers
  * (`Tool.layer`, `Resource.layer`, `ResourceTemplate.layer`, `Prompt.layer`)

@@ -9,18 +9,23 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { McpServer, type RootsChange } from "./McpServer.ts"
-import { type ClientRequestError, decodeAnswer, ServerRequest } from "./ServerRequest.ts"
+import { type AskOptions, type ClientRequestError, decodeAnswer, ServerRequest } from "./ServerRequest.ts"
 
 const decode = decodeAnswer("roots/list", Roots.ListRootsResult)
 
-/** Asks the client for its roots (`roots/list`; an input request on 2026-07-28). */
-export const list: Effect.Effect<ReadonlyArray<Roots.Root>, ClientRequestError, ServerRequest> = ServerRequest.use(
-  (request) =>
-    request.ask("roots/list", {}).pipe(
+/** Asks the client for its roots with options (an input-request key, a timeout, a progress handler). */
+export const listWith = (
+  options: AskOptions
+): Effect.Effect<ReadonlyArray<Roots.Root>, ClientRequestError, ServerRequest> =>
+  ServerRequest.use((request) =>
+    request.ask("roots/list", {}, options).pipe(
       Effect.flatMap(decode),
       Effect.map((result) => result.roots)
     )
-)
+  )
+
+/** Asks the client for its roots (`roots/list`; an input request on 2026-07-28). */
+export const list: Effect.Effect<ReadonlyArray<Roots.Root>, ClientRequestError, ServerRequest> = listWith({})
 
 /**
  * Runs `hook` each time a client says its roots changed, for as long as the

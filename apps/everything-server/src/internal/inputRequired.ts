@@ -6,9 +6,9 @@
  * server-to-client requests.
  */
 import type * as ElicitationWire from "@effect-mcp/protocol/Elicitation"
-import * as Roots from "@effect-mcp/protocol/Roots"
 import * as Elicitation from "@effect-mcp/server/Elicitation"
 import * as Prompt from "@effect-mcp/server/Prompt"
+import * as Roots from "@effect-mcp/server/Roots"
 import * as Sampling from "@effect-mcp/server/Sampling"
 import * as ServerRequest from "@effect-mcp/server/ServerRequest"
 import * as Tool from "@effect-mcp/server/Tool"
@@ -37,13 +37,7 @@ const askSampling = (key: string, text: string, maxTokens: number) =>
     Effect.map(Sampling.text)
   )
 
-const decodeRoots = ServerRequest.decodeAnswer("roots/list", Roots.ListRootsResult)
-
-const askRoots = (key: string) =>
-  ServerRequest.ServerRequest.use((request) => request.ask("roots/list", {}, { key })).pipe(
-    Effect.flatMap(decodeRoots),
-    Effect.map((result) => result.roots.map((root) => root.uri))
-  )
+const askRoots = (key: string) => Effect.map(Roots.listWith({ key }), (roots) => roots.map((root) => root.uri))
 
 export const elicitation = Tool.make("test_input_required_result_elicitation", {
   description: "Asks for the user's name (input request `user_name`) and greets them",
