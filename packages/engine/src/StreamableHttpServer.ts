@@ -18,28 +18,25 @@
  * Only effect's abstract HTTP services are used; serve `handler` (or `layer`,
  * which adds it to an `HttpRouter`) with any platform's HTTP server.
  */
-import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
-import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
-import * as Metric from "effect/Metric"
-import * as Option from "effect/Option"
+import type * as Metric from "effect/Metric"
 import * as Scope from "effect/Scope"
-import * as SecureRandom from "effect/crypto/SecureRandom"
-import { CurrentHttpSession, type CurrentHttpSessionShape } from "./CurrentHttpSession.ts"
+import type { CurrentHttpSession } from "./CurrentHttpSession.ts"
 import * as EventStore from "./EventStore.ts"
 import * as Cors from "./internal/httpCors.ts"
 import * as Headers from "./internal/httpHeaders.ts"
 import * as Post from "./internal/httpServerPost.ts"
-import * as Run from "./internal/httpServerRun.ts"
-import * as HttpSession from "./internal/httpServerSession.ts"
+import * as Get from "./internal/httpServerGet.ts"
+import type * as HttpSession from "./internal/httpServerSession.ts"
+import * as Sessions from "./internal/httpServerSessions.ts"
 import * as Wire from "./internal/httpWire.ts"
 import type * as Transport from "./Transport.ts"
 
@@ -155,42 +152,10 @@ export interface Stats {
 }
 
 /** Counts the SSE connections closed because their client stopped reading, across every server of the process. */
-export const evictedConnections: Metric.Metric<number, Metric.CounterState<number>> = Metric.counter(
-  "mcp_http_evicted_connections",
-  { description: "SSE connections closed because their client stopped reading past the write timeout" }
-)
-
-/** CurrentHttpSession of one session: behaviour on the prototype, one field per session. */
-class CurrentHttp implements CurrentHttpSessionShape {
-  private readonly http: HttpSession.HttpSession
-  constructor(http: HttpSession.HttpSession) {
-    this.http = http
-  }
-  get sessionId(): string | undefined {
-    return this.http.id
-  }
-  protocolVersion(): string | undefined {
-    return this.http.protocolVersion
-  }
-  closeRequestStream(requestId: JsonRpc.RequestId): Effect.Effect<void> {
-    return this.http.closeRequestStream(requestId)
-  }
-  get closeStandaloneStream(): Effect.Effect<void> {
-    return this.http.closeStandaloneStream
-  }
-}
+export const evictedConnections: Metric.Metric<number, Metric.CounterState<number>> = Sessions.evictedConnections
 
 /** What the session factory is given; the rest of its requirements come from where `make` runs. */
 export type Provided = Transport.Transport | Scope.Scope | CurrentHttpSession
-
-const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")
-
-/** A session id: 128 random bits as hex, visible ASCII as the spec requires. */
-const newSessionId = () => hex(SecureRandom.randomBytesUnsafe(16))
-
-/** The remote address of a request (the default `clientOf`). */
-const remoteAddressOf = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
-  Option.getOrUndefined(request.remoteAddress)
 
 /** Builds the endpoint. Sessions and the idle sweeper live in the current scope. */
 export const make = Effect.fnUntraced(function* <E, R>(
@@ -206,7 +171,6 @@ export const make = Effect.fnUntraced(function* <E, R>(
       : (options.eventStore ?? Context.getOrUndefined(context, EventStore.EventStore) ?? EventStore.makeMemory())
   const retryMs = Duration.toMillis(Duration.fromInputUnsafe(options.retryInterval ?? Duration.seconds(1)))
   const idleMs = Duration.toMillis(Duration.fromInputUnsafe(options.sessionIdleTimeout ?? Duration.minutes(30)))
-  const maxSessions = options.maxSessions ?? 10_000
   const maxBuffered = Math.max(1, options.maxBufferedMessages ?? 1024)
   const writeTimeoutMs = Duration.toMillis(Duration.fromInputUnsafe(options.writeTimeout ?? Duration.seconds(30)))
   const keepaliveMs = Duration.toMillis(Duration.fromInputUnsafe(options.keepaliveInterval ?? Duration.seconds(15)))
@@ -224,164 +188,44 @@ export const make = Effect.fnUntraced(function* <E, R>(
     writeTimeoutMs,
     counters
   }
-  const sessions = new Map<string, HttpSession.HttpSession>()
-  const maxPerClient = options.maxSessionsPerClient ?? 1_000
-  const clientOf = options.clientOf ?? remoteAddressOf
-  // Sessions open per client; a client without any is not kept.
-  const perClient = new Map<string, number>()
-  let stateless = 0
-
-  const open = (id: string | undefined, client?: string) =>
-    Effect.gen(function* () {
-      // A stateful session is closed by `close` (a DELETE, idle expiry, or the
-      // server's finalizer, which closes them all): its scope needs no parent.
-      // A per-request one lives in a child of the server's scope.
-      const scope = id === undefined ? Scope.forkUnsafe(serverScope) : Scope.makeUnsafe()
-      const http = new HttpSession.HttpSession(id, id ?? `stateless-${stateless++}`, settings, scope, client)
-      if (id === undefined) yield* Scope.addFinalizer(scope, http.shutdown)
-      const current = new CurrentHttp(http)
-      Run.start({
-        factory: options.session,
-        server: context as Context.Context<unknown>,
-        transport: http,
-        scope,
-        extend: (services) => Context.add(services, CurrentHttpSession, current),
-        onFailure: close(http)
-      })
-      return http
-    })
-
-  const close = (http: HttpSession.HttpSession) =>
-    Effect.suspend(() => {
-      if (http.id !== undefined && sessions.get(http.id) === http) {
-        sessions.delete(http.id)
-        const client = http.client
-        if (client !== undefined) {
-          const left = (perClient.get(client) ?? 1) - 1
-          if (left > 0) perClient.set(client, left)
-          else perClient.delete(client)
-        }
-      }
-      return Effect.andThen(http.shutdown, Scope.close(http.scope, Exit.void))
-    })
-
-  const closeSession = (id: string) =>
-    Effect.suspend(() => {
-      const http = sessions.get(id)
-      return http === undefined ? Effect.succeed(false) : Effect.as(close(http), true)
-    })
-
-  // Idle sessions are swept at a tenth of the timeout (at most once a minute).
-  const sweepEvery = Math.max(1, Math.min(idleMs / 10, 60_000))
-  const sweep = Effect.suspend(() => {
-    const now = clock.currentTimeMillisUnsafe()
-    const idle: Array<HttpSession.HttpSession> = []
-    for (const http of sessions.values()) {
-      if (!http.isBusy() && http.idleFor(now) >= idleMs) idle.push(http)
-    }
-    return Effect.forEach(idle, close, { discard: true })
+  const sessions = new Sessions.Sessions({
+    settings,
+    limits: {
+      maxSessions: options.maxSessions ?? 10_000,
+      maxSessionsPerClient: options.maxSessionsPerClient ?? 1_000,
+      clientOf: options.clientOf ?? Sessions.remoteAddressOf,
+      idleMs,
+      keepaliveMs
+    },
+    serverScope,
+    services: context as Context.Context<unknown>,
+    factory: options.session as Effect.Effect<unknown, unknown, unknown>
   })
-  // Stalled connections are looked for at half the write timeout; keepalives go out at their interval.
-  const watchEvery = Math.max(1, Math.min(keepaliveMs, writeTimeoutMs / 2))
-  let keepaliveAt = 0
-  const watch = Effect.suspend(() => {
-    const now = clock.currentTimeMillisUnsafe()
-    const keepalive = now - keepaliveAt >= keepaliveMs
-    if (keepalive) keepaliveAt = now
-    return Effect.flatMap(
-      Effect.forEach(sessions.values(), (http) => http.watch(keepalive)),
-      (closed) => {
-        const total = closed.reduce((sum, n) => sum + n, 0)
-        return total === 0 ? Effect.void : Metric.update(evictedConnections, total)
-      }
-    )
-  })
-  if (stateful) {
-    keepaliveAt = clock.currentTimeMillisUnsafe()
-    yield* Effect.sleep(Duration.millis(sweepEvery)).pipe(Effect.andThen(sweep), Effect.forever, Effect.forkScoped)
-    yield* Effect.sleep(Duration.millis(watchEvery)).pipe(Effect.andThen(watch), Effect.forever, Effect.forkScoped)
-  }
-  yield* Effect.addFinalizer(() => Effect.forEach([...sessions.values()], close, { discard: true }))
+  if (stateful) yield* sessions.runTimers
+  yield* Effect.addFinalizer(() => sessions.closeAll)
 
   const postContext: Post.Context = {
     supportedVersions: options.supportedVersions ?? ProtocolVersion.all,
     stateful,
     json: options.responseMode === "json",
-    store,
     maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,
-    lookup: (id) => sessions.get(id),
-    create: (request) =>
-      Effect.suspend((): Effect.Effect<HttpSession.HttpSession | HttpServerResponse.HttpServerResponse> => {
-        if (sessions.size >= maxSessions) {
-          return Effect.succeed(Wire.transportError(503, "Service Unavailable: too many sessions"))
-        }
-        const client = clientOf(request)
-        if (client !== undefined && (perClient.get(client) ?? 0) >= maxPerClient) {
-          return Effect.succeed(
-            Wire.transportError(429, `Too Many Requests: at most ${maxPerClient} sessions per client`, {
-              "retry-after": String(Math.ceil(idleMs / 1000))
-            })
-          )
-        }
-        const id = newSessionId()
-        return Effect.map(open(id, client), (http) => {
-          // A factory that failed at once has closed the session already.
-          if (!http.isClosed()) {
-            sessions.set(id, http)
-            if (client !== undefined) perClient.set(client, (perClient.get(client) ?? 0) + 1)
-          }
-          return http
-        })
-      }),
-    perRequest: () => Effect.map(open(undefined), (http) => ({ http, close: close(http) })),
+    sessions,
     paramHeaders: options.paramHeaders
   }
-
-  const get = (request: HttpServerRequest.HttpServerRequest) =>
-    Effect.gen(function* () {
-      if (!Wire.accepts(request.headers["accept"], Wire.CONTENT_SSE)) {
-        return Wire.transportError(406, "Not Acceptable: the client must accept text/event-stream")
-      }
-      const version = request.headers[Wire.HEADER_PROTOCOL_VERSION]
-      // Stateless revisions have no GET stream (subscriptions/listen replaces it).
-      if (!stateful || options.standaloneStream === false || Post.isStatelessVersion(version)) {
-        return Wire.methodNotAllowed("POST, DELETE")
-      }
-      const session = Post.sessionOf(request, postContext)
-      if (!(session instanceof HttpSession.HttpSession)) return session
-      const lastEventId = request.headers[Wire.HEADER_LAST_EVENT_ID]
-      const headers = { [Wire.HEADER_SESSION_ID]: session.id ?? "" }
-      let stream: HttpSession.LogicalStream | undefined
-      if (lastEventId !== undefined && store !== undefined) {
-        stream = yield* session.resume(lastEventId)
-        if (stream === undefined) return Wire.badRequest("unknown or expired Last-Event-ID", headers)
-      } else {
-        stream = yield* session.openStandalone(Post.primes(session.protocolVersion ?? version))
-        if (stream === undefined) {
-          return Wire.transportError(409, "Conflict: a GET stream is already open for this session", headers)
-        }
-      }
-      session.touch()
-      return Post.sseResponse(session.body(stream), headers)
-    })
-
-  const del = (request: HttpServerRequest.HttpServerRequest) =>
-    Effect.gen(function* () {
-      if (!stateful) return Wire.methodNotAllowed("POST")
-      const session = Post.sessionOf(request, postContext)
-      if (!(session instanceof HttpSession.HttpSession)) return session
-      yield* closeSession(session.id!)
-      return HttpServerResponse.empty({ status: 200 })
-    })
+  const getContext: Get.Context = {
+    standalone: stateful && options.standaloneStream !== false,
+    resumable: store !== undefined,
+    sessions
+  }
 
   const route = (request: HttpServerRequest.HttpServerRequest) => {
     switch (request.method) {
       case "POST":
         return Post.handle(request, postContext)
       case "GET":
-        return get(request)
+        return stateful ? Get.get(request, getContext) : Effect.succeed(Wire.methodNotAllowed("POST"))
       case "DELETE":
-        return del(request)
+        return stateful ? Get.del(request, sessions) : Effect.succeed(Wire.methodNotAllowed("POST"))
       default:
         return Effect.succeed(Wire.methodNotAllowed(methods.join(", ")))
     }
@@ -401,7 +245,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
   return {
     handler,
     sessionCount: () => sessions.size,
-    closeSession,
+    closeSession: (id) => sessions.closeSession(id),
     stats: () => ({ evictedConnections: counters.evicted, coalescedNotifications: counters.coalesced })
   } satisfies StreamableHttpServer
 })

@@ -15,50 +15,21 @@ import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
-import type * as EventStore from "../EventStore.ts"
 import * as Headers from "./httpHeaders.ts"
 import * as HttpSession from "./httpServerSession.ts"
+import type { Sessions } from "./httpServerSessions.ts"
+import * as Streams from "./httpServerStream.ts"
 import * as Wire from "./httpWire.ts"
 
 export interface Context {
   readonly supportedVersions: ReadonlyArray<ProtocolVersion.ProtocolVersion>
   readonly stateful: boolean
   readonly json: boolean
-  readonly store: EventStore.EventStoreShape | undefined
   readonly maxBodyBytes: number
-  readonly lookup: (id: string) => HttpSession.HttpSession | undefined
-  /** A new stateful session for the client of `request`, or the refusal (503 at the limit, 429 over its quota). */
-  readonly create: (
-    request: HttpServerRequest.HttpServerRequest
-  ) => Effect.Effect<HttpSession.HttpSession | HttpServerResponse.HttpServerResponse>
-  /** A session for one stateless request, and how to end it. */
-  readonly perRequest: () => Effect.Effect<{
-    readonly http: HttpSession.HttpSession
-    readonly close: Effect.Effect<void>
-  }>
+  /** Where a request finds (or makes) its session. */
+  readonly sessions: Sessions
   /** The arguments a tool mirrors into `Mcp-Param-*` headers (checked on stateless `tools/call`). */
   readonly paramHeaders: ((toolName: string) => ReadonlyArray<Headers.ParamHeader> | undefined) | undefined
-}
-
-export const isStatelessVersion = Headers.isStatelessVersion
-
-/** Priming events (an id with empty data) are understood by clients of 2025-11-25 and later. */
-export const primes = (version: string | undefined): boolean =>
-  version !== undefined && ProtocolVersion.isSupported(version) && ProtocolVersion.isAtLeast(version, "2025-11-25")
-
-export const sseResponse = (body: Stream.Stream<Uint8Array>, headers: Record<string, string>) =>
-  HttpServerResponse.stream(body, { contentType: Wire.CONTENT_SSE, headers: { ...Wire.sseHeaders, ...headers } })
-
-/** The session a request names, or the refusal: 400 without `Mcp-Session-Id`, 404 when unknown. */
-export const sessionOf = (
-  request: HttpServerRequest.HttpServerRequest,
-  context: Context
-): HttpSession.HttpSession | HttpServerResponse.HttpServerResponse => {
-  const id = request.headers[Wire.HEADER_SESSION_ID]
-  if (id === undefined) return Wire.badRequest("the Mcp-Session-Id header is required")
-  const session = context.lookup(id)
-  if (session === undefined || session.isClosed()) return Wire.transportError(404, "Session not found")
-  return session
 }
 
 const isInitialize = (message: JsonRpc.Message): message is JsonRpc.Request =>
@@ -144,7 +115,7 @@ const serve = (
     const stream = yield* session.openPost(
       requests.map((r) => r.id),
       context.json ? "json" : "sse",
-      primes(version)
+      Streams.primes(version)
     )
     if (!(yield* session.offer(frame))) return Wire.transportError(404, "Session not found")
     if (stream.collected === undefined) {
@@ -169,7 +140,7 @@ const serve = (
           headers: { ...Wire.sseHeaders, ...headers }
         })
       }
-      return sseResponse(session.body(stream, connection).pipe(Stream.ensuring(onBodyEnd)), headers)
+      return Streams.sseResponse(session.body(stream, connection).pipe(Stream.ensuring(onBodyEnd)), headers)
     }
     if (!statusFromErrors) {
       // A quick handler has answered by the next turn of the event loop: then
@@ -214,7 +185,7 @@ const servePerRequest = (
   legacyVersion: string | undefined
 ) =>
   Effect.gen(function* () {
-    const { http, close } = yield* context.perRequest()
+    const { http, close } = yield* context.sessions.oneShot
     const single = messages.length === 1 ? messages[0]! : undefined
     if (legacyVersion !== undefined && (single === undefined || !isInitialize(single))) {
       yield* preInitialize(http, legacyVersion)
@@ -295,11 +266,11 @@ export const handle = (request: HttpServerRequest.HttpServerRequest, context: Co
 
     let session: HttpSession.HttpSession
     if (request.headers[Wire.HEADER_SESSION_ID] === undefined && !batch && isInitialize(messages[0]!)) {
-      const created = yield* context.create(request)
+      const created = yield* context.sessions.create(request)
       if (!(created instanceof HttpSession.HttpSession)) return created
       session = created
     } else {
-      const found = sessionOf(request, context)
+      const found = context.sessions.of(request)
       if (!(found instanceof HttpSession.HttpSession)) return found
       session = found
     }

@@ -6,13 +6,17 @@
  * comments the server writes.
  */
 import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import type * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import type * as Exit from "effect/Exit"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import type * as Queue from "effect/Queue"
+import type * as Stream from "effect/Stream"
 import type * as EventStore from "../EventStore.ts"
 import type * as Transport from "../Transport.ts"
+import * as Wire from "./httpWire.ts"
 
 /** What every session of one server shares. */
 export interface Settings {
@@ -133,3 +137,14 @@ export const markRead = (stream: LogicalStream, texts: ReadonlyArray<string>): v
   if (unread === undefined) return
   for (const [key, text] of unread) if (text !== "" && texts.includes(text)) unread.delete(key)
 }
+
+/** Priming events (an id with empty data) are understood by clients of 2025-11-25 and later. */
+export const primes = (version: string | undefined): boolean =>
+  version !== undefined && ProtocolVersion.isSupported(version) && ProtocolVersion.isAtLeast(version, "2025-11-25")
+
+/** The reply carrying a stream's SSE body. */
+export const sseResponse = (
+  body: Stream.Stream<Uint8Array>,
+  headers: Record<string, string>
+): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.stream(body, { contentType: Wire.CONTENT_SSE, headers: { ...Wire.sseHeaders, ...headers } })

@@ -1,0 +1,57 @@
+/**
+ * The GET and DELETE sides of the Streamable HTTP server: GET opens the
+ * session's stream for messages unrelated to a request, or resumes a dropped
+ * stream from `Last-Event-ID`; DELETE ends the session.
+ */
+import type * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as Effect from "effect/Effect"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Headers from "./httpHeaders.ts"
+import { HttpSession } from "./httpServerSession.ts"
+import type { Sessions } from "./httpServerSessions.ts"
+import * as Streams from "./httpServerStream.ts"
+import * as Wire from "./httpWire.ts"
+
+export interface Context {
+  /** Whether sessions are stateful and offer the GET stream. */
+  readonly standalone: boolean
+  /** Whether streams are resumable (an event store is kept). */
+  readonly resumable: boolean
+  readonly sessions: Sessions
+}
+
+/** Answers a GET: the session's stream, or the resumption of one. */
+export const get = (request: HttpServerRequest.HttpServerRequest, context: Context) =>
+  Effect.gen(function* () {
+    if (!Wire.accepts(request.headers["accept"], Wire.CONTENT_SSE)) {
+      return Wire.transportError(406, "Not Acceptable: the client must accept text/event-stream")
+    }
+    const version = request.headers[Wire.HEADER_PROTOCOL_VERSION]
+    // Stateless revisions have no GET stream (subscriptions/listen replaces it).
+    if (!context.standalone || Headers.isStatelessVersion(version)) return Wire.methodNotAllowed("POST, DELETE")
+    const session = context.sessions.of(request)
+    if (!(session instanceof HttpSession)) return session
+    const lastEventId = request.headers[Wire.HEADER_LAST_EVENT_ID]
+    const headers = { [Wire.HEADER_SESSION_ID]: session.id ?? "" }
+    let stream: Streams.LogicalStream | undefined
+    if (lastEventId !== undefined && context.resumable) {
+      stream = yield* session.resume(lastEventId)
+      if (stream === undefined) return Wire.badRequest("unknown or expired Last-Event-ID", headers)
+    } else {
+      stream = yield* session.openStandalone(Streams.primes(session.protocolVersion ?? version))
+      if (stream === undefined) {
+        return Wire.transportError(409, "Conflict: a GET stream is already open for this session", headers)
+      }
+    }
+    session.touch()
+    return Streams.sseResponse(session.body(stream), headers)
+  })
+
+/** Answers a DELETE: ends the session it names. */
+export const del = (request: HttpServerRequest.HttpServerRequest, sessions: Sessions) =>
+  Effect.gen(function* () {
+    const session = sessions.of(request)
+    if (!(session instanceof HttpSession)) return session
+    yield* sessions.close(session)
+    return HttpServerResponse.empty({ status: 200 })
+  })

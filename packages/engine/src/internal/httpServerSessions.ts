@@ -1,0 +1,244 @@
+/**
+ * The sessions of a Streamable HTTP server: which `Mcp-Session-Id` names
+ * which session, making one (within the server's limit and the client's
+ * quota), the one-shot session of a stateless request, closing them, and the
+ * timers that close idle sessions and stalled connections. POST, GET and
+ * DELETE find their session here.
+ */
+import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as HttpServerRequest from "effect/http/HttpServerRequest"
+import type * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
+import * as SecureRandom from "effect/crypto/SecureRandom"
+import { CurrentHttpSession, type CurrentHttpSessionShape } from "../CurrentHttpSession.ts"
+import * as Run from "./httpServerRun.ts"
+import { HttpSession } from "./httpServerSession.ts"
+import type { Settings } from "./httpServerStream.ts"
+import * as Wire from "./httpWire.ts"
+
+/** What the session table needs from the server's options. */
+export interface Limits {
+  readonly maxSessions: number
+  readonly maxSessionsPerClient: number
+  /** Who a request comes from, for the per-client quota; undefined counts against `maxSessions` only. */
+  readonly clientOf: (request: HttpServerRequest.HttpServerRequest) => string | undefined
+  readonly idleMs: number
+  readonly keepaliveMs: number
+}
+
+/** CurrentHttpSession of one session: behaviour on the prototype, one field per session. */
+class CurrentHttp implements CurrentHttpSessionShape {
+  private readonly http: HttpSession
+  constructor(http: HttpSession) {
+    this.http = http
+  }
+  get sessionId(): string | undefined {
+    return this.http.id
+  }
+  protocolVersion(): string | undefined {
+    return this.http.protocolVersion
+  }
+  closeRequestStream(requestId: JsonRpc.RequestId): Effect.Effect<void> {
+    return this.http.closeRequestStream(requestId)
+  }
+  get closeStandaloneStream(): Effect.Effect<void> {
+    return this.http.closeStandaloneStream
+  }
+}
+
+const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")
+
+/** A session id: 128 random bits as hex, visible ASCII as the spec requires. */
+const newSessionId = () => hex(SecureRandom.randomBytesUnsafe(16))
+
+/** The remote address of a request (the default `clientOf`). */
+export const remoteAddressOf = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
+  Option.getOrUndefined(request.remoteAddress)
+
+/** Counts the SSE connections closed because their client stopped reading, across every server of the process. */
+export const evictedConnections: Metric.Metric<number, Metric.CounterState<number>> = Metric.counter(
+  "mcp_http_evicted_connections",
+  { description: "SSE connections closed because their client stopped reading past the write timeout" }
+)
+
+/** The session table of one server. */
+export class Sessions {
+  private readonly table = new Map<string, HttpSession>()
+  // Sessions open per client; a client without any is not kept.
+  private readonly perClient = new Map<string, number>()
+  private stateless = 0
+  private keepaliveAt: number
+  private readonly settings: Settings
+  private readonly limits: Limits
+  /** The scope of the server: one-shot sessions live in a child of it. */
+  private readonly serverScope: Scope.Scope
+  /** The server's own services, on which every session runs. */
+  private readonly services: Context.Context<unknown>
+  /** Starts one MCP session over the transport it is given. */
+  private readonly factory: Effect.Effect<unknown, unknown, unknown>
+
+  constructor(options: {
+    readonly settings: Settings
+    readonly limits: Limits
+    readonly serverScope: Scope.Scope
+    readonly services: Context.Context<unknown>
+    readonly factory: Effect.Effect<unknown, unknown, unknown>
+  }) {
+    this.settings = options.settings
+    this.limits = options.limits
+    this.serverScope = options.serverScope
+    this.services = options.services
+    this.factory = options.factory
+    this.keepaliveAt = options.settings.clock.currentTimeMillisUnsafe()
+  }
+
+  /** Stateful sessions open now. */
+  get size(): number {
+    return this.table.size
+  }
+
+  /** The session a request names, or the refusal: 400 without `Mcp-Session-Id`, 404 when unknown. */
+  of(request: HttpServerRequest.HttpServerRequest): HttpSession | HttpServerResponse.HttpServerResponse {
+    const id = request.headers[Wire.HEADER_SESSION_ID]
+    if (id === undefined) return Wire.badRequest("the Mcp-Session-Id header is required")
+    const session = this.table.get(id)
+    if (session === undefined || session.isClosed()) return Wire.transportError(404, "Session not found")
+    return session
+  }
+
+  /** A new stateful session for the client of `request`, or the refusal (503 at the limit, 429 over its quota). */
+  create(
+    request: HttpServerRequest.HttpServerRequest
+  ): Effect.Effect<HttpSession | HttpServerResponse.HttpServerResponse> {
+    return Effect.suspend((): Effect.Effect<HttpSession | HttpServerResponse.HttpServerResponse> => {
+      const { maxSessions, maxSessionsPerClient, idleMs } = this.limits
+      if (this.table.size >= maxSessions) {
+        return Effect.succeed(Wire.transportError(503, "Service Unavailable: too many sessions"))
+      }
+      const client = this.limits.clientOf(request)
+      if (client !== undefined && (this.perClient.get(client) ?? 0) >= maxSessionsPerClient) {
+        return Effect.succeed(
+          Wire.transportError(429, `Too Many Requests: at most ${maxSessionsPerClient} sessions per client`, {
+            "retry-after": String(Math.ceil(idleMs / 1000))
+          })
+        )
+      }
+      const id = newSessionId()
+      const http = this.open(id, client)
+      // A factory that failed at once has closed the session already.
+      if (!http.isClosed()) {
+        this.table.set(id, http)
+        if (client !== undefined) this.perClient.set(client, (this.perClient.get(client) ?? 0) + 1)
+      }
+      return Effect.succeed(http)
+    })
+  }
+
+  /**
+   * A one-shot session for one stateless request, in a child of the server's
+   * scope; `close` ends it. It is in no table: nothing can name it.
+   */
+  get oneShot(): Effect.Effect<{ readonly http: HttpSession; readonly close: Effect.Effect<void> }> {
+    return Effect.suspend(() => {
+      const http = this.open(undefined, undefined)
+      return Effect.as(Scope.addFinalizer(http.scope, http.shutdown), { http, close: this.close(http) })
+    })
+  }
+
+  private open(id: string | undefined, client: string | undefined): HttpSession {
+    // A stateful session is closed by `close` (a DELETE, idle expiry, or the
+    // server's finalizer, which closes them all): its scope needs no parent.
+    // A one-shot one lives in a child of the server's scope.
+    const scope = id === undefined ? Scope.forkUnsafe(this.serverScope) : Scope.makeUnsafe()
+    const http = new HttpSession(id, id ?? `stateless-${this.stateless++}`, this.settings, scope, client)
+    const current = new CurrentHttp(http)
+    Run.start({
+      factory: this.factory,
+      server: this.services,
+      transport: http,
+      scope,
+      extend: (services) => Context.add(services, CurrentHttpSession, current),
+      onFailure: this.close(http)
+    })
+    return http
+  }
+
+  /** Ends a session and its MCP session. */
+  close(http: HttpSession): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      if (http.id !== undefined && this.table.get(http.id) === http) {
+        this.table.delete(http.id)
+        const client = http.client
+        if (client !== undefined) {
+          const left = (this.perClient.get(client) ?? 1) - 1
+          if (left > 0) this.perClient.set(client, left)
+          else this.perClient.delete(client)
+        }
+      }
+      return Effect.andThen(http.shutdown, Scope.close(http.scope, Exit.void))
+    })
+  }
+
+  /** Ends a session as a DELETE would; false when it does not exist. */
+  closeSession(id: string): Effect.Effect<boolean> {
+    return Effect.suspend(() => {
+      const http = this.table.get(id)
+      return http === undefined ? Effect.succeed(false) : Effect.as(this.close(http), true)
+    })
+  }
+
+  /** Closes every session (the server ends). */
+  get closeAll(): Effect.Effect<void> {
+    return Effect.suspend(() => Effect.forEach([...this.table.values()], (http) => this.close(http), { discard: true }))
+  }
+
+  /** Closes the sessions idle for the idle timeout. */
+  get sweep(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const now = this.settings.clock.currentTimeMillisUnsafe()
+      const idle: Array<HttpSession> = []
+      for (const http of this.table.values()) {
+        if (!http.isBusy() && http.idleFor(now) >= this.limits.idleMs) idle.push(http)
+      }
+      return Effect.forEach(idle, (http) => this.close(http), { discard: true })
+    })
+  }
+
+  /** Closes stalled connections and sends keepalives when their interval has passed. */
+  get watch(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const now = this.settings.clock.currentTimeMillisUnsafe()
+      const keepalive = now - this.keepaliveAt >= this.limits.keepaliveMs
+      if (keepalive) this.keepaliveAt = now
+      return Effect.flatMap(
+        Effect.forEach(this.table.values(), (http) => http.watch(keepalive)),
+        (closed) => {
+          const total = closed.reduce((sum, n) => sum + n, 0)
+          return total === 0 ? Effect.void : Metric.update(evictedConnections, total)
+        }
+      )
+    })
+  }
+
+  /**
+   * Runs the timers in the current scope: idle sessions swept at a tenth of
+   * the timeout (at most once a minute), stalled connections looked for at
+   * half the write timeout (keepalives go out at their own interval).
+   */
+  get runTimers(): Effect.Effect<void, never, Scope.Scope> {
+    const sweepEvery = Math.max(1, Math.min(this.limits.idleMs / 10, 60_000))
+    const watchEvery = Math.max(1, Math.min(this.limits.keepaliveMs, this.settings.writeTimeoutMs / 2))
+    return Effect.asVoid(
+      Effect.all([
+        Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(Duration.millis(sweepEvery)), this.sweep))),
+        Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(Duration.millis(watchEvery)), this.watch)))
+      ])
+    )
+  }
+}
