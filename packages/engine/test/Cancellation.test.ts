@@ -1,11 +1,18 @@
 import { assert, describe, it } from "@effect/vitest"
+import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import * as ClientSession from "@effect-mcp/engine/ClientSession"
+import * as MemoryTransport from "@effect-mcp/engine/MemoryTransport"
+import * as Transport from "@effect-mcp/engine/Transport"
+import * as Exit from "effect/Exit"
+import * as Result from "effect/Result"
+import * as Stream from "effect/Stream"
 import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import type * as Session from "@effect-mcp/engine/Session"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { TestClock } from "effect/testing"
-import { initializeRequest, linked, rawAgainstClient, rawAgainstServer } from "./fixtures.ts"
+import { clientInfo, initializeRequest, linked, rawAgainstClient, rawAgainstServer } from "./fixtures.ts"
 
 const call = (id: number, name: string) =>
   ({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: {} } }) as const
@@ -192,5 +199,36 @@ describe("timeouts", () => {
         assert.strictEqual(error.reason, "Total")
       }
     })
+  )
+
+  it.effect(
+    "an initialize that times out is not cancelled: no notifications/cancelled for it (2025-03-26 lifecycle)",
+    () =>
+      Effect.gen(function* () {
+        const [clientEnd, rawEnd] = yield* MemoryTransport.makePair()
+        const seen: Array<JsonRpc.Message> = []
+        yield* rawEnd.incoming.pipe(
+          Stream.runForEach((frame) =>
+            Effect.sync(() => {
+              if (Result.isSuccess(frame)) seen.push(frame.success as JsonRpc.Message)
+            })
+          ),
+          Effect.forkScoped
+        )
+        const client = yield* ClientSession.make({
+          clientInfo,
+          capabilities: {},
+          supportedVersions: ["2025-03-26"],
+          handshakeTimeout: "5 seconds"
+        }).pipe(Effect.provideService(Transport.Transport, clientEnd), Effect.exit, Effect.forkChild)
+        yield* Effect.yieldNow
+        yield* TestClock.adjust("6 seconds")
+        const exit = yield* Fiber.join(client)
+        assert.isTrue(Exit.isFailure(exit), "the handshake failed")
+        for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+        const methods = seen.map((m) => ("method" in m ? m.method : "response"))
+        assert.include(methods, "initialize")
+        assert.notInclude(methods, "notifications/cancelled")
+      })
   )
 })

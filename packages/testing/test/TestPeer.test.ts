@@ -25,7 +25,9 @@ const echoPeer = (transport: Transport.TransportShape) =>
         Effect.sync(() => {
           notifications.push(notification)
         }),
-      acceptsBatch: () => true,
+      errorObject: (_request, error) => McpError.toErrorObject(error),
+      refuseBatch: () => undefined,
+      refuseInBatch: () => undefined,
       cancellable: () => true
     })
     return { peer, notifications }
@@ -257,7 +259,8 @@ describe("TestPeer", () => {
         Effect.provideService(Transport.Transport, tp.transport)
       )
       yield* tp.initialize()
-      const error = yield* Effect.flip(tp.initialize())
+      // A repeat that would change the session's capabilities is refused.
+      const error = yield* Effect.flip(tp.initialize({ capabilities: { roots: {} } }))
       assert.strictEqual(error._tag, "TestPeerError")
       assert.include(error.message, "refused")
     })

@@ -49,6 +49,9 @@ export const failStream = (error: PeerError.NotSupported): Stream.Stream<never, 
 const notInitialized = (method: string) =>
   new McpError.InvalidRequest({ message: `${method}: the session is not initialized` })
 
+const batchesNotSupported = new McpError.InvalidRequest({ message: "batches are not supported by this revision" })
+const initializeInBatch = new McpError.InvalidRequest({ message: "initialize must not be part of a batch" })
+
 const methodNotFound = (method: string, why: string) => new McpError.MethodNotFound({ message: `${method}: ${why}` })
 
 interface RequestScope {
@@ -223,11 +226,10 @@ export class Gate implements Peer.Dispatcher {
     return undefined
   }
 
-  request(request: JsonRpc.Request, served: Peer.Served) {
+  request(request: JsonRpc.Request) {
     return Effect.suspend((): Effect.Effect<unknown, McpError.McpError, CurrentRequest.CurrentRequest> => {
       const scope = this.scopeOf(request)
       if (scope instanceof Error) return Effect.fail(scope)
-      served.revision = scope.revision.version
       const validated = this.validatorOf(scope.revision).validate(request)
       if (validated._tag === "Failure") return Effect.fail(validated.failure)
       const refusal = this.checkIncoming(validated.success.spec)
@@ -260,8 +262,22 @@ export class Gate implements Peer.Dispatcher {
     })
   }
 
-  acceptsBatch(): boolean {
-    return this.state.revision?.batches === true
+  /**
+   * A failed request's error carries the code of the revision it was served
+   * in (decided again here, from the request and the session's state: only
+   * failures pay for it).
+   */
+  errorObject(request: JsonRpc.Request, error: McpError.McpError): JsonRpc.ErrorObject {
+    const scope = this.scopeOf(request)
+    return McpError.toErrorObject(error, scope instanceof Error ? undefined : scope.revision.version)
+  }
+
+  refuseBatch(): McpError.McpError | undefined {
+    return this.state.revision?.batches === true ? undefined : batchesNotSupported
+  }
+
+  refuseInBatch(request: JsonRpc.Request): McpError.McpError | undefined {
+    return request.method === "initialize" ? initializeInBatch : undefined
   }
 
   cancellable(method: string): boolean {

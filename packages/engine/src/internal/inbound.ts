@@ -4,14 +4,8 @@
  * ids); full params validation is the session's job.
  */
 import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
-import type * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
-import * as McpError from "@effect-mcp/protocol/McpError"
-import type { ProtocolVersion } from "@effect-mcp/protocol/ProtocolVersion"
-import * as Cause from "effect/Cause"
-import type * as Context from "effect/Context"
 import * as Predicate from "effect/Predicate"
 import type * as CurrentRequest from "../CurrentRequest.ts"
-import * as Defect from "../Defect.ts"
 
 const isRequestId = (u: unknown): u is JsonRpc.RequestId =>
   typeof u === "string" || (typeof u === "number" && Number.isInteger(u))
@@ -60,23 +54,3 @@ export const cancelledRequestId = (params: unknown): JsonRpc.RequestId | undefin
   const id = (params as { readonly requestId?: unknown }).requestId
   return isRequestId(id) ? id : undefined
 }
-
-/**
- * The JSON-RPC error for a failed handler: its typed MCP error, or, for a
- * defect (or a failure that is no MCP error), a generic internal error with a
- * correlation id, the Cause being logged under that id with `context`'s loggers.
- */
-export const errorObjectOf = (
-  cause: Cause.Cause<McpError.McpError>,
-  revision: ProtocolVersion | undefined,
-  method: string,
-  context: Context.Context<never>
-): JsonRpc.ErrorObject => {
-  const failure = cause.reasons.find(Cause.isFailReason)
-  if (failure !== undefined && McpError.isMcpError(failure.error))
-    return McpError.toErrorObject(failure.error, revision)
-  return McpError.toErrorObject(Defect.reportUnsafe(context, cause, method))
-}
-
-/** A batch entry is a message, or the decode failure to answer it with. */
-export type BatchEntry = JsonRpc.Message | JsonRpcCodec.DecodeFailure

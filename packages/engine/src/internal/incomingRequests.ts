@@ -1,0 +1,253 @@
+/**
+ * The Peer's incoming requests: each is served in a fiber of its own, kept in
+ * a table while in flight (so `notifications/cancelled` can interrupt it), and
+ * answered when its fiber ends, unless it was interrupted. One object per
+ * request is both its table entry and its `CurrentRequest`.
+ */
+import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
+import * as McpError from "@effect-mcp/protocol/McpError"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import type * as Semaphore from "effect/Semaphore"
+import * as CurrentRequest from "../CurrentRequest.ts"
+import * as Defect from "../Defect.ts"
+import type * as Peer from "../Peer.ts"
+import type * as Transport from "../Transport.ts"
+import * as Inbound from "./inbound.ts"
+
+/** Sends a frame as a plain call if the transport can take it now (`Transport.trySend`). */
+export type SendNow = (frame: Transport.Outgoing, relatedRequestId?: JsonRpc.RequestId) => boolean
+
+/** What serving requests needs from the Peer. */
+export interface Host {
+  readonly context: Context.Context<never>
+  readonly dispatcher: Peer.Dispatcher
+  readonly semaphore: Semaphore.Semaphore | undefined
+  readonly sendNow: SendNow | undefined
+  /** Sends a frame; a failure to send is dropped (the transport's end closes the Peer). */
+  readonly sendQuietly: (frame: Transport.Outgoing, relatedRequestId?: JsonRpc.RequestId) => Effect.Effect<void>
+  /** Handles a notification or response (inside a batch). */
+  readonly onSingle: (message: JsonRpc.Message) => Effect.Effect<void> | undefined
+}
+
+/**
+ * One request being served: its table entry and, with its behaviour on the
+ * prototype, the `CurrentRequest` its handler sees.
+ */
+class Served implements CurrentRequest.CurrentRequestShape {
+  readonly request: JsonRpc.Request
+  private readonly host: Host
+  fiber: Fiber.Fiber<unknown, unknown> | undefined = undefined
+  responded = false
+  private last = Number.NEGATIVE_INFINITY
+
+  constructor(host: Host, request: JsonRpc.Request) {
+    this.host = host
+    this.request = request
+  }
+
+  get id(): JsonRpc.RequestId {
+    return this.request.id
+  }
+
+  get method(): string {
+    return this.request.method
+  }
+
+  // Read from the params when asked: most requests never report progress.
+  get progressToken(): CurrentRequest.ProgressToken | undefined {
+    return Inbound.progressTokenOf(this.request.params)
+  }
+
+  progress(update: CurrentRequest.ProgressUpdate): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const progressToken = this.progressToken
+      if (progressToken === undefined || this.responded) return Effect.void
+      if (!(update.progress > this.last)) {
+        return Effect.logDebug(`dropped non-increasing progress ${update.progress} for request ${this.id}`)
+      }
+      this.last = update.progress
+      return this.host.sendQuietly(
+        JsonRpc.notification("notifications/progress", Inbound.progressParams(progressToken, update) as JsonRpc.Params),
+        this.id
+      )
+    })
+  }
+
+  notify(method: string, params?: object): Effect.Effect<void> {
+    return this.host.sendQuietly(JsonRpc.notification(method, params as JsonRpc.Params | undefined), this.id)
+  }
+}
+
+const refusal = (id: JsonRpc.RequestId | null, error: McpError.McpError): JsonRpc.Response =>
+  JsonRpc.failure(id, McpError.toErrorObject(error))
+
+export class IncomingRequests {
+  private readonly host: Host
+  // Most sessions serve one request at a time, so the first needs no table.
+  private solo: Served | undefined = undefined
+  private table: Map<JsonRpc.RequestId, Served> | undefined = undefined
+
+  constructor(host: Host) {
+    this.host = host
+  }
+
+  get size(): number {
+    return (this.solo === undefined ? 0 : 1) + (this.table?.size ?? 0)
+  }
+
+  private lookup(id: JsonRpc.RequestId): Served | undefined {
+    const solo = this.solo
+    return solo !== undefined && solo.request.id === id ? solo : this.table?.get(id)
+  }
+
+  private register(entry: Served): void {
+    if (this.solo === undefined) this.solo = entry
+    else {
+      if (this.table === undefined) this.table = new Map()
+      this.table.set(entry.request.id, entry)
+    }
+  }
+
+  private unregister(entry: Served): void {
+    if (this.solo === entry) this.solo = undefined
+    else if (this.table?.get(entry.request.id) === entry) this.table.delete(entry.request.id)
+  }
+
+  /** `notifications/cancelled` for `id`: its fiber is interrupted and nothing is answered. */
+  cancel(id: JsonRpc.RequestId): void {
+    const entry = this.lookup(id)
+    // Unknown or finished ids are ignored, as the spec asks.
+    if (entry === undefined || entry.responded || !this.host.dispatcher.cancellable(entry.request.method)) return
+    this.unregister(entry)
+    entry.fiber?.interruptUnsafe()
+  }
+
+  /** Empties the table (the Peer is closing): the fibers still serving, to interrupt. */
+  takeFibers(into: Array<Fiber.Fiber<unknown, unknown>>): void {
+    if (this.solo?.fiber !== undefined) into.push(this.solo.fiber)
+    this.solo = undefined
+    if (this.table !== undefined) {
+      for (const entry of this.table.values()) if (entry.fiber !== undefined) into.push(entry.fiber)
+      this.table.clear()
+    }
+  }
+
+  /** The JSON-RPC error a failed handler is answered with; a defect is logged, never sent. */
+  private errorObject(request: JsonRpc.Request, cause: Cause.Cause<McpError.McpError>): JsonRpc.ErrorObject {
+    const failure = cause.reasons.find(Cause.isFailReason)
+    if (failure !== undefined && McpError.isMcpError(failure.error)) {
+      return this.host.dispatcher.errorObject(request, failure.error)
+    }
+    return McpError.toErrorObject(Defect.reportUnsafe(this.host.context, cause, request.method))
+  }
+
+  /**
+   * Serves one request in its own fiber. The response goes to `respond` (to
+   * the transport when undefined) unless the fiber is interrupted
+   * (cancelled): then nothing is answered. Returns the effect that answers a
+   * request refused at once (its id is already in flight).
+   */
+  serve(
+    request: JsonRpc.Request,
+    respond: ((response: JsonRpc.Response) => Effect.Effect<void>) | undefined
+  ): Effect.Effect<void> | undefined {
+    const host = this.host
+    if (this.lookup(request.id) !== undefined) {
+      const response = refusal(
+        request.id,
+        new McpError.InvalidRequest({ message: `request id ${String(request.id)} is already in flight` })
+      )
+      return respond === undefined ? host.sendQuietly(response, request.id) : respond(response)
+    }
+    const entry = new Served(host, request)
+    // In process the response is taken as a plain call when the fiber ends, so
+    // the fiber runs the handler alone; otherwise the fiber sends it itself.
+    const sendNow = respond === undefined ? host.sendNow : undefined
+    let handler = host.dispatcher.request(request)
+    if (sendNow === undefined) {
+      handler = Effect.matchCauseEffect(handler, {
+        onSuccess: (result) => {
+          entry.responded = true
+          const response = JsonRpc.success(request.id, result)
+          return respond === undefined ? this.respondSingle(response) : respond(response)
+        },
+        onFailure: (cause) => {
+          if (Cause.hasInterruptsOnly(cause)) return Effect.void
+          entry.responded = true
+          const response = JsonRpc.failure(request.id, this.errorObject(request, cause))
+          return respond === undefined ? this.respondSingle(response) : respond(response)
+        }
+      })
+    }
+    if (host.semaphore !== undefined) handler = host.semaphore.withPermit(handler)
+    this.register(entry)
+    // The fiber starts with CurrentRequest in its context (cheaper than providing
+    // it), and records itself as its first step: a handler may resume other
+    // fibers synchronously (completing a Deferred) before runFork returns.
+    const fiber = Effect.runForkWith(Context.add(host.context, CurrentRequest.CurrentRequest, entry))(
+      Effect.withFiber((self) => {
+        entry.fiber = self
+        return handler
+      })
+    )
+    fiber.addObserver(
+      sendNow === undefined ? () => this.unregister(entry) : (exit) => this.answer(entry, exit, sendNow)
+    )
+    return undefined
+  }
+
+  private respondSingle(response: JsonRpc.Response): Effect.Effect<void> {
+    return Effect.uninterruptible(this.host.sendQuietly(response, response.id ?? undefined))
+  }
+
+  /** Answers a request whose fiber ended, unless it was interrupted (cancelled). */
+  private answer(entry: Served, exit: Exit.Exit<unknown, McpError.McpError>, sendNow: SendNow): void {
+    this.unregister(entry)
+    if (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)) return
+    entry.responded = true
+    const id = entry.request.id
+    const response = Exit.isSuccess(exit)
+      ? JsonRpc.success(id, exit.value)
+      : JsonRpc.failure(id, this.errorObject(entry.request, exit.cause))
+    // No room: the response waits for it in a fiber of its own, behind the frames already waiting.
+    if (!sendNow(response)) Effect.runForkWith(this.host.context)(this.respondSingle(response))
+  }
+
+  /** Serves a batch's entries concurrently and answers with one batch of their responses. */
+  serveBatch(entries: JsonRpcCodec.DecodedBatch): Effect.Effect<void> {
+    const host = this.host
+    const responses: Array<JsonRpc.Response> = []
+    const finish = () => (responses.length === 0 ? Effect.void : host.sendQuietly(responses))
+    const collect = (response: JsonRpc.Response) =>
+      Effect.sync(() => {
+        responses.push(response)
+      })
+    const fibers: Array<Fiber.Fiber<unknown, unknown>> = []
+    for (const item of entries) {
+      if (JsonRpcCodec.isDecodeFailure(item)) {
+        responses.push(item.toResponse())
+      } else if (JsonRpc.isRequest(item)) {
+        const refused = host.dispatcher.refuseInBatch(item)
+        if (refused !== undefined) {
+          responses.push(JsonRpc.failure(item.id, host.dispatcher.errorObject(item, refused)))
+          continue
+        }
+        const answered = this.serve(item, collect)
+        if (answered !== undefined) fibers.push(Effect.runForkWith(host.context)(answered))
+        const running = this.lookup(item.id)?.fiber
+        if (running !== undefined) fibers.push(running)
+      } else {
+        // Notifications and responses inside a batch need no reply.
+        const effect = host.onSingle(item)
+        if (effect !== undefined) fibers.push(Effect.runForkWith(host.context)(effect))
+      }
+    }
+    if (fibers.length === 0) return finish()
+    return Effect.andThen(Fiber.awaitAll(fibers), Effect.suspend(finish))
+  }
+}

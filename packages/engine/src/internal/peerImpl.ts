@@ -1,0 +1,387 @@
+/**
+ * The Peer's implementation (the contract is in Peer.ts): request ids, the
+ * table of pending outgoing requests (timeouts, progress, cancellation), the
+ * frames coming in, and closing. Incoming requests are served by
+ * `IncomingRequests`; what a request means is the Dispatcher's business.
+ */
+import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
+import * as McpError from "@effect-mcp/protocol/McpError"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Result from "effect/Result"
+import * as Semaphore from "effect/Semaphore"
+import type * as Stream from "effect/Stream"
+import type * as Peer from "../Peer.ts"
+import * as PeerError from "../PeerError.ts"
+import * as ProgressStream from "../ProgressStream.ts"
+import type * as Transport from "../Transport.ts"
+import * as Inbound from "./inbound.ts"
+import * as Incoming from "./incomingRequests.ts"
+import type * as PeerInput from "./peerInput.ts"
+import { type Outcome, type Pending, PendingTable, type TimeoutReason, type Timer, type Timing } from "./pending.ts"
+
+type ClosedExit = PeerInput.ClosedExit
+
+const defaultTimeout = Duration.seconds(60)
+
+/** The progress callback of a request that asked for progress only to restart its timeout. */
+const ignoreProgress = (): void => {}
+
+/** What a Peer derives from its options: the same for every Peer made with the same options. */
+interface Config {
+  readonly timeoutMs: number
+  readonly defaultTiming: Timing
+}
+const timingOf = (timeoutMs: number, options: Peer.CallOptions | undefined): Timing => ({
+  idleMs: options?.timeout === undefined ? timeoutMs : Duration.toMillis(Duration.fromInputUnsafe(options.timeout)),
+  totalMs:
+    options?.maxTotalTimeout === undefined
+      ? Number.POSITIVE_INFINITY
+      : Duration.toMillis(Duration.fromInputUnsafe(options.maxTotalTimeout)),
+  resetOnProgress: options?.resetTimeoutOnProgress === true
+})
+const configOf = (options: Peer.Options | undefined): Config => {
+  const timeoutMs = Duration.toMillis(Duration.fromInputUnsafe(options?.requestTimeout ?? defaultTimeout))
+  return { timeoutMs, defaultTiming: timingOf(timeoutMs, undefined) }
+}
+const defaultConfig = configOf(undefined)
+const configs = new WeakMap<Peer.Options, Config>()
+const sharedConfig = (options: Peer.Options | undefined): Config => {
+  if (options === undefined) return defaultConfig
+  let config = configs.get(options)
+  if (config === undefined) {
+    config = configOf(options)
+    configs.set(options, config)
+  }
+  return config
+}
+
+const noFibers: ReadonlyArray<Fiber.Fiber<unknown, unknown>> = []
+
+/**
+ * The Peer: one object whose behaviour is on the prototype. What only some
+ * sessions need (the table of outgoing requests and its timer, the table of
+ * requests in flight, the close signal) is made when first needed, so an idle
+ * session costs little.
+ */
+export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host {
+  private readonly transport: Transport.TransportShape
+  readonly dispatcher: Peer.Dispatcher
+  readonly context: Context.Context<never>
+  private readonly clock: Clock.Clock
+  private readonly config: Config
+  readonly semaphore: Semaphore.Semaphore | undefined
+  // Sends a frame as a plain call, when the transport can (Transport.trySend).
+  readonly sendNow: Incoming.SendNow | undefined
+  private table: PendingTable | undefined = undefined
+  // Requests being served.
+  private readonly incoming: Incoming.IncomingRequests
+  private signal: Deferred.Deferred<ClosedExit> | undefined = undefined
+  private closedExit: ClosedExit | undefined = undefined
+  private closeReason: string | undefined = undefined
+  // Every caller of shutdown waits for the same handler fibers to finish, so
+  // a scope close returns only after their finalizers ran.
+  private stopping: ReadonlyArray<Fiber.Fiber<unknown, unknown>> = noFibers
+  // The pushed input, when the transport pushes frames (Transport.attach).
+  input: PeerInput.PeerInput | undefined = undefined
+
+  constructor(
+    transport: Transport.TransportShape,
+    dispatcher: Peer.Dispatcher,
+    context: Context.Context<never>,
+    options: Peer.Options | undefined
+  ) {
+    this.transport = transport
+    this.dispatcher = dispatcher
+    this.context = context
+    this.clock = Context.get(context, Clock.Clock)
+    this.config = sharedConfig(options)
+    this.sendNow = transport.trySend === undefined ? undefined : transport.trySend.bind(transport)
+    this.semaphore =
+      options?.maxConcurrentRequests === undefined ? undefined : Semaphore.makeUnsafe(options.maxConcurrentRequests)
+    this.incoming = new Incoming.IncomingRequests(this)
+  }
+
+  // ---- the shared response timer (Timer, for the PendingTable) --------------
+
+  now(): number {
+    return this.clock.currentTimeMillisUnsafe()
+  }
+
+  schedule(delayMs: number, f: () => void): () => void {
+    // One Clock timer for every pending request's timeout, run in the Peer's context.
+    const fiber = Effect.runForkWith(this.context)(
+      Effect.andThen(this.clock.sleep(Duration.millis(delayMs)), Effect.sync(f))
+    )
+    return () => fiber.interruptUnsafe()
+  }
+
+  onTimeout(entry: Pending, now: number, reason: TimeoutReason): Outcome {
+    return this.timedOut(entry, now, reason)
+  }
+
+  private get pending(): PendingTable {
+    if (this.table === undefined) this.table = new PendingTable(this)
+    return this.table
+  }
+
+  // ---- sending ---------------------------------------------------------------
+
+  send(frame: Transport.Outgoing, relatedRequestId?: JsonRpc.RequestId): Effect.Effect<void, Transport.TransportError> {
+    return relatedRequestId === undefined
+      ? this.transport.send(frame)
+      : this.transport.send(frame, { relatedRequestId })
+  }
+
+  sendQuietly(frame: Transport.Outgoing, relatedRequestId?: JsonRpc.RequestId): Effect.Effect<void> {
+    const sendNow = this.sendNow
+    if (sendNow === undefined) return Effect.ignore(this.send(frame, relatedRequestId))
+    return Effect.suspend(() =>
+      sendNow(frame, relatedRequestId) ? Effect.void : Effect.ignore(this.send(frame, relatedRequestId))
+    )
+  }
+
+  // ---- outgoing requests -------------------------------------------------
+
+  // The other side is told a request was given up, unless its method may not be
+  // cancelled (the lifecycle forbids cancelling `initialize`).
+  private cancelNotice(entry: Pending, reason: string): Effect.Effect<void> {
+    if (!this.dispatcher.cancellable(entry.method)) return Effect.void
+    return this.sendQuietly(
+      JsonRpc.notification("notifications/cancelled", { requestId: entry.id, reason }),
+      entry.relatedRequestId
+    )
+  }
+
+  // The waiting caller runs this effect: it tells the other side, then fails.
+  private timedOut(entry: Pending, now: number, reason: TimeoutReason) {
+    return Effect.andThen(
+      this.cancelNotice(entry, "timeout"),
+      Effect.fail(
+        new PeerError.RequestTimeout({
+          method: entry.method,
+          requestId: entry.id,
+          elapsedMs: now - entry.start,
+          reason
+        })
+      )
+    )
+  }
+
+  request(method: string, params?: object, options?: Peer.CallOptions): Effect.Effect<unknown, Peer.CallError> {
+    return Effect.suspend(() => this.requestNow(method, params, options))
+  }
+
+  /**
+   * Starts a request now, in the running caller: sends it and returns the
+   * wait for its outcome. Over a transport that takes the frame as a plain
+   * call, the wait is a single suspension; the caller being interrupted
+   * while it waits tells the other side (unless a response or timeout came first).
+   */
+  requestNow(
+    method: string,
+    params: object | undefined,
+    options: Peer.CallOptions | undefined
+  ): Effect.Effect<unknown, Peer.CallError> {
+    if (this.closeReason !== undefined) {
+      return Effect.fail(this.closedError(method))
+    }
+    const pending = this.pending
+    const entry = pending.open(
+      method,
+      options?.relatedRequestId,
+      options === undefined ? this.config.defaultTiming : timingOf(this.config.timeoutMs, options)
+    )
+    options?.onRequestId?.(entry.id)
+    // Progress that may restart the timeout must be asked for, so the request carries a token even when
+    // nobody reads the updates.
+    const onProgress = options?.onProgress ?? (options?.resetTimeoutOnProgress === true ? ignoreProgress : undefined)
+    if (onProgress !== undefined) {
+      entry.onProgress = onProgress
+      params = Inbound.withProgressToken(params, entry.id)
+    }
+    const frame = JsonRpc.request(entry.id, method, params as JsonRpc.Params | undefined)
+    const abandon = Effect.suspend(() => this.abandon(entry))
+    if (this.sendNow?.(frame, options?.relatedRequestId) === true) {
+      pending.startTimer(entry)
+      return pending.wait(entry, abandon)
+    }
+    return Effect.onExit(
+      Effect.andThen(
+        this.send(frame, options?.relatedRequestId),
+        Effect.suspend(() => {
+          pending.startTimer(entry)
+          return pending.wait(entry, abandon)
+        })
+      ),
+      (exit) => {
+        if (Exit.isSuccess(exit) || entry.settled) return Effect.void
+        if (Cause.hasInterrupts(exit.cause)) return this.abandon(entry)
+        pending.abandon(entry)
+        return Effect.void
+      }
+    )
+  }
+
+  /** The caller gave up: the request leaves the table, and the other side is told unless it was decided. */
+  private abandon(entry: Pending): Effect.Effect<void> {
+    return this.pending.abandon(entry) ? this.cancelNotice(entry, "request interrupted by caller") : Effect.void
+  }
+
+  requestWithProgress(
+    method: string,
+    params?: object,
+    options?: Omit<Peer.CallOptions, "onProgress">
+  ): Stream.Stream<Peer.ProgressEvent, Peer.CallError> {
+    return ProgressStream.make((onProgress) => this.request(method, params, { ...options, onProgress }))
+  }
+
+  notify(
+    method: string,
+    params?: object,
+    options?: Transport.SendOptions
+  ): Effect.Effect<void, Transport.TransportError> {
+    return this.transport.send(JsonRpc.notification(method, params as JsonRpc.Params | undefined), options)
+  }
+
+  ping(options?: Peer.CallOptions): Effect.Effect<void, Peer.CallError> {
+    return Effect.asVoid(this.request("ping", undefined, options))
+  }
+
+  get closed(): Effect.Effect<ClosedExit> {
+    return Effect.suspend(() => {
+      if (this.closedExit !== undefined) return Effect.succeed(this.closedExit)
+      if (this.signal === undefined) this.signal = Deferred.makeUnsafe()
+      return Deferred.await(this.signal)
+    })
+  }
+
+  inFlight(): number {
+    return this.incoming.size
+  }
+
+  // ---- incoming frames -----------------------------------------------------
+
+  private onResponse(response: JsonRpc.Response): undefined {
+    const table = this.table
+    const entry = response.id === null ? undefined : table?.get(response.id)
+    // A response for a request we gave up on (cancelled, timed out) is dropped.
+    if (entry === undefined || entry.settled) return undefined
+    table!.settle(
+      entry,
+      JsonRpc.isSuccess(response) ? Exit.succeed(response.result) : Exit.fail(McpError.fromErrorObject(response.error))
+    )
+    return undefined
+  }
+
+  private onCancelled(params: unknown): undefined {
+    const requestId = Inbound.cancelledRequestId(params)
+    if (requestId !== undefined) this.incoming.cancel(requestId)
+    return undefined
+  }
+
+  private onProgress(params: unknown): Effect.Effect<void> | undefined {
+    const parsed = Inbound.progressOf(params)
+    if (parsed === undefined) return undefined
+    const entry = this.table?.get(parsed.token)
+    if (entry === undefined || entry.settled || entry.onProgress === undefined) return undefined
+    if (!(parsed.update.progress > entry.lastProgress)) {
+      return Effect.logDebug(`dropped non-increasing progress ${parsed.update.progress} for request ${entry.id}`)
+    }
+    // Synchronous, so an update is delivered before a response in the same chunk.
+    entry.lastProgress = parsed.update.progress
+    entry.lastProgressAt = this.clock.currentTimeMillisUnsafe()
+    entry.onProgress(parsed.update)
+    return undefined
+  }
+
+  onSingle(message: JsonRpc.Message): Effect.Effect<void> | undefined {
+    if (JsonRpc.isRequest(message)) return this.incoming.serve(message, undefined)
+    if (JsonRpc.isNotification(message)) {
+      switch (message.method) {
+        case "notifications/cancelled":
+          return this.onCancelled(message.params)
+        case "notifications/progress":
+          return this.onProgress(message.params)
+        default:
+          return this.dispatcher.notification(message)
+      }
+    }
+    return this.onResponse(message)
+  }
+
+  onFrame(frame: Transport.Incoming): Effect.Effect<void> | undefined {
+    if (Result.isFailure(frame)) return this.sendQuietly(frame.failure.toResponse())
+    const decoded = frame.success
+    if (!JsonRpcCodec.isBatch(decoded)) return this.onSingle(decoded)
+    const refused = this.dispatcher.refuseBatch()
+    if (refused !== undefined) return this.sendQuietly(JsonRpc.failure(null, McpError.toErrorObject(refused)))
+    return this.incoming.serveBatch(decoded)
+  }
+
+  /**
+   * Handles frames in order. Frames are handled synchronously where possible;
+   * an effectful one (a notification handler, a batch) completes before the
+   * next is handled, so arrival order is kept.
+   */
+  handleFrom(frames: ReadonlyArray<Transport.Incoming>, start: number): Effect.Effect<void> {
+    for (let i = start; i < frames.length; i++) {
+      const effect = this.onFrame(frames[i]!)
+      if (effect !== undefined)
+        return Effect.andThen(
+          effect,
+          Effect.suspend(() => this.handleFrom(frames, i + 1))
+        )
+    }
+    return Effect.void
+  }
+
+  // ---- lifecycle -------------------------------------------------------------
+
+  /** What a request learns when the session is closed: the reason, and the transport's failure if it failed. */
+  private closedError(method: string): PeerError.SessionClosed {
+    const exit = this.closedExit
+    const failure = exit === undefined || Exit.isSuccess(exit) ? undefined : Cause.findErrorOption(exit.cause)
+    const reason = this.closeReason ?? "closed"
+    return failure === undefined || failure._tag === "None"
+      ? new PeerError.SessionClosed({ method, reason })
+      : new PeerError.SessionClosed({ method, reason, cause: failure.value })
+  }
+
+  /** Closes at once: pending calls fail, handlers are told to stop (`stopping`), waiters learn the exit. */
+  private close(reason: string, exit: ClosedExit): void {
+    if (this.closeReason !== undefined) return
+    this.closeReason = reason
+    this.closedExit = exit
+    this.table?.failAll((entry) => this.closedError(entry.method))
+    const fibers: Array<Fiber.Fiber<unknown, unknown>> = []
+    this.incoming.takeFibers(fibers)
+    // Pushed frames stop with the Peer, as a read loop would.
+    const drainer = this.input?.stop(exit)
+    if (drainer !== undefined) fibers.push(drainer)
+    this.stopping = fibers
+    this.closedExit = exit
+    if (this.signal !== undefined) Deferred.doneUnsafe(this.signal, Exit.succeed(exit))
+  }
+
+  inputFinished(exit: ClosedExit): void {
+    this.close(Exit.isSuccess(exit) ? "transport ended" : "transport failed", exit)
+    for (const fiber of this.stopping) fiber.interruptUnsafe()
+  }
+
+  // Every caller of shutdown (read loop end, scope finalizer) waits for the same
+  // handler fibers to finish, so a scope close returns only after their finalizers ran.
+  shutdown(reason: string, exit: ClosedExit): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      this.close(reason, exit)
+      return this.stopping.length === 0 ? Effect.void : Fiber.interruptAll(this.stopping)
+    })
+  }
+}
