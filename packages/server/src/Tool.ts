@@ -32,6 +32,7 @@ import * as SchemaParser from "effect/SchemaParser"
 import type * as Scope from "effect/Scope"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as JsonSchema from "./internal/jsonSchema.ts"
+import { echo, listIssues } from "./internal/params.ts"
 import * as Registration from "./internal/registration.ts"
 import type { McpServer } from "./McpServer.ts"
 import type { ServerRequest } from "./ServerRequest.ts"
@@ -112,15 +113,16 @@ export interface Options<I extends Input, O extends AnySchema | undefined, E, R>
 
 const formatIssue = SchemaIssue.makeFormatterStandardSchemaV1()
 
+// The path of an issue names the client's keys: each is quoted cut, and only so many issues are listed.
 const describeIssue = (issue: SchemaIssue.Issue): string =>
-  formatIssue(issue)
-    .issues.map((i) => {
+  listIssues(
+    formatIssue(issue).issues.map((i) => {
       const path = (i.path ?? [])
-        .map((p) => (typeof p === "object" && p !== null ? String(p.key) : String(p)))
+        .map((p) => echo(typeof p === "object" && p !== null ? String(p.key) : String(p)))
         .join(".")
       return path === "" ? i.message : `${path}: ${i.message}`
     })
-    .join("; ")
+  )
 
 /** The `inputSchema` / `outputSchema` of a Schema: JSON Schema 2020-12 with its `$defs`. */
 export const jsonSchemaOf = (schema: Schema.Top, options?: { readonly strict?: boolean | undefined }): Obj => {

@@ -8,6 +8,7 @@
  * validate nothing rather than fail).
  */
 import * as Predicate from "effect/Predicate"
+import { echo, listIssues } from "./params.ts"
 
 export type JsonSchema = { readonly [keyword: string]: unknown } | boolean
 
@@ -251,4 +252,4 @@ export const validate = (schema: JsonSchema, value: unknown): ReadonlyArray<Issu
 
 /** One line describing the issues, for error messages. */
 export const describe = (issues: ReadonlyArray<Issue>): string =>
-  issues.map((issue) => `${issue.path === "" ? "value" : issue.path} ${issue.message}`).join("; ")
+  listIssues(issues.map((issue) => `${issue.path === "" ? "value" : echo(issue.path)} ${issue.message}`))

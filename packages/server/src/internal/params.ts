@@ -19,3 +19,12 @@ export const echoLimit = 256
 /** `value` as an error message may quote it: at most `echoLimit` characters, marked when cut. */
 export const echo = (value: string): string =>
   value.length <= echoLimit ? value : `${value.slice(0, echoLimit)}... (${value.length} characters)`
+
+/** The most issues an argument error lists: one per key of a huge object would echo the object back. */
+export const issueLimit = 20
+
+/** Issue lines joined for an error message: at most `issueLimit`, then how many more there were. */
+export const listIssues = (lines: ReadonlyArray<string>): string =>
+  lines.length <= issueLimit
+    ? lines.join("; ")
+    : `${lines.slice(0, issueLimit).join("; ")}; and ${lines.length - issueLimit} more`
