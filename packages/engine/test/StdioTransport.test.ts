@@ -156,6 +156,35 @@ describe("StdioTransport server side (fake Stdio)", () => {
     })
   )
 
+  it.effect("a result over the frame limit is answered at once with an error naming the limit", () =>
+    Effect.gen(function* () {
+      const fake = yield* makeStdio
+      const server = yield* StdioTransport.makeServer({ maxFrameBytes: 300 }).pipe(
+        Effect.provideService(Stdio.Stdio, fake.stdio)
+      )
+      const big: Session.Handler = () => Effect.succeed({ content: [{ type: "text", text: "x".repeat(1000) }] })
+      yield* ServerSession.make({
+        serverInfo,
+        capabilities: { tools: {} },
+        handlers: new Map([["tools/call", big]])
+      }).pipe(Effect.provideService(Transport.Transport, server))
+      const initialize = JsonRpc.request(1, "initialize", {
+        protocolVersion: "2025-11-25",
+        capabilities: {},
+        clientInfo: { name: "c", version: "1" }
+      })
+      yield* fake.stdin.write(`${JSON.stringify(initialize)}\n`)
+      yield* fake.stdin.write(`${JSON.stringify(JsonRpc.notification("notifications/initialized"))}\n`)
+      yield* fake.stdin.write(`${JSON.stringify(JsonRpc.request(2, "tools/call", { name: "big", arguments: {} }))}\n`)
+      // No clock moves: the answer comes at once, not at the caller's timeout.
+      const [, answer] = yield* fake.stdout.lines(2)
+      const response = JSON.parse(answer!) as JsonRpc.ErrorResponse
+      assert.strictEqual(response.id, 2)
+      assert.strictEqual(response.error.code, -32603)
+      assert.include(response.error.message, "exceeds the limit of 300")
+    })
+  )
+
   it.effect("send suspends while the outgoing buffer is full, and resumes as stdout drains", () =>
     Effect.gen(function* () {
       const latch = yield* Deferred.make<void>()

@@ -28,6 +28,11 @@ export interface Host {
   readonly dispatcher: Peer.Dispatcher
   readonly semaphore: Semaphore.Semaphore | undefined
   readonly sendNow: SendNow | undefined
+  /** Sends a frame; fails as the transport's `send` does. */
+  readonly send: (
+    frame: Transport.Outgoing,
+    relatedRequestId?: JsonRpc.RequestId
+  ) => Effect.Effect<void, Transport.TransportError>
   /** Sends a frame; a failure to send is dropped (the transport's end closes the Peer). */
   readonly sendQuietly: (frame: Transport.Outgoing, relatedRequestId?: JsonRpc.RequestId) => Effect.Effect<void>
   /** Handles a notification or response (inside a batch). */
@@ -82,6 +87,9 @@ class Served implements CurrentRequest.CurrentRequestShape {
     return this.host.sendQuietly(JsonRpc.notification(method, params as JsonRpc.Params | undefined), this.id)
   }
 }
+
+const tooLarge = (error: Transport.TransportError): JsonRpc.ErrorObject =>
+  McpError.toErrorObject(new McpError.InternalError({ message: `the response could not be sent: ${error.message}` }))
 
 const refusal = (id: JsonRpc.RequestId | null, error: McpError.McpError): JsonRpc.Response =>
   JsonRpc.failure(id, McpError.toErrorObject(error))
@@ -202,7 +210,23 @@ export class IncomingRequests {
   }
 
   private respondSingle(response: JsonRpc.Response): Effect.Effect<void> {
-    return Effect.uninterruptible(this.host.sendQuietly(response, response.id ?? undefined))
+    return Effect.uninterruptible(this.respond(response, response.id ?? undefined))
+  }
+
+  /**
+   * Sends responses. One the transport refuses as larger than its frame limit
+   * is answered with an error that names the limit instead, so the requester
+   * learns at once rather than at its timeout.
+   */
+  private respond(frame: JsonRpc.Response | ReadonlyArray<JsonRpc.Response>, related?: JsonRpc.RequestId) {
+    return Effect.catch(this.host.send(frame, related), (error) => {
+      if (error.reason !== "FrameTooLarge") return Effect.void
+      const failed = (Array.isArray(frame) ? frame : [frame as JsonRpc.Response])
+        .filter((response) => response.id !== null)
+        .map((response) => JsonRpc.failure(response.id, tooLarge(error)))
+      if (failed.length === 0) return Effect.void
+      return this.host.sendQuietly(Array.isArray(frame) ? failed : failed[0]!, related)
+    })
   }
 
   /** Answers a request whose fiber ended, unless it was interrupted (cancelled). */
@@ -222,7 +246,7 @@ export class IncomingRequests {
   serveBatch(entries: JsonRpcCodec.DecodedBatch): Effect.Effect<void> {
     const host = this.host
     const responses: Array<JsonRpc.Response> = []
-    const finish = () => (responses.length === 0 ? Effect.void : host.sendQuietly(responses))
+    const finish = () => (responses.length === 0 ? Effect.void : this.respond(responses))
     const collect = (response: JsonRpc.Response) =>
       Effect.sync(() => {
         responses.push(response)
