@@ -88,9 +88,13 @@ type FormattedIssue = ReturnType<typeof formatIssues>["issues"][number]
 const deepestFirst = (issues: ReadonlyArray<FormattedIssue>): ReadonlyArray<FormattedIssue> =>
   issues.length < 2 ? issues : [...issues].sort((a, b) => (b.path?.length ?? 0) - (a.path?.length ?? 0))
 
+// Keys come from the peer and the path is repeated in `data`: each is cut, so a huge key does not come back.
 const formatPath = (path: ReadonlyArray<PropertyKey>): string => {
   let out = "params"
-  for (const key of path) out += typeof key === "number" ? `[${key}]` : `.${String(key)}`
+  for (const key of path) {
+    const name = String(key)
+    out += typeof key === "number" ? `[${key}]` : `.${name.length > 100 ? `${name.slice(0, 100)}...` : name}`
+  }
   return out
 }
 

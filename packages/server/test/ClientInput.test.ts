@@ -221,6 +221,23 @@ describe("asking the client from a handler", () => {
     })
   )
 
+  it.effect(
+    "2026-07-28: an inputResponses entry that is no result object is -32602 and the reply quotes its key cut (a 1 MB key does not come back)",
+    () =>
+      Effect.gen(function* () {
+        const { request } = yield* McpTest.connectRaw(testServer(features), {
+          revision: "2026-07-28",
+          capabilities: { sampling: {}, elicitation: {} }
+        })
+        const key = "k".repeat(1_000_000)
+        const params = { name: "interview", arguments: { topic: "x" }, inputResponses: { [key]: "yes" } }
+        const error = (yield* Effect.flip(request("tools/call", params))) as Obj
+        assert.strictEqual(error.code, -32602)
+        assert.include(error.message, "kkkk")
+        assert.isBelow(JSON.stringify(error).length, 1_000)
+      })
+  )
+
   it.effect("missing client capability: typed error on stateful revisions, -32021 on 2026-07-28", () =>
     Effect.gen(function* () {
       const stateful = yield* McpTest.connectRaw(testServer(features), {

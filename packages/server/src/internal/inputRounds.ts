@@ -18,6 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Predicate from "effect/Predicate"
 import type { AskMethod } from "../ServerRequest.ts"
+import { echo } from "./params.ts"
 import type * as RequestState from "./requestState.ts"
 
 type Obj = { readonly [key: string]: unknown }
@@ -171,8 +172,8 @@ export const run = <A, E, R>(
     if (!Predicate.isObject(value) || Array.isArray(value)) {
       return Effect.fail(
         new McpError.InvalidParams({
-          message: `Invalid params: inputResponses.${key} must be a result object`,
-          data: { key }
+          // The key is the client's: quoted once, cut, so a huge one does not come back.
+          message: `Invalid params: inputResponses.${echo(key)} must be a result object`
         })
       )
     }
