@@ -96,17 +96,23 @@ export const request = (
 ): Effect.Effect<Elicit.ElicitResult, ClientRequestError, ServerRequest> =>
   ServerRequest.use((r) => Effect.flatMap(r.ask("elicitation/create", params, options), decodeResult))
 
-/** Shows a form built from `schema`; an accepted answer is decoded with it. */
-export const form = <S extends Schema.Codec<unknown, unknown, never, never>>(options: {
-  readonly message: string
-  readonly schema: S
-}): Effect.Effect<FormResult<S["Type"]>, ClientRequestError, ServerRequest> =>
+/** Shows a form built from `schema`; an accepted answer is decoded with it. `ask` sets a key, timeout or progress handler. */
+export const form = <S extends Schema.Codec<unknown, unknown, never, never>>(
+  options: {
+    readonly message: string
+    readonly schema: S
+  },
+  ask?: AskOptions
+): Effect.Effect<FormResult<S["Type"]>, ClientRequestError, ServerRequest> =>
   Effect.gen(function* () {
-    const result = yield* request({
-      mode: "form",
-      message: options.message,
-      requestedSchema: requestedSchema(options.schema)
-    })
+    const result = yield* request(
+      {
+        mode: "form",
+        message: options.message,
+        requestedSchema: requestedSchema(options.schema)
+      },
+      ask
+    )
     if (result.action !== "accept") return { action: result.action }
     const content = yield* Schema.decodeUnknownEffect(Schema.toCodecJson(options.schema))(result.content ?? {}).pipe(
       Effect.mapError(
@@ -122,18 +128,21 @@ export const form = <S extends Schema.Codec<unknown, unknown, never, never>>(opt
     return { action: "accept", content } as const
   })
 
-/** Sends the user to `url` (URL mode, 2025-11-25 on). */
-export const url = (options: {
-  readonly message: string
-  readonly url: string
-  readonly elicitationId?: string | undefined
-}): Effect.Effect<UrlResult, ClientRequestError, ServerRequest> =>
+/** Sends the user to `url` (URL mode, 2025-11-25 on). `ask` sets a key, timeout or progress handler. */
+export const url = (
+  options: {
+    readonly message: string
+    readonly url: string
+    readonly elicitationId?: string | undefined
+  },
+  ask?: AskOptions
+): Effect.Effect<UrlResult, ClientRequestError, ServerRequest> =>
   ServerRequest.use((r) => {
     const elicitationId = Features.has(r.version, "elicitationComplete")
       ? (options.elicitationId ?? SecureRandom.uuidV4Unsafe())
       : undefined
     const params = { mode: "url" as const, message: options.message, url: options.url }
-    return request(elicitationId === undefined ? params : { ...params, elicitationId }).pipe(
+    return request(elicitationId === undefined ? params : { ...params, elicitationId }, ask).pipe(
       Effect.map((result): UrlResult => ({ action: result.action, elicitationId }))
     )
   })

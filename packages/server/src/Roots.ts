@@ -59,6 +59,3 @@ export const onListChanged = <R>(
 export const layerOnListChanged = <R>(
   hook: (change: RootsChange) => Effect.Effect<void, never, R>
 ): Layer.Layer<never, never, McpServer | R> => Layer.effectDiscard(onListChanged(hook))
-
-/** What a roots hook learns: the client, and how to ask it for its roots. */
-export type Change = RootsChange

@@ -12,9 +12,11 @@ import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import * as MemoryTransport from "@effect-mcp/engine/MemoryTransport"
 import type * as Session from "@effect-mcp/engine/Session"
 import * as Transport from "@effect-mcp/engine/Transport"
+import * as Elicitation from "@effect-mcp/server/Elicitation"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Roots from "@effect-mcp/server/Roots"
 import * as Sampling from "@effect-mcp/server/Sampling"
+import type { AskOptions, ClientRequestError, ServerRequest } from "@effect-mcp/server/ServerRequest"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -27,15 +29,26 @@ import { type Obj, testServer } from "./fixtures.ts"
 const question = { messages: [{ role: "user", content: { type: "text", text: "2+2?" } }], maxTokens: 5 } as const
 const answer = { role: "assistant", content: { type: "text", text: "4" }, model: "fake" }
 
-const tools = Tool.layer(
-  Tool.make("ask_with_timeout", {
+/** A tool whose one ask, bounded to 3 seconds, ends in "answered" or the reason it failed. */
+const withTimeout = (
+  name: string,
+  ask: (options: AskOptions) => Effect.Effect<unknown, ClientRequestError, ServerRequest>
+) =>
+  Tool.make(name, {
     input: Schema.Struct({}),
     handler: () =>
-      Sampling.createMessage(question, { timeout: "3 seconds" }).pipe(
+      ask({ timeout: "3 seconds" }).pipe(
         Effect.as("answered"),
         Effect.catch((error) => Effect.succeed(error.reason))
       )
-  }),
+  })
+
+const tools = Tool.layer(
+  withTimeout("sample_with_timeout", (options) => Sampling.createMessage(question, options)),
+  withTimeout("form_with_timeout", (options) =>
+    Elicitation.form({ message: "Name?", schema: Schema.Struct({ name: Schema.String }) }, options)
+  ),
+  withTimeout("roots_with_timeout", Roots.listWith),
   Tool.make("ask_with_progress", {
     input: Schema.Struct({}),
     handler: () => {
@@ -57,9 +70,10 @@ interface ClientSide {
   interrupted: number
 }
 
+/** A raw client session on the server in `context`; `asked` answers the server's sampling, elicitation and roots requests. */
 const clientSession = (
   context: Context.Context<McpServer.McpServer>,
-  sampling: Session.Handler,
+  asked: Session.Handler,
   options: { readonly wrap?: (end: Transport.TransportShape) => Transport.TransportShape } = {}
 ) =>
   Effect.gen(function* () {
@@ -72,11 +86,12 @@ const clientSession = (
     const record = (method: string) => [method, () => Effect.sync(() => void notifications.push(method))] as const
     const client = yield* ClientSession.make({
       clientInfo: { name: "asks-client", version: "1.0.0" },
-      capabilities: { sampling: {}, roots: { listChanged: true } },
+      capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: true } },
       supportedVersions: ["2025-11-25"],
       handlers: new Map<string, Session.Handler>([
-        ["sampling/createMessage", sampling],
-        ["roots/list", () => Effect.succeed({ roots: [{ uri: "file:///work", name: "work" }] })]
+        ["sampling/createMessage", asked],
+        ["elicitation/create", asked],
+        ["roots/list", asked]
       ]),
       notificationHandlers: new Map([record("notifications/tools/list_changed")])
     }).pipe(Effect.provideService(Transport.Transport, clientEnd), Effect.orDie)
@@ -86,7 +101,7 @@ const clientSession = (
 const serverWith = (features: Layer.Layer<never, never, McpServer.McpServer>) =>
   Layer.build(testServer(features, { declare: ["tools"] }))
 
-/** A sampling handler that never answers and counts its starts and interruptions. */
+/** A client handler that never answers and counts its starts and interruptions. */
 const hanging =
   (side: ClientSide): Session.Handler =>
   () =>
@@ -102,21 +117,25 @@ const settle = Effect.gen(function* () {
 const textOf = (result: unknown) => (result as Obj).content[0].text as string
 
 describe("server requests to the client", () => {
-  it.effect("an ask with a timeout fails with Timeout when it passes, and the client's handler is cancelled", () =>
-    Effect.gen(function* () {
-      const side: ClientSide = { started: 0, interrupted: 0 }
-      const { client } = yield* clientSession(yield* serverWith(tools), hanging(side))
-      const call = yield* Effect.forkChild(client.request("tools/call", { name: "ask_with_timeout", arguments: {} }))
-      yield* settle
-      assert.strictEqual(side.started, 1)
-      yield* TestClock.adjust("2 seconds")
-      assert.isUndefined(call.pollUnsafe())
-      yield* TestClock.adjust("1 second")
-      assert.strictEqual(textOf(yield* Fiber.join(call)), "Timeout")
-      yield* settle
-      assert.strictEqual(side.interrupted, 1)
-    })
-  )
+  for (const tool of ["sample_with_timeout", "form_with_timeout", "roots_with_timeout"]) {
+    it.effect(
+      `${tool}: an ask with a timeout fails with Timeout when it passes, and the client's handler is cancelled`,
+      () =>
+        Effect.gen(function* () {
+          const side: ClientSide = { started: 0, interrupted: 0 }
+          const { client } = yield* clientSession(yield* serverWith(tools), hanging(side))
+          const call = yield* Effect.forkChild(client.request("tools/call", { name: tool, arguments: {} }))
+          yield* settle
+          assert.strictEqual(side.started, 1)
+          yield* TestClock.adjust("2 seconds")
+          assert.isUndefined(call.pollUnsafe())
+          yield* TestClock.adjust("1 second")
+          assert.strictEqual(textOf(yield* Fiber.join(call)), "Timeout")
+          yield* settle
+          assert.strictEqual(side.interrupted, 1)
+        })
+    )
+  }
 
   it.effect("the client's progress on an ask reaches the handler's onProgress", () =>
     Effect.gen(function* () {
@@ -165,7 +184,9 @@ describe("server requests to the client", () => {
         )
       )
       const context = yield* serverWith(Layer.merge(tools, hook))
-      const { client } = yield* clientSession(context, () => Effect.succeed(answer))
+      const { client } = yield* clientSession(context, () =>
+        Effect.succeed({ roots: [{ uri: "file:///work", name: "work" }] })
+      )
       yield* client.notify("notifications/roots/list_changed", {})
       yield* settle
       assert.deepStrictEqual(heard, ["asks-client: file:///work"])
