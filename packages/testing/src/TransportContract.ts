@@ -14,6 +14,7 @@ import { describe, it, type Vitest } from "@effect/vitest"
 import type * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as Cases from "./internal/contractCases.ts"
+import * as FastPathCases from "./internal/fastPathCases.ts"
 
 /** One end of a connected pair: a transport that can be closed from this side. */
 export interface End extends Transport.TransportShape {
@@ -52,6 +53,12 @@ export interface Options {
    * sender is blocked. Default: scheduler turns; live transports pass a short sleep.
    */
   readonly settle?: Effect.Effect<void> | undefined
+  /**
+   * The optional fast paths of `Transport.TransportShape` the transport has
+   * (`trySend`; `push`: `attach`): each declared one is tested for order and
+   * backpressure, and an end with one not declared fails the suite.
+   */
+  readonly fastPaths?: FastPathCases.FastPaths | undefined
   /** Omit for transports that carry objects and cannot see a malformed frame. */
   readonly malformed?: Malformed | undefined
   /**
@@ -86,6 +93,9 @@ export type Case =
   | "closeSecond"
   | "endOfStream"
   | "malformed"
+  | "fastPaths"
+  | "trySend"
+  | "push"
 
 /** Registers the contract tests for a transport under `describe(name)`. */
 export const suite = (name: string, makePair: MakePair, options?: Options): void => {
@@ -112,6 +122,19 @@ export const suite = (name: string, makePair: MakePair, options?: Options): void
       Cases.close(makePair, 1, config)
     )
     test("endOfStream", "delivers every frame sent before close, then ends", () => Cases.endOfStream(makePair, config))
+    test("fastPaths", "declares the fast paths its ends have", () =>
+      FastPathCases.declared(makePair, options?.fastPaths)
+    )
+    if (options?.fastPaths?.trySend === true) {
+      test("trySend", "trySend keeps send's order, refuses when full and never delivers a refused frame", () =>
+        FastPathCases.trySend(makePair, config)
+      )
+    }
+    if (options?.fastPaths?.push === true) {
+      test("push", "push delivery keeps order, holds frames while the receiver waits, then ends", () =>
+        FastPathCases.push(makePair, config)
+      )
+    }
     const malformed = options?.malformed
     if (malformed !== undefined) {
       test("malformed", "malformed frames arrive as decode failures and the stream goes on", () =>

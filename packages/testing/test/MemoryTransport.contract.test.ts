@@ -3,13 +3,16 @@ import * as Effect from "effect/Effect"
 import * as FaultTransport from "../src/FaultTransport.ts"
 import * as TransportContract from "../src/TransportContract.ts"
 
-TransportContract.suite("MemoryTransport (objects)", MemoryTransport.makePair())
+TransportContract.suite("MemoryTransport (objects)", MemoryTransport.makePair(), {
+  fastPaths: { trySend: true, push: true }
+})
 
 TransportContract.suite(
   "MemoryTransport (codec, small buffers)",
   MemoryTransport.makePair({ codec: true, capacity: 16 }),
   {
-    malformed: "objects"
+    malformed: "objects",
+    fastPaths: { trySend: true, push: true }
   }
 )
 

@@ -12,6 +12,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as FaultTransport from "../src/FaultTransport.ts"
 import * as Cases from "../src/internal/contractCases.ts"
+import * as FastPathCases from "../src/internal/fastPathCases.ts"
 import * as TestPeer from "../src/TestPeer.ts"
 import type * as TransportContract from "../src/TransportContract.ts"
 
@@ -136,5 +137,44 @@ describe("TransportContract cases catch broken transports", () => {
         raw
       )
     )
+  )
+
+  it.effect("trySend catches a transport whose trySend ignores the bound", () =>
+    assertFails(
+      "trySend",
+      FastPathCases.trySend(
+        alteredPair((end) => ({
+          ...end,
+          trySend: (frame) => {
+            Effect.runFork(Effect.ignore(end.send(frame)))
+            return true
+          }
+        })),
+        config
+      )
+    )
+  )
+
+  it.effect("push catches a transport that pushes while the receiver waits", () =>
+    assertFails(
+      "push",
+      FastPathCases.push(
+        alteredPair((end) => ({
+          ...end,
+          attach: (receiver) => {
+            const ignored = { resume: () => {} }
+            Effect.runFork(
+              Stream.runForEach(end.incoming, (frame) => Effect.sync(() => receiver.push?.(frame, ignored)))
+            )
+            return true
+          }
+        })),
+        config
+      )
+    )
+  )
+
+  it.effect("fastPaths catches a transport that has a fast path it does not declare", () =>
+    assertFails("fastPaths", FastPathCases.declared(MemoryTransport.makePair(), undefined))
   )
 })

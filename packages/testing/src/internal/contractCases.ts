@@ -51,7 +51,7 @@ export const config = (options: TransportContract.Options | undefined): Config =
 
 const defaults = config(undefined)
 
-const range = (n: number): ReadonlyArray<number> => Array.from({ length: n }, (_, i) => i)
+export const range = (n: number): ReadonlyArray<number> => Array.from({ length: n }, (_, i) => i)
 
 // ---------------------------------------------------------------------------
 // Reading an end
@@ -60,7 +60,7 @@ const range = (n: number): ReadonlyArray<number> => Array.from({ length: n }, (_
 const describeExit = (exit: Exit.Exit<void, Transport.TransportError> | undefined) =>
   exit === undefined ? "still open" : Exit.isSuccess(exit) ? "ended" : `failed: ${String(exit.cause)}`
 
-const reader = Effect.fnUntraced(function* (end: TransportContract.End, label: string) {
+export const reader = Effect.fnUntraced(function* (end: TransportContract.End, label: string) {
   const inbox = yield* Inbox.make(end.incoming)
 
   const takeWith = <B>(what: string, check: () => B | undefined) =>
@@ -100,13 +100,13 @@ const messageOf = (frame: Transport.Incoming): JsonRpc.Message => {
   return frame.success
 }
 
-const paramsOf = (frame: Transport.Incoming): { readonly [key: string]: unknown } => {
+export const paramsOf = (frame: Transport.Incoming): { readonly [key: string]: unknown } => {
   const message = messageOf(frame)
   const params = "params" in message ? message.params : undefined
   return Predicate.isObject(params) ? params : assert.fail(`expected object params in ${Match.describe(message)}`)
 }
 
-const methodIs =
+export const methodIs =
   (method: string) =>
   (frame: Transport.Incoming): boolean =>
     Result.isSuccess(frame) &&
