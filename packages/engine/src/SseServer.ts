@@ -4,10 +4,18 @@
  * first announces (`endpoint` event) the URL to POST messages to, carrying
  * the session id as a query parameter, then carries every server message as
  * a `message` event. The session ends with the event stream.
+ *
+ * One client cannot take the server: it holds at most `maxSessionsPerClient`
+ * event streams; a `list_changed` or `resources/updated` notification its
+ * stream has not delivered yet is not queued again; and a stream whose client
+ * reads nothing for `writeTimeout` while messages wait is closed (the client
+ * reconnects and starts a new session, as this revision has no resumption).
  */
 import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 import type * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import type * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as HttpRouter from "effect/http/HttpRouter"
@@ -20,7 +28,9 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SecureRandom from "effect/crypto/SecureRandom"
 import * as Run from "./internal/httpServerRun.ts"
+import { remoteAddressOf } from "./internal/httpServerSessions.ts"
 import * as Wire from "./internal/httpWire.ts"
+import { idempotencyKeyOf } from "./internal/jsonRpcSniff.ts"
 import * as Transport from "./Transport.ts"
 
 /** Settings of the legacy HTTP+SSE server transport. */
@@ -38,6 +48,12 @@ export interface Options<E = never, R = never> {
   readonly maxBodyBytes?: number | undefined
   /** Event streams open at once; more get 503. Default 10,000. */
   readonly maxSessions?: number | undefined
+  /** Event streams one client may hold open at once; more get 429. Default 1,000. */
+  readonly maxSessionsPerClient?: number | undefined
+  /** Who a request comes from, for `maxSessionsPerClient`. Default: its remote address. */
+  readonly clientOf?: ((request: HttpServerRequest.HttpServerRequest) => string | undefined) | undefined
+  /** An event stream whose client reads nothing for this long while messages wait is closed. Default 30 seconds. */
+  readonly writeTimeout?: Duration.Input | undefined
   /**
    * Messages the event stream buffers for a client that reads slowly; `send`
    * suspends while that many wait. Default 1,024.
@@ -53,6 +69,8 @@ export interface SseServer {
   readonly messages: Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>
   /** The number of open sessions. */
   readonly sessionCount: () => number
+  /** Event streams closed because their client stopped reading (see `writeTimeout`). */
+  readonly evictedConnections: () => number
 }
 
 /** The services the transport provides to each session it starts. */
@@ -62,6 +80,11 @@ interface Entry {
   readonly incoming: Queue.Queue<Transport.Incoming, Transport.TransportError | Cause.Done>
   readonly outgoing: Queue.Queue<string, Cause.Done>
   readonly scope: Scope.Closeable
+  readonly client: string | undefined
+  /** When the client last took events (or the stream opened). */
+  takenAt: number
+  /** Idempotent notifications queued and not yet taken: key -> event text. */
+  unread: Map<string, string> | undefined
 }
 
 const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")
@@ -95,11 +118,24 @@ export const make = Effect.fnUntraced(function* <E, R>(
   const maxSessions = options.maxSessions ?? 10_000
   const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024
   const maxBuffered = Math.max(1, options.maxBufferedMessages ?? 1024)
+  const maxPerClient = options.maxSessionsPerClient ?? 1_000
+  const clientOf = options.clientOf ?? remoteAddressOf
+  const writeTimeoutMs = Duration.toMillis(Duration.fromInputUnsafe(options.writeTimeout ?? Duration.seconds(30)))
+  const clock = yield* Clock.Clock
   const sessions = new Map<string, Entry>()
+  const perClient = new Map<string, number>()
+  let evicted = 0
 
   const close = (id: string, entry: Entry) =>
     Effect.suspend(() => {
-      if (sessions.get(id) === entry) sessions.delete(id)
+      if (sessions.get(id) === entry) {
+        sessions.delete(id)
+        if (entry.client !== undefined) {
+          const left = (perClient.get(entry.client) ?? 1) - 1
+          if (left > 0) perClient.set(entry.client, left)
+          else perClient.delete(entry.client)
+        }
+      }
       // Outgoing ends first: from the moment the session sees its input end, sends fail with Closed.
       Queue.endUnsafe(entry.outgoing)
       return Effect.andThen(Queue.end(entry.incoming), Scope.close(entry.scope, Exit.void))
@@ -108,30 +144,74 @@ export const make = Effect.fnUntraced(function* <E, R>(
     Effect.forEach([...sessions.entries()], ([id, entry]) => close(id, entry), { discard: true })
   )
 
+  // Streams whose client took nothing for the write timeout while messages waited are closed.
+  const watch = Effect.suspend(() => {
+    const now = clock.currentTimeMillisUnsafe()
+    const stalled: Array<readonly [string, Entry]> = []
+    for (const [id, entry] of sessions) {
+      if (Queue.sizeUnsafe(entry.outgoing) > 0 && now - entry.takenAt >= writeTimeoutMs) stalled.push([id, entry])
+    }
+    evicted += stalled.length
+    return Effect.forEach(
+      stalled,
+      ([id, entry]) => {
+        // Shut down, not ended: the body stops now instead of waiting for a reader that never comes.
+        Queue.shutdownUnsafe(entry.outgoing)
+        return close(id, entry)
+      },
+      { discard: true }
+    )
+  })
+  yield* Effect.sleep(Duration.millis(Math.max(1, writeTimeoutMs / 2))).pipe(
+    Effect.andThen(watch),
+    Effect.forever,
+    Effect.forkScoped
+  )
+
   const sse = Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
     const refused = guard(request)
     if (refused !== undefined) return refused
     if (request.method !== "GET") return Wire.methodNotAllowed("GET")
     if (sessions.size >= maxSessions) return Wire.transportError(503, "Service Unavailable: too many sessions")
+    const client = clientOf(request)
+    if (client !== undefined && (perClient.get(client) ?? 0) >= maxPerClient) {
+      return Wire.transportError(429, `Too Many Requests: at most ${maxPerClient} sessions per client`)
+    }
+    if (client !== undefined) perClient.set(client, (perClient.get(client) ?? 0) + 1)
     const id = hex(SecureRandom.randomBytesUnsafe(16))
     const scope = yield* Scope.fork(serverScope)
     const incoming = yield* Queue.bounded<Transport.Incoming, Transport.TransportError | Cause.Done>(256)
     // Bounded, so a slow reader makes `send` wait instead of growing memory.
     const outgoing = yield* Queue.bounded<string, Cause.Done>(maxBuffered + 1)
-    const entry: Entry = { incoming, outgoing, scope }
+    const entry: Entry = {
+      incoming,
+      outgoing,
+      scope,
+      client,
+      takenAt: clock.currentTimeMillisUnsafe(),
+      unread: undefined
+    }
     sessions.set(id, entry)
     Queue.offerUnsafe(outgoing, Wire.formatEvent({ event: "endpoint", data: endpoint(id) }))
     yield* Scope.addFinalizer(scope, Queue.end(outgoing))
     const transport: Transport.TransportShape = {
       incoming: Stream.fromQueue(incoming),
       send: (frame) =>
-        Effect.suspend(() =>
-          Effect.flatMap(
-            Queue.offer(outgoing, Wire.formatEvent({ event: "message", data: JsonRpcCodec.encode(frame) })),
-            (accepted) => (accepted ? Effect.void : Effect.fail(closedError))
+        Effect.suspend(() => {
+          const key = idempotencyKeyOf(frame)
+          // The same notification is still waiting for the client: it will act on that one.
+          if (key !== undefined && entry.unread?.has(key) === true) return Effect.void
+          const text = Wire.formatEvent({ event: "message", data: JsonRpcCodec.encode(frame) })
+          if (key !== undefined) {
+            if (entry.unread === undefined) entry.unread = new Map()
+            entry.unread.set(key, text)
+          }
+          return Queue.offer(outgoing, text).pipe(
+            Effect.onInterrupt(() => Effect.sync(() => key !== undefined && entry.unread?.delete(key))),
+            Effect.flatMap((accepted) => (accepted ? Effect.void : Effect.fail(closedError)))
           )
-        )
+        })
     }
     Run.start({
       factory: options.session,
@@ -141,6 +221,14 @@ export const make = Effect.fnUntraced(function* <E, R>(
       onFailure: close(id, entry)
     })
     const body = Stream.fromQueue(outgoing).pipe(
+      Stream.mapArray((texts) => {
+        entry.takenAt = clock.currentTimeMillisUnsafe()
+        const unread = entry.unread
+        if (unread !== undefined) {
+          for (const [key, text] of unread) if (texts.includes(text)) unread.delete(key)
+        }
+        return texts
+      }),
       Stream.encodeText,
       // The session lives as long as its event stream.
       Stream.ensuring(close(id, entry))
@@ -168,7 +256,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
     return HttpServerResponse.text("Accepted", { status: 202 })
   })
 
-  return { sse, messages, sessionCount: () => sessions.size } satisfies SseServer
+  return { sse, messages, sessionCount: () => sessions.size, evictedConnections: () => evicted } satisfies SseServer
 })
 
 /** Adds the SSE and messages routes to the `HttpRouter`. */

@@ -93,7 +93,10 @@ export const layer = <E, R>(
             messagesPath: legacy === true ? undefined : legacy.messagesPath,
             rebinding,
             maxBodyBytes: options.maxBodyBytes,
-            maxSessions: options.maxSessions
+            maxSessions: options.maxSessions,
+            maxSessionsPerClient: options.maxSessionsPerClient,
+            clientOf: options.clientOf,
+            writeTimeout: options.writeTimeout
           })
         )
   const listening = NodeHttpServer.layer(routes, { host, port: options.port ?? 0 }).pipe(Layer.provide(server))

@@ -1,0 +1,79 @@
+/**
+ * The legacy HTTP+SSE server under the attacks of issue 12: one client that
+ * never reads must not hold the server's senders (item 7), and one client
+ * cannot take every session (item 9).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as SseServer from "@effect-mcp/engine/SseServer"
+import * as Transport from "@effect-mcp/engine/Transport"
+import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import * as Effect from "effect/Effect"
+import * as HttpRouter from "effect/http/HttpRouter"
+import { TestClock } from "effect/testing"
+import { inMemoryClient, rawRequest } from "./StreamableHttpFixtures.ts"
+
+const SSE_URL = "http://localhost/sse"
+
+/** Turns of the scheduler, enough for every runnable fiber to reach its next suspension. */
+const settle = Effect.forEach(Array.from({ length: 32 }), () => Effect.yieldNow, { discard: true })
+
+/** An SseServer whose sessions hand their transport out instead of running an MCP session. */
+const make = (options: Partial<SseServer.Options<never, Transport.Transport>>) =>
+  Effect.gen(function* () {
+    const transports: Array<Transport.TransportShape> = []
+    const server = yield* SseServer.make({
+      ...options,
+      session: Effect.flatMap(Transport.Transport, (transport) => {
+        transports.push(transport)
+        return Effect.never
+      })
+    })
+    const app = yield* HttpRouter.toHttpEffect(HttpRouter.addAll([HttpRouter.route("GET", "/sse", server.sse)]))
+    const open = (headers: Record<string, string> = {}) =>
+      rawRequest(inMemoryClient(app), "GET", { accept: "text/event-stream", ...headers }, SSE_URL)
+    return { server, transports, open }
+  })
+
+describe("legacy HTTP+SSE server: a client that never reads", () => {
+  it.effect("list_changed to an unread stream is coalesced; a stream stalled past writeTimeout is closed", () =>
+    Effect.gen(function* () {
+      const { server, transports, open } = yield* make({ maxBufferedMessages: 2, writeTimeout: "10 seconds" })
+      yield* open()
+      yield* settle
+      const transport = transports[0]!
+      // The endpoint event, one list_changed and one message fill the buffer (2 + the endpoint);
+      // the same list_changed again is dropped.
+      const floods = Effect.forEach(
+        Array.from({ length: 1000 }),
+        () => transport.send(JsonRpc.notification("notifications/tools/list_changed")),
+        { discard: true }
+      )
+      const flood = yield* Effect.forkChild(floods)
+      yield* settle
+      assert.isDefined(flood.pollUnsafe(), "a list_changed waited on a client that never reads")
+      yield* transport.send(JsonRpc.notification("notifications/message"))
+      const blocked = yield* Effect.forkChild(transport.send(JsonRpc.notification("notifications/message")))
+      yield* settle
+      assert.isUndefined(blocked.pollUnsafe(), "a send on a full stream waits for the reader")
+      yield* TestClock.adjust("16 seconds")
+      yield* settle
+      assert.strictEqual(server.evictedConnections(), 1)
+      assert.strictEqual(server.sessionCount(), 0)
+      const exit = yield* Effect.exit(transport.send(JsonRpc.notification("notifications/message")))
+      assert.isTrue(exit._tag === "Failure", "the closed session's sends fail")
+    })
+  )
+})
+
+describe("legacy HTTP+SSE server: sessions per client", () => {
+  it.effect("one client holds at most maxSessionsPerClient streams (429 beyond); others still get theirs", () =>
+    Effect.gen(function* () {
+      const { server, open } = yield* make({ maxSessionsPerClient: 2, clientOf: (r) => r.headers["x-client"] })
+      assert.strictEqual((yield* open({ "x-client": "mallory" })).status, 200)
+      assert.strictEqual((yield* open({ "x-client": "mallory" })).status, 200)
+      assert.strictEqual((yield* open({ "x-client": "mallory" })).status, 429)
+      assert.strictEqual((yield* open({ "x-client": "alice" })).status, 200)
+      assert.strictEqual(server.sessionCount(), 3)
+    })
+  )
+})
