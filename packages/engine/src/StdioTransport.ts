@@ -21,13 +21,12 @@
  * frame costs one pass; frames longer than `maxFrameBytes` are reported as
  * decode failures (answered with -32600) and never buffered whole.
  *
- * A platform that can write to stdout synchronously provides `DirectStdout`
- * next to `Stdio`, and one that can push stdin's bytes `DirectStdin`; the
- * server then writes a frame straight out when nothing is queued before it,
- * and reads without a fiber between stdin and the session. A platform's
- * `Launch` does the same for the client with the child's pipes.
+ * A platform that can write to stdout synchronously, or push stdin's bytes,
+ * hands those streams to `makeServerWith`/`layerServerWith` (`ServerStreams`);
+ * the server then writes a frame straight out when nothing is queued before
+ * it, and reads without a fiber between stdin and the session. A platform's
+ * `Launch` does the same for the client with the child's pipes (`ServerProcess`).
  */
-import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -199,32 +198,31 @@ const once = (effect: Effect.Effect<void>): Effect.Effect<void> => {
 /** Synchronous writes to the stream behind `Stdio.stdout` (whose sink still owns it: errors, end). */
 export type DirectWriter = Outbox.DirectWriter
 
-/**
- * Optional: the platform's stdout as a `DirectWriter`, provided along with a
- * `Stdio` whose `stdout` writes to the same stream.
- */
-export class DirectStdout extends Context.Service<DirectStdout, DirectWriter>()(
-  "@effect-mcp/engine/StdioTransport/DirectStdout"
-) {}
-
 /** A push source of bytes: `start` reports chunks, the end or a failure until stopped. */
 export type DirectReader = Inbox.DirectReader
 
 /**
- * Optional: the platform's stdin as a `DirectReader`, provided along with a
- * `Stdio` whose `stdin` reads the same stream (then unused).
+ * A platform's faster access to the streams behind the current `Stdio`,
+ * handed to `makeServerWith` explicitly. Each is optional: without one, the
+ * transport goes through `Stdio` alone.
  */
-export class DirectStdin extends Context.Service<DirectStdin, DirectReader>()(
-  "@effect-mcp/engine/StdioTransport/DirectStdin"
-) {}
+export interface ServerStreams {
+  /** stdin's bytes pushed as they arrive (then `Stdio.stdin` is not read): no fiber between stdin and the session. */
+  readonly stdin?: DirectReader | undefined
+  /** stdout written synchronously while nothing is queued before a frame (the `Stdio.stdout` sink still owns it). */
+  readonly stdout?: DirectWriter | undefined
+}
 
 /** The server side over the current `Stdio`; closing the scope closes it. */
-export const makeServer = Effect.fnUntraced(function* (
+export const makeServer = (options?: ServerOptions): Effect.Effect<StdioServer, never, Stdio.Stdio | Scope.Scope> =>
+  makeServerWith({}, options)
+
+/** The server side over the current `Stdio`, with a platform's direct access to its streams. */
+export const makeServerWith = Effect.fnUntraced(function* (
+  streams: ServerStreams,
   options?: ServerOptions
 ): Effect.fn.Return<StdioServer, never, Stdio.Stdio | Scope.Scope> {
   const stdio = yield* Stdio.Stdio
-  const direct = yield* Effect.serviceOption(DirectStdout)
-  const directStdin = yield* Effect.serviceOption(DirectStdin)
   const maxFrameBytes = options?.maxFrameBytes ?? defaults.maxFrameBytes
   const outbox = yield* Outbox.make(
     stdio.stdout({ endOnDone: true }),
@@ -233,18 +231,15 @@ export const makeServer = Effect.fnUntraced(function* (
       maxFrameBytes,
       target: "stdout"
     },
-    Option.getOrUndefined(direct)
+    streams.stdout
   )
 
-  const inbox = new Inbox.Inbox(
-    Option.getOrElse(directStdin, () => stdio.stdin),
-    {
-      maxFrameBytes,
-      capacity: defaults.incomingCapacity,
-      scope: yield* Effect.scope,
-      failureMessage: "reading stdin failed"
-    }
-  )
+  const inbox = new Inbox.Inbox(streams.stdin ?? stdio.stdin, {
+    maxFrameBytes,
+    capacity: defaults.incomingCapacity,
+    scope: yield* Effect.scope,
+    failureMessage: "reading stdin failed"
+  })
   const incoming = inbox.stream.pipe(
     // Whoever was on the other end of stdin is gone: nothing sent now would be read.
     Stream.ensuring(Effect.sync(() => outbox.refuse(Outbox.closedError("stdin has ended"))))
@@ -267,10 +262,17 @@ export const makeServer = Effect.fnUntraced(function* (
  * messages only.
  */
 export const layerServer = (options?: ServerOptions): Layer.Layer<Transport.Transport, never, Stdio.Stdio> =>
+  layerServerWith({}, options)
+
+/** `layerServer` with a platform's direct access to the streams (see `ServerStreams`). */
+export const layerServerWith = (
+  streams: ServerStreams,
+  options?: ServerOptions
+): Layer.Layer<Transport.Transport, never, Stdio.Stdio> =>
   Layer.merge(
     Layer.effect(
       Transport.Transport,
-      Effect.map(makeServer(options), (server) => Transport.Transport.of(server))
+      Effect.map(makeServerWith(streams, options), (server) => Transport.Transport.of(server))
     ),
     Layer.succeed(Logger.LogToStderr, true)
   )

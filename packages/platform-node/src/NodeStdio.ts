@@ -49,7 +49,7 @@ const stdioError = (method: string) => (cause: unknown) =>
 
 /**
  * `Stdio` as @effect/platform-node builds it, except that stdin's stream
- * module loads on first use: the server reads stdin through `DirectStdin`, and
+ * module loads on first use: the server reads stdin directly (`serverStreams`), and
  * that module and the ones it pulls in are a noticeable part of a start.
  */
 const nodeStdio = Stdio.make({
@@ -130,11 +130,10 @@ const consoleToStderr: Effect.Effect<void, never, Scope.Scope> = Effect.acquireR
     })
 )
 
-const serverStdio = Layer.mergeAll(
-  Layer.succeed(Stdio.Stdio, nodeStdio),
-  Layer.succeed(StdioTransport.DirectStdout, directStdout),
-  Layer.succeed(StdioTransport.DirectStdin, directStdin)
-)
+const serverStdio = Layer.succeed(Stdio.Stdio, nodeStdio)
+
+/** This process's stdin and stdout, for the transport to use directly. */
+const serverStreams: StdioTransport.ServerStreams = { stdin: directStdin, stdout: directStdout }
 
 /**
  * The server side over this process's stdin and stdout. The built-in loggers
@@ -156,7 +155,7 @@ const serverStdio = Layer.mergeAll(
  * ```
  */
 export const layerServer = (options?: StdioTransport.ServerOptions): Layer.Layer<Transport.Transport> =>
-  StdioTransport.layerServer(options).pipe(
+  StdioTransport.layerServerWith(serverStreams, options).pipe(
     Layer.provide(serverStdio),
     Layer.provideMerge(Layer.effectDiscard(consoleToStderr))
   )
@@ -165,7 +164,10 @@ export const layerServer = (options?: StdioTransport.ServerOptions): Layer.Layer
 export const makeServer = (
   options?: StdioTransport.ServerOptions
 ): Effect.Effect<StdioTransport.StdioServer, never, Scope.Scope> =>
-  Effect.andThen(consoleToStderr, StdioTransport.makeServer(options).pipe(Effect.provide(serverStdio)))
+  Effect.andThen(
+    consoleToStderr,
+    StdioTransport.makeServerWith(serverStreams, options).pipe(Effect.provide(serverStdio))
+  )
 
 /**
  * The client side: spawns the server as a Node child process; releasing the layer shuts it down.
