@@ -5,6 +5,7 @@
  * Also counts the modules a start loads (a `--import` hook, in a separate run).
  */
 import { spawn } from "node:child_process"
+import * as FsSync from "node:fs"
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -24,16 +25,35 @@ const initialize = `${JSON.stringify({
 
 const timeoutMs = 30_000
 
+/** One start: wall time and the server's main-thread CPU time, spawn to `initialize` answered. */
+export interface Start {
+  readonly ms: number
+  /**
+   * CPU time of the server's main thread (where modules load and run) when the
+   * answer arrived, from `/proc/<pid>/schedstat`: far less disturbed than wall
+   * time by other processes on a shared machine. NaN where there is no /proc.
+   */
+  readonly cpuMs: number
+}
+
+const mainThreadCpuMs = (pid: number | undefined): number => {
+  try {
+    return Number(FsSync.readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ")[0]) / 1e6
+  } catch {
+    return Number.NaN
+  }
+}
+
 /**
- * Milliseconds from spawn to the first stdout line holding the answer to
- * `initialize` (checked to be a result), then the child is killed.
+ * From spawn to the first stdout line holding the answer to `initialize`
+ * (checked to be a result), then the child is killed.
  * `env` is the child's whole environment.
  */
 export const initializeAnswered = (
   server: Server,
   env: NodeJS.ProcessEnv,
   nodeArgs: ReadonlyArray<string> = []
-): Promise<number> =>
+): Promise<Start> =>
   new Promise((resolve, reject) => {
     const start = performance.now()
     const child = spawn(process.execPath, [...nodeArgs, server.script, ...(server.args ?? [])], {
@@ -61,10 +81,11 @@ export const initializeAnswered = (
       const end = stdout.indexOf("\n")
       if (end < 0) return
       const elapsed = performance.now() - start
+      const cpuMs = mainThreadCpuMs(child.pid)
       const line = stdout.slice(0, end)
       finish(() => {
         const message = JSON.parse(line) as { readonly id?: unknown; readonly result?: unknown }
-        if (message.id === 1 && message.result !== undefined) resolve(elapsed)
+        if (message.id === 1 && message.result !== undefined) resolve({ ms: elapsed, cpuMs })
         else reject(new Error(`${server.script}: not an initialize result: ${line.slice(0, 200)}`))
       })
     })

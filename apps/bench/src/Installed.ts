@@ -2,8 +2,8 @@
  * The packages as a user gets them, for W2's cold start: every effect-mcp
  * package built and packed, the tarballs installed with npm into a temporary
  * project outside the workspace next to the official SDK, zod and the SDK's
- * reference everything server (the versions this package pins), and the two
- * plain-JavaScript echo servers of `installed/` copied in. Nothing there is
+ * reference everything server (the versions this package pins), and the
+ * plain-JavaScript servers of `installed/` (two echo servers, two floors) copied in. Nothing there is
  * TypeScript: Node loads the built `dist` as published.
  */
 import { execFile } from "node:child_process"
@@ -20,6 +20,10 @@ export interface Installed {
   readonly effectEcho: string
   /** The SDK's echo server (`sdkEcho.mjs`). */
   readonly sdkEcho: string
+  /** Node alone answering `initialize` (`nodeFloor.mjs`). */
+  readonly nodeFloor: string
+  /** effect's Effect, Layer, Schema and Node runtime imported, then Node answering (`effectFloor.mjs`). */
+  readonly effectFloor: string
   /** The installed `mcp-everything-server` launcher. */
   readonly effectEverything: string
   /** The installed `@modelcontextprotocol/server-everything` entry point (its bin). */
@@ -78,7 +82,7 @@ export const make = async (): Promise<Installed> => {
     await Fs.writeFile(Path.join(dir, "package.json"), JSON.stringify(project, null, 2))
     // The tarballs by path, next to the registry packages above (npm names each from its own package.json).
     await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", ...tarballs], dir)
-    for (const file of ["effectEcho.mjs", "sdkEcho.mjs", "countModules.mjs"]) {
+    for (const file of ["effectEcho.mjs", "sdkEcho.mjs", "nodeFloor.mjs", "effectFloor.mjs", "countModules.mjs"]) {
       await Fs.copyFile(Path.join(benchDir, "installed", file), Path.join(dir, file))
     }
     const modules = Path.join(dir, "node_modules")
@@ -89,6 +93,8 @@ export const make = async (): Promise<Installed> => {
       dir,
       effectEcho: Path.join(dir, "effectEcho.mjs"),
       sdkEcho: Path.join(dir, "sdkEcho.mjs"),
+      nodeFloor: Path.join(dir, "nodeFloor.mjs"),
+      effectFloor: Path.join(dir, "effectFloor.mjs"),
       effectEverything: await Fs.realpath(Path.join(modules, ".bin", "mcp-everything-server")),
       sdkEverything: Path.join(sdkEverythingPackage, sdkEverythingBin["mcp-server-everything"]!),
       countModules: Path.join(dir, "countModules.mjs"),

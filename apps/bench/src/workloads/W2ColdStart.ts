@@ -36,7 +36,13 @@ const servers: ReadonlyArray<Server> = [
     id: "sdk-everything",
     label: "SDK everything (server-everything)",
     server: (i) => ({ script: i.sdkEverything, args: ["stdio"] })
-  }
+  },
+  {
+    id: "effect-floor",
+    label: "effect floor (effect imported, no MCP library)",
+    server: (i) => ({ script: i.effectFloor })
+  },
+  { id: "node-floor", label: "Node floor (no library)", server: (i) => ({ script: i.nodeFloor }) }
 ]
 
 /** How a start is made: the compile-cache settings of its environment. */
@@ -60,10 +66,12 @@ const metrics: ReadonlyArray<Metric> = [
   { key: "plain", label: "cold start ms, as installed", digits: 0 },
   { key: "noCache", label: "ms, no compile cache", digits: 0 },
   { key: "cache", label: "ms, NODE_COMPILE_CACHE", digits: 0 },
+  { key: "cpuNoCache", label: "main-thread CPU ms, no compile cache", digits: 0 },
+  { key: "cpuCache", label: "main-thread CPU ms, NODE_COMPILE_CACHE", digits: 0 },
   { key: "modules", label: "modules loaded", digits: 0 }
 ]
 
-const timed = ["plain", "noCache", "cache", "modules"]
+const timed = ["plain", "noCache", "cache", "cpuNoCache", "cpuCache", "modules"]
 
 const ratios: ReadonlyArray<RatioSpec> = [
   { label: "effect-mcp echo / SDK echo", numerator: "effect-echo", denominator: "sdk-echo", metrics: timed },
@@ -72,7 +80,9 @@ const ratios: ReadonlyArray<RatioSpec> = [
     numerator: "effect-everything",
     denominator: "sdk-everything",
     metrics: timed
-  }
+  },
+  // effect's own import cost against the SDK's whole server: the part of the echo ratio no change here can remove.
+  { label: "effect floor / SDK echo", numerator: "effect-floor", denominator: "sdk-echo", metrics: timed }
 ]
 
 /** Installs the packages, counts modules, fills the compile cache, then times starts in interleaved rounds. */
@@ -97,7 +107,9 @@ export const run = async (settings: Settings): Promise<Table> => {
         const server = candidate.server(installed)
         const measured: Record<string, number> = {}
         for (const mode of modes(cacheDir)) {
-          measured[mode.key] = await ColdStart.initializeAnswered(server, environment(mode.set))
+          const start = await ColdStart.initializeAnswered(server, environment(mode.set))
+          measured[mode.key] = start.ms
+          if (mode.key !== "plain") measured[`cpu${mode.key[0]!.toUpperCase()}${mode.key.slice(1)}`] = start.cpuMs
         }
         const count = counts.get(candidate.id)!
         return { ...measured, modules: count }
@@ -113,7 +125,9 @@ export const run = async (settings: Settings): Promise<Table> => {
           `${installed.versions.sdkEverything} from the registry; the echo servers are plain \`.mjs\` files (\`apps/bench/installed/\`) over the installed \`dist\`, no type stripping.`,
         "As installed: no compile-cache variable set (a launcher may turn the cache on itself); no compile cache: `NODE_DISABLE_COMPILE_CACHE=1`; NODE_COMPILE_CACHE: a cache directory filled by a first start.",
         "The installed `mcp-everything-server` bin runs the rolldown bundle its package ships (`dist/bundle/main.mjs`, built with the package) and turns Node's compile cache on itself; the SDK's bin runs its modules. The echo servers are the user's own `.mjs` over the installed modules: no bundle, no cache unless the environment sets one.",
-        "Cold start is spawn to the `initialize` response read by a bare client (one NDJSON line out, one in). Modules: files loaded (ESM and CommonJS, counted by a `module.registerHooks` resolve hook) by the time `initialize` was answered."
+        "Cold start is spawn to the `initialize` response read by a bare client (one NDJSON line out, one in). Modules: files loaded (ESM and CommonJS, counted by a `module.registerHooks` resolve hook) by the time `initialize` was answered.",
+        "Main-thread CPU: the server's main thread's CPU time when the answer arrived (`/proc/<pid>/schedstat`), where modules are compiled, linked and run; far steadier than wall time on a shared machine.",
+        "The floors split a start: the Node floor answers `initialize` with Node alone; the effect floor first imports what every effect-mcp server imports from effect itself (`effect/Effect`, `effect/Layer`, `effect/Schema`, `@effect/platform-node/NodeRuntime`), so effect-mcp echo minus effect floor is effect-mcp's own share and effect floor minus Node floor is effect's."
       ],
       series
     }
