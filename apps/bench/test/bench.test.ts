@@ -102,12 +102,15 @@ describe("bench --quick", () => {
               "SDK echo",
               "effect-mcp everything (mcp-everything-server)",
               "SDK everything (server-everything)",
+              "effect floor (effect imported, no MCP library)",
+              "Node floor (no library)",
               "effect-mcp echo / SDK echo",
-              "effect-mcp everything / SDK everything"
+              "effect-mcp everything / SDK everything",
+              "effect floor / SDK echo"
             ]
           )
           for (const row of cold.rows.filter((r) => r.kind === "implementation")) {
-            for (const key of ["plain", "noCache", "cache"]) {
+            for (const key of ["plain", "noCache", "cache", "cpuNoCache", "cpuCache"]) {
               assert.isTrue(row.values[key]!.median > 0, `${row.label} ${key}`)
             }
             assert.isTrue(row.values.modules!.median > 0, `${row.label} loads modules`)
