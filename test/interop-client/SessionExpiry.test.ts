@@ -18,6 +18,7 @@ import * as StreamableHttpClient from "@effect-mcp/engine/StreamableHttpClient"
 import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
 import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
 import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Resource from "@effect-mcp/server/Resource"
 import * as Tool from "@effect-mcp/server/Tool"
 import type * as Tools from "@effect-mcp/protocol/Tools"
 import { assert, describe, it } from "@effect/vitest"
@@ -28,8 +29,11 @@ import * as Fiber from "effect/Fiber"
 import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import { node, spawnChild, waitFor } from "../support/ServerProcess.ts"
 
 const TIMEOUT = 30_000
@@ -55,7 +59,15 @@ const Slow = Tool.make("slow", {
       Effect.as({ content: [{ type: "text" as const, text: "never" }] })
     )
 })
-const Server = Tool.layer(Echo, Slow).pipe(Layer.provideMerge(McpServer.layer({ name: "expiry", version: "1.0.0" })))
+const Touch = Tool.make("touch", {
+  description: "Announces that the note changed",
+  input: Schema.Struct({}),
+  handler: () => Effect.as(McpServer.resourceUpdated("test://note"), { content: [] })
+})
+const Note = Resource.make({ uri: "test://note", name: "note", read: Effect.succeed("a note") })
+const Server = Layer.mergeAll(Tool.layer(Echo, Slow, Touch), Resource.layer(Note)).pipe(
+  Layer.provideMerge(McpServer.layer({ name: "expiry", version: "1.0.0" }))
+)
 
 /** The effect-mcp server listening in a scope of its own (closed by the test or with it); its /mcp URL. */
 const listen = Effect.gen(function* () {
@@ -135,6 +147,36 @@ describe("McpClient: a session the server ended", () => {
         assert.strictEqual(textOf(yield* client.callTool("echo", { text: "after" })), "echo:after")
         assert.notStrictEqual(http.sessionId(), first)
         assert.strictEqual(textOf(yield* client.callTool("echo", { text: "again" })), "echo:again")
+      }),
+    TIMEOUT
+  )
+
+  it.live(
+    "effect-mcp server: a resource followed with resourceUpdates is subscribed again on the new session",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* listen
+        const { client, http } = yield* connect(server.url)
+        const updates = yield* Queue.unbounded<string>()
+        yield* client.resourceUpdates("test://note").pipe(
+          Stream.runForEach((update) => Queue.offer(updates, update.uri)),
+          Effect.forkScoped
+        )
+        // The subscription is in place once an update gets through.
+        let first: Option.Option<string> = Option.none()
+        while (Option.isNone(first)) {
+          yield* client.callTool("touch", {})
+          first = yield* Queue.take(updates).pipe(Effect.timeoutOption("200 millis"))
+        }
+        yield* Queue.clear(updates)
+        assert.strictEqual(yield* deleteSession(server.url, http.sessionId()!, http.protocolVersion()), 200)
+        assert.strictEqual(textOf(yield* client.callTool("echo", { text: "renewed" })), "echo:renewed")
+        let again: Option.Option<string> = Option.none()
+        for (let i = 0; i < 25 && Option.isNone(again); i++) {
+          yield* client.callTool("touch", {})
+          again = yield* Queue.take(updates).pipe(Effect.timeoutOption("200 millis"))
+        }
+        assert.deepStrictEqual(again, Option.some("test://note"), "updates flow on the new session")
       }),
     TIMEOUT
   )

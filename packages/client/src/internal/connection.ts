@@ -78,6 +78,11 @@ export interface Connection {
     method: string,
     params?: object | undefined
   ) => Effect.Effect<void, Transport.TransportError | PeerError.NotSupported | StreamableHttpClient.SessionExpired>
+  /**
+   * Registers what to redo on every new session (resubscribing, say); it
+   * runs in a fiber of its own once the new session is in place.
+   */
+  readonly onRenewal: (redo: Effect.Effect<void>) => void
 }
 
 /** Connects over the current transport (negotiating the revision); the connection lasts as long as the scope. */
@@ -93,7 +98,8 @@ export const make = Effect.fnUntraced(function* (options: ClientSession.Options)
     const direct: Connection = {
       current: () => first,
       request: (method, params, callOptions) => first.request(method, params, callOptions),
-      notify: (method, params) => first.notify(method, params)
+      notify: (method, params) => first.notify(method, params),
+      onRenewal: () => {}
     }
     return direct
   }
@@ -108,6 +114,7 @@ export const make = Effect.fnUntraced(function* (options: ClientSession.Options)
   let currentScope: Scope.Closeable | undefined
   // Set while a new session is negotiated; calls wait for it.
   let renewing: Deferred.Deferred<void> | undefined
+  const redos: Array<Effect.Effect<void>> = []
 
   /** Starts a new session in place of `expired`, unless that is done or under way. */
   const start = (expired: Session.SessionShape): Effect.Effect<void> =>
@@ -126,14 +133,21 @@ export const make = Effect.fnUntraced(function* (options: ClientSession.Options)
         current = session
         currentScope = scope
         yield* watch(session)
+        // After `renewing` is cleared (below): what is redone goes through the new session, not waiting for it.
+        return true
       }).pipe(
         // A failed renewal leaves the expired session: the next call fails as expired and tries again.
-        Effect.ignore,
+        Effect.orElseSucceed(() => false),
         Effect.ensuring(
           Effect.sync(() => {
             renewing = undefined
             Deferred.doneUnsafe(done, Exit.void)
           })
+        ),
+        Effect.tap((renewed) =>
+          renewed && redos.length > 0
+            ? Effect.forkIn(Effect.all(redos, { concurrency: "unbounded", discard: true }), parent)
+            : Effect.void
         ),
         Effect.provideContext(context)
       )
@@ -178,7 +192,10 @@ export const make = Effect.fnUntraced(function* (options: ClientSession.Options)
   const renewed: Connection = {
     current: () => current,
     request: (method, params, callOptions) => through((s) => s.request(method, params, callOptions)),
-    notify: (method, params) => through((s) => s.notify(method, params))
+    notify: (method, params) => through((s) => s.notify(method, params)),
+    onRenewal: (redo) => {
+      redos.push(redo)
+    }
   }
   return renewed
 })

@@ -51,7 +51,7 @@ const uriOf = (params: unknown): string | undefined => {
 }
 
 export const make = (
-  session: Pick<Connection.Connection, "request">,
+  session: Pick<Connection.Connection, "request" | "onRenewal">,
   hub: Hub.Hub,
   ackTimeout: Duration.Input
 ): Subscriptions => {
@@ -84,6 +84,17 @@ export const make = (
         return Effect.ignore(session.request("resources/unsubscribe", { uri }))
       })
     )
+
+  // A new session knows none of the old one's subscriptions: each URI still followed is subscribed again.
+  session.onRenewal(
+    subscribeLock.withPermit(
+      Effect.suspend(() =>
+        Effect.forEach([...counts.keys()], (uri) => Effect.ignore(session.request("resources/subscribe", { uri })), {
+          discard: true
+        })
+      )
+    )
+  )
 
   const resource = (uri: string) =>
     Stream.unwrap(
