@@ -5,6 +5,7 @@
  */
 import type * as Peer from "@effect-mcp/engine/Peer"
 import * as PeerError from "@effect-mcp/engine/PeerError"
+import * as ProgressStream from "@effect-mcp/engine/ProgressStream"
 import * as Session from "@effect-mcp/engine/Session"
 import * as Completion from "@effect-mcp/protocol/Completion"
 import * as Features from "@effect-mcp/protocol/Features"
@@ -18,7 +19,6 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
-import * as Queue from "effect/Queue"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -262,16 +262,8 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
     callOptions?: McpClient.CallToolOptions
   ) =>
     // The error is also the caller's decoded `failure`: any value, typed by the overloads.
-    Stream.callback<McpClient.ProgressEvent<Tools.CallToolResult>, unknown>((queue) =>
-      callToolWith(name, args, callOptions, (update) => {
-        Queue.offerUnsafe(queue, { _tag: "Progress", update })
-      }).pipe(
-        Effect.matchCauseEffect({
-          onSuccess: (value) => Effect.andThen(Queue.offer(queue, { _tag: "Result", value }), Queue.end(queue)),
-          onFailure: (cause) => Queue.failCause(queue, cause)
-        }),
-        Effect.forkScoped
-      )
+    ProgressStream.make<Tools.CallToolResult, unknown>((onProgress) =>
+      callToolWith(name, args, callOptions, onProgress)
     )
 
   // ---- resources, prompts, completion ----------------------------------------
