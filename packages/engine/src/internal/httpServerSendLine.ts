@@ -22,7 +22,6 @@ import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Queue from "effect/Queue"
 import type * as EventStore from "../EventStore.ts"
 import * as Transport from "../Transport.ts"
 import * as Streams from "./httpServerStream.ts"
@@ -158,7 +157,7 @@ export abstract class SendLine extends Lock {
   ): void {
     const text = formatEvent({ id, event: data === "" ? undefined : "message", data, retryMs })
     if (stream.connection !== undefined) {
-      Queue.offerUnsafe(stream.connection, text)
+      Streams.push(stream.connection, text)
       if (key !== undefined) Streams.noteUnread(stream, key, text)
     } else if (stream.standalone && data !== "") {
       if (this.undelivered === undefined) this.undelivered = []
@@ -171,7 +170,7 @@ export abstract class SendLine extends Lock {
     stream.complete = true
     // A JSON reply is never resumed.
     if (stream.collected !== undefined) this.unlist(stream)
-    if (stream.connection !== undefined) Queue.endUnsafe(stream.connection)
+    if (stream.connection !== undefined) stream.connection.close()
     // What still waits was sent for requests that are answered or cancelled: nobody reads it.
     Streams.release(stream, Exit.void)
     Deferred.doneUnsafe(stream.first, Exit.succeed(undefined))
@@ -220,7 +219,7 @@ export abstract class SendLine extends Lock {
   }
 
   protected hasRoom(stream: LogicalStream): boolean {
-    return stream.connection === undefined || Queue.sizeUnsafe(stream.connection) < this.settings.maxBuffered
+    return stream.connection === undefined || stream.connection.size < this.settings.maxBuffered
   }
 
   /** Makes a frame an event of its stream (or drops it); callers hold the lock. */
@@ -376,11 +375,11 @@ export abstract class SendLine extends Lock {
       for (const stream of streams.values()) {
         const connection = stream.connection
         if (connection === undefined) continue
-        const queued = Queue.sizeUnsafe(connection)
+        const queued = connection.size
         if ((queued > 0 || stream.waiting.length > 0) && now - stream.takenAt >= this.settings.writeTimeoutMs) {
           stalled.push(stream)
         } else if (keepalive && queued === 0) {
-          Queue.offerUnsafe(connection, Streams.KEEPALIVE)
+          Streams.push(connection, Streams.KEEPALIVE)
         }
       }
       return Effect.as(
@@ -397,7 +396,7 @@ export abstract class SendLine extends Lock {
     stream.connection = undefined
     Streams.forgetUnread(stream)
     this.settings.counters.evicted++
-    Queue.shutdownUnsafe(connection)
+    connection.halt()
     return Effect.andThen(Effect.logDebug(`closed a stalled SSE connection of stream ${stream.id}`), this.pump(stream))
   }
 }

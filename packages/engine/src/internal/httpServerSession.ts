@@ -162,8 +162,9 @@ export class HttpSession extends SendLine implements Transport.TransportShape {
   // ---- the HTTP side -------------------------------------------------------------
 
   protected attachTo(stream: LogicalStream): Effect.Effect<Connection> {
-    return Effect.map(Queue.unbounded<string, Cause.Done>(), (connection) => {
-      if (stream.connection !== undefined) Queue.endUnsafe(stream.connection)
+    return Effect.sync(() => {
+      const connection = Streams.newConnection()
+      if (stream.connection !== undefined) stream.connection.close()
       stream.connection = connection
       stream.takenAt = this.now()
       Streams.forgetUnread(stream)
@@ -203,8 +204,8 @@ export class HttpSession extends SendLine implements Transport.TransportShape {
       // Only a stream complete on the connection it opened with is delivered in full by one body.
       if (!stream.complete || stream.connection !== connection) return Effect.succeed(undefined)
       stream.connection = undefined
-      return Effect.flatMap(Queue.clear(connection), (texts) => {
-        Queue.shutdownUnsafe(connection)
+      return Effect.flatMap(Streams.takeAll(connection), (texts) => {
+        connection.halt()
         this.touch()
         this.unlist(stream)
         return Effect.succeed(texts.join(""))
@@ -218,7 +219,7 @@ export class HttpSession extends SendLine implements Transport.TransportShape {
     // A POST's reply keeps the session busy; a GET stream does not (see `active`).
     const exchange = !stream.standalone
     if (exchange) this.active++
-    return Stream.fromQueue(connection).pipe(
+    return Streams.textOf(connection).pipe(
       // Taking events makes room for the senders waiting on this stream.
       Stream.mapArrayEffect((texts) => {
         if (stream.connection === connection) this.taken(stream, texts)
@@ -232,7 +233,7 @@ export class HttpSession extends SendLine implements Transport.TransportShape {
           // Still the stream's connection: it was not cut off (closed early or replaced).
           const current = stream.connection === connection
           if (current) stream.connection = undefined
-          Queue.shutdownUnsafe(connection)
+          connection.halt()
           // Delivered in full: unlisted, but its events stay in the store for as
           // long as it keeps them, so a client whose connection dropped before it
           // read them all resumes as often as it needs.
@@ -252,7 +253,7 @@ export class HttpSession extends SendLine implements Transport.TransportShape {
     return priming && this.store !== undefined
       ? this.write(stream, "", this.settings.retryMs)
       : Effect.sync(() => {
-          if (stream.connection !== undefined) Queue.offerUnsafe(stream.connection, Streams.ACCEPTED)
+          if (stream.connection !== undefined) Streams.push(stream.connection, Streams.ACCEPTED)
         })
   }
 
@@ -270,8 +271,7 @@ export class HttpSession extends SendLine implements Transport.TransportShape {
             Effect.sync(() => {
               const undelivered = this.undelivered
               this.undelivered = undefined
-              if (undelivered !== undefined)
-                for (const text of undelivered) Queue.offerUnsafe(standalone.connection!, text)
+              if (undelivered !== undefined) for (const text of undelivered) Streams.push(standalone.connection!, text)
             })
           ),
           Effect.as(standalone)
@@ -297,12 +297,12 @@ export class HttpSession extends SendLine implements Transport.TransportShape {
               // The replay covers what the GET stream missed.
               if (stream.standalone) this.undelivered = undefined
               for (const event of replay.events) {
-                Queue.offerUnsafe(
+                Streams.push(
                   connection,
                   formatEvent({ id: event.id, event: event.data === "" ? undefined : "message", data: event.data })
                 )
               }
-              if (stream.complete) Queue.endUnsafe(connection)
+              if (stream.complete) connection.close()
               return stream
             })
           })
@@ -316,7 +316,7 @@ export class HttpSession extends SendLine implements Transport.TransportShape {
       if (stream === undefined) return Effect.void
       // Without a store the client could not get the rest: keep the connection.
       if (stream.connection !== undefined && this.store !== undefined) {
-        Queue.endUnsafe(stream.connection)
+        stream.connection.close()
         stream.connection = undefined
       }
       // Without a connection the waiting senders go to the store.
@@ -343,7 +343,7 @@ export class HttpSession extends SendLine implements Transport.TransportShape {
         if (stream.collected !== undefined) {
           for (const id of stream.pending) stream.collected.push(sessionClosedResponse(id))
         }
-        if (stream.connection !== undefined) Queue.endUnsafe(stream.connection)
+        if (stream.connection !== undefined) stream.connection.close()
         Streams.release(stream, Exit.fail(closedError))
         Deferred.doneUnsafe(stream.first, Exit.succeed(undefined))
         Deferred.doneUnsafe(stream.done, Exit.void)

@@ -7,16 +7,16 @@
  */
 import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
-import type * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
-import type * as Queue from "effect/Queue"
-import type * as Stream from "effect/Stream"
+import * as Stream from "effect/Stream"
 import type * as EventStore from "../EventStore.ts"
 import type * as Transport from "../Transport.ts"
 import * as Wire from "./httpWire.ts"
+import { PushQueue } from "./pushQueue.ts"
 
 /** What every session of one server shares. */
 export interface Settings {
@@ -45,7 +45,29 @@ export interface Counters {
   coalesced: number
 }
 
-export type Connection = Queue.Queue<string, Cause.Done>
+/**
+ * The SSE text waiting for one HTTP connection of a stream, read by its body.
+ * The engine's push queue (a microtask wakes the body, not a macrotask per
+ * event); the send line keeps it within `maxBuffered` itself, since a frame
+ * becomes an event only when it is its turn (see httpServerSendLine.ts).
+ */
+export type Connection = PushQueue<string>
+
+/** A new connection buffer. */
+export const newConnection = (): Connection => new PushQueue<string>(Number.MAX_SAFE_INTEGER)
+
+/** Queues SSE text on a connection, unless it was ended (its reader gets no more). */
+export const push = (connection: Connection, text: string): void => {
+  if (!connection.closed) connection.offerNow(text)
+}
+
+/** Everything queued on an ended connection, taken at once (empty when nothing is). */
+export const takeAll = (connection: Connection): Effect.Effect<ReadonlyArray<string>> =>
+  Effect.orElseSucceed(connection.take, () => [])
+
+/** The text of a connection as its body reads it, until the connection ends. */
+export const textOf = (connection: Connection): Stream.Stream<string> =>
+  Stream.fromPull(Effect.succeed(connection.take))
 
 /** A send waiting for room on its stream; `done` completes once its event is queued (or dropped). */
 export interface Waiter {
