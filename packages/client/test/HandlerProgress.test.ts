@@ -11,9 +11,16 @@ import * as SamplingHandler from "@effect-mcp/client/SamplingHandler"
 import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import type * as Session from "@effect-mcp/engine/Session"
 import * as McpError from "@effect-mcp/protocol/McpError"
+import type * as SamplingParams from "@effect-mcp/protocol/Sampling"
+import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Sampling from "@effect-mcp/server/Sampling"
+import * as Tool from "@effect-mcp/server/Tool"
+import * as McpTest from "@effect-mcp/testing/McpTest"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import type { ServerControl } from "./fixtures.ts"
-import { connect } from "./fixtures.ts"
+import { clientInfo, connect } from "./fixtures.ts"
 
 type Params = { readonly [key: string]: unknown }
 
@@ -70,7 +77,10 @@ const sampling = SamplingHandler.layer((params) =>
   })
 )
 
-const samplingParams = { messages: [{ role: "user", content: { type: "text", text: "hi" } }], maxTokens: 5 }
+const samplingParams: SamplingParams.CreateMessageParams = {
+  messages: [{ role: "user", content: { type: "text", text: "hi" } }],
+  maxTokens: 5
+}
 
 describe("HandlerProgress", () => {
   it.effect("2025-11-25: a sampling handler's progress reaches the server request that asked for it", () =>
@@ -152,5 +162,31 @@ describe("HandlerProgress", () => {
         assert.notInclude(wire.methods(), "notifications/progress")
         assert.strictEqual(((result.answer.q as Params).content as Params).text, "1 messages")
       })
+  )
+
+  it.effect("2025-11-25: end to end with McpServer, whose ask takes the progress as it comes", () =>
+    Effect.gen(function* () {
+      const summarize = Tool.make("summarize", {
+        input: Schema.Struct({}),
+        handler: () =>
+          Effect.gen(function* () {
+            const seen: Array<CurrentRequest.ProgressUpdate> = []
+            yield* Sampling.createMessage(samplingParams, {
+              onProgress: (update) => seen.push(update)
+            }).pipe(Effect.orDie)
+            return JSON.stringify(seen)
+          })
+      })
+      const { client } = yield* McpTest.connect(
+        Layer.provideMerge(Tool.layer(summarize), McpServer.layer({ name: "asks", version: "1.0.0" })),
+        { revision: "2025-11-25", clientInfo, clientHandlers: sampling }
+      )
+      const result = yield* client.callTool("summarize", {})
+      const block = result.content[0]
+      assert.deepStrictEqual(JSON.parse(block?.type === "text" ? block.text : "null"), [
+        { progress: 1, total: 2, message: "half way" },
+        { progress: 2, total: 2 }
+      ])
+    })
   )
 })
