@@ -7,6 +7,11 @@
  * revision goes in `MCP-Protocol-Version`, and closing the scope ends the
  * session with DELETE. A 404 for the session expires it; `renew` starts over.
  *
+ * A request whose POST failed with no JSON-RPC answer (the server is
+ * unreachable, or it answered 404 for an expired session) is answered here
+ * with an `InternalError` carrying the transport's error in
+ * `data.transportError`; McpClient turns it back into that `TransportError`.
+ *
  * Frames reach the server in the order they were sent, though each POST may
  * travel on its own connection (the rule is internal/httpClientOrder.ts).
  *

@@ -127,13 +127,15 @@ export class HttpClientSession {
       const failure = new Transport.TransportError({ reason: "Closed", message: error.message, cause: error })
       // Without a session every later POST would be refused: sends fail with the reason instead.
       this.closedWith = failure
+      // The expired session's queue: a `renew` from now on (whoever got an answer below may
+      // start one) leaves it to the old session, which still gets the answers and the end.
       const queue = this.incoming
+      Deferred.doneUnsafe(this.expiredSignal, Exit.succeed(error))
       return Effect.forEach(unanswered, (id) => Queue.offer(queue, Result.succeed(failedAnswer(id, failure))), {
         discard: true
       }).pipe(
         Effect.andThen(
           Effect.sync(() => {
-            Deferred.doneUnsafe(this.expiredSignal, Exit.succeed(error))
             Queue.failCauseUnsafe(queue, Cause.fail(failure))
             return failure
           })
