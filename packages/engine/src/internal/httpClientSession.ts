@@ -131,6 +131,7 @@ export class HttpClientSession {
       // start one) leaves it to the old session, which still gets the answers and the end.
       const queue = this.incoming
       Deferred.doneUnsafe(this.expiredSignal, Exit.succeed(error))
+      // Uninterruptible: a renew interrupts this POST's reader, and the old session must still end.
       return Effect.forEach(unanswered, (id) => Queue.offer(queue, Result.succeed(failedAnswer(id, failure))), {
         discard: true
       }).pipe(
@@ -139,7 +140,8 @@ export class HttpClientSession {
             Queue.failCauseUnsafe(queue, Cause.fail(failure))
             return failure
           })
-        )
+        ),
+        Effect.uninterruptible
       )
     })
   }
