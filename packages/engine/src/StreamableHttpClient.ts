@@ -168,9 +168,9 @@ export const make = Effect.fnUntraced(function* (options: Options) {
         )
       ),
     // A 404 without a session means there is no GET stream, not that a session ended.
-    expired: Effect.suspend(() =>
-      session.sessionId === undefined ? Effect.void : Effect.asVoid(session.expire([], failedAnswer))
-    ),
+    expired: Effect.sync(() => {
+      if (session.sessionId !== undefined) session.expire([], failedAnswer)
+    }),
     isClosed: () => session.closed,
     maxEventBytes,
     failed: (error) => session.fail(error)

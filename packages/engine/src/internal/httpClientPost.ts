@@ -153,7 +153,7 @@ export class Poster {
       if (assigned !== undefined) session.sessionId = assigned
       if (response.status === 404 && hadSession) {
         yield* Effect.ignore(response.text)
-        return yield* Effect.flip(session.expire(requestIds, failedAnswer))
+        return yield* Effect.fail(session.expire(requestIds, failedAnswer))
       }
       if (response.status >= 400) return yield* self.refused(response, frame, requestIds, first)
       if (requestIds.length === 0 || response.status === 202) {

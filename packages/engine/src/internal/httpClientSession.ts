@@ -119,31 +119,20 @@ export class HttpClientSession {
   expire(
     unanswered: ReadonlyArray<JsonRpc.RequestId>,
     failedAnswer: (id: JsonRpc.RequestId, error: Transport.TransportError) => JsonRpc.Message
-  ): Effect.Effect<Transport.TransportError> {
-    return Effect.suspend(() => {
-      if (this.closedWith !== undefined) return Effect.succeed(this.closedWith)
-      const error = new SessionExpired({ sessionId: this.sessionId ?? "" })
-      this.sessionId = undefined
-      const failure = new Transport.TransportError({ reason: "Closed", message: error.message, cause: error })
-      // Without a session every later POST would be refused: sends fail with the reason instead.
-      this.closedWith = failure
-      // The expired session's queue: a `renew` from now on (whoever got an answer below may
-      // start one) leaves it to the old session, which still gets the answers and the end.
-      const queue = this.incoming
-      Deferred.doneUnsafe(this.expiredSignal, Exit.succeed(error))
-      // Uninterruptible: a renew interrupts this POST's reader, and the old session must still end.
-      return Effect.forEach(unanswered, (id) => Queue.offer(queue, Result.succeed(failedAnswer(id, failure))), {
-        discard: true
-      }).pipe(
-        Effect.andThen(
-          Effect.sync(() => {
-            Queue.failCauseUnsafe(queue, Cause.fail(failure))
-            return failure
-          })
-        ),
-        Effect.uninterruptible
-      )
-    })
+  ): Transport.TransportError {
+    if (this.closedWith !== undefined) return this.closedWith
+    const error = new SessionExpired({ sessionId: this.sessionId ?? "" })
+    this.sessionId = undefined
+    const failure = new Transport.TransportError({ reason: "Closed", message: error.message, cause: error })
+    // Without a session every later POST would be refused: sends fail with the reason instead.
+    this.closedWith = failure
+    // All at once, with no wait: whoever reads an answer may renew the session, which must find it
+    // expired and the old queue ended. An answer that finds the queue full is dropped: its request
+    // then fails as the session closes.
+    for (const id of unanswered) Queue.offerUnsafe(this.incoming, Result.succeed(failedAnswer(id, failure)))
+    Queue.failCauseUnsafe(this.incoming, Cause.fail(failure))
+    Deferred.doneUnsafe(this.expiredSignal, Exit.succeed(error))
+    return failure
   }
 
   /** The transport failed (an oversize event, a legacy stream that broke): the frames end with `error`. */
