@@ -123,6 +123,21 @@ const rebindingFor = (
   return Layer.effectDiscard(Effect.fail(new RebindingRequiredError({ host })))
 }
 
+/** Serves `app` once the bind is allowed: checked before the listener is made, so a refused bind opens no socket. */
+const checked = <R>(
+  app: Layer.Layer<never, never, R>,
+  options: { readonly rebinding?: RebindingOptions | undefined } & ListenOptions
+): Layer.Layer<
+  HttpServer.HttpServer,
+  HttpServerError.ServeError | RebindingRequiredError,
+  Exclude<R, HttpRouter.HttpRouter>
+> =>
+  Layer.provideMerge(layer(app, options), rebindingFor(options)) as Layer.Layer<
+    HttpServer.HttpServer,
+    HttpServerError.ServeError | RebindingRequiredError,
+    Exclude<R, HttpRouter.HttpRouter>
+  >
+
 /**
  * A Streamable HTTP endpoint (at `options.path`, default `/mcp`) on `host:port`.
  *
@@ -148,13 +163,7 @@ export const layerStreamableHttp = <E, R>(
   HttpServer.HttpServer,
   HttpServerError.ServeError | RebindingRequiredError,
   Exclude<R, StreamableHttpServer.Provided>
-> =>
-  // Checked before the listener is made: a refused bind never opens a socket.
-  Layer.provideMerge(layer(StreamableHttpServer.layer(options), options), rebindingFor(options)) as Layer.Layer<
-    HttpServer.HttpServer,
-    HttpServerError.ServeError | RebindingRequiredError,
-    Exclude<R, StreamableHttpServer.Provided>
-  >
+> => checked(StreamableHttpServer.layer(options), options)
 
 /**
  * A legacy HTTP+SSE endpoint pair (`/sse` and `/messages` by default) on `host:port`.
@@ -176,12 +185,7 @@ export const layerSse = <E, R>(
   HttpServer.HttpServer,
   HttpServerError.ServeError | RebindingRequiredError,
   Exclude<R, SseServer.Provided>
-> =>
-  Layer.provideMerge(layer(SseServer.layer(options), options), rebindingFor(options)) as Layer.Layer<
-    HttpServer.HttpServer,
-    HttpServerError.ServeError | RebindingRequiredError,
-    Exclude<R, SseServer.Provided>
-  >
+> => checked(SseServer.layer(options), options)
 
 /** The base URL the server listens on, e.g. `http://127.0.0.1:54321`. */
 export const url: Effect.Effect<string, never, HttpServer.HttpServer> = Effect.map(
