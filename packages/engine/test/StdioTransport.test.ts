@@ -1,6 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
+import * as McpError from "@effect-mcp/protocol/McpError"
+import * as Peer from "@effect-mcp/engine/Peer"
 import * as ClientSession from "@effect-mcp/engine/ClientSession"
 import * as ServerSession from "@effect-mcp/engine/ServerSession"
 import type * as Session from "@effect-mcp/engine/Session"
@@ -182,6 +184,37 @@ describe("StdioTransport server side (fake Stdio)", () => {
       assert.strictEqual(response.id, 2)
       assert.strictEqual(response.error.code, -32603)
       assert.include(response.error.message, "exceeds the limit of 300")
+    })
+  )
+
+  it.effect("a response over the receiver's frame limit fails its request at once, naming the limit", () =>
+    Effect.gen(function* () {
+      const fake = yield* makeStdio
+      const transport = yield* StdioTransport.makeServer({ maxFrameBytes: 200 }).pipe(
+        Effect.provideService(Stdio.Stdio, fake.stdio)
+      )
+      const peer = yield* Peer.make(transport, {
+        request: () => Effect.succeed({}),
+        errorObject: (_request, error) => McpError.toErrorObject(error),
+        notification: () => Effect.void,
+        refuseBatch: () => undefined,
+        refuseInBatch: () => undefined,
+        cancellable: () => true
+      })
+      const call = yield* Effect.forkChild(Effect.flip(peer.request("tools/call", { name: "big" })))
+      const [sent] = yield* fake.stdout.lines(1)
+      const id = (JSON.parse(sent!) as JsonRpc.Request).id
+      yield* fake.stdin.write(`${JSON.stringify(JsonRpc.success(id, { text: "x".repeat(1000) }))}\n`)
+      // No clock moves: the caller learns at once, not at its timeout.
+      const error = yield* Fiber.join(call)
+      assert.strictEqual(error._tag, "InternalError")
+      assert.include(error.message, "frame exceeds 200 bytes")
+      // An over-long request is answered with the error under its own id.
+      yield* fake.stdin.write(`${JSON.stringify(JsonRpc.request(41, "tools/call", { text: "y".repeat(1000) }))}\n`)
+      const [answer] = yield* fake.stdout.lines(1)
+      const refusal = JSON.parse(answer!) as JsonRpc.ErrorResponse
+      assert.strictEqual(refusal.id, 41)
+      assert.strictEqual(refusal.error.code, -32600)
     })
   )
 

@@ -18,7 +18,7 @@
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { invalidReason, recoverId } from "./internal/jsonRpcClassify.ts"
-import { utf8Decoder } from "./internal/jsonRpcUtf8.ts"
+import { lenientUtf8Decoder, utf8Decoder } from "./internal/jsonRpcUtf8.ts"
 import * as JsonRpc from "./JsonRpc.ts"
 import * as McpError from "./McpError.ts"
 
@@ -33,7 +33,12 @@ import * as McpError from "./McpError.ts"
 export class DecodeFailure extends Schema.TaggedError<DecodeFailure>()("JsonRpcDecodeFailure", {
   reason: Schema.Literals(["ParseError", "InvalidRequest", "FrameTooLarge"]),
   error: Schema.Union([McpError.ParseError, McpError.InvalidRequest]),
-  id: Schema.NullOr(JsonRpc.RequestId)
+  id: Schema.NullOr(JsonRpc.RequestId),
+  /**
+   * An over-long frame that was a response, by its first bytes: the id of
+   * the request it answered, whose caller fails at once (nothing is sent back).
+   */
+  responseId: Schema.optional(JsonRpc.RequestId)
 }) {
   override get message(): string {
     return this.error.message
@@ -64,12 +69,72 @@ const invalidRequest = (detail: string, id: JsonRpc.RequestId | null): DecodeFai
   })
 
 /** The failure for a frame longer than `limit` bytes. */
-export const frameTooLarge = (limit: number): DecodeFailure =>
-  new DecodeFailure({
-    reason: "FrameTooLarge",
-    error: new McpError.InvalidRequest({ message: `Invalid Request: frame exceeds ${limit} bytes`, data: { limit } }),
-    id: null
+export const frameTooLarge = (limit: number, head?: string): DecodeFailure => {
+  const error = new McpError.InvalidRequest({
+    message: `Invalid Request: frame exceeds ${limit} bytes`,
+    data: { limit }
   })
+  const top = head === undefined ? undefined : topLevelOf(head)
+  if (top?.id === undefined) return new DecodeFailure({ reason: "FrameTooLarge", error, id: null })
+  // A request is answered with the error; a response fails the request it answered.
+  return top.response
+    ? new DecodeFailure({ reason: "FrameTooLarge", error, id: null, responseId: top.id })
+    : new DecodeFailure({ reason: "FrameTooLarge", error, id: top.id })
+}
+
+/**
+ * The top-level `id` of a JSON object's first bytes, and whether its keys
+ * seen so far make it a response (`result`/`error`, no `method`). Nested
+ * values are skipped; an id cut off by the end of `head` is not reported.
+ */
+const topLevelOf = (head: string): { readonly id: JsonRpc.RequestId | undefined; readonly response: boolean } => {
+  let depth = 0
+  let id: JsonRpc.RequestId | undefined
+  let result = false
+  let method = false
+  let i = 0
+  const n = head.length
+  const stringEnd = (from: number): number => {
+    for (let k = from + 1; k < n; k++) {
+      const c = head.charCodeAt(k)
+      if (c === 0x5c) k++
+      else if (c === 0x22) return k
+    }
+    return -1
+  }
+  while (i < n) {
+    const c = head[i]!
+    if (c === "{" || c === "[") depth++
+    else if (c === "}" || c === "]") depth--
+    else if (c === '"') {
+      const end = stringEnd(i)
+      if (end === -1) break
+      if (depth === 1) {
+        let k = end + 1
+        while (k < n && /\s/.test(head[k]!)) k++
+        if (head[k] === ":") {
+          const key = head.slice(i + 1, end)
+          if (key === "method") method = true
+          else if (key === "result" || key === "error") result = true
+          else if (key === "id") {
+            const value = /^\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*[,}]/.exec(head.slice(k + 1))
+            if (value !== null) {
+              try {
+                const parsed: unknown = JSON.parse(value[1]!)
+                if (typeof parsed === "string" || Number.isInteger(parsed)) id = parsed as JsonRpc.RequestId
+              } catch {
+                // Not a usable id.
+              }
+            }
+          }
+        }
+      }
+      i = end
+    }
+    i++
+  }
+  return { id, response: result && !method }
+}
 
 /** The failure for bytes that are not UTF-8. */
 export const invalidUtf8 = (): DecodeFailure => parseError("Parse error: invalid UTF-8")
@@ -122,7 +187,9 @@ export const decodeUnknown = (value: unknown): Result.Result<Decoded, DecodeFail
  */
 export const decode = (text: string, options?: DecodeOptions): Result.Result<Decoded, DecodeFailure> => {
   const maxBytes = options?.maxBytes
-  if (maxBytes !== undefined && exceedsUtf8(text, maxBytes)) return Result.fail(frameTooLarge(maxBytes))
+  if (maxBytes !== undefined && exceedsUtf8(text, maxBytes)) {
+    return Result.fail(frameTooLarge(maxBytes, text.slice(0, 256)))
+  }
   if (text.charCodeAt(0) === BOM) text = text.slice(1)
   let value: unknown
   try {
@@ -136,7 +203,9 @@ export const decode = (text: string, options?: DecodeOptions): Result.Result<Dec
 /** Decodes one frame of UTF-8 bytes. */
 export const decodeBytes = (bytes: Uint8Array, options?: DecodeOptions): Result.Result<Decoded, DecodeFailure> => {
   const maxBytes = options?.maxBytes
-  if (maxBytes !== undefined && bytes.length > maxBytes) return Result.fail(frameTooLarge(maxBytes))
+  if (maxBytes !== undefined && bytes.length > maxBytes) {
+    return Result.fail(frameTooLarge(maxBytes, lenientUtf8Decoder.decode(bytes.subarray(0, 256))))
+  }
   let text: string
   try {
     text = utf8Decoder.decode(bytes)

@@ -33,7 +33,9 @@ import * as JsonRpcCodec from "./JsonRpcCodec.ts"
  */
 export class NdjsonLineError extends Schema.TaggedError<NdjsonLineError>()("NdjsonLineError", {
   reason: Schema.Literals(["LineTooLong", "InvalidUtf8"]),
-  limit: Schema.Number
+  limit: Schema.Number,
+  /** The first bytes of an over-long line (its JSON-RPC id is recovered from them). */
+  head: Schema.optional(Schema.String)
 }) {
   override get message(): string {
     return this.reason === "LineTooLong" ? `line exceeds ${this.limit}` : "line is not valid UTF-8"
@@ -60,7 +62,8 @@ export interface Splitter {
   readonly end: () => Array<Line>
 }
 
-const lineError = (reason: "LineTooLong" | "InvalidUtf8", limit: number) => new NdjsonLineError({ reason, limit })
+const lineError = (reason: "LineTooLong" | "InvalidUtf8", limit: number, head?: string) =>
+  new NdjsonLineError(head === undefined ? { reason, limit } : { reason, limit, head })
 
 const makeLineSplitter = (options?: SplitterOptions) =>
   new LineSplitter<NdjsonLineError>(options?.maxLineLength ?? Number.POSITIVE_INFINITY, lineError)
@@ -89,7 +92,9 @@ export const makeSplitter = (options?: SplitterOptions): Splitter => {
 export const decodeLine = (line: Line): Result.Result<JsonRpcCodec.Decoded, JsonRpcCodec.DecodeFailure> =>
   typeof line === "string"
     ? JsonRpcCodec.decode(line)
-    : Result.fail(line.reason === "LineTooLong" ? JsonRpcCodec.frameTooLarge(line.limit) : JsonRpcCodec.invalidUtf8())
+    : Result.fail(
+        line.reason === "LineTooLong" ? JsonRpcCodec.frameTooLarge(line.limit, line.head) : JsonRpcCodec.invalidUtf8()
+      )
 
 /**
  * The splitter as a Channel, for `Stream.pipeThroughChannel`. The final line

@@ -317,8 +317,26 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
     return this.onResponse(message)
   }
 
+  /**
+   * A frame that could not be decoded is answered with its error, unless it
+   * was a response too large to take: the request it answered fails at once,
+   * naming the limit, and nothing is sent back.
+   */
+  private onUndecodable(failure: JsonRpcCodec.DecodeFailure): Effect.Effect<void> | undefined {
+    const responseId = failure.responseId
+    if (responseId === undefined) return this.sendQuietly(failure.toResponse())
+    const entry = this.table?.get(responseId)
+    if (entry !== undefined && !entry.settled) {
+      const error = new McpError.InternalError({
+        message: `the response to ${entry.method} could not be received: ${failure.message}`
+      })
+      this.table!.settle(entry, Exit.fail(error))
+    }
+    return undefined
+  }
+
   onFrame(frame: Transport.Incoming): Effect.Effect<void> | undefined {
-    if (Result.isFailure(frame)) return this.sendQuietly(frame.failure.toResponse())
+    if (Result.isFailure(frame)) return this.onUndecodable(frame.failure)
     const decoded = frame.success
     if (!JsonRpcCodec.isBatch(decoded)) return this.onSingle(decoded)
     const refused = this.dispatcher.refuseBatch()

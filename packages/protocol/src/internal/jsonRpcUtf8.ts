@@ -19,3 +19,6 @@ declare const TextEncoder: new () => { encode(input: string): Uint8Array }
 export const utf8Decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
 
 export const utf8Encoder = new TextEncoder()
+
+/** Lenient: invalid or cut UTF-8 becomes U+FFFD (for describing bytes, never for decoding frames). */
+export const lenientUtf8Decoder = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true })

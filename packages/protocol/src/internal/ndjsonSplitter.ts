@@ -3,10 +3,12 @@
  * spanning many chunks is kept as a list of pieces and joined once when its
  * terminator arrives, never by repeated concatenation.
  */
-import { utf8Decoder, utf8Encoder } from "./jsonRpcUtf8.ts"
+import { lenientUtf8Decoder, utf8Decoder, utf8Encoder } from "./jsonRpcUtf8.ts"
 
 export type LineFailure = "LineTooLong" | "InvalidUtf8"
 
+/** How much of an over-long line is kept to recover its id. */
+const headLength = 256
 const LF = 0x0a
 const CR = 0x0d
 
@@ -20,9 +22,10 @@ export class LineSplitter<E> {
   // up to the next terminator, so memory stays bounded by `max`.
   private discarding = false
   private readonly max: number
-  private readonly fail: (reason: LineFailure, limit: number) => E
+  private readonly fail: (reason: LineFailure, limit: number, head?: string) => E
 
-  constructor(max: number, fail: (reason: LineFailure, limit: number) => E) {
+  /** `fail` gets, for an over-long line, its first bytes (`headLength` at most), to recover its id. */
+  constructor(max: number, fail: (reason: LineFailure, limit: number, head?: string) => E) {
     this.max = max
     this.fail = fail
   }
@@ -61,10 +64,18 @@ export class LineSplitter<E> {
     this.pending = 0
   }
 
-  private overflow(out: Array<string | E>, discardRest: boolean): void {
-    out.push(this.fail("LineTooLong", this.max))
+  private overflow(out: Array<string | E>, discardRest: boolean, chunk: string | Uint8Array, start: number): void {
+    out.push(this.fail("LineTooLong", this.max, this.head(chunk, start)))
     this.reset()
     this.discarding = discardRest
+  }
+
+  // The start of the line being dropped: its first piece, or the chunk it starts in.
+  private head(chunk: string | Uint8Array, start: number): string {
+    const first = this.text[0] ?? this.bytes[0] ?? chunk.slice(start, start + headLength)
+    const piece = first.slice(0, headLength)
+    // Lenient: the cut may split a character, and the line may not be UTF-8 at all.
+    return typeof piece === "string" ? piece : lenientUtf8Decoder.decode(piece)
   }
 
   private pushText(chunk: string, out: Array<string | E>): void {
@@ -74,7 +85,7 @@ export class LineSplitter<E> {
       if (this.discarding) {
         this.discarding = false
       } else if (this.pending + nl - start > this.max) {
-        this.overflow(out, false)
+        this.overflow(out, false, chunk, start)
       } else if (this.text.length === 0) {
         this.emitText(chunk.slice(start, nl), out)
       } else {
@@ -88,7 +99,7 @@ export class LineSplitter<E> {
     if (start >= chunk.length || this.discarding) return
     const size = chunk.length - start
     if (this.pending + size > this.max) {
-      this.overflow(out, true)
+      this.overflow(out, true, chunk, start)
     } else {
       this.text.push(start === 0 ? chunk : chunk.slice(start))
       this.pending += size
@@ -121,7 +132,7 @@ export class LineSplitter<E> {
     if (start >= chunk.length || this.discarding) return
     const size = chunk.length - start
     if (this.pending + size > this.max) {
-      this.overflow(out, true)
+      this.overflow(out, true, chunk, start)
     } else {
       // Copied: the producer may reuse its buffer once the chunk is handed over.
       this.bytes.push(chunk.slice(start))
@@ -133,7 +144,7 @@ export class LineSplitter<E> {
     if (this.discarding) {
       this.discarding = false
     } else if (this.pending + nl - start > this.max) {
-      this.overflow(out, false)
+      this.overflow(out, false, chunk, start)
     } else if (this.bytes.length === 0) {
       this.emitBytes(chunk.subarray(start, nl), out)
     } else {

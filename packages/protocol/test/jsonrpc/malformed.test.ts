@@ -185,8 +185,9 @@ const cases: ReadonlyArray<Case> = [
   },
 
   // -- size limit ------------------------------------------------------------
-  { name: "oversized text frame", frame: { text: ping(1), maxBytes: 10 }, expected: tooLarge },
-  { name: "oversized byte frame", frame: { bytes: bytes(ping(1)), maxBytes: 10 }, expected: tooLarge },
+  // The id is recovered from the frame's first bytes, so the request is answered under it.
+  { name: "oversized text frame", frame: { text: ping(1), maxBytes: 10 }, expected: { ...tooLarge, id: 1 } },
+  { name: "oversized byte frame", frame: { bytes: bytes(ping(1)), maxBytes: 10 }, expected: { ...tooLarge, id: 1 } },
   {
     name: "text within the limit in characters but not in UTF-8 bytes",
     frame: { text: `{"jsonrpc":"2.0","method":"${"é".repeat(40)}"}`, maxBytes: 80 },
