@@ -34,19 +34,18 @@ export interface Pending {
   lastProgressAt: number
   /** A response, timeout or cancellation has decided this request; later answers are dropped. */
   settled: boolean
-  /** Idle timeout, milliseconds. */
-  readonly idleMs: number
-  /** Upper bound progress cannot extend, milliseconds (infinite when none). */
-  readonly totalMs: number
-  /** Whether progress restarts the idle timeout. */
-  readonly resetOnProgress: boolean
+  /** Its timeouts: shared by every request made with the Peer's defaults. */
+  readonly timing: Timing
   /** Clock time the wait for the response started (after sending); NaN until then. */
   start: number
 }
 
 export interface Timing {
+  /** Idle timeout, milliseconds. */
   readonly idleMs: number
+  /** Upper bound progress cannot extend, milliseconds (infinite when none). */
   readonly totalMs: number
+  /** Whether progress restarts the idle timeout. */
   readonly resetOnProgress: boolean
 }
 
@@ -63,7 +62,7 @@ export interface Timer {
 }
 
 const idleDeadlineOf = (entry: Pending): number =>
-  (entry.resetOnProgress ? Math.max(entry.start, entry.lastProgressAt) : entry.start) + entry.idleMs
+  (entry.timing.resetOnProgress ? Math.max(entry.start, entry.lastProgressAt) : entry.start) + entry.timing.idleMs
 
 export class PendingTable {
   private nextId = 1
@@ -91,9 +90,7 @@ export class PendingTable {
       lastProgress: Number.NEGATIVE_INFINITY,
       lastProgressAt: Number.NEGATIVE_INFINITY,
       settled: false,
-      idleMs: timing.idleMs,
-      totalMs: timing.totalMs,
-      resetOnProgress: timing.resetOnProgress,
+      timing,
       start: Number.NaN
     }
     if (this.solo === undefined) this.solo = entry
@@ -110,7 +107,7 @@ export class PendingTable {
     const now = this.timer.now()
     entry.start = now
     const idle = idleDeadlineOf(entry)
-    const deadline = Math.min(idle, now + entry.totalMs)
+    const deadline = Math.min(idle, now + entry.timing.totalMs)
     if (now >= deadline) {
       this.settle(entry, this.timer.onTimeout(entry, now, deadline === idle ? "Idle" : "Total"))
       return
@@ -133,7 +130,7 @@ export class PendingTable {
     for (const entry of this.all()) {
       if (entry.settled || Number.isNaN(entry.start)) continue
       const idle = idleDeadlineOf(entry)
-      const deadline = Math.min(idle, entry.start + entry.totalMs)
+      const deadline = Math.min(idle, entry.start + entry.timing.totalMs)
       if (now >= deadline) {
         due.push([entry, deadline === idle ? "Idle" : "Total"])
       } else if (deadline < next) next = deadline
