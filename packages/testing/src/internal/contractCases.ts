@@ -16,6 +16,7 @@ import * as Result from "effect/Result"
 import type * as TransportContract from "../TransportContract.ts"
 import * as Inbox from "./inbox.ts"
 import * as Match from "./match.ts"
+import { yieldTurns } from "./yieldTurns.ts"
 
 export interface Config {
   readonly messages: number
@@ -28,14 +29,6 @@ export interface Config {
   readonly solicitedResponses: 0 | 1 | undefined
   readonly closedOnPeerClose: 0 | 1 | undefined
 }
-
-const yieldTurns = (turns: number): Effect.Effect<void> =>
-  turns <= 0
-    ? Effect.void
-    : Effect.andThen(
-        Effect.yieldNow,
-        Effect.suspend(() => yieldTurns(turns - 1))
-      )
 
 export const config = (options: TransportContract.Options | undefined): Config => ({
   messages: options?.messages ?? 1_000,

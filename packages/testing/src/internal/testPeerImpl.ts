@@ -19,6 +19,7 @@ import type * as TestPeer from "../TestPeer.ts"
 import * as Inbox from "./inbox.ts"
 import * as Match from "./match.ts"
 import * as RawFrame from "./rawFrame.ts"
+import { yieldTurns } from "./yieldTurns.ts"
 
 /** Makes the error an expectation fails with (the class is TestPeer.ts's). */
 export type Fail = (reason: TestPeer.TestPeerError["reason"], message: string) => TestPeer.TestPeerError
@@ -41,14 +42,6 @@ const asMessage = (frame: Transport.Incoming): JsonRpc.Message | undefined =>
 
 const messageMatches = (match: TestPeer.MessageMatch | undefined, message: JsonRpc.Message): boolean =>
   match === undefined ? true : Predicate.isFunction(match) ? match(message) : Match.matches(match, message)
-
-const yieldTurns = (turns: number): Effect.Effect<void> =>
-  turns <= 0
-    ? Effect.void
-    : Effect.andThen(
-        Effect.yieldNow,
-        Effect.suspend(() => yieldTurns(turns - 1))
-      )
 
 export const make = Effect.fnUntraced(function* (
   options: TestPeer.Options | undefined,
