@@ -25,8 +25,8 @@
  *   once) may `offerNow` past the bound and pause itself, resuming when
  *   `onTaken` tells it the consumer took the buffer.
  *
- * @example
- * ```ts
+ * Usage (inside an Effect.gen):
+ * ```text
  * const queue = new PushQueue<number>(16)
  * yield* queue.offer(1)                   // suspends while full; false once closed
  * if (queue.hasRoom()) queue.offerNow(2)  // the synchronous fast path
