@@ -4,6 +4,9 @@ import type * as Session from "@effect-mcp/engine/Session"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as ClientSession from "@effect-mcp/engine/ClientSession"
+import * as ServerSession from "@effect-mcp/engine/ServerSession"
+import * as SseServer from "@effect-mcp/engine/SseServer"
+import * as HttpRouter from "effect/http/HttpRouter"
 import * as MemoryTransport from "@effect-mcp/engine/MemoryTransport"
 import * as Transport from "@effect-mcp/engine/Transport"
 import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
@@ -12,6 +15,7 @@ import * as Queue from "effect/Queue"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { clientInfo, initializeRequest, linked, rawAgainstServer, serverInfo } from "./fixtures.ts"
+import { initialize, inMemoryClient, openEvents, rawPost, rawRequest, serverOptions } from "./StreamableHttpFixtures.ts"
 
 type Version = ProtocolVersion.ProtocolVersion
 const all = ProtocolVersion.all
@@ -193,6 +197,23 @@ describe("client fallback", () => {
       const otherCapabilities = (yield* raw.next) as JsonRpc.ErrorResponse
       assert.strictEqual(otherCapabilities.error.code, -32600)
       assert.strictEqual(raw.server.state.revision?.version, "2025-06-18")
+    })
+  )
+
+  it.effect("over legacy HTTP+SSE, a bridge's repeated initialize on its own session gets the same result", () =>
+    Effect.gen(function* () {
+      const app = yield* HttpRouter.toHttpEffect(SseServer.layer({ session: ServerSession.make(serverOptions()) }))
+      const http = inMemoryClient(app)
+      const events = yield* openEvents(
+        yield* rawRequest(http, "GET", { accept: "text/event-stream" }, "http://localhost/sse")
+      )
+      const endpoint = `http://localhost${(yield* events.next).data}`
+      yield* rawPost(http, initialize(1, "2024-11-05"), {}, endpoint)
+      const first = JSON.parse((yield* events.next).data) as JsonRpc.SuccessResponse
+      yield* rawPost(http, initialize(2, "2024-11-05"), {}, endpoint)
+      const again = JSON.parse((yield* events.next).data) as JsonRpc.Response
+      assert.deepStrictEqual(again, { ...first, id: 2 })
+      yield* Fiber.interrupt(events.fiber)
     })
   )
 })
