@@ -32,6 +32,7 @@ export default defineConfig({
       project("packages/testing"),
       project("packages/client"),
       project("packages/server"),
+      project("packages/auth"),
       project("packages/platform-node"),
       project("test"),
       project("examples"),

@@ -25,6 +25,7 @@ export const publishable: ReadonlyArray<string> = [
   "packages/engine",
   "packages/server",
   "packages/client",
+  "packages/auth",
   "packages/platform-node",
   "packages/testing",
   "apps/everything-server"

@@ -197,6 +197,7 @@ describe("installed packages (npm pack, npm install outside the workspace)", () 
           "@effect-mcp/engine",
           "@effect-mcp/server",
           "@effect-mcp/client",
+          "@effect-mcp/auth",
           "@effect-mcp/platform-node",
           "@effect-mcp/testing",
           "@effect-mcp/everything-server"

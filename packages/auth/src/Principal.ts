@@ -1,0 +1,75 @@
+/**
+ * Who a verified access token speaks for. A protected server provides it to
+ * the handlers of each request it authorized, so a handler reads the caller's
+ * subject, client and scopes from its context, and an operation that needs
+ * scopes asks for them with {@link requireScopes}.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import { InsufficientScope } from "./AuthError.ts"
+
+/** The verified caller: what the token's claims (or its introspection) say. */
+export interface PrincipalShape {
+  /** The token's `sub`: the resource owner, or the client itself for a client credentials grant. */
+  readonly subject: string
+  /** The client the token was issued to (`client_id`, else `azp`), when the token says. */
+  readonly clientId: string | undefined
+  /** The token's issuer (`iss`), when the token says. */
+  readonly issuer: string | undefined
+  /** The scopes granted (`scope`, space-separated, or `scp`). */
+  readonly scopes: ReadonlyArray<string>
+  /** The resources the token is for (`aud`); the verifier checked that this resource is among them. */
+  readonly audience: ReadonlyArray<string>
+  /** When the token expires, in milliseconds since the epoch, when it says. */
+  readonly expiresAt: number | undefined
+  /** Every claim of the token (or field of its introspection response). */
+  readonly claims: Readonly<Record<string, unknown>>
+}
+
+/** The caller of the request being served; provided by the bearer layer of a protected server. */
+export class Principal extends Context.Service<Principal, PrincipalShape>()("@effect-mcp/auth/Principal") {}
+
+/** The scopes of `required` that `principal` was not granted, in the order of `required`. */
+export const missingScopes = (principal: PrincipalShape, required: Iterable<string>): ReadonlyArray<string> => {
+  const missing: Array<string> = []
+  for (const scope of required) {
+    if (!principal.scopes.includes(scope) && !missing.includes(scope)) missing.push(scope)
+  }
+  return missing
+}
+
+/** Whether `principal` was granted every scope of `required`. */
+export const hasScopes = (principal: PrincipalShape, required: Iterable<string>): boolean =>
+  missingScopes(principal, required).length === 0
+
+/**
+ * Checks that `principal` was granted every scope of `required`; fails with
+ * {@link InsufficientScope} naming all the needed scopes (the client asks for
+ * them together in its step-up) and the missing ones.
+ */
+export const checkScopes = (
+  principal: PrincipalShape,
+  required: ReadonlyArray<string>
+): Effect.Effect<PrincipalShape, InsufficientScope> => {
+  const missing = missingScopes(principal, required)
+  return missing.length === 0
+    ? Effect.succeed(principal)
+    : Effect.fail(new InsufficientScope({ required: [...new Set(required)], missing: [...missing] }))
+}
+
+/**
+ * The caller of the request being served, once it is known to hold every
+ * scope of `required`; fails with {@link InsufficientScope} otherwise.
+ *
+ * @example
+ * ```ts
+ * const handler = Effect.gen(function* () {
+ *   const caller = yield* Principal.requireScopes("notes:write")
+ *   return `written for ${caller.subject}`
+ * })
+ * ```
+ */
+export const requireScopes = (
+  ...required: ReadonlyArray<string>
+): Effect.Effect<PrincipalShape, InsufficientScope, Principal> =>
+  Effect.flatMap(Principal, (principal) => checkScopes(principal, required))

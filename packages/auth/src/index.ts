@@ -1,0 +1,17 @@
+/**
+ * OAuth 2.1 authorization for MCP: the resource-server side (bearer token
+ * verification against an authorization server's keys or introspection
+ * endpoint, the verified principal, protected resource metadata and
+ * `WWW-Authenticate` challenges).
+ *
+ * @packageDocumentation
+ * @module @effect-mcp/auth
+ */
+export * as AuthError from "./AuthError.ts"
+export * as Bearer from "./Bearer.ts"
+export * as Challenge from "./Challenge.ts"
+export * as IntrospectionVerifier from "./IntrospectionVerifier.ts"
+export * as JwtVerifier from "./JwtVerifier.ts"
+export * as Principal from "./Principal.ts"
+export * as ProtectedResourceMetadata from "./ProtectedResourceMetadata.ts"
+export * as TokenVerifier from "./TokenVerifier.ts"
