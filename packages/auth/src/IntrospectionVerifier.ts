@@ -16,7 +16,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as oauth from "oauth4webapi"
-import { InvalidToken, type VerifierUnavailable } from "./AuthError.ts"
+import { InvalidToken, VerifierUnavailable } from "./AuthError.ts"
 import type { PrincipalShape } from "./Principal.ts"
 import { audienceOf, toPrincipal } from "./internal/claims.ts"
 import * as Issuer from "./internal/issuer.ts"
@@ -116,13 +116,19 @@ export const make = (options: Options): TokenVerifierShape => {
         cache.delete(token)
       }
       const as = yield* Issuer.call("metadata", server)
-      const answer = yield* Issuer.call("introspection", async () =>
-        oauth.processIntrospectionResponse(
-          as,
-          client,
-          await oauth.introspectionRequest(as, client, clientAuth, token, Issuer.requestOptions(http))
-        )
-      )
+      const answer = yield* Effect.tryPromise({
+        try: async () =>
+          oauth.processIntrospectionResponse(
+            as,
+            client,
+            await oauth.introspectionRequest(as, client, clientAuth, token, Issuer.requestOptions(http))
+          ),
+        // A server that will not introspect this kind of token (oidc-provider with a JWT) does not vouch for it.
+        catch: (error) =>
+          error instanceof oauth.ResponseBodyError && error.error === "unsupported_token_type"
+            ? new InvalidToken({ reason: "Inactive" })
+            : new VerifierUnavailable({ step: "introspection", detail: Issuer.describe(error) })
+      })
       const principal = judge(answer, now)
       if (principal instanceof InvalidToken) return yield* principal
       remember(token, principal, now)

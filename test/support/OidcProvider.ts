@@ -1,0 +1,124 @@
+/**
+ * A real OpenID provider (`oidc-provider`) for the authorization tests, on
+ * 127.0.0.1 at a free port, closed with the test's scope. It issues access
+ * tokens with the client credentials grant for three resources (RFC 8707
+ * resource indicators): two that get JWT access tokens (`resource`,
+ * `otherResource`: two audiences) and one that gets opaque tokens
+ * (`opaqueResource`, verified by introspection). `introspector` is the
+ * resource server's own client, allowed to introspect.
+ */
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import * as jose from "jose"
+import Provider, { errors } from "oidc-provider"
+
+/** A running provider. */
+export interface OidcProvider {
+  /** The issuer identifier (`http://127.0.0.1:<port>`). */
+  readonly issuer: string
+  /** A resource that gets JWT access tokens. */
+  readonly resource: string
+  /** Another resource with JWT access tokens: the other audience. */
+  readonly otherResource: string
+  /** A resource that gets opaque access tokens. */
+  readonly opaqueResource: string
+  /** The scopes every resource knows. */
+  readonly scopes: ReadonlyArray<string>
+  /** The resource server's client (introspection). */
+  readonly introspector: { readonly id: string; readonly secret: string }
+  /** An access token from the client credentials grant for `resource`. */
+  readonly token: (resource: string, scope?: string) => Effect.Effect<string>
+}
+
+const client = { id: "test-client", secret: "test-client-secret-0123456789abcdef" }
+const introspector = { id: "resource-server", secret: "resource-server-secret-0123456789ab" }
+const scopes = ["notes:read", "notes:write"]
+
+/** Starts a provider; the scope closes it. */
+export const start: Effect.Effect<OidcProvider, never, Scope.Scope> = Effect.gen(function* () {
+  let handler: http.RequestListener = (_request, response) => response.writeHead(503).end()
+  const server = yield* Effect.acquireRelease(
+    Effect.callback<http.Server>((resume) => {
+      const s = http.createServer((request, response) => handler(request, response))
+      s.listen(0, "127.0.0.1", () => resume(Effect.succeed(s)))
+    }),
+    (s) =>
+      Effect.callback<void>((resume) => {
+        s.closeAllConnections()
+        s.close(() => resume(Effect.void))
+      })
+  )
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const resource = "http://mcp.localhost/mcp"
+  const otherResource = "http://other.localhost/mcp"
+  const opaqueResource = "http://opaque.localhost/mcp"
+  const { privateKey } = yield* Effect.promise(() => jose.generateKeyPair("RS256", { extractable: true }))
+  const jwk = {
+    ...(yield* Effect.promise(() => jose.exportJWK(privateKey))),
+    kid: "provider-key",
+    alg: "RS256",
+    use: "sig"
+  }
+  const provider = new Provider(issuer, {
+    clients: [
+      {
+        client_id: client.id,
+        client_secret: client.secret,
+        grant_types: ["client_credentials"],
+        redirect_uris: [],
+        response_types: [],
+        scope: scopes.join(" ")
+      },
+      {
+        client_id: introspector.id,
+        client_secret: introspector.secret,
+        grant_types: [],
+        redirect_uris: [],
+        response_types: []
+      }
+    ],
+    jwks: { keys: [jwk] },
+    scopes: ["openid", "offline_access", ...scopes],
+    features: {
+      devInteractions: { enabled: false },
+      clientCredentials: { enabled: true },
+      introspection: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: (_ctx: unknown, _client: unknown, oneOf: string | undefined) => oneOf ?? resource,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx: unknown, indicator: string) => {
+          if (indicator === resource || indicator === otherResource) {
+            return { scope: scopes.join(" "), audience: indicator, accessTokenFormat: "jwt", accessTokenTTL: 300 }
+          }
+          if (indicator === opaqueResource) {
+            return { scope: scopes.join(" "), audience: indicator, accessTokenFormat: "opaque", accessTokenTTL: 300 }
+          }
+          throw new errors.InvalidTarget()
+        }
+      }
+    }
+  })
+  handler = provider.callback()
+
+  const token = (forResource: string, scope = scopes.join(" ")) =>
+    Effect.promise(async () => {
+      const response = await fetch(`${issuer}/token`, {
+        method: "POST",
+        headers: {
+          authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString("base64")}`,
+          "content-type": "application/x-www-form-urlencoded"
+        },
+        body: new URLSearchParams({ grant_type: "client_credentials", resource: forResource, scope }).toString()
+      })
+      const body = (await response.json()) as { readonly access_token?: string }
+      if (!response.ok || body.access_token === undefined) {
+        throw new Error(`token request failed: ${response.status} ${JSON.stringify(body)}`)
+      }
+      return body.access_token
+    })
+
+  return { issuer, resource, otherResource, opaqueResource, scopes, introspector, token }
+})
