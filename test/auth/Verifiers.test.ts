@@ -14,6 +14,7 @@ import * as JwtVerifier from "@effect-mcp/auth/JwtVerifier"
 import type { TokenVerifierShape } from "@effect-mcp/auth/TokenVerifier"
 import { assert, describe, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import * as References from "effect/References"
@@ -136,6 +137,19 @@ describe("JwtVerifier against oidc-provider", () => {
       assert.deepStrictEqual(principal.scopes, ["notes:read"])
       assert.deepStrictEqual(principal.audience, [op.resource])
       assert.isAbove(principal.expiresAt!, Date.now())
+      // The verifier's time is Effect's Clock: ten minutes on, the real token (5-minute lifetime) has expired.
+      const later = Date.now() + 10 * 60_000
+      const clock: Clock.Clock = {
+        currentTimeMillisUnsafe: () => later,
+        currentTimeMillis: Effect.sync(() => later),
+        monotonicTimeNanosUnsafe: () => BigInt(later) * 1_000_000n,
+        monotonicTimeNanos: Effect.sync(() => BigInt(later) * 1_000_000n),
+        currentTimeNanosUnsafe: () => BigInt(later) * 1_000_000n,
+        currentTimeNanos: Effect.sync(() => BigInt(later) * 1_000_000n),
+        sleep: () => Effect.void
+      }
+      const expired = yield* Effect.flip(verifier.verify(token).pipe(Effect.provideService(Clock.Clock, clock)))
+      assert.strictEqual(reasonOf(expired), "Expired")
     }).pipe(Effect.scoped)
   )
 

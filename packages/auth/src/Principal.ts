@@ -63,6 +63,9 @@ export const checkScopes = (
  *
  * @example
  * ```ts
+ * import * as Principal from "@effect-mcp/auth/Principal"
+ * import * as Effect from "effect/Effect"
+ *
  * const handler = Effect.gen(function* () {
  *   const caller = yield* Principal.requireScopes("notes:write")
  *   return `written for ${caller.subject}`
