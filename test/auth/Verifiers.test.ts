@@ -104,18 +104,18 @@ const localAudience = "https://mcp.test/mcp"
 
 const mint = (
   key: { readonly kid: string; readonly privateKey: jose.CryptoKey },
-  claims: { readonly aud?: string; readonly exp?: number; readonly iss?: string } = {}
+  claims: { readonly aud?: string; readonly exp?: number | null; readonly iss?: string } = {}
 ) =>
-  Effect.promise(() =>
-    new jose.SignJWT({ scope: "notes:read", client_id: "c1" })
+  Effect.promise(() => {
+    const jwt = new jose.SignJWT({ scope: "notes:read", client_id: "c1" })
       .setProtectedHeader({ alg: "ES256", kid: key.kid, typ: "at+jwt" })
       .setIssuer(claims.iss ?? localIssuer)
       .setAudience(claims.aud ?? localAudience)
       .setSubject("alice")
       .setIssuedAt()
-      .setExpirationTime(claims.exp ?? Math.floor(Date.now() / 1000) + 300)
-      .sign(key.privateKey)
-  )
+    if (claims.exp !== null) jwt.setExpirationTime(claims.exp ?? Math.floor(Date.now() / 1000) + 300)
+    return jwt.sign(key.privateKey)
+  })
 
 /** A URL on 127.0.0.1 where nothing listens (a port just released). */
 const deadUrl = Effect.scoped(
@@ -196,6 +196,8 @@ describe("JwtVerifier against a local key set", () => {
       })
       const principal = yield* tolerant.verify(expired)
       assert.strictEqual(principal.subject, "alice")
+      // A token that never expires is refused.
+      assert.strictEqual(reasonOf(yield* refused(verifier, yield* mint(key, { exp: null }))), "InvalidClaims")
       // An algorithm outside the allow-list is refused before any key is used.
       const es384Only = JwtVerifier.make({
         issuer: localIssuer,

@@ -8,8 +8,8 @@
  * flood of made-up `kid`s cannot turn into a flood of requests. Each token is
  * checked for its signature (algorithms from an allow-list), issuer,
  * audience (this resource's identifier, RFC 8707: a token issued for another
- * resource is refused), expiry and not-before, with a clock tolerance; the
- * current time is Effect's `Clock`.
+ * resource is refused), expiry (required) and not-before, with a clock
+ * tolerance; the current time is Effect's `Clock`.
  */
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -110,6 +110,7 @@ export const make = (options: Options): TokenVerifierShape => {
     cooldownDuration: Duration.toMillis(options.cooldown ?? Duration.seconds(30)),
     cacheMaxAge: Duration.toMillis(options.cacheMaxAge ?? Duration.minutes(10))
   }
+  // Configuration errors surface when the verifier is made, not on the first request.
   new URL(options.issuer)
   const keys = Issuer.once(async () => {
     const uri = options.jwksUri ?? (await Issuer.discover(options.issuer, http)).jwks_uri
@@ -123,6 +124,8 @@ export const make = (options: Options): TokenVerifierShape => {
     audience: typeof options.audience === "string" ? options.audience : [...options.audience],
     algorithms: [...(options.algorithms ?? defaultAlgorithms)],
     clockTolerance,
+    // RFC 9068 §2.2: an access token without `exp` would never expire.
+    requiredClaims: ["exp"],
     ...(options.typ === undefined ? {} : { typ: options.typ })
   }
 

@@ -133,5 +133,18 @@ export const wellKnownUrls = (resource: string | URL): ReadonlyArray<string> => 
   return suffixed === root ? [root] : [suffixed, root]
 }
 
+/**
+ * Whether a fetched document is the one of `resource` (RFC 9728 §3.3): its
+ * `resource` must be the identifier the client used, or the client would
+ * follow an impostor's `authorization_servers`. Compared in canonical form.
+ */
+export const matchesResource = (document: Document, resource: string | URL): boolean => {
+  try {
+    return canonicalResource(document.resource) === canonicalResource(resource)
+  } catch {
+    return false
+  }
+}
+
 /** Decodes a metadata document a client fetched; fails with a `SchemaError` when it is not one. */
 export const decode = Schema.decodeUnknownEffect(Document)

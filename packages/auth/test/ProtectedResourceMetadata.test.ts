@@ -50,6 +50,15 @@ describe("ProtectedResourceMetadata", () => {
     )
   })
 
+  it("a fetched document is accepted only for the resource it names", () => {
+    const doc = ProtectedResourceMetadata.make({ resource: "https://h/", authorizationServers: ["https://a"] })
+    assert.isTrue(ProtectedResourceMetadata.matchesResource(doc, "https://h"))
+    assert.isTrue(ProtectedResourceMetadata.matchesResource(doc, new URL("https://h/")))
+    assert.isFalse(ProtectedResourceMetadata.matchesResource(doc, "https://h/mcp"))
+    assert.isFalse(ProtectedResourceMetadata.matchesResource(doc, "https://evil.example/"))
+    assert.isFalse(ProtectedResourceMetadata.matchesResource({ resource: "not a url" }, "https://h"))
+  })
+
   it.effect("decodes a fetched document and keeps unknown fields; refuses one without resource", () =>
     Effect.gen(function* () {
       const doc = yield* ProtectedResourceMetadata.decode({
