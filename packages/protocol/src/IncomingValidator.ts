@@ -77,15 +77,17 @@ const decoderFor = (schema: AnyCodec): Decoder => {
 
 const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 
-type FormattedIssue = ReturnType<typeof formatIssues>["issues"][number]
-
 /**
  * The issues, deepest path first (a stable sort: equal depths keep their
  * order). A union reports one issue per member it tried, in member order; the
  * member that matched furthest is the one the peer meant, and its issue is the
  * real reason, so it leads instead of coming after every other member's noise.
+ * Exported for the other decoders of peer input (the server's tool arguments),
+ * so every decode error leads the same way.
  */
-const deepestFirst = (issues: ReadonlyArray<FormattedIssue>): ReadonlyArray<FormattedIssue> =>
+export const deepestFirst = <I extends { readonly path?: ReadonlyArray<unknown> | undefined }>(
+  issues: ReadonlyArray<I>
+): ReadonlyArray<I> =>
   issues.length < 2 ? issues : [...issues].sort((a, b) => (b.path?.length ?? 0) - (a.path?.length ?? 0))
 
 // Keys come from the peer and the path is repeated in `data`: each is cut, so a huge key does not come back.

@@ -30,9 +30,8 @@ import * as Schema from "effect/Schema"
 import * as SchemaJITCompiler from "effect/schema/SchemaJITCompiler"
 import * as SchemaParser from "effect/SchemaParser"
 import type * as Scope from "effect/Scope"
-import * as SchemaIssue from "effect/SchemaIssue"
 import * as JsonSchema from "./internal/jsonSchema.ts"
-import { echo, listIssues } from "./internal/params.ts"
+import { describe as describeIssue } from "./internal/issues.ts"
 import * as Registration from "./internal/registration.ts"
 import type { McpServer } from "./McpServer.ts"
 import type { ServerRequest } from "./ServerRequest.ts"
@@ -110,19 +109,6 @@ export interface Options<I extends Input, O extends AnySchema | undefined, E, R>
   /** Runs the tool on the decoded input. */
   readonly handler: (input: InputOf<I>) => Effect.Effect<OutputOf<O>, E, R>
 }
-
-const formatIssue = SchemaIssue.makeFormatterStandardSchemaV1()
-
-// The path of an issue names the client's keys: each is quoted cut, and only so many issues are listed.
-const describeIssue = (issue: SchemaIssue.Issue): string =>
-  listIssues(
-    formatIssue(issue).issues.map((i) => {
-      const path = (i.path ?? [])
-        .map((p) => echo(typeof p === "object" && p !== null ? String(p.key) : String(p)))
-        .join(".")
-      return path === "" ? i.message : `${path}: ${i.message}`
-    })
-  )
 
 /** The `inputSchema` / `outputSchema` of a Schema: JSON Schema 2020-12 with its `$defs`. */
 export const jsonSchemaOf = (schema: Schema.Top, options?: { readonly strict?: boolean | undefined }): Obj => {

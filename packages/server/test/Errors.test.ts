@@ -64,6 +64,18 @@ const tools = Tool.layer(
     input: Schema.Struct({ title: Schema.String, body: Schema.String, tags: Schema.Array(Schema.String) }),
     handler: ({ title }) => Effect.succeed(`created ${title}`)
   }),
+  Tool.make("move", {
+    input: Schema.Struct({
+      speed: Schema.Number,
+      target: Schema.Union([
+        Schema.Struct({ name: Schema.String }),
+        Schema.Struct({ point: Schema.Struct({ x: Schema.Number, y: Schema.Number }) })
+      ])
+    }),
+    output: Schema.Struct({ distance: Schema.Number }),
+    // The output breaks its Schema when the speed is 0.
+    handler: ({ speed }) => Effect.succeed({ distance: speed === 0 ? ("none" as unknown as number) : speed })
+  }),
   Tool.make("strict", { input: Schema.Struct({ id: Schema.String }), strict: true, handler: () => Effect.succeed("") }),
   Tool.make("raw", {
     input: { type: "object", properties: { id: { type: "string" } }, additionalProperties: false },
@@ -230,6 +242,33 @@ describe("honest errors", () => {
           "Invalid arguments for tool create: title: Expected string; body: Missing key; tags.1: Expected string"
         )
       })
+    )
+
+    it.effect(
+      `${version}: an argument error leads with the real reason: a string for a number, a union's deepest issue`,
+      () =>
+        Effect.gen(function* () {
+          const { request, call } = yield* connect(version, [])
+          const args = { speed: "fast", target: { point: { x: 1, y: "2" } } }
+          const exit = yield* Effect.exit(request("tools/call", { name: "move", arguments: args }))
+          const message =
+            exit._tag === "Success"
+              ? ((exit.value as Obj).content[0].text as string)
+              : ((exit.cause.reasons[0] as Obj).error.message as string)
+          // Before: `speed: Expected "Infinity" | "-Infinity" | "NaN"` (the JSON form of a number is a union with
+          // those strings), and the union's other member (`target.name: Missing key`) came first.
+          assert.strictEqual(
+            message,
+            "Invalid arguments for tool move: speed: Expected number; target.point.y: Expected number; target.name: Missing key"
+          )
+          // The output is checked the same way.
+          const output = yield* call("move", { speed: 0, target: { name: "home" } })
+          assert.isTrue(output.isError)
+          assert.strictEqual(
+            output.content[0].text,
+            "Tool move failed: the tool's output does not match its output schema: distance: Expected number"
+          )
+        })
     )
 
     it.effect(`${version}: resource not found has the revision's code, from a handler or an unknown URI`, () =>
