@@ -74,7 +74,10 @@ const osErrorOf = (cause: unknown, code: string | undefined): string => {
 export const layer = <E, R>(app: Layer.Layer<never, E, R>, options?: ListenOptions) => {
   const host = options?.host ?? "127.0.0.1"
   const port = options?.port ?? 0
-  const listening = PlatformNodeHttpServer.layer(() => createServer(), { host, port })
+  // No preemptive shutdown: it would wait (20 s by default) for open SSE streams that only end once
+  // the routes' own finalizers close their sessions, which run after it. Without it the handlers
+  // detach, the sessions close and end their streams, then the listener closes with nothing open.
+  const listening = PlatformNodeHttpServer.layer(() => createServer(), { host, port, disablePreemptiveShutdown: true })
   return HttpRouter.serve(app, { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provideMerge(
       Layer.catchTag(listening, "ServeError", (error) =>

@@ -9,11 +9,15 @@ import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 
 const TIMEOUT = 20_000
 const clientInfo = { name: "node-mcp-server-test", version: "1.0.0" }
@@ -176,6 +180,58 @@ describe("NodeMcpServer", () => {
         )
         const result = (yield* echo(transport)) as { readonly content: ReadonlyArray<{ readonly text: string }> }
         assert.strictEqual(result.content[0]?.text, "echo:hi")
+      }),
+    TIMEOUT
+  )
+})
+
+describe("NodeMcpServer: shutdown with streams open", () => {
+  /** Opens a Streamable HTTP session and its GET stream, and a legacy SSE stream; closes the server; how long it took. */
+  const closeWithStreamsOpen = Effect.gen(function* () {
+    const scope = yield* Scope.make()
+    const context = yield* Layer.buildWithScope(NodeMcpServer.layerHttp(Server, { legacySse: true }), scope)
+    const base = yield* NodeMcpServer.url.pipe(Effect.provideContext(context))
+    const http = yield* nodeHttp
+    const opened = yield* http.execute(
+      HttpClientRequest.post(`${base}/mcp`).pipe(
+        HttpClientRequest.bodyText(initialize, "application/json"),
+        HttpClientRequest.setHeaders({ accept: "application/json, text/event-stream" })
+      )
+    )
+    const sessionId = opened.headers["mcp-session-id"]!
+    yield* opened.text
+    const get = yield* http.execute(
+      HttpClientRequest.get(`${base}/mcp`).pipe(
+        HttpClientRequest.setHeaders({
+          accept: "text/event-stream",
+          "mcp-session-id": sessionId,
+          "mcp-protocol-version": "2025-11-25"
+        })
+      )
+    )
+    assert.strictEqual(get.status, 200)
+    const legacy = yield* http.execute(
+      HttpClientRequest.get(`${base}/sse`).pipe(HttpClientRequest.setHeaders({ accept: "text/event-stream" }))
+    )
+    assert.strictEqual(legacy.status, 200)
+    // Both bodies are read, so the server's end of each stream is seen as the end of the body.
+    const bodies = yield* Effect.forkChild(
+      Effect.all([Stream.runDrain(get.stream), Stream.runDrain(legacy.stream)], { concurrency: 2 }).pipe(Effect.ignore)
+    )
+    const started = Date.now()
+    yield* Scope.close(scope, Exit.void)
+    const elapsed = Date.now() - started
+    yield* Fiber.join(bodies)
+    return elapsed
+  })
+
+  it.live(
+    "closing the server ends open GET and legacy SSE streams and completes promptly",
+    () =>
+      Effect.gen(function* () {
+        const elapsed = yield* closeWithStreamsOpen
+        // Before: ~20 s, the listener waiting for streams only the sessions' close would end.
+        assert.isBelow(elapsed, 1_000, `shutdown took ${elapsed} ms`)
       }),
     TIMEOUT
   )
