@@ -19,6 +19,7 @@ import * as Sampling from "@effect-mcp/server/Sampling"
 import type { AskOptions, ClientRequestError, ServerRequest } from "@effect-mcp/server/ServerRequest"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -114,6 +115,18 @@ const settle = Effect.gen(function* () {
   for (let i = 0; i < 50; i++) yield* Effect.yieldNow
 })
 
+/**
+ * Lets real I/O turns pass until `condition` holds (at most ~1,000): the server
+ * loads its ask machinery on the first ask, a real import that no count of
+ * fiber turns covers.
+ */
+const until = (condition: () => boolean) =>
+  Effect.gen(function* () {
+    for (let i = 0; i < 1000 && !condition(); i++) {
+      yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+    }
+  })
+
 const textOf = (result: unknown) => (result as Obj).content[0].text as string
 
 describe("server requests to the client", () => {
@@ -125,7 +138,7 @@ describe("server requests to the client", () => {
           const side: ClientSide = { started: 0, interrupted: 0 }
           const { client } = yield* clientSession(yield* serverWith(tools), hanging(side))
           const call = yield* Effect.forkChild(client.request("tools/call", { name: tool, arguments: {} }))
-          yield* settle
+          yield* until(() => side.started === 1)
           assert.strictEqual(side.started, 1)
           yield* TestClock.adjust("2 seconds")
           assert.isUndefined(call.pollUnsafe())
@@ -173,11 +186,12 @@ describe("server requests to the client", () => {
 
   it.effect("a roots hook hears notifications/roots/list_changed and can ask that client for its roots", () =>
     Effect.gen(function* () {
-      const heard: Array<string> = []
+      // The hook's ask loads the roots machinery on first use (a real import): wait for the answer, not for turns.
+      const heard = yield* Deferred.make<string>()
       const hook = Roots.layerOnListChanged((change) =>
         change.list.pipe(
           Effect.flatMap((roots) =>
-            Effect.sync(() => heard.push(`${change.clientInfo?.name}: ${roots.map((r) => r.uri).join()}`))
+            Deferred.succeed(heard, `${change.clientInfo?.name}: ${roots.map((r) => r.uri).join()}`)
           ),
           Effect.asVoid,
           Effect.orDie
@@ -188,8 +202,7 @@ describe("server requests to the client", () => {
         Effect.succeed({ roots: [{ uri: "file:///work", name: "work" }] })
       )
       yield* client.notify("notifications/roots/list_changed", {})
-      yield* settle
-      assert.deepStrictEqual(heard, ["asks-client: file:///work"])
+      assert.strictEqual(yield* Deferred.await(heard), "asks-client: file:///work")
     })
   )
 })

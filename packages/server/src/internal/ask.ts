@@ -4,6 +4,9 @@
  * 2026-07-28 (see `inputRounds.ts`). What is common lives here: the
  * capability each ask needs, whether the revision has it, and the params as
  * the revision spells them.
+ *
+ * Loaded on the first ask (through `lazy.ts`), with the sampling schemas: a
+ * server whose handlers never ask does not load them.
  */
 import * as Features from "@effect-mcp/protocol/Features"
 import type * as Revision from "@effect-mcp/protocol/Revision"
@@ -12,19 +15,9 @@ import type * as Session from "@effect-mcp/engine/Session"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import { type AskMethod, type AskOptions, ClientRequestError } from "../ServerRequest.ts"
+import { declared } from "./capabilities.ts"
 
 type Obj = { readonly [key: string]: unknown }
-
-const declared = (capabilities: Session.Capabilities, path: ReadonlyArray<string>): boolean => {
-  let node: unknown = capabilities
-  for (const key of path) {
-    if (!Predicate.isObject(node)) return false
-    const next = (node as Obj)[key]
-    if (next === undefined || next === null || next === false) return false
-    node = next
-  }
-  return true
-}
 
 const nest = (path: ReadonlyArray<string>): Obj => path.reduceRight<Obj>((inner, key) => ({ [key]: inner }), {})
 
@@ -47,10 +40,6 @@ const formDeclared = (capabilities: Session.Capabilities): boolean => {
   const modes = e as Obj
   return (modes.form === undefined && modes.url === undefined) || declared(capabilities, ["elicitation", "form"])
 }
-
-/** Whether a client with `capabilities` can be asked anything at all (every ask needs one of these). */
-export const mayAsk = (capabilities: Session.Capabilities): boolean =>
-  declared(capabilities, ["sampling"]) || declared(capabilities, ["elicitation"]) || declared(capabilities, ["roots"])
 
 export const capabilityError = (method: AskMethod, params: Obj, capabilities: Session.Capabilities) => {
   const path = requiredPath(method, params)

@@ -8,7 +8,6 @@
 import * as Completion from "@effect-mcp/protocol/Completion"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import type { ProtocolVersion } from "@effect-mcp/protocol/ProtocolVersion"
-import * as Tools from "@effect-mcp/protocol/Tools"
 import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import * as Defect from "@effect-mcp/engine/Defect"
 import type * as Session from "@effect-mcp/engine/Session"
@@ -121,7 +120,7 @@ const callToolWith = (
     const message = `Invalid arguments for tool ${name}: ${input.failure}`
     if (argumentErrors[info.revision.version] === "protocol")
       return Effect.fail(new McpError.InvalidParams({ message }))
-    return Effect.succeed(ctx.finish(info, Tools.errorResult(message)))
+    return Effect.succeed(ctx.finish(info, Results.toolError(message)))
   }
   let effect: Effect.Effect<unknown, unknown, unknown>
   try {
@@ -153,7 +152,7 @@ const toolResponse = (
   if (done._tag !== "Ok") return toolFailure(ctx, info, tool, done)
   const result = tool.toResult(done.value)
   if (result._tag === "Failure") {
-    return Effect.succeed(ctx.finish(info, Tools.errorResult(`Tool ${tool.name} failed: ${result.failure}`)))
+    return Effect.succeed(ctx.finish(info, Results.toolError(`Tool ${tool.name} failed: ${result.failure}`)))
   }
   return Effect.succeed(
     ctx.finish(info, Shape.callToolResult(info.revision.version, result.success, tool.definition.outputSchema))
@@ -174,7 +173,7 @@ const toolFailure = (
 ): Effect.Effect<unknown, McpError.McpError> => {
   if (done._tag === "Died") {
     return Effect.map(Defect.report(done.cause, "tools/call"), (id) =>
-      ctx.finish(info, Tools.errorResult(Defect.messageFor(id)))
+      ctx.finish(info, Results.toolError(Defect.messageFor(id)))
     )
   }
   const protocol = Outcome.protocolError(info.revision, done.error)
@@ -187,7 +186,7 @@ const toolFailure = (
     return Effect.succeed(ctx.finish(info, shaped))
   }
   return Effect.succeed(
-    ctx.finish(info, Tools.errorResult(`Tool ${tool.name} failed: ${Outcome.messageOf(done.error)}`))
+    ctx.finish(info, Results.toolError(`Tool ${tool.name} failed: ${Outcome.messageOf(done.error)}`))
   )
 }
 

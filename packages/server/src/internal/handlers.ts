@@ -11,16 +11,14 @@ import * as Meta from "@effect-mcp/protocol/Meta"
 import type * as Resources from "@effect-mcp/protocol/Resources"
 import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import type * as Session from "@effect-mcp/engine/Session"
-import * as Roots from "@effect-mcp/protocol/Roots"
 import * as Services from "effect/Context"
 import * as SecureRandom from "effect/crypto/SecureRandom"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import type { RootsChange } from "../McpServer.ts"
-import { decodeAnswer } from "../ServerRequest.ts"
-import * as Ask from "./ask.ts"
 import * as FeatureHandlers from "./features.ts"
+import * as Lazy from "./lazy.ts"
 import * as Page from "./page.ts"
 import { type Obj, paramsOf } from "./params.ts"
 import type * as RequestScope from "./requestScope.ts"
@@ -35,12 +33,10 @@ const entryOf = (): SessionEntry | undefined => {
   return fiber === undefined ? undefined : Services.getOrUndefined(fiber.context, CurrentEntry)
 }
 
-const decodeRoots = decodeAnswer("roots/list", Roots.ListRootsResult)
-
 /** What the server's roots hooks learn of a session whose client says its roots changed. */
 const rootsChange = (session: Session.SessionShape): RootsChange => ({
   clientInfo: session.state.peerInfo,
-  list: Effect.map(Effect.flatMap(Ask.viaSession(session, undefined, "roots/list", {}), decodeRoots), (r) => r.roots)
+  list: Effect.flatMap(Lazy.rootsList, (RootsList) => RootsList.list(session))
 })
 
 /** The handlers of a server's sessions: built once per server, shared by all its sessions. */

@@ -22,8 +22,9 @@ import {
   ServerRequest,
   type ServerRequestShape
 } from "../ServerRequest.ts"
-import * as Ask from "./ask.ts"
-import * as InputRounds from "./inputRounds.ts"
+import { mayAsk } from "./capabilities.ts"
+import type * as InputRounds from "./inputRounds.ts"
+import * as Lazy from "./lazy.ts"
 import * as Outcome from "./outcome.ts"
 import { type Obj, metaOf, paramsOf } from "./params.ts"
 import type * as RequestState from "./requestState.ts"
@@ -146,7 +147,7 @@ class HandlerRequest implements ServerRequestShape {
   }
 
   ask(method: AskMethod, askParams: object, options?: AskOptions): Effect.Effect<unknown, ClientRequestError> {
-    return Effect.suspend((): Effect.Effect<unknown, ClientRequestError> => {
+    return Effect.flatMap(Lazy.ask, (Ask): Effect.Effect<unknown, ClientRequestError> => {
       const revision = this.revision
       // What the revision cannot carry is refused before what the client did not declare.
       const shaped = Ask.shapeParams(revision, method, askParams as Obj, this.env.newId)
@@ -239,7 +240,7 @@ const completed = {
  * the handler runs like any other, in the request's fiber.
  */
 const roundsNeeded = (info: Session.RequestInfo, params: unknown): boolean => {
-  if (Ask.mayAsk(info.peerCapabilities)) return true
+  if (mayAsk(info.peerCapabilities)) return true
   const p = paramsOf(params)
   return p.inputResponses !== undefined || p.requestState !== undefined
 }
@@ -278,8 +279,9 @@ export const run = <A, B, E>(
       // The rounds fork the handler's fiber from this context; their own failures (a bad
       // `requestState`) are the request's. They start once the continuation restoring the
       // context is in place: the handler's synchronous part runs when its fiber is forked.
-      const rounds = Effect.suspend(
-        () =>
+      const rounds = Effect.flatMap(
+        Lazy.inputRounds,
+        (InputRounds) =>
           InputRounds.run(
             {
               codec: env.codec,

@@ -1,17 +1,29 @@
 /**
  * What a read or a prompt returns, made into the result the protocol carries,
- * and the error of a read that finds nothing. The public modules (`Resource`,
+ * a tool's execution error, and the error of a read that finds nothing. The public modules (`Resource`,
  * `Prompt`) describe the values; the handlers that shape results use this
  * module, so serving a request never loads the registration API.
  */
 import type * as Content from "@effect-mcp/protocol/Content"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import type * as Prompts from "@effect-mcp/protocol/Prompts"
+import type * as Tools from "@effect-mcp/protocol/Tools"
 import * as Base64 from "effect/encoding/Base64"
 import * as Predicate from "effect/Predicate"
 import type { Messages } from "../Prompt.ts"
 import type { Contents } from "../Resource.ts"
 import { echo } from "./params.ts"
+
+/**
+ * A tool execution error carrying `message` (`isError: true`), as
+ * `Tools.errorResult` builds it: written here so that serving a call does not
+ * load the protocol's `Tools` module, whose schemas pull in those of
+ * sampling, elicitation, roots and tasks (the wire codecs decode the call).
+ */
+export const toolError = (message: string): Tools.CallToolResult => ({
+  content: [{ type: "text", text: message }],
+  isError: true
+})
 
 /**
  * The error of a read whose URI names nothing: -32002 up to 2025-11-25,
