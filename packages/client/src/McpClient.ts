@@ -327,10 +327,14 @@ export class McpClient extends Context.Service<McpClient, McpClientShape>()("@ef
 /**
  * Connects and negotiates over the current transport. The optional handler
  * services found in the context decide what the client declares and answers.
+ * Traced as the span `McpClient.make`, the handshake included (see
+ * "Tracing" in docs/clients.md, which says how to turn spans off).
  */
 export const make: (
   options: Options
-) => Effect.Effect<McpClientShape, ClientSession.InitializeError, Transport.Transport | Scope.Scope> = Internal.make
+) => Effect.Effect<McpClientShape, ClientSession.InitializeError, Transport.Transport | Scope.Scope> = Effect.fn(
+  "McpClient.make"
+)((options: Options) => Internal.make(options))
 
 /**
  * A client over the current transport; building it performs the handshake.
@@ -356,13 +360,15 @@ export const make: (
  * ```
  */
 export const layer = (options: Options): Layer.Layer<McpClient, ClientSession.InitializeError, Transport.Transport> =>
-  Layer.effect(McpClient, Internal.make(options))
+  Layer.effect(McpClient, make(options))
 
 /**
  * A client over a transport Layer of its own, for as long as the current
  * scope lasts: the way to hold several clients in one program, each under a
  * service of your own (the `McpClient` service holds one). The optional
  * handler services found in the context decide what it declares and answers.
+ * Traced as the span `McpClient.connect` (starting the transport included),
+ * with `McpClient.make` under it.
  *
  * @example
  * ```ts
@@ -389,8 +395,10 @@ export const layer = (options: Options): Layer.Layer<McpClient, ClientSession.In
  * }).pipe(Effect.provide(Clients))
  * ```
  */
-export const connect = <E, R>(
+export const connect: <E, R>(
   transport: Layer.Layer<Transport.Transport, E, R>,
   options: Options
-): Effect.Effect<McpClientShape, E | ClientSession.InitializeError, R | Scope.Scope> =>
-  Effect.flatMap(Layer.build(transport), (context) => Effect.provideContext(Internal.make(options), context))
+) => Effect.Effect<McpClientShape, E | ClientSession.InitializeError, R | Scope.Scope> = Effect.fn("McpClient.connect")(
+  <E, R>(transport: Layer.Layer<Transport.Transport, E, R>, options: Options) =>
+    Effect.flatMap(Layer.build(transport), (context) => Effect.provideContext(make(options), context))
+)

@@ -114,9 +114,14 @@ export interface McpServerShape {
 /** The server service; `layer` provides it, feature Layers register items with it. */
 export class McpServer extends Context.Service<McpServer, McpServerShape>()("@effect-mcp/server/McpServer") {}
 
-/** Builds the server service (needs `Mac` for `requestState`; `layer` provides it). */
-export const make = (options: Options): Effect.Effect<McpServerShape, never, Mac.Mac | Scope.Scope> =>
-  Effect.map(Server.make(options), (state) => state.service)
+/**
+ * Builds the server service (needs `Mac` for `requestState`; `layer` provides
+ * it). Traced as the span `McpServer.make`; sessions and requests are not
+ * (see "Serving" in docs/composing-servers.md).
+ */
+export const make: (options: Options) => Effect.Effect<McpServerShape, never, Mac.Mac | Scope.Scope> = Effect.fn(
+  "McpServer.make"
+)((options: Options) => Effect.map(Server.make(options), (state) => state.service))
 
 // Node loads its WebCrypto the first time `globalThis.crypto` is read, a few
 // milliseconds of a stdio server's start; a server needs it only once it seals

@@ -1,0 +1,123 @@
+/**
+ * Spans at the public lifecycle boundaries: `McpClient.connect`,
+ * `McpClient.make` (the handshake) and `McpServer.make` are recorded by an
+ * installed tracer, nothing on the per-call path is, and with
+ * `References.TracerEnabled` off none is recorded.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as McpClient from "@effect-mcp/client/McpClient"
+import * as MemoryTransport from "@effect-mcp/engine/MemoryTransport"
+import * as Transport from "@effect-mcp/engine/Transport"
+import type * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
+import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Tool from "@effect-mcp/server/Tool"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as References from "effect/References"
+import * as Schema from "effect/Schema"
+import * as Tracer from "effect/Tracer"
+
+/** A tracer that keeps every span it makes. */
+const recording = () => {
+  const spans: Array<Tracer.NativeSpan> = []
+  const tracer = Tracer.make({
+    span: (options) => {
+      const span = new Tracer.NativeSpan(options)
+      spans.push(span)
+      return span
+    }
+  })
+  return { spans, tracer }
+}
+
+const echo = Tool.make("echo", {
+  input: Schema.Struct({ text: Schema.String }),
+  handler: ({ text }) => Effect.succeed(text)
+})
+
+/** A transport Layer to a fresh server; the server lives as long as the Layer. */
+const transportTo = (
+  supportedVersions?: ReadonlyArray<ProtocolVersion.ProtocolVersion>
+): Layer.Layer<Transport.Transport> =>
+  Layer.effect(
+    Transport.Transport,
+    Effect.gen(function* () {
+      const [serverEnd, clientEnd] = yield* MemoryTransport.makePair({ codec: true })
+      const server = yield* Layer.build(
+        Tool.layer(echo).pipe(
+          Layer.provideMerge(McpServer.layer({ name: "traced", version: "1.0.0", supportedVersions }))
+        )
+      )
+      yield* McpServer.makeSession.pipe(
+        Effect.provideService(Transport.Transport, serverEnd),
+        Effect.provideContext(server)
+      )
+      return clientEnd
+    })
+  )
+
+const clientInfo = { name: "spans-test", version: "1.0.0" }
+
+const named = (spans: ReadonlyArray<Tracer.NativeSpan>, name: string): Tracer.NativeSpan => {
+  const found = spans.filter((span) => span.name === name)
+  assert.strictEqual(found.length, 1, `${name} in ${spans.map((span) => span.name).join(", ")}`)
+  return found[0]!
+}
+
+describe("lifecycle spans", () => {
+  it.effect("connect, the handshake and the server's construction are spans; calls add none", () => {
+    const { spans, tracer } = recording()
+    return Effect.gen(function* () {
+      const client = yield* McpClient.connect(transportTo(), { clientInfo })
+      const connect = named(spans, "McpClient.connect")
+      const make = named(spans, "McpClient.make")
+      const server = named(spans, "McpServer.make")
+      assert.strictEqual(Option.getOrUndefined(make.parent), connect)
+      assert.strictEqual(Option.getOrUndefined(server.parent), connect)
+      for (const span of [connect, make, server]) {
+        assert.strictEqual(span.status._tag, "Ended", span.name)
+        if (span.status._tag === "Ended") assert.strictEqual(span.status.exit._tag, "Success", span.name)
+      }
+      const before = spans.length
+      yield* client.listTools()
+      const result = yield* client.callTool("echo", { text: "hi" })
+      assert.deepStrictEqual(result.content, [{ type: "text", text: "hi" }])
+      // The per-call path is not traced here (per-request spans are opt-in, later).
+      assert.strictEqual(spans.length, before)
+    }).pipe(Effect.withTracer(tracer))
+  })
+
+  it.effect("a failed handshake ends its span with the failure", () => {
+    const { spans, tracer } = recording()
+    return Effect.gen(function* () {
+      const exit = yield* Effect.exit(
+        McpClient.connect(transportTo(["2025-06-18"]), { clientInfo, supportedVersions: ["2024-11-05"] })
+      )
+      assert.strictEqual(exit._tag, "Failure")
+      const make = named(spans, "McpClient.make")
+      assert.strictEqual(make.status._tag, "Ended")
+      if (make.status._tag === "Ended") assert.strictEqual(make.status.exit._tag, "Failure")
+    }).pipe(Effect.withTracer(tracer))
+  })
+
+  it.effect("References.TracerEnabled set to false records no span", () => {
+    const { spans, tracer } = recording()
+    const connectAndList = Effect.scoped(
+      Effect.flatMap(McpClient.connect(transportTo(), { clientInfo }), (client) => client.listTools())
+    )
+    return Effect.gen(function* () {
+      yield* connectAndList.pipe(Effect.provideService(References.TracerEnabled, false))
+      assert.deepStrictEqual(
+        spans.map((span) => span.name),
+        []
+      )
+      // The same with tracing on records the spans: the switch, not their absence, made the difference.
+      yield* connectAndList
+      assert.includeMembers(
+        spans.map((span) => span.name),
+        ["McpClient.connect", "McpClient.make", "McpServer.make"]
+      )
+    }).pipe(Effect.withTracer(tracer))
+  })
+})
