@@ -127,6 +127,31 @@ export interface SessionShape {
 /** The current session, as a service. */
 export class Session extends Context.Service<Session, SessionShape>()("@effect-mcp/engine/Session") {}
 
+/** What a session that starts already initialized takes as negotiated (see `StartInitialized`). */
+export interface Initialized {
+  /** The revision the session speaks; a stateful one (2026-07-28 needs no handshake anyway). */
+  readonly revision: ProtocolVersion.ProtocolVersion
+  /** The other side's capabilities. */
+  readonly peerCapabilities: Capabilities
+  /** The other side's `clientInfo` / `serverInfo`, when known. */
+  readonly peerInfo: Implementation | undefined
+}
+
+/**
+ * A session made while this is set starts `Ready` in the given revision,
+ * with the given peer capabilities and info, as if `initialize` had run: no
+ * handshake is expected or sent. The Streamable HTTP server sets it for the
+ * one-shot session of a stateless request on a stateful revision, so the
+ * request is served without a synthetic `initialize`. Default: unset, the
+ * session starts `New`.
+ */
+export const StartInitialized = Context.Reference<Initialized | undefined>(
+  "@effect-mcp/engine/Session/StartInitialized",
+  {
+    defaultValue: () => undefined
+  }
+)
+
 const noExtras: { readonly [key: string]: unknown } = Object.freeze({})
 
 /**
@@ -193,11 +218,12 @@ export const make = Effect.fnUntraced(function* (
   options: RoleOptions
 ): Effect.fn.Return<SessionShape, never, Scope.Scope | Transport.Transport> {
   const transport = yield* Transport.Transport
+  const initialized = yield* StartInitialized
   const state: State = {
-    phase: "New",
-    revision: undefined,
-    peerCapabilities: noExtras,
-    peerInfo: undefined,
+    phase: initialized === undefined ? "New" : "Ready",
+    revision: initialized === undefined ? undefined : Registry.get(initialized.revision),
+    peerCapabilities: initialized?.peerCapabilities ?? noExtras,
+    peerInfo: initialized?.peerInfo,
     peerExtras: noExtras,
     declared: undefined
   }

@@ -7,6 +7,10 @@ import * as McpError from "@effect-mcp/protocol/McpError"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Result from "effect/Result"
+import * as Stream from "effect/Stream"
+import * as Transport from "@effect-mcp/engine/Transport"
+import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import { TestClock } from "effect/testing"
 import * as StreamableHttpServer from "@effect-mcp/engine/StreamableHttpServer"
 import {
@@ -599,6 +603,53 @@ describe("Streamable HTTP server: session lifetime", () => {
       assert.strictEqual((yield* rawRequest(http, "GET", { accept: "text/event-stream" })).status, 405)
       assert.strictEqual((yield* rawRequest(http, "DELETE", {})).status, 405)
       assert.strictEqual(server.sessionCount(), 0)
+    })
+  )
+})
+
+describe("Streamable HTTP server: stateless requests on stateful revisions", () => {
+  it.effect("the one-shot session gets the request alone: no synthetic initialize is sent to it", () =>
+    Effect.gen(function* () {
+      const seen: Array<string> = []
+      // A session that records every message it gets and answers each request with what it saw.
+      const recorder = Effect.gen(function* () {
+        const transport = yield* Transport.Transport
+        yield* transport.incoming.pipe(
+          Stream.runForEach((frame) => {
+            if (Result.isFailure(frame)) return Effect.void
+            const message = frame.success as { readonly id?: JsonRpc.RequestId; readonly method?: string }
+            seen.push(message.method ?? "(response)")
+            return message.id === undefined || message.method === undefined
+              ? Effect.void
+              : transport.send({ jsonrpc: "2.0", id: message.id, result: { seen: [...seen] } })
+          }),
+          Effect.ignore,
+          Effect.forkScoped
+        )
+      })
+      const server = yield* StreamableHttpServer.make({ session: recorder, sessions: false, responseMode: "json" })
+      const http = inMemoryClient(server.handler)
+      const reply = yield* rawPost(http, call(7, "echo", "solo"), { "mcp-protocol-version": "2025-06-18" })
+      assert.strictEqual(reply.status, 200)
+      assert.deepStrictEqual(JSON.parse(reply.text).result, { seen: ["tools/call"] })
+    })
+  )
+
+  it.effect("the one-shot session starts Ready in the revision the request names", () =>
+    Effect.gen(function* () {
+      const handlers = new Map<string, Session.Handler>([
+        [
+          "tools/call",
+          (_params, info) =>
+            Effect.succeed({
+              content: [{ type: "text", text: `${info.state.phase} ${info.revision.version} ${info.peerInfo?.name}` }]
+            })
+        ]
+      ])
+      const { http } = yield* serve({ sessions: false, responseMode: "json", server: { handlers } })
+      const reply = yield* rawPost(http, call(8, "echo"), { "mcp-protocol-version": "2025-03-26" })
+      assert.strictEqual(reply.status, 200)
+      assert.strictEqual(JSON.parse(reply.text).result.content[0].text, "Ready 2025-03-26 stateless-http-client")
     })
   )
 })

@@ -15,6 +15,7 @@ import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
+import * as Session from "../Session.ts"
 import * as Headers from "./httpHeaders.ts"
 import * as HttpSession from "./httpServerSession.ts"
 import type { Sessions } from "./httpServerSessions.ts"
@@ -157,26 +158,12 @@ const serve = (
     return Wire.jsonResponse(status ?? 200, body, headers)
   })
 
-const STATELESS_INIT_ID = "effect-mcp/stateless-initialize"
-
 /**
- * A per-request session of a stateful revision was never initialized: run
- * the handshake on its behalf, in the revision the request names, so the
- * request is served as in a session (with no client capabilities known).
+ * A per-request session of a stateful revision starts as if initialized in
+ * the revision the request names (no client capabilities known): it serves
+ * the request with no handshake run on its behalf.
  */
-const preInitialize = (session: HttpSession.HttpSession, version: string) =>
-  Effect.gen(function* () {
-    const stream = yield* session.openPost([STATELESS_INIT_ID], "json", false)
-    yield* session.offer(
-      JsonRpc.request(STATELESS_INIT_ID, "initialize", {
-        protocolVersion: version,
-        capabilities: {},
-        clientInfo: { name: "stateless-http-client", version: "0.0.0" }
-      })
-    )
-    yield* Deferred.await(stream.done)
-    yield* session.offer(JsonRpc.notification("notifications/initialized"))
-  })
+const statelessClient: Session.Initialized["peerInfo"] = { name: "stateless-http-client", version: "0.0.0" }
 
 const servePerRequest = (
   context: Context,
@@ -185,11 +172,18 @@ const servePerRequest = (
   legacyVersion: string | undefined
 ) =>
   Effect.gen(function* () {
-    const { http, close } = yield* context.sessions.oneShot
     const single = messages.length === 1 ? messages[0]! : undefined
-    if (legacyVersion !== undefined && (single === undefined || !isInitialize(single))) {
-      yield* preInitialize(http, legacyVersion)
+    // An initialize is answered by the session itself; anything else is served as already initialized.
+    const revision =
+      legacyVersion === undefined || (single !== undefined && isInitialize(single))
+        ? undefined
+        : Session.negotiate(legacyVersion, context.supportedVersions)
+    if (legacyVersion !== undefined && revision === undefined && (single === undefined || !isInitialize(single))) {
+      return Wire.badRequest(`unsupported protocol version ${legacyVersion}`)
     }
+    const { http, close } = yield* context.sessions.oneShot(
+      revision === undefined ? undefined : { revision, peerCapabilities: {}, peerInfo: statelessClient }
+    )
     // Notifications are processed before the session ends; replies end it when complete.
     const end = Effect.andThen(Effect.andThen(http.endInput, http.drained), close)
     return yield* serve(context, http, frame, messages, end, legacyVersion === undefined).pipe(

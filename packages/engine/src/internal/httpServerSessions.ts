@@ -17,6 +17,7 @@ import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as SecureRandom from "effect/crypto/SecureRandom"
 import { CurrentHttpSession, type CurrentHttpSessionShape } from "../CurrentHttpSession.ts"
+import * as Session from "../Session.ts"
 import * as Run from "./httpServerRun.ts"
 import { HttpSession } from "./httpServerSession.ts"
 import type { Settings } from "./httpServerStream.ts"
@@ -144,14 +145,17 @@ export class Sessions {
    * A one-shot session for one stateless request, in a child of the server's
    * scope; `close` ends it. It is in no table: nothing can name it.
    */
-  get oneShot(): Effect.Effect<{ readonly http: HttpSession; readonly close: Effect.Effect<void> }> {
+  oneShot(
+    initialized: Session.Initialized | undefined
+  ): Effect.Effect<{ readonly http: HttpSession; readonly close: Effect.Effect<void> }> {
     return Effect.suspend(() => {
-      const http = this.open(undefined, undefined)
+      const http = this.open(undefined, undefined, initialized)
+      if (initialized !== undefined) http.protocolVersion = initialized.revision
       return Effect.as(Scope.addFinalizer(http.scope, http.shutdown), { http, close: this.close(http) })
     })
   }
 
-  private open(id: string | undefined, client: string | undefined): HttpSession {
+  private open(id: string | undefined, client: string | undefined, initialized?: Session.Initialized): HttpSession {
     // A stateful session is closed by `close` (a DELETE, idle expiry, or the
     // server's finalizer, which closes them all): its scope needs no parent.
     // A one-shot one lives in a child of the server's scope.
@@ -163,7 +167,11 @@ export class Sessions {
       server: this.services,
       transport: http,
       scope,
-      extend: (services) => Context.add(services, CurrentHttpSession, current),
+      extend: (services) => {
+        const withHttp = Context.add(services, CurrentHttpSession, current)
+        // Already negotiated: the session starts Ready, no handshake runs.
+        return initialized === undefined ? withHttp : Context.add(withHttp, Session.StartInitialized, initialized)
+      },
       onFailure: this.close(http)
     })
     return http
