@@ -36,6 +36,7 @@ import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
+import type * as Tracer from "effect/Tracer"
 import type * as ClientError from "./ClientError.ts"
 import type * as ElicitationForm from "./ElicitationForm.ts"
 import * as Internal from "./internal/client.ts"
@@ -324,17 +325,26 @@ export interface McpClientShape {
 /** The connected client as a service; `layer` provides it, `connect` makes more of them. */
 export class McpClient extends Context.Service<McpClient, McpClientShape>()("@effect-mcp/client/McpClient") {}
 
+// A lifecycle span is recorded but never made the ambient parent span: the
+// fibers a client starts while connecting (the session's reader, the handlers
+// of the server's requests) live as long as the client, and every span they
+// made would otherwise hang under a connect span that ended long before.
+const spanned = (
+  options: Options,
+  parent: Tracer.AnySpan | undefined
+): Effect.Effect<McpClientShape, ClientSession.InitializeError, Transport.Transport | Scope.Scope> =>
+  Effect.useSpan("McpClient.make", parent === undefined ? {} : { parent }, () => Internal.make(options))
+
 /**
  * Connects and negotiates over the current transport. The optional handler
  * services found in the context decide what the client declares and answers.
  * Traced as the span `McpClient.make`, the handshake included (see
  * "Tracing" in docs/clients.md, which says how to turn spans off).
  */
-export const make: (
+export const make = (
   options: Options
-) => Effect.Effect<McpClientShape, ClientSession.InitializeError, Transport.Transport | Scope.Scope> = Effect.fn(
-  "McpClient.make"
-)((options: Options) => Internal.make(options))
+): Effect.Effect<McpClientShape, ClientSession.InitializeError, Transport.Transport | Scope.Scope> =>
+  spanned(options, undefined)
 
 /**
  * A client over the current transport; building it performs the handshake.
@@ -395,10 +405,10 @@ export const layer = (options: Options): Layer.Layer<McpClient, ClientSession.In
  * }).pipe(Effect.provide(Clients))
  * ```
  */
-export const connect: <E, R>(
+export const connect = <E, R>(
   transport: Layer.Layer<Transport.Transport, E, R>,
   options: Options
-) => Effect.Effect<McpClientShape, E | ClientSession.InitializeError, R | Scope.Scope> = Effect.fn("McpClient.connect")(
-  <E, R>(transport: Layer.Layer<Transport.Transport, E, R>, options: Options) =>
-    Effect.flatMap(Layer.build(transport), (context) => Effect.provideContext(make(options), context))
-)
+): Effect.Effect<McpClientShape, E | ClientSession.InitializeError, R | Scope.Scope> =>
+  Effect.useSpan("McpClient.connect", (span) =>
+    Effect.flatMap(Layer.build(transport), (context) => Effect.provideContext(spanned(options, span), context))
+  )

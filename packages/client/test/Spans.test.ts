@@ -1,15 +1,18 @@
 /**
  * Spans at the public lifecycle boundaries: `McpClient.connect`,
  * `McpClient.make` (the handshake) and `McpServer.make` are recorded by an
- * installed tracer, nothing on the per-call path is, and with
+ * installed tracer, nothing on the per-call path is, the client's spans are
+ * not the parent of what its handlers trace later, and with
  * `References.TracerEnabled` off none is recorded.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as McpClient from "@effect-mcp/client/McpClient"
+import * as SamplingHandler from "@effect-mcp/client/SamplingHandler"
 import * as MemoryTransport from "@effect-mcp/engine/MemoryTransport"
 import * as Transport from "@effect-mcp/engine/Transport"
 import type * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Sampling from "@effect-mcp/server/Sampling"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -38,14 +41,15 @@ const echo = Tool.make("echo", {
 
 /** A transport Layer to a fresh server; the server lives as long as the Layer. */
 const transportTo = (
-  supportedVersions?: ReadonlyArray<ProtocolVersion.ProtocolVersion>
+  supportedVersions?: ReadonlyArray<ProtocolVersion.ProtocolVersion>,
+  tool: Tool.Tool = echo
 ): Layer.Layer<Transport.Transport> =>
   Layer.effect(
     Transport.Transport,
     Effect.gen(function* () {
       const [serverEnd, clientEnd] = yield* MemoryTransport.makePair({ codec: true })
       const server = yield* Layer.build(
-        Tool.layer(echo).pipe(
+        Tool.layer(tool).pipe(
           Layer.provideMerge(McpServer.layer({ name: "traced", version: "1.0.0", supportedVersions }))
         )
       )
@@ -74,7 +78,8 @@ describe("lifecycle spans", () => {
       const make = named(spans, "McpClient.make")
       const server = named(spans, "McpServer.make")
       assert.strictEqual(Option.getOrUndefined(make.parent), connect)
-      assert.strictEqual(Option.getOrUndefined(server.parent), connect)
+      // Made while the transport Layer was built, not under it: connect is no ambient parent span.
+      assert.isUndefined(Option.getOrUndefined(server.parent))
       for (const span of [connect, make, server]) {
         assert.strictEqual(span.status._tag, "Ended", span.name)
         if (span.status._tag === "Ended") assert.strictEqual(span.status.exit._tag, "Success", span.name)
@@ -85,6 +90,33 @@ describe("lifecycle spans", () => {
       assert.deepStrictEqual(result.content, [{ type: "text", text: "hi" }])
       // The per-call path is not traced here (per-request spans are opt-in, later).
       assert.strictEqual(spans.length, before)
+    }).pipe(Effect.withTracer(tracer))
+  })
+
+  it.effect("a span the client's sampling handler makes later does not hang under the ended connect spans", () => {
+    const { spans, tracer } = recording()
+    const ask = Tool.make("ask", {
+      input: Schema.Struct({}),
+      handler: () =>
+        Effect.as(
+          Sampling.createMessage({ messages: [{ role: "user", content: { type: "text", text: "?" } }], maxTokens: 5 }),
+          "asked"
+        )
+    })
+    const answer = SamplingHandler.layer(() =>
+      Effect.succeed({ role: "assistant" as const, content: { type: "text" as const, text: "!" }, model: "m" }).pipe(
+        Effect.withSpan("my-sampling-handler")
+      )
+    )
+    return Effect.gen(function* () {
+      const client = yield* McpClient.connect(transportTo(undefined, ask), {
+        clientInfo,
+        supportedVersions: ["2025-11-25"]
+      }).pipe(Effect.provide(answer))
+      yield* client.callTool("ask", {})
+      const handler = named(spans, "my-sampling-handler")
+      const parent = Option.getOrUndefined(handler.parent)
+      assert.notInclude(["McpClient.connect", "McpClient.make"], parent?._tag === "Span" ? parent.name : undefined)
     }).pipe(Effect.withTracer(tracer))
   })
 
