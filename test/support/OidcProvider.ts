@@ -28,6 +28,8 @@ export interface OidcProvider {
   readonly scopes: ReadonlyArray<string>
   /** The resource server's client (introspection). */
   readonly introspector: { readonly id: string; readonly secret: string }
+  /** The client allowed the client credentials grant (client_secret_basic or client_secret_post). */
+  readonly client: { readonly id: string; readonly secret: string }
   /** An access token from the client credentials grant for `resource`. */
   readonly token: (resource: string, scope?: string) => Effect.Effect<string>
 }
@@ -36,89 +38,132 @@ const client = { id: "test-client", secret: "test-client-secret-0123456789abcdef
 const introspector = { id: "resource-server", secret: "resource-server-secret-0123456789ab" }
 const scopes = ["notes:read", "notes:write"]
 
+/**
+ * Additions for the client-side tests (none by default, so the verifier tests
+ * see the provider unchanged): a public client for the authorization code
+ * grant with dev interactions (login and consent forms), refresh tokens,
+ * dynamic registration, extra JWT resources and a shorter token lifetime.
+ */
+export interface StartOptions {
+  /** A public client (`none`, PKCE S256) with this id and redirect URI; turns dev interactions on. */
+  readonly publicClient?: { readonly id: string; readonly redirectUri: string } | undefined
+  /** Dynamic client registration (RFC 7591), open; turns dev interactions on. */
+  readonly registration?: boolean | undefined
+  /** More resources that get JWT access tokens (e.g. a test resource server's URL). */
+  readonly acceptResource?: ((indicator: string) => boolean) | undefined
+  /** The JWT access tokens' lifetime in seconds; 300 by default. */
+  readonly accessTokenTTL?: number | undefined
+}
+
 /** Starts a provider; the scope closes it. */
-export const start: Effect.Effect<OidcProvider, never, Scope.Scope> = Effect.gen(function* () {
-  let handler: http.RequestListener = (_request, response) => response.writeHead(503).end()
-  const server = yield* Effect.acquireRelease(
-    Effect.callback<http.Server>((resume) => {
-      const s = http.createServer((request, response) => handler(request, response))
-      s.listen(0, "127.0.0.1", () => resume(Effect.succeed(s)))
-    }),
-    (s) =>
-      Effect.callback<void>((resume) => {
-        s.closeAllConnections()
-        s.close(() => resume(Effect.void))
-      })
-  )
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const resource = "http://mcp.localhost/mcp"
-  const otherResource = "http://other.localhost/mcp"
-  const opaqueResource = "http://opaque.localhost/mcp"
-  const { privateKey } = yield* Effect.promise(() => jose.generateKeyPair("RS256", { extractable: true }))
-  const jwk = {
-    ...(yield* Effect.promise(() => jose.exportJWK(privateKey))),
-    kid: "provider-key",
-    alg: "RS256",
-    use: "sig"
-  }
-  const provider = new Provider(issuer, {
-    clients: [
-      {
-        client_id: client.id,
-        client_secret: client.secret,
-        grant_types: ["client_credentials"],
-        redirect_uris: [],
-        response_types: [],
-        scope: scopes.join(" ")
-      },
-      {
-        client_id: introspector.id,
-        client_secret: introspector.secret,
-        grant_types: [],
-        redirect_uris: [],
-        response_types: []
-      }
-    ],
-    jwks: { keys: [jwk] },
-    scopes: ["openid", "offline_access", ...scopes],
-    features: {
-      devInteractions: { enabled: false },
-      clientCredentials: { enabled: true },
-      introspection: { enabled: true },
-      resourceIndicators: {
-        enabled: true,
-        defaultResource: (_ctx: unknown, _client: unknown, oneOf: string | undefined) => oneOf ?? resource,
-        useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx: unknown, indicator: string) => {
-          if (indicator === resource || indicator === otherResource) {
-            return { scope: scopes.join(" "), audience: indicator, accessTokenFormat: "jwt", accessTokenTTL: 300 }
+export const start: Effect.Effect<OidcProvider, never, Scope.Scope> = Effect.suspend(() => startWith({}))
+
+/** Starts a provider with the client-side additions of `options`; the scope closes it. */
+export const startWith = (options: StartOptions): Effect.Effect<OidcProvider, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    let handler: http.RequestListener = (_request, response) => response.writeHead(503).end()
+    const server = yield* Effect.acquireRelease(
+      Effect.callback<http.Server>((resume) => {
+        const s = http.createServer((request, response) => handler(request, response))
+        s.listen(0, "127.0.0.1", () => resume(Effect.succeed(s)))
+      }),
+      (s) =>
+        Effect.callback<void>((resume) => {
+          s.closeAllConnections()
+          s.close(() => resume(Effect.void))
+        })
+    )
+    const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const resource = "http://mcp.localhost/mcp"
+    const otherResource = "http://other.localhost/mcp"
+    const opaqueResource = "http://opaque.localhost/mcp"
+    const { privateKey } = yield* Effect.promise(() => jose.generateKeyPair("RS256", { extractable: true }))
+    const jwk = {
+      ...(yield* Effect.promise(() => jose.exportJWK(privateKey))),
+      kid: "provider-key",
+      alg: "RS256",
+      use: "sig"
+    }
+    const interactive = options.publicClient !== undefined || options.registration === true
+    const ttl = options.accessTokenTTL ?? 300
+    const provider = new Provider(issuer, {
+      ...(interactive
+        ? {
+            // Refresh tokens for every code grant, not only with offline_access (which forces consent again).
+            issueRefreshToken: (_ctx: unknown, client: { grantTypeAllowed: (grant: string) => boolean }) =>
+              client.grantTypeAllowed("refresh_token")
           }
-          if (indicator === opaqueResource) {
-            return { scope: scopes.join(" "), audience: indicator, accessTokenFormat: "opaque", accessTokenTTL: 300 }
+        : {}),
+      clients: [
+        ...(options.publicClient === undefined
+          ? []
+          : [
+              {
+                client_id: options.publicClient.id,
+                token_endpoint_auth_method: "none",
+                grant_types: ["authorization_code", "refresh_token"],
+                redirect_uris: [options.publicClient.redirectUri],
+                response_types: ["code"],
+                scope: scopes.join(" ")
+              }
+            ]),
+        {
+          client_id: client.id,
+          client_secret: client.secret,
+          grant_types: ["client_credentials"],
+          redirect_uris: [],
+          response_types: [],
+          scope: scopes.join(" ")
+        },
+        {
+          client_id: introspector.id,
+          client_secret: introspector.secret,
+          grant_types: [],
+          redirect_uris: [],
+          response_types: []
+        }
+      ],
+      jwks: { keys: [jwk] },
+      scopes: ["openid", "offline_access", ...scopes],
+      features: {
+        devInteractions: { enabled: interactive },
+        registration: { enabled: options.registration === true },
+        clientCredentials: { enabled: true },
+        introspection: { enabled: true },
+        resourceIndicators: {
+          enabled: true,
+          defaultResource: (_ctx: unknown, _client: unknown, oneOf: string | undefined) => oneOf ?? resource,
+          useGrantedResource: () => true,
+          getResourceServerInfo: (_ctx: unknown, indicator: string) => {
+            if (indicator === resource || indicator === otherResource || options.acceptResource?.(indicator) === true) {
+              return { scope: scopes.join(" "), audience: indicator, accessTokenFormat: "jwt", accessTokenTTL: ttl }
+            }
+            if (indicator === opaqueResource) {
+              return { scope: scopes.join(" "), audience: indicator, accessTokenFormat: "opaque", accessTokenTTL: 300 }
+            }
+            throw new errors.InvalidTarget()
           }
-          throw new errors.InvalidTarget()
         }
       }
-    }
-  })
-  handler = provider.callback()
-
-  const token = (forResource: string, scope = scopes.join(" ")) =>
-    Effect.promise(async () => {
-      const response = await fetch(`${issuer}/token`, {
-        method: "POST",
-        headers: {
-          authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString("base64")}`,
-          "content-type": "application/x-www-form-urlencoded"
-        },
-        body: new URLSearchParams({ grant_type: "client_credentials", resource: forResource, scope }).toString()
-      })
-      const body = (await response.json()) as { readonly access_token?: string }
-      if (!response.ok || body.access_token === undefined) {
-        throw new Error(`token request failed: ${response.status} ${JSON.stringify(body)}`)
-      }
-      return body.access_token
     })
+    handler = provider.callback()
 
-  return { issuer, resource, otherResource, opaqueResource, scopes, introspector, token }
-})
+    const token = (forResource: string, scope = scopes.join(" ")) =>
+      Effect.promise(async () => {
+        const response = await fetch(`${issuer}/token`, {
+          method: "POST",
+          headers: {
+            authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString("base64")}`,
+            "content-type": "application/x-www-form-urlencoded"
+          },
+          body: new URLSearchParams({ grant_type: "client_credentials", resource: forResource, scope }).toString()
+        })
+        const body = (await response.json()) as { readonly access_token?: string }
+        if (!response.ok || body.access_token === undefined) {
+          throw new Error(`token request failed: ${response.status} ${JSON.stringify(body)}`)
+        }
+        return body.access_token
+      })
+
+    return { issuer, resource, otherResource, opaqueResource, scopes, introspector, client, token }
+  })

@@ -1,0 +1,133 @@
+/**
+ * How an OAuth client is known to an authorization server, as a service:
+ * pre-registered credentials, a client ID metadata document URL (MCP
+ * 2025-11-25: the URL is the client id, used when the authorization server
+ * advertises `client_id_metadata_document_supported`), or dynamic client
+ * registration (RFC 7591) at the server's `registration_endpoint`. {@link layer}
+ * tries them in that order; a dynamic registration is kept per issuer for the
+ * life of the layer.
+ */
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as oauth from "oauth4webapi"
+import * as Http from "./internal/clientHttp.ts"
+import { RegistrationFailed } from "./OAuthClientError.ts"
+
+/** How the client authenticates at the token endpoint. */
+export type AuthMethod = "none" | "client_secret_basic" | "client_secret_post" | "private_key_jwt"
+
+/** A client's identity at one authorization server. */
+export interface ClientCredentials {
+  /** The client id (a metadata document URL for CIMD). */
+  readonly clientId: string
+  /** The client secret of a confidential client. */
+  readonly clientSecret?: string | undefined
+  /** The token endpoint authentication; `client_secret_basic` with a secret, `none` without, by default. */
+  readonly authMethod?: AuthMethod | undefined
+  /** The private key for `private_key_jwt`. */
+  readonly privateKey?: Parameters<typeof oauth.PrivateKeyJwt>[0] | undefined
+}
+
+/** What the flow needs registered. */
+export interface Requirements {
+  /** The redirect URIs of the user agent (none for machine clients). */
+  readonly redirectUris: ReadonlyArray<string>
+  /** The grant types the client will use. */
+  readonly grantTypes: ReadonlyArray<string>
+}
+
+/** Finds the client's credentials at an authorization server. */
+export interface ClientRegistrationShape {
+  /** The client's credentials at `server`, registering it when needed. */
+  readonly register: (
+    server: oauth.AuthorizationServer,
+    requirements: Requirements
+  ) => Effect.Effect<ClientCredentials, RegistrationFailed>
+}
+
+/** The client registration of an OAuth client. */
+export class ClientRegistration extends Context.Service<ClientRegistration, ClientRegistrationShape>()(
+  "@effect-mcp/auth/ClientRegistration"
+) {}
+
+/** The ways {@link make} may find or make a registration, tried in this order. */
+export interface Options {
+  /** Credentials given by the authorization server's operator: for every issuer, or per issuer. */
+  readonly preRegistered?: ClientCredentials | ((issuer: string) => ClientCredentials | undefined) | undefined
+  /** The HTTPS URL of this client's metadata document (CIMD); the client id where it is supported. */
+  readonly clientMetadataUrl?: string | undefined
+  /** The metadata to register dynamically; redirect URIs and grant types come from the flow when absent. */
+  readonly metadata?: Partial<oauth.OmitSymbolProperties<oauth.Client>> | undefined
+  /** Whether to register dynamically when nothing else applies; true by default. */
+  readonly dynamic?: boolean | undefined
+  /** How long a registration request may take; 10 seconds by default. */
+  readonly timeout?: Duration.Input | undefined
+  /** Allows `http:` registration endpoints (loopback servers in tests). */
+  readonly allowInsecureRequests?: boolean | undefined
+}
+
+const authMethods: ReadonlyArray<AuthMethod> = ["none", "client_secret_basic", "client_secret_post", "private_key_jwt"]
+
+/** A registration service trying {@link Options} in order: pre-registered, metadata document, dynamic. */
+export const make = (options: Options): ClientRegistrationShape => {
+  const http: Http.HttpOptions = {
+    allowInsecureRequests: options.allowInsecureRequests,
+    timeoutMs: Duration.toMillis(options.timeout ?? Duration.seconds(10))
+  }
+  const registered = new Map<string, Promise<ClientCredentials>>()
+
+  const dynamic = (server: oauth.AuthorizationServer, requirements: Requirements) => {
+    const known = registered.get(server.issuer)
+    if (known !== undefined) return known
+    const metadata: Partial<oauth.OmitSymbolProperties<oauth.Client>> = {
+      redirect_uris: [...requirements.redirectUris],
+      grant_types: [...requirements.grantTypes],
+      response_types: requirements.redirectUris.length > 0 ? ["code"] : [],
+      token_endpoint_auth_method: "none",
+      ...options.metadata
+    }
+    const attempt = (async () => {
+      const client = await oauth.processDynamicClientRegistrationResponse(
+        await oauth.dynamicClientRegistrationRequest(server, metadata, Http.requestOptions(http))
+      )
+      const method = client.token_endpoint_auth_method
+      return {
+        clientId: client.client_id,
+        clientSecret: typeof client.client_secret === "string" ? client.client_secret : undefined,
+        authMethod: authMethods.find((m) => m === method)
+      }
+    })()
+    registered.set(server.issuer, attempt)
+    attempt.catch(() => registered.delete(server.issuer))
+    return attempt
+  }
+
+  const register: ClientRegistrationShape["register"] = (server, requirements) => {
+    const fail = (detail: string) => new RegistrationFailed({ issuer: server.issuer, detail })
+    const pre =
+      typeof options.preRegistered === "function" ? options.preRegistered(server.issuer) : options.preRegistered
+    if (pre !== undefined) return Effect.succeed(pre)
+    if (options.clientMetadataUrl !== undefined && server.client_id_metadata_document_supported === true) {
+      return Effect.succeed({ clientId: options.clientMetadataUrl, authMethod: "none" as const })
+    }
+    if (options.dynamic === false) return Effect.fail(fail("no registration applies to this authorization server"))
+    if (server.registration_endpoint === undefined) {
+      return Effect.fail(
+        fail(
+          "no pre-registered client, and the server supports neither client ID metadata documents nor dynamic registration"
+        )
+      )
+    }
+    return Http.attempt(
+      () => dynamic(server, requirements),
+      (detail) => fail(`dynamic registration: ${detail}`)
+    )
+  }
+  return { register }
+}
+
+/** {@link make} as a Layer. */
+export const layer = (options: Options): Layer.Layer<ClientRegistration> =>
+  Layer.sync(ClientRegistration, () => make(options))

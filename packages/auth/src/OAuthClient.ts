@@ -1,0 +1,177 @@
+/**
+ * The OAuth client of an MCP client, independent of the transport: the HTTP
+ * client asks it for a token before a request ({@link OAuthClientShape.accessToken}:
+ * the stored one, refreshed when it has expired) and hands it the
+ * `WWW-Authenticate` of a 401 or 403 ({@link OAuthClientShape.authorize}:
+ * discovery, registration, then the authorization code grant through the
+ * {@link UserAgent}, or the client credentials grant for a machine client).
+ * Tokens are kept in the {@link TokenStore}; logins and refreshes are one at
+ * a time, so concurrent 401s cost one login.
+ */
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Semaphore from "effect/Semaphore"
+import { ClientRegistration } from "./ClientRegistration.ts"
+import * as Discovery from "./Discovery.ts"
+import * as Grants from "./internal/grants.ts"
+import { DiscoveryFailed, type OAuthClientError } from "./OAuthClientError.ts"
+import * as ProtectedResourceMetadata from "./ProtectedResourceMetadata.ts"
+import { TokenStore, type Tokens } from "./TokenStore.ts"
+import { UserAgent } from "./UserAgent.ts"
+
+/** How an {@link OAuthClient} obtains tokens. */
+export interface Options extends Discovery.Options {
+  /**
+   * `authorization_code` (a user logs in through the {@link UserAgent}; the
+   * default) or `client_credentials` (a machine client's own token, SEP-1046).
+   */
+  readonly grant?: "authorization_code" | "client_credentials" | undefined
+  /** Scopes to ask for instead of the challenge's or the metadata's ({@link Discovery.selectScope}). */
+  readonly scope?: ReadonlyArray<string> | undefined
+  /** A token this close to its expiry counts as expired and is refreshed first; 30 seconds by default. */
+  readonly expiryMargin?: Duration.Input | undefined
+}
+
+/** The client side of authorization for the HTTP transports. */
+export interface OAuthClientShape {
+  /**
+   * The token to send to `serverUrl`: the stored one while it is valid, a
+   * refreshed one when it has expired (a refused refresh forgets it), or
+   * `None` when there is none yet (send the request without; its 401 leads to
+   * {@link authorize}).
+   */
+  readonly accessToken: (serverUrl: string | URL) => Effect.Effect<Option.Option<string>, OAuthClientError>
+  /**
+   * Obtains a new token after `serverUrl` answered 401 or 403 with
+   * `wwwAuthenticate`: discovery, registration and the grant; a stored refresh
+   * token is tried first for a 401. Returns the token to retry with.
+   */
+  readonly authorize: (
+    serverUrl: string | URL,
+    wwwAuthenticate: string | ReadonlyArray<string> | undefined
+  ) => Effect.Effect<string, OAuthClientError>
+}
+
+/** The OAuth client of an MCP client. */
+export class OAuthClient extends Context.Service<OAuthClient, OAuthClientShape>()("@effect-mcp/auth/OAuthClient") {}
+
+interface Known {
+  readonly discovered: Discovery.Discovered
+  readonly context: Grants.Context
+}
+
+/** An OAuth client using the services in context; the {@link UserAgent} is needed for the authorization code grant only. */
+export const make = (options: Options = {}): Effect.Effect<OAuthClientShape, never, TokenStore | ClientRegistration> =>
+  Effect.gen(function* () {
+    const store = yield* TokenStore
+    const registration = yield* ClientRegistration
+    const userAgent = yield* Effect.serviceOption(UserAgent)
+    const http = Discovery.httpOptions(options)
+    const grant = options.grant ?? "authorization_code"
+    const marginMs = Duration.toMillis(options.expiryMargin ?? Duration.seconds(30))
+    const lock = yield* Semaphore.make(1)
+    // What discovery and registration found per server, so a refresh needs neither again.
+    const known = new Map<string, Known>()
+
+    const keyOf = (serverUrl: string | URL) =>
+      Effect.try({
+        try: () => ProtectedResourceMetadata.canonicalResource(serverUrl),
+        catch: (error) =>
+          new DiscoveryFailed({ step: "server URL", url: String(serverUrl), detail: (error as Error).message })
+      })
+
+    const learn = (key: string, wwwAuthenticate: string | ReadonlyArray<string> | undefined) =>
+      Effect.gen(function* () {
+        const discovered = yield* Discovery.discover(key, wwwAuthenticate, options)
+        const credentials = yield* registration.register(discovered.authorizationServer, {
+          redirectUris: grant === "authorization_code" && Option.isSome(userAgent) ? [userAgent.value.redirectUri] : [],
+          grantTypes: grant === "authorization_code" ? ["authorization_code", "refresh_token"] : ["client_credentials"]
+        })
+        const entry: Known = {
+          discovered,
+          context: {
+            server: discovered.authorizationServer,
+            credentials,
+            resource: discovered.resource,
+            scope: options.scope ?? discovered.scope,
+            http
+          }
+        }
+        known.set(key, entry)
+        return entry
+      })
+
+    const expired = (tokens: Tokens, now: number) =>
+      tokens.expiresAt !== undefined && tokens.expiresAt - marginMs <= now
+
+    const tryRefresh = (key: string, tokens: Tokens) =>
+      Effect.gen(function* () {
+        const entry = known.get(key) ?? (yield* learn(key, undefined))
+        const refreshed = yield* Grants.refresh(entry.context, tokens)
+        yield* store.set(key, refreshed)
+        return refreshed.accessToken
+      }).pipe(
+        Effect.tapError((error) =>
+          Effect.andThen(store.remove(key), Effect.logDebug(`token refresh failed, tokens forgotten: ${error.message}`))
+        ),
+        Effect.option
+      )
+
+    const accessToken: OAuthClientShape["accessToken"] = (serverUrl) =>
+      Effect.gen(function* () {
+        const key = yield* keyOf(serverUrl)
+        const tokens = yield* store.get(key)
+        if (tokens === undefined) return Option.none()
+        if (!expired(tokens, yield* Clock.currentTimeMillis)) return Option.some(tokens.accessToken)
+        if (tokens.refreshToken === undefined) {
+          yield* store.remove(key)
+          return Option.none()
+        }
+        return yield* lock.withPermits(1)(
+          Effect.gen(function* () {
+            // Another fiber may have refreshed while this one waited.
+            const current = yield* store.get(key)
+            if (current !== undefined && !expired(current, yield* Clock.currentTimeMillis)) {
+              return Option.some(current.accessToken)
+            }
+            return current?.refreshToken === undefined ? Option.none() : yield* tryRefresh(key, current)
+          })
+        )
+      })
+
+    const authorize: OAuthClientShape["authorize"] = (serverUrl, wwwAuthenticate) =>
+      lock.withPermits(1)(
+        Effect.gen(function* () {
+          const key = yield* keyOf(serverUrl)
+          const stored = yield* store.get(key)
+          const entry = yield* learn(key, wwwAuthenticate)
+          // A 401 on a stored token that can be refreshed (not a 403: a refresh never adds scopes).
+          if (stored?.refreshToken !== undefined && entry.discovered.challenge?.error !== "insufficient_scope") {
+            const refreshed = yield* tryRefresh(key, stored)
+            if (Option.isSome(refreshed)) return refreshed.value
+          }
+          const tokens =
+            grant === "client_credentials"
+              ? yield* Grants.clientCredentials(entry.context)
+              : Option.isNone(userAgent)
+                ? yield* Effect.die(new Error("OAuthClient: the authorization code grant needs a UserAgent service"))
+                : yield* Grants.authorizationCode(entry.context, userAgent.value)
+          yield* store.set(key, tokens)
+          return tokens.accessToken
+        })
+      )
+
+    return { accessToken, authorize }
+  })
+
+/**
+ * {@link make} as a Layer; it needs a {@link TokenStore} (e.g.
+ * `TokenStore.layerMemory`), a {@link ClientRegistration} and, for the
+ * authorization code grant, a {@link UserAgent}.
+ */
+export const layer = (options: Options = {}): Layer.Layer<OAuthClient, never, TokenStore | ClientRegistration> =>
+  Layer.effect(OAuthClient, make(options))

@@ -1,0 +1,177 @@
+/**
+ * The grants of the client, on oauth4webapi: authorization code with PKCE
+ * S256, `state`, the RFC 9207 `iss` check and the RFC 8707 `resource`;
+ * refresh; client credentials. Each returns the tokens to keep; no failure
+ * quotes a token, code or secret.
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as oauth from "oauth4webapi"
+import type { ClientCredentials } from "../ClientRegistration.ts"
+import { AuthorizationFailed, RegistrationFailed } from "../OAuthClientError.ts"
+import type { Tokens } from "../TokenStore.ts"
+import type { UserAgentShape } from "../UserAgent.ts"
+import * as Http from "./clientHttp.ts"
+
+/** What every grant needs. */
+export interface Context {
+  readonly server: oauth.AuthorizationServer
+  readonly credentials: ClientCredentials
+  /** The RFC 8707 resource indicator. */
+  readonly resource: string
+  /** Scopes to request; `scope` is omitted when undefined. */
+  readonly scope: ReadonlyArray<string> | undefined
+  readonly http: Http.HttpOptions
+}
+
+/** oauth4webapi's client authentication for the credentials. */
+export const clientAuth = (
+  server: oauth.AuthorizationServer,
+  credentials: ClientCredentials
+): Effect.Effect<oauth.ClientAuth, RegistrationFailed> => {
+  const secret = credentials.clientSecret
+  const method = credentials.authMethod ?? (secret === undefined ? "none" : "client_secret_basic")
+  const missing = (what: string) =>
+    Effect.fail(new RegistrationFailed({ issuer: server.issuer, detail: `${method} needs ${what}` }))
+  switch (method) {
+    case "none":
+      return Effect.succeed(oauth.None())
+    case "client_secret_basic":
+      return secret === undefined ? missing("a client secret") : Effect.succeed(oauth.ClientSecretBasic(secret))
+    case "client_secret_post":
+      return secret === undefined ? missing("a client secret") : Effect.succeed(oauth.ClientSecretPost(secret))
+    case "private_key_jwt":
+      return credentials.privateKey === undefined
+        ? missing("a private key")
+        : Effect.succeed(oauth.PrivateKeyJwt(credentials.privateKey))
+  }
+}
+
+const toTokens = (context: Context, answer: oauth.TokenEndpointResponse, now: number, previous?: Tokens): Tokens => ({
+  accessToken: answer.access_token,
+  // A refresh answer without a refresh token keeps the one that was used.
+  refreshToken: answer.refresh_token ?? previous?.refreshToken,
+  expiresAt: typeof answer.expires_in === "number" ? now + answer.expires_in * 1000 : undefined,
+  scope: answer.scope === undefined ? context.scope : answer.scope.split(" ").filter((s) => s.length > 0),
+  tokenType: answer.token_type,
+  issuer: context.server.issuer
+})
+
+const tokenRequest = (
+  step: string,
+  context: Context,
+  run: (client: oauth.Client, auth: oauth.ClientAuth) => Promise<oauth.TokenEndpointResponse>,
+  previous?: Tokens
+): Effect.Effect<Tokens, AuthorizationFailed | RegistrationFailed> =>
+  Effect.gen(function* () {
+    const auth = yield* clientAuth(context.server, context.credentials)
+    const client: oauth.Client = { client_id: context.credentials.clientId }
+    const answer = yield* Http.attempt(
+      () => run(client, auth),
+      (detail) => new AuthorizationFailed({ step, detail })
+    )
+    if (answer.token_type !== "bearer") {
+      return yield* new AuthorizationFailed({ step, detail: `unsupported token type ${answer.token_type}` })
+    }
+    return toTokens(context, answer, yield* Clock.currentTimeMillis, previous)
+  })
+
+const withScope = (params: Record<string, string>, scope: ReadonlyArray<string> | undefined) =>
+  scope === undefined || scope.length === 0 ? params : { ...params, scope: scope.join(" ") }
+
+/**
+ * The authorization code grant with PKCE S256: the user agent visits the
+ * authorization URL; the redirect's `state` and `iss` (RFC 9207, required
+ * when the server advertises it) are checked before the code is exchanged.
+ * A server that does not advertise S256 is refused (MCP requires PKCE).
+ */
+export const authorizationCode = (
+  context: Context,
+  userAgent: UserAgentShape
+): Effect.Effect<Tokens, AuthorizationFailed | RegistrationFailed> =>
+  Effect.gen(function* () {
+    const { server } = context
+    if (server.authorization_endpoint === undefined) {
+      return yield* new AuthorizationFailed({ step: "authorization request", detail: "no authorization_endpoint" })
+    }
+    if (!(server.code_challenge_methods_supported ?? []).includes("S256")) {
+      return yield* new AuthorizationFailed({
+        step: "authorization request",
+        detail: "the authorization server does not advertise PKCE S256"
+      })
+    }
+    const verifier = oauth.generateRandomCodeVerifier()
+    const challenge = yield* Effect.promise(() => oauth.calculatePKCECodeChallenge(verifier))
+    const state = oauth.generateRandomState()
+    const url = new URL(server.authorization_endpoint)
+    const params = withScope(
+      {
+        response_type: "code",
+        client_id: context.credentials.clientId,
+        redirect_uri: userAgent.redirectUri,
+        code_challenge: challenge,
+        code_challenge_method: "S256",
+        state,
+        resource: context.resource
+      },
+      context.scope
+    )
+    for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value)
+    const redirect = yield* userAgent.authorize(url)
+    const client: oauth.Client = { client_id: context.credentials.clientId }
+    const callback = yield* Effect.try({
+      try: () => oauth.validateAuthResponse(server, client, redirect, state),
+      catch: (error) => new AuthorizationFailed({ step: "redirect", detail: Http.describe(error) })
+    })
+    return yield* tokenRequest("authorization code grant", context, async (client, auth) =>
+      oauth.processAuthorizationCodeResponse(
+        server,
+        client,
+        await oauth.authorizationCodeGrantRequest(server, client, auth, callback, userAgent.redirectUri, verifier, {
+          ...Http.requestOptions(context.http),
+          additionalParameters: { resource: context.resource }
+        })
+      )
+    )
+  })
+
+/** A refresh (the `resource` sent again, RFC 8707 §2.2); the old refresh token is kept when no new one comes. */
+export const refresh = (
+  context: Context,
+  tokens: Tokens
+): Effect.Effect<Tokens, AuthorizationFailed | RegistrationFailed> => {
+  const refreshToken = tokens.refreshToken
+  if (refreshToken === undefined) {
+    return Effect.fail(new AuthorizationFailed({ step: "refresh", detail: "no refresh token" }))
+  }
+  return tokenRequest(
+    "refresh",
+    context,
+    async (client, auth) =>
+      oauth.processRefreshTokenResponse(
+        context.server,
+        client,
+        await oauth.refreshTokenGrantRequest(context.server, client, auth, refreshToken, {
+          ...Http.requestOptions(context.http),
+          additionalParameters: { resource: context.resource }
+        })
+      ),
+    tokens
+  )
+}
+
+/** The client credentials grant (SEP-1046): a machine client's own token, with `resource` and `scope`. */
+export const clientCredentials = (context: Context): Effect.Effect<Tokens, AuthorizationFailed | RegistrationFailed> =>
+  tokenRequest("client credentials grant", context, async (client, auth) =>
+    oauth.processClientCredentialsResponse(
+      context.server,
+      client,
+      await oauth.clientCredentialsGrantRequest(
+        context.server,
+        client,
+        auth,
+        withScope({ resource: context.resource }, context.scope),
+        Http.requestOptions(context.http)
+      )
+    )
+  )
