@@ -12,6 +12,7 @@ import * as SecureRandom from "effect/crypto/SecureRandom"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import { describe as describeIssue } from "./internal/issues.ts"
 import { type AskOptions, ClientRequestError, decodeAnswer, ServerRequest } from "./ServerRequest.ts"
 
 type Obj = { readonly [key: string]: unknown }
@@ -120,7 +121,7 @@ export const form = <S extends Schema.Codec<unknown, unknown, never, never>>(
           new ClientRequestError({
             reason: "InvalidResponse",
             method: "elicitation/create",
-            message: `elicitation/create: the submitted form does not match its schema: ${issue.message}`,
+            message: `elicitation/create: the submitted form does not match its schema: ${describeIssue(issue.issue)}`,
             cause: issue
           })
       )

@@ -50,6 +50,14 @@ const tools = Tool.layer(
     Elicitation.form({ message: "Name?", schema: Schema.Struct({ name: Schema.String }) }, options)
   ),
   withTimeout("roots_with_timeout", Roots.listWith),
+  Tool.make("form_score", {
+    input: Schema.Struct({}),
+    handler: () =>
+      Elicitation.form({ message: "Score?", schema: Schema.Struct({ score: Schema.Number }) }).pipe(
+        Effect.as("answered"),
+        Effect.catch((error) => Effect.succeed(error.message))
+      )
+  }),
   Tool.make("ask_with_progress", {
     input: Schema.Struct({}),
     handler: () => {
@@ -149,6 +157,21 @@ describe("server requests to the client", () => {
         })
     )
   }
+
+  it.effect("a form answer of the wrong type is refused with the real reason, not the number union's noise", () =>
+    Effect.gen(function* () {
+      const context = yield* serverWith(tools)
+      const { client } = yield* clientSession(context, () =>
+        Effect.succeed({ action: "accept", content: { score: "95" } })
+      )
+      const result = yield* client.request("tools/call", { name: "form_score", arguments: {} })
+      // Before: `Expected "Infinity" | "-Infinity" | "NaN"\n  at ["score"]`.
+      assert.strictEqual(
+        textOf(result),
+        "elicitation/create: the submitted form does not match its schema: score: Expected number"
+      )
+    })
+  )
 
   it.effect("the client's progress on an ask reaches the handler's onProgress", () =>
     Effect.gen(function* () {

@@ -1,6 +1,6 @@
 /**
  * One message for a Schema decode or encode error of a tool's arguments or
- * output: each issue on its path (keys cut, as the client sent them), the real
+ * output, or of a client's form answer: each issue on its path (keys cut, as the client sent them), the real
  * reason of a union first, at most `issueLimit` issues.
  *
  * Two things hide the real reason in effect's own formatting. A union lists
