@@ -24,6 +24,7 @@ import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as References from "effect/References"
 import type * as Scope from "effect/Scope"
+import * as jose from "jose"
 import * as OidcProvider from "../support/OidcProvider.ts"
 import * as Headless from "./headlessUserAgent.ts"
 
@@ -330,6 +331,64 @@ describe("OAuthClient: authorization code with PKCE", () => {
   )
 })
 
+/** A user agent that logs in headlessly, then alters the redirect it returns. */
+const tampering = (alter: (redirect: URL) => void) => {
+  const browser = Headless.make(redirectUri)
+  return UserAgent.make(redirectUri, (url) =>
+    Effect.map(browser.userAgent.authorize(url), (redirect) => {
+      const altered = new URL(redirect)
+      alter(altered)
+      return altered
+    })
+  )
+}
+
+describe("OAuthClient: the redirect's checks", () => {
+  const cases: ReadonlyArray<readonly [string, (redirect: URL) => void, string]> = [
+    ["another issuer in iss (RFC 9207: a mix-up)", (r) => r.searchParams.set("iss", "http://127.0.0.1:9/"), "iss"],
+    ["no iss while the server advertises it", (r) => r.searchParams.delete("iss"), "iss"],
+    ["another state", (r) => r.searchParams.set("state", "forged"), "state"],
+    [
+      "an error answer",
+      (r) => {
+        r.searchParams.delete("code")
+        r.searchParams.set("error", "access_denied")
+      },
+      "access_denied"
+    ]
+  ]
+  for (const [name, alter, named] of cases) {
+    it.live(`a redirect with ${name} is refused before the code is used`, () =>
+      Effect.gen(function* () {
+        const { rs } = yield* setup({ publicClient: { id: "mcp-cli", redirectUri } })
+        let code: string | undefined
+        const userAgent = tampering((redirect) => {
+          code = redirect.searchParams.get("code") ?? undefined
+          alter(redirect)
+        })
+        const error = yield* Effect.flip(
+          Effect.gen(function* () {
+            const client = yield* OAuthClient.OAuthClient
+            return yield* client.authorize(rs.mcp, (yield* rs.call(undefined)).challenge)
+          }).pipe(Effect.provide(clientLayer({}, { preRegistered: { clientId: "mcp-cli" } }, userAgent)))
+        )
+        assert.strictEqual(error._tag, "AuthorizationFailed")
+        assert.include(error.message, "redirect")
+        assert.include(error.message, named)
+        assertNoSecret([error.message, JSON.stringify(error)], [code])
+      })
+    )
+  }
+
+  it.live("oidc-provider advertises the iss parameter, so its absence is caught", () =>
+    Effect.gen(function* () {
+      const { rs } = yield* setup()
+      const found = yield* Discovery.discover(rs.mcp, undefined, insecure)
+      assert.isTrue(found.authorizationServer.authorization_response_iss_parameter_supported)
+    })
+  )
+})
+
 describe("OAuthClient: client credentials (SEP-1046)", () => {
   for (const authMethod of ["client_secret_basic", "client_secret_post"] as const) {
     it.live(`a machine client gets a token for the resource (${authMethod})`, () =>
@@ -352,6 +411,29 @@ describe("OAuthClient: client credentials (SEP-1046)", () => {
       })
     )
   }
+
+  it.live("a machine client authenticating with private_key_jwt gets a token", () =>
+    Effect.gen(function* () {
+      const { privateKey, publicKey } = yield* Effect.promise(() => jose.generateKeyPair("ES256"))
+      const publicJwk = { ...(yield* Effect.promise(() => jose.exportJWK(publicKey))), alg: "ES256", use: "sig" }
+      const { op, rs } = yield* setup({ privateKeyJwtClient: { id: "machine", publicJwk } })
+      const token = yield* Effect.gen(function* () {
+        const client = yield* OAuthClient.OAuthClient
+        return yield* client.authorize(rs.mcp, (yield* rs.call(undefined)).challenge)
+      }).pipe(
+        Effect.provide(
+          clientLayer(
+            { grant: "client_credentials" },
+            { preRegistered: { clientId: "machine", authMethod: "private_key_jwt", privateKey } }
+          )
+        )
+      )
+      const served = yield* rs.call(token)
+      assert.strictEqual(served.status, 200)
+      assert.strictEqual(served.body.subject, "machine")
+      assert.notStrictEqual(op.client.id, "machine")
+    })
+  )
 
   it.live("a wrong secret fails with the OAuth error code, quoting no secret", () =>
     Effect.gen(function* () {

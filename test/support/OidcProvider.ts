@@ -51,6 +51,8 @@ export interface StartOptions {
   readonly registration?: boolean | undefined
   /** More resources that get JWT access tokens (e.g. a test resource server's URL). */
   readonly acceptResource?: ((indicator: string) => boolean) | undefined
+  /** A client authenticating with private_key_jwt (client credentials grant) with this id and public key. */
+  readonly privateKeyJwtClient?: { readonly id: string; readonly publicJwk: Record<string, unknown> } | undefined
   /** The JWT access tokens' lifetime in seconds; 300 by default. */
   readonly accessTokenTTL?: number | undefined
 }
@@ -95,6 +97,19 @@ export const startWith = (options: StartOptions): Effect.Effect<OidcProvider, ne
           }
         : {}),
       clients: [
+        ...(options.privateKeyJwtClient === undefined
+          ? []
+          : [
+              {
+                client_id: options.privateKeyJwtClient.id,
+                token_endpoint_auth_method: "private_key_jwt",
+                jwks: { keys: [options.privateKeyJwtClient.publicJwk] },
+                grant_types: ["client_credentials"],
+                redirect_uris: [],
+                response_types: [],
+                scope: scopes.join(" ")
+              }
+            ]),
         ...(options.publicClient === undefined
           ? []
           : [
