@@ -26,11 +26,11 @@ import * as Queue from "effect/Queue"
 import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as SecureRandom from "effect/crypto/SecureRandom"
 import * as Run from "./internal/httpServerRun.ts"
 import { remoteAddressOf } from "./internal/httpServerSessions.ts"
 import * as Wire from "./internal/httpWire.ts"
 import { idempotencyKeyOf } from "./internal/jsonRpcSniff.ts"
+import { newSessionId } from "./internal/sessionId.ts"
 import * as Transport from "./Transport.ts"
 
 /** Settings of the legacy HTTP+SSE server transport. */
@@ -73,8 +73,12 @@ export interface SseServer {
   readonly evictedConnections: () => number
 }
 
-/** The services the transport provides to each session it starts. */
-export type Provided = Transport.Transport | Scope.Scope
+/**
+ * The services the endpoint gives the session factory of each session it
+ * starts (its transport and its scope); the factory's other requirements
+ * come from where `make` runs.
+ */
+export type SessionServices = Transport.Transport | Scope.Scope
 
 interface Entry {
   readonly incoming: Queue.Queue<Transport.Incoming, Transport.TransportError | Cause.Done>
@@ -86,8 +90,6 @@ interface Entry {
   /** Idempotent notifications queued and not yet taken: key -> event text. */
   unread: Map<string, string> | undefined
 }
-
-const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")
 
 const sessionIdOf = (url: string): string | undefined => {
   const query = url.indexOf("?")
@@ -109,9 +111,9 @@ const closedError = new Transport.TransportError({ reason: "Closed", message: "S
 /** Makes the legacy HTTP+SSE server; each GET on the SSE path starts a session. */
 export const make = Effect.fnUntraced(function* <E, R>(
   options: Options<E, R>
-): Effect.fn.Return<SseServer, never, Scope.Scope | Exclude<R, Provided>> {
+): Effect.fn.Return<SseServer, never, Scope.Scope | Exclude<R, SessionServices>> {
   const serverScope = yield* Scope.Scope
-  const context = yield* Effect.context<Exclude<R, Provided>>()
+  const context = yield* Effect.context<Exclude<R, SessionServices>>()
   const guard = Wire.makeRebindingGuard(options.rebinding)
   const messagesPath = options.messagesPath ?? "/messages"
   const endpoint = options.endpoint ?? ((id: string) => `${messagesPath}?sessionId=${encodeURIComponent(id)}`)
@@ -179,7 +181,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
       return Wire.transportError(429, `Too Many Requests: at most ${maxPerClient} sessions per client`)
     }
     if (client !== undefined) perClient.set(client, (perClient.get(client) ?? 0) + 1)
-    const id = hex(SecureRandom.randomBytesUnsafe(16))
+    const id = newSessionId()
     const scope = yield* Scope.fork(serverScope)
     const incoming = yield* Queue.bounded<Transport.Incoming, Transport.TransportError | Cause.Done>(256)
     // Bounded, so a slow reader makes `send` wait instead of growing memory.
@@ -262,7 +264,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
 /** Adds the SSE and messages routes to the `HttpRouter`. */
 export const layer = <E, R>(
   options: Options<E, R>
-): Layer.Layer<never, never, HttpRouter.HttpRouter | Exclude<R, Provided>> =>
+): Layer.Layer<never, never, HttpRouter.HttpRouter | Exclude<R, SessionServices>> =>
   Layer.effectDiscard(
     Effect.gen(function* () {
       const router = yield* HttpRouter.HttpRouter

@@ -154,15 +154,19 @@ export interface Stats {
 /** Counts the SSE connections closed because their client stopped reading, across every server of the process. */
 export const evictedConnections: Metric.Metric<number, Metric.CounterState<number>> = Sessions.evictedConnections
 
-/** What the session factory is given; the rest of its requirements come from where `make` runs. */
-export type Provided = Transport.Transport | Scope.Scope | CurrentHttpSession
+/**
+ * The services the endpoint gives the session factory of each session it
+ * starts (its transport, its scope and its HTTP view); the factory's other
+ * requirements come from where `make` runs.
+ */
+export type SessionServices = Transport.Transport | Scope.Scope | CurrentHttpSession
 
 /** Builds the endpoint. Sessions and the idle sweeper live in the current scope. */
 export const make = Effect.fnUntraced(function* <E, R>(
   options: Options<E, R>
-): Effect.fn.Return<StreamableHttpServer, never, Scope.Scope | Exclude<R, Provided>> {
+): Effect.fn.Return<StreamableHttpServer, never, Scope.Scope | Exclude<R, SessionServices>> {
   const serverScope = yield* Scope.Scope
-  const context = yield* Effect.context<Exclude<R, Provided>>()
+  const context = yield* Effect.context<Exclude<R, SessionServices>>()
   const clock = yield* Clock.Clock
   const stateful = options.sessions !== false
   const store =
@@ -256,7 +260,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
  */
 export const layer = <E, R>(
   options: Options<E, R>
-): Layer.Layer<never, never, HttpRouter.HttpRouter | Exclude<R, Provided>> =>
+): Layer.Layer<never, never, HttpRouter.HttpRouter | Exclude<R, SessionServices>> =>
   Layer.effectDiscard(
     Effect.gen(function* () {
       const router = yield* HttpRouter.HttpRouter

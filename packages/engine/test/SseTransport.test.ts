@@ -22,7 +22,7 @@ import { inMemoryClient, initialize, openEvents, rawPost, rawRequest, serverOpti
 const SSE_URL = "http://localhost/sse"
 
 /** A legacy server behind a router, served in memory. */
-const legacyServer = (options: Partial<SseServer.Options<never, SseServer.Provided>> = {}) =>
+const legacyServer = (options: Partial<SseServer.Options<never, SseServer.SessionServices>> = {}) =>
   Effect.gen(function* () {
     const seen: Array<HttpClientRequest.HttpClientRequest> = []
     const app = yield* HttpRouter.toHttpEffect(

@@ -165,7 +165,7 @@ export const layerStreamableHttp = <E, R>(
 ): Layer.Layer<
   HttpServer.HttpServer,
   HttpServerError.ServeError | RebindingRequiredError,
-  Exclude<R, StreamableHttpServer.Provided>
+  Exclude<R, StreamableHttpServer.SessionServices>
 > => checked(StreamableHttpServer.layer(options), options)
 
 /**
@@ -187,7 +187,7 @@ export const layerSse = <E, R>(
 ): Layer.Layer<
   HttpServer.HttpServer,
   HttpServerError.ServeError | RebindingRequiredError,
-  Exclude<R, SseServer.Provided>
+  Exclude<R, SseServer.SessionServices>
 > => checked(SseServer.layer(options), options)
 
 /** The base URL the server listens on, e.g. `http://127.0.0.1:54321`. */

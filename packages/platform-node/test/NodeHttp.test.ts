@@ -59,7 +59,7 @@ const handlers = new Map<string, Session.Handler>([
 const sessionFactory = ServerSession.make({ serverInfo, capabilities: { tools: {} }, handlers })
 
 /** A Streamable HTTP server on 127.0.0.1:<free port> for the test's scope; returns its URL and handle. */
-const listen = (options: Partial<StreamableHttpServer.Options<never, StreamableHttpServer.Provided>> = {}) =>
+const listen = (options: Partial<StreamableHttpServer.Options<never, StreamableHttpServer.SessionServices>> = {}) =>
   Effect.gen(function* () {
     const server = yield* StreamableHttpServer.make({ session: sessionFactory, ...options })
     const context = yield* Layer.build(NodeHttpServer.layer(HttpRouter.add("*", "/mcp", server.handler)))

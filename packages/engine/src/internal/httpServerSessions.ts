@@ -15,13 +15,13 @@ import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import * as SecureRandom from "effect/crypto/SecureRandom"
 import { CurrentHttpSession, type CurrentHttpSessionShape } from "../CurrentHttpSession.ts"
 import * as Session from "../Session.ts"
 import * as Run from "./httpServerRun.ts"
 import { HttpSession } from "./httpServerSession.ts"
 import type { Settings } from "./httpServerStream.ts"
 import * as Wire from "./httpWire.ts"
+import { newSessionId } from "./sessionId.ts"
 
 /** What the session table needs from the server's options. */
 export interface Limits {
@@ -52,11 +52,6 @@ class CurrentHttp implements CurrentHttpSessionShape {
     return this.http.closeStandaloneStream
   }
 }
-
-const hex = (bytes: Uint8Array) => Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")
-
-/** A session id: 128 random bits as hex, visible ASCII as the spec requires. */
-const newSessionId = () => hex(SecureRandom.randomBytesUnsafe(16))
 
 /** The remote address of a request (the default `clientOf`). */
 export const remoteAddressOf = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
