@@ -5,7 +5,6 @@
  * code grant with PKCE driven headlessly, refresh of an expired token, the
  * client credentials grant, and no token in any error or log line.
  */
-import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as ClientRegistration from "@effect-mcp/auth/ClientRegistration"
 import * as Discovery from "@effect-mcp/auth/Discovery"
@@ -27,19 +26,7 @@ import type * as Scope from "effect/Scope"
 import * as jose from "jose"
 import * as OidcProvider from "../support/OidcProvider.ts"
 import * as Headless from "./headlessUserAgent.ts"
-
-const listen = (handler: http.RequestListener) =>
-  Effect.acquireRelease(
-    Effect.callback<http.Server>((resume) => {
-      const server = http.createServer(handler)
-      server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
-    }),
-    (server) =>
-      Effect.callback<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
-  )
+import { listen } from "./listen.ts"
 
 /**
  * A protected resource at `<base>/mcp` whose tokens come from the provider:
@@ -96,7 +83,7 @@ const resourceServer = (issuer: () => string) =>
           method: "POST",
           headers: token === undefined ? {} : { authorization: `Bearer ${token}` }
         })
-        const body = (await response.json()) as { readonly subject?: string }
+        const body = (await response.json()) as { readonly subject?: string; readonly scopes?: ReadonlyArray<string> }
         return { status: response.status, challenge: response.headers.get("www-authenticate") ?? undefined, body }
       })
     return { base, mcp, init, call }
@@ -222,15 +209,17 @@ describe("Discovery", () => {
   )
 })
 
+/** An OAuth client on a memory store (or `store`), with the registration options and user agent given. */
 const clientLayer = (
   options: OAuthClient.Options,
   registration: ClientRegistration.Options,
-  userAgent?: UserAgent.UserAgentShape
+  userAgent?: UserAgent.UserAgentShape,
+  store: TokenStore.TokenStoreShape = TokenStore.makeMemory()
 ) =>
   OAuthClient.layer({ ...insecure, ...options }).pipe(
     Layer.provide(
       Layer.mergeAll(
-        TokenStore.layerMemory,
+        Layer.succeed(TokenStore.TokenStore, store),
         ClientRegistration.layer({ ...insecure, ...registration }),
         userAgent === undefined ? Layer.empty : Layer.succeed(UserAgent.UserAgent, userAgent)
       )
@@ -289,6 +278,35 @@ describe("OAuthClient: authorization code with PKCE", () => {
     })
   )
 
+  it.live("a 403 insufficient_scope logs in again for the challenge's scopes (no refresh: it never adds scopes)", () =>
+    Effect.gen(function* () {
+      const { rs } = yield* setup({ publicClient: { id: "mcp-cli", redirectUri } })
+      const browser = Headless.make(redirectUri)
+      const store = TokenStore.makeMemory()
+      yield* Effect.gen(function* () {
+        const client = yield* OAuthClient.OAuthClient
+        const first = yield* client.authorize(rs.mcp, (yield* rs.call(undefined)).challenge)
+        assert.deepStrictEqual((yield* store.get(rs.mcp))?.scope, ["notes:read"])
+        const stepUp = yield* client.authorize(
+          rs.mcp,
+          `Bearer error="insufficient_scope", scope="notes:read notes:write", resource_metadata="${rs.base}/.well-known/oauth-protected-resource/mcp"`
+        )
+        assert.notStrictEqual(stepUp, first)
+        assert.strictEqual(browser.visits(), 2)
+        assert.deepStrictEqual((yield* store.get(rs.mcp))?.scope, ["notes:read", "notes:write"])
+        assert.deepStrictEqual((yield* rs.call(stepUp)).body.scopes, ["notes:read", "notes:write"])
+      }).pipe(Effect.provide(clientLayer({}, { preRegistered: { clientId: "mcp-cli" } }, browser.userAgent, store)))
+    })
+  )
+
+  it.effect("a server URL that is not an http(s) URL fails discovery with a typed error", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(Discovery.discover("mcp.example.com/mcp", undefined))
+      assert.strictEqual(error._tag, "DiscoveryFailed")
+      assert.include(error.message, "server URL")
+    })
+  )
+
   it.live("a refused refresh token forgets the tokens; errors and logs quote no token", () =>
     Effect.gen(function* () {
       const { op, rs } = yield* setup({ publicClient: { id: "mcp-cli", redirectUri } })
@@ -307,18 +325,7 @@ describe("OAuthClient: authorization code with PKCE", () => {
         Effect.gen(function* () {
           const client = yield* OAuthClient.OAuthClient
           return yield* client.accessToken(rs.mcp)
-        }).pipe(
-          Effect.provide(
-            OAuthClient.layer(insecure).pipe(
-              Layer.provide(
-                Layer.mergeAll(
-                  Layer.succeed(TokenStore.TokenStore, store),
-                  ClientRegistration.layer({ ...insecure, preRegistered: { clientId: "mcp-cli" } })
-                )
-              )
-            )
-          )
-        )
+        }).pipe(Effect.provide(clientLayer({}, { preRegistered: { clientId: "mcp-cli" } }, undefined, store)))
       )
       assert.isTrue(Option.isNone(result))
       assert.isUndefined(yield* store.get(rs.mcp))
@@ -389,22 +396,25 @@ describe("OAuthClient: the redirect's checks", () => {
   )
 })
 
+/** A machine client's token for the resource, after the resource's 401, with pre-registered credentials. */
+const machineToken = (
+  rs: {
+    readonly mcp: string
+    readonly call: (token: string | undefined) => Effect.Effect<{ readonly challenge: string | undefined }>
+  },
+  credentials: ClientRegistration.ClientCredentials
+) =>
+  Effect.gen(function* () {
+    const client = yield* OAuthClient.OAuthClient
+    return yield* client.authorize(rs.mcp, (yield* rs.call(undefined)).challenge)
+  }).pipe(Effect.provide(clientLayer({ grant: "client_credentials" }, { preRegistered: credentials })))
+
 describe("OAuthClient: client credentials (SEP-1046)", () => {
   for (const authMethod of ["client_secret_basic", "client_secret_post"] as const) {
     it.live(`a machine client gets a token for the resource (${authMethod})`, () =>
       Effect.gen(function* () {
         const { op, rs } = yield* setup()
-        const token = yield* Effect.gen(function* () {
-          const client = yield* OAuthClient.OAuthClient
-          return yield* client.authorize(rs.mcp, (yield* rs.call(undefined)).challenge)
-        }).pipe(
-          Effect.provide(
-            clientLayer(
-              { grant: "client_credentials" },
-              { preRegistered: { clientId: op.client.id, clientSecret: op.client.secret, authMethod } }
-            )
-          )
-        )
+        const token = yield* machineToken(rs, { clientId: op.client.id, clientSecret: op.client.secret, authMethod })
         const served = yield* rs.call(token)
         assert.strictEqual(served.status, 200)
         assert.strictEqual(served.body.subject, op.client.id)
@@ -417,17 +427,7 @@ describe("OAuthClient: client credentials (SEP-1046)", () => {
       const { privateKey, publicKey } = yield* Effect.promise(() => jose.generateKeyPair("ES256"))
       const publicJwk = { ...(yield* Effect.promise(() => jose.exportJWK(publicKey))), alg: "ES256", use: "sig" }
       const { op, rs } = yield* setup({ privateKeyJwtClient: { id: "machine", publicJwk } })
-      const token = yield* Effect.gen(function* () {
-        const client = yield* OAuthClient.OAuthClient
-        return yield* client.authorize(rs.mcp, (yield* rs.call(undefined)).challenge)
-      }).pipe(
-        Effect.provide(
-          clientLayer(
-            { grant: "client_credentials" },
-            { preRegistered: { clientId: "machine", authMethod: "private_key_jwt", privateKey } }
-          )
-        )
-      )
+      const token = yield* machineToken(rs, { clientId: "machine", authMethod: "private_key_jwt", privateKey })
       const served = yield* rs.call(token)
       assert.strictEqual(served.status, 200)
       assert.strictEqual(served.body.subject, "machine")

@@ -6,7 +6,6 @@
  * rotation, a forged signature). Every failure is checked to be the typed
  * error it should be, and no error or log line to quote the token.
  */
-import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import type * as AuthError from "@effect-mcp/auth/AuthError"
 import * as IntrospectionVerifier from "@effect-mcp/auth/IntrospectionVerifier"
@@ -21,6 +20,7 @@ import * as References from "effect/References"
 import type * as Scope from "effect/Scope"
 import * as jose from "jose"
 import * as OidcProvider from "../support/OidcProvider.ts"
+import { listen } from "./listen.ts"
 
 /** Every log line of the effects it wraps, debug included. */
 const capture = () => {
@@ -78,19 +78,6 @@ const jwksServer: Effect.Effect<
     }
   }
 })
-
-const listen = (handler: http.RequestListener) =>
-  Effect.acquireRelease(
-    Effect.callback<http.Server>((resume) => {
-      const server = http.createServer(handler)
-      server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
-    }),
-    (server) =>
-      Effect.callback<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
-  )
 
 /** A signing key with its public JWK. */
 const signingKey = (kid: string) =>

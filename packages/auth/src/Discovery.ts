@@ -117,6 +117,14 @@ const getJson = (url: URL, http: Http.HttpOptions, step: string): Effect.Effect<
 
 const prmStep = "protected resource metadata"
 
+/** The server's canonical URL, or `DiscoveryFailed` for one that is not an absolute http(s) URL. */
+const serverResource = (serverUrl: string | URL): Effect.Effect<string, DiscoveryFailed> =>
+  Effect.try({
+    try: () => ProtectedResourceMetadata.canonicalResource(serverUrl),
+    catch: () =>
+      new DiscoveryFailed({ step: "server URL", url: String(serverUrl), detail: "not an absolute http(s) URL" })
+  })
+
 /**
  * The protected resource metadata of `serverUrl`: the challenge's URL first,
  * then the well-known URLs; `None` when none of them has a document (a
@@ -130,9 +138,10 @@ export const protectedResourceMetadata = (
 ): Effect.Effect<Option.Option<ProtectedResourceMetadata.Document>, DiscoveryFailed> =>
   Effect.gen(function* () {
     const http = httpOptions(options)
+    const resource = yield* serverResource(serverUrl)
     const candidates = [
       ...(challenge?.resourceMetadata === undefined ? [] : [challenge.resourceMetadata]),
-      ...ProtectedResourceMetadata.wellKnownUrls(serverUrl)
+      ...ProtectedResourceMetadata.wellKnownUrls(resource)
     ]
     const statuses: Array<string> = []
     for (const candidate of candidates) {
@@ -236,7 +245,7 @@ export const discover = (
       const authorizationServer = yield* authorizationServerMetadata(issuer, options)
       return { resource: resourceMetadata.resource, resourceMetadata, authorizationServer, challenge, scope }
     }
-    const resource = ProtectedResourceMetadata.canonicalResource(serverUrl)
+    const resource = yield* serverResource(serverUrl)
     const origin = new URL(resource).origin
     const authorizationServer = yield* authorizationServerMetadata(origin, options).pipe(
       Effect.catch((error) =>

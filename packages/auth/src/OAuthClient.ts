@@ -80,8 +80,8 @@ export const make = (options: Options = {}): Effect.Effect<OAuthClientShape, nev
     const keyOf = (serverUrl: string | URL) =>
       Effect.try({
         try: () => ProtectedResourceMetadata.canonicalResource(serverUrl),
-        catch: (error) =>
-          new DiscoveryFailed({ step: "server URL", url: String(serverUrl), detail: (error as Error).message })
+        catch: () =>
+          new DiscoveryFailed({ step: "server URL", url: String(serverUrl), detail: "not an absolute http(s) URL" })
       })
 
     const learn = (key: string, wwwAuthenticate: string | ReadonlyArray<string> | undefined) =>

@@ -9,21 +9,8 @@ import { describe as describeServerFailure } from "./issuer.ts"
 
 const errorCode = /^[\x21\x23-\x5b\x5d-\x7e]{1,64}$/
 
-/** How the client's HTTP requests are made. */
-export interface HttpOptions {
-  /** Allows `http:` URLs (loopback servers in tests); `https:` only otherwise. */
-  readonly allowInsecureRequests?: boolean | undefined
-  /** Milliseconds a request may take. */
-  readonly timeoutMs: number
-}
-
-/** oauth4webapi's request options for these settings. */
-export const requestOptions = (
-  options: HttpOptions
-): Pick<oauth.HttpRequestOptions<"GET">, "signal" | typeof oauth.allowInsecureRequests> => ({
-  signal: () => AbortSignal.timeout(options.timeoutMs),
-  ...(options.allowInsecureRequests === true ? { [oauth.allowInsecureRequests]: true } : {})
-})
+/** How the client's HTTP requests are made, and oauth4webapi's options for them: the verifiers' own. */
+export { type HttpOptions, requestOptions } from "./issuer.ts"
 
 /**
  * A failure described for an error message. oauth4webapi's own messages are
