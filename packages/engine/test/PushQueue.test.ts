@@ -134,6 +134,43 @@ describe("PushQueue", () => {
       })
   )
 
+  it.effect.prop(
+    "line alone: enterLine joins whatever the room, admit hands items over in arrival order (unawaited ones too), an interrupted writer's item never comes, close refuses the rest",
+    [listOf(Schema.Literals(["wait", "hold", "interrupt"]), 1, 10), between(0, 10)],
+    ([kinds, admitted]) =>
+      Effect.gen(function* () {
+        const queue = new PushQueue<number>(16)
+        const writers = []
+        for (let i = 0; i < kinds.length; i++) {
+          const place = queue.enterLine(i)
+          if (kinds[i] !== "hold") writers.push([i, yield* Effect.forkChild(queue.awaitAdmission(place))] as const)
+          yield* Effect.yieldNow
+        }
+        assert.strictEqual(queue.size, 0, "nothing is buffered")
+        for (const [, fiber] of writers) assert.isUndefined(fiber.pollUnsafe(), "a writer in line waits for admit")
+        yield* Effect.forEach(
+          writers.filter(([i]) => kinds[i] === "interrupt"),
+          ([, fiber]) => Fiber.interrupt(fiber),
+          { discard: true }
+        )
+        const expected = kinds.flatMap((kind, i) => (kind === "interrupt" ? [] : [i]))
+        assert.strictEqual(queue.waiting, expected.length)
+        const taken: Array<number> = []
+        for (let n = 0; n < admitted; n++) {
+          const item = queue.admit()
+          if (item !== undefined) taken.push(item)
+        }
+        assert.deepStrictEqual(taken, expected.slice(0, admitted))
+        queue.close()
+        assert.isUndefined(queue.admit(), "close empties the line")
+        for (const [i, fiber] of writers) {
+          if (kinds[i] === "interrupt") continue
+          assert.strictEqual(yield* Fiber.join(fiber), taken.includes(i), `writer ${i}: admitted or refused`)
+        }
+        assert.isFalse(yield* queue.awaitAdmission(queue.enterLine(99)))
+      })
+  )
+
   it.effect("the taker is woken on a microtask, never inside offer", () =>
     Effect.gen(function* () {
       const queue = new PushQueue<number>(4)

@@ -7,9 +7,10 @@
  *
  * A connection buffers a bounded number of events: when its client reads
  * slowly, `send` suspends, and suspended senders are served strictly in
- * arrival order (a new sender queues behind them). A frame becomes an event
- * (stored, numbered, queued) only when it is its turn, so an interrupted
- * sender leaves nothing behind.
+ * arrival order (a new sender queues behind them), in the stream's line (the
+ * engine's push queue, whose writers' line this module admits itself). A
+ * frame becomes an event (stored, numbered, queued) only when it is its turn,
+ * so an interrupted sender leaves nothing behind.
  *
  * No send waits on one peer for long: an idempotent notification (a
  * list_changed, a resources/updated for a URI) that is still unread on its
@@ -29,6 +30,7 @@ import type { LogicalStream, Settings, Waiter } from "./httpServerStream.ts"
 import { formatEvent } from "./httpWire.ts"
 import { cancelledIdsOf, idempotencyKeyOf, messagesOf, responseIdsOf } from "./jsonRpcSniff.ts"
 import { Lock } from "./lock.ts"
+import type { Place } from "./pushQueue.ts"
 
 export const closedError = new Transport.TransportError({ reason: "Closed", message: "HTTP session closed" })
 
@@ -172,7 +174,7 @@ export abstract class SendLine extends Lock {
     if (stream.collected !== undefined) this.unlist(stream)
     if (stream.connection !== undefined) stream.connection.close()
     // What still waits was sent for requests that are answered or cancelled: nobody reads it.
-    Streams.release(stream, Exit.void)
+    Streams.release(stream)
     Deferred.doneUnsafe(stream.first, Exit.succeed(undefined))
     Deferred.doneUnsafe(stream.done, Exit.void)
   }
@@ -250,17 +252,17 @@ export abstract class SendLine extends Lock {
   /** Admits waiting senders, first come first served, while their stream has room. */
   protected pump(stream: LogicalStream): Effect.Effect<void> {
     return Effect.suspend(() =>
-      stream.waiting.length === 0
+      Streams.waiting(stream) === 0
         ? Effect.void
         : this.withLock(
             Effect.whileLoop({
-              while: () => !this.closed && stream.waiting.length > 0 && this.hasRoom(stream),
+              while: () => !this.closed && Streams.waiting(stream) > 0 && this.hasRoom(stream),
               body: () => {
-                // Out of the list first: an interrupt arriving meanwhile finds it taken.
-                const waiter = stream.waiting.shift()!
-                return Effect.as(this.admit(stream, waiter.data, waiter.ids, waiter.head, waiter.key), waiter)
+                // Out of the line first (its sender resumes): an interrupt arriving meanwhile finds it taken.
+                const waiter = stream.line!.admit()!
+                return this.admit(stream, waiter.data, waiter.ids, waiter.head, waiter.key)
               },
-              step: (waiter) => Deferred.doneUnsafe(waiter.done, Exit.void)
+              step: () => {}
             })
           ).pipe(Effect.uninterruptible)
     )
@@ -273,8 +275,8 @@ export abstract class SendLine extends Lock {
   protected enqueue(
     frame: Transport.Outgoing,
     related: JsonRpc.RequestId | undefined
-  ): Effect.Effect<readonly [LogicalStream, Waiter] | undefined> {
-    return Effect.suspend((): Effect.Effect<readonly [LogicalStream, Waiter] | undefined> => {
+  ): Effect.Effect<readonly [Streams.Line, Place<Waiter>] | undefined> {
+    return Effect.suspend((): Effect.Effect<readonly [Streams.Line, Place<Waiter>] | undefined> => {
       const stream = this.route(frame, related)
       if (stream === undefined) {
         return Effect.as(Effect.logDebug("dropped a message with no stream to carry it"), undefined)
@@ -295,17 +297,17 @@ export abstract class SendLine extends Lock {
         return Effect.succeed(undefined)
       }
       const data = JsonRpcCodec.encode(frame)
-      if (stream.waiting.length === 0 && this.hasRoom(stream)) {
+      if (Streams.waiting(stream) === 0 && this.hasRoom(stream)) {
         return Effect.as(this.admit(stream, data, ids, head, key), undefined)
       }
-      const waiter: Waiter = { data, ids, head, done: Deferred.makeUnsafe(), key }
-      stream.waiting.push(waiter)
+      const line = Streams.lineOf(stream)
+      const place = line.enterLine({ data, ids, head, key })
       if (key !== undefined) {
         // It holds its place without its sender: a broadcast never waits on this peer.
         Streams.noteUnread(stream, key, "")
         return Effect.succeed(undefined)
       }
-      return Effect.succeed([stream, waiter] as const)
+      return Effect.succeed([line, place] as const)
     })
   }
 
@@ -320,14 +322,9 @@ export abstract class SendLine extends Lock {
       return Effect.uninterruptibleMask((restore) =>
         Effect.flatMap(this.withLock(this.enqueue(frame, options?.relatedRequestId)), (queued) => {
           if (queued === undefined) return Effect.void
-          const [stream, waiter] = queued
-          return restore(Deferred.await(waiter.done)).pipe(
-            Effect.onInterrupt(() =>
-              Effect.sync(() => {
-                const index = stream.waiting.indexOf(waiter)
-                if (index >= 0) stream.waiting.splice(index, 1)
-              })
-            )
+          // Interrupted while it waits, the place leaves the line (the queue sees to it).
+          return Effect.flatMap(restore(queued[0].awaitAdmission(queued[1])), (admitted) =>
+            admitted || !this.closed ? Effect.void : Effect.fail(closedError)
           )
         })
       )
@@ -376,7 +373,7 @@ export abstract class SendLine extends Lock {
         const connection = stream.connection
         if (connection === undefined) continue
         const queued = connection.size
-        if ((queued > 0 || stream.waiting.length > 0) && now - stream.takenAt >= this.settings.writeTimeoutMs) {
+        if ((queued > 0 || Streams.waiting(stream) > 0) && now - stream.takenAt >= this.settings.writeTimeoutMs) {
           stalled.push(stream)
         } else if (keepalive && queued === 0) {
           Streams.push(connection, Streams.KEEPALIVE)

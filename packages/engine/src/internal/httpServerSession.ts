@@ -20,7 +20,7 @@ import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Transport from "../Transport.ts"
-import { closedError, SendLine } from "./httpServerSendLine.ts"
+import { SendLine } from "./httpServerSendLine.ts"
 import * as Streams from "./httpServerStream.ts"
 import type { Connection, LogicalStream, Settings } from "./httpServerStream.ts"
 import { formatEvent } from "./httpWire.ts"
@@ -344,7 +344,7 @@ export class HttpSession extends SendLine implements Transport.TransportShape {
           for (const id of stream.pending) stream.collected.push(sessionClosedResponse(id))
         }
         if (stream.connection !== undefined) stream.connection.close()
-        Streams.release(stream, Exit.fail(closedError))
+        Streams.release(stream)
         Deferred.doneUnsafe(stream.first, Exit.succeed(undefined))
         Deferred.doneUnsafe(stream.done, Exit.void)
       }

@@ -10,11 +10,9 @@ import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import type * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import type * as Exit from "effect/Exit"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Stream from "effect/Stream"
 import type * as EventStore from "../EventStore.ts"
-import type * as Transport from "../Transport.ts"
 import * as Wire from "./httpWire.ts"
 import { PushQueue } from "./pushQueue.ts"
 
@@ -69,15 +67,21 @@ export const takeAll = (connection: Connection): Effect.Effect<ReadonlyArray<str
 export const textOf = (connection: Connection): Stream.Stream<string> =>
   Stream.fromPull(Effect.succeed(connection.take))
 
-/** A send waiting for room on its stream; `done` completes once its event is queued (or dropped). */
+/** A send waiting for room on its stream, in the stream's line. */
 export interface Waiter {
   readonly data: string
   readonly ids: ReadonlyArray<JsonRpc.RequestId>
   readonly head: JsonRpc.Message | undefined
-  readonly done: Deferred.Deferred<void, Transport.TransportError>
   /** The idempotency key of a notification whose sender does not wait. */
   readonly key: string | undefined
 }
+
+/**
+ * The sends waiting for room on a stream: the engine's push queue used as a
+ * line alone (the send line admits them itself, as room appears on whichever
+ * connection the stream has then; see httpServerSendLine.ts).
+ */
+export type Line = PushQueue<Waiter>
 
 export interface LogicalStream {
   readonly id: string
@@ -93,8 +97,8 @@ export interface LogicalStream {
    * one; lets a reply hold its status line back until it is known.
    */
   readonly first: Deferred.Deferred<JsonRpc.Message | undefined>
-  /** Sends waiting for room on the connection, in arrival order. */
-  readonly waiting: Array<Waiter>
+  /** Sends waiting for room on the connection, in arrival order; made when the first one waits. */
+  line: Line | undefined
   connection: Connection | undefined
   complete: boolean
   /** When the reader of the connection last took events (or the connection opened), in server time. */
@@ -128,16 +132,32 @@ export const makeStream = (
   collected,
   done: Deferred.makeUnsafe<void>(),
   first: Deferred.makeUnsafe<JsonRpc.Message | undefined>(),
-  waiting: [],
+  line: undefined,
   connection: undefined,
   complete,
   takenAt: 0,
   unread: undefined
 })
 
-/** Ends the waits of a stream's suspended senders; their frames are never sent. */
-export const release = (stream: LogicalStream, exit: Exit.Exit<void, Transport.TransportError>): void => {
-  for (const waiter of stream.waiting.splice(0, stream.waiting.length)) Deferred.doneUnsafe(waiter.done, exit)
+/** Sends waiting on a stream. */
+export const waiting = (stream: LogicalStream): number => (stream.line === undefined ? 0 : stream.line.waiting)
+
+/** The stream's line, made on first use. */
+export const lineOf = (stream: LogicalStream): Line => {
+  if (stream.line === undefined) stream.line = new PushQueue<Waiter>(1)
+  return stream.line
+}
+
+/**
+ * Ends the waits of a stream's suspended senders; their frames are never
+ * sent. Their sends then end as the session says: failed once it is closed,
+ * done otherwise (the stream was answered in full).
+ */
+export const release = (stream: LogicalStream): void => {
+  const line = stream.line
+  if (line === undefined) return
+  stream.line = undefined
+  line.close()
 }
 
 /** Records an idempotent notification as unread: its queued text, or "" while it waits in the line. */

@@ -24,6 +24,13 @@
  * - A producer that cannot wait per item (bytes decoded into many frames at
  *   once) may `offerNow` past the bound and pause itself, resuming when
  *   `onTaken` tells it the consumer took the buffer.
+ * - A consumer that measures room by its own rule (the HTTP send line: room
+ *   on whichever connection its stream has now, and an Effect to run per
+ *   item) uses the writers' line alone: a writer `enterLine`s whatever the
+ *   room (synchronously, so it keeps its place under the caller's lock) and
+ *   `awaitAdmission`s, or leaves an item there that nobody waits for; the
+ *   consumer `admit`s them one at a time, in order. Interruption and `close`
+ *   work as for any waiting writer.
  *
  * Usage (inside an Effect.gen):
  * ```text
@@ -48,9 +55,22 @@ export interface Consumer<A> {
   readonly end: () => void
 }
 
-interface Writer<A> {
+/** A place in the writers' line (see `enterLine`). */
+export interface Place<A> {
   readonly item: A
-  readonly resume: (effect: Effect.Effect<boolean>) => void
+}
+
+interface Writer<A> extends Place<A> {
+  /** The waiting fiber; unset while nobody waits on the place yet (or ever). */
+  resume: ((effect: Effect.Effect<boolean>) => void) | undefined
+  /** How the place ended, kept for a wait that starts afterwards. */
+  outcome: Effect.Effect<boolean> | undefined
+}
+
+/** Ends a place in line: its waiting writer resumes, or a later wait finds the outcome. */
+const settle = <A>(writer: Writer<A>, outcome: Effect.Effect<boolean>): void => {
+  writer.outcome = outcome
+  writer.resume?.(outcome)
 }
 
 const accepted: Effect.Effect<boolean> = Exit.succeed(true)
@@ -120,17 +140,50 @@ export class PushQueue<A, E = never> {
       this.offerNow(item)
       return accepted
     }
+    return this.join(item)
+  }
+
+  /** Writers (and held items) in the line, waiting to be admitted. */
+  get waiting(): number {
+    return this.writers === undefined ? 0 : this.writers.length
+  }
+
+  /**
+   * Joins the writers' line now, even when there is room, to be admitted by
+   * the consumer's `admit` (a place already refused once closed). Nobody
+   * need wait on the place: an item no writer waits for holds its place.
+   */
+  enterLine(item: A): Place<A> {
+    const writer: Writer<A> = { item, resume: undefined, outcome: undefined }
+    if (this.ending !== undefined) writer.outcome = refused
+    else this.line().push(writer)
+    return writer
+  }
+
+  /**
+   * Waits until the place is admitted (true) or refused by `close` (false).
+   * Interrupted meanwhile, it leaves the line: its item is never admitted.
+   */
+  awaitAdmission(place: Place<A>): Effect.Effect<boolean> {
+    const writer = place as Writer<A>
+    if (writer.outcome !== undefined) return writer.outcome
     return Effect.callback<boolean>((resume) => {
-      if (this.ending !== undefined) return resume(refused)
-      const writer: Writer<A> = { item, resume }
-      const writers = (this.writers ??= [])
-      writers.push(writer)
-      this.wake()
-      return Effect.sync(() => {
-        const index = writers.indexOf(writer)
-        if (index >= 0) writers.splice(index, 1)
-      })
+      if (writer.outcome !== undefined) return resume(writer.outcome)
+      writer.resume = resume
+      return Effect.sync(() => this.leave(writer))
     })
+  }
+
+  /**
+   * Admits the head of the writers' line, its writer resuming with true, and
+   * hands its item to the caller instead of buffering it; undefined when the
+   * line is empty. For the consumer that decides room itself.
+   */
+  admit(): A | undefined {
+    const writer = this.writers?.shift()
+    if (writer === undefined) return undefined
+    settle(writer, accepted)
+    return writer.item
   }
 
   /** Every buffered item (at least one); fails with the end once closed and drained. */
@@ -179,6 +232,28 @@ export class PushQueue<A, E = never> {
     this.wake()
   }
 
+  /** Waits in the writers' line until admitted (true) or refused (false); an interrupt leaves the line. */
+  private join(item: A): Effect.Effect<boolean> {
+    return Effect.callback<boolean>((resume) => {
+      if (this.ending !== undefined) return resume(refused)
+      const writer: Writer<A> = { item, resume, outcome: undefined }
+      this.line().push(writer)
+      this.wake()
+      return Effect.sync(() => this.leave(writer))
+    })
+  }
+
+  private leave(writer: Writer<A>): void {
+    const writers = this.writers
+    const index = writers === undefined ? -1 : writers.indexOf(writer)
+    if (index >= 0) writers!.splice(index, 1)
+  }
+
+  private line(): Array<Writer<A>> {
+    if (this.writers === undefined) this.writers = []
+    return this.writers
+  }
+
   private hasWriters(): boolean {
     return this.writers !== undefined && this.writers.length > 0
   }
@@ -187,7 +262,7 @@ export class PushQueue<A, E = never> {
     const writers = this.writers
     if (writers === undefined) return
     this.writers = undefined
-    for (const writer of writers) writer.resume(refused)
+    for (const writer of writers) settle(writer, refused)
   }
 
   /** Takes every buffered item; `next` (empty) becomes the buffer. */
@@ -201,7 +276,7 @@ export class PushQueue<A, E = never> {
       // offer again at once.
       const admitted = this.writers!.splice(0, this.capacity)
       for (const writer of admitted) batch.push(writer.item)
-      for (const writer of admitted) writer.resume(accepted)
+      for (const writer of admitted) settle(writer, accepted)
     }
     if (batch.length === 0) return undefined
     this.onTaken?.()
