@@ -270,10 +270,13 @@ describe("OAuthClient: authorization code with PKCE", () => {
         const token = yield* client.authorize(rs.mcp, first.challenge)
         assert.strictEqual((yield* rs.call(token)).status, 200)
         // The server refuses the token (as if revoked): the refresh token gets a new one, no second login.
-        const again = yield* client.authorize(rs.mcp, 'Bearer error="invalid_token"')
+        const again = yield* client.authorize(rs.mcp, 'Bearer error="invalid_token"', token)
         assert.notStrictEqual(again, token)
         assert.strictEqual(browser.visits(), 1)
         assert.strictEqual((yield* rs.call(again)).status, 200)
+        // A late 401 for the old token (a concurrent request's) gets the renewed one, asking no one.
+        assert.strictEqual(yield* client.authorize(rs.mcp, 'Bearer error="invalid_token"', token), again)
+        assert.strictEqual(browser.visits(), 1)
       }).pipe(Effect.provide(clientLayer({}, { metadata: { client_name: "test" } }, browser.userAgent)))
     })
   )

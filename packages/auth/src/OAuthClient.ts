@@ -49,10 +49,16 @@ export interface OAuthClientShape {
    * Obtains a new token after `serverUrl` answered 401 or 403 with
    * `wwwAuthenticate`: discovery, registration and the grant; a stored refresh
    * token is tried first for a 401. Returns the token to retry with.
+   *
+   * `refused` is the token the server refused, when the caller knows it: if
+   * the stored token is already another one (a concurrent request renewed
+   * it), that one is returned without asking anyone. The caller bounds its
+   * retries: a server that refuses every token would otherwise loop.
    */
   readonly authorize: (
     serverUrl: string | URL,
-    wwwAuthenticate: string | ReadonlyArray<string> | undefined
+    wwwAuthenticate: string | ReadonlyArray<string> | undefined,
+    refused?: string | undefined
   ) => Effect.Effect<string, OAuthClientError>
 }
 
@@ -143,11 +149,15 @@ export const make = (options: Options = {}): Effect.Effect<OAuthClientShape, nev
         )
       })
 
-    const authorize: OAuthClientShape["authorize"] = (serverUrl, wwwAuthenticate) =>
+    const authorize: OAuthClientShape["authorize"] = (serverUrl, wwwAuthenticate, refused) =>
       lock.withPermits(1)(
         Effect.gen(function* () {
           const key = yield* keyOf(serverUrl)
           const stored = yield* store.get(key)
+          if (refused !== undefined && stored !== undefined && stored.accessToken !== refused) {
+            const now = yield* Clock.currentTimeMillis
+            if (!expired(stored, now)) return stored.accessToken
+          }
           const entry = yield* learn(key, wwwAuthenticate)
           // A 401 on a stored token that can be refreshed (not a 403: a refresh never adds scopes).
           if (stored?.refreshToken !== undefined && entry.discovered.challenge?.error !== "insufficient_scope") {
