@@ -30,6 +30,8 @@ import * as Run from "./internal/httpServerRun.ts"
 import { remoteAddressOf } from "./internal/httpServerSessions.ts"
 import * as Wire from "./internal/httpWire.ts"
 import { idempotencyKeyOf } from "./internal/jsonRpcSniff.ts"
+import { textOf } from "./internal/httpServerStream.ts"
+import { PushQueue } from "./internal/pushQueue.ts"
 import { newSessionId } from "./internal/sessionId.ts"
 import * as Transport from "./Transport.ts"
 
@@ -82,7 +84,8 @@ export type SessionServices = Transport.Transport | Scope.Scope
 
 interface Entry {
   readonly incoming: Queue.Queue<Transport.Incoming, Transport.TransportError | Cause.Done>
-  readonly outgoing: Queue.Queue<string, Cause.Done>
+  /** The SSE text for the client, in the engine's push queue (its body is woken on a microtask). */
+  readonly outgoing: PushQueue<string>
   readonly scope: Scope.Closeable
   readonly client: string | undefined
   /** When the client last took events (or the stream opened). */
@@ -139,7 +142,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
         }
       }
       // Outgoing ends first: from the moment the session sees its input end, sends fail with Closed.
-      Queue.endUnsafe(entry.outgoing)
+      entry.outgoing.close()
       return Effect.andThen(Queue.end(entry.incoming), Scope.close(entry.scope, Exit.void))
     })
   yield* Effect.addFinalizer(() =>
@@ -151,14 +154,14 @@ export const make = Effect.fnUntraced(function* <E, R>(
     const now = clock.currentTimeMillisUnsafe()
     const stalled: Array<readonly [string, Entry]> = []
     for (const [id, entry] of sessions) {
-      if (Queue.sizeUnsafe(entry.outgoing) > 0 && now - entry.takenAt >= writeTimeoutMs) stalled.push([id, entry])
+      if (entry.outgoing.size > 0 && now - entry.takenAt >= writeTimeoutMs) stalled.push([id, entry])
     }
     evicted += stalled.length
     return Effect.forEach(
       stalled,
       ([id, entry]) => {
-        // Shut down, not ended: the body stops now instead of waiting for a reader that never comes.
-        Queue.shutdownUnsafe(entry.outgoing)
+        // Halted, not closed: the body stops now instead of waiting for a reader that never comes.
+        entry.outgoing.halt()
         return close(id, entry)
       },
       { discard: true }
@@ -185,7 +188,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
     const scope = yield* Scope.fork(serverScope)
     const incoming = yield* Queue.bounded<Transport.Incoming, Transport.TransportError | Cause.Done>(256)
     // Bounded, so a slow reader makes `send` wait instead of growing memory.
-    const outgoing = yield* Queue.bounded<string, Cause.Done>(maxBuffered + 1)
+    const outgoing = new PushQueue<string>(maxBuffered + 1)
     const entry: Entry = {
       incoming,
       outgoing,
@@ -195,8 +198,11 @@ export const make = Effect.fnUntraced(function* <E, R>(
       unread: undefined
     }
     sessions.set(id, entry)
-    Queue.offerUnsafe(outgoing, Wire.formatEvent({ event: "endpoint", data: endpoint(id) }))
-    yield* Scope.addFinalizer(scope, Queue.end(outgoing))
+    outgoing.offerNow(Wire.formatEvent({ event: "endpoint", data: endpoint(id) }))
+    yield* Scope.addFinalizer(
+      scope,
+      Effect.sync(() => outgoing.close())
+    )
     const transport: Transport.TransportShape = {
       incoming: Stream.fromQueue(incoming),
       send: (frame) =>
@@ -209,7 +215,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
             if (entry.unread === undefined) entry.unread = new Map()
             entry.unread.set(key, text)
           }
-          return Queue.offer(outgoing, text).pipe(
+          return outgoing.offer(text).pipe(
             Effect.onInterrupt(() => Effect.sync(() => key !== undefined && entry.unread?.delete(key))),
             Effect.flatMap((accepted) => (accepted ? Effect.void : Effect.fail(closedError)))
           )
@@ -222,7 +228,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
       scope,
       onFailure: close(id, entry)
     })
-    const body = Stream.fromQueue(outgoing).pipe(
+    const body = textOf(outgoing).pipe(
       Stream.mapArray((texts) => {
         entry.takenAt = clock.currentTimeMillisUnsafe()
         const unread = entry.unread
