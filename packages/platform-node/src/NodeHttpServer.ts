@@ -21,7 +21,7 @@ import * as HttpServerError from "effect/http/HttpServerError"
 import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import { createServer } from "node:http"
+import { createServer, type Server } from "node:http"
 
 /** Where the HTTP server listens. */
 export interface ListenOptions {
@@ -76,8 +76,18 @@ export const layer = <E, R>(app: Layer.Layer<never, E, R>, options?: ListenOptio
   const port = options?.port ?? 0
   // No preemptive shutdown: it would wait (20 s by default) for open SSE streams that only end once
   // the routes' own finalizers close their sessions, which run after it. Without it the handlers
-  // detach, the sessions close and end their streams, then the listener closes with nothing open.
-  const listening = PlatformNodeHttpServer.layer(() => createServer(), { host, port, disablePreemptiveShutdown: true })
+  // detach, the sessions close and end their streams, then the listener closes (`close`, registered
+  // after the listener's own finalizer so it runs first).
+  const listener = Layer.effect(
+    HttpServer.HttpServer,
+    Effect.gen(function* () {
+      const server = createServer()
+      const http = yield* PlatformNodeHttpServer.make(() => server, { host, port, disablePreemptiveShutdown: true })
+      yield* Effect.addFinalizer(() => close(server))
+      return http
+    })
+  )
+  const listening = Layer.merge(listener, PlatformNodeHttpServer.layerHttpServices)
   return HttpRouter.serve(app, { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provideMerge(
       Layer.catchTag(listening, "ServeError", (error) =>
@@ -86,6 +96,26 @@ export const layer = <E, R>(app: Layer.Layer<never, E, R>, options?: ListenOptio
     )
   )
 }
+
+/** How long connections still open when the server closes may take to finish before they are cut. */
+const closeGraceMs = 250
+
+/**
+ * Closes the listener once the routes are gone: idle connections at once,
+ * the others when they finish or after `closeGraceMs` (a client that sent
+ * half a request would otherwise hold the close until Node's header timeout).
+ */
+const close = (server: Server): Effect.Effect<void> =>
+  Effect.callback<void>((resume) => {
+    if (!server.listening) return resume(Effect.void)
+    const cut = setTimeout(() => server.closeAllConnections(), closeGraceMs)
+    server.close(() => {
+      clearTimeout(cut)
+      resume(Effect.void)
+    })
+    server.closeIdleConnections()
+    return Effect.sync(() => clearTimeout(cut))
+  })
 
 // A Layer that only fails provides whatever the one it replaces did.
 const failed = <A>(error: ListenError): Layer.Layer<A, ListenError> =>

@@ -16,6 +16,7 @@ import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Schema from "effect/Schema"
+import * as Net from "node:net"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 
@@ -224,6 +225,29 @@ describe("NodeMcpServer: shutdown with streams open", () => {
     yield* Fiber.join(bodies)
     return elapsed
   })
+
+  it.live(
+    "closing the server does not wait for a client that sends half a request",
+    () =>
+      Effect.gen(function* () {
+        const scope = yield* Scope.make()
+        const context = yield* Layer.buildWithScope(NodeMcpServer.layerHttp(Server), scope)
+        const base = yield* NodeMcpServer.url.pipe(Effect.provideContext(context))
+        const port = Number(base.slice(base.lastIndexOf(":") + 1))
+        const socket = yield* Effect.callback<Net.Socket>((resume) => {
+          const socket = Net.connect(port, "127.0.0.1", () => resume(Effect.succeed(socket)))
+        })
+        yield* Effect.addFinalizer(() => Effect.sync(() => socket.destroy()))
+        // Headers never finished: the connection is neither idle nor serving a request.
+        socket.write("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        yield* Effect.sleep("50 millis")
+        const started = Date.now()
+        yield* Scope.close(scope, Exit.void)
+        const elapsed = Date.now() - started
+        assert.isBelow(elapsed, 1_000, `shutdown took ${elapsed} ms`)
+      }),
+    TIMEOUT
+  )
 
   it.live(
     "closing the server ends open GET and legacy SSE streams and completes promptly",
