@@ -7,8 +7,10 @@ import { PushQueue } from "../src/internal/pushQueue.ts"
 
 const collect = <A>(queue: PushQueue<A>) => Stream.runCollect(Stream.fromPull(Effect.succeed(queue.take)))
 
-/** Lets the microtask wake-ups run. */
-const microtasks = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 0)))
+/** Lets the microtask wake-ups run: a few turns of the microtask queue, no timer. */
+const microtasks = Effect.promise(async () => {
+  for (let i = 0; i < 8; i++) await Promise.resolve()
+})
 
 const between = (minimum: number, maximum: number) => Schema.Int.check(Schema.isBetween({ minimum, maximum }))
 const capacity = between(1, 8)
@@ -61,7 +63,7 @@ describe("PushQueue", () => {
             taken.push(n)
             if (!pauses[n]) return true
             // Resumed later, as a consumer whose handling went on in a fiber.
-            setTimeout(queue.resume, 0)
+            queueMicrotask(queue.resume)
             return false
           },
           end: () => ended++
