@@ -14,7 +14,13 @@ const program = Effect.gen(function* () {
   return yield* Effect.never
 }).pipe(
   Effect.provide(
-    NodeHttpServer.layerStreamableHttp({ session: McpServer.makeSession, responseMode: mode, maxBodyBytes })
+    // W4 opens its 1,050 sessions from one address, past the default quota of 1,000 per client.
+    NodeHttpServer.layerStreamableHttp({
+      session: McpServer.makeSession,
+      responseMode: mode,
+      maxBodyBytes,
+      maxSessionsPerClient: 10_000
+    })
   ),
   Effect.provide(EchoServer.layer)
 )
