@@ -27,6 +27,25 @@ export interface Host {
   readonly inputFinished: (exit: ClosedExit) => void
 }
 
+/**
+ * Hands the queue's frames to the input. A class, not an object of two
+ * closures: a server keeps one per idle session.
+ */
+class QueueConsumer {
+  private readonly input: PeerInput
+  private readonly queue: PushQueue<Transport.Incoming>
+  constructor(input: PeerInput, queue: PushQueue<Transport.Incoming>) {
+    this.input = input
+    this.queue = queue
+  }
+  push(frame: Transport.Incoming): boolean {
+    return this.input.push(frame, this.queue)
+  }
+  end(): void {
+    this.input.finishInput()
+  }
+}
+
 /** Frames offered while one is being handled wait here, up to this many; then `offer` suspends. */
 const offerCapacity = 256
 
@@ -103,10 +122,7 @@ export class PeerInput implements Transport.Receiver {
     const queue = new PushQueue<Transport.Incoming>(offerCapacity)
     this.queue = queue
     if (this.inputEnd !== undefined) queue.close()
-    queue.attach({
-      push: (frame) => this.push(frame, queue),
-      end: () => this.finishInput()
-    })
+    queue.attach(new QueueConsumer(this, queue))
     return queue
   }
 
@@ -117,7 +133,8 @@ export class PeerInput implements Transport.Receiver {
     else this.source?.resume()
   }
 
-  private finishInput(): void {
+  /** Every offered frame was handled and the input ended (the queue's consumer calls it then). */
+  finishInput(): void {
     if (this.stopped) return
     this.stopped = true
     if (this.drainedSignal !== undefined) Deferred.doneUnsafe(this.drainedSignal, Exit.void)

@@ -89,7 +89,12 @@ export class PushQueue<A, E = never> {
   // The consumer asked to wait, or the queue is handing it items right now.
   private paused = false
   private pumping = false
-  private spare: Array<A> = []
+  // A server holds a queue per idle session (its Peer's input): the second
+  // buffer, `take` and the wake-up callback are made on first use, not per queue.
+  private spare: Array<A> | undefined = undefined
+  private taking: Effect.Effect<Batch<A>, E | Cause.Done> | undefined = undefined
+  private waking: (() => void) | undefined = undefined
+  private resuming: (() => void) | undefined = undefined
   readonly capacity: number
   private readonly onTaken: (() => void) | undefined
 
@@ -187,17 +192,22 @@ export class PushQueue<A, E = never> {
   }
 
   /** Every buffered item (at least one); fails with the end once closed and drained. */
-  readonly take: Effect.Effect<Batch<A>, E | Cause.Done> = Effect.suspend(() => {
-    const batch = this.drain()
-    if (batch !== undefined) return Exit.succeed(batch)
-    if (this.ending !== undefined) return this.ending
-    return Effect.callback<Batch<A>, E | Cause.Done>((resume) => {
-      this.reader = resume
-      return Effect.sync(() => {
-        if (this.reader === resume) this.reader = undefined
+  get take(): Effect.Effect<Batch<A>, E | Cause.Done> {
+    if (this.taking === undefined) {
+      this.taking = Effect.suspend(() => {
+        const batch = this.drain()
+        if (batch !== undefined) return Exit.succeed(batch)
+        if (this.ending !== undefined) return this.ending
+        return Effect.callback<Batch<A>, E | Cause.Done>((resume) => {
+          this.reader = resume
+          return Effect.sync(() => {
+            if (this.reader === resume) this.reader = undefined
+          })
+        })
       })
-    })
-  })
+    }
+    return this.taking
+  }
 
   /** Hands every item to `consumer` from now on; nothing may `take` afterwards. */
   attach(consumer: Consumer<A>): void {
@@ -205,8 +215,13 @@ export class PushQueue<A, E = never> {
     this.schedule()
   }
 
-  /** The consumer takes items again after asking to wait. */
-  readonly resume = (): void => {
+  /** The consumer takes items again after asking to wait (a function of its own, so it may be passed on alone). */
+  get resume(): () => void {
+    if (this.resuming === undefined) this.resuming = () => this.resumeNow()
+    return this.resuming
+  }
+
+  private resumeNow(): void {
     if (!this.paused) return
     this.paused = false
     this.schedule()
@@ -295,10 +310,11 @@ export class PushQueue<A, E = never> {
   private schedule(): void {
     if (this.wakeScheduled) return
     this.wakeScheduled = true
-    resolved.then(this.onWake)
+    if (this.waking === undefined) this.waking = () => this.onWake()
+    resolved.then(this.waking)
   }
 
-  private readonly onWake = (): void => {
+  private onWake(): void {
     this.wakeScheduled = false
     if (this.consumer !== undefined) {
       this.pump(this.consumer)
@@ -321,7 +337,7 @@ export class PushQueue<A, E = never> {
     this.pumping = true
     try {
       for (;;) {
-        const batch = this.drain(this.spare) as Array<A> | undefined
+        const batch = this.drain(this.spare ?? []) as Array<A> | undefined
         if (batch === undefined) break
         for (let i = 0; i < batch.length; i++) {
           const taken = consumer.push(batch[i]!)
@@ -331,7 +347,7 @@ export class PushQueue<A, E = never> {
           // The consumer waits: what it did not take goes back in front, in order.
           this.paused = true
           if (i + 1 < batch.length) this.items = batch.slice(i + 1).concat(this.items)
-          this.spare = []
+          this.spare = undefined
           return
         }
         // Two buffers take turns: the one handed over is emptied and becomes the next buffer.
