@@ -1,32 +1,26 @@
 /**
- * The server's optional machinery, loaded on first use: asking the client
- * (`ask.ts`, with the sampling schemas), the 2026-07-28 input rounds
- * (`inputRounds.ts`) and the client's roots (`rootsList.ts`, with the roots
- * schemas). A server whose handlers never ask, served to clients that never
- * retry with input, loads none of them: they and the protocol modules they
- * pull in are a noticeable part of a start.
+ * The server's optional machinery: asking the client (`ask.ts`, with the
+ * sampling schemas), the 2026-07-28 input rounds (`inputRounds.ts`) and the
+ * client's roots (`rootsList.ts`, with the roots schemas), reached only by the
+ * paths that ask, never by a plain call.
  *
- * Each is an Effect that imports its module once and then hands out the
- * loaded module without waiting; only the paths that ask go through them,
- * never a plain call.
+ * They are imported statically. Loading them on first use (a dynamic
+ * `import()`) took ~3% off a stdio server's start, but made the first ask of a
+ * process wait on real I/O: a test driving the server on the TestClock
+ * (`McpTest.advanceUntilDone`) could run out its virtual steps before the
+ * module arrived and hang. Deterministic tests come first; the Effects stay, so
+ * a loader can come back behind this interface if it can be made synchronous.
  */
 import * as Effect from "effect/Effect"
-import type * as AskModule from "./ask.ts"
-import type * as InputRoundsModule from "./inputRounds.ts"
-import type * as RootsListModule from "./rootsList.ts"
-
-/** The module `load` imports, loaded by the first run and handed out at once by every later one. */
-const onFirstUse = <A>(load: () => Promise<A>): Effect.Effect<A> => {
-  let loaded: A | undefined
-  const loading = Effect.map(Effect.promise(load), (module) => (loaded = module))
-  return Effect.suspend(() => (loaded === undefined ? loading : Effect.succeed(loaded)))
-}
+import * as AskModule from "./ask.ts"
+import * as InputRoundsModule from "./inputRounds.ts"
+import * as RootsListModule from "./rootsList.ts"
 
 /** `ask.ts`: the params each revision gives an ask, the capability it needs, the stateful ask. */
-export const ask: Effect.Effect<typeof AskModule> = onFirstUse(() => import("./ask.ts"))
+export const ask: Effect.Effect<typeof AskModule> = Effect.succeed(AskModule)
 
 /** `inputRounds.ts`: a 2026-07-28 handler run in rounds of input requests. */
-export const inputRounds: Effect.Effect<typeof InputRoundsModule> = onFirstUse(() => import("./inputRounds.ts"))
+export const inputRounds: Effect.Effect<typeof InputRoundsModule> = Effect.succeed(InputRoundsModule)
 
 /** `rootsList.ts`: the client's roots, asked for and checked. */
-export const rootsList: Effect.Effect<typeof RootsListModule> = onFirstUse(() => import("./rootsList.ts"))
+export const rootsList: Effect.Effect<typeof RootsListModule> = Effect.succeed(RootsListModule)
