@@ -22,14 +22,21 @@ import { DiscoveryFailed, type OAuthClientError } from "./OAuthClientError.ts"
 import * as ProtectedResourceMetadata from "./ProtectedResourceMetadata.ts"
 import { TokenStore, type Tokens } from "./TokenStore.ts"
 import { UserAgent } from "./UserAgent.ts"
+import { Dpop } from "./Dpop.ts"
+import { jwtBearer, jwtBearerGrantType } from "./internal/assertionGrants.ts"
+import type * as JwtBearer from "./JwtBearer.ts"
 
 /** How an {@link OAuthClient} obtains tokens. */
 export interface Options extends Discovery.Options {
   /**
    * `authorization_code` (a user logs in through the {@link UserAgent}; the
-   * default) or `client_credentials` (a machine client's own token, SEP-1046).
+   * default), `client_credentials` (a machine client's own token, SEP-1046) or
+   * `jwt_bearer` (RFC 7523: the {@link Options.assertion}'s assertion, for
+   * workload identity and enterprise-managed authorization).
    */
-  readonly grant?: "authorization_code" | "client_credentials" | undefined
+  readonly grant?: "authorization_code" | "client_credentials" | "jwt_bearer" | undefined
+  /** Where the `jwt_bearer` grant's assertion comes from (e.g. `IdentityAssertion.idJag`, `JwtBearer.fixed`). */
+  readonly assertion?: JwtBearer.Assertion | undefined
   /** Scopes to ask for instead of the challenge's or the metadata's ({@link Discovery.selectScope}). */
   readonly scope?: ReadonlyArray<string> | undefined
   /** A token this close to its expiry counts as expired and is refreshed first; 30 seconds by default. */
@@ -76,6 +83,8 @@ export const make = (options: Options = {}): Effect.Effect<OAuthClientShape, nev
     const store = yield* TokenStore
     const registration = yield* ClientRegistration
     const userAgent = yield* Effect.serviceOption(UserAgent)
+    // With a DPoP key, every token request carries a proof and the tokens are bound to the key.
+    const dpop = Option.getOrUndefined(yield* Effect.serviceOption(Dpop))
     const http = Discovery.httpOptions(options)
     const grant = options.grant ?? "authorization_code"
     const marginMs = Duration.toMillis(options.expiryMargin ?? Duration.seconds(30))
@@ -95,7 +104,10 @@ export const make = (options: Options = {}): Effect.Effect<OAuthClientShape, nev
         const discovered = yield* Discovery.discover(key, wwwAuthenticate, options)
         const credentials = yield* registration.register(discovered.authorizationServer, {
           redirectUris: grant === "authorization_code" && Option.isSome(userAgent) ? [userAgent.value.redirectUri] : [],
-          grantTypes: grant === "authorization_code" ? ["authorization_code", "refresh_token"] : ["client_credentials"]
+          grantTypes:
+            grant === "authorization_code"
+              ? ["authorization_code", "refresh_token"]
+              : [grant === "jwt_bearer" ? jwtBearerGrantType : grant]
         })
         const entry: Known = {
           discovered,
@@ -104,12 +116,21 @@ export const make = (options: Options = {}): Effect.Effect<OAuthClientShape, nev
             credentials,
             resource: discovered.resource,
             scope: options.scope ?? discovered.scope,
-            http
+            http,
+            dpop
           }
         }
         known.set(key, entry)
         return entry
       })
+
+    const assertionGrant = (context: Grants.Context) =>
+      options.assertion === undefined
+        ? Effect.die(new Error("OAuthClient: the jwt_bearer grant needs an assertion option"))
+        : Effect.flatMap(
+            options.assertion({ issuer: context.server.issuer, resource: context.resource, scope: context.scope }),
+            (assertion) => jwtBearer(context, assertion)
+          )
 
     const expired = (tokens: Tokens, now: number) =>
       tokens.expiresAt !== undefined && tokens.expiresAt - marginMs <= now
@@ -167,9 +188,11 @@ export const make = (options: Options = {}): Effect.Effect<OAuthClientShape, nev
           const tokens =
             grant === "client_credentials"
               ? yield* Grants.clientCredentials(entry.context)
-              : Option.isNone(userAgent)
-                ? yield* Effect.die(new Error("OAuthClient: the authorization code grant needs a UserAgent service"))
-                : yield* Grants.authorizationCode(entry.context, userAgent.value)
+              : grant === "jwt_bearer"
+                ? yield* assertionGrant(entry.context)
+                : Option.isNone(userAgent)
+                  ? yield* Effect.die(new Error("OAuthClient: the authorization code grant needs a UserAgent service"))
+                  : yield* Grants.authorizationCode(entry.context, userAgent.value)
           yield* store.set(key, tokens)
           return tokens.accessToken
         })

@@ -8,6 +8,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as oauth from "oauth4webapi"
 import type { ClientCredentials } from "../ClientRegistration.ts"
+import type { DpopShape } from "../Dpop.ts"
 import { AuthorizationFailed, RegistrationFailed } from "../OAuthClientError.ts"
 import type { Tokens } from "../TokenStore.ts"
 import type { UserAgentShape } from "../UserAgent.ts"
@@ -22,6 +23,8 @@ export interface Context {
   /** Scopes to request; `scope` is omitted when undefined. */
   readonly scope: ReadonlyArray<string> | undefined
   readonly http: Http.HttpOptions
+  /** The DPoP key: every token request carries a proof, and the token is bound to the key (RFC 9449). */
+  readonly dpop?: DpopShape | undefined
 }
 
 /** oauth4webapi's client authentication for the credentials. */
@@ -57,26 +60,44 @@ const toTokens = (context: Context, answer: oauth.TokenEndpointResponse, now: nu
   issuer: context.server.issuer
 })
 
-const tokenRequest = (
+/**
+ * One request to the token endpoint: `run` makes it with the client, its
+ * authentication and the DPoP options (the proof, when the context has a key).
+ * A `use_dpop_nonce` answer is retried once: the handle has kept the nonce.
+ */
+export const tokenRequest = (
   step: string,
   context: Context,
-  run: (client: oauth.Client, auth: oauth.ClientAuth) => Promise<oauth.TokenEndpointResponse>,
+  run: (
+    client: oauth.Client,
+    auth: oauth.ClientAuth,
+    dpop: oauth.DPoPRequestOptions
+  ) => Promise<oauth.TokenEndpointResponse>,
   previous?: Tokens
 ): Effect.Effect<Tokens, AuthorizationFailed | RegistrationFailed> =>
   Effect.gen(function* () {
     const auth = yield* clientAuth(context.server, context.credentials)
     const client: oauth.Client = { client_id: context.credentials.clientId }
+    const dpop = context.dpop
+    const options: oauth.DPoPRequestOptions = dpop === undefined ? {} : { DPoP: dpop.handle }
     const answer = yield* Http.attempt(
-      () => run(client, auth),
+      () =>
+        run(client, auth, options).catch((error) =>
+          oauth.isDPoPNonceError(error) ? run(client, auth, options) : Promise.reject(error)
+        ),
       (detail) => new AuthorizationFailed({ step, detail })
     )
-    if (answer.token_type !== "bearer") {
+    // A DPoP client takes a Bearer token from a server that does not do DPoP (RFC 9449 §5), and presents it as such.
+    if (answer.token_type === "dpop" && dpop !== undefined) {
+      dpop.markBound(answer.access_token)
+    } else if (answer.token_type !== "bearer") {
       return yield* new AuthorizationFailed({ step, detail: `unsupported token type ${answer.token_type}` })
     }
     return toTokens(context, answer, yield* Clock.currentTimeMillis, previous)
   })
 
-const withScope = (params: Record<string, string>, scope: ReadonlyArray<string> | undefined) =>
+/** `params` with `scope` when there are scopes to ask for. */
+export const withScope = (params: Record<string, string>, scope: ReadonlyArray<string> | undefined) =>
   scope === undefined || scope.length === 0 ? params : { ...params, scope: scope.join(" ") }
 
 /**
@@ -123,12 +144,13 @@ export const authorizationCode = (
       try: () => oauth.validateAuthResponse(server, client, redirect, state),
       catch: (error) => new AuthorizationFailed({ step: "redirect", detail: Http.describe(error) })
     })
-    return yield* tokenRequest("authorization code grant", context, async (client, auth) =>
+    return yield* tokenRequest("authorization code grant", context, async (client, auth, dpop) =>
       oauth.processAuthorizationCodeResponse(
         server,
         client,
         await oauth.authorizationCodeGrantRequest(server, client, auth, callback, userAgent.redirectUri, verifier, {
           ...Http.requestOptions(context.http),
+          ...dpop,
           additionalParameters: { resource: context.resource }
         })
       )
@@ -147,12 +169,13 @@ export const refresh = (
   return tokenRequest(
     "refresh",
     context,
-    async (client, auth) =>
+    async (client, auth, dpop) =>
       oauth.processRefreshTokenResponse(
         context.server,
         client,
         await oauth.refreshTokenGrantRequest(context.server, client, auth, refreshToken, {
           ...Http.requestOptions(context.http),
+          ...dpop,
           additionalParameters: { resource: context.resource }
         })
       ),
@@ -162,7 +185,7 @@ export const refresh = (
 
 /** The client credentials grant (SEP-1046): a machine client's own token, with `resource` and `scope`. */
 export const clientCredentials = (context: Context): Effect.Effect<Tokens, AuthorizationFailed | RegistrationFailed> =>
-  tokenRequest("client credentials grant", context, async (client, auth) =>
+  tokenRequest("client credentials grant", context, async (client, auth, dpop) =>
     oauth.processClientCredentialsResponse(
       context.server,
       client,
@@ -171,7 +194,7 @@ export const clientCredentials = (context: Context): Effect.Effect<Tokens, Autho
         client,
         auth,
         withScope({ resource: context.resource }, context.scope),
-        Http.requestOptions(context.http)
+        { ...Http.requestOptions(context.http), ...dpop }
       )
     )
   )
