@@ -1,6 +1,6 @@
 /**
- * What a session's handlers can ask of the Streamable HTTP exchange they run
- * in. A module of its own, apart from `StreamableHttpServer` (which re-exports
+ * What a session's handlers can ask of the HTTP exchange they run in
+ * (Streamable HTTP, or legacy SSE). A module of its own, apart from `StreamableHttpServer` (which re-exports
  * it), so that a handler reaching for it (e.g. a tool calling
  * `closeRequestStream`) does not load the HTTP stack into a server that
  * only speaks stdio.
@@ -10,6 +10,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as CurrentRequest from "./CurrentRequest.ts"
+import type { Authenticated } from "./HttpAuthentication.ts"
 
 /** What a session's handlers can ask of the HTTP exchange they run in. */
 export interface CurrentHttpSessionShape {
@@ -25,9 +26,16 @@ export interface CurrentHttpSessionShape {
   readonly closeRequestStream: (requestId: JsonRpc.RequestId) => Effect.Effect<void>
   /** The same for the GET stream. */
   readonly closeStandaloneStream: Effect.Effect<void>
+  /**
+   * The principal of the session's latest authenticated request, when the
+   * server authenticates requests (its `authentication` option); undefined
+   * otherwise. A stateless request has its own. The session belongs to one
+   * owner, but a later request may carry more scopes (a step-up).
+   */
+  readonly authenticated: () => Authenticated | undefined
 }
 
-/** The HTTP exchange of the session being served; provided by `StreamableHttpServer` to every session it starts. */
+/** The HTTP exchange of the session being served; provided by `StreamableHttpServer` and `SseServer` to every session they start. */
 export class CurrentHttpSession extends Context.Service<CurrentHttpSession, CurrentHttpSessionShape>()(
   "@effect-mcp/engine/StreamableHttpServer/CurrentHttpSession"
 ) {}
@@ -43,3 +51,13 @@ export const closeRequestStream: Effect.Effect<void, never, CurrentRequest.Curre
   const request = yield* CurrentRequest.CurrentRequest
   yield* http.value.closeRequestStream(request.id)
 })
+
+/**
+ * The principal of the request being served, when it came over an HTTP
+ * server transport that authenticates requests; undefined otherwise (stdio,
+ * or no `authentication`). `@effect-mcp/auth`'s `Principal.current` reads it.
+ */
+export const authenticated: Effect.Effect<Authenticated | undefined> = Effect.map(
+  Effect.serviceOption(CurrentHttpSession),
+  (http) => (Option.isNone(http) ? undefined : http.value.authenticated())
+)

@@ -14,7 +14,7 @@
 import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 import type * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
-import type * as Context from "effect/Context"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -26,10 +26,12 @@ import * as Queue from "effect/Queue"
 import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { CurrentHttpSession, type CurrentHttpSessionShape } from "./CurrentHttpSession.ts"
+import type * as HttpAuthentication from "./HttpAuthentication.ts"
 import * as Run from "./internal/httpServerRun.ts"
 import { remoteAddressOf } from "./internal/httpServerSessions.ts"
 import * as Wire from "./internal/httpWire.ts"
-import { idempotencyKeyOf } from "./internal/jsonRpcSniff.ts"
+import { idempotencyKeyOf, messagesOf, missingScopesOf } from "./internal/jsonRpcSniff.ts"
 import { textOf } from "./internal/httpServerStream.ts"
 import { PushQueue } from "./internal/pushQueue.ts"
 import { newSessionId } from "./internal/sessionId.ts"
@@ -61,6 +63,16 @@ export interface Options<E = never, R = never> {
    * suspends while that many wait. Default 1,024.
    */
   readonly maxBufferedMessages?: number | undefined
+  /**
+   * Requires credentials on the event stream and on every posted message, as
+   * `StreamableHttpServer`'s option does: a session belongs to the principal
+   * that opened its event stream (another principal posting to it gets 404),
+   * `maxSessionsPerClient` counts principals, and handlers read the principal
+   * from `CurrentHttpSession`. Default: none.
+   */
+  readonly authentication?: HttpAuthentication.Authentication | undefined
+  /** The scopes a posted message needs, refused with the hook's 403 (see `StreamableHttpServer`). */
+  readonly requiredScopes?: HttpAuthentication.RequiredScopes | undefined
 }
 
 /** The legacy HTTP+SSE server: handlers for the SSE stream and the message endpoint. */
@@ -77,10 +89,10 @@ export interface SseServer {
 
 /**
  * The services the endpoint gives the session factory of each session it
- * starts (its transport and its scope); the factory's other requirements
- * come from where `make` runs.
+ * starts (its transport, its scope and its HTTP view); the factory's other
+ * requirements come from where `make` runs.
  */
-export type SessionServices = Transport.Transport | Scope.Scope
+export type SessionServices = Transport.Transport | Scope.Scope | CurrentHttpSession
 
 interface Entry {
   readonly incoming: Queue.Queue<Transport.Incoming, Transport.TransportError | Cause.Done>
@@ -92,6 +104,30 @@ interface Entry {
   takenAt: number
   /** Idempotent notifications queued and not yet taken: key -> event text. */
   unread: Map<string, string> | undefined
+  /** The principal of the latest authenticated request of the session (with `authentication` only). */
+  authenticated: HttpAuthentication.Authenticated | undefined
+}
+
+/** CurrentHttpSession of a legacy session: no resumable streams to close, no negotiated revision kept. */
+class CurrentSse implements CurrentHttpSessionShape {
+  readonly sessionId: string
+  private readonly entry: Entry
+  constructor(sessionId: string, entry: Entry) {
+    this.sessionId = sessionId
+    this.entry = entry
+  }
+  protocolVersion(): string | undefined {
+    return undefined
+  }
+  closeRequestStream(): Effect.Effect<void> {
+    return Effect.void
+  }
+  get closeStandaloneStream(): Effect.Effect<void> {
+    return Effect.void
+  }
+  authenticated(): HttpAuthentication.Authenticated | undefined {
+    return this.entry.authenticated
+  }
 }
 
 const sessionIdOf = (url: string): string | undefined => {
@@ -127,6 +163,8 @@ export const make = Effect.fnUntraced(function* <E, R>(
   const clientOf = options.clientOf ?? remoteAddressOf
   const writeTimeoutMs = Duration.toMillis(Duration.fromInputUnsafe(options.writeTimeout ?? Duration.seconds(30)))
   const clock = yield* Clock.Clock
+  const authentication = options.authentication
+  const requiredScopes = options.requiredScopes
   const sessions = new Map<string, Entry>()
   const perClient = new Map<string, number>()
   let evicted = 0
@@ -178,8 +216,15 @@ export const make = Effect.fnUntraced(function* <E, R>(
     const refused = guard(request)
     if (refused !== undefined) return refused
     if (request.method !== "GET") return Wire.methodNotAllowed("GET")
+    let authenticated: HttpAuthentication.Authenticated | undefined
+    if (authentication !== undefined) {
+      const result = yield* Effect.result(authentication.authenticate(request))
+      if (Result.isFailure(result)) return result.failure
+      authenticated = result.success
+    }
     if (sessions.size >= maxSessions) return Wire.transportError(503, "Service Unavailable: too many sessions")
-    const client = clientOf(request)
+    // With authentication the session belongs to its principal, whose sessions the quota counts.
+    const client = authenticated === undefined ? clientOf(request) : authenticated.owner
     if (client !== undefined && (perClient.get(client) ?? 0) >= maxPerClient) {
       return Wire.transportError(429, `Too Many Requests: at most ${maxPerClient} sessions per client`)
     }
@@ -195,7 +240,8 @@ export const make = Effect.fnUntraced(function* <E, R>(
       scope,
       client,
       takenAt: clock.currentTimeMillisUnsafe(),
-      unread: undefined
+      unread: undefined,
+      authenticated
     }
     sessions.set(id, entry)
     outgoing.offerNow(Wire.formatEvent({ event: "endpoint", data: endpoint(id) }))
@@ -226,6 +272,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
       server: context as Context.Context<unknown>,
       transport,
       scope,
+      extend: (services) => Context.add(services, CurrentHttpSession, new CurrentSse(id, entry)),
       onFailure: close(id, entry)
     })
     const body = textOf(outgoing).pipe(
@@ -249,15 +296,31 @@ export const make = Effect.fnUntraced(function* <E, R>(
     const refused = guard(request)
     if (refused !== undefined) return refused
     if (request.method !== "POST") return Wire.methodNotAllowed("POST")
+    let authenticated: HttpAuthentication.Authenticated | undefined
+    if (authentication !== undefined) {
+      const result = yield* Effect.result(authentication.authenticate(request))
+      if (Result.isFailure(result)) return result.failure
+      authenticated = result.success
+    }
     const id = sessionIdOf(request.url)
     if (id === undefined) return Wire.badRequest("the sessionId query parameter is required")
     const entry = sessions.get(id)
-    if (entry === undefined) return Wire.transportError(404, "Session not found")
+    // Another principal's session is unknown to this one: nothing says it exists.
+    if (entry === undefined || (authenticated !== undefined && entry.client !== authenticated.owner)) {
+      return Wire.transportError(404, "Session not found")
+    }
     if (!Wire.isJsonContent(request.headers["content-type"])) {
       return Wire.transportError(415, "Unsupported Media Type: the body must be application/json")
     }
     const read = yield* Wire.readFrame(request, maxBodyBytes)
     if (Result.isFailure(read)) return read.failure
+    if (authenticated !== undefined) {
+      if (requiredScopes !== undefined) {
+        const required = missingScopesOf(messagesOf(read.success), requiredScopes, authenticated.scopes)
+        if (required !== undefined) return authentication!.insufficientScope(authenticated, required)
+      }
+      entry.authenticated = authenticated
+    }
     if (!(yield* Queue.offer(entry.incoming, Result.succeed(read.success)))) {
       return Wire.transportError(404, "Session not found")
     }

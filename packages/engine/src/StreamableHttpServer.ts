@@ -31,6 +31,7 @@ import type * as Metric from "effect/Metric"
 import * as Scope from "effect/Scope"
 import type { CurrentHttpSession } from "./CurrentHttpSession.ts"
 import * as EventStore from "./EventStore.ts"
+import type * as HttpAuthentication from "./HttpAuthentication.ts"
 import * as Cors from "./internal/httpCors.ts"
 import * as Headers from "./internal/httpHeaders.ts"
 import * as Post from "./internal/httpServerPost.ts"
@@ -114,6 +115,23 @@ export interface Options<E = never, R = never> {
    * Default: none are checked.
    */
   readonly paramHeaders?: ((toolName: string) => ReadonlyArray<ParamHeader> | undefined) | undefined
+  /**
+   * Requires credentials on every request (CORS preflights aside), checked
+   * by this hook before the body is read (see `HttpAuthentication`): a
+   * session belongs to the principal that opened it (another principal
+   * naming it gets 404), `maxSessionsPerClient` counts principals (`clientOf`
+   * is not used), and handlers read the principal from `CurrentHttpSession`.
+   * `@effect-mcp/auth`'s `HttpProtection` builds one. Default: none.
+   */
+  readonly authentication?: HttpAuthentication.Authentication | undefined
+  /**
+   * The scopes a message needs (a tool's, a resource's, a prompt's), checked
+   * against the principal before the message reaches its session: a request
+   * lacking one is refused with the hook's 403 `insufficient_scope`.
+   * McpServer's `requiredScopesOf(server)` reads them from the registered
+   * items. Used only with `authentication`.
+   */
+  readonly requiredScopes?: HttpAuthentication.RequiredScopes | undefined
 }
 
 /** A tool argument mirrored into the `Mcp-Param-<header>` header. */
@@ -214,7 +232,9 @@ export const make = Effect.fnUntraced(function* <E, R>(
     json: options.responseMode === "json",
     maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,
     sessions,
-    paramHeaders: options.paramHeaders
+    paramHeaders: options.paramHeaders,
+    authentication: options.authentication,
+    requiredScopes: options.requiredScopes
   }
   const getContext: Get.Context = {
     standalone: stateful && options.standaloneStream !== false,
@@ -222,18 +242,28 @@ export const make = Effect.fnUntraced(function* <E, R>(
     sessions
   }
 
-  const route = (request: HttpServerRequest.HttpServerRequest) => {
+  const route = (request: HttpServerRequest.HttpServerRequest, authenticated?: HttpAuthentication.Authenticated) => {
     switch (request.method) {
       case "POST":
-        return Post.handle(request, postContext)
+        return Post.handle(request, postContext, authenticated)
       case "GET":
-        return stateful ? Get.get(request, getContext) : Effect.succeed(Wire.methodNotAllowed("POST"))
+        return stateful ? Get.get(request, getContext, authenticated) : Effect.succeed(Wire.methodNotAllowed("POST"))
       case "DELETE":
-        return stateful ? Get.del(request, sessions) : Effect.succeed(Wire.methodNotAllowed("POST"))
+        return stateful ? Get.del(request, sessions, authenticated) : Effect.succeed(Wire.methodNotAllowed("POST"))
       default:
         return Effect.succeed(Wire.methodNotAllowed(methods.join(", ")))
     }
   }
+  const authentication = options.authentication
+  // Without authentication a request goes straight to its route; with it, only once authenticated.
+  const serve =
+    authentication === undefined
+      ? route
+      : (request: HttpServerRequest.HttpServerRequest) =>
+          Effect.matchEffect(authentication.authenticate(request), {
+            onFailure: Effect.succeed,
+            onSuccess: (authenticated) => route(request, authenticated)
+          })
 
   const handler = Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
@@ -241,9 +271,9 @@ export const make = Effect.fnUntraced(function* <E, R>(
     if (refused !== undefined) return refused
     // Only a request from a web page carries Origin: the others pay nothing for CORS.
     const origin = request.headers["origin"] === undefined ? undefined : allowedOrigin(request)
-    if (origin === undefined) return yield* route(request)
+    if (origin === undefined) return yield* serve(request)
     if (Cors.isPreflight(request)) return Cors.preflight(request, origin, methods)
-    return Cors.withCors(yield* route(request), origin)
+    return Cors.withCors(yield* serve(request), origin)
   })
 
   return {

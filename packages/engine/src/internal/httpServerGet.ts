@@ -6,6 +6,7 @@
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import type { Authenticated } from "../HttpAuthentication.ts"
 import * as Headers from "./httpHeaders.ts"
 import { HttpSession } from "./httpServerSession.ts"
 import type { Sessions } from "./httpServerSessions.ts"
@@ -20,8 +21,12 @@ export interface Context {
   readonly sessions: Sessions
 }
 
-/** Answers a GET: the session's stream, or the resumption of one. */
-export const get = (request: HttpServerRequest.HttpServerRequest, context: Context) =>
+/** Answers a GET: the session's stream, or the resumption of one (only the principal's own session, when authenticated). */
+export const get = (
+  request: HttpServerRequest.HttpServerRequest,
+  context: Context,
+  authenticated?: Authenticated | undefined
+) =>
   Effect.gen(function* () {
     if (!Wire.accepts(request.headers["accept"], Wire.CONTENT_SSE)) {
       return Wire.transportError(406, "Not Acceptable: the client must accept text/event-stream")
@@ -29,7 +34,7 @@ export const get = (request: HttpServerRequest.HttpServerRequest, context: Conte
     const version = request.headers[Wire.HEADER_PROTOCOL_VERSION]
     // Stateless revisions have no GET stream (subscriptions/listen replaces it).
     if (!context.standalone || Headers.isStatelessVersion(version)) return Wire.methodNotAllowed("POST, DELETE")
-    const session = context.sessions.of(request)
+    const session = context.sessions.of(request, authenticated)
     if (!(session instanceof HttpSession)) return session
     const lastEventId = request.headers[Wire.HEADER_LAST_EVENT_ID]
     const headers = { [Wire.HEADER_SESSION_ID]: session.id ?? "" }
@@ -47,10 +52,14 @@ export const get = (request: HttpServerRequest.HttpServerRequest, context: Conte
     return Streams.sseResponse(session.body(stream), headers)
   })
 
-/** Answers a DELETE: ends the session it names. */
-export const del = (request: HttpServerRequest.HttpServerRequest, sessions: Sessions) =>
+/** Answers a DELETE: ends the session it names (only the principal's own, when authenticated). */
+export const del = (
+  request: HttpServerRequest.HttpServerRequest,
+  sessions: Sessions,
+  authenticated?: Authenticated | undefined
+) =>
   Effect.gen(function* () {
-    const session = sessions.of(request)
+    const session = sessions.of(request, authenticated)
     if (!(session instanceof HttpSession)) return session
     yield* sessions.close(session)
     return HttpServerResponse.empty({ status: 200 })

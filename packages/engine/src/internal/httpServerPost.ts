@@ -15,12 +15,14 @@ import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
+import type { Authenticated, Authentication, RequiredScopes } from "../HttpAuthentication.ts"
 import * as Session from "../Session.ts"
 import * as Headers from "./httpHeaders.ts"
 import * as HttpSession from "./httpServerSession.ts"
 import type { Sessions } from "./httpServerSessions.ts"
 import * as Streams from "./httpServerStream.ts"
 import * as Wire from "./httpWire.ts"
+import { missingScopesOf } from "./jsonRpcSniff.ts"
 
 export interface Context {
   readonly supportedVersions: ReadonlyArray<ProtocolVersion.ProtocolVersion>
@@ -31,6 +33,10 @@ export interface Context {
   readonly sessions: Sessions
   /** The arguments a tool mirrors into `Mcp-Param-*` headers (checked on stateless `tools/call`). */
   readonly paramHeaders: ((toolName: string) => ReadonlyArray<Headers.ParamHeader> | undefined) | undefined
+  /** How requests are authenticated (the 403 for missing scopes); undefined when they are not. */
+  readonly authentication: Authentication | undefined
+  /** The scopes each message needs (checked only with `authentication`). */
+  readonly requiredScopes: RequiredScopes | undefined
 }
 
 const isInitialize = (message: JsonRpc.Message): message is JsonRpc.Request =>
@@ -169,7 +175,8 @@ const servePerRequest = (
   context: Context,
   frame: JsonRpcCodec.Decoded,
   messages: ReadonlyArray<JsonRpc.Message>,
-  legacyVersion: string | undefined
+  legacyVersion: string | undefined,
+  authenticated: Authenticated | undefined
 ) =>
   Effect.gen(function* () {
     const single = messages.length === 1 ? messages[0]! : undefined
@@ -182,7 +189,8 @@ const servePerRequest = (
       return Wire.badRequest(`unsupported protocol version ${legacyVersion}`)
     }
     const { http, close } = yield* context.sessions.oneShot(
-      revision === undefined ? undefined : { revision, peerCapabilities: {}, peerInfo: statelessClient }
+      revision === undefined ? undefined : { revision, peerCapabilities: {}, peerInfo: statelessClient },
+      authenticated
     )
     // Notifications are processed before the session ends; replies end it when complete.
     const end = Effect.andThen(Effect.andThen(http.endInput, http.drained), close)
@@ -194,7 +202,16 @@ const servePerRequest = (
 const refuse = (problem: { readonly error: McpError.McpError; readonly id: JsonRpc.RequestId | null }) =>
   Wire.errorResponse(400, problem.error, { id: problem.id })
 
-export const handle = (request: HttpServerRequest.HttpServerRequest, context: Context) =>
+/**
+ * Answers a POST. `authenticated` is the request's principal when the server
+ * authenticates (its session must be the principal's own, its messages may
+ * need scopes); undefined otherwise.
+ */
+export const handle = (
+  request: HttpServerRequest.HttpServerRequest,
+  context: Context,
+  authenticated?: Authenticated | undefined
+) =>
   Effect.gen(function* () {
     if (!Wire.acceptsJsonAndSse(request.headers["accept"])) {
       return Wire.transportError(406, "Not Acceptable: the client must accept application/json and text/event-stream")
@@ -215,6 +232,11 @@ export const handle = (request: HttpServerRequest.HttpServerRequest, context: Co
         failures.map((f) => f.toResponse())
       )
     const messages = entries as ReadonlyArray<JsonRpc.Message>
+    // Before anything reaches a session: the answer is an HTTP 403 the client can step up from.
+    if (authenticated !== undefined && context.requiredScopes !== undefined) {
+      const required = missingScopesOf(messages, context.requiredScopes, authenticated.scopes)
+      if (required !== undefined) return context.authentication!.insufficientScope(authenticated, required)
+    }
     // Refused after reading the body, so the error names the request it answers.
     if (headerVersion !== undefined && !(context.supportedVersions as ReadonlyArray<string>).includes(headerVersion)) {
       const single = messages.length === 1 ? messages[0]! : undefined
@@ -249,22 +271,22 @@ export const handle = (request: HttpServerRequest.HttpServerRequest, context: Co
           id: JsonRpc.isRequest(messages[0]!) ? messages[0].id : null
         })
       }
-      return yield* servePerRequest(context, frame, messages, undefined)
+      return yield* servePerRequest(context, frame, messages, undefined, authenticated)
     }
     if (batch && messages.some(isInitialize)) return Wire.badRequest("initialize must not be part of a batch")
     if (!context.stateful) {
       const version = headerVersion ?? "2025-03-26"
       if (batch && !batchesAllowed(version)) return Wire.badRequest(`batches are not supported by revision ${version}`)
-      return yield* servePerRequest(context, frame, messages, version)
+      return yield* servePerRequest(context, frame, messages, version, authenticated)
     }
 
     let session: HttpSession.HttpSession
     if (request.headers[Wire.HEADER_SESSION_ID] === undefined && !batch && isInitialize(messages[0]!)) {
-      const created = yield* context.sessions.create(request)
+      const created = yield* context.sessions.create(request, authenticated)
       if (!(created instanceof HttpSession.HttpSession)) return created
       session = created
     } else {
-      const found = context.sessions.of(request)
+      const found = context.sessions.of(request, authenticated)
       if (!(found instanceof HttpSession.HttpSession)) return found
       session = found
     }

@@ -19,6 +19,7 @@ import * as Queue from "effect/Queue"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import type { Authenticated } from "../HttpAuthentication.ts"
 import type * as Transport from "../Transport.ts"
 import { SendLine } from "./httpServerSendLine.ts"
 import * as Streams from "./httpServerStream.ts"
@@ -48,8 +49,17 @@ const sessionClosedResponse = (id: JsonRpc.RequestId): JsonRpc.Message =>
 export class HttpSession extends SendLine implements Transport.TransportShape {
   /** The scope the MCP session runs in; closing the HTTP session closes it. */
   readonly scope: Scope.Closeable
-  /** Who opened the session (see the server's `clientOf`), for per-client quotas. */
+  /**
+   * Who opened the session (see the server's `clientOf`), for per-client
+   * quotas; with authentication, the owner of its principal, to whom it belongs.
+   */
   readonly client: string | undefined
+  /**
+   * The principal of the session's latest authenticated request (set only
+   * when the server authenticates: declared, so a session of a server without
+   * authentication has no such field).
+   */
+  declare authenticated: Authenticated | undefined
   /**
    * POST exchanges being served (their replies included); idle expiry waits
    * for zero. A GET stream does not count: a client that holds one open and

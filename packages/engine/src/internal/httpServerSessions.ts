@@ -16,6 +16,7 @@ import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { CurrentHttpSession, type CurrentHttpSessionShape } from "../CurrentHttpSession.ts"
+import type { Authenticated } from "../HttpAuthentication.ts"
 import * as Session from "../Session.ts"
 import * as Run from "./httpServerRun.ts"
 import { HttpSession } from "./httpServerSession.ts"
@@ -50,6 +51,9 @@ class CurrentHttp implements CurrentHttpSessionShape {
   }
   get closeStandaloneStream(): Effect.Effect<void> {
     return this.http.closeStandaloneStream
+  }
+  authenticated(): Authenticated | undefined {
+    return this.http.authenticated
   }
 }
 
@@ -99,25 +103,42 @@ export class Sessions {
     return this.table.size
   }
 
-  /** The session a request names, or the refusal: 400 without `Mcp-Session-Id`, 404 when unknown. */
-  of(request: HttpServerRequest.HttpServerRequest): HttpSession | HttpServerResponse.HttpServerResponse {
+  /**
+   * The session a request names, or the refusal: 400 without
+   * `Mcp-Session-Id`, 404 when unknown. With `authenticated`, a session
+   * another principal owns is unknown too (404: nothing says it exists), and
+   * the session's principal becomes this one (same owner, maybe more scopes).
+   */
+  of(
+    request: HttpServerRequest.HttpServerRequest,
+    authenticated?: Authenticated | undefined
+  ): HttpSession | HttpServerResponse.HttpServerResponse {
     const id = request.headers[Wire.HEADER_SESSION_ID]
     if (id === undefined) return Wire.badRequest("the Mcp-Session-Id header is required")
     const session = this.table.get(id)
     if (session === undefined || session.isClosed()) return Wire.transportError(404, "Session not found")
+    if (authenticated !== undefined) {
+      if (session.client !== authenticated.owner) return Wire.transportError(404, "Session not found")
+      session.authenticated = authenticated
+    }
     return session
   }
 
-  /** A new stateful session for the client of `request`, or the refusal (503 at the limit, 429 over its quota). */
+  /**
+   * A new stateful session for the client of `request`, or the refusal (503
+   * at the limit, 429 over its quota). With `authenticated`, the session
+   * belongs to its owner, who is also the client its quota counts.
+   */
   create(
-    request: HttpServerRequest.HttpServerRequest
+    request: HttpServerRequest.HttpServerRequest,
+    authenticated?: Authenticated | undefined
   ): Effect.Effect<HttpSession | HttpServerResponse.HttpServerResponse> {
     return Effect.suspend((): Effect.Effect<HttpSession | HttpServerResponse.HttpServerResponse> => {
       const { maxSessions, maxSessionsPerClient, idleMs } = this.limits
       if (this.table.size >= maxSessions) {
         return Effect.succeed(Wire.transportError(503, "Service Unavailable: too many sessions"))
       }
-      const client = this.limits.clientOf(request)
+      const client = authenticated === undefined ? this.limits.clientOf(request) : authenticated.owner
       if (client !== undefined && (this.perClient.get(client) ?? 0) >= maxSessionsPerClient) {
         return Effect.succeed(
           Wire.transportError(429, `Too Many Requests: at most ${maxSessionsPerClient} sessions per client`, {
@@ -126,7 +147,7 @@ export class Sessions {
         )
       }
       const id = newSessionId()
-      const http = this.open(id, client)
+      const http = this.open(id, client, undefined, authenticated)
       // A factory that failed at once has closed the session already.
       if (!http.isClosed()) {
         this.table.set(id, http)
@@ -141,21 +162,29 @@ export class Sessions {
    * scope; `close` ends it. It is in no table: nothing can name it.
    */
   oneShot(
-    initialized: Session.Initialized | undefined
+    initialized: Session.Initialized | undefined,
+    authenticated?: Authenticated | undefined
   ): Effect.Effect<{ readonly http: HttpSession; readonly close: Effect.Effect<void> }> {
     return Effect.suspend(() => {
-      const http = this.open(undefined, undefined, initialized)
+      const http = this.open(undefined, undefined, initialized, authenticated)
       if (initialized !== undefined) http.protocolVersion = initialized.revision
       return Effect.as(Scope.addFinalizer(http.scope, http.shutdown), { http, close: this.close(http) })
     })
   }
 
-  private open(id: string | undefined, client: string | undefined, initialized?: Session.Initialized): HttpSession {
+  private open(
+    id: string | undefined,
+    client: string | undefined,
+    initialized?: Session.Initialized,
+    authenticated?: Authenticated
+  ): HttpSession {
     // A stateful session is closed by `close` (a DELETE, idle expiry, or the
     // server's finalizer, which closes them all): its scope needs no parent.
     // A one-shot one lives in a child of the server's scope.
     const scope = id === undefined ? Scope.forkUnsafe(this.serverScope) : Scope.makeUnsafe()
     const http = new HttpSession(id, id ?? `stateless-${this.stateless++}`, this.settings, scope, client)
+    // Before the session starts, so its first handler already sees it.
+    if (authenticated !== undefined) http.authenticated = authenticated
     const current = new CurrentHttp(http)
     Run.start({
       factory: this.factory,

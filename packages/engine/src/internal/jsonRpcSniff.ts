@@ -87,3 +87,54 @@ export const idempotencyKeyOf = (frame: Frame): string | undefined => {
       return undefined
   }
 }
+
+/**
+ * What a request names for its required scopes: the `name` of a `tools/call`
+ * or `prompts/get`, the `uri` of a `resources/read`, `resources/subscribe` or
+ * `resources/unsubscribe`; undefined for anything else.
+ */
+export const scopeTargetOf = (message: JsonRpc.Message): string | undefined => {
+  if (!JsonRpc.isRequest(message)) return undefined
+  let key: "name" | "uri"
+  switch (message.method) {
+    case "tools/call":
+    case "prompts/get":
+      key = "name"
+      break
+    case "resources/read":
+    case "resources/subscribe":
+    case "resources/unsubscribe":
+      key = "uri"
+      break
+    default:
+      return undefined
+  }
+  const params = message.params as { readonly name?: unknown; readonly uri?: unknown } | undefined
+  const target = params?.[key]
+  return typeof target === "string" ? target : undefined
+}
+
+/**
+ * Every scope the requests of `messages` need (see `scopeTargetOf`), in
+ * order, each once; undefined when `granted` holds them all.
+ */
+export const missingScopesOf = (
+  messages: ReadonlyArray<JsonRpc.Message>,
+  requiredScopes: (method: string, target: string) => ReadonlyArray<string> | undefined,
+  granted: ReadonlyArray<string>
+): ReadonlyArray<string> | undefined => {
+  let required: Array<string> | undefined
+  let lacking = false
+  for (const message of messages) {
+    const target = scopeTargetOf(message)
+    if (target === undefined) continue
+    const scopes = requiredScopes((message as JsonRpc.Request).method, target)
+    if (scopes === undefined) continue
+    for (const scope of scopes) {
+      if (required === undefined) required = []
+      if (!required.includes(scope)) required.push(scope)
+      if (!granted.includes(scope)) lacking = true
+    }
+  }
+  return lacking ? required : undefined
+}
