@@ -264,6 +264,54 @@ export const layerSession: Layer.Layer<Session.Session, never, McpServer | Trans
   makeSession
 )
 
+/**
+ * The scopes a request needs, from the items registered now: a tool's
+ * `scopes` for `tools/call`, a prompt's for `prompts/get`, a resource's (or,
+ * for a URI no fixed resource has, the first matching template's) for
+ * `resources/read`, `resources/subscribe` and `resources/unsubscribe`.
+ * Undefined for anything else, an unknown item, or an item without scopes.
+ * A protected HTTP server checks them before dispatch (`NodeMcpServer`
+ * passes this as the transport's `requiredScopes`).
+ *
+ * @example
+ * ```ts
+ * import * as McpServer from "@effect-mcp/server/McpServer"
+ * import * as Effect from "effect/Effect"
+ *
+ * export const scopesOfCall = (tool: string) =>
+ *   Effect.gen(function* () {
+ *     const server = yield* McpServer.McpServer
+ *     return McpServer.requiredScopesOf(server)("tools/call", tool) // e.g. ["files:read"]
+ *   })
+ * ```
+ */
+export const requiredScopesOf = (
+  server: McpServerShape
+): ((method: string, target: string) => ReadonlyArray<string> | undefined) => {
+  const state = Server.stateOf(server)
+  if (state === undefined) return () => undefined
+  return (method, target) => {
+    switch (method) {
+      case "tools/call":
+        return state.tools.get(target)?.item.scopes
+      case "prompts/get":
+        return state.prompts.get(target)?.item.scopes
+      case "resources/read":
+      case "resources/subscribe":
+      case "resources/unsubscribe": {
+        const fixed = state.resources.get(target)
+        if (fixed !== undefined) return fixed.item.scopes
+        for (const entry of state.templates.sorted()) {
+          if (entry.item.match(target) !== undefined) return entry.item.scopes
+        }
+        return undefined
+      }
+      default:
+        return undefined
+    }
+  }
+}
+
 /** Sends `notifications/resources/updated` for `uri` to its subscribers. */
 export const resourceUpdated = (uri: string): Effect.Effect<void, never, McpServer> =>
   McpServer.use((server) => server.resourceUpdated(uri))

@@ -45,6 +45,12 @@ export interface Prompt<R = never> {
   readonly handler: (values: {
     readonly [name: string]: string | undefined
   }) => Effect.Effect<Messages, unknown, R | Provided>
+  /**
+   * Scopes a caller's access token must carry to get the prompt (checked by a
+   * protected HTTP server before the request reaches the handler, answered
+   * 403 `insufficient_scope` otherwise; see docs/authorization.md). None by default.
+   */
+  readonly scopes?: ReadonlyArray<string> | undefined
 }
 
 /** What `make` takes: the prompt's name, metadata, arguments and handler. */
@@ -54,6 +60,12 @@ export interface Options<A extends ArgumentFlags, E, R> {
   readonly description?: string | undefined
   readonly icons?: Content.Icons | undefined
   readonly _meta?: Meta.Meta | undefined
+  /**
+   * Scopes a caller's access token must carry to get the prompt (checked by a
+   * protected HTTP server before the request reaches the handler, answered
+   * 403 `insufficient_scope` otherwise; see docs/authorization.md). None by default.
+   */
+  readonly scopes?: ReadonlyArray<string> | undefined
   /** Completers see the services of the handler (their own requirements are not inferred). */
   readonly arguments?: A & Arguments<NoInfer<R>>
   /** Builds the messages from the argument values (required arguments are strings, optional ones may be missing). */
@@ -104,7 +116,8 @@ export const make = <E, R, const A extends ArgumentFlags = {}>(
     name: options.name,
     definition,
     arguments: args as unknown as Out["arguments"],
-    handler: options.handler as unknown as Out["handler"]
+    handler: options.handler as unknown as Out["handler"],
+    ...(options.scopes === undefined ? {} : { scopes: options.scopes })
   }
 }
 

@@ -32,6 +32,12 @@ export interface Resource<R = never> {
   /** Reads the contents. */
   readonly read: (uri: string) => Effect.Effect<Contents, unknown, R | Provided>
   readonly cache: Cache | undefined
+  /**
+   * Scopes a caller's access token must carry to read (or subscribe to) the resource (checked by a
+   * protected HTTP server before the request reaches the handler, answered
+   * 403 `insufficient_scope` otherwise; see docs/authorization.md). None by default.
+   */
+  readonly scopes?: ReadonlyArray<string> | undefined
 }
 
 /** What `make` takes: the URI, metadata, and the Effect that reads the contents. */
@@ -46,6 +52,12 @@ export interface Options<E, R> {
   readonly icons?: Content.Icons | undefined
   readonly _meta?: Meta.Meta | undefined
   readonly cache?: Cache | undefined
+  /**
+   * Scopes a caller's access token must carry to read (or subscribe to) the resource (checked by a
+   * protected HTTP server before the request reaches the handler, answered
+   * 403 `insufficient_scope` otherwise; see docs/authorization.md). None by default.
+   */
+  readonly scopes?: ReadonlyArray<string> | undefined
   readonly read: Effect.Effect<Contents, E, R>
 }
 
@@ -80,7 +92,8 @@ export const make = <E, R>(options: Options<E, R>): Resource<Exclude<R, Provided
   uri: options.uri,
   definition: { uri: options.uri, name: options.name, ...metadata(options) } as Resources.Resource,
   read: () => options.read as Effect.Effect<Contents, unknown, Exclude<R, Provided> | Provided>,
-  cache: options.cache
+  cache: options.cache,
+  ...(options.scopes === undefined ? {} : { scopes: options.scopes })
 })
 
 /**

@@ -38,6 +38,12 @@ export interface ResourceTemplate<R = never> {
   readonly read: (params: unknown, uri: string) => Effect.Effect<Contents, unknown, R | Provided>
   readonly complete: { readonly [variable: string]: Completer<R | Provided> }
   readonly cache: Cache | undefined
+  /**
+   * Scopes a caller's access token must carry to read (or subscribe to) a resource the template matches (checked by a
+   * protected HTTP server before the request reaches the handler, answered
+   * 403 `insufficient_scope` otherwise; see docs/authorization.md). None by default.
+   */
+  readonly scopes?: ReadonlyArray<string> | undefined
 }
 
 type VariablesSchema = Schema.Codec<unknown, unknown, never, never>
@@ -61,6 +67,12 @@ export interface Options<S extends VariablesSchema | undefined, E, R> {
   readonly icons?: Content.Icons | undefined
   readonly _meta?: Meta.Meta | undefined
   readonly cache?: Cache | undefined
+  /**
+   * Scopes a caller's access token must carry to read (or subscribe to) a resource the template matches (checked by a
+   * protected HTTP server before the request reaches the handler, answered
+   * 403 `insufficient_scope` otherwise; see docs/authorization.md). None by default.
+   */
+  readonly scopes?: ReadonlyArray<string> | undefined
   /** Decodes the matched variables (strings, or string lists for list expansions). */
   readonly variables?: S
   /** Completers see the services of `read` (their own requirements are not inferred). */
@@ -118,7 +130,8 @@ export const make = <E, R, S extends VariablesSchema | undefined = undefined>(
     },
     read: options.read as unknown as ResourceTemplate["read"],
     complete: (options.complete ?? {}) as unknown as ResourceTemplate<Exclude<R, Provided>>["complete"],
-    cache: options.cache
+    cache: options.cache,
+    ...(options.scopes === undefined ? {} : { scopes: options.scopes })
   }
 }
 

@@ -86,6 +86,12 @@ export interface Tool<R = never> {
    * any other failure, or when the tool declares no failure Schema.
    */
   readonly failureResult: (error: unknown) => Tools.CallToolResult | undefined
+  /**
+   * Scopes a caller's access token must carry to call the tool (checked by a
+   * protected HTTP server before the request reaches the handler, answered
+   * 403 `insufficient_scope` otherwise; see docs/authorization.md). None by default.
+   */
+  readonly scopes?: ReadonlyArray<string> | undefined
 }
 
 /** What `make` takes: metadata, the input (and optional output and failure) Schemas, and the handler. */
@@ -106,6 +112,12 @@ export interface Options<I extends Input, O extends AnySchema | undefined, E, R>
   readonly annotations?: Tools.ToolAnnotations | undefined
   readonly icons?: ContentBlock.Icons | undefined
   readonly _meta?: Meta.Meta | undefined
+  /**
+   * Scopes a caller's access token must carry to call the tool (checked by a
+   * protected HTTP server before the request reaches the handler, answered
+   * 403 `insufficient_scope` otherwise; see docs/authorization.md). None by default.
+   */
+  readonly scopes?: ReadonlyArray<string> | undefined
   /** Runs the tool on the decoded input. */
   readonly handler: (input: InputOf<I>) => Effect.Effect<OutputOf<O>, E, R>
 }
@@ -209,6 +221,10 @@ class MadeTool implements Tool<unknown> {
     this.name = name
     this.options = options
     this.handler = options.handler as unknown as Tool["handler"]
+  }
+
+  get scopes(): ReadonlyArray<string> | undefined {
+    return this.options.scopes
   }
 
   get definition(): Tools.Tool {
