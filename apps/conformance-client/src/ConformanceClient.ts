@@ -4,6 +4,8 @@
  * reply, elicitation forms accepted with the schema's defaults, an empty
  * list of roots), so each capability is declared and exercised.
  */
+import type * as OAuthClient from "@effect-mcp/auth/OAuthClient"
+import * as OAuthHttpClient from "@effect-mcp/auth/OAuthHttpClient"
 import * as ElicitationHandler from "@effect-mcp/client/ElicitationHandler"
 import * as McpClient from "@effect-mcp/client/McpClient"
 import * as RootsHandler from "@effect-mcp/client/RootsHandler"
@@ -42,11 +44,21 @@ const handlers = Layer.mergeAll(
   RootsHandler.layer([])
 )
 
-const connect = (url: string, supportedVersions: ReadonlyArray<ProtocolVersion.ProtocolVersion> | undefined) =>
+/** The HTTP client of the transport: undici, logging in through `auth` when given. */
+const httpClient = (url: string, auth: Layer.Layer<OAuthClient.OAuthClient> | undefined) =>
+  auth === undefined
+    ? PlatformNodeHttpClient.layerUndici
+    : OAuthHttpClient.layer({ serverUrl: url }).pipe(
+        Layer.provide(Layer.merge(PlatformNodeHttpClient.layerUndici, auth))
+      )
+
+const connect = (
+  url: string,
+  supportedVersions: ReadonlyArray<ProtocolVersion.ProtocolVersion> | undefined,
+  auth: Layer.Layer<OAuthClient.OAuthClient> | undefined
+) =>
   McpClient.layer({ clientInfo, supportedVersions }).pipe(
-    Layer.provide(
-      Layer.merge(StreamableHttpClient.layer({ url }).pipe(Layer.provide(PlatformNodeHttpClient.layerUndici)), handlers)
-    )
+    Layer.provide(Layer.merge(StreamableHttpClient.layer({ url }).pipe(Layer.provide(httpClient(url, auth))), handlers))
   )
 
 /** The revisions both sides speak, when the server refused ours with UnsupportedProtocolVersion. */
@@ -68,10 +80,14 @@ const offeredInstead = (
 export const layer = (options: {
   readonly url: string
   readonly supportedVersions?: ReadonlyArray<ProtocolVersion.ProtocolVersion> | undefined
+  /** Logs in through this OAuth client (the authorization scenarios). */
+  readonly auth?: Layer.Layer<OAuthClient.OAuthClient> | undefined
 }): Layer.Layer<McpClient.McpClient, McpClient.InitializeError> =>
-  connect(options.url, options.supportedVersions).pipe(
+  connect(options.url, options.supportedVersions, options.auth).pipe(
     Layer.catchTag("InitializeError", (error) => {
       const retry = offeredInstead(error, options.supportedVersions ?? ProtocolVersion.all)
-      return retry === undefined ? Layer.effect(McpClient.McpClient, Effect.fail(error)) : connect(options.url, retry)
+      return retry === undefined
+        ? Layer.effect(McpClient.McpClient, Effect.fail(error))
+        : connect(options.url, retry, options.auth)
     })
   )

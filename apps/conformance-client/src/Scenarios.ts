@@ -94,6 +94,19 @@ const schemaPreservation: Scenario = () =>
     yield* call("json_schema_echo", { schema: tool.inputSchema })
   })
 
+/**
+ * Every authorization scenario (the client logs in through its HTTP client):
+ * list the tools and call each, so that the server sees requests needing
+ * different scopes (step-up) and more than one authenticated request (a
+ * migrated authorization server refuses the second token).
+ */
+export const authorized: Scenario = () =>
+  Effect.gen(function* () {
+    const client = yield* McpClient.McpClient
+    if (client.serverCapabilities.tools === undefined) return
+    for (const tool of yield* allTools) yield* call(tool.name, {})
+  })
+
 /** What the client does for a scenario it has no program for. */
 export const generic: Scenario = connectAndList
 

@@ -70,6 +70,51 @@ export interface Options {
 
 const authMethods: ReadonlyArray<AuthMethod> = ["none", "client_secret_basic", "client_secret_post", "private_key_jwt"]
 
+/**
+ * The token endpoint authentication to register with: `none` (a public
+ * client) unless the server does not take it, then the first secret-based
+ * method it does.
+ */
+const registrationAuthMethod = (server: oauth.AuthorizationServer): AuthMethod => {
+  const supported = server.token_endpoint_auth_methods_supported
+  if (supported === undefined || supported.includes("none")) return "none"
+  return (
+    supported.find(
+      (m): m is "client_secret_basic" | "client_secret_post" =>
+        m === "client_secret_basic" || m === "client_secret_post"
+    ) ?? "none"
+  )
+}
+
+const isNativeRedirect = (uri: string): boolean => {
+  try {
+    const url = new URL(uri)
+    if (url.protocol !== "http:" && url.protocol !== "https:") return true
+    return url.hostname === "127.0.0.1" || url.hostname === "[::1]" || url.hostname === "localhost"
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The registration server's answer (RFC 7591 §3.2). Read here rather than by
+ * oauth4webapi, which refuses an answer with a `client_secret` and no
+ * `client_secret_expires_at`: servers commonly leave it out, and the client
+ * has no use for it (a refused secret fails at the token endpoint anyway).
+ */
+const registrationAnswer = async (response: Response): Promise<oauth.Client> => {
+  if (response.status !== 201 && response.status !== 200) {
+    // The error answer (`invalid_redirect_uri`, `invalid_client_metadata`...), as oauth4webapi describes it.
+    return oauth.processDynamicClientRegistrationResponse(response)
+  }
+  const body: unknown = await response.json()
+  const clientId = typeof body === "object" && body !== null ? (body as { client_id?: unknown }).client_id : undefined
+  if (typeof clientId !== "string" || clientId === "") {
+    throw new oauth.OperationProcessingError("the registration answer has no client_id")
+  }
+  return body as oauth.Client
+}
+
 /** A registration service trying {@link Options} in order: pre-registered, metadata document, dynamic. */
 export const make = (options: Options): ClientRegistrationShape => {
   const http: Http.HttpOptions = {
@@ -85,11 +130,13 @@ export const make = (options: Options): ClientRegistrationShape => {
       redirect_uris: [...requirements.redirectUris],
       grant_types: [...requirements.grantTypes],
       response_types: requirements.redirectUris.length > 0 ? ["code"] : [],
-      token_endpoint_auth_method: "none",
+      token_endpoint_auth_method: registrationAuthMethod(server),
+      // MCP 2025-11-25 (SEP-837): the client says what it is; a loopback or custom-scheme redirect is a native app.
+      application_type: requirements.redirectUris.every(isNativeRedirect) ? "native" : "web",
       ...options.metadata
     }
     const attempt = (async () => {
-      const client = await oauth.processDynamicClientRegistrationResponse(
+      const client = await registrationAnswer(
         await oauth.dynamicClientRegistrationRequest(server, metadata, Http.requestOptions(http))
       )
       const method = client.token_endpoint_auth_method

@@ -177,11 +177,14 @@ const asStep = "authorization server metadata"
 
 /**
  * The metadata of the authorization server `issuer`: RFC 8414 (path
- * insertion), then OpenID Connect discovery; its `issuer` must be `issuer`.
+ * insertion), then OpenID Connect discovery; its `issuer` must be `issuer`,
+ * or, with `sameOrigin` (a 2025-03-26 server's origin, where no one named the
+ * issuer), any issuer at that origin.
  */
 export const authorizationServerMetadata = (
   issuer: string,
-  options?: Options
+  options?: Options,
+  sameOrigin = false
 ): Effect.Effect<oauth.AuthorizationServer, DiscoveryFailed> =>
   Effect.gen(function* () {
     const http = httpOptions(options)
@@ -189,11 +192,10 @@ export const authorizationServerMetadata = (
     if (typeof url === "string") return yield* new DiscoveryFailed({ step: asStep, url: issuer, detail: url })
     const fetchWith = (algorithm: "oauth2" | "oidc") =>
       Http.attempt(
-        async () =>
-          oauth.processDiscoveryResponse(
-            url,
-            await oauth.discoveryRequest(url, { ...Http.requestOptions(http), algorithm })
-          ),
+        async () => {
+          const response = await oauth.discoveryRequest(url, { ...Http.requestOptions(http), algorithm })
+          return oauth.processDiscoveryResponse(sameOrigin ? await issuerAtOrigin(url, response) : url, response)
+        },
         (detail) => new DiscoveryFailed({ step: asStep, url: issuer, detail: `${algorithm}: ${detail}` })
       )
     return yield* fetchWith("oauth2").pipe(
@@ -206,6 +208,25 @@ export const authorizationServerMetadata = (
       )
     )
   })
+
+/**
+ * For a 2025-03-26 server, whose authorization server no one named: the
+ * issuer its metadata states, when that is at the server's own origin (an
+ * authorization server under a path of it, as `/oauth`); `origin` otherwise,
+ * which fails the issuer check. The metadata came from the MCP server itself,
+ * so it names no authorization server the MCP server could not name anyway.
+ */
+const issuerAtOrigin = async (origin: URL, response: Response): Promise<URL> => {
+  if (response.status !== 200) return origin
+  try {
+    const stated: unknown = ((await response.clone().json()) as { issuer?: unknown }).issuer
+    if (typeof stated !== "string") return origin
+    const url = new URL(stated)
+    return url.origin === origin.origin ? url : origin
+  } catch {
+    return origin
+  }
+}
 
 /** The 2025-03-26 default endpoints of an authorization server at `origin` that publishes no metadata. */
 export const defaultEndpoints = (origin: string): oauth.AuthorizationServer => ({
@@ -247,7 +268,7 @@ export const discover = (
     }
     const resource = yield* serverResource(serverUrl)
     const origin = new URL(resource).origin
-    const authorizationServer = yield* authorizationServerMetadata(origin, options).pipe(
+    const authorizationServer = yield* authorizationServerMetadata(origin, options, true).pipe(
       Effect.catch((error) =>
         Effect.as(Effect.logDebug(`${error.message}; using the default endpoints`), defaultEndpoints(origin))
       )

@@ -15,6 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Semaphore from "effect/Semaphore"
+import * as Challenge from "./Challenge.ts"
 import { ClientRegistration } from "./ClientRegistration.ts"
 import * as Discovery from "./Discovery.ts"
 import * as Grants from "./internal/grants.ts"
@@ -72,6 +73,8 @@ export interface OAuthClientShape {
 /** The OAuth client of an MCP client. */
 export class OAuthClient extends Context.Service<OAuthClient, OAuthClientShape>()("@effect-mcp/auth/OAuthClient") {}
 
+const offlineAccess = "offline_access"
+
 interface Known {
   readonly discovered: Discovery.Discovered
   readonly context: Grants.Context
@@ -99,7 +102,11 @@ export const make = (options: Options = {}): Effect.Effect<OAuthClientShape, nev
           new DiscoveryFailed({ step: "server URL", url: String(serverUrl), detail: "not an absolute http(s) URL" })
       })
 
-    const learn = (key: string, wwwAuthenticate: string | ReadonlyArray<string> | undefined) =>
+    const learn = (
+      key: string,
+      wwwAuthenticate: string | ReadonlyArray<string> | undefined,
+      granted?: ReadonlyArray<string> | undefined
+    ) =>
       Effect.gen(function* () {
         const discovered = yield* Discovery.discover(key, wwwAuthenticate, options)
         const credentials = yield* registration.register(discovered.authorizationServer, {
@@ -115,7 +122,7 @@ export const make = (options: Options = {}): Effect.Effect<OAuthClientShape, nev
             server: discovered.authorizationServer,
             credentials,
             resource: discovered.resource,
-            scope: options.scope ?? discovered.scope,
+            scope: requestedScope(discovered, granted),
             http,
             dpop
           }
@@ -123,6 +130,23 @@ export const make = (options: Options = {}): Effect.Effect<OAuthClientShape, nev
         known.set(key, entry)
         return entry
       })
+
+    /**
+     * The scopes of a login: the configured ones, else discovery's; for a
+     * step-up, together with those granted before (SEP-2350: the new token
+     * replaces the old one, so it must keep what that one could do). When the
+     * authorization server lists `offline_access`, a user's login asks for it
+     * too (SEP-2207: a refresh token, not the user again, when it expires).
+     */
+    const requestedScope = (discovered: Discovery.Discovered, granted: ReadonlyArray<string> | undefined) => {
+      const base = options.scope ?? discovered.scope
+      if (base === undefined) return undefined
+      const scope = new Set(granted !== undefined && options.scope === undefined ? [...granted, ...base] : base)
+      if (grant === "authorization_code" && discovered.authorizationServer.scopes_supported?.includes(offlineAccess)) {
+        scope.add(offlineAccess)
+      }
+      return [...scope]
+    }
 
     const assertionGrant = (context: Grants.Context) =>
       options.assertion === undefined
@@ -179,9 +203,14 @@ export const make = (options: Options = {}): Effect.Effect<OAuthClientShape, nev
             const now = yield* Clock.currentTimeMillis
             if (!expired(stored, now)) return stored.accessToken
           }
-          const entry = yield* learn(key, wwwAuthenticate)
-          // A 401 on a stored token that can be refreshed (not a 403: a refresh never adds scopes).
-          if (stored?.refreshToken !== undefined && entry.discovered.challenge?.error !== "insufficient_scope") {
+          const stepUp = Option.exists(
+            wwwAuthenticate === undefined ? Option.none() : Challenge.parse(wwwAuthenticate),
+            (challenge) => challenge.error === "insufficient_scope"
+          )
+          const entry = yield* learn(key, wwwAuthenticate, stepUp ? stored?.scope : undefined)
+          // A 401 on a stored token that can be refreshed (not a 403: a refresh never adds scopes), at the
+          // authorization server that issued it (SEP-2352: after a migration, the new one starts afresh).
+          if (stored?.refreshToken !== undefined && !stepUp && stored.issuer === entry.context.server.issuer) {
             const refreshed = yield* tryRefresh(key, stored)
             if (Option.isSome(refreshed)) return refreshed.value
           }

@@ -27,6 +27,21 @@ export interface Context {
   readonly dpop?: DpopShape | undefined
 }
 
+/** application/x-www-form-urlencoded, as RFC 6749 §2.3.1 asks of the Basic credentials. */
+const formEncode = (value: string) => new URLSearchParams([["", value]]).toString().slice(1)
+
+/**
+ * `client_secret_basic`. oauth4webapi's own also escapes `-`, `_`, `.`, `!`,
+ * `~`, `*`, `'`, `(` and `)`, which form encoding leaves as they are: an
+ * authorization server that decodes no more than it must (many take the id
+ * as it comes) would not know `my%2Dclient`.
+ */
+const clientSecretBasic =
+  (secret: string): oauth.ClientAuth =>
+  (_server, client, _body, headers) => {
+    headers.set("authorization", `Basic ${btoa(`${formEncode(client.client_id)}:${formEncode(secret)}`)}`)
+  }
+
 /** oauth4webapi's client authentication for the credentials. */
 export const clientAuth = (
   server: oauth.AuthorizationServer,
@@ -40,7 +55,7 @@ export const clientAuth = (
     case "none":
       return Effect.succeed(oauth.None())
     case "client_secret_basic":
-      return secret === undefined ? missing("a client secret") : Effect.succeed(oauth.ClientSecretBasic(secret))
+      return secret === undefined ? missing("a client secret") : Effect.succeed(clientSecretBasic(secret))
     case "client_secret_post":
       return secret === undefined ? missing("a client secret") : Effect.succeed(oauth.ClientSecretPost(secret))
     case "private_key_jwt":
