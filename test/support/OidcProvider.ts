@@ -30,8 +30,12 @@ export interface OidcProvider {
   readonly introspector: { readonly id: string; readonly secret: string }
   /** The client allowed the client credentials grant (client_secret_basic or client_secret_post). */
   readonly client: { readonly id: string; readonly secret: string }
-  /** An access token from the client credentials grant for `resource`. */
-  readonly token: (resource: string, scope?: string) => Effect.Effect<string>
+  /** An access token from the client credentials grant for `resource` (as `client`, or `as` another client of `extraClients`). */
+  readonly token: (
+    resource: string,
+    scope?: string,
+    as?: { readonly id: string; readonly secret: string }
+  ) => Effect.Effect<string>
 }
 
 const client = { id: "test-client", secret: "test-client-secret-0123456789abcdef" }
@@ -55,6 +59,8 @@ export interface StartOptions {
   readonly privateKeyJwtClient?: { readonly id: string; readonly publicJwk: Record<string, unknown> } | undefined
   /** The JWT access tokens' lifetime in seconds; 300 by default. */
   readonly accessTokenTTL?: number | undefined
+  /** More confidential clients allowed the client credentials grant (other principals). */
+  readonly extraClients?: ReadonlyArray<{ readonly id: string; readonly secret: string }> | undefined
 }
 
 /** Starts a provider; the scope closes it. */
@@ -122,6 +128,14 @@ export const startWith = (options: StartOptions): Effect.Effect<OidcProvider, ne
                 scope: scopes.join(" ")
               }
             ]),
+        ...(options.extraClients ?? []).map((extra) => ({
+          client_id: extra.id,
+          client_secret: extra.secret,
+          grant_types: ["client_credentials"],
+          redirect_uris: [],
+          response_types: [],
+          scope: scopes.join(" ")
+        })),
         {
           client_id: client.id,
           client_secret: client.secret,
@@ -163,12 +177,12 @@ export const startWith = (options: StartOptions): Effect.Effect<OidcProvider, ne
     })
     handler = provider.callback()
 
-    const token = (forResource: string, scope = scopes.join(" ")) =>
+    const token = (forResource: string, scope = scopes.join(" "), as = client) =>
       Effect.promise(async () => {
         const response = await fetch(`${issuer}/token`, {
           method: "POST",
           headers: {
-            authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString("base64")}`,
+            authorization: `Basic ${Buffer.from(`${as.id}:${as.secret}`).toString("base64")}`,
             "content-type": "application/x-www-form-urlencoded"
           },
           body: new URLSearchParams({ grant_type: "client_credentials", resource: forResource, scope }).toString()

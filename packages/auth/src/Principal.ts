@@ -1,12 +1,16 @@
 /**
- * Who a verified access token speaks for. A protected server provides it to
- * the handlers of each request it authorized, so a handler reads the caller's
- * subject, client and scopes from its context, and an operation that needs
- * scopes asks for them with {@link requireScopes}.
+ * Who a verified access token speaks for. A handler of a server protected
+ * with `HttpProtection` reads its caller with {@link current} (the principal
+ * of the session's latest request, or of the stateless request), and an
+ * operation that needs scopes beyond those the server checked before dispatch
+ * asks for them with {@link requireCurrentScopes}. The {@link Principal}
+ * service is the same caller for code that takes it from its context.
  */
+import * as CurrentHttpSession from "@effect-mcp/engine/CurrentHttpSession"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import { InsufficientScope } from "./AuthError.ts"
+import * as Option from "effect/Option"
+import { InsufficientScope, MissingToken } from "./AuthError.ts"
 
 /** The verified caller: what the token's claims (or its introspection) say. */
 export interface PrincipalShape {
@@ -76,3 +80,54 @@ export const requireScopes = (
   ...required: ReadonlyArray<string>
 ): Effect.Effect<PrincipalShape, InsufficientScope, Principal> =>
   Effect.flatMap(Principal, (principal) => checkScopes(principal, required))
+
+const isPrincipal = (value: unknown): value is PrincipalShape =>
+  typeof value === "object" &&
+  value !== null &&
+  typeof (value as PrincipalShape).subject === "string" &&
+  Array.isArray((value as PrincipalShape).scopes)
+
+/**
+ * The caller of the request being served by an HTTP server protected with
+ * `HttpProtection` (Streamable HTTP or legacy SSE), read from the session's
+ * `CurrentHttpSession`; `None` over stdio, on an unprotected server, or
+ * outside a request. In a stateful session it is the principal of the
+ * session's latest request: always the same owner (a session is bound to
+ * it), with the scopes of its latest token.
+ */
+export const currentOption: Effect.Effect<Option.Option<PrincipalShape>> = Effect.map(
+  CurrentHttpSession.authenticated,
+  (authenticated) =>
+    authenticated !== undefined && isPrincipal(authenticated.value) ? Option.some(authenticated.value) : Option.none()
+)
+
+/**
+ * The caller of the request being served (see {@link currentOption}); fails
+ * with {@link MissingToken} when the request was not authenticated.
+ *
+ * @example
+ * ```ts
+ * import * as Principal from "@effect-mcp/auth/Principal"
+ * import * as Tool from "@effect-mcp/server/Tool"
+ * import * as Effect from "effect/Effect"
+ * import * as Schema from "effect/Schema"
+ *
+ * export const WhoAmI = Tool.make("whoami", {
+ *   input: Schema.Struct({}),
+ *   handler: () => Effect.map(Principal.current, (caller) => `you are ${caller.subject} via ${caller.clientId}`)
+ * })
+ * ```
+ */
+export const current: Effect.Effect<PrincipalShape, MissingToken> = Effect.flatMap(currentOption, (principal) =>
+  Option.isSome(principal) ? Effect.succeed(principal.value) : Effect.fail(new MissingToken())
+)
+
+/**
+ * The caller of the request being served, once it is known to hold every
+ * scope of `required` (a check inside a handler, for a scope that depends on
+ * the arguments; the item's own `scopes` are checked before dispatch).
+ */
+export const requireCurrentScopes = (
+  ...required: ReadonlyArray<string>
+): Effect.Effect<PrincipalShape, MissingToken | InsufficientScope> =>
+  Effect.flatMap(current, (principal) => checkScopes(principal, required))

@@ -26,10 +26,12 @@
  * ```
  */
 import type * as EventStore from "@effect-mcp/engine/EventStore"
+import type * as HttpAuthentication from "@effect-mcp/engine/HttpAuthentication"
 import type * as StdioTransport from "@effect-mcp/engine/StdioTransport"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as HttpRouter from "effect/http/HttpRouter"
 import type * as HttpServer from "effect/http/HttpServer"
 import type * as HttpServerError from "effect/http/HttpServerError"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
@@ -96,6 +98,27 @@ export interface HttpOptions {
   readonly keepaliveInterval?: Duration.Input | undefined
   /** Keeps sent events so dropped SSE streams can be resumed. Default: in memory; `false` disables. */
   readonly eventStore?: EventStore.EventStoreShape | false | undefined
+  /**
+   * Makes the server an OAuth 2.1 protected resource: `@effect-mcp/auth`'s
+   * `HttpProtection.make(...)`, or a function making it from the endpoint's
+   * URL once the server listens (for port 0). Every request to the endpoints
+   * (legacy SSE included) needs a bearer token; items' `scopes` are checked
+   * before dispatch; the metadata routes are served without a token. See
+   * docs/authorization.md. Default: none (no authentication).
+   */
+  readonly auth?: HttpAuth | ((endpointUrl: string) => HttpAuth) | undefined
+}
+
+/**
+ * What the `auth` option takes: the HTTP transports' authentication hook and
+ * the routes to serve beside the endpoints without authentication (its
+ * metadata documents). `@effect-mcp/auth`'s `HttpProtection` is one.
+ */
+export interface HttpAuth {
+  /** The hook every request to the endpoints goes through. */
+  readonly authentication: HttpAuthentication.Authentication
+  /** Routes served without authentication (the protected resource metadata). */
+  readonly routes?: Layer.Layer<never, never, HttpRouter.HttpRouter> | undefined
 }
 
 /**

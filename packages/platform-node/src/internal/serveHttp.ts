@@ -60,13 +60,21 @@ export const layer = <E, R>(
   options: HttpOptions
 ): Layer.Layer<HttpServer.HttpServer, E | HttpServerError.ServeError, R> => {
   const host = options.host ?? "127.0.0.1"
+  const path = options.path ?? "/mcp"
   const { rebinding, warning } = rebindingOf(host, options)
   const legacy = options.legacySse === undefined || options.legacySse === false ? undefined : options.legacySse
-  const streamable = Layer.unwrap(
-    Effect.map(Effect.service(McpServer.McpServer), (mcp) =>
-      StreamableHttpServer.layer({
+  const auth = options.auth
+  const routes = Layer.unwrap(
+    Effect.gen(function* () {
+      const mcp = yield* McpServer.McpServer
+      // A protection made from the endpoint's URL waits for the bind (port 0 is known then).
+      const protection =
+        auth === undefined ? undefined : typeof auth === "function" ? auth(`${yield* NodeHttpServer.url}${path}`) : auth
+      const authentication = protection?.authentication
+      const requiredScopes = protection === undefined ? undefined : McpServer.requiredScopesOf(mcp)
+      const streamable = StreamableHttpServer.layer({
         session: McpServer.makeSession,
-        path: options.path ?? "/mcp",
+        path,
         sessions: options.stateless !== true,
         responseMode: options.responseMode ?? "sse",
         rebinding,
@@ -78,27 +86,32 @@ export const layer = <E, R>(
         writeTimeout: options.writeTimeout,
         keepaliveInterval: options.keepaliveInterval,
         eventStore: options.eventStore,
-        paramHeaders: paramHeaders(mcp)
+        paramHeaders: paramHeaders(mcp),
+        authentication,
+        requiredScopes
       })
-    )
+      const endpoints =
+        legacy === undefined
+          ? streamable
+          : Layer.merge(
+              streamable,
+              SseServer.layer({
+                session: McpServer.makeSession,
+                ssePath: legacy === true ? undefined : legacy.ssePath,
+                messagesPath: legacy === true ? undefined : legacy.messagesPath,
+                rebinding,
+                maxBodyBytes: options.maxBodyBytes,
+                maxSessions: options.maxSessions,
+                maxSessionsPerClient: options.maxSessionsPerClient,
+                clientOf: options.clientOf,
+                writeTimeout: options.writeTimeout,
+                authentication,
+                requiredScopes
+              })
+            )
+      return protection?.routes === undefined ? endpoints : Layer.merge(endpoints, protection.routes)
+    })
   )
-  const routes =
-    legacy === undefined
-      ? streamable
-      : Layer.merge(
-          streamable,
-          SseServer.layer({
-            session: McpServer.makeSession,
-            ssePath: legacy === true ? undefined : legacy.ssePath,
-            messagesPath: legacy === true ? undefined : legacy.messagesPath,
-            rebinding,
-            maxBodyBytes: options.maxBodyBytes,
-            maxSessions: options.maxSessions,
-            maxSessionsPerClient: options.maxSessionsPerClient,
-            clientOf: options.clientOf,
-            writeTimeout: options.writeTimeout
-          })
-        )
   const listening = NodeHttpServer.layer(routes, { host, port: options.port ?? 0 }).pipe(Layer.provide(server))
   return Layer.merge(listening, warning) as Layer.Layer<HttpServer.HttpServer, E | HttpServerError.ServeError, R>
 }
