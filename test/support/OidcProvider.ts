@@ -59,6 +59,12 @@ export interface StartOptions {
   readonly privateKeyJwtClient?: { readonly id: string; readonly publicJwk: Record<string, unknown> } | undefined
   /** The JWT access tokens' lifetime in seconds; 300 by default. */
   readonly accessTokenTTL?: number | undefined
+  /**
+   * DPoP (RFC 9449; oidc-provider binds a token to a proof's key when the token request has one):
+   * `false` turns it off (proofs are ignored, tokens are Bearer), `"nonce"` makes the token endpoint
+   * demand a server nonce (`use_dpop_nonce`); on without nonces by default.
+   */
+  readonly dpop?: boolean | "nonce" | undefined
   /** More confidential clients allowed the client credentials grant (other principals). */
   readonly extraClients?: ReadonlyArray<{ readonly id: string; readonly secret: string }> | undefined
 }
@@ -155,6 +161,10 @@ export const startWith = (options: StartOptions): Effect.Effect<OidcProvider, ne
       jwks: { keys: [jwk] },
       scopes: ["openid", "offline_access", ...scopes],
       features: {
+        dPoP:
+          options.dpop === "nonce"
+            ? { enabled: true, nonceSecret: Buffer.alloc(32, 7), requireNonce: () => true }
+            : { enabled: options.dpop !== false },
         devInteractions: { enabled: interactive },
         registration: { enabled: options.registration === true },
         clientCredentials: { enabled: true },
