@@ -14,9 +14,12 @@ import * as Dpop from "@effect-mcp/auth/Dpop"
 import * as IdentityAssertion from "@effect-mcp/auth/IdentityAssertion"
 import * as JwtBearer from "@effect-mcp/auth/JwtBearer"
 import * as OAuthClient from "@effect-mcp/auth/OAuthClient"
+import * as OAuthHttpClient from "@effect-mcp/auth/OAuthHttpClient"
 import * as TokenStore from "@effect-mcp/auth/TokenStore"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import * as jose from "jose"
 import * as oauth from "oauth4webapi"
@@ -98,27 +101,27 @@ const setup = (dpop: OidcProvider.StartOptions["dpop"], resourceNonce?: string) 
     return { op, rs }
   })
 
-/** A machine client of `op` (client credentials) with the DPoP key `key`; returns the token for `server`. */
+/** A machine client of `op` (client credentials) with the DPoP key `key`. */
+const machineClient = (op: OidcProvider.OidcProvider, key: Dpop.DpopShape) =>
+  OAuthClient.layer({ grant: "client_credentials", allowInsecureRequests: true }).pipe(
+    Layer.provide(
+      Layer.mergeAll(
+        TokenStore.layerMemory,
+        ClientRegistration.layer({
+          preRegistered: { clientId: op.client.id, clientSecret: op.client.secret },
+          allowInsecureRequests: true
+        }),
+        Layer.succeed(Dpop.Dpop, key)
+      )
+    )
+  )
+
+/** The token `op` issues the machine client with the DPoP key `key` for `server`. */
 const tokenWith = (op: OidcProvider.OidcProvider, key: Dpop.DpopShape, server: string) =>
   Effect.gen(function* () {
     const client = yield* OAuthClient.OAuthClient
     return yield* client.authorize(server, undefined)
-  }).pipe(
-    Effect.provide(
-      OAuthClient.layer({ grant: "client_credentials", allowInsecureRequests: true }).pipe(
-        Layer.provide(
-          Layer.mergeAll(
-            TokenStore.layerMemory,
-            ClientRegistration.layer({
-              preRegistered: { clientId: op.client.id, clientSecret: op.client.secret },
-              allowInsecureRequests: true
-            }),
-            Layer.succeed(Dpop.Dpop, key)
-          )
-        )
-      )
-    )
-  )
+  }).pipe(Effect.provide(machineClient(op, key)))
 
 describe("DPoP (RFC 9449)", () => {
   it.live("the token is bound to the client's key and accepted with a fresh proof per request", () =>
@@ -179,6 +182,27 @@ describe("DPoP (RFC 9449)", () => {
       assert.isFalse(
         key.retryWithNonce(rs.mcp, 401, (name) => (name === "dpop-nonce" ? "n" : 'DPoP error="invalid_token"'))
       )
+    })
+  )
+
+  it.live("through OAuthHttpClient: 401, a bound token, the resource server's nonce, then the answer", () =>
+    Effect.gen(function* () {
+      const { op, rs } = yield* setup(true, "rs-nonce-1")
+      const key = yield* Dpop.make()
+      const status = yield* Effect.gen(function* () {
+        const http = yield* HttpClient.HttpClient
+        const first = yield* http.post(rs.mcp)
+        const second = yield* http.post(rs.mcp)
+        return [first.status, second.status]
+      }).pipe(
+        Effect.provide(
+          OAuthHttpClient.layer({ serverUrl: rs.mcp }).pipe(
+            Layer.provide(Layer.mergeAll(FetchHttpClient.layer, machineClient(op, key), Layer.succeed(Dpop.Dpop, key)))
+          )
+        )
+      )
+      // Presented as Bearer, or without the nonce, the resource server would still answer 401.
+      assert.deepStrictEqual(status, [200, 200])
     })
   )
 

@@ -20,6 +20,7 @@ import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Challenge from "./Challenge.ts"
+import { Dpop, type DpopShape } from "./Dpop.ts"
 import { OAuthClient, type OAuthClientShape } from "./OAuthClient.ts"
 import type { OAuthClientError } from "./OAuthClientError.ts"
 
@@ -39,6 +40,14 @@ export interface Options {
    * client round forever; the last 403 is returned as it came.
    */
   readonly maxStepUps?: number | undefined
+  /**
+   * The DPoP key the {@link OAuthClient} binds tokens to: a token issued
+   * bound to it is presented as `Authorization: DPoP` with a fresh proof per
+   * request, and a `use_dpop_nonce` challenge is answered once with the
+   * server's nonce (RFC 9449 §7, §9). {@link make} takes the `Dpop` service in
+   * context.
+   */
+  readonly dpop?: DpopShape | undefined
 }
 
 const stripped = (url: URL) => `${url.origin}${url.pathname}`
@@ -90,11 +99,35 @@ export const wrap = (
     return server
   }
 
-  const send = (request: HttpClientRequest.HttpClientRequest, token: string | undefined) =>
-    client.postprocess(Effect.succeed(token === undefined ? request : HttpClientRequest.bearerToken(request, token)))
-
   // The refused response's body is read to its end, so its connection can serve the retry.
   const discard = (response: HttpClientResponse.HttpClientResponse) => Effect.ignore(response.text)
+
+  const dpop = options.dpop
+  const withProof = (key: DpopShape, request: HttpClientRequest.HttpClientRequest, token: string) =>
+    Effect.flatMap(key.present(request.method, request.url, token), (headers) =>
+      client.postprocess(
+        Effect.succeed(
+          request.pipe(
+            HttpClientRequest.setHeader("authorization", headers.authorization),
+            HttpClientRequest.setHeader("dpop", headers.dpop)
+          )
+        )
+      )
+    )
+
+  const send = (request: HttpClientRequest.HttpClientRequest, token: string | undefined) => {
+    if (token === undefined || dpop === undefined || !dpop.isBound(token)) {
+      return client.postprocess(
+        Effect.succeed(token === undefined ? request : HttpClientRequest.bearerToken(request, token))
+      )
+    }
+    // Every answer may carry the server's next nonce; a use_dpop_nonce challenge is answered once.
+    return Effect.flatMap(withProof(dpop, request, token), (response) =>
+      dpop.retryWithNonce(request.url, response.status, (name) => response.headers[name])
+        ? Effect.andThen(discard(response), withProof(dpop, request, token))
+        : Effect.succeed(response)
+    )
+  }
 
   const authenticated = (
     request: HttpClientRequest.HttpClientRequest
@@ -137,7 +170,8 @@ export const make = (
   options: Options = {}
 ): Effect.Effect<HttpClient.HttpClient, never, HttpClient.HttpClient | OAuthClient> =>
   Effect.gen(function* () {
-    return wrap(yield* HttpClient.HttpClient, yield* OAuthClient, options)
+    const dpop = yield* Effect.serviceOption(Dpop)
+    return wrap(yield* HttpClient.HttpClient, yield* OAuthClient, { dpop: Option.getOrUndefined(dpop), ...options })
   })
 
 /**
