@@ -100,6 +100,66 @@ describe("mcp-everything-server command line", () => {
     })
   )
 
+  it.effect("reads the OAuth protection (--auth and its flags)", () =>
+    Effect.sync(() => {
+      assert.deepStrictEqual(
+        Cli.parse([
+          "--http",
+          "--auth",
+          "--auth-issuer",
+          "https://auth.example.com",
+          "--auth-audience",
+          "https://mcp.example.com/mcp",
+          "--auth-scopes",
+          "notes:read,notes:write",
+          "--auth-tool-scope",
+          "echo=notes:read",
+          "--auth-tool-scope",
+          "echo=notes:write"
+        ]),
+        {
+          mode: "http",
+          port: 0,
+          host: "127.0.0.1",
+          stateless: false,
+          json: false,
+          auth: {
+            issuer: "https://auth.example.com",
+            audience: "https://mcp.example.com/mcp",
+            scopes: ["notes:read", "notes:write"],
+            toolScopes: { echo: ["notes:read", "notes:write"] }
+          }
+        }
+      )
+      assert.deepStrictEqual(Cli.parse(["--help"]), { mode: "help" })
+      assert.strictEqual(Cli.parse(["--http", "--auth"]), "--auth needs --auth-issuer <url>")
+      assert.strictEqual(Cli.parse(["--http", "--auth", "--auth-issuer", "nope"]), "--auth-issuer needs an http(s) URL")
+      assert.strictEqual(
+        Cli.parse(["--http", "--auth-issuer", "https://auth.example.com"]),
+        "--auth-issuer, --auth-audience, --auth-scopes and --auth-tool-scope need --auth"
+      )
+      assert.strictEqual(
+        Cli.parse(["--http", "--auth", "--auth-issuer", "https://a.example", "--auth-tool-scope", "echo"]),
+        "--auth-tool-scope needs <tool>=<scope>"
+      )
+      assert.strictEqual(
+        Cli.parse(["--stdio", "--auth", "--auth-issuer", "https://a.example"]),
+        "HTTP options (--port, --stateless, --json, limits...) need --http"
+      )
+    })
+  )
+
+  it.live("--help lists the options, --auth among them", () =>
+    Effect.sync(() => {
+      const run = spawnSync(ServerProcess.node, [ServerProcess.everythingBin, "--help"], {
+        encoding: "utf8",
+        timeout: 15_000
+      })
+      assert.strictEqual(run.status, 0)
+      assert.include(run.stdout, "--auth --auth-issuer <url> [--auth-audience <url>] [--auth-scopes <a,b>]")
+    })
+  )
+
   it.live("the bin exits with status 2 and the usage on a bad command line", () =>
     Effect.sync(() => {
       const run = spawnSync(ServerProcess.node, [ServerProcess.everythingBin, "--bogus"], {

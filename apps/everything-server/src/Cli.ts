@@ -2,13 +2,41 @@
  * The command line of `mcp-everything-server`: which transport, and for HTTP
  * the address, session mode, response mode, the names accepted in
  * `Host`/`Origin`, and the limits that keep one client from taking the
- * server (sessions in all and per client, idle and write timeouts).
+ * server (sessions in all and per client, idle and write timeouts), and the
+ * OAuth protection (`--auth`: tokens from one issuer, for one audience).
  */
 export const usage = `usage: mcp-everything-server --stdio
        mcp-everything-server --http [--port <n>] [--host <host>] [--stateless] [--json]
            [--allowed-host <name>]... [--allowed-origin <origin>]... [--no-dns-rebinding-protection]
            [--max-sessions <n>] [--max-sessions-per-client <n>] [--session-idle-timeout <seconds>]
-           [--write-timeout <seconds>] [--keepalive <seconds>]`
+           [--write-timeout <seconds>] [--keepalive <seconds>]
+           [--auth --auth-issuer <url> [--auth-audience <url>] [--auth-scopes <a,b>]
+            [--auth-tool-scope <tool>=<scope>]...]
+       mcp-everything-server --help
+
+--auth makes the HTTP endpoints an OAuth 2.1 protected resource: every request needs a
+JWT access token from --auth-issuer (its keys found through the issuer's metadata on first
+use) whose audience is --auth-audience (default: the endpoint's URL, <base>/mcp); the
+protected resource metadata is at /.well-known/oauth-protected-resource/mcp.
+--auth-scopes lists the scopes advertised and asked for; --auth-tool-scope makes a tool
+need a scope (403 insufficient_scope without it).`
+
+/** `--help`: print the usage and exit. */
+export interface Help {
+  readonly mode: "help"
+}
+
+/** The OAuth protection given on the command line (`--auth` and its flags). */
+export interface Auth {
+  /** The authorization server whose tokens are accepted (`--auth-issuer`). */
+  readonly issuer: string
+  /** The audience tokens must name (`--auth-audience`); the endpoint's URL when absent. */
+  readonly audience?: string
+  /** Scopes advertised in the metadata and asked for in challenges (`--auth-scopes`, comma-separated). */
+  readonly scopes?: ReadonlyArray<string>
+  /** Scopes each tool needs (`--auth-tool-scope tool=scope`, repeatable). */
+  readonly toolScopes?: Readonly<Record<string, ReadonlyArray<string>>>
+}
 
 export interface Stdio {
   readonly mode: "stdio"
@@ -42,9 +70,20 @@ export interface Http extends Limits {
   readonly allowedOrigins?: ReadonlyArray<string>
   /** `--no-dns-rebinding-protection`: accept any Host and Origin (behind a proxy that checks them). */
   readonly dnsRebindingProtection?: false
+  /** `--auth`: the endpoints need access tokens. */
+  readonly auth?: Auth
 }
 
-export type Cli = Stdio | Http
+export type Cli = Stdio | Http | Help
+
+const isUrl = (value: string) => {
+  try {
+    const url = new URL(value)
+    return url.protocol === "https:" || url.protocol === "http:"
+  } catch {
+    return false
+  }
+}
 
 const positive = (flag: string, value: string | undefined): number | string => {
   const n = Number(value)
@@ -73,6 +112,11 @@ export const parse = (argv: ReadonlyArray<string>): Cli | string => {
   const allowedOrigins: Array<string> = []
   let unprotected = false
   let httpOnly = false
+  let auth = false
+  let issuer: string | undefined
+  let audience: string | undefined
+  let scopes: Array<string> | undefined
+  const toolScopes: Record<string, Array<string>> = {}
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
     const limit = limitFlags[arg]
@@ -123,12 +167,51 @@ export const parse = (argv: ReadonlyArray<string>): Cli | string => {
         json = true
         httpOnly = true
         break
+      case "--help":
+      case "-h":
+        return { mode: "help" }
+      case "--auth":
+        auth = true
+        httpOnly = true
+        break
+      case "--auth-issuer":
+      case "--auth-audience": {
+        const value = argv[++i]
+        if (value === undefined || !isUrl(value)) return `${arg} needs an http(s) URL`
+        if (arg === "--auth-issuer") issuer = value
+        else audience = value
+        httpOnly = true
+        break
+      }
+      case "--auth-scopes": {
+        const value = argv[++i]
+        if (value === undefined || value === "") return "--auth-scopes needs a comma-separated list"
+        scopes = value.split(",").filter((scope) => scope !== "")
+        httpOnly = true
+        break
+      }
+      case "--auth-tool-scope": {
+        const value = argv[++i] ?? ""
+        const eq = value.indexOf("=")
+        if (eq <= 0 || eq === value.length - 1) return "--auth-tool-scope needs <tool>=<scope>"
+        const tool = value.slice(0, eq)
+        toolScopes[tool] = [...(toolScopes[tool] ?? []), value.slice(eq + 1)]
+        httpOnly = true
+        break
+      }
       default:
         return `unknown argument: ${arg}`
     }
   }
   if (mode === undefined) return "choose one of --stdio and --http"
   if (mode === "stdio") return httpOnly ? "HTTP options (--port, --stateless, --json, limits...) need --http" : { mode }
+  if (
+    !auth &&
+    (issuer !== undefined || audience !== undefined || scopes !== undefined || Object.keys(toolScopes).length > 0)
+  ) {
+    return "--auth-issuer, --auth-audience, --auth-scopes and --auth-tool-scope need --auth"
+  }
+  if (auth && issuer === undefined) return "--auth needs --auth-issuer <url>"
   return {
     mode,
     port,
@@ -138,6 +221,16 @@ export const parse = (argv: ReadonlyArray<string>): Cli | string => {
     ...limits,
     ...(allowedHosts.length > 0 ? { allowedHosts } : {}),
     ...(allowedOrigins.length > 0 ? { allowedOrigins } : {}),
-    ...(unprotected ? { dnsRebindingProtection: false as const } : {})
+    ...(unprotected ? { dnsRebindingProtection: false as const } : {}),
+    ...(auth && issuer !== undefined
+      ? {
+          auth: {
+            issuer,
+            ...(audience === undefined ? {} : { audience }),
+            ...(scopes === undefined ? {} : { scopes }),
+            ...(Object.keys(toolScopes).length === 0 ? {} : { toolScopes })
+          }
+        }
+      : {})
   }
 }

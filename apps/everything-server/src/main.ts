@@ -3,12 +3,14 @@
  *
  *   mcp-everything-server --stdio
  *   mcp-everything-server --http [--port <n>] [--host <h>] [--stateless] [--json] [limits, names]
+ *       [--auth --auth-issuer <url> [--auth-audience <url>] [--auth-scopes <a,b>] [--auth-tool-scope <t>=<s>]...]
+ *   mcp-everything-server --help
  *
  * Over HTTP, Streamable HTTP is at `/mcp` and the legacy HTTP+SSE transport
  * at `/sse` (messages to `/messages`). `--port 0` picks a free port; the URL
  * is printed on stderr either way (`listening on <url>`). `NodeMcpServer`
  * loads the HTTP stack only for `--http`: a stdio start (most starts, each a
- * fresh process) skips it.
+ * fresh process) skips it; likewise `@effect-mcp/auth` is loaded for `--auth` only.
  */
 import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
@@ -22,12 +24,23 @@ const seconds = (value: number | undefined) => (value === undefined ? undefined 
 
 const http = (cli: Cli.Http) =>
   Effect.gen(function* () {
+    const auth =
+      cli.auth === undefined
+        ? undefined
+        : (yield* Effect.promise(() => import("./internal/auth.ts"))).protection(cli.auth)
+    return yield* serve(cli, auth)
+  })
+
+const serve = (cli: Cli.Http, auth: NodeMcpServer.HttpOptions["auth"]) =>
+  Effect.gen(function* () {
     const base = yield* NodeMcpServer.url
-    yield* Console.error(`mcp-everything-server listening on ${base}/mcp (legacy SSE: ${base}/sse)`)
+    const protectedBy = cli.auth === undefined ? "" : `, tokens from ${cli.auth.issuer}`
+    yield* Console.error(`mcp-everything-server listening on ${base}/mcp (legacy SSE: ${base}/sse${protectedBy})`)
     return yield* Effect.never
   }).pipe(
     Effect.provide(
       NodeMcpServer.layerHttp(EverythingServer.layer(), {
+        auth,
         host: cli.host,
         port: cli.port,
         stateless: cli.stateless,
@@ -49,6 +62,8 @@ const cli = Cli.parse(process.argv.slice(2))
 if (typeof cli === "string") {
   process.stderr.write(`mcp-everything-server: ${cli}\n${Cli.usage}\n`)
   process.exitCode = 2
+} else if (cli.mode === "help") {
+  process.stdout.write(`${Cli.usage}\n`)
 } else {
   NodeRuntime.runMain(cli.mode === "stdio" ? NodeMcpServer.serveStdio(EverythingServer.layer()) : http(cli))
 }

@@ -119,6 +119,11 @@ export interface HttpAuth {
   readonly authentication: HttpAuthentication.Authentication
   /** Routes served without authentication (the protected resource metadata). */
   readonly routes?: Layer.Layer<never, never, HttpRouter.HttpRouter> | undefined
+  /**
+   * Scopes requests need besides those the registered items declare (their
+   * `scopes`), e.g. from configuration; a request needs both sets.
+   */
+  readonly requiredScopes?: HttpAuthentication.RequiredScopes | undefined
 }
 
 /**

@@ -3,6 +3,7 @@
  * legacy HTTP+SSE endpoints) for an McpServer Layer on Node's http server.
  * Loaded on first use, so a stdio server never loads the HTTP stack.
  */
+import type * as HttpAuthentication from "@effect-mcp/engine/HttpAuthentication"
 import * as SseServer from "@effect-mcp/engine/SseServer"
 import * as StreamableHttpServer from "@effect-mcp/engine/StreamableHttpServer"
 import * as McpServer from "@effect-mcp/server/McpServer"
@@ -54,6 +55,21 @@ const paramHeaders = (server: McpServer.McpServerShape) => (toolName: string) =>
   return tool === undefined ? undefined : StreamableHttpServer.paramHeadersOf(tool.inputSchema)
 }
 
+/** The scopes of the items, and those the protection adds. */
+const combine = (
+  items: HttpAuthentication.RequiredScopes,
+  extra: HttpAuthentication.RequiredScopes | undefined
+): HttpAuthentication.RequiredScopes =>
+  extra === undefined
+    ? items
+    : (method, target) => {
+        const own = items(method, target)
+        const more = extra(method, target)
+        if (own === undefined || own.length === 0) return more
+        if (more === undefined || more.length === 0) return own
+        return [...own, ...more.filter((scope) => !own.includes(scope))]
+      }
+
 /** The server's endpoints on `host:port`; releasing the Layer closes the listener and every session. */
 export const layer = <E, R>(
   server: Layer.Layer<McpServer.McpServer, E, R>,
@@ -71,7 +87,8 @@ export const layer = <E, R>(
       const protection =
         auth === undefined ? undefined : typeof auth === "function" ? auth(`${yield* NodeHttpServer.url}${path}`) : auth
       const authentication = protection?.authentication
-      const requiredScopes = protection === undefined ? undefined : McpServer.requiredScopesOf(mcp)
+      const requiredScopes =
+        protection === undefined ? undefined : combine(McpServer.requiredScopesOf(mcp), protection.requiredScopes)
       const streamable = StreamableHttpServer.layer({
         session: McpServer.makeSession,
         path,
