@@ -34,6 +34,7 @@ export default defineConfig({
       project("packages/server"),
       project("packages/auth"),
       project("packages/platform-node"),
+      project("packages/host"),
       project("test"),
       project("examples"),
       project("apps/bench")

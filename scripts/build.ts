@@ -27,6 +27,7 @@ export const publishable: ReadonlyArray<string> = [
   "packages/client",
   "packages/auth",
   "packages/platform-node",
+  "packages/host",
   "packages/testing",
   "apps/everything-server"
 ]

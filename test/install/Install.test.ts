@@ -199,6 +199,7 @@ describe("installed packages (npm pack, npm install outside the workspace)", () 
           "@effect-mcp/client",
           "@effect-mcp/auth",
           "@effect-mcp/platform-node",
+          "@effect-mcp/host",
           "@effect-mcp/testing",
           "@effect-mcp/everything-server"
         ]

@@ -1,0 +1,93 @@
+/**
+ * The host's one list of what every connected server offers: tools and
+ * prompts under collision-safe catalog names (see `Naming`), resources and
+ * resource templates by URI, each with the server it comes from.
+ */
+import type * as Prompts from "@effect-mcp/protocol/Prompts"
+import type * as Resources from "@effect-mcp/protocol/Resources"
+import type * as Tools from "@effect-mcp/protocol/Tools"
+import * as Naming from "./Naming.ts"
+
+/** One item of the catalog: its catalog name, the server offering it, and the item as the server listed it. */
+export interface Entry<A> {
+  /** The catalog name (tools, prompts) or the URI / URI template (resources). */
+  readonly name: string
+  readonly server: string
+  readonly item: A
+}
+
+/** Every server's tools, prompts, resources and resource templates. */
+export interface Catalog {
+  readonly tools: ReadonlyArray<Entry<Tools.Tool>>
+  readonly prompts: ReadonlyArray<Entry<Prompts.Prompt>>
+  readonly resources: ReadonlyArray<Entry<Resources.Resource>>
+  readonly resourceTemplates: ReadonlyArray<Entry<Resources.ResourceTemplate>>
+}
+
+/** What one server offers, as listed. */
+export interface Listing {
+  readonly tools: ReadonlyArray<Tools.Tool>
+  readonly prompts: ReadonlyArray<Prompts.Prompt>
+  readonly resources: ReadonlyArray<Resources.Resource>
+  readonly resourceTemplates: ReadonlyArray<Resources.ResourceTemplate>
+}
+
+/** A catalog with nothing in it. */
+export const empty: Catalog = { tools: [], prompts: [], resources: [], resourceTemplates: [] }
+
+/** A listing with nothing in it. */
+export const emptyListing: Listing = empty as unknown as Listing
+
+const named = <A extends { readonly name: string }>(
+  servers: ReadonlyArray<readonly [string, Listing]>,
+  pick: (listing: Listing) => ReadonlyArray<A>,
+  naming: Naming.Options
+): ReadonlyArray<Entry<A>> => {
+  const items = servers.flatMap(([server, listing]) => pick(listing).map((item) => ({ server, item })))
+  const names = Naming.assign(
+    items.map(({ server, item }) => ({ server, name: item.name })),
+    naming
+  )
+  return items.map(({ server, item }, i) => ({ name: names[i]!, server, item }))
+}
+
+/** The catalog of `servers` (in the order given, which numbers repeated names), named as `naming` says. */
+export const make = (servers: ReadonlyArray<readonly [string, Listing]>, naming: Naming.Options = {}): Catalog => ({
+  tools: named(servers, (l) => l.tools, naming),
+  prompts: named(servers, (l) => l.prompts, naming),
+  resources: servers.flatMap(([server, l]) => l.resources.map((item) => ({ name: item.uri, server, item }))),
+  resourceTemplates: servers.flatMap(([server, l]) =>
+    l.resourceTemplates.map((item) => ({ name: item.uriTemplate, server, item }))
+  )
+})
+
+/** A tool as a model should see it: the server's tool under its catalog name. */
+export const toolAsListed = (entry: Entry<Tools.Tool>): Tools.Tool => ({ ...entry.item, name: entry.name })
+
+// The literal text of a URI template before its first expression (`file:///{path}` -> `file:///`).
+const literalPrefix = (template: string): string => {
+  const brace = template.indexOf("{")
+  return brace < 0 ? template : template.slice(0, brace)
+}
+
+/**
+ * The servers that may hold `uri`: those listing it, else those with a
+ * template whose literal beginning it starts with (the longest such
+ * beginning wins).
+ */
+export const serversForUri = (catalog: Catalog, uri: string): ReadonlyArray<string> => {
+  const listed = new Set(catalog.resources.filter((r) => r.name === uri).map((r) => r.server))
+  if (listed.size > 0) return [...listed]
+  let best = 0
+  let servers = new Set<string>()
+  for (const t of catalog.resourceTemplates) {
+    const prefix = literalPrefix(t.name)
+    if (prefix.length === 0 || !uri.startsWith(prefix) || prefix.length < best) continue
+    if (prefix.length > best) {
+      best = prefix.length
+      servers = new Set()
+    }
+    servers.add(t.server)
+  }
+  return [...servers]
+}

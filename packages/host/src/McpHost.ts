@@ -1,0 +1,451 @@
+/**
+ * A host of many MCP servers: each server of an `mcpServers` configuration
+ * is a named, supervised connection (connected concurrently, reconnected or
+ * respawned under a `Schedule` when lost), what they all offer is one
+ * catalog under collision-safe names, and calls are routed by those names,
+ * each server with its own limit of calls in flight and timeout.
+ *
+ * The client-side features are given once, for every server: the host
+ * passes the `SamplingHandler`, `ElicitationHandler` and `RootsHandler`
+ * services it finds when built to each connection, with the `Consent` hooks
+ * in front. What each connection declared is in its `Ready` status; a
+ * capability the host lacks is warned about in the log (a server may hide
+ * the tools that need it: the reference server-everything does).
+ *
+ * See docs/hosts.md for a guide.
+ */
+import type * as McpClient from "@effect-mcp/client/McpClient"
+import type * as Session from "@effect-mcp/engine/Session"
+import * as McpError from "@effect-mcp/protocol/McpError"
+import type * as Prompts from "@effect-mcp/protocol/Prompts"
+import type * as Resources from "@effect-mcp/protocol/Resources"
+import type * as Tools from "@effect-mcp/protocol/Tools"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
+import * as Layer from "effect/Layer"
+import * as PubSub from "effect/PubSub"
+import * as Schedule from "effect/Schedule"
+import * as Semaphore from "effect/Semaphore"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import * as Catalog from "./Catalog.ts"
+import * as Connector from "./Connector.ts"
+import { HostError } from "./HostError.ts"
+import * as McpConfig from "./McpConfig.ts"
+import type * as Naming from "./Naming.ts"
+import type * as ServerStatus from "./ServerStatus.ts"
+import * as Handlers from "./internal/handlers.ts"
+import * as Supervisor from "./internal/supervisor.ts"
+
+/** Per-server limits, overriding the host's. */
+export interface ServerOptions {
+  /** Calls in flight on this server at once; more wait for a turn. */
+  readonly concurrency?: number | undefined
+  /** Timeout of each call routed to this server (waiting for a turn and for a reconnect included). */
+  readonly callTimeout?: Duration.Input | undefined
+}
+
+/** How the host connects, supervises, names and routes. */
+export interface Options {
+  readonly clientInfo: Session.Implementation
+  /** The servers: a decoded `mcpServers` configuration (`McpConfig.load`), or one built in code. */
+  readonly config: McpConfig.Config
+  /** The rest of each client's options (revisions, Peer limits, handshake timeout, ...). */
+  readonly client?: Omit<McpClient.Options, "clientInfo"> | undefined
+  /** How long a connection may take to be ready (spawning a process included). Default 30 seconds. */
+  readonly startTimeout?: Duration.Input | undefined
+  /**
+   * When to connect again after a connection was lost or could not be made;
+   * its input is the failure. When it ends, the server is `Failed` until
+   * `restart`. Default `backoff()`: 500 ms doubling up to 30 s, 10 retries.
+   */
+  readonly reconnect?: Schedule.Schedule<unknown, ServerStatus.Failure> | undefined
+  /** A connection that stayed up this long starts the reconnect schedule over. Default 30 seconds. */
+  readonly stableAfter?: Duration.Input | undefined
+  /**
+   * The health check (`ping`, or `server/discover` on 2026-07-28): every
+   * `interval` (default 30 s), each answered within `timeout` (default 10 s);
+   * `failures` failed checks in a row (default 2) count as a lost connection
+   * (one makes the server `Degraded`). `false` turns it off.
+   */
+  readonly healthCheck?:
+    | false
+    | {
+        readonly interval?: Duration.Input | undefined
+        readonly timeout?: Duration.Input | undefined
+        readonly failures?: number | undefined
+      }
+    | undefined
+  /** Catalog names of tools and prompts (default: always `server__name`). */
+  readonly naming?: Naming.Options | undefined
+  /** Calls in flight per server. Default 16. */
+  readonly concurrency?: number | undefined
+  /** Timeout of each routed call. Default: the client's request timeout (waiting for a reconnect is not bounded then). */
+  readonly callTimeout?: Duration.Input | undefined
+  /** Per-server limits by server name. */
+  readonly servers?: { readonly [name: string]: ServerOptions } | undefined
+}
+
+/** Options of a routed call. */
+export interface CallOptions extends McpClient.RequestOptions {}
+
+/** What a routed call can fail with: the client's errors, or the host's own. */
+export type CallError = McpClient.CallError | HostError
+
+/** The running host. */
+export interface McpHostShape {
+  /** The configured servers' names, in configuration order. */
+  readonly servers: ReadonlyArray<string>
+  /** A server's current status. */
+  readonly status: (server: string) => Effect.Effect<ServerStatus.ServerStatus, HostError>
+  /** Every server's current status, then every change as it happens. */
+  readonly statusChanges: Stream.Stream<ServerStatus.StatusChange>
+  /** Waits until the server is ready (fails with `Unavailable` once it is `Failed`). */
+  readonly awaitReady: (server: string) => Effect.Effect<ServerStatus.Connection, HostError>
+  /** A server's connected client, for anything the host does not route (waits until it is ready). */
+  readonly client: (server: string) => Effect.Effect<McpClient.McpClientShape, HostError>
+  /** The catalog now. */
+  readonly catalog: Effect.Effect<Catalog.Catalog>
+  /** The catalog now, then each new one (after a connection, a loss or a `list_changed`). */
+  readonly catalogChanges: Stream.Stream<Catalog.Catalog>
+  /** Every tool under its catalog name, as a model should see them. */
+  readonly tools: Effect.Effect<ReadonlyArray<Tools.Tool>>
+  /**
+   * Calls a tool by catalog name on its server (after the consent hook
+   * approved it). Interrupting the call cancels it on the server.
+   */
+  readonly callTool: (
+    name: string,
+    args?: { readonly [key: string]: unknown } | undefined,
+    options?: CallOptions
+  ) => Effect.Effect<Tools.CallToolResult, CallError>
+  /** The call as progress updates, then its result; ending the Stream early cancels the call. */
+  readonly callToolWithProgress: (
+    name: string,
+    args?: { readonly [key: string]: unknown } | undefined,
+    options?: CallOptions
+  ) => Stream.Stream<McpClient.ProgressEvent<Tools.CallToolResult>, CallError>
+  /** Gets a prompt by catalog name. */
+  readonly getPrompt: (
+    name: string,
+    args?: { readonly [key: string]: string } | undefined,
+    options?: CallOptions
+  ) => Effect.Effect<Prompts.GetPromptResult, CallError>
+  /**
+   * Reads a resource from the server listing its URI (or with a template it
+   * fits); `server` chooses when several do.
+   */
+  readonly readResource: (
+    uri: string,
+    options?: CallOptions & { readonly server?: string | undefined }
+  ) => Effect.Effect<Resources.ReadResourceResult, CallError>
+  /** Ends a server's connection (or the wait of a failed one) and connects again, the schedule started over. */
+  readonly restart: (server: string) => Effect.Effect<void, HostError>
+}
+
+/** The host as a service; `layer` provides it. */
+export class McpHost extends Context.Service<McpHost, McpHostShape>()("@effect-mcp/host/McpHost") {}
+
+/**
+ * The default reconnect schedule's shape: `base` doubling up to `cap`, at
+ * most `times` retries in a row.
+ */
+export const backoff = (
+  options: {
+    readonly base?: Duration.Input | undefined
+    readonly cap?: Duration.Input | undefined
+    readonly times?: number | undefined
+  } = {}
+): Schedule.Schedule<Duration.Duration> => {
+  const cap = Duration.fromInputUnsafe(options.cap ?? "30 seconds")
+  return Schedule.exponential(options.base ?? "500 millis").pipe(
+    Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, cap))),
+    Schedule.upTo({ times: options.times ?? 10 })
+  )
+}
+
+const unknownServer = (server: string) =>
+  new HostError({ reason: "UnknownServer", server, message: `no server named ${JSON.stringify(server)}` })
+
+const unavailable = (server: string, why: string) =>
+  new HostError({ reason: "Unavailable", server, message: `server ${JSON.stringify(server)} is unavailable: ${why}` })
+
+const capabilityNames = ["sampling", "elicitation", "roots"] as const
+
+/**
+ * Starts the host: every server connects concurrently in the background
+ * (`awaitReady` waits for one). Closing the scope closes every connection
+ * and stops every stdio server. The handler and `Consent` services in
+ * context are used for every server.
+ */
+export const make = (options: Options): Effect.Effect<McpHostShape, never, Connector.Connector | Scope.Scope> =>
+  Effect.gen(function* () {
+    const connector = yield* Connector.Connector
+    const handlers = yield* Handlers.fromContext
+    const names = Object.keys(options.config.mcpServers)
+    const statusChanges = yield* PubSub.unbounded<ServerStatus.StatusChange>()
+    const catalogRef = yield* SubscriptionRef.make<Catalog.Catalog>(Catalog.empty)
+    let tools = new Map<string, Catalog.Entry<Tools.Tool>>()
+    let prompts = new Map<string, Catalog.Entry<Prompts.Prompt>>()
+    const slots = new Map<string, Supervisor.Slot>()
+
+    const rebuild = Effect.suspend(() => {
+      const catalog = Catalog.make(
+        names.map((name) => [name, slots.get(name)?.listing ?? Catalog.emptyListing] as const),
+        options.naming
+      )
+      tools = new Map(catalog.tools.map((e) => [e.name, e]))
+      prompts = new Map(catalog.prompts.map((e) => [e.name, e]))
+      return SubscriptionRef.set(catalogRef, catalog)
+    })
+
+    const health = options.healthCheck === false ? undefined : options.healthCheck
+    const settings: Supervisor.Settings = {
+      clientOptions: { ...options.client, clientInfo: options.clientInfo },
+      connect: connector.connect,
+      handlers,
+      startTimeout: Duration.fromInputUnsafe(options.startTimeout ?? "30 seconds"),
+      reconnect: options.reconnect ?? backoff(),
+      stableAfter: Duration.fromInputUnsafe(options.stableAfter ?? "30 seconds"),
+      health:
+        options.healthCheck === false
+          ? undefined
+          : {
+              interval: Duration.fromInputUnsafe(health?.interval ?? "30 seconds"),
+              timeout: Duration.fromInputUnsafe(health?.timeout ?? "10 seconds"),
+              failures: Math.max(1, health?.failures ?? 2)
+            },
+      concurrency: options.concurrency ?? 16,
+      statusChanges,
+      onListing: rebuild
+    }
+    for (const name of names) {
+      const concurrency = options.servers?.[name]?.concurrency ?? settings.concurrency
+      slots.set(name, yield* Supervisor.makeSlot(name, options.config.mcpServers[name]!, concurrency))
+    }
+    for (const slot of slots.values()) yield* Effect.forkScoped(Supervisor.supervise(settings, slot))
+
+    const slotOf = (server: string) =>
+      Effect.suspend(() => {
+        const slot = slots.get(server)
+        return slot === undefined ? Effect.fail(unknownServer(server)) : Effect.succeed(slot)
+      })
+
+    const clientOf = (slot: Supervisor.Slot): Effect.Effect<McpClient.McpClientShape, HostError> =>
+      Effect.suspend(() => {
+        if (slot.client !== undefined) return Effect.succeed(slot.client)
+        return SubscriptionRef.changes(slot.status).pipe(
+          Stream.filter((s) => (s._tag === "Ready" && slot.client !== undefined) || s._tag === "Failed"),
+          Stream.runHead,
+          Effect.flatMap((found) => {
+            const status = found._tag === "Some" ? found.value : undefined
+            return slot.client !== undefined && status?._tag === "Ready"
+              ? Effect.succeed(slot.client)
+              : Effect.fail(unavailable(slot.name, status?._tag === "Failed" ? status.failure.message : "closed"))
+          })
+        )
+      })
+
+    const timeoutOf = (server: string) => {
+      const input = options.servers?.[server]?.callTimeout ?? options.callTimeout
+      return input === undefined ? undefined : Duration.fromInputUnsafe(input)
+    }
+
+    // The route of one call: the server's turn and its client, within the call's timeout.
+    const routed = <A>(
+      slot: Supervisor.Slot,
+      callOptions: CallOptions | undefined,
+      f: (client: McpClient.McpClientShape, options: CallOptions | undefined) => Effect.Effect<A, McpClient.CallError>
+    ): Effect.Effect<A, CallError> => {
+      const timeout =
+        callOptions?.timeout === undefined ? timeoutOf(slot.name) : Duration.fromInputUnsafe(callOptions.timeout)
+      const call = slot.permits.withPermit(
+        Effect.flatMap(clientOf(slot), (client) =>
+          f(client, timeout === undefined ? callOptions : { ...callOptions, timeout })
+        )
+      )
+      // The request's own timeout cancels it on the server; this one bounds the wait for a turn or a reconnect.
+      return timeout === undefined
+        ? call
+        : Effect.timeoutOrElse(call, {
+            duration: Duration.sum(timeout, Duration.seconds(1)),
+            orElse: () =>
+              Effect.fail(unavailable(slot.name, `no turn or connection within ${Duration.format(timeout)}`))
+          })
+    }
+
+    const toolRoute = (name: string, args: { readonly [key: string]: unknown } | undefined) =>
+      Effect.gen(function* () {
+        const entry = tools.get(name)
+        if (entry === undefined) {
+          return yield* new HostError({ reason: "UnknownTool", message: `no tool named ${JSON.stringify(name)}` })
+        }
+        const approved = yield* handlers.consent.toolCall({
+          server: entry.server,
+          name,
+          tool: entry.item,
+          arguments: args
+        })
+        if (!approved) {
+          return yield* new HostError({
+            reason: "Declined",
+            server: entry.server,
+            message: `the call of ${JSON.stringify(name)} was declined`
+          })
+        }
+        return { entry, slot: slots.get(entry.server)! }
+      })
+
+    // A tool that failed for want of a client capability the host lacks: say which, once per server.
+    const warnCapability = (slot: Supervisor.Slot, tool: string, error: unknown): Effect.Effect<void> => {
+      if (!(error instanceof McpError.MissingRequiredClientCapability)) return Effect.void
+      const required = Object.keys(error.data.requiredCapabilities)
+      return Effect.logWarning(
+        `tool ${JSON.stringify(tool)} of server ${JSON.stringify(slot.name)} needs the client capability ` +
+          `${required.join(", ")}, which this host does not declare (give it the handler service)`
+      ).pipe(Effect.annotateLogs({ server: slot.name }))
+    }
+
+    const callTool: McpHostShape["callTool"] = (name, args, callOptions) =>
+      Effect.flatMap(toolRoute(name, args), ({ entry, slot }) =>
+        routed(slot, callOptions, (client, o) => client.callTool(entry.item.name, args, o)).pipe(
+          Effect.tapError((error) => warnCapability(slot, entry.item.name, error))
+        )
+      )
+
+    const callToolWithProgress: McpHostShape["callToolWithProgress"] = (name, args, callOptions) =>
+      Stream.unwrap(
+        Effect.map(toolRoute(name, args), ({ entry, slot }) => {
+          const timeout = callOptions?.timeout ?? timeoutOf(slot.name)
+          const o = timeout === undefined ? callOptions : { ...callOptions, timeout }
+          // The turn is held until the Stream ends (Stream.unwrap gives its effect the Stream's scope).
+          return Stream.unwrap(
+            Effect.andThen(Semaphore.takeScoped(slot.permits, 1), () =>
+              Effect.map(clientOf(slot), (client) => client.callToolWithProgress(entry.item.name, args, o))
+            )
+          )
+        })
+      )
+
+    const getPrompt: McpHostShape["getPrompt"] = (name, args, callOptions) =>
+      Effect.suspend(() => {
+        const entry = prompts.get(name)
+        if (entry === undefined) {
+          return Effect.fail(
+            new HostError({ reason: "UnknownPrompt", message: `no prompt named ${JSON.stringify(name)}` })
+          )
+        }
+        return routed(slots.get(entry.server)!, callOptions, (client, o) => client.getPrompt(entry.item.name, args, o))
+      })
+
+    const readResource: McpHostShape["readResource"] = (uri, callOptions) =>
+      Effect.gen(function* () {
+        const chosen = callOptions?.server
+        let server: string
+        if (chosen !== undefined) server = chosen
+        else {
+          const candidates = Catalog.serversForUri(yield* SubscriptionRef.get(catalogRef), uri)
+          if (candidates.length !== 1) {
+            return yield* new HostError({
+              reason: "UnknownResource",
+              message:
+                candidates.length === 0
+                  ? `no server lists ${JSON.stringify(uri)}`
+                  : `several servers list ${JSON.stringify(uri)} (${candidates.join(", ")}): choose one with \`server\``
+            })
+          }
+          server = candidates[0]!
+        }
+        const slot = yield* slotOf(server)
+        const { server: _, ...rest } = callOptions ?? {}
+        return yield* routed(slot, rest, (client, o) => client.readResource(uri, o))
+      })
+
+    return McpHost.of({
+      servers: names,
+      status: (server) => Effect.flatMap(slotOf(server), (slot) => SubscriptionRef.get(slot.status)),
+      statusChanges: Stream.unwrap(
+        Effect.gen(function* () {
+          // Subscribed before the snapshot is read: a change in between is seen (perhaps twice), never lost.
+          const subscription = yield* PubSub.subscribe(statusChanges)
+          const now: Array<ServerStatus.StatusChange> = []
+          for (const [server, slot] of slots) now.push({ server, status: yield* SubscriptionRef.get(slot.status) })
+          return Stream.concat(Stream.fromIterable(now), Stream.fromSubscription(subscription))
+        })
+      ),
+      awaitReady: (server) =>
+        Effect.flatMap(slotOf(server), (slot) =>
+          Effect.flatMap(clientOf(slot), () =>
+            Effect.flatMap(SubscriptionRef.get(slot.status), (status) =>
+              status._tag === "Ready"
+                ? Effect.succeed(status.connection)
+                : Effect.fail(unavailable(server, status._tag))
+            )
+          )
+        ),
+      client: (server) => Effect.flatMap(slotOf(server), clientOf),
+      catalog: SubscriptionRef.get(catalogRef),
+      catalogChanges: SubscriptionRef.changes(catalogRef),
+      tools: Effect.map(SubscriptionRef.get(catalogRef), (catalog) => catalog.tools.map(Catalog.toolAsListed)),
+      callTool,
+      callToolWithProgress,
+      getPrompt,
+      readResource,
+      restart: (server) =>
+        Effect.flatMap(slotOf(server), (slot) => Effect.asVoid(Deferred.succeed(slot.restart, undefined)))
+    })
+  })
+
+/**
+ * The host as a Layer over a `Connector` (`NodeConnector.layer()` on Node).
+ *
+ * @example
+ * ```ts
+ * import * as McpConfig from "@effect-mcp/host/McpConfig"
+ * import * as McpHost from "@effect-mcp/host/McpHost"
+ * import * as NodeConnector from "@effect-mcp/host/NodeConnector"
+ * import * as Effect from "effect/Effect"
+ * import * as Layer from "effect/Layer"
+ *
+ * const config: McpConfig.Config = {
+ *   mcpServers: { everything: { command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] } }
+ * }
+ * const Host = McpHost.layer({ clientInfo: { name: "my-host", version: "1.0.0" }, config }).pipe(
+ *   Layer.provide(NodeConnector.layer())
+ * )
+ *
+ * export const program = Effect.gen(function* () {
+ *   const host = yield* McpHost.McpHost
+ *   yield* host.awaitReady("everything")
+ *   const tools = yield* host.tools // everything__echo, everything__get-sum, ...
+ *   const result = yield* host.callTool("everything__echo", { message: "hi" })
+ *   return { tools, result }
+ * }).pipe(Effect.provide(Host))
+ * ```
+ */
+export const layer = (options: Options): Layer.Layer<McpHost, never, Connector.Connector> =>
+  Layer.effect(McpHost, make(options))
+
+/** The host with its servers read from a configuration file (see `McpConfig.load`). */
+export const layerConfigFile = (
+  path: string,
+  options: Omit<Options, "config">
+): Layer.Layer<McpHost, McpConfig.ConfigError, Connector.Connector | FileSystem.FileSystem> =>
+  Layer.effect(
+    McpHost,
+    Effect.flatMap(McpConfig.load(path), (config) => make({ ...options, config }))
+  )
+
+/** The client capabilities a host built in this context declares to every server (from its handler services). */
+export const declaredCapabilities: Effect.Effect<Session.Capabilities> = Effect.map(
+  Handlers.fromContext,
+  Handlers.capabilities
+)
+
+/** The client capabilities of `sampling`, `elicitation` and `roots` that `declared` lacks. */
+export const missingCapabilities = (declared: Session.Capabilities): ReadonlyArray<string> =>
+  capabilityNames.filter((name) => declared[name] === undefined)

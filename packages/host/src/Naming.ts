@@ -1,0 +1,82 @@
+/**
+ * How the host names the tools and prompts of several servers in one
+ * catalog. Two servers may offer a tool of the same name (two instances of
+ * one server always do), so a catalog name is the server's name, a
+ * separator and the tool's name: `files__read`.
+ *
+ * - `"always"` (the default) prefixes every name: a name never changes when
+ *   another server comes, goes or adds a tool, which matters to a model that
+ *   already saw the list.
+ * - `"onClash"` keeps a name as the server gave it unless another server
+ *   offers the same one; then each of them is prefixed.
+ *
+ * Either way the result is collision-safe: a name that would still repeat
+ * (a server listing a tool twice, a bare name equal to another's prefixed
+ * one) gets `_2`, `_3`, ... in server order. Characters a tool name may not
+ * hold (anything but letters, digits, `_`, `-` and `.`) are replaced by `_`
+ * in the server's part. `format` replaces the prefixing altogether.
+ */
+
+/** When names get the server's prefix. */
+export type Strategy = "always" | "onClash"
+
+/** How catalog names are made. */
+export interface Options {
+  /** Default `"always"`. */
+  readonly strategy?: Strategy | undefined
+  /** Between the server's name and the tool's. Default `"__"`. */
+  readonly separator?: string | undefined
+  /** Makes the prefixed name instead of `server + separator + name`. */
+  readonly format?: ((server: string, name: string) => string) | undefined
+}
+
+/** One name to place: the server offering it and the name it gave. */
+export interface Named {
+  readonly server: string
+  readonly name: string
+}
+
+const unsafe = /[^A-Za-z0-9_.-]/g
+
+/** The server's name as a tool-name prefix (unsafe characters replaced by `_`). */
+export const prefixOf = (server: string): string => server.replace(unsafe, "_")
+
+/**
+ * The catalog name of each item, in the same order: unique, prefixed as
+ * `options.strategy` says (see the module description).
+ */
+export const assign = (items: ReadonlyArray<Named>, options: Options = {}): ReadonlyArray<string> => {
+  const separator = options.separator ?? "__"
+  const format = options.format ?? ((server: string, name: string) => `${prefixOf(server)}${separator}${name}`)
+  const always = (options.strategy ?? "always") === "always"
+  const servers = new Map<string, Set<string>>()
+  if (!always) {
+    for (const item of items) {
+      const offering = servers.get(item.name) ?? new Set<string>()
+      offering.add(item.server)
+      servers.set(item.name, offering)
+    }
+  }
+  const candidates = items.map((item) =>
+    always || (servers.get(item.name)?.size ?? 0) > 1 ? format(item.server, item.name) : item.name
+  )
+  const taken = new Set<string>()
+  const counts = new Map<string, number>()
+  for (const candidate of candidates) counts.set(candidate, (counts.get(candidate) ?? 0) + 1)
+  // Names that are unique as they are keep them; a repeated one is numbered from its second use.
+  for (const [candidate, count] of counts) if (count === 1) taken.add(candidate)
+  const seen = new Set<string>()
+  return candidates.map((candidate) => {
+    if (counts.get(candidate) === 1) return candidate
+    if (!seen.has(candidate)) {
+      seen.add(candidate)
+      taken.add(candidate)
+      return candidate
+    }
+    let n = 2
+    while (taken.has(`${candidate}_${n}`)) n++
+    const name = `${candidate}_${n}`
+    taken.add(name)
+    return name
+  })
+}

@@ -1,0 +1,380 @@
+/**
+ * One server's connection, supervised: connect in a scope of its own (with a
+ * start timeout), report it ready with what both sides declared, list what it
+ * offers (again on each `list_changed`), and watch it: the session closing
+ * (a stdio server exiting, a transport lost) or repeated failed health checks
+ * end the connection, its scope is closed (the child process stopped, calls
+ * in flight failed) and the host connects again after the reconnect
+ * schedule's next delay. When the schedule ends, the server is `Failed`
+ * until `restart`. A connection that stayed up for `stableAfter` starts the
+ * schedule over: a server that crashes once a day is not held to the backoff
+ * of its last crash.
+ */
+import * as McpClient from "@effect-mcp/client/McpClient"
+import type * as Peer from "@effect-mcp/engine/Peer"
+import * as StreamableHttpClient from "@effect-mcp/engine/StreamableHttpClient"
+import * as Transport from "@effect-mcp/engine/Transport"
+import * as Features from "@effect-mcp/protocol/Features"
+import * as McpError from "@effect-mcp/protocol/McpError"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Pull from "effect/Pull"
+import * as PubSub from "effect/PubSub"
+import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import * as Catalog from "../Catalog.ts"
+import type * as Connector from "../Connector.ts"
+import type * as McpConfig from "../McpConfig.ts"
+import * as ServerStatus from "../ServerStatus.ts"
+import * as Handlers from "./handlers.ts"
+
+/** What the supervisor needs from the host. */
+export interface Settings {
+  readonly clientOptions: McpClient.Options
+  readonly connect: Connector.Connect
+  readonly handlers: Handlers.Handlers
+  readonly startTimeout: Duration.Duration
+  readonly reconnect: Schedule.Schedule<unknown, ServerStatus.Failure>
+  readonly stableAfter: Duration.Duration
+  readonly health:
+    | { readonly interval: Duration.Duration; readonly timeout: Duration.Duration; readonly failures: number }
+    | undefined
+  readonly concurrency: number
+  readonly statusChanges: PubSub.PubSub<ServerStatus.StatusChange>
+  /** Called after the server's listing changed (the host rebuilds the catalog). */
+  readonly onListing: Effect.Effect<void>
+}
+
+/** One supervised server. */
+export interface Slot {
+  readonly name: string
+  readonly config: McpConfig.ServerConfig
+  readonly status: SubscriptionRef.SubscriptionRef<ServerStatus.ServerStatus>
+  /** The connected client, while ready (or degraded but still connected). */
+  client: McpClient.McpClientShape | undefined
+  /** What the server offers, as last listed. */
+  listing: Catalog.Listing
+  /** Bounds the calls in flight on this server. */
+  readonly permits: Semaphore.Semaphore
+  /** Completed to end the current connection (or the wait of a failed server) and start over. */
+  restart: Deferred.Deferred<void>
+  /** The client capabilities the host lacks, already warned about for this server. */
+  readonly warned: Set<string>
+}
+
+type Outcome = { readonly _tag: "Lost"; readonly failure: ServerStatus.Failure } | { readonly _tag: "Restart" }
+
+const restarted: Outcome = { _tag: "Restart" }
+
+export const makeSlot = (name: string, config: McpConfig.ServerConfig, concurrency: number): Effect.Effect<Slot> =>
+  Effect.map(SubscriptionRef.make<ServerStatus.ServerStatus>({ _tag: "Connecting", attempt: 1 }), (status) => ({
+    name,
+    config,
+    status,
+    client: undefined,
+    listing: Catalog.emptyListing,
+    permits: Semaphore.makeUnsafe(concurrency),
+    restart: Deferred.makeUnsafe<void>(),
+    warned: new Set()
+  }))
+
+export const setStatus = (settings: Settings, slot: Slot, status: ServerStatus.ServerStatus): Effect.Effect<void> =>
+  Effect.andThen(
+    SubscriptionRef.set(slot.status, status),
+    PubSub.publish(settings.statusChanges, { server: slot.name, status })
+  )
+
+/**
+ * The health check: `ping` where the revision has it, `server/discover`
+ * on 2026-07-28 (which has no ping). An error the server answered still
+ * means it is alive.
+ */
+export const healthCheck = (
+  client: McpClient.McpClientShape,
+  timeout: Duration.Duration
+): Effect.Effect<void, McpClient.CallError> => {
+  const check = Features.has(client.revision, "ping")
+    ? client.ping({ timeout })
+    : Effect.asVoid(client.request("server/discover", {}, { timeout }))
+  return Effect.catchIf(check, McpError.isMcpError, () => Effect.void)
+}
+
+const expired = (exit: Exit.Exit<void, Transport.TransportError | Peer.CallError | unknown>): boolean => {
+  if (Exit.isSuccess(exit)) return false
+  const error = Cause.findErrorOption(exit.cause)
+  return (
+    error._tag === "Some" &&
+    error.value instanceof Transport.TransportError &&
+    StreamableHttpClient.isSessionExpired(error.value)
+  )
+}
+
+const failureOfExit = (exit: Exit.Exit<void, unknown>): ServerStatus.Failure =>
+  Exit.isSuccess(exit)
+    ? { message: "the server closed the connection" }
+    : ServerStatus.failureOf(Cause.squash(exit.cause))
+
+/** Waits until the connection is lost: its session closed for good (an expired one the client renews is followed). */
+const lost = (client: McpClient.McpClientShape, timeout: Duration.Duration): Effect.Effect<ServerStatus.Failure> =>
+  Effect.gen(function* () {
+    let session = client.session
+    // Bounded: each round needs a new session, which needs the server to answer.
+    while (true) {
+      const exit = yield* session.closed
+      if (!expired(exit)) return failureOfExit(exit)
+      // The client starts a new session by itself; a request waits for it and tells whether it worked.
+      const checked = yield* Effect.result(healthCheck(client, timeout))
+      if (checked._tag === "Failure") return ServerStatus.failureOf(checked.failure)
+      if (client.session === session) return { message: "the session expired and could not be renewed" }
+      session = client.session
+    }
+  })
+
+/** Runs the health check every `interval`; returns after `failures` failed checks in a row. */
+const unhealthy = (
+  settings: Settings,
+  slot: Slot,
+  client: McpClient.McpClientShape,
+  ready: ServerStatus.Ready
+): Effect.Effect<ServerStatus.Failure> => {
+  const health = settings.health
+  if (health === undefined) return Effect.never
+  return Effect.gen(function* () {
+    let failures = 0
+    while (true) {
+      yield* Effect.sleep(health.interval)
+      const checked = yield* Effect.result(
+        Effect.timeoutOrElse(healthCheck(client, health.timeout), {
+          duration: health.timeout,
+          orElse: () =>
+            Effect.fail({ message: `no answer to the health check within ${Duration.format(health.timeout)}` })
+        })
+      )
+      if (checked._tag === "Success") {
+        if (failures > 0) yield* setStatus(settings, slot, ready)
+        failures = 0
+        continue
+      }
+      const failure = ServerStatus.failureOf(checked.failure)
+      if (++failures >= health.failures) return failure
+      yield* setStatus(settings, slot, { _tag: "Degraded", failure, attempt: 0, retryIn: undefined })
+    }
+  })
+}
+
+const collect = <A, E>(declared: boolean, stream: Stream.Stream<A, E>): Effect.Effect<ReadonlyArray<A>> =>
+  declared
+    ? Stream.runCollect(stream).pipe(
+        Effect.tapError((error) => Effect.logWarning("listing failed", error)),
+        Effect.orElseSucceed((): ReadonlyArray<A> => [])
+      )
+    : Effect.succeed([])
+
+/** Lists everything the server declared; a list that fails counts as empty (and is logged). */
+export const listAll = (client: McpClient.McpClientShape): Effect.Effect<Catalog.Listing> => {
+  const caps = client.serverCapabilities
+  return Effect.all(
+    {
+      tools: collect(caps.tools !== undefined, client.tools),
+      prompts: collect(caps.prompts !== undefined, client.prompts),
+      resources: collect(caps.resources !== undefined, client.resources),
+      resourceTemplates: collect(caps.resources !== undefined, client.resourceTemplates)
+    },
+    { concurrency: "unbounded" }
+  )
+}
+
+/**
+ * Lists everything, and again on each `list_changed` the server declared,
+ * for as long as the connection's scope lasts. The notification streams are
+ * started (and subscribed) before the first listing, and listings take turns:
+ * a change made while the first listing is under way is listed after it.
+ */
+const followListing = (
+  settings: Settings,
+  slot: Slot,
+  client: McpClient.McpClientShape,
+  live: () => boolean
+): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const caps = client.serverCapabilities as { readonly [key: string]: { readonly listChanged?: boolean } | undefined }
+    const lock = Semaphore.makeUnsafe(1)
+    const update = (part: Effect.Effect<Partial<Catalog.Listing>>) =>
+      lock.withPermit(
+        Effect.flatMap(part, (listed) => {
+          if (!live()) return Effect.void
+          slot.listing = { ...slot.listing, ...listed }
+          return settings.onListing
+        })
+      )
+    const follow = (
+      declared: boolean,
+      changes: Stream.Stream<void, unknown>,
+      refresh: Effect.Effect<Partial<Catalog.Listing>>
+    ) =>
+      Effect.gen(function* () {
+        if (!declared) return
+        const started = Deferred.makeUnsafe<void>()
+        yield* Stream.onStart(changes, Deferred.succeed(started, undefined)).pipe(
+          Stream.runForEach(() => update(refresh)),
+          Effect.ignore,
+          Effect.forkScoped
+        )
+        yield* Deferred.await(started)
+      })
+    yield* follow(
+      caps.tools?.listChanged === true,
+      client.toolListChanged,
+      Effect.map(collect(true, client.tools), (tools) => ({ tools }))
+    )
+    yield* follow(
+      caps.prompts?.listChanged === true,
+      client.promptListChanged,
+      Effect.map(collect(true, client.prompts), (prompts) => ({ prompts }))
+    )
+    yield* follow(
+      caps.resources?.listChanged === true,
+      client.resourceListChanged,
+      Effect.map(
+        Effect.all([collect(true, client.resources), collect(true, client.resourceTemplates)]),
+        ([resources, resourceTemplates]) => ({ resources, resourceTemplates })
+      )
+    )
+    // Let the streams subscribe (their start runs just before).
+    yield* Effect.yieldNow
+    yield* update(listAll(client))
+  })
+
+const capabilityNames = ["sampling", "elicitation", "roots"] as const
+
+/** Warns (once per server and capability) about the client capabilities the host does not declare. */
+const warnMissing = (slot: Slot, declared: ServerStatus.Connection): Effect.Effect<void> => {
+  const missing = capabilityNames.filter(
+    (name) => declared.clientCapabilities[name] === undefined && !slot.warned.has(name)
+  )
+  if (missing.length === 0) return Effect.void
+  for (const name of missing) slot.warned.add(name)
+  return Effect.logWarning(
+    `server ${JSON.stringify(slot.name)}: this host declares no ${missing.join(", ")} capability ` +
+      "(no handler service for it), so the server may hide the tools that need it or refuse their calls"
+  ).pipe(Effect.annotateLogs({ server: slot.name }))
+}
+
+/** Connects once, in the current scope: the transport, then the client with the host's handlers. */
+const connectOnce = (settings: Settings, slot: Slot) =>
+  Effect.gen(function* () {
+    const connected = yield* settings.connect(slot.name, slot.config)
+    const client = yield* McpClient.make(settings.clientOptions).pipe(
+      Effect.provideService(Transport.Transport, Transport.Transport.of(connected.transport)),
+      Handlers.provide(settings.handlers, slot.name)
+    )
+    return { client, pid: connected.pid }
+  }).pipe(
+    Effect.timeoutOrElse({
+      duration: settings.startTimeout,
+      orElse: () =>
+        Effect.fail({ message: `the server was not ready within ${Duration.format(settings.startTimeout)}` })
+    })
+  )
+
+/** One connection, from connecting to its loss (or a restart); the connection's scope is closed after. */
+const connection = (settings: Settings, slot: Slot, parent: Scope.Scope) =>
+  Effect.gen(function* () {
+    const scope = yield* Scope.fork(parent)
+    const connected = yield* Effect.exit(Scope.provide(connectOnce(settings, slot), scope))
+    if (Exit.isFailure(connected)) {
+      yield* Scope.close(scope, Exit.void)
+      return { outcome: { _tag: "Lost", failure: failureOfExit(connected) } as Outcome, ready: false, uptime: 0 }
+    }
+    const { client, pid } = connected.value
+    const declared: ServerStatus.Connection = {
+      revision: client.revision,
+      serverInfo: client.serverInfo,
+      serverCapabilities: client.serverCapabilities,
+      clientCapabilities: client.session.state.declared ?? Handlers.capabilities(settings.handlers),
+      instructions: client.instructions,
+      pid
+    }
+    // The catalog has the server's items before anyone learns it is ready.
+    let live = true
+    yield* Scope.provide(
+      followListing(settings, slot, client, () => live),
+      scope
+    )
+    slot.client = client
+    const ready: ServerStatus.Ready = { _tag: "Ready", connection: declared }
+    const since = yield* Clock.currentTimeMillis
+    yield* setStatus(settings, slot, ready)
+    yield* warnMissing(slot, declared)
+    const restart = slot.restart
+    const outcome: Outcome = yield* Effect.raceFirst(
+      Effect.map(
+        Effect.raceFirst(
+          lost(client, settings.health?.timeout ?? Duration.seconds(10)),
+          unhealthy(settings, slot, client, ready)
+        ),
+        (failure): Outcome => ({ _tag: "Lost", failure })
+      ),
+      Effect.as(Deferred.await(restart), restarted)
+    )
+    slot.client = undefined
+    live = false
+    // Calls in flight fail, a stdio server is stopped.
+    yield* Scope.close(scope, Exit.void)
+    return { outcome, ready: true, uptime: (yield* Clock.currentTimeMillis) - since }
+  })
+
+/** Supervises `slot` until the host's scope closes. */
+export const supervise = (settings: Settings, slot: Slot): Effect.Effect<never, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const parent = yield* Scope.Scope
+    let step = yield* Schedule.toStep(settings.reconnect)
+    // Failed attempts since the server was last ready.
+    let failed = 0
+    while (true) {
+      yield* setStatus(settings, slot, { _tag: "Connecting", attempt: failed + 1 })
+      const { outcome, ready, uptime } = yield* connection(settings, slot, parent)
+      if (outcome._tag === "Restart") {
+        slot.restart = Deferred.makeUnsafe<void>()
+        step = yield* Schedule.toStep(settings.reconnect)
+        failed = 0
+        continue
+      }
+      if (ready) failed = 0
+      else failed++
+      if (uptime >= Duration.toMillis(settings.stableAfter)) step = yield* Schedule.toStep(settings.reconnect)
+      const now = yield* Clock.currentTimeMillis
+      const next = yield* step(now, outcome.failure).pipe(
+        Effect.map(([, delay]) => delay),
+        Pull.catchDone(() => Effect.succeed(undefined))
+      )
+      if (next === undefined) {
+        slot.listing = Catalog.emptyListing
+        yield* settings.onListing
+        yield* setStatus(settings, slot, { _tag: "Failed", failure: outcome.failure })
+        yield* Deferred.await(slot.restart)
+        slot.restart = Deferred.makeUnsafe<void>()
+        step = yield* Schedule.toStep(settings.reconnect)
+        failed = 0
+        continue
+      }
+      yield* setStatus(settings, slot, { _tag: "Degraded", failure: outcome.failure, attempt: failed, retryIn: next })
+      const restart = slot.restart
+      const early = yield* Effect.raceFirst(
+        Effect.as(Effect.sleep(next), false),
+        Effect.as(Deferred.await(restart), true)
+      )
+      if (early) {
+        slot.restart = Deferred.makeUnsafe<void>()
+        step = yield* Schedule.toStep(settings.reconnect)
+        failed = 0
+      }
+    }
+  })

@@ -1,0 +1,348 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as SamplingHandler from "@effect-mcp/client/SamplingHandler"
+import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Tool from "@effect-mcp/server/Tool"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { TestClock } from "effect/testing"
+import * as Consent from "../src/Consent.ts"
+import * as McpHost from "../src/McpHost.ts"
+import type * as ServerStatus from "../src/ServerStatus.ts"
+import { clientInfo, configOf, echoServer, memory, textOf } from "./fixtures.ts"
+
+/** Lets in-memory deliveries and forked fibers run. */
+const settle = Effect.repeat(Effect.yieldNow, { times: 50 })
+
+/** Records every status change of the host from now on. */
+const record = (host: McpHost.McpHostShape) =>
+  Effect.gen(function* () {
+    const seen: Array<ServerStatus.StatusChange> = []
+    yield* host.statusChanges.pipe(
+      Stream.runForEach((change) => Effect.sync(() => seen.push(change))),
+      Effect.forkScoped
+    )
+    yield* settle
+    return seen
+  })
+
+const describeStatus = (s: ServerStatus.ServerStatus): string =>
+  s._tag === "Degraded"
+    ? `Degraded(${s.retryIn === undefined ? "connected" : Duration.toMillis(s.retryIn)})`
+    : s._tag === "Connecting"
+      ? `Connecting(${s.attempt})`
+      : s._tag
+
+describe("McpHost", () => {
+  it.effect("one catalog of every server's tools, prefixed, and calls routed by catalog name", () =>
+    Effect.gen(function* () {
+      const servers = yield* memory({ a: echoServer("a"), b: echoServer("b") })
+      const host = yield* McpHost.make({ clientInfo, config: configOf("a", "b") }).pipe(
+        Effect.provide(servers.connector)
+      )
+      const [a, b] = yield* Effect.all([host.awaitReady("a"), host.awaitReady("b")])
+      assert.strictEqual(a.serverInfo?.name, "a")
+      assert.strictEqual(b.serverInfo?.name, "b")
+      const tools = yield* host.tools
+      assert.deepStrictEqual(
+        tools.map((t) => t.name),
+        ["a__echo", "b__echo"]
+      )
+      const [fromA, fromB] = yield* Effect.all(
+        [host.callTool("a__echo", { text: "hi" }), host.callTool("b__echo", { text: "ho" })],
+        { concurrency: "unbounded" }
+      )
+      assert.strictEqual(textOf(fromA), "a: hi")
+      assert.strictEqual(textOf(fromB), "b: ho")
+      const unknown = yield* Effect.flip(host.callTool("c__echo", {}))
+      assert.strictEqual(unknown._tag === "HostError" ? unknown.reason : unknown._tag, "UnknownTool")
+    })
+  )
+
+  it.effect("onClash naming keeps unique names bare", () =>
+    Effect.gen(function* () {
+      const extra = Tool.make("only_b", { input: Schema.Struct({}), handler: () => Effect.succeed("b alone") })
+      const servers = yield* memory({ a: echoServer("a"), b: echoServer("b", extra) })
+      const host = yield* McpHost.make({
+        clientInfo,
+        config: configOf("a", "b"),
+        naming: { strategy: "onClash" }
+      }).pipe(Effect.provide(servers.connector))
+      yield* Effect.all([host.awaitReady("a"), host.awaitReady("b")])
+      assert.deepStrictEqual(
+        (yield* host.tools).map((t) => t.name),
+        ["a__echo", "b__echo", "only_b"]
+      )
+      assert.strictEqual(textOf(yield* host.callTool("only_b", {})), "b alone")
+    })
+  )
+
+  it.effect(
+    "a server that refuses to connect is retried with exponential backoff up to the cap, then Failed until restart",
+    () =>
+      Effect.gen(function* () {
+        const servers = yield* memory({ a: echoServer("a") }, { failFirst: { a: 6 } })
+        const host = yield* McpHost.make({
+          clientInfo,
+          config: configOf("a"),
+          reconnect: McpHost.backoff({ base: "1 second", cap: "3 seconds", times: 4 })
+        }).pipe(Effect.provide(servers.connector))
+        const seen = yield* record(host)
+        for (let i = 0; i < 12; i++) {
+          yield* TestClock.adjust("1 second")
+          yield* settle
+        }
+        const statuses = seen.map((c) => describeStatus(c.status))
+        // The first attempt may have failed before the recording started.
+        assert.deepStrictEqual(statuses.slice(statuses.indexOf("Degraded(1000)")), [
+          "Degraded(1000)",
+          "Connecting(2)",
+          "Degraded(2000)",
+          "Connecting(3)",
+          "Degraded(3000)",
+          "Connecting(4)",
+          "Degraded(3000)",
+          "Connecting(5)",
+          "Failed"
+        ])
+        const failed = seen.at(-1)!.status
+        assert.strictEqual(failed._tag === "Failed" ? failed.failure.message : "", "connection refused (5)")
+        assert.strictEqual(servers.attempts.get("a"), 5)
+        const refused = yield* Effect.flip(host.callTool("a__echo", { text: "x" }))
+        // The catalog is empty while the server is down: the name is unknown.
+        assert.strictEqual(refused._tag === "HostError" ? refused.reason : refused._tag, "UnknownTool")
+        const unavailable = yield* Effect.flip(host.client("a"))
+        assert.strictEqual(unavailable.reason, "Unavailable")
+
+        // The sixth attempt still fails, the seventh connects.
+        yield* host.restart("a")
+        yield* settle
+        yield* TestClock.adjust("1 second")
+        yield* settle
+        assert.strictEqual((yield* host.awaitReady("a")).serverInfo?.name, "a")
+        assert.strictEqual(servers.attempts.get("a"), 7)
+        assert.strictEqual(textOf(yield* host.callTool("a__echo", { text: "back" })), "a: back")
+      })
+  )
+
+  it.effect("a lost connection is reported and made again; later calls go to the new one", () =>
+    Effect.gen(function* () {
+      const servers = yield* memory({ a: echoServer("a") })
+      const host = yield* McpHost.make({ clientInfo, config: configOf("a") }).pipe(Effect.provide(servers.connector))
+      yield* host.awaitReady("a")
+      const seen = yield* record(host)
+      yield* servers.crash("a")
+      yield* settle
+      const degraded = seen.find((c) => c.status._tag === "Degraded")?.status
+      assert.strictEqual(degraded?._tag, "Degraded")
+      assert.strictEqual(
+        degraded?._tag === "Degraded" ? degraded.failure.message : "",
+        "the server closed the connection"
+      )
+      // A call made while the server is away waits for the new connection.
+      const call = yield* Effect.forkScoped(host.callTool("a__echo", { text: "again" }))
+      yield* TestClock.adjust("500 millis")
+      yield* settle
+      assert.strictEqual(textOf(yield* Fiber.join(call)), "a: again")
+      assert.strictEqual(servers.attempts.get("a"), 2)
+      assert.deepStrictEqual(
+        seen.map((c) => describeStatus(c.status)),
+        ["Ready", "Degraded(500)", "Connecting(1)", "Ready"]
+      )
+    })
+  )
+
+  for (const revision of ["2025-06-18", "2026-07-28"] as const)
+    it.effect(`${revision}: list_changed refreshes the catalog`, () =>
+      Effect.gen(function* () {
+        const added = Tool.make("added", { input: Schema.Struct({}), handler: () => Effect.succeed("new") })
+        // Registers `added` in the server's own scope when called (the list changes, the server says so).
+        const adder = Layer.effectDiscard(
+          Effect.gen(function* () {
+            const server = yield* McpServer.McpServer
+            const scope = yield* Effect.scope
+            yield* Tool.register(
+              Tool.make("add_tool", {
+                input: Schema.Struct({}),
+                handler: () =>
+                  Tool.register(added).pipe(
+                    Effect.provideService(McpServer.McpServer, server),
+                    Scope.provide(scope),
+                    Effect.as("added")
+                  )
+              })
+            )
+          })
+        )
+        const servers = yield* memory({ a: Layer.provideMerge(adder, echoServer("a")) })
+        const host = yield* McpHost.make({
+          clientInfo,
+          config: configOf("a"),
+          client: { supportedVersions: [revision] }
+        }).pipe(Effect.provide(servers.connector))
+        yield* host.awaitReady("a")
+        assert.deepStrictEqual((yield* host.tools).map((t) => t.name).sort(), ["a__add_tool", "a__echo"])
+        // On 2026-07-28 the notifications come on a `subscriptions/listen` stream, live once acknowledged.
+        yield* settle
+        yield* host.callTool("a__add_tool", {})
+        yield* settle
+        assert.deepStrictEqual((yield* host.tools).map((t) => t.name).sort(), ["a__add_tool", "a__added", "a__echo"])
+        assert.strictEqual(textOf(yield* host.callTool("a__added", {})), "new")
+      })
+    )
+
+  it.effect("per-server concurrency: calls beyond the limit wait for a turn", () =>
+    Effect.gen(function* () {
+      let running = 0
+      let most = 0
+      const slow = Tool.make("slow", {
+        input: Schema.Struct({}),
+        handler: () =>
+          Effect.acquireUseRelease(
+            Effect.sync(() => {
+              running++
+              most = Math.max(most, running)
+            }),
+            () => Effect.as(Effect.sleep("1 second"), "done"),
+            () => Effect.sync(() => running--)
+          )
+      })
+      const servers = yield* memory({ a: echoServer("a", slow) })
+      const host = yield* McpHost.make({ clientInfo, config: configOf("a"), servers: { a: { concurrency: 2 } } }).pipe(
+        Effect.provide(servers.connector)
+      )
+      yield* host.awaitReady("a")
+      const calls = yield* Effect.forkScoped(
+        Effect.all(
+          Array.from({ length: 5 }, () => host.callTool("a__slow", {})),
+          { concurrency: "unbounded" }
+        )
+      )
+      for (let i = 0; i < 3; i++) {
+        yield* settle
+        yield* TestClock.adjust("1 second")
+      }
+      const results = yield* Fiber.join(calls)
+      assert.deepStrictEqual(results.map(textOf), ["done", "done", "done", "done", "done"])
+      assert.strictEqual(most, 2)
+    })
+  )
+
+  it.effect("interrupting a routed call cancels it on its server; the call timeout does too", () =>
+    Effect.gen(function* () {
+      const started = yield* Deferred.make<void>()
+      let finalized = 0
+      const hang = Tool.make("hang", {
+        input: Schema.Struct({}),
+        handler: () =>
+          Effect.andThen(Deferred.succeed(started, undefined), Effect.never).pipe(
+            Effect.ensuring(Effect.sync(() => finalized++))
+          )
+      })
+      const servers = yield* memory({ a: echoServer("a", hang) })
+      const host = yield* McpHost.make({ clientInfo, config: configOf("a"), callTimeout: "5 seconds" }).pipe(
+        Effect.provide(servers.connector)
+      )
+      yield* host.awaitReady("a")
+      const call = yield* Effect.forkScoped(host.callTool("a__hang", {}))
+      yield* Deferred.await(started)
+      yield* Fiber.interrupt(call)
+      yield* settle
+      assert.strictEqual(finalized, 1)
+
+      const timed = yield* Effect.forkScoped(Effect.flip(host.callTool("a__hang", {})))
+      yield* settle
+      yield* TestClock.adjust("5 seconds")
+      yield* settle
+      const error = yield* Fiber.join(timed)
+      assert.strictEqual(error._tag, "RequestTimeout")
+      assert.strictEqual(finalized, 2)
+    })
+  )
+
+  it.effect("the consent hook can refuse a tool call: nothing reaches the server", () =>
+    Effect.gen(function* () {
+      let ran = 0
+      const danger = Tool.make("danger", {
+        input: Schema.Struct({}),
+        handler: () => Effect.sync(() => `ran ${++ran}`)
+      })
+      const servers = yield* memory({ a: echoServer("a", danger) })
+      const asked: Array<string> = []
+      const host = yield* McpHost.make({ clientInfo, config: configOf("a") }).pipe(
+        Effect.provide(servers.connector),
+        Effect.provide(
+          Consent.layer({
+            toolCall: (request) =>
+              Effect.sync(() => {
+                asked.push(`${request.server}:${request.tool.name}`)
+                return request.tool.name !== "danger"
+              })
+          })
+        )
+      )
+      yield* host.awaitReady("a")
+      const declined = yield* Effect.flip(host.callTool("a__danger", {}))
+      assert.strictEqual(declined._tag === "HostError" ? declined.reason : declined._tag, "Declined")
+      assert.strictEqual(ran, 0)
+      assert.strictEqual(textOf(yield* host.callTool("a__echo", { text: "ok" })), "a: ok")
+      assert.deepStrictEqual(asked, ["a:danger", "a:echo"])
+    })
+  )
+
+  it.effect("each connection reports what the host declared; a capability it lacks is warned about", () => {
+    const logs: Array<string> = []
+    const capture = Logger.layer([
+      Logger.make(({ message }) => {
+        logs.push(Array.isArray(message) ? message.map(String).join(" ") : String(message))
+      })
+    ])
+    return Effect.gen(function* () {
+      const servers = yield* memory({ a: echoServer("a") })
+      const sampling = SamplingHandler.layer(() =>
+        Effect.succeed({ role: "assistant" as const, content: { type: "text" as const, text: "x" }, model: "m" })
+      )
+      const host = yield* McpHost.make({ clientInfo, config: configOf("a") }).pipe(
+        Effect.provide(Layer.mergeAll(servers.connector, sampling))
+      )
+      const ready = yield* host.awaitReady("a")
+      assert.deepStrictEqual(Object.keys(ready.clientCapabilities).sort(), ["sampling"])
+      yield* settle
+      const warning = logs.find((l) => l.includes("declares no"))
+      assert.isDefined(warning)
+      assert.match(warning!, /server "a": this host declares no elicitation, roots capability/)
+    }).pipe(Effect.provide(capture))
+  })
+
+  it.effect("the health check uses server/discover on 2026-07-28 and ping before; a healthy server stays Ready", () =>
+    Effect.gen(function* () {
+      for (const revision of ["2026-07-28", "2025-06-18"] as const) {
+        const servers = yield* memory({ a: echoServer("a") })
+        const host = yield* McpHost.make({
+          clientInfo,
+          config: configOf("a"),
+          client: { supportedVersions: [revision] },
+          healthCheck: { interval: "1 second", timeout: "1 second" }
+        }).pipe(Effect.provide(servers.connector))
+        assert.strictEqual((yield* host.awaitReady("a")).revision, revision)
+        const seen = yield* record(host)
+        for (let i = 0; i < 5; i++) {
+          yield* TestClock.adjust("1 second")
+          yield* settle
+        }
+        assert.deepStrictEqual(
+          seen.map((c) => c.status._tag),
+          ["Ready"],
+          revision
+        )
+        assert.strictEqual(servers.attempts.get("a"), 1)
+      }
+    })
+  )
+})
