@@ -1,0 +1,204 @@
+/**
+ * McpHost over real processes and sockets, from one configuration file: the
+ * everything server over stdio, the everything server over Streamable HTTP,
+ * and the official reference server `@modelcontextprotocol/server-everything`
+ * over stdio. The catalog holds every tool with no clash, calls run
+ * concurrently on each, a killed stdio child is reported and respawned,
+ * `list_changed` refreshes the catalog, and closing the host's scope leaves
+ * no child process.
+ */
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import * as ElicitationHandler from "@effect-mcp/client/ElicitationHandler"
+import * as RootsHandler from "@effect-mcp/client/RootsHandler"
+import * as SamplingHandler from "@effect-mcp/client/SamplingHandler"
+import * as McpHost from "@effect-mcp/host/McpHost"
+import * as NodeConnector from "@effect-mcp/host/NodeConnector"
+import type * as ServerStatus from "@effect-mcp/host/ServerStatus"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as ServerProcess from "../support/ServerProcess.ts"
+
+/** The reference server's entry point, from node_modules. */
+const referenceBin = path.join(ServerProcess.root, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+
+const Handlers = Layer.mergeAll(
+  SamplingHandler.layer((params) =>
+    Effect.succeed({
+      role: "assistant" as const,
+      content: { type: "text" as const, text: `sampled ${params.messages.length}` },
+      model: "scripted"
+    })
+  ),
+  ElicitationHandler.layer({ form: () => Effect.succeed({ action: "decline" as const }) }),
+  RootsHandler.layer([{ uri: "file:///tmp", name: "tmp" }])
+)
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const textOf = (result: { readonly content: ReadonlyArray<unknown> }): string => {
+  const block = result.content[0] as { readonly type: string; readonly text?: string } | undefined
+  return block?.type === "text" ? (block.text ?? "") : ""
+}
+
+/** The first status change of `server` matching `f`, within 20 s. */
+const next = (
+  changes: Stream.Stream<ServerStatus.StatusChange>,
+  server: string,
+  f: (status: ServerStatus.ServerStatus) => boolean
+) =>
+  changes.pipe(
+    Stream.filter((c) => c.server === server && f(c.status)),
+    Stream.runHead,
+    Effect.timeout("20 seconds"),
+    Effect.map((found) => (found._tag === "Some" ? found.value.status : undefined))
+  )
+
+describe("McpHost over real servers", () => {
+  it.live(
+    "three servers from one config file: catalog, concurrent calls, respawn, list_changed, no child left",
+    () =>
+      Effect.gen(function* () {
+        const http = yield* ServerProcess.spawnHttp()
+        const dir = yield* Effect.acquireRelease(
+          Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "mcp-host-"))),
+          (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
+        )
+        const file = path.join(dir, "mcp.json")
+        yield* Effect.promise(() =>
+          fs.writeFile(
+            file,
+            JSON.stringify({
+              mcpServers: {
+                effect: {
+                  command: ServerProcess.node,
+                  args: [...ServerProcess.sourceConditions, ServerProcess.everythingBin, "--stdio"],
+                  cwd: ServerProcess.root
+                },
+                remote: { type: "http", url: http.url },
+                reference: { command: ServerProcess.node, args: [referenceBin, "stdio"] }
+              }
+            })
+          )
+        )
+
+        const hostScope = yield* Scope.make()
+        const context = yield* Layer.buildWithScope(
+          McpHost.layerConfigFile(file, {
+            clientInfo: { name: "host-test", version: "1.0.0" },
+            startTimeout: "20 seconds",
+            reconnect: McpHost.backoff({ base: "100 millis", cap: "1 second", times: 5 })
+          }).pipe(Layer.provide([NodeConnector.layer(), NodeServices.layer, Handlers])),
+          hostScope
+        )
+        const host = Context.get(context, McpHost.McpHost)
+        const [effect, remote, reference] = yield* Effect.all(
+          [host.awaitReady("effect"), host.awaitReady("remote"), host.awaitReady("reference")],
+          { concurrency: "unbounded" }
+        )
+        assert.strictEqual(effect.serverInfo?.name, "effect-mcp-everything-server")
+        assert.strictEqual(remote.serverInfo?.name, "effect-mcp-everything-server")
+        assert.isNumber(effect.pid)
+        assert.isUndefined(remote.pid)
+        assert.isNumber(reference.pid)
+        // What the host declared follows from its handlers, the same for every server.
+        for (const ready of [effect, remote, reference]) {
+          assert.includeMembers(Object.keys(ready.clientCapabilities), ["sampling", "elicitation", "roots"])
+        }
+
+        // Every tool of every server, under its own name.
+        const catalog = yield* host.catalog
+        const names = catalog.tools.map((t) => t.name)
+        assert.strictEqual(new Set(names).size, names.length)
+        const of = (server: string) => catalog.tools.filter((t) => t.server === server).map((t) => t.item.name)
+        const direct = Effect.fnUntraced(function* (server: string) {
+          const client = yield* host.client(server)
+          return (yield* Stream.runCollect(client.tools)).map((t) => t.name)
+        })
+        for (const server of ["effect", "remote", "reference"]) {
+          assert.sameMembers(of(server), yield* direct(server), server)
+        }
+        assert.include(of("effect"), "test_simple_text")
+        // The reference server shows the tools that need sampling, elicitation and roots (it hides them otherwise).
+        assert.includeMembers(of("reference"), [
+          "echo",
+          "trigger-sampling-request",
+          "trigger-elicitation-request",
+          "get-roots-list"
+        ])
+        assert.include(names, "reference__echo")
+
+        // Concurrent calls on each server.
+        const results = yield* Effect.all(
+          [
+            host.callTool("effect__test_simple_text", {}),
+            host.callTool("remote__test_simple_text", {}),
+            host.callTool("reference__echo", { message: "hi" }),
+            host.callTool("reference__trigger-sampling-request", { prompt: "p" }),
+            host.callTool("effect__test_sampling", { prompt: "q" })
+          ],
+          { concurrency: "unbounded" }
+        )
+        assert.match(textOf(results[0]), /simple text/i)
+        assert.match(textOf(results[1]), /simple text/i)
+        assert.strictEqual(textOf(results[2]), "Echo: hi")
+        assert.match(JSON.stringify(results[3].content), /sampled 1/)
+        assert.match(JSON.stringify(results[4].content), /sampled 1/)
+
+        // list_changed refreshes the catalog.
+        const dynamic = Deferred.makeUnsafe<void>()
+        yield* host.catalogChanges.pipe(
+          Stream.filter((c) => c.tools.some((t) => t.name === "effect__test_dynamic_tool")),
+          Stream.runHead,
+          Effect.andThen(Deferred.succeed(dynamic, undefined)),
+          Effect.forkScoped
+        )
+        yield* host.callTool("effect__test_trigger_tool_change", {})
+        yield* Deferred.await(dynamic).pipe(Effect.timeout("10 seconds"))
+        assert.strictEqual(textOf(yield* host.callTool("effect__test_dynamic_tool", {})), "The dynamic tool is here")
+
+        // Killing the stdio child: reported with the signal, respawned, and a later call succeeds.
+        const degraded = yield* Effect.forkScoped(next(host.statusChanges, "effect", (s) => s._tag === "Degraded"))
+        const respawned = yield* Effect.forkScoped(
+          next(host.statusChanges, "effect", (s) => s._tag === "Ready" && s.connection.pid !== effect.pid)
+        )
+        // Both watchers subscribe before the kill.
+        yield* Effect.sleep("50 millis")
+        process.kill(effect.pid!, "SIGKILL")
+        const lost = yield* Fiber.join(degraded)
+        assert.strictEqual(lost?._tag, "Degraded")
+        if (lost?._tag === "Degraded") {
+          assert.strictEqual(lost.failure.signal, "SIGKILL")
+          assert.match(lost.failure.message, /exited on SIGKILL/)
+        }
+        const back = yield* Fiber.join(respawned)
+        assert.strictEqual(back?._tag, "Ready")
+        const newPid = back?._tag === "Ready" ? back.connection.pid : undefined
+        assert.isNumber(newPid)
+        assert.isFalse(alive(effect.pid!))
+        assert.match(textOf(yield* host.callTool("effect__test_simple_text", {})), /simple text/i)
+
+        // Closing the host's scope stops every stdio server.
+        yield* Scope.close(hostScope, Exit.void)
+        assert.isFalse(alive(newPid!), "the respawned everything server")
+        assert.isFalse(alive(reference.pid!), "the reference server")
+      }),
+    120_000
+  )
+})
