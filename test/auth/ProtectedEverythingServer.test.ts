@@ -12,33 +12,7 @@ import * as Effect from "effect/Effect"
 import * as OidcProvider from "../support/OidcProvider.ts"
 import * as ServerProcess from "../support/ServerProcess.ts"
 import { listen } from "./listen.ts"
-
-const initialize = {
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } }
-}
-
-const post = (url: string, body: unknown, token: string | undefined, headers: Record<string, string> = {}) =>
-  Effect.promise(async () => {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: {
-        accept: "application/json, text/event-stream",
-        "content-type": "application/json",
-        ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
-        ...headers
-      },
-      body: JSON.stringify(body)
-    })
-    return {
-      status: response.status,
-      challenge: response.headers.get("www-authenticate"),
-      session: response.headers.get("mcp-session-id"),
-      text: await response.text()
-    }
-  })
+import { initialize, post } from "./rawMcp.ts"
 
 // A well-formed JWS (the verifier looks for its key), signed by no one.
 const unsignedJwt = [{ alg: "RS256", kid: "k" }, { sub: "x" }]
@@ -71,7 +45,9 @@ describe("mcp-everything-server --auth", () => {
       const malformed = yield* post(server.url, initialize, "garbage")
       assert.strictEqual(malformed.status, 401)
       assert.include(malformed.challenge, 'error="invalid_token"')
-      const metadata = yield* Effect.promise(() => fetch(metadataUrl).then((r) => r.json()))
+      const metadata = yield* Effect.promise(() =>
+        fetch(metadataUrl).then((r) => r.json() as Promise<Record<string, unknown>>)
+      )
       assert.deepStrictEqual(metadata.authorization_servers, [provider.issuer])
       assert.strictEqual(metadata.resource, server.url)
       // A token for this endpoint (the default audience) is served; test_simple_text needs notes:write.

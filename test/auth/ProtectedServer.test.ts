@@ -22,6 +22,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as OidcProvider from "../support/OidcProvider.ts"
+import { initialize, post } from "./rawMcp.ts"
 
 const other = { id: "other-client", secret: "other-client-secret-0123456789abcdef" }
 
@@ -94,46 +95,12 @@ const setup = Effect.gen(function* () {
   }
 })
 
-const initialize = {
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } }
-}
 const callTool = (id: number, name: string) => ({
   jsonrpc: "2.0",
   id,
   method: "tools/call",
   params: { name, arguments: {} }
 })
-
-interface Answer {
-  readonly status: number
-  readonly challenge: string | null
-  readonly session: string | null
-  readonly text: string
-}
-
-/** POSTs a JSON-RPC message with `token` (none when undefined) and reads the whole answer. */
-const post = (url: string, body: unknown, token: string | undefined, headers: Record<string, string> = {}) =>
-  Effect.promise(async (): Promise<Answer> => {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: {
-        accept: "application/json, text/event-stream",
-        "content-type": "application/json",
-        ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
-        ...headers
-      },
-      body: JSON.stringify(body)
-    })
-    return {
-      status: response.status,
-      challenge: response.headers.get("www-authenticate"),
-      session: response.headers.get("mcp-session-id"),
-      text: await response.text()
-    }
-  })
 
 const getJson = (url: string) =>
   Effect.promise(async () => {
