@@ -30,6 +30,10 @@ const expected: { readonly [file: string]: ReadonlyArray<RegExp> } = {
     /^get_note 7 -> NoteNotFound \{"id":"7"\}$/m,
     /^summarize -> summary: 1 message\(s\) read; confirm_clear -> cleared; workspace -> file:\/\/\/home\/me\/notes$/m
   ],
+  "oauth-client.ts": [
+    /^write_note -> 2 notes$/m,
+    /^logins: \[notes:read\] then \[notes:read notes:write\]$/m
+  ],
   "progress-cancellation.ts": [
     /^progress 1\/3 step 1\nprogress 2\/3 step 2\nprogress 3\/3 step 3\nresult /m,
     /^cancelled after 2 updates; the server's handler was interrupted$/m,
