@@ -15,7 +15,10 @@ import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Tool from "@effect-mcp/server/Tool"
 import { assert, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js"
+import {
+  discoverOAuthProtectedResourceMetadata,
+  extractWWWAuthenticateParams
+} from "@modelcontextprotocol/sdk/client/auth.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -257,10 +260,14 @@ describe("a protected MCP server (HttpProtection) against oidc-provider", () => 
 
   it.live("the official SDK client reads the challenge and works with a static bearer token", () =>
     Effect.gen(function* () {
-      const { base, endpoint, token } = yield* setup
+      const { base, endpoint, provider, token } = yield* setup
       const anonymous = yield* Effect.promise(() => fetch(endpoint, { method: "POST" }))
       const params = extractWWWAuthenticateParams(anonymous)
       assert.strictEqual(params.resourceMetadataUrl?.href, `${base}/.well-known/oauth-protected-resource/mcp`)
+      // The SDK's own discovery reads the metadata document as served.
+      const discovered = yield* Effect.promise(() => discoverOAuthProtectedResourceMetadata(endpoint))
+      assert.strictEqual(discovered.resource, endpoint)
+      assert.deepStrictEqual(discovered.authorization_servers, [provider.issuer])
       const readOnly = yield* token("notes:read")
       const client = new Client({ name: "sdk", version: "1.0.0" })
       const transport = new StreamableHTTPClientTransport(new URL(endpoint), {
