@@ -1,9 +1,10 @@
 /**
  * The official conformance suite, client mode, against apps/conformance-client:
  * both pinned lines, and for 0.2.0-alpha.12 every spec version it offers.
- * Each leg runs `--suite all` with its expected-failures file (authorization
- * only; see the YAML files), so the suite itself fails the leg on any other
- * failure or warning, and on a listed scenario that passes. On top of that,
+ * Each leg runs `--suite all` with its expected-failures file (empty: every
+ * scenario passes, the authorization ones included; see the YAML files), so
+ * the suite itself fails the leg on any failure or warning, and on a listed
+ * scenario that passes. On top of that,
  * every scenario the client has a program for must have passed at least one
  * check (a scenario that checks nothing proves nothing).
  *
