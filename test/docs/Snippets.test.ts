@@ -19,6 +19,7 @@ const guides = [
   "getting-started.md",
   "composing-servers.md",
   "clients.md",
+  "hosts.md",
   "authorization.md",
   "cancellation-progress-timeouts.md",
   "revisions.md",

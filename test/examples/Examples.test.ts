@@ -30,14 +30,18 @@ const expected: { readonly [file: string]: ReadonlyArray<RegExp> } = {
     /^get_note 7 -> NoteNotFound \{"id":"7"\}$/m,
     /^summarize -> summary: 1 message\(s\) read; confirm_clear -> cleared; workspace -> file:\/\/\/home\/me\/notes$/m
   ],
-  "oauth-client.ts": [
-    /^write_note -> 2 notes$/m,
-    /^logins: \[notes:read\] then \[notes:read notes:write\]$/m
-  ],
+  "oauth-client.ts": [/^write_note -> 2 notes$/m, /^logins: \[notes:read\] then \[notes:read notes:write\]$/m],
   "progress-cancellation.ts": [
     /^progress 1\/3 step 1\nprogress 2\/3 step 2\nprogress 3\/3 step 3\nresult /m,
     /^cancelled after 2 updates; the server's handler was interrupted$/m,
     /^timeout -> RequestTimeout$/m
+  ],
+  "host.ts": [
+    /^catalog: 12 tools, work__add_note, work__confirm_clear, work__count_to, work__get_note, work__summarize, work__workspace$/m,
+    /^work note -> at ten; home note -> milk$/m,
+    /^home: the server process exited on SIGKILL$/m,
+    /^home: Ready -> Degraded -> Connecting -> Ready$/m,
+    /^work__summarize -> summary: 1 message\(s\) read$/m
   ],
   "revisions.ts": [
     /^client offering only 2024-11-05 -> 2024-11-05, 6 tools$/m,

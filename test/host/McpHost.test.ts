@@ -7,6 +7,7 @@
  * `list_changed` refreshes the catalog, and closing the host's scope leaves
  * no child process.
  */
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -198,6 +199,12 @@ describe("McpHost over real servers", () => {
         yield* Scope.close(hostScope, Exit.void)
         assert.isFalse(alive(newPid!), "the respawned everything server")
         assert.isFalse(alive(reference.pid!), "the reference server")
+        // Nothing else either: this process's only child left is the HTTP server the test started.
+        const children = execFileSync("ps", ["-o", "pid=,comm=", "--ppid", String(process.pid)], { encoding: "utf8" })
+          .split("\n")
+          .map((line) => line.trim().split(/\s+/))
+          .filter(([pid, command]) => pid !== "" && command !== "ps" && Number(pid) !== http.process.pid)
+        assert.deepStrictEqual(children, [])
       }),
     120_000
   )

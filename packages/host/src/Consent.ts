@@ -49,8 +49,11 @@ export interface ElicitationRequest {
 
 /** The hooks; each answers true to approve. */
 export interface ConsentShape {
+  /** Asked before a tool call is sent; false fails the call with `HostError` (reason `Declined`). */
   readonly toolCall: (request: ToolCall) => Effect.Effect<boolean>
+  /** Asked before a server's sampling request reaches the model; false answers it with an error. */
   readonly sampling: (request: SamplingRequest) => Effect.Effect<boolean>
+  /** Asked before a server's elicitation reaches the user; false answers it `decline`. */
   readonly elicitation: (request: ElicitationRequest) => Effect.Effect<boolean>
 }
 

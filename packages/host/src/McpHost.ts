@@ -29,7 +29,7 @@ import * as Layer from "effect/Layer"
 import * as PubSub from "effect/PubSub"
 import * as Schedule from "effect/Schedule"
 import * as Semaphore from "effect/Semaphore"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Catalog from "./Catalog.ts"
@@ -227,7 +227,9 @@ export const make = (options: Options): Effect.Effect<McpHostShape, never, Conne
       const concurrency = options.servers?.[name]?.concurrency ?? settings.concurrency
       slots.set(name, yield* Supervisor.makeSlot(name, options.config.mcpServers[name]!, concurrency))
     }
-    for (const slot of slots.values()) yield* Effect.forkScoped(Supervisor.supervise(settings, slot))
+    // Made before the supervisors are forked, so closed after they are interrupted (finalizers run in reverse).
+    const connections = yield* Scope.fork(yield* Effect.scope)
+    for (const slot of slots.values()) yield* Effect.forkScoped(Supervisor.supervise(settings, slot, connections))
 
     const slotOf = (server: string) =>
       Effect.suspend(() => {

@@ -5,6 +5,7 @@ import * as Tool from "@effect-mcp/server/Tool"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -62,6 +63,24 @@ describe("McpHost", () => {
       assert.strictEqual(textOf(fromB), "b: ho")
       const unknown = yield* Effect.flip(host.callTool("c__echo", {}))
       assert.strictEqual(unknown._tag === "HostError" ? unknown.reason : unknown._tag, "UnknownTool")
+    })
+  )
+
+  it.effect("closing the host closes every connection and connects nothing again", () =>
+    Effect.gen(function* () {
+      const servers = yield* memory({ a: echoServer("a"), b: echoServer("b") })
+      const scope = yield* Scope.make()
+      const host = yield* McpHost.make({ clientInfo, config: configOf("a", "b") }).pipe(
+        Effect.provide(servers.connector),
+        Scope.provide(scope)
+      )
+      yield* Effect.all([host.awaitReady("a"), host.awaitReady("b")])
+      yield* Scope.close(scope, Exit.void)
+      // The connections closed after their supervisors stopped: no loss was seen, nothing reconnects.
+      assert.deepStrictEqual([(yield* host.status("a"))._tag, (yield* host.status("b"))._tag], ["Ready", "Ready"])
+      yield* TestClock.adjust("1 minute")
+      yield* settle
+      assert.deepStrictEqual([servers.attempts.get("a"), servers.attempts.get("b")], [1, 1])
     })
   )
 
@@ -138,6 +157,7 @@ describe("McpHost", () => {
       yield* host.awaitReady("a")
       const seen = yield* record(host)
       yield* servers.crash("a")
+      yield* settle
       yield* settle
       const degraded = seen.find((c) => c.status._tag === "Degraded")?.status
       assert.strictEqual(degraded?._tag, "Degraded")

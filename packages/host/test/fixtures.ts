@@ -44,6 +44,8 @@ export const memory = (
         if (attempt <= (options.failFirst?.[name] ?? 0)) {
           return yield* new Transport.TransportError({ reason: "Io", message: `connection refused (${attempt})` })
         }
+        // Closing takes a while after the ends are closed, as stopping a process does (finalizers run in reverse).
+        yield* Effect.addFinalizer(() => Effect.repeat(Effect.yieldNow, { times: 50 }))
         const [serverEnd, clientEnd] = yield* MemoryTransport.makePair({ codec: true })
         yield* McpServer.makeSession.pipe(
           Effect.provideService(Transport.Transport, serverEnd),

@@ -331,10 +331,14 @@ const connection = (settings: Settings, slot: Slot, parent: Scope.Scope) =>
     return { outcome, ready: true, uptime: (yield* Clock.currentTimeMillis) - since }
   })
 
-/** Supervises `slot` until the host's scope closes. */
-export const supervise = (settings: Settings, slot: Slot): Effect.Effect<never, never, Scope.Scope> =>
+/**
+ * Supervises `slot` until interrupted. Each connection's scope is forked
+ * from `parent`, which the host closes after interrupting its supervisors:
+ * a connection closed by the host's shutdown is not mistaken for a loss to
+ * recover from.
+ */
+export const supervise = (settings: Settings, slot: Slot, parent: Scope.Scope): Effect.Effect<never> =>
   Effect.gen(function* () {
-    const parent = yield* Scope.Scope
     let step = yield* Schedule.toStep(settings.reconnect)
     // Failed attempts since the server was last ready.
     let failed = 0
