@@ -115,9 +115,15 @@ export interface Parsed {
 export const parseAll = (header: string | ReadonlyArray<string>): ReadonlyArray<Parsed> =>
   typeof header === "string" ? parseHeader(header) : header.flatMap(parseHeader)
 
-/** The first Bearer challenge of `WWW-Authenticate` header value(s), if any. */
+/**
+ * The first Bearer challenge of `WWW-Authenticate` header value(s), else the
+ * first DPoP one (a server that takes only DPoP-bound tokens challenges with
+ * the same parameters, RFC 9449 §7.1), if any.
+ */
 export const parse = (header: string | ReadonlyArray<string>): Option.Option<Bearer> => {
-  const found = parseAll(header).find((c) => c.scheme.toLowerCase() === "bearer")
+  const all = parseAll(header)
+  const found =
+    all.find((c) => c.scheme.toLowerCase() === "bearer") ?? all.find((c) => c.scheme.toLowerCase() === "dpop")
   if (found === undefined) return Option.none()
   const { params } = found
   const error = params.error

@@ -52,6 +52,19 @@ describe("Challenge", () => {
       Option.some(["https://h/r", undefined])
     )
     assert.isTrue(Option.isNone(Challenge.parse('Basic realm="x"')))
+    // A DPoP-only server's challenge is read the same way (a step-up, its metadata); Bearer wins when both come.
+    const dpop = Challenge.parse(
+      'DPoP algs="ES256", error="insufficient_scope", scope="a b", resource_metadata="https://h/d"'
+    )
+    assert.deepStrictEqual(
+      Option.map(dpop, (d) => [d.error, d.scope, d.resourceMetadata]),
+      Option.some(["insufficient_scope", ["a", "b"], "https://h/d"])
+    )
+    const both = Challenge.parse(['DPoP error="insufficient_scope"', 'Bearer resource_metadata="https://h/b"'])
+    assert.deepStrictEqual(
+      Option.map(both, (b) => [b.error, b.resourceMetadata]),
+      Option.some([undefined, "https://h/b"])
+    )
     // Parameter names are case-insensitive; a `__proto__` parameter is only a parameter.
     const odd = Challenge.parseAll('Bearer Scope="s", __proto__="p"')[0]!
     assert.strictEqual(odd.params.scope, "s")
