@@ -9,7 +9,9 @@
  */
 import * as HttpProtection from "@effect-mcp/auth/HttpProtection"
 import * as JwtVerifier from "@effect-mcp/auth/JwtVerifier"
-import type * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
+import type * as HttpAuthentication from "@effect-mcp/engine/HttpAuthentication"
+import type * as HttpRouter from "effect/http/HttpRouter"
+import type * as Layer from "effect/Layer"
 import type * as Cli from "../Cli.ts"
 
 // An http: issuer is accepted on this machine only (a test's provider); anywhere else it must be https:.
@@ -18,10 +20,17 @@ const isLoopback = (url: string) => {
   return host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host)
 }
 
+/** What `NodeMcpServer`'s `auth` option takes (its `HttpAuth`; this module stays free of Node). */
+export interface Protection {
+  readonly authentication: HttpAuthentication.Authentication
+  readonly routes: Layer.Layer<never, never, HttpRouter.HttpRouter>
+  readonly requiredScopes: HttpAuthentication.RequiredScopes
+}
+
 /** The protection of the endpoint at `endpointUrl`, whose URL is the audience unless `--auth-audience` says. */
 export const protection =
   (auth: Cli.Auth) =>
-  (endpointUrl: string): NodeMcpServer.HttpAuth => {
+  (endpointUrl: string): Protection => {
     const audience = auth.audience ?? endpointUrl
     const allowInsecureRequests = isLoopback(auth.issuer)
     const toolScopes = auth.toolScopes ?? {}
