@@ -1,6 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as SamplingHandler from "@effect-mcp/client/SamplingHandler"
 import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Prompt from "@effect-mcp/server/Prompt"
+import * as Resource from "@effect-mcp/server/Resource"
+import * as Sampling from "@effect-mcp/server/Sampling"
+import * as ServerRequest from "@effect-mcp/server/ServerRequest"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -337,6 +341,109 @@ describe("McpHost", () => {
       const warning = logs.find((l) => l.includes("declares no"))
       assert.isDefined(warning)
       assert.match(warning!, /server "a": this host declares no elicitation, roots capability/)
+    }).pipe(Effect.provide(capture))
+  })
+
+  it.effect("a server that stops answering is Degraded after one failed health check, reconnected after two", () =>
+    Effect.gen(function* () {
+      const servers = yield* memory({ a: echoServer("a") })
+      const host = yield* McpHost.make({
+        clientInfo,
+        config: configOf("a"),
+        healthCheck: { interval: "10 seconds", timeout: "1 second", failures: 2 }
+      }).pipe(Effect.provide(servers.connector))
+      yield* host.awaitReady("a")
+      const seen = yield* record(host)
+      servers.mute("a")
+      for (let i = 0; i < 24; i++) {
+        yield* TestClock.adjust("1 second")
+        yield* settle
+      }
+      const statuses = seen.map((c) => describeStatus(c.status))
+      assert.deepStrictEqual(statuses, ["Ready", "Degraded(connected)", "Degraded(500)", "Connecting(1)", "Ready"])
+      const unhealthy = seen[1]!.status
+      assert.match(
+        unhealthy._tag === "Degraded" ? unhealthy.failure.message : "",
+        /health check|timed out|RequestTimeout/i
+      )
+      assert.strictEqual(servers.attempts.get("a"), 2)
+      assert.strictEqual(textOf(yield* host.callTool("a__echo", { text: "fresh" })), "a: fresh")
+    })
+  )
+
+  it.effect("prompts and resources are routed too; a call with progress streams its updates", () =>
+    Effect.gen(function* () {
+      const extras = Layer.mergeAll(
+        Prompt.layer(Prompt.make({ name: "greet", handler: () => Effect.succeed("hello from b") })),
+        Resource.layer(Resource.make({ uri: "b://readme", name: "readme", read: Effect.succeed("b's readme") })),
+        Tool.layer(
+          Tool.make("steps", {
+            input: Schema.Struct({}),
+            handler: () =>
+              Effect.gen(function* () {
+                for (let i = 1; i <= 3; i++) yield* ServerRequest.progress({ progress: i, total: 3 })
+                return "stepped"
+              })
+          })
+        )
+      )
+      const servers = yield* memory({ a: echoServer("a"), b: Layer.provideMerge(extras, echoServer("b")) })
+      const host = yield* McpHost.make({ clientInfo, config: configOf("a", "b") }).pipe(
+        Effect.provide(servers.connector)
+      )
+      yield* Effect.all([host.awaitReady("a"), host.awaitReady("b")])
+      const catalog = yield* host.catalog
+      assert.deepStrictEqual(
+        catalog.prompts.map((p) => p.name),
+        ["b__greet"]
+      )
+      assert.deepStrictEqual(
+        catalog.resources.map((r) => [r.server, r.name]),
+        [["b", "b://readme"]]
+      )
+      const prompt = yield* host.getPrompt("b__greet")
+      assert.strictEqual((prompt.messages[0]!.content as { readonly text: string }).text, "hello from b")
+      const read = yield* host.readResource("b://readme")
+      assert.strictEqual((read.contents[0] as { readonly text: string }).text, "b's readme")
+      const missing = yield* Effect.flip(host.readResource("c://nothing"))
+      assert.strictEqual(missing._tag === "HostError" ? missing.reason : missing._tag, "UnknownResource")
+      const events = yield* Stream.runCollect(host.callToolWithProgress("b__steps", {}))
+      assert.deepStrictEqual(
+        events.map((e) => (e._tag === "Progress" ? `progress ${e.update.progress}` : textOf(e.value))),
+        ["progress 1", "progress 2", "progress 3", "stepped"]
+      )
+    })
+  )
+
+  it.effect("2026-07-28: a tool refused for a client capability the host lacks is warned about by name", () => {
+    const logs: Array<string> = []
+    const capture = Logger.layer([
+      Logger.make(({ message }) => {
+        logs.push(Array.isArray(message) ? message.map(String).join(" ") : String(message))
+      })
+    ])
+    return Effect.gen(function* () {
+      const asks = Tool.make("asks_model", {
+        input: Schema.Struct({}),
+        handler: () =>
+          Sampling.createMessage({
+            messages: [{ role: "user", content: { type: "text", text: "hi" } }],
+            maxTokens: 5
+          }).pipe(Effect.map(Sampling.text))
+      })
+      const servers = yield* memory({ a: echoServer("a", asks) })
+      const host = yield* McpHost.make({
+        clientInfo,
+        config: configOf("a"),
+        client: { supportedVersions: ["2026-07-28"] }
+      }).pipe(Effect.provide(servers.connector))
+      yield* host.awaitReady("a")
+      const error = yield* Effect.flip(host.callTool("a__asks_model", {}))
+      assert.strictEqual(error._tag, "MissingRequiredClientCapability")
+      assert.isDefined(
+        logs.find((l) => l.includes('tool "asks_model" of server "a" needs the client capability sampling')),
+        logs.join("\n")
+      )
     }).pipe(Effect.provide(capture))
   })
 

@@ -22,6 +22,8 @@ export interface Memory {
   readonly attempts: Map<string, number>
   /** Ends the server side of a server's current connection (the client sees the connection close). */
   readonly crash: (name: string) => Effect.Effect<void>
+  /** Drops everything the client sends on the server's current connection (a server that stopped answering). */
+  readonly mute: (name: string) => void
 }
 
 /**
@@ -37,6 +39,7 @@ export const memory = (
     for (const [name, layer] of Object.entries(servers)) contexts.set(name, yield* Layer.build(layer))
     const attempts = new Map<string, number>()
     const current = new Map<string, MemoryTransport.End>()
+    const mutes = new Map<string, () => void>()
     const connect: Connector.Connect = (name) =>
       Effect.gen(function* () {
         const attempt = (attempts.get(name) ?? 0) + 1
@@ -52,12 +55,22 @@ export const memory = (
           Effect.provideContext(contexts.get(name)!)
         )
         current.set(name, serverEnd)
-        return { transport: clientEnd }
+        let muted = false
+        mutes.set(name, () => {
+          muted = true
+        })
+        // A wrapper of the end's reading and sending (it has no push delivery, so the client reads `incoming`).
+        const transport: Transport.TransportShape = {
+          incoming: clientEnd.incoming,
+          send: (frame, sendOptions) => (muted ? Effect.void : clientEnd.send(frame, sendOptions))
+        }
+        return { transport }
       })
     return {
       connector: Connector.layer(connect),
       attempts,
-      crash: (name) => Effect.suspend(() => current.get(name)?.close ?? Effect.void)
+      crash: (name) => Effect.suspend(() => current.get(name)?.close ?? Effect.void),
+      mute: (name) => mutes.get(name)?.()
     }
   })
 

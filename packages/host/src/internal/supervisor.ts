@@ -308,9 +308,10 @@ const connection = (settings: Settings, slot: Slot, parent: Scope.Scope) =>
       followListing(settings, slot, client, () => live),
       scope
     )
-    slot.client = client
     const ready: ServerStatus.Ready = { _tag: "Ready", connection: declared }
     const since = yield* Clock.currentTimeMillis
+    // The client is in place before the status says so: a caller woken by `Ready` finds it.
+    slot.client = client
     yield* setStatus(settings, slot, ready)
     yield* warnMissing(slot, declared)
     const restart = slot.restart
