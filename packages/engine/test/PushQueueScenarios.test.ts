@@ -109,4 +109,35 @@ describe("PushQueue scenarios (MemoryTransport inbox)", () => {
         assert.strictEqual(ended, 1)
       })
   )
+
+  it.effect("an attached consumer is told when it took everything (idle), not while it waits nor after the end", () =>
+    Effect.gen(function* () {
+      const mailbox = new PushQueue<number>(4)
+      const seen: Array<string> = []
+      mailbox.attach({
+        push: (n) => {
+          seen.push(String(n))
+          return n !== 2
+        },
+        end: () => seen.push("end"),
+        idle: () => seen.push("idle")
+      })
+      const turn = Effect.promise(() => Promise.resolve())
+      yield* mailbox.offer(1)
+      yield* turn
+      assert.deepStrictEqual(seen, ["1", "idle"])
+      // 2 asks to wait with 3 behind it: no idle until it resumes and 3 is taken.
+      yield* mailbox.offer(2)
+      yield* mailbox.offer(3)
+      yield* turn
+      assert.deepStrictEqual(seen, ["1", "idle", "2"])
+      mailbox.resume()
+      yield* turn
+      assert.deepStrictEqual(seen, ["1", "idle", "2", "3", "idle"])
+      yield* mailbox.offer(4)
+      mailbox.close()
+      yield* turn
+      assert.deepStrictEqual(seen, ["1", "idle", "2", "3", "idle", "4", "end"])
+    })
+  )
 })

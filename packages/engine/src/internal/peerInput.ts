@@ -44,17 +44,24 @@ class QueueConsumer {
   end(): void {
     this.input.finishInput()
   }
+  idle(): void {
+    this.input.queueEmptied(this.queue)
+  }
 }
 
 /** Frames offered while one is being handled wait here, up to this many; then `offer` suspends. */
 const offerCapacity = 256
+
+const refused: Effect.Effect<boolean> = Exit.succeed(false)
 
 export class PeerInput implements Transport.Receiver {
   private readonly host: Host
   // The fiber handling a frame exists only while one is handled, so an idle session has none.
   private busy = false
   private handler: Fiber.Fiber<void> | undefined = undefined
-  // Made on the first `offer`: a transport that pushes never needs it.
+  // Made by an `offer` and dropped once it is empty again (a transport that
+  // pushes never needs it): a server keeps a PeerInput per idle session, and a
+  // queue kept would cost each one ~390 bytes, ~14% of an idle session.
   private queue: PushQueue<Transport.Incoming> | undefined = undefined
   private inputEnd: ClosedExit | undefined = undefined
   private drainedSignal: Deferred.Deferred<void> | undefined = undefined
@@ -99,7 +106,11 @@ export class PeerInput implements Transport.Receiver {
   }
 
   offer(frame: Transport.Incoming): Effect.Effect<boolean> {
-    return Effect.suspend(() => (this.queue ?? this.makeQueue()).offer(frame))
+    return Effect.suspend(() => {
+      if (this.queue !== undefined) return this.queue.offer(frame)
+      if (this.inputEnd !== undefined) return refused
+      return this.makeQueue().offer(frame)
+    })
   }
 
   end(error?: Transport.TransportError): void {
@@ -121,22 +132,35 @@ export class PeerInput implements Transport.Receiver {
   private makeQueue(): PushQueue<Transport.Incoming> {
     const queue = new PushQueue<Transport.Incoming>(offerCapacity)
     this.queue = queue
-    if (this.inputEnd !== undefined) queue.close()
     queue.attach(new QueueConsumer(this, queue))
     return queue
+  }
+
+  /**
+   * The queue handed every frame over and none waits: it is dropped, and the
+   * next `offer` makes a new one. Frames keep their order: a frame is queued
+   * only while the queue exists, and it is dropped only when empty.
+   */
+  queueEmptied(queue: PushQueue<Transport.Incoming>): void {
+    if (this.queue === queue && !this.busy) this.queue = undefined
   }
 
   private handled(): void {
     this.busy = false
     this.handler = undefined
+    // Not kept past its use: a source may be a queue that is dropped once empty.
+    const source = this.source
+    this.source = undefined
     if (this.inputEnd !== undefined && this.queue === undefined) this.finishInput()
-    else this.source?.resume()
+    else source?.resume()
   }
 
   /** Every offered frame was handled and the input ended (the queue's consumer calls it then). */
   finishInput(): void {
     if (this.stopped) return
     this.stopped = true
+    // Later offers are refused by `inputEnd`; the closed queue is not needed for that.
+    this.queue = undefined
     if (this.drainedSignal !== undefined) Deferred.doneUnsafe(this.drainedSignal, Exit.void)
     this.host.inputFinished(this.inputEnd ?? Exit.void)
   }
@@ -152,6 +176,7 @@ export class PeerInput implements Transport.Receiver {
     this.stopped = true
     if (this.inputEnd === undefined) this.inputEnd = exit
     this.queue?.halt()
+    this.queue = undefined
     const handler = this.handler
     this.busy = false
     this.handler = undefined

@@ -53,6 +53,12 @@ export interface Consumer<A> {
   readonly push: (item: A) => boolean
   /** The queue was closed and every item was taken. */
   readonly end: () => void
+  /**
+   * Optional: the consumer took every item and nothing waits to be admitted
+   * (the queue is open). An owner that holds many idle queues may drop this
+   * one here and make a new one for its next item.
+   */
+  readonly idle?: (() => void) | undefined
 }
 
 /** A place in the writers' line (see `enterLine`). */
@@ -357,9 +363,10 @@ export class PushQueue<A, E = never> {
     } finally {
       this.pumping = false
     }
-    if (this.ending !== undefined && this.consumer === consumer) {
+    if (this.consumer !== consumer) return
+    if (this.ending !== undefined) {
       this.consumer = undefined
       consumer.end()
-    }
+    } else consumer.idle?.()
   }
 }

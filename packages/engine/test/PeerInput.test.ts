@@ -1,0 +1,102 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import type * as Transport from "@effect-mcp/engine/Transport"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Result from "effect/Result"
+import { type ClosedExit, PeerInput } from "../src/internal/peerInput.ts"
+
+/** Lets the microtask wake-ups run: a few turns of the microtask queue, no timer. */
+const microtasks = Effect.promise(async () => {
+  for (let i = 0; i < 8; i++) await Promise.resolve()
+})
+
+const frame = (id: number): Transport.Incoming => Result.succeed(JsonRpc.request(id, "ping"))
+const idOf = (incoming: Transport.Incoming) => (Result.getOrThrow(incoming) as { readonly id: number }).id
+
+/**
+ * A PeerInput over a recording host: frames whose id is in `slow` are handled
+ * in a fiber that waits for `release`, as a notification handler does.
+ */
+const recording = (slow: ReadonlySet<number>) =>
+  Effect.gen(function* () {
+    const context = yield* Effect.context<never>()
+    const release = yield* Deferred.make<void>()
+    const handled: Array<number> = []
+    const finished: Array<ClosedExit> = []
+    const input = new PeerInput({
+      context,
+      onFrame: (incoming) => {
+        const id = idOf(incoming)
+        if (!slow.has(id)) {
+          handled.push(id)
+          return undefined
+        }
+        return Effect.andThen(
+          Deferred.await(release),
+          Effect.sync(() => handled.push(id))
+        )
+      },
+      inputFinished: (exit) => finished.push(exit)
+    })
+    // The queue is private: read it to check that an idle input keeps none (W4, memory per idle session).
+    const holdsQueue = () => Reflect.get(input, "queue") !== undefined
+    return { input, release, handled, finished, holdsQueue }
+  })
+
+describe("PeerInput (offered frames)", () => {
+  it.effect("an input whose queue emptied keeps none, and frames offered after it refills keep their order", () =>
+    Effect.gen(function* () {
+      const { input, release, handled, finished, holdsQueue } = yield* recording(new Set([3]))
+      assert.isFalse(holdsQueue())
+      assert.isTrue(yield* input.offer(frame(1)))
+      assert.isTrue(yield* input.offer(frame(2)))
+      // Handled a turn later, in order; then the emptied queue is dropped.
+      assert.deepStrictEqual(handled, [])
+      yield* microtasks
+      assert.deepStrictEqual(handled, [1, 2])
+      assert.isFalse(holdsQueue())
+      // Refilled: 3 is handled in a fiber, 4 and 5 wait behind it in a new queue, kept while they wait.
+      for (const id of [3, 4, 5]) assert.isTrue(yield* input.offer(frame(id)))
+      yield* microtasks
+      assert.deepStrictEqual(handled, [1, 2])
+      assert.isTrue(holdsQueue())
+      assert.isTrue(yield* input.offer(frame(6)))
+      yield* Deferred.succeed(release, undefined)
+      yield* microtasks
+      assert.deepStrictEqual(handled, [1, 2, 3, 4, 5, 6])
+      assert.isFalse(holdsQueue())
+      // Emptied once more: the next frame still comes after all of them, and the end after it.
+      assert.isTrue(yield* input.offer(frame(7)))
+      input.end()
+      assert.isFalse(yield* input.offer(frame(8)))
+      yield* input.drained
+      yield* microtasks
+      assert.deepStrictEqual(handled, [1, 2, 3, 4, 5, 6, 7])
+      assert.strictEqual(finished.length, 1)
+      assert.isTrue(Exit.isSuccess(finished[0]!))
+      assert.isFalse(yield* input.offer(frame(9)))
+      assert.isFalse(holdsQueue())
+    })
+  )
+
+  it.effect("an input ended while a frame is being handled finishes after that frame and keeps no queue", () =>
+    Effect.gen(function* () {
+      const { input, release, handled, finished, holdsQueue } = yield* recording(new Set([1]))
+      assert.isTrue(yield* input.offer(frame(1)))
+      yield* microtasks
+      // 1 is handled in a fiber: the queue it came from waits for it.
+      assert.isTrue(holdsQueue())
+      input.end()
+      assert.isFalse(yield* input.offer(frame(2)))
+      assert.deepStrictEqual(finished, [])
+      yield* Deferred.succeed(release, undefined)
+      yield* input.drained
+      yield* microtasks
+      assert.deepStrictEqual(handled, [1])
+      assert.strictEqual(finished.length, 1)
+      assert.isFalse(holdsQueue())
+    })
+  )
+})
