@@ -12,7 +12,6 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -20,7 +19,7 @@ import { TestClock } from "effect/testing"
 import * as Consent from "../src/Consent.ts"
 import * as McpHost from "../src/McpHost.ts"
 import type * as ServerStatus from "../src/ServerStatus.ts"
-import { clientInfo, configOf, echoServer, memory, textOf } from "./fixtures.ts"
+import { captureLogs, clientInfo, configOf, echoServer, memory, textOf } from "./fixtures.ts"
 
 /** Lets in-memory deliveries and forked fibers run. */
 const settle = Effect.repeat(Effect.yieldNow, { times: 50 })
@@ -321,12 +320,7 @@ describe("McpHost", () => {
   )
 
   it.effect("each connection reports what the host declared; a capability it lacks is warned about", () => {
-    const logs: Array<string> = []
-    const capture = Logger.layer([
-      Logger.make(({ message }) => {
-        logs.push(Array.isArray(message) ? message.map(String).join(" ") : String(message))
-      })
-    ])
+    const { logs, capture } = captureLogs()
     return Effect.gen(function* () {
       const servers = yield* memory({ a: echoServer("a") })
       const sampling = SamplingHandler.layer(() =>
@@ -416,12 +410,7 @@ describe("McpHost", () => {
   )
 
   it.effect("2026-07-28: a tool refused for a client capability the host lacks is warned about by name", () => {
-    const logs: Array<string> = []
-    const capture = Logger.layer([
-      Logger.make(({ message }) => {
-        logs.push(Array.isArray(message) ? message.map(String).join(" ") : String(message))
-      })
-    ])
+    const { logs, capture } = captureLogs()
     return Effect.gen(function* () {
       const asks = Tool.make("asks_model", {
         input: Schema.Struct({}),

@@ -11,6 +11,7 @@ import * as Tool from "@effect-mcp/server/Tool"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Connector from "../src/Connector.ts"
@@ -96,4 +97,15 @@ export const clientInfo = { name: "test-host", version: "1.0.0" }
 export const textOf = (result: { readonly content: ReadonlyArray<unknown> }): string => {
   const block = result.content[0] as { readonly type: string; readonly text?: string } | undefined
   return block?.type === "text" ? (block.text ?? "") : ""
+}
+
+/** A logger that keeps every message, for tests of what the host warns about. */
+export const captureLogs = () => {
+  const logs: Array<string> = []
+  const capture = Logger.layer([
+    Logger.make(({ message }) => {
+      logs.push(Array.isArray(message) ? message.map(String).join(" ") : String(message))
+    })
+  ])
+  return { logs, capture }
 }
