@@ -7,6 +7,7 @@
  * principal seen by a tool, and the official SDK client with a static token.
  */
 import * as HttpProtection from "@effect-mcp/auth/HttpProtection"
+import * as IntrospectionVerifier from "@effect-mcp/auth/IntrospectionVerifier"
 import * as JwtVerifier from "@effect-mcp/auth/JwtVerifier"
 import * as Principal from "@effect-mcp/auth/Principal"
 import type * as TokenVerifier from "@effect-mcp/auth/TokenVerifier"
@@ -255,6 +256,36 @@ describe("a protected MCP server (HttpProtection) against oidc-provider", () => 
       assert.strictEqual((yield* post(messages, initialize, good)).status, 202)
       assert.strictEqual((yield* post(messages, callTool(2, "write_notes"), good)).status, 403)
       controller.abort()
+    })
+  )
+
+  it.live("opaque tokens are verified by introspection the same way", () =>
+    Effect.gen(function* () {
+      const provider = yield* OidcProvider.start
+      // The opaque resource's identifier stands for this server (its tokens name it), whatever its port.
+      const resource = provider.opaqueResource
+      const protection = HttpProtection.make({
+        resource,
+        authorizationServers: [provider.issuer],
+        verifier: IntrospectionVerifier.make({
+          issuer: provider.issuer,
+          audience: resource,
+          clientId: provider.introspector.id,
+          clientSecret: provider.introspector.secret,
+          allowInsecureRequests: true
+        })
+      })
+      const context = yield* Layer.build(NodeMcpServer.layerHttp(Server, { auth: protection }))
+      const endpoint = `${yield* Effect.provideContext(NodeMcpServer.url, context)}/mcp`
+      const opaque = yield* provider.token(resource, "notes:read")
+      assert.notInclude(opaque, ".", "an opaque token, not a JWT")
+      const headers = yield* openSession(endpoint, opaque)
+      const whoami = yield* post(endpoint, callTool(2, "whoami"), opaque, headers)
+      assert.include(whoami.text, "test-client test-client notes:read")
+      const refused = yield* post(endpoint, callTool(3, "write_notes"), opaque, headers)
+      assert.strictEqual(refused.status, 403)
+      const jwt = yield* provider.token(provider.resource)
+      assert.strictEqual((yield* post(endpoint, initialize, jwt)).status, 401)
     })
   )
 
