@@ -208,4 +208,53 @@ describe("McpHost over real servers", () => {
       }),
     120_000
   )
+
+  it.live(
+    "a remote server that goes away is found by the health check, retried under the schedule, then Failed",
+    () =>
+      Effect.gen(function* () {
+        const http = yield* ServerProcess.spawnHttp()
+        const context = yield* Layer.build(
+          McpHost.layer({
+            clientInfo: { name: "host-test", version: "1.0.0" },
+            config: { mcpServers: { remote: { url: http.url } } },
+            healthCheck: { interval: "500 millis", timeout: "1 second" },
+            reconnect: McpHost.backoff({ base: "100 millis", times: 2 })
+          }).pipe(Layer.provide(NodeConnector.layer()))
+        )
+        const host = Context.get(context, McpHost.McpHost)
+        yield* host.awaitReady("remote")
+        const seen = yield* Effect.forkScoped(
+          host.statusChanges.pipe(
+            Stream.filter((c) => c.server === "remote"),
+            Stream.takeUntil((c) => c.status._tag === "Failed"),
+            Stream.map((c) => c.status),
+            Stream.runCollect,
+            Effect.timeout("20 seconds")
+          )
+        )
+        yield* Effect.sleep("50 millis")
+        http.process.kill("SIGKILL")
+        const statuses = yield* Fiber.join(seen)
+        const tags = statuses.map((s) => (s._tag === "Degraded" && s.retryIn === undefined ? "Unhealthy" : s._tag))
+        // Ready, one failed check (still connected), the second ends the connection; two retries fail.
+        assert.deepStrictEqual(tags, [
+          "Ready",
+          "Unhealthy",
+          "Degraded",
+          "Connecting",
+          "Degraded",
+          "Connecting",
+          "Failed"
+        ])
+        const failed = statuses.at(-1)!
+        assert.match(
+          failed._tag === "Failed" ? failed.failure.message : "",
+          /POST http:\/\/127\.0\.0\.1:\d+\/mcp failed/
+        )
+        const error = yield* Effect.flip(host.callTool("remote__test_simple_text", {}))
+        assert.strictEqual(error._tag === "HostError" ? error.reason : error._tag, "UnknownTool")
+      }),
+    60_000
+  )
 })
