@@ -150,6 +150,30 @@ describe("a protected MCP server (HttpProtection) against oidc-provider", () => 
     })
   )
 
+  it.live("starts with its issuer down: the authorization server's metadata answers 503, a token 503", () =>
+    Effect.gen(function* () {
+      // Port 1 on loopback: nothing listens there.
+      const issuer = "http://127.0.0.1:1"
+      const auth = (endpoint: string) =>
+        HttpProtection.make({
+          resource: endpoint,
+          authorizationServers: [issuer],
+          verifier: JwtVerifier.make({ issuer, audience: endpoint, allowInsecureRequests: true }),
+          authorizationServerMetadata: { allowInsecureRequests: true }
+        })
+      const context = yield* Layer.build(NodeMcpServer.layerHttp(Server, { auth }))
+      const base = yield* Effect.provideContext(NodeMcpServer.url, context)
+      const metadata = yield* Effect.promise(() => fetch(`${base}${HttpProtection.authorizationServerMetadataPath}`))
+      assert.strictEqual(metadata.status, 503)
+      const resourceMetadata = yield* Effect.promise(() => fetch(`${base}/.well-known/oauth-protected-resource/mcp`))
+      assert.strictEqual(resourceMetadata.status, 200)
+      const jws = [{ alg: "RS256", kid: "k" }, { sub: "x" }]
+        .map((part) => Buffer.from(JSON.stringify(part)).toString("base64url"))
+        .join(".")
+      assert.strictEqual((yield* post(`${base}/mcp`, initialize, `${jws}.c2ln`)).status, 503)
+    })
+  )
+
   it.live("refuses a garbage token, another audience's, an expired one and one in the query string", () =>
     Effect.gen(function* () {
       const { provider, endpoint, setSkew, token } = yield* setup

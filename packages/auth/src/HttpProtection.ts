@@ -160,15 +160,16 @@ const mirror = (
   }
   const maxAgeMs = Duration.toMillis(Duration.fromInputUnsafe(options.cacheMaxAge ?? Duration.minutes(10)))
   let cached: { readonly response: HttpServerResponse.HttpServerResponse; readonly until: number } | undefined
-  let fetch = Issuer.once(() => Issuer.discover(issuer, http))
+  // Concurrent first requests share one fetch.
+  let discovery = Issuer.once(() => Issuer.discover(issuer, http))
   return Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
     if (cached !== undefined && cached.until > now) return cached.response
     if (cached !== undefined) {
       cached = undefined
-      fetch = Issuer.once(() => Issuer.discover(issuer, http))
+      discovery = Issuer.once(() => Issuer.discover(issuer, http))
     }
-    const document = yield* Effect.result(Issuer.call("metadata", fetch))
+    const document = yield* Effect.result(Issuer.call("metadata", discovery))
     if (document._tag === "Failure") {
       yield* Effect.logWarning(`cannot serve the authorization server's metadata: ${document.failure.message}`)
       return HttpServerResponse.empty({ status: 503, headers: { "cache-control": "no-store" } })
