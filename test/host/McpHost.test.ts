@@ -210,6 +210,38 @@ describe("McpHost over real servers", () => {
   )
 
   it.live(
+    "a stdio server that exits at start is reported with its exit code and the tail of its stderr",
+    () =>
+      Effect.gen(function* () {
+        const context = yield* Layer.build(
+          McpHost.layer({
+            clientInfo: { name: "host-test", version: "1.0.0" },
+            config: {
+              mcpServers: {
+                broken: {
+                  command: ServerProcess.node,
+                  args: ["-e", "process.stderr.write('missing API_KEY\\n'); process.exit(3)"]
+                }
+              }
+            },
+            reconnect: McpHost.backoff({ base: "50 millis", times: 1 })
+          }).pipe(Layer.provide(NodeConnector.layer()))
+        )
+        const host = Context.get(context, McpHost.McpHost)
+        const error = yield* Effect.flip(host.awaitReady("broken")).pipe(Effect.timeout("20 seconds"))
+        assert.strictEqual(error.reason, "Unavailable")
+        const status = yield* host.status("broken")
+        assert.strictEqual(status._tag, "Failed")
+        if (status._tag === "Failed") {
+          assert.strictEqual(status.failure.exitCode, 3)
+          assert.strictEqual(status.failure.stderrTail, "missing API_KEY\n")
+          assert.match(status.failure.message, /exited with code 3; stderr ends with:\nmissing API_KEY/)
+        }
+      }),
+    60_000
+  )
+
+  it.live(
     "a remote server that goes away is found by the health check, retried under the schedule, then Failed",
     () =>
       Effect.gen(function* () {
