@@ -21,9 +21,12 @@ import {
   extractWWWAuthenticateParams
 } from "@modelcontextprotocol/sdk/client/auth.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as References from "effect/References"
 import * as Schema from "effect/Schema"
 import * as OidcProvider from "../support/OidcProvider.ts"
 import { initialize, post } from "./rawMcp.ts"
@@ -174,8 +177,9 @@ describe("a protected MCP server (HttpProtection) against oidc-provider", () => 
     })
   )
 
-  it.live("refuses a garbage token, another audience's, an expired one and one in the query string", () =>
-    Effect.gen(function* () {
+  it.live("refuses a garbage token, another audience's, an expired one and one in the query string", () => {
+    const lines: Array<string> = []
+    return Effect.gen(function* () {
       const { provider, endpoint, setSkew, token } = yield* setup
       const garbage = yield* post(endpoint, initialize, "not-a-jwt")
       assert.strictEqual(garbage.status, 401)
@@ -196,13 +200,24 @@ describe("a protected MCP server (HttpProtection) against oidc-provider", () => 
       assert.include(expired.challenge, "expired")
       setSkew(0)
       assert.strictEqual((yield* post(endpoint, initialize, good)).status, 200)
-      // No answer quotes the token.
-      for (const answer of [garbage, wrongAudience, inQuery, expired]) {
-        assert.notInclude(`${answer.challenge} ${answer.text}`, good)
-        assert.notInclude(`${answer.challenge} ${answer.text}`, elsewhere)
+      // No answer and no log line (debug included) quotes a token.
+      assert.isAbove(lines.length, 0, "the refusals are logged")
+      for (const text of [
+        ...[garbage, wrongAudience, inQuery, expired].map((a) => `${a.challenge} ${a.text}`),
+        ...lines
+      ]) {
+        assert.notInclude(text, good)
+        assert.notInclude(text, elsewhere)
       }
-    })
-  )
+    }).pipe(
+      Effect.provide(
+        Logger.layer([
+          Logger.make((options) => lines.push(`${String(options.message)} ${Cause.pretty(options.cause)}`))
+        ])
+      ),
+      Effect.provideService(References.MinimumLogLevel, "All")
+    )
+  })
 
   it.live(
     "a tool's scope is checked before dispatch: 403 insufficient_scope naming it, then a step-up token works",
