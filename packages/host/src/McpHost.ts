@@ -174,8 +174,6 @@ const unknownServer = (server: string) =>
 const unavailable = (server: string, why: string) =>
   new HostError({ reason: "Unavailable", server, message: `server ${JSON.stringify(server)} is unavailable: ${why}` })
 
-const capabilityNames = ["sampling", "elicitation", "roots"] as const
-
 /**
  * Starts the host: every server connects concurrently in the background
  * (`awaitReady` waits for one). Closing the scope closes every connection
@@ -441,13 +439,3 @@ export const layerConfigFile = (
     McpHost,
     Effect.flatMap(McpConfig.load(path), (config) => make({ ...options, config }))
   )
-
-/** The client capabilities a host built in this context declares to every server (from its handler services). */
-export const declaredCapabilities: Effect.Effect<Session.Capabilities> = Effect.map(
-  Handlers.fromContext,
-  Handlers.capabilities
-)
-
-/** The client capabilities of `sampling`, `elicitation` and `roots` that `declared` lacks. */
-export const missingCapabilities = (declared: Session.Capabilities): ReadonlyArray<string> =>
-  capabilityNames.filter((name) => declared[name] === undefined)

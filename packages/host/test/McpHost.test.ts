@@ -87,6 +87,26 @@ describe("McpHost", () => {
     })
   )
 
+  it.effect("restart ends a ready connection and makes a new one", () =>
+    Effect.gen(function* () {
+      const servers = yield* memory({ a: echoServer("a") })
+      const host = yield* McpHost.make({ clientInfo, config: configOf("a") }).pipe(Effect.provide(servers.connector))
+      yield* host.awaitReady("a")
+      const seen = yield* record(host)
+      yield* host.restart("a")
+      yield* settle
+      yield* settle
+      assert.deepStrictEqual(
+        seen.map((c) => describeStatus(c.status)),
+        ["Ready", "Connecting(1)", "Ready"]
+      )
+      assert.strictEqual(servers.attempts.get("a"), 2)
+      assert.strictEqual(textOf(yield* host.callTool("a__echo", { text: "new" })), "a: new")
+      const unknown = yield* Effect.flip(host.restart("z"))
+      assert.strictEqual(unknown.reason, "UnknownServer")
+    })
+  )
+
   it.effect("onClash naming keeps unique names bare", () =>
     Effect.gen(function* () {
       const extra = Tool.make("only_b", { input: Schema.Struct({}), handler: () => Effect.succeed("b alone") })
