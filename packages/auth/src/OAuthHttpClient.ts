@@ -84,10 +84,10 @@ export const wrap = (
   // Per origin, the URL whose tokens its requests carry (the first one requested).
   const servers = new Map<string, string>()
 
-  const serverOf = (request: HttpClientRequest.HttpClientRequest): string | undefined => {
+  const resolve = (requestUrl: string): string | undefined => {
     let url: URL
     try {
-      url = new URL(request.url)
+      url = new URL(requestUrl)
     } catch {
       return undefined
     }
@@ -97,6 +97,16 @@ export const wrap = (
     const server = stripped(url)
     servers.set(url.origin, server)
     return server
+  }
+  // A transport requests the same URL over and over: it is parsed once, not per message.
+  let lastUrl: string | undefined
+  let lastServer: string | undefined
+  const serverOf = (request: HttpClientRequest.HttpClientRequest): string | undefined => {
+    if (request.url !== lastUrl) {
+      lastServer = resolve(request.url)
+      lastUrl = request.url
+    }
+    return lastServer
   }
 
   // The refused response's body is read to its end, so its connection can serve the retry.
