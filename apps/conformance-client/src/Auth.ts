@@ -21,6 +21,14 @@ import * as Predicate from "effect/Predicate"
  */
 export const clientMetadataUrl = "https://conformance-test.local/client-metadata.json"
 
+/**
+ * How long each request to the suite's servers may take: the suite starts
+ * every scenario's client at once, so on a small machine a mock server may
+ * take long to answer; the suite's own bound (60 seconds per client) is the one
+ * that matters.
+ */
+const timeoutMs = 30_000
+
 /** Never visited: the user agent returns the redirect instead of following it. */
 export const redirectUri = "http://127.0.0.1:8765/callback"
 
@@ -32,7 +40,7 @@ export const redirectUri = "http://127.0.0.1:8765/callback"
 export const headlessUserAgent = UserAgent.make(redirectUri, (authorizationUrl) =>
   Effect.tryPromise({
     try: async () => {
-      const response = await fetch(authorizationUrl, { redirect: "manual", signal: AbortSignal.timeout(10_000) })
+      const response = await fetch(authorizationUrl, { redirect: "manual", signal: AbortSignal.timeout(timeoutMs) })
       await response.body?.cancel()
       const location = response.headers.get("location")
       if (response.status < 300 || response.status >= 400 || location === null) {
@@ -60,14 +68,15 @@ export const preRegistered = (context: unknown): ClientRegistration.ClientCreden
 
 /** The OAuth client of a scenario, with the credentials its context carries. */
 export const layer = (context: unknown): Layer.Layer<OAuthClient.OAuthClient> =>
-  OAuthClient.layer({ allowInsecureRequests: true }).pipe(
+  OAuthClient.layer({ allowInsecureRequests: true, timeout: timeoutMs }).pipe(
     Layer.provide(
       Layer.mergeAll(
         TokenStore.layerMemory,
         ClientRegistration.layer({
           preRegistered: preRegistered(context),
           clientMetadataUrl,
-          allowInsecureRequests: true
+          allowInsecureRequests: true,
+          timeout: timeoutMs
         }),
         Layer.succeed(UserAgent.UserAgent, headlessUserAgent)
       )
