@@ -45,7 +45,10 @@ import * as Supervisor from "./internal/supervisor.ts"
 export interface ServerOptions {
   /** Calls in flight on this server at once; more wait for a turn. */
   readonly concurrency?: number | undefined
-  /** Timeout of each call routed to this server (waiting for a turn and for a reconnect included). */
+  /**
+   * Timeout of each call routed to this server: the request's own (it is cancelled on the server when it runs
+   * out), and the longest the call waits for a turn, and for a reconnect, before it is sent.
+   */
   readonly callTimeout?: Duration.Input | undefined
 }
 
@@ -255,7 +258,8 @@ export const make = (options: Options): Effect.Effect<McpHostShape, never, Conne
       return input === undefined ? undefined : Duration.fromInputUnsafe(input)
     }
 
-    // The route of one call: the server's turn and its client, within the call's timeout.
+    // The route of one call: the server's turn and its client, each waited for within the call's timeout; the
+    // request then has the whole timeout (and cancels itself on the server when it runs out).
     const routed = <A>(
       slot: Supervisor.Slot,
       callOptions: CallOptions | undefined,
@@ -263,19 +267,20 @@ export const make = (options: Options): Effect.Effect<McpHostShape, never, Conne
     ): Effect.Effect<A, CallError> => {
       const timeout =
         callOptions?.timeout === undefined ? timeoutOf(slot.name) : Duration.fromInputUnsafe(callOptions.timeout)
-      const call = slot.permits.withPermit(
-        Effect.flatMap(clientOf(slot), (client) =>
-          f(client, timeout === undefined ? callOptions : { ...callOptions, timeout })
-        )
+      const bounded = <B, E, R>(wait: Effect.Effect<B, E, R>, what: string): Effect.Effect<B, E | HostError, R> =>
+        timeout === undefined
+          ? wait
+          : Effect.timeoutOrElse(wait, {
+              duration: timeout,
+              orElse: () => Effect.fail(unavailable(slot.name, `no ${what} within ${Duration.format(timeout)}`))
+            })
+      return Effect.scoped(
+        Effect.gen(function* () {
+          yield* bounded(Semaphore.takeScoped(slot.permits, 1), "turn")
+          const client = yield* bounded(clientOf(slot), "connection")
+          return yield* f(client, timeout === undefined ? callOptions : { ...callOptions, timeout })
+        })
       )
-      // The request's own timeout cancels it on the server; this one bounds the wait for a turn or a reconnect.
-      return timeout === undefined
-        ? call
-        : Effect.timeoutOrElse(call, {
-            duration: Duration.sum(timeout, Duration.seconds(1)),
-            orElse: () =>
-              Effect.fail(unavailable(slot.name, `no turn or connection within ${Duration.format(timeout)}`))
-          })
     }
 
     const toolRoute = (name: string, args: { readonly [key: string]: unknown } | undefined) =>
@@ -300,9 +305,12 @@ export const make = (options: Options): Effect.Effect<McpHostShape, never, Conne
         return { entry, slot: slots.get(entry.server)! }
       })
 
-    // A tool that failed for want of a client capability the host lacks: say which, once per server.
+    // A tool that failed for want of a client capability the host lacks: say which, once per server and tool.
     const warnCapability = (slot: Supervisor.Slot, tool: string, error: unknown): Effect.Effect<void> => {
-      if (!(error instanceof McpError.MissingRequiredClientCapability)) return Effect.void
+      if (!(error instanceof McpError.MissingRequiredClientCapability) || slot.warned.has(`tool:${tool}`)) {
+        return Effect.void
+      }
+      slot.warned.add(`tool:${tool}`)
       const required = Object.keys(error.data.requiredCapabilities)
       return Effect.logWarning(
         `tool ${JSON.stringify(tool)} of server ${JSON.stringify(slot.name)} needs the client capability ` +

@@ -201,6 +201,29 @@ describe("McpHost", () => {
     })
   )
 
+  it.effect("a call waits for a reconnect no longer than its timeout", () =>
+    Effect.gen(function* () {
+      const servers = yield* memory({ a: echoServer("a") })
+      const host = yield* McpHost.make({
+        clientInfo,
+        config: configOf("a"),
+        callTimeout: "2 seconds",
+        reconnect: McpHost.backoff({ base: "10 seconds" })
+      }).pipe(Effect.provide(servers.connector))
+      yield* host.awaitReady("a")
+      yield* servers.crash("a")
+      yield* settle
+      yield* settle
+      assert.strictEqual((yield* host.status("a"))._tag, "Degraded")
+      const call = yield* Effect.forkScoped(Effect.flip(host.callTool("a__echo", { text: "late" })))
+      yield* settle
+      yield* TestClock.adjust("2 seconds")
+      const error = yield* Fiber.join(call)
+      assert.strictEqual(error._tag === "HostError" ? error.reason : error._tag, "Unavailable")
+      assert.match(error.message, /no connection within 2s/)
+    })
+  )
+
   for (const revision of ["2025-06-18", "2026-07-28"] as const)
     it.effect(`${revision}: list_changed refreshes the catalog`, () =>
       Effect.gen(function* () {

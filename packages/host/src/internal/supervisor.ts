@@ -65,7 +65,7 @@ export interface Slot {
   readonly permits: Semaphore.Semaphore
   /** Completed to end the current connection (or the wait of a failed server) and start over. */
   restart: Deferred.Deferred<void>
-  /** The client capabilities the host lacks, already warned about for this server. */
+  /** What was already warned about for this server: capability names the host lacks, `tool:<name>` for refused tools. */
   readonly warned: Set<string>
 }
 
