@@ -16,6 +16,7 @@ import * as JwtBearer from "@effect-mcp/auth/JwtBearer"
 import * as OAuthClient from "@effect-mcp/auth/OAuthClient"
 import * as OAuthHttpClient from "@effect-mcp/auth/OAuthHttpClient"
 import * as TokenStore from "@effect-mcp/auth/TokenStore"
+import * as UserAgent from "@effect-mcp/auth/UserAgent"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
@@ -24,6 +25,7 @@ import * as Layer from "effect/Layer"
 import * as jose from "jose"
 import * as oauth from "oauth4webapi"
 import * as OidcProvider from "../support/OidcProvider.ts"
+import * as Headless from "./headlessUserAgent.ts"
 import { listen } from "./listen.ts"
 
 const json = (response: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
@@ -58,7 +60,11 @@ const dpopResource = (issuer: () => string, nonce?: string) =>
       const url = new URL(request.url ?? "/", base)
       const metadata = `${base}/.well-known/oauth-protected-resource/mcp`
       if (url.pathname === "/.well-known/oauth-protected-resource/mcp") {
-        return json(response, 200, { resource: mcp, authorization_servers: [issuer()] })
+        return json(response, 200, {
+          resource: mcp,
+          authorization_servers: [issuer()],
+          scopes_supported: ["notes:read"]
+        })
       }
       if (request.headers.authorization === undefined) {
         return json(response, 401, {}, { "www-authenticate": `DPoP resource_metadata="${metadata}"` })
@@ -92,11 +98,19 @@ const dpopResource = (issuer: () => string, nonce?: string) =>
   })
 
 /** oidc-provider and the DPoP resource server, wired to each other. */
-const setup = (dpop: OidcProvider.StartOptions["dpop"], resourceNonce?: string) =>
+const setup = (
+  dpop: OidcProvider.StartOptions["dpop"],
+  resourceNonce?: string,
+  publicClient?: OidcProvider.StartOptions["publicClient"]
+) =>
   Effect.gen(function* () {
     let issuer = ""
     const rs = yield* dpopResource(() => issuer, resourceNonce)
-    const op = yield* OidcProvider.startWith({ dpop, acceptResource: (indicator) => indicator === rs.mcp })
+    const op = yield* OidcProvider.startWith({
+      dpop,
+      publicClient,
+      acceptResource: (indicator) => indicator === rs.mcp
+    })
     issuer = op.issuer
     return { op, rs }
   })
@@ -149,6 +163,48 @@ describe("DPoP (RFC 9449)", () => {
       const thief = yield* Dpop.make()
       assert.strictEqual((yield* rs.call({ ...(yield* thief.present("POST", rs.mcp, token)) })).status, 401)
       assert.isFalse(thief.isBound(token))
+    })
+  )
+
+  it.live("a user's login: the code is bound to the key (dpop_jkt), the token too, and so is its refresh", () =>
+    Effect.gen(function* () {
+      const redirectUri = "http://127.0.0.1:1/callback"
+      const { rs } = yield* setup("nonce", undefined, { id: "mcp-cli", redirectUri })
+      const key = yield* Dpop.make()
+      const browser = Headless.make(redirectUri)
+      const visited: Array<URL> = []
+      const userAgent = UserAgent.make(redirectUri, (url) => {
+        visited.push(url)
+        return browser.userAgent.authorize(url)
+      })
+      const thumbprint = yield* key.thumbprint
+      yield* Effect.gen(function* () {
+        const client = yield* OAuthClient.OAuthClient
+        const token = yield* client.authorize(rs.mcp, undefined)
+        assert.strictEqual(visited[0]?.searchParams.get("dpop_jkt"), thumbprint)
+        assert.isTrue(key.isBound(token))
+        assert.strictEqual((jose.decodeJwt(token).cnf as { jkt?: string } | undefined)?.jkt, thumbprint)
+        assert.strictEqual((yield* rs.call({ ...(yield* key.present("POST", rs.mcp, token)) })).status, 200)
+        // A 401 for it: the refresh (a public client's refresh token is bound to the key too) gives a bound token.
+        const refreshed = yield* client.authorize(rs.mcp, 'DPoP error="invalid_token"', token)
+        assert.notStrictEqual(refreshed, token)
+        assert.strictEqual(visited.length, 1)
+        assert.isTrue(key.isBound(refreshed))
+        assert.strictEqual((yield* rs.call({ ...(yield* key.present("POST", rs.mcp, refreshed)) })).status, 200)
+      }).pipe(
+        Effect.provide(
+          OAuthClient.layer({ allowInsecureRequests: true }).pipe(
+            Layer.provide(
+              Layer.mergeAll(
+                TokenStore.layerMemory,
+                ClientRegistration.layer({ preRegistered: { clientId: "mcp-cli" }, allowInsecureRequests: true }),
+                Layer.succeed(UserAgent.UserAgent, userAgent),
+                Layer.succeed(Dpop.Dpop, key)
+              )
+            )
+          )
+        )
+      )
     })
   )
 

@@ -148,7 +148,9 @@ export const authorizationCode = (
         code_challenge: challenge,
         code_challenge_method: "S256",
         state,
-        resource: context.resource
+        resource: context.resource,
+        // The code is bound to the DPoP key too (RFC 9449 §10): a stolen code is useless without it.
+        ...(context.dpop === undefined ? {} : { dpop_jkt: yield* context.dpop.thumbprint })
       },
       context.scope
     )
