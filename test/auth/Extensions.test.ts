@@ -406,11 +406,9 @@ describe("JWT bearer grant (RFC 7523)", () => {
               .setIssuedAt()
               .setExpirationTime("5m")
               .sign(jagKeys.privateKey)
-            json(response, 200, {
-              access_token: jag,
-              issued_token_type: IdentityAssertion.idJagTokenType,
-              token_type: "N_A"
-            })
+            // A confused IdP that puts a token where the type belongs, for the test of what errors quote.
+            const issued = payload.sub === "confused" ? jag : IdentityAssertion.idJagTokenType
+            json(response, 200, { access_token: jag, issued_token_type: issued, token_type: "N_A" })
           } catch {
             json(response, 400, { error: "invalid_grant" })
           }
@@ -464,6 +462,10 @@ describe("JWT bearer grant (RFC 7523)", () => {
       assert.include(error.message, "token exchange")
       assert.include(error.message, "access_denied")
       assert.notInclude(error.message, offboarded.split(".")[1]!)
+      // An answer that is not an ID-JAG is refused before the authorization server sees it, without quoting it.
+      const confused = yield* Effect.flip(authorize(as.mcp).pipe(Effect.provide(client(yield* idToken("confused")))))
+      assert.include(confused.message, "no recognisable issued_token_type")
+      assert.notInclude(confused.message, "eyJ")
       assert.strictEqual(as.requests.length, 1)
     })
   )

@@ -53,6 +53,10 @@ export interface Exchange {
   readonly http: Http.HttpOptions
 }
 
+/** A token type URI to quote in an error; anything else the server put there is not repeated. */
+const tokenTypeOf = (value: unknown) =>
+  typeof value === "string" && /^urn:[\w.:-]{1,120}$/.test(value) ? value : "no recognisable issued_token_type"
+
 /**
  * A token exchange (RFC 8693 §2.1); returns the issued token. The answer's
  * `issued_token_type` must be the one requested; `token_type` is often
@@ -88,7 +92,7 @@ export const tokenExchange = (exchange: Exchange): Effect.Effect<string, Authori
     if (answer.issued_token_type !== exchange.requestedTokenType) {
       return yield* new AuthorizationFailed({
         step,
-        detail: `the identity provider issued ${typeof answer.issued_token_type === "string" ? answer.issued_token_type : "no issued_token_type"} instead of ${exchange.requestedTokenType}`
+        detail: `the identity provider issued ${tokenTypeOf(answer.issued_token_type)} instead of ${exchange.requestedTokenType}`
       })
     }
     return answer.access_token
