@@ -75,7 +75,7 @@ export class Dpop extends Context.Service<Dpop, DpopShape>()("@effect-mcp/auth/D
 export interface Options {
   /** The signature algorithm of a generated key; ES256 by default (the one every DPoP server supports). */
   readonly algorithm?: Algorithm | undefined
-  /** A key pair to use instead of a generated one (its public key must be extractable). */
+  /** A key pair of `algorithm` to use instead of a generated one (its public key must be extractable). */
   readonly keyPair?: Parameters<typeof oauth.DPoP>[1] | undefined
 }
 
