@@ -1,5 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as ElicitationHandler from "@effect-mcp/client/ElicitationHandler"
 import * as SamplingHandler from "@effect-mcp/client/SamplingHandler"
+import * as Elicitation from "@effect-mcp/server/Elicitation"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Prompt from "@effect-mcp/server/Prompt"
 import * as Resource from "@effect-mcp/server/Resource"
@@ -360,6 +362,63 @@ describe("McpHost", () => {
       assert.strictEqual(textOf(yield* host.callTool("a__echo", { text: "ok" })), "a: ok")
       assert.deepStrictEqual(asked, ["a:danger", "a:echo"])
     })
+  )
+
+  it.effect(
+    "the consent hooks see which server asks; a refused sampling is an error, a refused elicitation a decline",
+    () =>
+      Effect.gen(function* () {
+        const asks = [
+          Tool.make("ask_model", {
+            input: Schema.Struct({}),
+            handler: () =>
+              Sampling.createMessage({
+                messages: [{ role: "user", content: { type: "text", text: "hi" } }],
+                maxTokens: 5
+              }).pipe(
+                Effect.map((result) => `model: ${Sampling.text(result)}`),
+                Effect.catch((error) => Effect.succeed(`refused: ${error.message}`))
+              )
+          }),
+          Tool.make("ask_user", {
+            input: Schema.Struct({}),
+            handler: () =>
+              Elicitation.request({
+                message: "name?",
+                requestedSchema: { type: "object", properties: { name: { type: "string" } } }
+              }).pipe(Effect.map((result) => `user: ${result.action}`))
+          })
+        ] as const
+        const servers = yield* memory({ a: echoServer("a", ...asks), b: echoServer("b", ...asks) })
+        const asked: Array<string> = []
+        const handlers = Layer.mergeAll(
+          SamplingHandler.layer(() =>
+            Effect.succeed({ role: "assistant" as const, content: { type: "text" as const, text: "x" }, model: "m" })
+          ),
+          ElicitationHandler.layer({
+            form: () => Effect.succeed({ action: "accept" as const, content: { name: "n" } })
+          }),
+          Consent.layer({
+            sampling: (request) =>
+              Effect.sync(() => asked.push(`sampling ${request.server}`) > 0 && request.server === "a"),
+            elicitation: (request) =>
+              Effect.sync(() => asked.push(`elicitation ${request.server}`) > 0 && request.server === "a")
+          })
+        )
+        const host = yield* McpHost.make({
+          clientInfo,
+          config: configOf("a", "b"),
+          client: { supportedVersions: ["2025-06-18"] }
+        }).pipe(Effect.provide(Layer.merge(servers.connector, handlers)))
+        yield* Effect.all([host.awaitReady("a"), host.awaitReady("b")])
+        const texts = yield* Effect.forEach(["a__ask_model", "b__ask_model", "a__ask_user", "b__ask_user"], (name) =>
+          Effect.map(host.callTool(name, {}), textOf)
+        )
+        assert.strictEqual(texts[0], "model: x")
+        assert.match(texts[1]!, /^refused: .*User rejected sampling request/)
+        assert.deepStrictEqual(texts.slice(2), ["user: accept", "user: decline"])
+        assert.deepStrictEqual(asked, ["sampling a", "sampling b", "elicitation a", "elicitation b"])
+      })
   )
 
   it.effect("each connection reports what the host declared; a capability it lacks is warned about", () => {
