@@ -73,7 +73,7 @@ const next = (
 
 describe("McpHost over real servers", () => {
   it.live(
-    "three servers from one config file: catalog, concurrent calls, respawn, list_changed, no child left",
+    "three servers from one config file: catalog, concurrent calls, a cancelled call, respawn, list_changed, no child left",
     () =>
       Effect.gen(function* () {
         const http = yield* ServerProcess.spawnHttp()
@@ -99,13 +99,23 @@ describe("McpHost over real servers", () => {
           )
         )
 
+        // What the stdio everything server writes to stderr (its test_long_running says started / cancelled there).
+        let stderr = ""
+        const decoder = new TextDecoder()
+        const keepStderr = (name: string) =>
+          name === "effect"
+            ? (chunk: Uint8Array) =>
+                Effect.sync(() => {
+                  stderr += decoder.decode(chunk, { stream: true })
+                })
+            : "capture"
         const hostScope = yield* Scope.make()
         const context = yield* Layer.buildWithScope(
           McpHost.layerConfigFile(file, {
             clientInfo: { name: "host-test", version: "1.0.0" },
             startTimeout: "20 seconds",
             reconnect: McpHost.backoff({ base: "100 millis", cap: "1 second", times: 5 })
-          }).pipe(Layer.provide([NodeConnector.layer(), NodeServices.layer, Handlers])),
+          }).pipe(Layer.provide([NodeConnector.layer({ stderr: keepStderr }), NodeServices.layer, Handlers])),
           hostScope
         )
         const host = Context.get(context, McpHost.McpHost)
@@ -161,6 +171,12 @@ describe("McpHost over real servers", () => {
         assert.strictEqual(textOf(results[2]), "Echo: hi")
         assert.match(JSON.stringify(results[3].content), /sampled 1/)
         assert.match(JSON.stringify(results[4].content), /sampled 1/)
+
+        // Interrupting a routed call cancels it on its server.
+        const long = yield* Effect.forkScoped(host.callTool("effect__test_long_running", { durationMs: 30_000 }))
+        const started = yield* ServerProcess.waitFor(() => stderr, /started (\S+)/)
+        yield* Fiber.interrupt(long)
+        yield* ServerProcess.waitFor(() => stderr, new RegExp(`cancelled ${started[1]}`))
 
         // list_changed refreshes the catalog.
         const dynamic = Deferred.makeUnsafe<void>()
