@@ -343,8 +343,11 @@ export const supervise = (settings: Settings, slot: Slot, parent: Scope.Scope): 
     let step = yield* Schedule.toStep(settings.reconnect)
     // Failed attempts since the server was last ready.
     let failed = 0
+    // A slot starts as Connecting(1): the first attempt has nothing new to report.
+    let first = true
     while (true) {
-      yield* setStatus(settings, slot, { _tag: "Connecting", attempt: failed + 1 })
+      if (!first) yield* setStatus(settings, slot, { _tag: "Connecting", attempt: failed + 1 })
+      first = false
       const { outcome, ready, uptime } = yield* connection(settings, slot, parent)
       if (outcome._tag === "Restart") {
         slot.restart = Deferred.makeUnsafe<void>()
