@@ -32,6 +32,7 @@ import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import * as References from "effect/References"
 import * as Schema from "effect/Schema"
+import { inspect } from "node:util"
 import * as Scope from "effect/Scope"
 import { listen } from "./listen.ts"
 
@@ -75,6 +76,11 @@ const gatedServer = Effect.gen(function* () {
       if (request.method === "POST") state.bodies.push(body.length)
       const token = authorization?.startsWith("Bearer ") === true ? authorization.slice(7) : undefined
       const metadata = `http://127.0.0.1:${(server.address() as AddressInfo).port}/.well-known/oauth-protected-resource`
+      if (request.url === "/drop" && token !== undefined && state.valid.has(token)) {
+        // The connection breaks after a token was sent: the client's error holds that request.
+        request.socket.destroy()
+        return
+      }
       if (token === undefined || !state.valid.has(token)) {
         response.writeHead(401, { "www-authenticate": `Bearer resource_metadata="${metadata}"` }).end()
         return
@@ -283,6 +289,11 @@ describe("OAuthHttpClient", () => {
           )
         )
         assert.include(String(failed), "user agent")
+        // A transport failure of a request that carried the token: the error keeps the request, never its token.
+        const dropped = yield* Effect.flip(client.post(`${base}/drop`))
+        const described = [String(dropped), JSON.stringify(dropped), inspect(dropped, { depth: 10 })]
+        assert.include(described[0], "/drop")
+        lines.push(...described, Cause.pretty(Cause.fail(dropped)))
         for (const text of [...lines, String(failed), Cause.pretty(Cause.fail(failed))]) {
           assert.notInclude(text, "token-1")
         }
