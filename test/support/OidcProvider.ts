@@ -67,6 +67,11 @@ export interface StartOptions {
   readonly dpop?: boolean | "nonce" | undefined
   /** More confidential clients allowed the client credentials grant (other principals). */
   readonly extraClients?: ReadonlyArray<{ readonly id: string; readonly secret: string }> | undefined
+  /**
+   * The audience of a token asked for without `resource` (a client of MCP 2025-03-26, which predates RFC 8707),
+   * read when the token is issued; `resource` by default.
+   */
+  readonly defaultResource?: (() => string) | undefined
 }
 
 /** Starts a provider; the scope closes it. */
@@ -171,7 +176,8 @@ export const startWith = (options: StartOptions): Effect.Effect<OidcProvider, ne
         introspection: { enabled: true },
         resourceIndicators: {
           enabled: true,
-          defaultResource: (_ctx: unknown, _client: unknown, oneOf: string | undefined) => oneOf ?? resource,
+          defaultResource: (_ctx: unknown, _client: unknown, oneOf: string | undefined) =>
+            oneOf ?? options.defaultResource?.() ?? resource,
           useGrantedResource: () => true,
           getResourceServerInfo: (_ctx: unknown, indicator: string) => {
             if (indicator === resource || indicator === otherResource || options.acceptResource?.(indicator) === true) {

@@ -23,7 +23,7 @@ import * as HttpRouter from "effect/http/HttpRouter"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import type * as Layer from "effect/Layer"
-import { type AuthError, InsufficientScope } from "./AuthError.ts"
+import { type AuthError, InsufficientScope, type VerifierUnavailable } from "./AuthError.ts"
 import * as Issuer from "./internal/issuer.ts"
 import type { PrincipalShape } from "./Principal.ts"
 import * as ProtectedResource from "./ProtectedResource.ts"
@@ -32,16 +32,38 @@ import { TokenVerifier, type TokenVerifierShape } from "./TokenVerifier.ts"
 /** The RFC 8414 well-known path a 2025-03-26 client asks the MCP server's own origin for. */
 export const authorizationServerMetadataPath = "/.well-known/oauth-authorization-server"
 
+/**
+ * The 2025-03-26 default endpoints ("Fallbacks for Servers without Metadata
+ * Discovery"): the paths at the MCP server's origin a client of that
+ * revision uses when it finds no metadata, each with the method it is used
+ * with and the issuer metadata's field it stands for. With
+ * `authorizationServerMetadata` they answer 307 to the issuer's endpoint.
+ */
+export const defaultEndpoints: ReadonlyArray<{
+  readonly method: "GET" | "POST"
+  readonly path: "/authorize" | "/token" | "/register"
+  readonly field: "authorization_endpoint" | "token_endpoint" | "registration_endpoint"
+}> = [
+  { method: "GET", path: "/authorize", field: "authorization_endpoint" },
+  { method: "POST", path: "/token", field: "token_endpoint" },
+  { method: "POST", path: "/register", field: "registration_endpoint" }
+]
+
 /** What {@link make} needs: the protected resource's fields, its verifier, and the 2025-03-26 compatibility route. */
 export interface Options extends ProtectedResource.Options {
   /** Verifies the bearer tokens: `JwtVerifier.make(...)`, `IntrospectionVerifier.make(...)`, or your own. */
   readonly verifier: TokenVerifierShape
   /**
-   * Also serves the first authorization server's metadata (RFC 8414, else
-   * OpenID discovery; fetched on first request and kept for `cacheMaxAge`)
-   * at this origin's `/.well-known/oauth-authorization-server`, for clients of
-   * the 2025-03-26 revision, which look for it there rather than in the
-   * protected resource metadata. An unreachable issuer answers 503. Default false.
+   * Serves the 2025-03-26 shape for clients of that revision, which take the
+   * MCP server's origin for the authorization server: the first authorization
+   * server's metadata (RFC 8414, else OpenID discovery; fetched on first
+   * request and kept for `cacheMaxAge`) at this origin's
+   * `/.well-known/oauth-authorization-server`, served as the issuer wrote it
+   * (its `issuer` stays the issuer's: the tokens and the RFC 9207 `iss` of its
+   * redirects name it), and the default endpoints `/authorize`, `/token` and
+   * `/register` answering 307 to the issuer's (method, body and query kept).
+   * An unreachable issuer answers 503; an issuer without registration 404 at
+   * `/register`. Default false.
    */
   readonly authorizationServerMetadata?:
     | boolean
@@ -131,14 +153,20 @@ export const make = (options: Options): HttpProtection => {
 
   const metadata = HttpServerResponse.jsonUnsafe(resource.metadata, { headers: documentHeaders })
   const asMetadata = options.authorizationServerMetadata
-  const asDocument =
+  const issuer =
     asMetadata === undefined || asMetadata === false
       ? undefined
       : mirror(options.authorizationServers[0]!, asMetadata === true ? {} : asMetadata)
   const routes = HttpRouter.use((router) =>
     Effect.gen(function* () {
       for (const path of resource.metadataPaths) yield* router.add("GET", path as HttpRouter.PathInput, metadata)
-      if (asDocument !== undefined) yield* router.add("GET", authorizationServerMetadataPath, asDocument)
+      if (issuer === undefined) return
+      yield* router.add("GET", authorizationServerMetadataPath, issuer.response)
+      for (const endpoint of defaultEndpoints) {
+        yield* router.add(endpoint.method, endpoint.path, (request) =>
+          redirect(issuer.document, endpoint.field, request)
+        )
+      }
     })
   )
 
@@ -147,35 +175,70 @@ export const make = (options: Options): HttpProtection => {
 
 /**
  * The issuer's metadata as this origin serves it: fetched on the first
- * request (never at start), kept for `cacheMaxAge`, 503 while it cannot be
- * fetched (a failure is not kept: the next request tries again).
+ * request (never at start), kept for `cacheMaxAge`; a failure is not kept
+ * (the next request tries again). `response` is the document's answer, 503
+ * while it cannot be fetched.
  */
-const mirror = (
-  issuer: string,
-  options: Exclude<Options["authorizationServerMetadata"], boolean | undefined>
-): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+const mirror = (issuer: string, options: Exclude<Options["authorizationServerMetadata"], boolean | undefined>) => {
   const http: Issuer.HttpOptions = {
     allowInsecureRequests: options.allowInsecureRequests,
     timeoutMs: Duration.toMillis(Duration.fromInputUnsafe(options.timeout ?? Duration.seconds(5)))
   }
   const maxAgeMs = Duration.toMillis(Duration.fromInputUnsafe(options.cacheMaxAge ?? Duration.minutes(10)))
-  let cached: { readonly response: HttpServerResponse.HttpServerResponse; readonly until: number } | undefined
+  type Cached = { readonly document: Record<string, unknown>; readonly response: HttpServerResponse.HttpServerResponse }
+  let cached: (Cached & { readonly until: number }) | undefined
   // Concurrent first requests share one fetch.
   let discovery = Issuer.once(() => Issuer.discover(issuer, http))
-  return Effect.gen(function* () {
+  const document: Effect.Effect<Cached, VerifierUnavailable> = Effect.gen(function* () {
     const now = yield* Clock.currentTimeMillis
-    if (cached !== undefined && cached.until > now) return cached.response
+    if (cached !== undefined && cached.until > now) return cached
     if (cached !== undefined) {
       cached = undefined
       discovery = Issuer.once(() => Issuer.discover(issuer, http))
     }
-    const document = yield* Effect.result(Issuer.call("metadata", discovery))
-    if (document._tag === "Failure") {
-      yield* Effect.logWarning(`cannot serve the authorization server's metadata: ${document.failure.message}`)
-      return HttpServerResponse.empty({ status: 503, headers: { "cache-control": "no-store" } })
+    const fetched = yield* Effect.result(Issuer.call("metadata", discovery))
+    if (fetched._tag === "Failure") {
+      yield* Effect.logWarning(`cannot serve the authorization server's metadata: ${fetched.failure.message}`)
+      return yield* fetched.failure
     }
-    const response = HttpServerResponse.jsonUnsafe(document.success, { headers: documentHeaders })
-    cached = { response, until: now + maxAgeMs }
-    return response
+    const response = HttpServerResponse.jsonUnsafe(fetched.success, { headers: documentHeaders })
+    cached = { document: fetched.success as Record<string, unknown>, response, until: now + maxAgeMs }
+    return cached
   })
+  const response = document.pipe(
+    Effect.map((found) => found.response),
+    Effect.catch(() => Effect.succeed(unavailable))
+  )
+  return { document, response }
 }
+
+const unavailable = HttpServerResponse.empty({ status: 503, headers: { "cache-control": "no-store" } })
+
+/**
+ * A 2025-03-26 default endpoint: 307 (the method and body are sent again,
+ * to the issuer) to the issuer's endpoint named by `field`, with the
+ * request's query parameters added (the authorization request's). 404 when
+ * the issuer has no such endpoint, 503 while its metadata cannot be fetched.
+ */
+const redirect = (
+  document: Effect.Effect<{ readonly document: Record<string, unknown> }, VerifierUnavailable>,
+  field: (typeof defaultEndpoints)[number]["field"],
+  request: HttpServerRequest.HttpServerRequest
+): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+  document.pipe(
+    Effect.map(({ document }) => {
+      const endpoint = document[field]
+      const target = typeof endpoint === "string" && URL.canParse(endpoint) ? new URL(endpoint) : undefined
+      // Only to an http(s) URL: a document's other schemes would be the server's redirect, not the issuer's.
+      if (target === undefined || (target.protocol !== "https:" && target.protocol !== "http:")) {
+        return HttpServerResponse.empty({ status: 404 })
+      }
+      const query = new URL(request.url, "http://localhost").searchParams
+      for (const [name, value] of query) target.searchParams.append(name, value)
+      return HttpServerResponse.empty({
+        status: 307,
+        headers: { location: target.href, "cache-control": "no-store" }
+      })
+    }),
+    Effect.catch(() => Effect.succeed(unavailable))
+  )

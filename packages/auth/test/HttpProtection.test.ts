@@ -131,4 +131,25 @@ describe("HttpProtection", () => {
       }
     }).pipe(Effect.scoped)
   )
+
+  it.effect("serves nothing of the 2025-03-26 shape unless asked (no metadata mirror, no default endpoints)", () =>
+    Effect.gen(function* () {
+      const app = yield* HttpRouter.toHttpEffect(protection.routes)
+      const paths = [
+        HttpProtection.authorizationServerMetadataPath,
+        ...HttpProtection.defaultEndpoints.map((endpoint) => endpoint.path)
+      ]
+      assert.deepStrictEqual(paths.slice(1), ["/authorize", "/token", "/register"])
+      for (const path of paths) {
+        const refused = yield* app.pipe(
+          Effect.provideService(
+            HttpServerRequest.HttpServerRequest,
+            HttpServerRequest.fromClientRequest(HttpClientRequest.post(`https://mcp.example.com${path}`))
+          ),
+          Effect.flip
+        )
+        assert.strictEqual((refused as { reason?: { _tag?: string } }).reason?._tag, "RouteNotFound", path)
+      }
+    }).pipe(Effect.scoped)
+  )
 })
