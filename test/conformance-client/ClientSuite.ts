@@ -39,6 +39,8 @@ export interface Check {
   readonly id: string
   readonly status: Status
   readonly errorMessage?: string
+  /** What the check observed (e.g. the timed check's `actualDelayMs` and `tooEarly`). */
+  readonly details?: Readonly<Record<string, unknown>>
 }
 
 export interface Scenario {

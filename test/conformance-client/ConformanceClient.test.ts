@@ -10,10 +10,11 @@
  *
  * One check is timed: `sse-retry` measures the reconnection delay against the
  * server's `retry` field (500 ms, at most 200 ms late). The suite starts all
- * its clients at once (about 30 processes), so on a 2-core machine the delay
- * it sees there measures the machine's load as much as the client. In the
- * whole-suite run that one check may warn "slightly late" (and only that check,
- * only as a warning: too early or twice late still fail the leg); the scenario
+ * its clients at once (up to 50 processes, the authorization scenarios each
+ * logging in), so on a 2-core machine the delay it sees there measures the
+ * machine's load as much as the client: a loaded machine made it 1.5 to 2.2 s.
+ * In the whole-suite run that one check may report the reconnection late (and
+ * only that check, only late: too early still fails the leg); the scenario
  * then runs alone, where its timing must pass.
  */
 import { spawnSync } from "node:child_process"
@@ -86,9 +87,9 @@ describe("conformance suite, client mode", () => {
           const lateUnderLoad = (checks: ReadonlyArray<ClientSuite.Check>) =>
             checks
               .filter((c) => c.status === "FAILURE" || c.status === "WARNING")
-              .every((c) => c.id === timingCheck && c.status === "WARNING")
+              .every((c) => c.id === timingCheck && (c.status === "WARNING" || c.details?.tooEarly === false))
           if (run.exitCode !== 0) {
-            // Only the timed check's warning is tolerated in the crowd (see the header).
+            // Only the timed check's lateness is tolerated in the crowd (see the header).
             const report = ClientSuite.baselineReport(run)
             assert.deepStrictEqual(report, { unexpected: [timed], stale: [] }, run.output)
             assert.isTrue(lateUnderLoad(run.scenario(timed)?.checks ?? []), run.output)
