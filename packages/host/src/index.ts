@@ -6,6 +6,7 @@
  * @packageDocumentation
  * @module @effect-mcp/host
  */
+export * as AiToolkit from "./AiToolkit.ts"
 export * as Catalog from "./Catalog.ts"
 export * as Connector from "./Connector.ts"
 export * as Consent from "./Consent.ts"

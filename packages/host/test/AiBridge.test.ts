@@ -1,0 +1,228 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Tool from "@effect-mcp/server/Tool"
+import * as LanguageModel from "effect/ai/LanguageModel"
+import * as Prompt from "effect/ai/Prompt"
+import type * as Response from "effect/ai/Response"
+import * as AiTool from "effect/ai/Tool"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as AiToolkit from "../src/AiToolkit.ts"
+import * as McpHost from "../src/McpHost.ts"
+import { clientInfo, configOf, echoServer, memory } from "./fixtures.ts"
+
+/** What the scripted model was offered on each turn. */
+interface Turn {
+  readonly tools: ReadonlyArray<{
+    readonly name: string
+    readonly description: string | undefined
+    readonly schema: unknown
+  }>
+  readonly results: ReadonlyArray<Prompt.ToolResultPart>
+}
+
+/**
+ * A language model with no network: on a prompt holding no tool result it
+ * asks for `call`; once the prompt holds the tool's result, it finishes with
+ * text quoting what it received (so the test sees what the model saw).
+ */
+const scripted = (call: { readonly name: string; readonly params: unknown }) => {
+  const turns: Array<Turn> = []
+  const layer = Layer.effect(
+    LanguageModel.LanguageModel,
+    LanguageModel.make({
+      generateText: (options) =>
+        Effect.sync((): Array<Response.PartEncoded> => {
+          const results = options.prompt.content.flatMap((message) =>
+            message.role === "tool"
+              ? message.content.filter((part): part is Prompt.ToolResultPart => part.type === "tool-result")
+              : []
+          )
+          turns.push({
+            tools: options.tools.map((tool) => ({
+              name: tool.name,
+              description: tool.description,
+              schema: AiTool.getJsonSchema(tool)
+            })),
+            results
+          })
+          if (results.length === 0) return [{ type: "tool-call", id: "call-1", name: call.name, params: call.params }]
+          const last = results[results.length - 1]!
+          return [{ type: "text", text: `${last.isFailure ? "failed" : "got"}: ${JSON.stringify(last.result)}` }]
+        }),
+      streamText: () => Stream.empty
+    })
+  )
+  return { turns, layer }
+}
+
+/** The conversation a tool-using caller has: ask, let the toolkit answer the call, ask again with the result. */
+const converse = (question: string) =>
+  Effect.gen(function* () {
+    const toolkit = AiToolkit.toolkit()
+    const first = yield* LanguageModel.generateText({ prompt: question, toolkit })
+    const prompt = Prompt.concat(Prompt.make(question), Prompt.fromResponseParts(first.content))
+    const second = yield* LanguageModel.generateText({ prompt, toolkit })
+    return { first, second }
+  })
+
+const adder = Tool.make("add", {
+  description: "Adds two numbers",
+  input: Schema.Struct({ a: Schema.Number, b: Schema.Number }),
+  output: Schema.Struct({ sum: Schema.Number }),
+  annotations: { readOnlyHint: true },
+  handler: ({ a, b }) => Effect.succeed({ sum: a + b })
+})
+
+const failing = Tool.make("fail", {
+  description: "Always reports an error",
+  input: Schema.Struct({}),
+  handler: () => Effect.succeed({ content: [{ type: "text" as const, text: "disk full" }], isError: true })
+})
+
+/** Runs `effect` with a host over in-memory servers `a` (echo, add, fail, and `more`) and `b` (echo), once both are ready. */
+const withHost = <A, E>(
+  effect: Effect.Effect<A, E, McpHost.McpHost | LanguageModel.LanguageModel>,
+  model: Layer.Layer<LanguageModel.LanguageModel>,
+  options: { readonly revision?: "2025-06-18" | "2025-11-25"; readonly a?: Layer.Layer<McpServer.McpServer> } = {}
+) =>
+  Effect.gen(function* () {
+    const servers = yield* memory({ a: options.a ?? echoServer("a", adder, failing), b: echoServer("b") })
+    const host = McpHost.layer({
+      clientInfo,
+      config: configOf("a", "b"),
+      ...(options.revision === undefined ? {} : { client: { supportedVersions: [options.revision] } })
+    }).pipe(Layer.provide(servers.connector))
+    return yield* Effect.gen(function* () {
+      const h = yield* McpHost.McpHost
+      yield* Effect.all([h.awaitReady("a"), h.awaitReady("b")])
+      return yield* effect
+    }).pipe(Effect.provide(Layer.merge(host, model)))
+  })
+
+describe("AiToolkit", () => {
+  it.effect("a scripted model calls an MCP tool through the host, receives its structured result, and finishes", () =>
+    Effect.gen(function* () {
+      const model = scripted({ name: "a__add", params: { a: 2, b: 3 } })
+      const { first, second } = yield* withHost(converse("what is 2 + 3?"), model.layer)
+      // The model was offered every catalog tool under its catalog name, with the server's description and schema.
+      const offered = model.turns[0]!.tools
+      assert.deepStrictEqual(offered.map((t) => t.name).sort(), ["a__add", "a__echo", "a__fail", "b__echo"])
+      const add = offered.find((t) => t.name === "a__add")!
+      assert.strictEqual(add.description, "Adds two numbers")
+      const schema = add.schema as { readonly type: string; readonly properties: object; readonly $schema?: string }
+      assert.strictEqual(schema.type, "object")
+      assert.deepStrictEqual(Object.keys(schema.properties), ["a", "b"])
+      assert.isUndefined(schema.$schema)
+      // The call was answered by the MCP server; the model saw the structured content.
+      assert.strictEqual(first.toolResults.length, 1)
+      assert.isFalse(first.toolResults[0]!.isFailure)
+      assert.deepStrictEqual(first.toolResults[0]!.result, { sum: 5 })
+      assert.strictEqual(second.text, `got: {"sum":5}`)
+    })
+  )
+
+  it.effect("text results are joined; the tool's annotations carry over", () =>
+    Effect.gen(function* () {
+      const model = scripted({ name: "b__echo", params: { text: "hello" } })
+      const { second } = yield* withHost(converse("echo hello"), model.layer)
+      assert.strictEqual(second.text, `got: "b: hello"`)
+      const snapshot = yield* withHost(AiToolkit.snapshot(), model.layer)
+      const add = snapshot.toolkit.tools.a__add!
+      assert.isTrue(add.annotations.mapUnsafe.get(AiTool.Readonly.key) === true)
+    })
+  )
+
+  it.effect("an isError result is a failure result the model sees", () =>
+    Effect.gen(function* () {
+      const model = scripted({ name: "a__fail", params: {} })
+      const { first, second } = yield* withHost(converse("try it"), model.layer)
+      const result = first.toolResults[0]!
+      assert.isTrue(result.isFailure)
+      const failure = result.result as AiToolkit.ToolFailure
+      assert.strictEqual(failure._tag, "ToolFailure")
+      assert.strictEqual(failure.reason, "ToolError")
+      assert.strictEqual(failure.message, "disk full")
+      assert.include(second.text, `failed: `)
+      assert.include(second.text, `"message":"disk full"`)
+    })
+  )
+
+  // Refused as -32602 before 2025-11-25, as an isError result from it on: the model sees both as a failure.
+  for (const [revision, reason] of [
+    ["2025-06-18", "InvalidParams"],
+    ["2025-11-25", "ToolError"]
+  ] as const)
+    it.effect(`${revision}: invalid arguments come back to the model as the server's refusal (${reason})`, () =>
+      Effect.gen(function* () {
+        const model = scripted({ name: "a__add", params: { a: "two" } })
+        const { first, second } = yield* withHost(converse("add"), model.layer, { revision })
+        const result = first.toolResults[0]!
+        assert.isTrue(result.isFailure)
+        const failure = result.result as AiToolkit.ToolFailure
+        assert.strictEqual(failure.reason, reason)
+        assert.include(failure.message, "a: Expected number")
+        assert.include(failure.message, "b: Missing key")
+        assert.include(second.text, "failed: ")
+      })
+    )
+
+  it.effect("the toolkit follows the catalog: a tool listed after list_changed is offered on the next call", () =>
+    Effect.gen(function* () {
+      const added = Tool.make("added", { input: Schema.Struct({}), handler: () => Effect.succeed("new") })
+      // `add_tool` registers `added` in the server's own scope (the list changes, the server says so).
+      const registrar = Layer.effectDiscard(
+        Effect.gen(function* () {
+          const server = yield* McpServer.McpServer
+          const scope = yield* Effect.scope
+          yield* Tool.register(
+            Tool.make("add_tool", {
+              input: Schema.Struct({}),
+              handler: () =>
+                Tool.register(added).pipe(
+                  Effect.provideService(McpServer.McpServer, server),
+                  Scope.provide(scope),
+                  Effect.as("registered")
+                )
+            })
+          )
+        })
+      )
+      const model = scripted({ name: "a__add_tool", params: {} })
+      const toolkit = AiToolkit.toolkit()
+      yield* withHost(
+        Effect.gen(function* () {
+          const before = yield* toolkit
+          assert.strictEqual(yield* toolkit, before, "rebuilt only when the catalog changes")
+          const first = yield* LanguageModel.generateText({ prompt: "add a tool", toolkit })
+          assert.deepStrictEqual(first.toolResults[0]!.result, "registered")
+          yield* Effect.repeat(Effect.yieldNow, { times: 50 })
+          yield* LanguageModel.generateText({ prompt: "again", toolkit })
+          const after = yield* toolkit
+          assert.notStrictEqual(after, before)
+          assert.isDefined(after.tools.a__added)
+        }),
+        model.layer,
+        { a: Layer.provideMerge(registrar, echoServer("a")) }
+      )
+      assert.deepStrictEqual(model.turns[0]!.tools.map((t) => t.name).sort(), ["a__add_tool", "a__echo", "b__echo"])
+      assert.deepStrictEqual(model.turns[1]!.tools.map((t) => t.name).sort(), [
+        "a__add_tool",
+        "a__added",
+        "a__echo",
+        "b__echo"
+      ])
+    })
+  )
+
+  it.effect("a tool the toolkit does not have fails generateText with a typed AiError", () =>
+    Effect.gen(function* () {
+      const model = scripted({ name: "nope", params: {} })
+      const error = yield* withHost(Effect.flip(converse("?")), model.layer)
+      assert.strictEqual(error._tag, "AiError")
+    })
+  )
+})
