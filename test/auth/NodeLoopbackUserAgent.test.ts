@@ -44,9 +44,11 @@ describe("NodeLoopbackUserAgent", () => {
             pages.push(yield* get(redirect.href))
           }).pipe(
             Effect.forkDetach,
-            Effect.map((fiber) => {
-              browser = fiber
-            })
+            Effect.flatMap((fiber) =>
+              Effect.sync(() => {
+                browser = fiber
+              })
+            )
           )
       })
       const redirectUri = new URL(userAgent.redirectUri)
@@ -86,9 +88,11 @@ describe("NodeLoopbackUserAgent", () => {
             page = (yield* get(redirect.href)).body
           }).pipe(
             Effect.forkDetach,
-            Effect.map((fiber) => {
-              browser = fiber
-            })
+            Effect.flatMap((fiber) =>
+              Effect.sync(() => {
+                browser = fiber
+              })
+            )
           )
       })
       const authorizationUrl = new URL("https://auth.example/authorize")
