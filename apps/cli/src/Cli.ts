@@ -1,0 +1,360 @@
+/**
+ * The `effect-mcp` command line: one connection to one MCP server per run.
+ * The target is a URL, a command after `--` (spoken to over stdio), or the
+ * name of a server in an `mcpServers` config file; the commands are `info`,
+ * `tools`, `call`, `resources`, `read`, `prompts`, `prompt`, `ping` and
+ * `watch`. Built on effect's `effect/cli` (help, completions, typed flags).
+ * `run` returns the exit code (see `ExitCode`); docs/cli.md is the reference.
+ */
+import * as McpClient from "@effect-mcp/client/McpClient"
+import * as Transport from "@effect-mcp/engine/Transport"
+import * as NodeConnector from "@effect-mcp/host/NodeConnector"
+import * as Features from "@effect-mcp/protocol/Features"
+import * as McpError from "@effect-mcp/protocol/McpError"
+import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
+import * as Argument from "effect/cli/Argument"
+import * as CliError from "effect/cli/CliError"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
+import * as Console from "effect/Console"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as ExitCode from "./ExitCode.ts"
+import * as Render from "./Render.ts"
+import * as Target from "./Target.ts"
+
+/** The version `--version` prints. */
+export const version = "0.1.0"
+
+const common = {
+  json: Flag.Boolean("json").pipe(
+    Flag.withDescription("Print the result as JSON (watch: one JSON object per line)"),
+    Flag.withDefault(false)
+  ),
+  config: Flag.String("config").pipe(
+    Flag.withAlias("c"),
+    Flag.withDescription("The mcpServers config file a server name is looked up in"),
+    Flag.withDefault("mcp.json")
+  ),
+  revision: Flag.Literals("revision", ProtocolVersion.all).pipe(
+    Flag.withDescription("Speak only this protocol revision (default: negotiate the newest both sides speak)"),
+    Flag.optional
+  ),
+  sse: Flag.Boolean("sse").pipe(
+    Flag.withDescription("Speak the legacy HTTP+SSE transport to the URL directly"),
+    Flag.withDefault(false)
+  ),
+  timeout: Flag.Finite("timeout").pipe(
+    Flag.withDescription("Seconds a request may take (progress restarts the clock); default 60"),
+    Flag.optional
+  ),
+  args: Argument.String("target-and-arguments").pipe(
+    Argument.withDescription(
+      "The target (a URL or a server name; or a command after --), then the command's arguments"
+    ),
+    Argument.variadic()
+  )
+}
+
+type Common = {
+  readonly json: boolean
+  readonly config: string
+  readonly revision: Option.Option<ProtocolVersion.ProtocolVersion>
+  readonly sse: boolean
+  readonly timeout: Option.Option<number>
+  readonly args: ReadonlyArray<string>
+}
+
+/** What followed `--` on the command line: a stdio server's command and arguments (`run` provides it). */
+export const StdioCommand = Context.Reference<ReadonlyArray<string>>("@effect-mcp/cli/Cli/StdioCommand", {
+  defaultValue: () => []
+})
+
+const usage = (message: string) => new ExitCode.Exit({ code: ExitCode.Usage, message })
+
+const requestOptions = (input: Common): McpClient.RequestOptions =>
+  Option.match(input.timeout, {
+    onNone: () => ({}),
+    onSome: (seconds) => ({ timeout: seconds * 1000, resetTimeoutOnProgress: true })
+  })
+
+/**
+ * The command's own arguments: the positionals after the target (or all of
+ * them when the target came after `--`), checked against `names` (a trailing
+ * `?` marks an optional one).
+ */
+const operands = (
+  input: Common,
+  stdioCommand: ReadonlyArray<string>,
+  names: ReadonlyArray<string>
+): Effect.Effect<{ readonly target: string | undefined; readonly values: ReadonlyArray<string> }, ExitCode.Exit> => {
+  const [target, values] = stdioCommand.length > 0 ? [undefined, input.args] : [input.args[0], input.args.slice(1)]
+  const required = names.filter((n) => !n.endsWith("?")).length
+  if (values.length < required || values.length > names.length) {
+    const expected = names.map((n) => (n.endsWith("?") ? `[${n.slice(0, -1)}]` : `<${n}>`)).join(" ")
+    return Effect.fail(
+      usage(`expected ${expected === "" ? "no arguments" : expected} after the target, got ${values.length}`)
+    )
+  }
+  return Effect.succeed({ target, values })
+}
+
+/** A JSON object given on the command line (tool or prompt arguments). */
+const jsonObject = (text: string | undefined): Effect.Effect<{ readonly [key: string]: unknown }, ExitCode.Exit> => {
+  if (text === undefined) return Effect.succeed({})
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch (e) {
+    return Effect.fail(usage(`the arguments are not JSON: ${(e as Error).message}`))
+  }
+  return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+    ? Effect.succeed(parsed as { readonly [key: string]: unknown })
+    : Effect.fail(usage('the arguments must be a JSON object, like \'{"name": "value"}\''))
+}
+
+const connectionLost = new Set(["RequestTimeout", "SessionClosed", "SessionExpired", "TransportError"])
+
+/** The exit code and one-line message of a failure of a command. */
+export const classify = (error: unknown): ExitCode.Exit => {
+  if (error instanceof ExitCode.Exit) return error
+  if (McpError.isMcpError(error)) {
+    return new ExitCode.Exit({
+      code: ExitCode.Protocol,
+      message: `server error ${error.code}: ${Target.oneLine(error.message)}`
+    })
+  }
+  const tag = (error as { readonly _tag?: unknown })?._tag
+  const message = Target.oneLine(String((error as { readonly message?: unknown })?.message ?? error))
+  if (typeof tag === "string" && connectionLost.has(tag)) {
+    return new ExitCode.Exit({ code: ExitCode.Connection, message: `${tag}: ${message}` })
+  }
+  return new ExitCode.Exit({
+    code: ExitCode.Protocol,
+    message: typeof tag === "string" ? `${tag}: ${message}` : message
+  })
+}
+
+/** Connects to the target in the current scope: the transport, then the handshake. */
+const connect = (
+  input: Common,
+  stdioCommand: ReadonlyArray<string>,
+  target: string | undefined
+): Effect.Effect<McpClient.McpClientShape, ExitCode.Exit, FileSystem.FileSystem | Scope.Scope> =>
+  Effect.gen(function* () {
+    const resolved = yield* Target.resolve({ target, command: stdioCommand, config: input.config, sse: input.sse })
+    const connected = yield* NodeConnector.connect()(resolved.name, resolved.server)
+    return yield* McpClient.make({
+      clientInfo: { name: "effect-mcp", version },
+      supportedVersions: Option.match(input.revision, { onNone: () => undefined, onSome: (v) => [v] }),
+      handshakeTimeout: Option.getOrElse(
+        Option.map(input.timeout, (s) => s * 1000),
+        () => 30_000
+      )
+    }).pipe(Effect.provideService(Transport.Transport, connected.transport))
+  }).pipe(
+    Effect.mapError((error) => {
+      if (error instanceof ExitCode.Exit) return error
+      const code =
+        error._tag === "InitializeError" && error.reason !== "Transport" ? ExitCode.Protocol : ExitCode.Target
+      return new ExitCode.Exit({ code, message: `cannot connect: ${Target.oneLine(error.message)}` })
+    })
+  )
+
+/**
+ * A command of the CLI: `names` are its arguments after the target, `body`
+ * runs with the connected client and those arguments.
+ */
+const command = <Name extends string>(
+  name: Name,
+  description: string,
+  names: ReadonlyArray<string>,
+  body: (
+    client: McpClient.McpClientShape,
+    values: ReadonlyArray<string>,
+    input: Common
+  ) => Effect.Effect<void, unknown, FileSystem.FileSystem | Scope.Scope>
+) =>
+  Command.make(name, common, (input) =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const stdioCommand = yield* StdioCommand
+        const { target, values } = yield* operands(input, stdioCommand, names)
+        const client = yield* connect(input, stdioCommand, target)
+        yield* body(client, values, input)
+      })
+    ).pipe(Effect.mapError(classify))
+  ).pipe(Command.withDescription(description))
+
+const print = (input: Common, value: unknown, text: () => string) =>
+  Console.log(input.json ? Render.json(value) : text())
+
+const info = command(
+  "info",
+  "Show the server's name, version, capabilities and the negotiated revision",
+  [],
+  (client, _, input) =>
+    print(
+      input,
+      {
+        serverInfo: client.serverInfo,
+        revision: client.revision,
+        capabilities: client.serverCapabilities,
+        instructions: client.instructions
+      },
+      () =>
+        [
+          `${client.serverInfo?.name ?? "(unnamed server)"} ${client.serverInfo?.version ?? ""}`.trim(),
+          `revision: ${client.revision}`,
+          `capabilities: ${Object.keys(client.serverCapabilities).join(", ") || "(none)"}`,
+          ...(client.instructions === undefined ? [] : [`instructions: ${client.instructions}`])
+        ].join("\n")
+    )
+)
+
+const tools = command("tools", "List the server's tools (every page)", [], (client, _, input) =>
+  Effect.flatMap(Stream.runCollect(client.tools), (list) => print(input, { tools: list }, () => Render.tools(list)))
+)
+
+const prompts = command("prompts", "List the server's prompts (every page)", [], (client, _, input) =>
+  Effect.flatMap(Stream.runCollect(client.prompts), (list) =>
+    print(input, { prompts: list }, () => Render.prompts(list))
+  )
+)
+
+const resources = command("resources", "List the server's resources and resource templates", [], (client, _, input) =>
+  Effect.gen(function* () {
+    const list = yield* Stream.runCollect(client.resources)
+    const templates = yield* Stream.runCollect(client.resourceTemplates)
+    yield* print(input, { resources: list, resourceTemplates: templates }, () => Render.resources(list, templates))
+  })
+)
+
+const read = command("read", "Read a resource by URI", ["uri"], (client, [uri], input) =>
+  Effect.flatMap(client.readResource(uri!, requestOptions(input)), (result) =>
+    print(input, result, () => Render.readResult(result))
+  )
+)
+
+const prompt = command(
+  "prompt",
+  "Get a prompt, with its arguments as a JSON object of strings",
+  ["name", "json-args?"],
+  (client, [name, args], input) =>
+    Effect.gen(function* () {
+      const parsed = yield* jsonObject(args)
+      const result = yield* client.getPrompt(name!, parsed as { readonly [key: string]: string }, requestOptions(input))
+      yield* print(input, result, () => Render.promptResult(result))
+    })
+)
+
+const ping = command(
+  "ping",
+  "Check that the server answers (ping, or server/discover on 2026-07-28)",
+  [],
+  (client, _, input) =>
+    Effect.gen(function* () {
+      const started = Date.now()
+      yield* Features.has(client.revision, "ping")
+        ? client.ping(requestOptions(input))
+        : Effect.asVoid(client.request("server/discover", {}, requestOptions(input)))
+      const ms = Date.now() - started
+      yield* print(input, { ok: true, ms }, () => `ok (${ms} ms)`)
+    })
+)
+
+const call = command(
+  "call",
+  "Call a tool with its arguments as a JSON object; a bar shows its progress on a terminal, Ctrl-C cancels it",
+  ["tool", "json-args?"],
+  (client, [tool, args], input) =>
+    Effect.gen(function* () {
+      const parsed = yield* jsonObject(args)
+      const bar = Render.progressLine(process.stderr, process.env.EFFECT_MCP_PROGRESS === "always")
+      let result: McpClient.ProgressEvent<unknown> | undefined
+      yield* client.callToolWithProgress(tool!, parsed, requestOptions(input)).pipe(
+        Stream.runForEach((event) =>
+          Effect.sync(() => {
+            if (event._tag === "Progress") bar.draw(Render.progressBar(event.update))
+            else result = event
+          })
+        ),
+        Effect.ensuring(Effect.sync(bar.clear)),
+        Effect.onInterrupt(() => Effect.sync(() => process.stderr.write(`cancelled ${tool}\n`)))
+      )
+      if (result === undefined || result._tag !== "Result") return
+      const value = result.value as Parameters<typeof Render.toolResult>[0]
+      yield* print(input, value, () => Render.toolResult(value))
+      if (value.isError === true) {
+        return yield* new ExitCode.Exit({ code: ExitCode.ToolError, message: `tool ${tool} reported an error` })
+      }
+    })
+)
+
+const watch = command(
+  "watch",
+  "Print the server's log messages and notifications as they arrive, until Ctrl-C",
+  [],
+  (client, _, input) => {
+    const line = (kind: string, value: unknown, text: string) =>
+      Console.log(input.json ? JSON.stringify({ kind, ...(value as object) }) : text)
+    const changed = (kind: string, stream: Stream.Stream<void, unknown>) =>
+      Stream.mapEffect(stream, () => line(kind, {}, `notification: ${kind}`))
+    return Effect.gen(function* () {
+      if (client.serverCapabilities.logging !== undefined) {
+        yield* client.setLoggingLevel("debug").pipe(Effect.ignore)
+      }
+      const streams: Array<Stream.Stream<unknown, unknown>> = [
+        Stream.mapEffect(client.logMessages, (m) => line("log", m, Render.logMessage(m))),
+        Stream.mapEffect(client.progress, (p) =>
+          line("progress", { method: p.method, ...p.update }, `progress ${p.method}: ${Render.progressBar(p.update)}`)
+        )
+      ]
+      const caps = client.serverCapabilities
+      if (caps.tools?.listChanged === true) streams.push(changed("tools/list_changed", client.toolListChanged))
+      if (caps.prompts?.listChanged === true) streams.push(changed("prompts/list_changed", client.promptListChanged))
+      if (caps.resources?.listChanged === true) {
+        streams.push(changed("resources/list_changed", client.resourceListChanged))
+      }
+      if (!input.json) yield* Console.error(`watching ${client.serverInfo?.name ?? "the server"}; Ctrl-C to stop`)
+      yield* Stream.runDrain(Stream.mergeAll(streams, { concurrency: "unbounded" }))
+    })
+  }
+)
+
+/** The root command, with every subcommand. */
+export const cli = Command.make("effect-mcp").pipe(
+  Command.withDescription(
+    "Talk to an MCP server: a URL, a server name from an mcpServers config (--config, default mcp.json), or a command after --"
+  ),
+  Command.withSubcommands([info, tools, call, resources, read, prompts, prompt, ping, watch])
+)
+
+/**
+ * Runs the command line `argv` (without `node` and the script) and returns
+ * the exit code. What follows `--` is the stdio server's command line.
+ * A usage error is explained (with the help) by `effect/cli`; any other
+ * failure is printed here as one line on stderr.
+ */
+export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, Command.Environment> => {
+  const end = argv.indexOf("--")
+  const own = end === -1 ? argv : argv.slice(0, end)
+  return Command.runWith(cli, { version })(own).pipe(
+    Effect.provideService(StdioCommand, end === -1 ? [] : argv.slice(end + 1)),
+    Effect.as(ExitCode.Success),
+    Effect.catch((error) => {
+      // `--help` is a ShowHelp without errors: the help was asked for.
+      if (CliError.isCliError(error)) {
+        return Effect.succeed(
+          error._tag === "ShowHelp" && error.errors.length === 0 ? ExitCode.Success : ExitCode.Usage
+        )
+      }
+      const exit = classify(error)
+      return Effect.as(exit.message === "" ? Effect.void : Console.error(`effect-mcp: ${exit.message}`), exit.code)
+    })
+  )
+}

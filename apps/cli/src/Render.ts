@@ -1,0 +1,133 @@
+/**
+ * How `effect-mcp` prints what a server answered: short human-readable text
+ * by default, the result itself as JSON with `--json`, and a progress bar on
+ * stderr while a call reports progress (only on a terminal: piped stderr
+ * gets nothing, so logs and scripts stay clean).
+ */
+import type * as Content from "@effect-mcp/protocol/Content"
+import type * as Logging from "@effect-mcp/protocol/Logging"
+import type * as Prompts from "@effect-mcp/protocol/Prompts"
+import type * as Resources from "@effect-mcp/protocol/Resources"
+import type * as Tools from "@effect-mcp/protocol/Tools"
+
+/** `value` as indented JSON, the `--json` output of every command. */
+export const json = (value: unknown): string => JSON.stringify(value, null, 2)
+
+const firstLine = (text: string | undefined): string => (text ?? "").split("\n", 1)[0]!.trim()
+
+/** `name  description` lines, the names padded to one column. */
+const table = (rows: ReadonlyArray<readonly [string, string]>): string => {
+  const width = Math.min(40, Math.max(0, ...rows.map(([name]) => name.length)))
+  return rows.map(([name, text]) => (text === "" ? name : `${name.padEnd(width)}  ${text}`)).join("\n")
+}
+
+/** Tools: one line each, name and the first line of the description. */
+export const tools = (list: ReadonlyArray<Tools.Tool>): string =>
+  list.length === 0 ? "(no tools)" : table(list.map((t) => [t.name, firstLine(t.description ?? t.title)]))
+
+/** Prompts: name, description, and the arguments (`*` marks a required one). */
+export const prompts = (list: ReadonlyArray<Prompts.Prompt>): string =>
+  list.length === 0
+    ? "(no prompts)"
+    : table(
+        list.map((p) => {
+          const args = (p.arguments ?? []).map((a) => (a.required === true ? `${a.name}*` : a.name))
+          const text = firstLine(p.description ?? p.title)
+          return [p.name, args.length === 0 ? text : `${text} (${args.join(", ")})`.trim()]
+        })
+      )
+
+/** Resources and resource templates: URI (or template), name and MIME type. */
+export const resources = (
+  list: ReadonlyArray<Resources.Resource>,
+  templates: ReadonlyArray<Resources.ResourceTemplate>
+): string => {
+  const rows: Array<readonly [string, string]> = list.map((r) => [
+    r.uri,
+    `${r.name}${r.mimeType === undefined ? "" : ` (${r.mimeType})`}`
+  ])
+  for (const t of templates) {
+    rows.push([t.uriTemplate, `${t.name}${t.mimeType === undefined ? "" : ` (${t.mimeType})`} [template]`])
+  }
+  return rows.length === 0 ? "(no resources)" : table(rows)
+}
+
+const bytesOf = (base64: string): number => Math.floor((base64.length * 3) / 4)
+
+const contents = (c: Resources.ReadResourceResult["contents"][number]): string =>
+  "text" in c ? c.text : `[${c.mimeType ?? "binary"} ${bytesOf(c.blob)} bytes: ${c.uri}]`
+
+/** A content block: text as it is, anything else as a one-line summary. */
+export const block = (b: Content.ContentBlock): string => {
+  switch (b.type) {
+    case "text":
+      return b.text
+    case "image":
+    case "audio":
+      return `[${b.type} ${b.mimeType}, ${bytesOf(b.data)} bytes]`
+    case "resource_link":
+      return `[resource link ${b.uri}${b.name === "" ? "" : ` (${b.name})`}]`
+    case "resource":
+      return `[resource ${b.resource.uri}]\n${contents(b.resource)}`
+  }
+}
+
+/** A tool result: its content blocks, else its structured content as JSON. */
+export const toolResult = (result: Tools.CallToolResult): string => {
+  const blocks = (result.content ?? []).map(block)
+  if (blocks.length === 0 && result.structuredContent !== undefined) return json(result.structuredContent)
+  return blocks.join("\n")
+}
+
+/** The contents of a resource read. */
+export const readResult = (result: Resources.ReadResourceResult): string => result.contents.map(contents).join("\n")
+
+/** A prompt's messages, each under its role. */
+export const promptResult = (result: Prompts.GetPromptResult): string =>
+  result.messages.map((m) => `${m.role}: ${block(m.content)}`).join("\n")
+
+/** A log message of the server, on one line. */
+export const logMessage = (params: Logging.LoggingMessageParams): string => {
+  const data = typeof params.data === "string" ? params.data : JSON.stringify(params.data)
+  return `[${params.level}]${params.logger === undefined ? "" : ` ${params.logger}:`} ${data}`
+}
+
+/** A progress bar of `width` cells for `progress` of `total` (or a count when the total is unknown). */
+export const progressBar = (
+  update: { readonly progress: number; readonly total?: number | undefined; readonly message?: string | undefined },
+  width = 30
+): string => {
+  const message = update.message === undefined ? "" : ` ${update.message}`
+  if (update.total === undefined || !(update.total > 0)) return `[${"?".repeat(width)}] ${update.progress}${message}`
+  const ratio = Math.max(0, Math.min(1, update.progress / update.total))
+  const filled = Math.round(ratio * width)
+  const percent = `${Math.round(ratio * 100)}%`.padStart(4)
+  return `[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${percent} ${update.progress}/${update.total}${message}`
+}
+
+/** Writes and redraws a progress line on a terminal stream; a no-op on anything else. */
+export interface ProgressLine {
+  readonly draw: (line: string) => void
+  readonly clear: () => void
+}
+
+/** A progress line on `stream` when it is a terminal (or `force`), else one that draws nothing. */
+export const progressLine = (
+  stream: { readonly isTTY?: boolean | undefined; readonly columns?: number | undefined; write(s: string): unknown },
+  force = false
+): ProgressLine => {
+  if (stream.isTTY !== true && !force) return { draw: () => {}, clear: () => {} }
+  let drawn = false
+  return {
+    draw: (line) => {
+      const columns = stream.columns ?? 80
+      // Carriage return, the line cut to the terminal's width, then erase what an older, longer line left.
+      stream.write(`\r${line.slice(0, Math.max(10, columns - 1))}\x1b[K`)
+      drawn = true
+    },
+    clear: () => {
+      if (drawn) stream.write("\r\x1b[K")
+      drawn = false
+    }
+  }
+}
