@@ -1,10 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Tool from "@effect-mcp/server/Tool"
+import * as McpTest from "@effect-mcp/testing/McpTest"
 import * as LanguageModel from "effect/ai/LanguageModel"
 import * as Prompt from "effect/ai/Prompt"
 import type * as Response from "effect/ai/Response"
 import * as AiTool from "effect/ai/Tool"
+import * as Toolkit from "effect/ai/Toolkit"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -12,6 +14,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as AiToolkit from "../src/AiToolkit.ts"
 import * as McpHost from "../src/McpHost.ts"
+import * as ToolkitServer from "../src/ToolkitServer.ts"
 import { clientInfo, configOf, echoServer, memory } from "./fixtures.ts"
 
 /** What the scripted model was offered on each turn. */
@@ -223,6 +226,151 @@ describe("AiToolkit", () => {
       const model = scripted({ name: "nope", params: {} })
       const error = yield* withHost(Effect.flip(converse("?")), model.layer)
       assert.strictEqual(error._tag, "AiError")
+    })
+  )
+})
+
+class CityNotFound extends Schema.TaggedError<CityNotFound>()("CityNotFound", { city: Schema.String }) {}
+
+const Forecast = AiTool.make("forecast", {
+  description: "Tomorrow's forecast for a city",
+  parameters: Schema.Struct({ city: Schema.String, days: Schema.optional(Schema.Number) }),
+  success: Schema.Struct({ city: Schema.String, summary: Schema.String }),
+  failure: CityNotFound
+})
+  .annotate(AiTool.Title, "Forecast")
+  .annotate(AiTool.Readonly, true)
+
+const Shout = AiTool.make("shout", {
+  parameters: Schema.Struct({ text: Schema.String }),
+  success: Schema.String,
+  failure: CityNotFound,
+  failureMode: "return"
+})
+
+const Crash = AiTool.make("crash", { description: "A handler with a bug" })
+
+const Raw = AiTool.dynamic("raw", {
+  description: "Parameters as a JSON Schema",
+  parameters: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] }
+})
+
+const Weather = Toolkit.make(Forecast, Shout, Crash, Raw)
+
+const WeatherHandlers = Weather.toLayer({
+  forecast: ({ city }) =>
+    city === "Atlantis" ? Effect.fail(new CityNotFound({ city })) : Effect.succeed({ city, summary: "sunny" }),
+  shout: ({ text }) => (text === "" ? Effect.fail(new CityNotFound({ city: "" })) : Effect.succeed(text.toUpperCase())),
+  crash: () => Effect.die(new Error("secret stack detail")),
+  raw: (params) => Effect.succeed({ got: params })
+})
+
+const WeatherServer = ToolkitServer.layer(Weather).pipe(
+  Layer.provide(WeatherHandlers),
+  Layer.provideMerge(McpServer.layer({ name: "weather", version: "1.0.0" }))
+)
+
+describe("ToolkitServer", () => {
+  it.effect("lists a toolkit's tools with their JSON Schemas, descriptions and annotations", () =>
+    Effect.gen(function* () {
+      const { client } = yield* McpTest.connect(WeatherServer)
+      const { tools } = yield* client.listTools()
+      assert.deepStrictEqual(tools.map((t) => t.name).sort(), ["crash", "forecast", "raw", "shout"])
+      const forecast = tools.find((t) => t.name === "forecast")!
+      assert.strictEqual(forecast.description, "Tomorrow's forecast for a city")
+      assert.strictEqual(forecast.title, "Forecast")
+      assert.deepStrictEqual(forecast.annotations, { readOnlyHint: true })
+      const input = forecast.inputSchema as {
+        readonly type: string
+        readonly properties: object
+        readonly required: unknown
+      }
+      assert.strictEqual(input.type, "object")
+      assert.deepStrictEqual(Object.keys(input.properties), ["city", "days"])
+      assert.deepStrictEqual(input.required, ["city"])
+      assert.strictEqual((forecast.outputSchema as { readonly type: string }).type, "object")
+      // A string success has no object schema to advertise.
+      assert.isUndefined(tools.find((t) => t.name === "shout")!.outputSchema)
+      const raw = tools.find((t) => t.name === "raw")!
+      assert.deepStrictEqual((raw.inputSchema as { readonly required: unknown }).required, ["n"])
+    })
+  )
+
+  it.effect("results are structuredContent plus JSON text, or the text of a string", () =>
+    Effect.gen(function* () {
+      const { client } = yield* McpTest.connect(WeatherServer)
+      const forecast = yield* client.callTool("forecast", { city: "Paris" })
+      assert.deepStrictEqual(forecast.structuredContent, { city: "Paris", summary: "sunny" })
+      assert.deepStrictEqual(forecast.content, [{ type: "text", text: `{"city":"Paris","summary":"sunny"}` }])
+      assert.notStrictEqual(forecast.isError, true)
+      const shout = yield* client.callTool("shout", { text: "hi" })
+      assert.deepStrictEqual(shout.content, [{ type: "text", text: "HI" }])
+      assert.isUndefined(shout.structuredContent)
+      const raw = yield* client.callTool("raw", { n: 3 })
+      assert.deepStrictEqual(raw.structuredContent, { got: { n: 3 } })
+    })
+  )
+
+  it.effect("typed failures are isError results carrying the encoded failure; a defect's message never leaves", () =>
+    Effect.gen(function* () {
+      const { client } = yield* McpTest.connect(WeatherServer)
+      // failureMode "error": the handler's failure, encoded by the failure Schema.
+      const failed = yield* client.callTool("forecast", { city: "Atlantis" })
+      assert.isTrue(failed.isError)
+      assert.deepStrictEqual(failed.content, [{ type: "text", text: `{"_tag":"CityNotFound","city":"Atlantis"}` }])
+      // Not as structuredContent: the tool's outputSchema describes its successes only.
+      assert.isUndefined(failed.structuredContent)
+      // failureMode "return": the returned failure.
+      const returned = yield* client.callTool("shout", { text: "" })
+      assert.isTrue(returned.isError)
+      assert.deepStrictEqual(returned.structuredContent, { _tag: "CityNotFound", city: "" })
+      const crashed = yield* client.callTool("crash", {})
+      assert.isTrue(crashed.isError)
+      const text = JSON.stringify(crashed.content)
+      assert.include(text, "Internal error")
+      assert.notInclude(text, "secret stack detail")
+    })
+  )
+
+  for (const [revision, refused] of [
+    ["2025-06-18", "InvalidParams"],
+    ["2025-11-25", "isError"]
+  ] as const)
+    it.effect(`${revision}: invalid arguments are refused as ${refused}; an unknown tool as a protocol error`, () =>
+      Effect.gen(function* () {
+        let ran = false
+        const Counting = Weather.toLayer({
+          forecast: ({ city }) => Effect.sync(() => (ran = true)).pipe(Effect.as({ city, summary: "?" })),
+          shout: ({ text }) => Effect.succeed(text),
+          crash: () => Effect.void,
+          raw: () => Effect.succeed(null)
+        })
+        const server = ToolkitServer.layer(Weather).pipe(
+          Layer.provide(Counting),
+          Layer.provideMerge(McpServer.layer({ name: "weather", version: "1.0.0" }))
+        )
+        const { client } = yield* McpTest.connect(server, { revision })
+        const invalid = yield* Effect.result(client.callTool("forecast", { city: 42 }))
+        if (refused === "InvalidParams") {
+          assert.isTrue(invalid._tag === "Failure" && invalid.failure._tag === "InvalidParams")
+        } else {
+          assert.isTrue(invalid._tag === "Success" && invalid.success.isError === true)
+          assert.include(JSON.stringify(invalid._tag === "Success" ? invalid.success.content : ""), "city")
+        }
+        assert.isFalse(ran, "the handler does not run on invalid arguments")
+        const unknown = yield* Effect.flip(client.callTool("nowhere", {}))
+        assert.strictEqual(unknown._tag, "InvalidParams")
+      })
+    )
+
+  it.effect("round trip: a scripted model drives a served toolkit through McpHost and AiToolkit", () =>
+    Effect.gen(function* () {
+      const model = scripted({ name: "a__forecast", params: { city: "Oslo" } })
+      const { first, second } = yield* withHost(converse("weather in Oslo?"), model.layer, {
+        a: Layer.provideMerge(ToolkitServer.layer(Weather).pipe(Layer.provide(WeatherHandlers)), echoServer("a"))
+      })
+      assert.deepStrictEqual(first.toolResults[0]!.result, { city: "Oslo", summary: "sunny" })
+      assert.strictEqual(second.text, `got: {"city":"Oslo","summary":"sunny"}`)
     })
   )
 })

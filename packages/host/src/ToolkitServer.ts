@@ -1,0 +1,200 @@
+/**
+ * The reverse of `AiToolkit`: an `effect/ai` Toolkit, with its handler
+ * Layer, served as MCP tools by an `McpServer`. It lives here rather than in
+ * `@effect-mcp/server` so that a server that does not use it never loads
+ * `effect/ai`.
+ *
+ * Each tool the application handles (provider-defined tools run at the model
+ * provider and are left out) becomes an MCP tool of the same name:
+ *
+ * - its `inputSchema` is the parameters Schema's JSON Schema (2020-12, as
+ *   `Tool.make` of `@effect-mcp/server` makes it; a dynamic tool's JSON
+ *   Schema as given), its description and `Title`, `Readonly`,
+ *   `Destructive`, `Idempotent` and `OpenWorld` annotations carry over, and
+ *   a success Schema whose JSON Schema is an object is advertised as its
+ *   `outputSchema`;
+ * - arguments are checked with the parameters Schema before the handler
+ *   runs, so invalid ones are refused as any MCP tool's are (-32602, or an
+ *   `isError` result, whichever the revision prescribes);
+ * - the handler's result, encoded by the success Schema, is the result's
+ *   text (a string as is, anything else as JSON) and, when it is an object,
+ *   its `structuredContent`;
+ * - a failure the tool returns (`failureMode: "return"`) or fails with, when
+ *   its failure Schema encodes it, is an `isError` result carrying the
+ *   encoded failure; another failure is reported by tag and message, and a
+ *   defect never reaches the client (the server answers "Internal error"
+ *   with a correlation id and logs the cause).
+ */
+import type * as Tools from "@effect-mcp/protocol/Tools"
+import * as McpTool from "@effect-mcp/server/Tool"
+import * as AiTool from "effect/ai/Tool"
+import type * as Toolkit from "effect/ai/Toolkit"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import type { McpServer } from "@effect-mcp/server/McpServer"
+
+type Obj = { readonly [key: string]: unknown }
+
+/** What serving a toolkit needs: its handlers, and the services its Schemas use. */
+export type Requirements<Tools extends Record<string, AiTool.Any>> =
+  | AiTool.HandlersFor<Tools>
+  | AiTool.HandlerServices<Tools[keyof Tools]>
+
+const isObject = (u: unknown): u is Obj => Predicate.isObject(u) && !Array.isArray(u)
+
+const textOf = (encoded: unknown): string =>
+  typeof encoded === "string" ? encoded : encoded === undefined ? "" : JSON.stringify(encoded)
+
+const annotationsOf = (tool: AiTool.Any): Tools.ToolAnnotations | undefined => {
+  const map = tool.annotations.mapUnsafe
+  const hints: { [key: string]: boolean } = {}
+  const pairs = [
+    ["readOnlyHint", AiTool.Readonly],
+    ["destructiveHint", AiTool.Destructive],
+    ["idempotentHint", AiTool.Idempotent],
+    ["openWorldHint", AiTool.OpenWorld]
+  ] as const
+  for (const [hint, reference] of pairs) if (map.has(reference.key)) hints[hint] = map.get(reference.key) as boolean
+  return Object.keys(hints).length === 0 ? undefined : hints
+}
+
+/** The advertised output schema: only for a success Schema whose JSON Schema is an object (MCP's rule before 2026-07-28). */
+const outputSchemaOf = (tool: AiTool.Any): Obj | undefined => {
+  const schema = AiTool.getJsonSchemaFromSchema(tool.successSchema) as Obj
+  return schema.type === "object" ? { $schema: McpTool.jsonSchemaDialect, ...schema } : undefined
+}
+
+const definitionOf = (tool: AiTool.Any): Tools.Tool => {
+  const dynamicSchema = AiTool.isDynamic(tool) ? (tool.jsonSchema as Obj | undefined) : undefined
+  const inputSchema =
+    dynamicSchema === undefined
+      ? McpTool.jsonSchemaOf(tool.parametersSchema)
+      : { $schema: McpTool.jsonSchemaDialect, type: "object", ...dynamicSchema }
+  const description = AiTool.getDescription(tool)
+  const title = Option.getOrUndefined(Context.getOption(tool.annotations, AiTool.Title))
+  const annotations = annotationsOf(tool)
+  const outputSchema = outputSchemaOf(tool)
+  return {
+    name: tool.name,
+    ...(title === undefined ? {} : { title }),
+    ...(description === undefined ? {} : { description }),
+    inputSchema: inputSchema as Tools.ToolInputSchema,
+    ...(outputSchema === undefined ? {} : { outputSchema: outputSchema as Tools.ToolOutputSchema }),
+    ...(annotations === undefined ? {} : { annotations })
+  }
+}
+
+/** An `isError` result carrying an encoded failure (as `structuredContent` too when it is an object and no output schema constrains it). */
+const errorResult = (encoded: unknown, hasOutputSchema: boolean): Tools.CallToolResult => ({
+  content: [{ type: "text", text: textOf(encoded) }],
+  ...(isObject(encoded) && !hasOutputSchema ? { structuredContent: encoded } : {}),
+  isError: true
+})
+
+const toMcpTool = (
+  tool: AiTool.Any,
+  handle: (name: string, params: unknown) => Effect.Effect<AiTool.HandlerResult<AiTool.Any>, unknown>
+): McpTool.Tool => {
+  let definition: Tools.Tool | undefined
+  let decoder: ((args: unknown) => Result.Result<unknown, Schema.SchemaError>) | undefined
+  let failureEncoder: ((error: unknown) => Result.Result<unknown, Schema.SchemaError>) | undefined
+  const made: McpTool.Tool = {
+    name: tool.name,
+    // Made on first read, as `@effect-mcp/server`'s tools are: a server pays for the schemas its clients list.
+    get definition() {
+      definition ??= definitionOf(tool)
+      return definition
+    },
+    decode: (args) => {
+      // A dynamic tool with a JSON Schema has no Schema to check with: its handler gets the arguments as sent.
+      if (AiTool.isDynamic(tool) && tool.jsonSchema !== undefined) return Result.succeed(args ?? {})
+      decoder ??= Schema.decodeUnknownResult(tool.parametersSchema as Schema.Codec<unknown, unknown>, { errors: "all" })
+      // The Toolkit decodes the parameters itself: it is given them as sent.
+      return Result.match(decoder(args ?? {}), {
+        onFailure: (error) => Result.fail(error.message),
+        onSuccess: () => Result.succeed(args ?? {})
+      })
+    },
+    handler: (args) => handle(tool.name, args),
+    toResult: (value) => {
+      const result = value as AiTool.HandlerResult<AiTool.Any>
+      if (result.isFailure)
+        return Result.succeed(errorResult(result.encodedResult, made.definition.outputSchema !== undefined))
+      const encoded = result.encodedResult
+      return Result.succeed({
+        content: encoded === undefined ? [] : [{ type: "text", text: textOf(encoded) }],
+        ...(isObject(encoded) ? { structuredContent: encoded } : {})
+      })
+    },
+    failureResult: (error) => {
+      failureEncoder ??= Schema.encodeUnknownResult(tool.failureSchema as Schema.Codec<unknown, unknown>)
+      const encoded = failureEncoder(error)
+      return Result.isFailure(encoded)
+        ? undefined
+        : errorResult(encoded.success, made.definition.outputSchema !== undefined)
+    }
+  }
+  return made
+}
+
+/**
+ * The toolkit's tools as MCP tools, their handlers the ones in context (run
+ * with the services the toolkit's Schemas need, captured here).
+ */
+export const tools = <Tools extends Record<string, AiTool.Any>>(
+  toolkit: Toolkit.Toolkit<Tools>
+): Effect.Effect<ReadonlyArray<McpTool.Tool>, never, Requirements<Tools>> =>
+  Effect.gen(function* () {
+    const withHandler = (yield* toolkit) as unknown as Toolkit.WithHandler<Record<string, AiTool.Any>>
+    const services = yield* Effect.context<Requirements<Tools>>()
+    const handle = (name: string, params: unknown) =>
+      withHandler.handle(name, params as never).pipe(
+        Effect.flatMap((results) => Stream.runLast(Stream.filter(results, (result) => !result.preliminary))),
+        // The Toolkit always ends a call with a final result; its absence is a bug, not the client's business.
+        Effect.flatMap((last) => (Option.isSome(last) ? Effect.succeed(last.value) : Effect.die("no final result"))),
+        Effect.provideContext(services as Context.Context<never>)
+      ) as Effect.Effect<AiTool.HandlerResult<AiTool.Any>, unknown>
+    return Object.values(withHandler.tools)
+      .filter((tool) => !AiTool.isProviderDefined(tool))
+      .map((tool) => toMcpTool(tool, handle))
+  })
+
+/**
+ * A Layer registering the toolkit's tools on the `McpServer` for as long as
+ * it lives; provide the toolkit's handler Layer (`toolkit.toLayer(...)`) to it.
+ *
+ * @example
+ * ```ts
+ * import * as ToolkitServer from "@effect-mcp/host/ToolkitServer"
+ * import * as McpServer from "@effect-mcp/server/McpServer"
+ * import * as Tool from "effect/ai/Tool"
+ * import * as Toolkit from "effect/ai/Toolkit"
+ * import * as Effect from "effect/Effect"
+ * import * as Layer from "effect/Layer"
+ * import * as Schema from "effect/Schema"
+ *
+ * const Weather = Toolkit.make(
+ *   Tool.make("forecast", {
+ *     description: "Tomorrow's forecast for a city",
+ *     parameters: Schema.Struct({ city: Schema.String }),
+ *     success: Schema.Struct({ summary: Schema.String })
+ *   })
+ * )
+ * const Handlers = Weather.toLayer({ forecast: ({ city }) => Effect.succeed({ summary: `sunny in ${city}` }) })
+ *
+ * export const Server = ToolkitServer.layer(Weather).pipe(
+ *   Layer.provide(Handlers),
+ *   Layer.provideMerge(McpServer.layer({ name: "weather", version: "1.0.0" }))
+ * )
+ * ```
+ */
+export const layer = <Tools extends Record<string, AiTool.Any>>(
+  toolkit: Toolkit.Toolkit<Tools>
+): Layer.Layer<never, never, McpServer | Requirements<Tools>> =>
+  Layer.effectDiscard(Effect.flatMap(tools(toolkit), (made) => McpTool.register(...made)))
