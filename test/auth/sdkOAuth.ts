@@ -7,7 +7,7 @@
  * `finishAuth(code)` and connects again) with the headless user agent in the
  * browser's place.
  */
-import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js"
+import type { OAuthClientProvider, OAuthDiscoveryState } from "@modelcontextprotocol/sdk/client/auth.js"
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import {
@@ -41,6 +41,7 @@ export const provider = (options: {
   let tokens: OAuthTokens | undefined
   let verifier = ""
   let pending: URL | undefined
+  let discovery: OAuthDiscoveryState | undefined
   const clientMetadata: OAuthClientMetadata = {
     client_name: "sdk-e2e",
     redirect_uris: [redirectUri],
@@ -71,6 +72,11 @@ export const provider = (options: {
       secrets.add(saved)
     },
     codeVerifier: () => verifier,
+    // Kept beside the verifier: the SDK binds the login's callback to the authorization server it started with.
+    saveDiscoveryState: (state) => {
+      discovery = state
+    },
+    discoveryState: () => discovery,
     // Without it the SDK cannot register: a pre-registered client leaves it out.
     ...(options.clientId === undefined
       ? {
@@ -111,17 +117,17 @@ export type Errors = Array<string>
 export const describeError = (error: unknown) =>
   error instanceof Error ? `${error.name}: ${error.message}\n${error.stack ?? ""}` : String(error)
 
-/** The user-agent step of a login the SDK started: the redirect's code, handed to `finish`. */
+/** The user-agent step of a login the SDK started: the redirect's code (and all its parameters), handed to `finish`. */
 export const login = async (
   browser: ReturnType<typeof Headless.make>,
   authorizationUrl: URL | undefined,
-  finish: (code: string) => Promise<void>
+  finish: (code: string, callback: URLSearchParams) => Promise<void>
 ) => {
   if (authorizationUrl === undefined) throw new Error("the SDK sent no one to log in")
   const redirect = await Effect.runPromise(browser.userAgent.authorize(authorizationUrl))
   const code = redirect.searchParams.get("code")
   if (code === null) throw new Error(`the login was refused: ${redirect.searchParams.get("error")}`)
-  await finish(code)
+  await finish(code, redirect.searchParams)
 }
 
 /**
