@@ -1,7 +1,8 @@
 /**
  * A Model Context Protocol host on Effect: many servers from an `mcpServers`
  * configuration, supervised and respawned, one aggregated catalog, calls
- * routed by name, client-side handlers and consent hooks once for all.
+ * routed by name, client-side handlers and consent hooks once for all, and a
+ * bridge to effect/ai (`AiToolkit`, `ToolkitServer`).
  *
  * @packageDocumentation
  * @module @effect-mcp/host
@@ -16,3 +17,4 @@ export * as McpHost from "./McpHost.ts"
 export * as Naming from "./Naming.ts"
 export * as NodeConnector from "./NodeConnector.ts"
 export * as ServerStatus from "./ServerStatus.ts"
+export * as ToolkitServer from "./ToolkitServer.ts"
