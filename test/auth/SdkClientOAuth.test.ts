@@ -10,9 +10,10 @@
  * user to the authorization URL (`redirectToAuthorization`) and throws
  * `UnauthorizedError`; the application finishes with `finishAuth(code)` and
  * connects again. A 403 `insufficient_scope` makes the transport authorize
- * again with the challenge's scope (a step-up). Every token and secret the
- * run saw is then looked for in the server's stderr, the SDK's errors and the
- * run's log lines: none may appear.
+ * again with the challenge's scope (a step-up): 1.x tries its refresh token
+ * first, 2.x (`@modelcontextprotocol/client`) logs in for the union of scopes.
+ * Every token and secret the run saw is then looked for in the server's
+ * stderr and the SDK's errors: none may appear.
  */
 import {
   Client as Client2,
