@@ -120,7 +120,7 @@ export const progressLine = (
   let drawn = false
   return {
     draw: (line) => {
-      const columns = stream.columns ?? 80
+      const columns = stream.columns !== undefined && stream.columns > 0 ? stream.columns : 80
       // Carriage return, the line cut to the terminal's width, then erase what an older, longer line left.
       stream.write(`\r${line.slice(0, Math.max(10, columns - 1))}\x1b[K`)
       drawn = true
