@@ -37,8 +37,9 @@ describe("NodeLoopbackUserAgent", () => {
           Effect.gen(function* () {
             const state = authorizationUrl.searchParams.get("state")
             const redirect = new URL(authorizationUrl.searchParams.get("redirect_uri")!)
-            // A stray request (a favicon) is not the redirect.
+            // A stray request (a favicon), or one with another login's state, is not the redirect.
             pages.push(yield* get(new URL("/favicon.ico", redirect).href))
+            pages.push(yield* get(`${redirect.href}?code=forged&state=another`))
             redirect.searchParams.set("code", "the-code")
             redirect.searchParams.set("state", state!)
             pages.push(yield* get(redirect.href))
@@ -68,10 +69,11 @@ describe("NodeLoopbackUserAgent", () => {
       assert.strictEqual(`${redirect.origin}${redirect.pathname}`, userAgent.redirectUri)
       yield* Fiber.join(browser!)
       assert.strictEqual(pages[0]?.status, 404)
-      assert.strictEqual(pages[1]?.status, 200)
-      assert.include(pages[1]?.body, "Logged in")
+      assert.strictEqual(pages[1]?.status, 400)
+      assert.strictEqual(pages[2]?.status, 200)
+      assert.include(pages[2]?.body, "Logged in")
       // The page never shows what the redirect carried.
-      assert.notInclude(pages[1]?.body, "the-code")
+      assert.notInclude(pages[2]?.body, "the-code")
       assert.isFalse(yield* accepting(port))
     })
   )

@@ -73,13 +73,21 @@ const answer = (response: http.ServerResponse, redirect: URL, done: () => void) 
   response.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" }).end(body, done)
 }
 
-/** Waits on `server` for the one request to `path`; anything else gets 404. */
-const redirectOn = (server: http.Server, base: string, path: string) =>
+/**
+ * Waits on `server` for the one request to `path` carrying the login's
+ * `state`; anything else gets 404, and a request with another state 400 (any
+ * local process can reach the port: a stray request must not end the login).
+ */
+const redirectOn = (server: http.Server, base: string, path: string, state: string | null) =>
   Effect.callback<URL>((resume) => {
     server.on("request", (request: http.IncomingMessage, response: http.ServerResponse) => {
       const url = new URL(request.url ?? "/", base)
       if (request.method !== "GET" || url.pathname !== path) {
         response.writeHead(404, { "content-type": "text/plain" }).end("Not found")
+        return
+      }
+      if (state !== null && url.searchParams.get("state") !== state) {
+        response.writeHead(400, { "content-type": "text/plain" }).end("Not the login this application waits for")
         return
       }
       answer(response, url, () => resume(Effect.succeed(url)))
@@ -108,7 +116,7 @@ export const make = (options: Options = {}): Effect.Effect<UserAgent.UserAgentSh
         (server) =>
           Effect.andThen(
             open(authorizationUrl),
-            redirectOn(server, base, path).pipe(
+            redirectOn(server, base, path, authorizationUrl.searchParams.get("state")).pipe(
               Effect.timeoutOrElse({
                 duration: timeout,
                 orElse: () => Effect.fail(failed(`no redirect to ${redirectUri} within ${Duration.format(timeout)}`))
