@@ -7,11 +7,14 @@ import * as Prompt from "effect/ai/Prompt"
 import type * as Response from "effect/ai/Response"
 import * as AiTool from "effect/ai/Tool"
 import * as Toolkit from "effect/ai/Toolkit"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { TestClock } from "effect/testing"
 import * as AiToolkit from "../src/AiToolkit.ts"
 import * as McpHost from "../src/McpHost.ts"
 import * as ToolkitServer from "../src/ToolkitServer.ts"
@@ -86,14 +89,25 @@ const failing = Tool.make("fail", {
   handler: () => Effect.succeed({ content: [{ type: "text" as const, text: "disk full" }], isError: true })
 })
 
-/** Runs `effect` with a host over in-memory servers `a` (echo, add, fail, and `more`) and `b` (echo), once both are ready. */
+const blocks = Tool.make("blocks", {
+  description: "Answers with several blocks",
+  input: Schema.Struct({}),
+  handler: () =>
+    Effect.succeed([
+      { type: "text" as const, text: "one" },
+      { type: "image" as const, data: "AAAA", mimeType: "image/png" },
+      { type: "text" as const, text: "two" }
+    ])
+})
+
+/** Runs `effect` with a host over in-memory servers `a` (echo, add, fail, blocks; or `options.a`) and `b` (echo), once both are ready. */
 const withHost = <A, E>(
   effect: Effect.Effect<A, E, McpHost.McpHost | LanguageModel.LanguageModel>,
   model: Layer.Layer<LanguageModel.LanguageModel>,
   options: { readonly revision?: "2025-06-18" | "2025-11-25"; readonly a?: Layer.Layer<McpServer.McpServer> } = {}
 ) =>
   Effect.gen(function* () {
-    const servers = yield* memory({ a: options.a ?? echoServer("a", adder, failing), b: echoServer("b") })
+    const servers = yield* memory({ a: options.a ?? echoServer("a", adder, failing, blocks), b: echoServer("b") })
     const host = McpHost.layer({
       clientInfo,
       config: configOf("a", "b"),
@@ -113,7 +127,13 @@ describe("AiToolkit", () => {
       const { first, second } = yield* withHost(converse("what is 2 + 3?"), model.layer)
       // The model was offered every catalog tool under its catalog name, with the server's description and schema.
       const offered = model.turns[0]!.tools
-      assert.deepStrictEqual(offered.map((t) => t.name).sort(), ["a__add", "a__echo", "a__fail", "b__echo"])
+      assert.deepStrictEqual(offered.map((t) => t.name).sort(), [
+        "a__add",
+        "a__blocks",
+        "a__echo",
+        "a__fail",
+        "b__echo"
+      ])
       const add = offered.find((t) => t.name === "a__add")!
       assert.strictEqual(add.description, "Adds two numbers")
       const schema = add.schema as { readonly type: string; readonly properties: object; readonly $schema?: string }
@@ -128,11 +148,13 @@ describe("AiToolkit", () => {
     })
   )
 
-  it.effect("text results are joined; the tool's annotations carry over", () =>
+  it.effect("text blocks are joined, other blocks named; the tool's annotations carry over", () =>
     Effect.gen(function* () {
-      const model = scripted({ name: "b__echo", params: { text: "hello" } })
-      const { second } = yield* withHost(converse("echo hello"), model.layer)
-      assert.strictEqual(second.text, `got: "b: hello"`)
+      const echo = scripted({ name: "b__echo", params: { text: "hello" } })
+      assert.strictEqual((yield* withHost(converse("echo hello"), echo.layer)).second.text, `got: "b: hello"`)
+      const model = scripted({ name: "a__blocks", params: {} })
+      const { first } = yield* withHost(converse("blocks"), model.layer)
+      assert.strictEqual(first.toolResults[0]!.result, "one\n[image image/png]\ntwo")
       const snapshot = yield* withHost(AiToolkit.snapshot(), model.layer)
       const add = snapshot.toolkit.tools.a__add!
       assert.isTrue(add.annotations.mapUnsafe.get(AiTool.Readonly.key) === true)
@@ -218,6 +240,83 @@ describe("AiToolkit", () => {
         "a__echo",
         "b__echo"
       ])
+    })
+  )
+
+  it.effect("a call past its timeout is a RequestTimeout failure the model sees, and is cancelled on its server", () =>
+    Effect.gen(function* () {
+      const cancelled = yield* Deferred.make<void>()
+      const slow = Tool.make("slow", {
+        input: Schema.Struct({}),
+        handler: () =>
+          Effect.sleep("1 minute").pipe(
+            Effect.as("late"),
+            Effect.onInterrupt(() => Deferred.succeed(cancelled, undefined))
+          )
+      })
+      const model = scripted({ name: "a__slow", params: {} })
+      const question = "slow?"
+      const run = Effect.gen(function* () {
+        const toolkit = AiToolkit.toolkit({ call: { timeout: "5 seconds" } })
+        const fiber = yield* Effect.forkChild(LanguageModel.generateText({ prompt: question, toolkit }))
+        yield* Effect.repeat(Effect.yieldNow, { times: 50 })
+        yield* TestClock.adjust("6 seconds")
+        const first = yield* Fiber.join(fiber)
+        yield* Deferred.await(cancelled)
+        return first
+      })
+      const first = yield* withHost(run, model.layer, { a: echoServer("a", slow) })
+      const result = first.toolResults[0]!
+      assert.isTrue(result.isFailure)
+      assert.strictEqual((result.result as AiToolkit.ToolFailure).reason, "RequestTimeout")
+    })
+  )
+
+  it.effect("interrupting generateText cancels the MCP call on its server", () =>
+    Effect.gen(function* () {
+      const started = yield* Deferred.make<void>()
+      const cancelled = yield* Deferred.make<void>()
+      const slow = Tool.make("slow", {
+        input: Schema.Struct({}),
+        handler: () =>
+          Deferred.succeed(started, undefined).pipe(
+            Effect.andThen(Effect.never),
+            Effect.onInterrupt(() => Deferred.succeed(cancelled, undefined))
+          )
+      })
+      const model = scripted({ name: "a__slow", params: {} })
+      const run = Effect.gen(function* () {
+        const fiber = yield* Effect.forkChild(LanguageModel.generateText({ prompt: "?", toolkit: AiToolkit.toolkit() }))
+        yield* Deferred.await(started)
+        yield* Fiber.interrupt(fiber)
+        yield* Deferred.await(cancelled)
+      })
+      yield* withHost(run, model.layer, { a: echoServer("a", slow) })
+      assert.isTrue(yield* Deferred.isDone(cancelled))
+    })
+  )
+
+  it.effect("a snapshot merges with a toolkit of the application's own; filter chooses the MCP tools", () =>
+    Effect.gen(function* () {
+      const Clock = AiTool.make("clock", { success: Schema.String })
+      const Own = Toolkit.make(Clock)
+      const OwnHandlers = Own.toLayer({ clock: () => Effect.succeed("noon") })
+      const model = scripted({ name: "a__add", params: { a: 1, b: 1 } })
+      const run = Effect.gen(function* () {
+        const { handlers, toolkit } = yield* AiToolkit.snapshot({ filter: (entry) => entry.server === "a" })
+        const merged = Toolkit.merge(Own, toolkit)
+        const withHandler = yield* merged.pipe(Effect.provide(OwnHandlers), Effect.provideContext(handlers))
+        return yield* LanguageModel.generateText({ prompt: "1 + 1", toolkit: withHandler })
+      })
+      const first = yield* withHost(run, model.layer)
+      assert.deepStrictEqual(model.turns[0]!.tools.map((t) => t.name).sort(), [
+        "a__add",
+        "a__blocks",
+        "a__echo",
+        "a__fail",
+        "clock"
+      ])
+      assert.deepStrictEqual(first.toolResults[0]!.result, { sum: 2 })
     })
   )
 
