@@ -13,9 +13,10 @@
  *   `Destructive`, `Idempotent` and `OpenWorld` annotations carry over, and
  *   a success Schema whose JSON Schema is an object is advertised as its
  *   `outputSchema`;
- * - arguments are checked with the parameters Schema before the handler
- *   runs, so invalid ones are refused as any MCP tool's are (-32602, or an
- *   `isError` result, whichever the revision prescribes);
+ * - arguments are decoded with the parameters Schema's JSON codec (what the
+ *   `inputSchema` describes) before the handler runs, so invalid ones are
+ *   refused as any MCP tool's are (-32602, or an `isError` result,
+ *   whichever the revision prescribes);
  * - the handler's result, encoded by the success Schema, is the result's
  *   text (a string as is, anything else as JSON) and, when it is an object,
  *   its `structuredContent`;
@@ -102,7 +103,9 @@ const toMcpTool = (
   handle: (name: string, params: unknown) => Effect.Effect<AiTool.HandlerResult<AiTool.Any>, unknown>
 ): McpTool.Tool => {
   let definition: Tools.Tool | undefined
+  const jsonArgs = AiTool.isDynamic(tool) && tool.jsonSchema !== undefined
   let decoder: ((args: unknown) => Result.Result<unknown, Schema.SchemaError>) | undefined
+  let encoder: ((value: unknown) => Effect.Effect<unknown, Schema.SchemaError>) | undefined
   let failureEncoder: ((error: unknown) => Result.Result<unknown, Schema.SchemaError>) | undefined
   const made: McpTool.Tool = {
     name: tool.name,
@@ -113,15 +116,20 @@ const toMcpTool = (
     },
     decode: (args) => {
       // A dynamic tool with a JSON Schema has no Schema to check with: its handler gets the arguments as sent.
-      if (AiTool.isDynamic(tool) && tool.jsonSchema !== undefined) return Result.succeed(args ?? {})
-      decoder ??= Schema.decodeUnknownResult(tool.parametersSchema as Schema.Codec<unknown, unknown>, { errors: "all" })
-      // The Toolkit decodes the parameters itself: it is given them as sent.
-      return Result.match(decoder(args ?? {}), {
-        onFailure: (error) => Result.fail(error.message),
-        onSuccess: () => Result.succeed(args ?? {})
+      if (jsonArgs) return Result.succeed(args ?? {})
+      // Arguments are JSON: decoded by the Schema's JSON codec, which the advertised inputSchema describes.
+      decoder ??= Schema.decodeUnknownResult(Schema.toCodecJson(tool.parametersSchema as Schema.Codec<unknown>), {
+        errors: "all"
       })
+      return Result.mapError(decoder(args ?? {}), (error) => error.message)
     },
-    handler: (args) => handle(tool.name, args),
+    // The Toolkit decodes the parameters itself, from their encoded form: it is given the decoded ones encoded back
+    // (the same as sent for plain JSON schemas; a `Date` is sent as a string but encoded as a `Date`).
+    handler: (input) => {
+      if (jsonArgs) return handle(tool.name, input)
+      encoder ??= Schema.encodeUnknownEffect(tool.parametersSchema as Schema.Codec<unknown>)
+      return Effect.flatMap(Effect.orDie(encoder(input)), (params) => handle(tool.name, params))
+    },
     toResult: (value) => {
       const result = value as AiTool.HandlerResult<AiTool.Any>
       if (result.isFailure)

@@ -354,14 +354,21 @@ const Raw = AiTool.dynamic("raw", {
   parameters: { type: "object", properties: { n: { type: "integer" } }, required: ["n"] }
 })
 
-const Weather = Toolkit.make(Forecast, Shout, Crash, Raw)
+// A parameter whose JSON form (an ISO string) differs from its encoded form (a Date).
+const Remind = AiTool.make("remind", {
+  parameters: Schema.Struct({ at: Schema.Date }),
+  success: Schema.String
+})
+
+const Weather = Toolkit.make(Forecast, Shout, Crash, Raw, Remind)
 
 const WeatherHandlers = Weather.toLayer({
   forecast: ({ city }) =>
     city === "Atlantis" ? Effect.fail(new CityNotFound({ city })) : Effect.succeed({ city, summary: "sunny" }),
   shout: ({ text }) => (text === "" ? Effect.fail(new CityNotFound({ city: "" })) : Effect.succeed(text.toUpperCase())),
   crash: () => Effect.die(new Error("secret stack detail")),
-  raw: (params) => Effect.succeed({ got: params })
+  raw: (params) => Effect.succeed({ got: params }),
+  remind: ({ at }) => Effect.succeed(`at ${at.getUTCFullYear()}`)
 })
 
 const WeatherServer = ToolkitServer.layer(Weather).pipe(
@@ -374,7 +381,7 @@ describe("ToolkitServer", () => {
     Effect.gen(function* () {
       const { client } = yield* McpTest.connect(WeatherServer)
       const { tools } = yield* client.listTools()
-      assert.deepStrictEqual(tools.map((t) => t.name).sort(), ["crash", "forecast", "raw", "shout"])
+      assert.deepStrictEqual(tools.map((t) => t.name).sort(), ["crash", "forecast", "raw", "remind", "shout"])
       const forecast = tools.find((t) => t.name === "forecast")!
       assert.strictEqual(forecast.description, "Tomorrow's forecast for a city")
       assert.strictEqual(forecast.title, "Forecast")
@@ -407,6 +414,8 @@ describe("ToolkitServer", () => {
       assert.isUndefined(shout.structuredContent)
       const raw = yield* client.callTool("raw", { n: 3 })
       assert.deepStrictEqual(raw.structuredContent, { got: { n: 3 } })
+      const remind = yield* client.callTool("remind", { at: "2030-05-01T00:00:00.000Z" })
+      assert.deepStrictEqual(remind.content, [{ type: "text", text: "at 2030" }])
     })
   )
 
@@ -442,7 +451,8 @@ describe("ToolkitServer", () => {
           forecast: ({ city }) => Effect.sync(() => (ran = true)).pipe(Effect.as({ city, summary: "?" })),
           shout: ({ text }) => Effect.succeed(text),
           crash: () => Effect.void,
-          raw: () => Effect.succeed(null)
+          raw: () => Effect.succeed(null),
+          remind: () => Effect.succeed("")
         })
         const server = ToolkitServer.layer(Weather).pipe(
           Layer.provide(Counting),
