@@ -24,9 +24,13 @@
  *   its failure Schema encodes it, is an `isError` result carrying the
  *   encoded failure; another failure is reported by tag and message, and a
  *   defect never reaches the client (the server answers "Internal error"
- *   with a correlation id and logs the cause).
+ *   with a correlation id and logs the cause);
+ * - each preliminary result a handler reports (`context.preliminary`) is a
+ *   progress notification, when the client asked for progress: progress 1,
+ *   2, ... with the encoded value as text for its message.
  */
 import type * as Tools from "@effect-mcp/protocol/Tools"
+import * as ServerRequest from "@effect-mcp/server/ServerRequest"
 import * as McpTool from "@effect-mcp/server/Tool"
 import * as AiTool from "effect/ai/Tool"
 import type * as Toolkit from "effect/ai/Toolkit"
@@ -100,7 +104,10 @@ const errorResult = (encoded: unknown, hasOutputSchema: boolean): Tools.CallTool
 
 const toMcpTool = (
   tool: AiTool.Any,
-  handle: (name: string, params: unknown) => Effect.Effect<AiTool.HandlerResult<AiTool.Any>, unknown>
+  handle: (
+    name: string,
+    params: unknown
+  ) => Effect.Effect<AiTool.HandlerResult<AiTool.Any>, unknown, ServerRequest.ServerRequest>
 ): McpTool.Tool => {
   let definition: Tools.Tool | undefined
   const jsonArgs = AiTool.isDynamic(tool) && tool.jsonSchema !== undefined
@@ -163,11 +170,23 @@ export const tools = <Tools extends Record<string, AiTool.Any>>(
     const services = yield* Effect.context<Requirements<Tools>>()
     const handle = (name: string, params: unknown) =>
       withHandler.handle(name, params as never).pipe(
-        Effect.flatMap((results) => Stream.runLast(Stream.filter(results, (result) => !result.preliminary))),
-        // The Toolkit always ends a call with a final result; its absence is a bug, not the client's business.
-        Effect.flatMap((last) => (Option.isSome(last) ? Effect.succeed(last.value) : Effect.die("no final result"))),
+        Effect.flatMap((results) => {
+          let final: AiTool.HandlerResult<AiTool.Any> | undefined
+          let step = 0
+          return Stream.runForEach(results, (result) => {
+            if (!result.preliminary) {
+              final = result
+              return Effect.void
+            }
+            step += 1
+            return ServerRequest.progress({ progress: step, message: textOf(result.encodedResult) })
+          }).pipe(
+            // The Toolkit always ends a call with a final result; its absence is a bug, not the client's business.
+            Effect.flatMap(() => (final === undefined ? Effect.die("no final result") : Effect.succeed(final)))
+          )
+        }),
         Effect.provideContext(services as Context.Context<never>)
-      ) as Effect.Effect<AiTool.HandlerResult<AiTool.Any>, unknown>
+      ) as Effect.Effect<AiTool.HandlerResult<AiTool.Any>, unknown, ServerRequest.ServerRequest>
     return Object.values(withHandler.tools)
       .filter((tool) => !AiTool.isProviderDefined(tool))
       .map((tool) => toMcpTool(tool, handle))

@@ -20,6 +20,9 @@ import * as McpHost from "../src/McpHost.ts"
 import * as ToolkitServer from "../src/ToolkitServer.ts"
 import { clientInfo, configOf, echoServer, memory } from "./fixtures.ts"
 
+const textOfBlocks = (result: { readonly content: ReadonlyArray<unknown> }) =>
+  result.content.map((block) => (block as { readonly text?: string }).text ?? "").join("")
+
 /** What the scripted model was offered on each turn. */
 interface Turn {
   readonly tools: ReadonlyArray<{
@@ -437,6 +440,33 @@ describe("ToolkitServer", () => {
       const text = JSON.stringify(crashed.content)
       assert.include(text, "Internal error")
       assert.notInclude(text, "secret stack detail")
+    })
+  )
+
+  it.effect("preliminary results are progress notifications with the encoded value as message", () =>
+    Effect.gen(function* () {
+      const Count = AiTool.make("count", { success: Schema.Number })
+      const Counting = Toolkit.make(Count)
+      const handlers = Counting.toLayer({
+        count: (_, context) =>
+          Effect.gen(function* () {
+            yield* context.preliminary(1)
+            yield* context.preliminary(2)
+            return 3
+          })
+      })
+      const server = ToolkitServer.layer(Counting).pipe(
+        Layer.provide(handlers),
+        Layer.provideMerge(McpServer.layer({ name: "counting", version: "1.0.0" }))
+      )
+      const { client } = yield* McpTest.connect(server)
+      const events = yield* Stream.runCollect(client.callToolWithProgress("count", {}))
+      assert.deepStrictEqual(
+        events.map((event) =>
+          event._tag === "Progress" ? `${event.update.progress}:${event.update.message}` : textOfBlocks(event.value)
+        ),
+        ["1:1", "2:2", "3"]
+      )
     })
   )
 
