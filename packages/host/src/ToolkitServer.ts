@@ -28,6 +28,9 @@
  * - each preliminary result a handler reports (`context.preliminary`) is a
  *   progress notification, when the client asked for progress: progress 1,
  *   2, ... with the encoded value as text for its message.
+ *
+ * A tool's `needsApproval` is `LanguageModel`'s business and is not asked
+ * here: an MCP client's host has its own consent.
  */
 import type * as Tools from "@effect-mcp/protocol/Tools"
 import * as ServerRequest from "@effect-mcp/server/ServerRequest"
