@@ -23,18 +23,10 @@ import * as Sdk from "./sdkOAuth.ts"
 /** The provider and the protected server (its endpoint the provider's default audience). */
 const setup = Effect.gen(function* () {
   let endpoint = ""
-  const provider = yield* OidcProvider.startWith({
+  const { provider, server } = yield* Sdk.start("notes:read,notes:write", false, {
     registration: true,
-    acceptResource: (indicator) => indicator.startsWith("http://127.0.0.1:"),
     defaultResource: () => endpoint
   })
-  const server = yield* ServerProcess.spawnHttp([
-    "--auth",
-    "--auth-issuer",
-    provider.issuer,
-    "--auth-scopes",
-    "notes:read,notes:write"
-  ])
   endpoint = server.url
   const issuerMetadata = yield* Effect.promise(() =>
     fetch(`${provider.issuer}/.well-known/openid-configuration`).then(
@@ -133,7 +125,7 @@ describe("the 2025-03-26 shape at the protected everything server", () => {
       assert.include(legacy.seen, `POST ${provider.issuer}/reg 201`)
       assert.include(legacy.seen, `POST ${provider.issuer}/token 200`)
       assert.strictEqual(browser.visits(), 1)
-      for (const secret of sdk.secrets) assert.notInclude(server.stderr(), secret)
+      Sdk.assertNoSecret(sdk.secrets, [server.stderr(), ...errors])
     })
   )
 
@@ -164,7 +156,7 @@ describe("the 2025-03-26 shape at the protected everything server", () => {
         legacy.seen.some((line) => line.startsWith(`GET ${server.base}/.well-known/oauth-authorization-server`))
       )
       assert.strictEqual(browser.visits(), 1)
-      for (const secret of sdk.secrets) assert.notInclude(server.stderr(), secret)
+      Sdk.assertNoSecret(sdk.secrets, [server.stderr(), ...errors])
     })
   )
 })

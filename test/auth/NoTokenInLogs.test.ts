@@ -168,9 +168,7 @@ describe("no secret in any log line or error of a protected run", () => {
         // Refusals were logged (debug), and nothing anywhere quotes a secret.
         assert.isTrue(lines.some((line) => line.includes("bearer token refused")))
         assert.isAbove(secrets.size, 12)
-        for (const text of [...lines, ...errors, ...consoleOutput]) {
-          for (const secret of secrets) assert.notInclude(text, secret)
-        }
+        Sdk.assertNoSecret(secrets, [...lines, ...errors, ...consoleOutput])
       }).pipe(
         (run) => capturingConsole(consoleOutput, run),
         Effect.provide(

@@ -24,27 +24,17 @@ import {
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as OidcProvider from "../support/OidcProvider.ts"
-import * as ServerProcess from "../support/ServerProcess.ts"
 import * as Headless from "./headlessUserAgent.ts"
 import * as Sdk from "./sdkOAuth.ts"
+
+const publicClient = { id: "sdk-host", redirectUri: Sdk.redirectUri }
 
 describe("the official SDK client and the protected everything server", () => {
   it.live(
     "registers dynamically, logs in with PKCE, calls tools; a refresh renews an expired token",
     () =>
       Effect.gen(function* () {
-        const provider = yield* OidcProvider.startWith({
-          registration: true,
-          acceptResource: (indicator) => indicator.startsWith("http://127.0.0.1:")
-        })
-        const server = yield* ServerProcess.spawnHttp([
-          "--auth",
-          "--auth-issuer",
-          provider.issuer,
-          "--auth-scopes",
-          "notes:read,notes:write"
-        ])
+        const { provider, server } = yield* Sdk.start("notes:read,notes:write", false, { registration: true })
         const sdk = Sdk.provider({ refresh: true })
         const browser = Headless.make(Sdk.redirectUri)
         const errors: Sdk.Errors = []
@@ -74,10 +64,7 @@ describe("the official SDK client and the protected everything server", () => {
         // The only errors were the login's UnauthorizedError (thrown, and reported to onerror).
         assert.isNotEmpty(errors)
         for (const error of errors) assert.match(error, /^Error: Unauthorized/)
-        for (const secret of sdk.secrets) {
-          assert.notInclude(server.stderr(), secret)
-          for (const error of errors) assert.notInclude(error, secret)
-        }
+        Sdk.assertNoSecret(sdk.secrets, [server.stderr(), ...errors])
       }),
     60_000
   )
@@ -86,20 +73,8 @@ describe("the official SDK client and the protected everything server", () => {
     "a tool needing a scope: 403, and the SDK's step-up (by refresh: refused again; by a login: served)",
     () =>
       Effect.gen(function* () {
-        const provider = yield* OidcProvider.startWith({
-          publicClient: { id: "sdk-host", redirectUri: Sdk.redirectUri },
-          acceptResource: (indicator) => indicator.startsWith("http://127.0.0.1:")
-        })
         // The challenge asks for notes:read only; test_simple_text needs notes:write.
-        const server = yield* ServerProcess.spawnHttp([
-          "--auth",
-          "--auth-issuer",
-          provider.issuer,
-          "--auth-scopes",
-          "notes:read",
-          "--auth-tool-scope",
-          "test_simple_text=notes:write"
-        ])
+        const { server } = yield* Sdk.start("notes:read", true, { publicClient })
         const sdk = Sdk.provider({ clientId: "sdk-host", refresh: true })
         const browser = Headless.make(Sdk.redirectUri)
         const errors: Sdk.Errors = []
@@ -153,10 +128,7 @@ describe("the official SDK client and the protected everything server", () => {
         assert.include(Sdk.textOf(yield* Effect.promise(call)), "simple text")
         assert.strictEqual(transport.sessionId, sessionBefore)
 
-        for (const secret of sdk.secrets) {
-          assert.notInclude(server.stderr(), secret)
-          for (const error of errors) assert.notInclude(error, secret)
-        }
+        Sdk.assertNoSecret(sdk.secrets, [server.stderr(), ...errors])
       }),
     60_000
   )
@@ -165,19 +137,7 @@ describe("the official SDK client and the protected everything server", () => {
     "SDK 2.x: login (finishAuth given the callback's parameters, iss checked), step-up by a login for the union of scopes",
     () =>
       Effect.gen(function* () {
-        const provider = yield* OidcProvider.startWith({
-          publicClient: { id: "sdk-host", redirectUri: Sdk.redirectUri },
-          acceptResource: (indicator) => indicator.startsWith("http://127.0.0.1:")
-        })
-        const server = yield* ServerProcess.spawnHttp([
-          "--auth",
-          "--auth-issuer",
-          provider.issuer,
-          "--auth-scopes",
-          "notes:read",
-          "--auth-tool-scope",
-          "test_simple_text=notes:write"
-        ])
+        const { server } = yield* Sdk.start("notes:read", true, { publicClient })
         // With refresh_token among its grant types 2.x adds offline_access to the scope, which this
         // pre-registered client (notes:read notes:write) may not ask for.
         const sdk = Sdk.provider({ clientId: "sdk-host", refresh: false })
@@ -220,10 +180,7 @@ describe("the official SDK client and the protected everything server", () => {
         assert.include(Sdk.textOf(yield* Effect.promise(() => client.callTool({ name: "test_simple_text" }))), "simple")
         assert.strictEqual(transport.sessionId, session)
         assert.strictEqual(browser.visits(), 2)
-        for (const secret of sdk.secrets) {
-          assert.notInclude(server.stderr(), secret)
-          for (const error of errors) assert.notInclude(error, secret)
-        }
+        Sdk.assertNoSecret(sdk.secrets, [server.stderr(), ...errors])
       }),
     60_000
   )

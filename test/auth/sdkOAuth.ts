@@ -21,10 +21,35 @@ import type {
 } from "@modelcontextprotocol/sdk/shared/auth.js"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import * as OidcProvider from "../support/OidcProvider.ts"
+import * as ServerProcess from "../support/ServerProcess.ts"
 import type * as Headless from "./headlessUserAgent.ts"
 
 /** The redirect URI the SDK's client registers (the headless user agent stops there). */
 export const redirectUri = "http://127.0.0.1:1/callback"
+
+/**
+ * oidc-provider (issuing JWTs for any loopback resource, plus `options`) and
+ * the everything server protected by it, advertising `scopes`
+ * (comma-separated; the 401 challenge asks for them) and with
+ * `test_simple_text` needing notes:write when `stepUp` is set.
+ */
+export const start = (scopes: string, stepUp: boolean, options: OidcProvider.StartOptions = {}) =>
+  Effect.gen(function* () {
+    const provider = yield* OidcProvider.startWith({
+      acceptResource: (indicator) => indicator.startsWith("http://127.0.0.1:"),
+      ...options
+    })
+    const server = yield* ServerProcess.spawnHttp([
+      "--auth",
+      "--auth-issuer",
+      provider.issuer,
+      "--auth-scopes",
+      scopes,
+      ...(stepUp ? ["--auth-tool-scope", "test_simple_text=notes:write"] : [])
+    ])
+    return { provider, server }
+  })
 
 /** A provider kept in memory, recording every token, verifier and secret it is given in `secrets`. */
 export const provider = (options: {
@@ -167,6 +192,15 @@ export const connect = (
     }),
     ({ client }) => Effect.promise(() => client.close())
   )
+
+/** Fails when any of `secrets` appears in any of `texts` (log output, error messages). */
+export const assertNoSecret = (secrets: Iterable<string>, texts: ReadonlyArray<string>) => {
+  for (const secret of secrets) {
+    for (const text of texts) {
+      if (text.includes(secret)) throw new Error(`a secret appears in: ${text.slice(0, 80)}...`)
+    }
+  }
+}
 
 /** The text blocks of a tool result. */
 export const textOf = (result: unknown) =>
