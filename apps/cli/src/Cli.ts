@@ -8,6 +8,7 @@
  */
 import * as McpClient from "@effect-mcp/client/McpClient"
 import * as Transport from "@effect-mcp/engine/Transport"
+import * as McpConfig from "@effect-mcp/host/McpConfig"
 import * as NodeConnector from "@effect-mcp/host/NodeConnector"
 import * as Features from "@effect-mcp/protocol/Features"
 import * as McpError from "@effect-mcp/protocol/McpError"
@@ -24,6 +25,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as ExitCode from "./ExitCode.ts"
+import * as Login from "./Login.ts"
 import * as Render from "./Render.ts"
 import * as Target from "./Target.ts"
 
@@ -52,6 +54,14 @@ const common = {
     Flag.withDescription("Seconds a request may take (progress restarts the clock); default 60"),
     Flag.optional
   ),
+  login: Flag.Boolean("login").pipe(
+    Flag.withDescription("Log in with OAuth when a URL target asks (the default); --no-login refuses instead"),
+    Flag.withDefault(true)
+  ),
+  tokenFile: Flag.String("token-file").pipe(
+    Flag.withDescription("Where OAuth tokens are kept (default $XDG_CONFIG_HOME/effect-mcp/tokens.json)"),
+    Flag.optional
+  ),
   args: Argument.String("target-and-arguments").pipe(
     Argument.withDescription(
       "The target (a URL or a server name; or a command after --), then the command's arguments"
@@ -66,6 +76,8 @@ type Common = {
   readonly revision: Option.Option<ProtocolVersion.ProtocolVersion>
   readonly sse: boolean
   readonly timeout: Option.Option<number>
+  readonly login: boolean
+  readonly tokenFile: Option.Option<string>
   readonly args: ReadonlyArray<string>
 }
 
@@ -147,7 +159,11 @@ const connect = (
 ): Effect.Effect<McpClient.McpClientShape, ExitCode.Exit, FileSystem.FileSystem | Scope.Scope> =>
   Effect.gen(function* () {
     const resolved = yield* Target.resolve({ target, command: stdioCommand, config: input.config, sse: input.sse })
-    const connected = yield* NodeConnector.connect()(resolved.name, resolved.server)
+    const server = resolved.server
+    const transport =
+      McpConfig.isStdio(server) || !input.login
+        ? yield* Effect.map(NodeConnector.connect()(resolved.name, server), (c) => c.transport)
+        : yield* Login.connect(server, Option.getOrElse(input.tokenFile, Login.defaultTokenFile))
     return yield* McpClient.make({
       clientInfo: { name: "effect-mcp", version },
       supportedVersions: Option.match(input.revision, { onNone: () => undefined, onSome: (v) => [v] }),
@@ -155,7 +171,7 @@ const connect = (
         Option.map(input.timeout, (s) => s * 1000),
         () => 30_000
       )
-    }).pipe(Effect.provideService(Transport.Transport, connected.transport))
+    }).pipe(Effect.provideService(Transport.Transport, transport))
   }).pipe(
     Effect.mapError((error) => {
       if (error instanceof ExitCode.Exit) return error
