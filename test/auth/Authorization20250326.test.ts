@@ -63,6 +63,8 @@ const redirected = (url: string, init: RequestInit = {}) =>
   Effect.promise(async () => {
     const response = await fetch(url, { ...init, redirect: "manual" })
     await response.body?.cancel()
+    const cors = response.headers.get("access-control-allow-origin")
+    if (response.status === 307 && cors !== "*") throw new Error("a redirect without access-control-allow-origin: *")
     return { status: response.status, location: response.headers.get("location") }
   })
 

@@ -235,9 +235,10 @@ const redirect = (
       }
       const query = new URL(request.url, "http://localhost").searchParams
       for (const [name, value] of query) target.searchParams.append(name, value)
+      // Readable by any page, like the documents: a browser-based client's fetch follows it to the issuer.
       return HttpServerResponse.empty({
         status: 307,
-        headers: { location: target.href, "cache-control": "no-store" }
+        headers: { location: target.href, "cache-control": "no-store", "access-control-allow-origin": "*" }
       })
     }),
     Effect.catch(() => Effect.succeed(unavailable))
