@@ -28,6 +28,7 @@ import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as JsonSchema from "effect/JsonSchema"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import type * as Catalog from "./Catalog.ts"
 import * as McpHost from "./McpHost.ts"
 
@@ -67,6 +68,13 @@ export interface Options {
   readonly filter?: ((entry: Catalog.Entry<Tools.Tool>) => boolean) | undefined
   /** Options of every call (its `timeout`, ...). */
   readonly call?: McpHost.CallOptions | undefined
+  /**
+   * Asks for the calls' progress and reports each update (`{ progress,
+   * total, message }`) as a preliminary result, which `streamText` shows as
+   * a tool-result with `preliminary: true` (the model gets the final one
+   * only). Default false.
+   */
+  readonly progress?: boolean | undefined
 }
 
 /** The Toolkit of one moment of the catalog and the handlers of its tools, to merge with other toolkits. */
@@ -145,16 +153,35 @@ const buildSnapshot = (
 ): Effect.Effect<Snapshot> => {
   const entries = options.filter === undefined ? catalog.tools : catalog.tools.filter(options.filter)
   const toolkit = Toolkit.make(...entries.map(toolOf)) as unknown as Toolkit.Toolkit<McpTools>
-  const handlers: { [name: string]: (params: unknown) => Effect.Effect<unknown, ToolFailure> } = {}
+  const handlers: {
+    [name: string]: (
+      params: unknown,
+      context: { readonly preliminary: (value: unknown) => Effect.Effect<void> }
+    ) => Effect.Effect<unknown, ToolFailure>
+  } = {}
   for (const entry of entries) {
     const name = entry.name
-    handlers[name] = (params) =>
-      host.callTool(name, params as { readonly [key: string]: unknown } | undefined, options.call).pipe(
-        Effect.catch((error) =>
-          Effect.fail(new ToolFailure({ tool: name, reason: error._tag, message: error.message }))
-        ),
-        Effect.flatMap((result) => modelResult(name, result))
+    const failure = (error: McpHost.CallError) =>
+      Effect.fail(new ToolFailure({ tool: name, reason: error._tag, message: error.message }))
+    handlers[name] = (params, context) => {
+      const args = params as { readonly [key: string]: unknown } | undefined
+      if (options.progress !== true) {
+        return host.callTool(name, args, options.call).pipe(
+          Effect.catch(failure),
+          Effect.flatMap((result) => modelResult(name, result))
+        )
+      }
+      let result: Tools.CallToolResult | undefined
+      return Stream.runForEach(host.callToolWithProgress(name, args, options.call), (event) => {
+        if (event._tag === "Progress") return context.preliminary(event.update)
+        result = event.value
+        return Effect.void
+      }).pipe(
+        Effect.catch(failure),
+        // The Stream of a call always ends with its result.
+        Effect.flatMap(() => (result === undefined ? Effect.die("no result") : modelResult(name, result)))
       )
+    }
   }
   return Effect.map(toolkit.toHandlers(handlers as unknown as Toolkit.HandlersFrom<McpTools>), (context) => ({
     toolkit,

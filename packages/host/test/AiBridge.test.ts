@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as McpServer from "@effect-mcp/server/McpServer"
+import * as ServerRequest from "@effect-mcp/server/ServerRequest"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as McpTest from "@effect-mcp/testing/McpTest"
 import * as LanguageModel from "effect/ai/LanguageModel"
@@ -40,29 +41,35 @@ interface Turn {
  */
 const scripted = (call: { readonly name: string; readonly params: unknown }) => {
   const turns: Array<Turn> = []
+  const reply = (options: LanguageModel.ProviderOptions): ReadonlyArray<Response.PartEncoded> => {
+    const results = options.prompt.content.flatMap((message) =>
+      message.role === "tool"
+        ? message.content.filter((part): part is Prompt.ToolResultPart => part.type === "tool-result")
+        : []
+    )
+    turns.push({
+      tools: options.tools.map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        schema: AiTool.getJsonSchema(tool)
+      })),
+      results
+    })
+    if (results.length === 0) return [{ type: "tool-call", id: "call-1", name: call.name, params: call.params }]
+    const last = results[results.length - 1]!
+    return [{ type: "text", text: `${last.isFailure ? "failed" : "got"}: ${JSON.stringify(last.result)}` }]
+  }
   const layer = Layer.effect(
     LanguageModel.LanguageModel,
     LanguageModel.make({
-      generateText: (options) =>
-        Effect.sync((): Array<Response.PartEncoded> => {
-          const results = options.prompt.content.flatMap((message) =>
-            message.role === "tool"
-              ? message.content.filter((part): part is Prompt.ToolResultPart => part.type === "tool-result")
-              : []
+      generateText: (options) => Effect.sync(() => [...reply(options)]),
+      // Streams the same reply; only its tool calls are streamed as they are (text is not needed by the tests).
+      streamText: (options) =>
+        Stream.suspend(() =>
+          Stream.fromIterable(
+            reply(options).filter((part): part is Response.ToolCallPartEncoded => part.type === "tool-call")
           )
-          turns.push({
-            tools: options.tools.map((tool) => ({
-              name: tool.name,
-              description: tool.description,
-              schema: AiTool.getJsonSchema(tool)
-            })),
-            results
-          })
-          if (results.length === 0) return [{ type: "tool-call", id: "call-1", name: call.name, params: call.params }]
-          const last = results[results.length - 1]!
-          return [{ type: "text", text: `${last.isFailure ? "failed" : "got"}: ${JSON.stringify(last.result)}` }]
-        }),
-      streamText: () => Stream.empty
+        )
     })
   )
   return { turns, layer }
@@ -320,6 +327,36 @@ describe("AiToolkit", () => {
         "clock"
       ])
       assert.deepStrictEqual(first.toolResults[0]!.result, { sum: 2 })
+    })
+  )
+
+  it.effect("with progress, a call's progress updates are preliminary results of streamText", () =>
+    Effect.gen(function* () {
+      const steps = Tool.make("steps", {
+        input: Schema.Struct({}),
+        handler: () =>
+          Effect.gen(function* () {
+            yield* ServerRequest.progress({ progress: 1, total: 2, message: "half" })
+            yield* ServerRequest.progress({ progress: 2, total: 2 })
+            return "done"
+          })
+      })
+      const model = scripted({ name: "a__steps", params: {} })
+      const parts = yield* withHost(
+        Stream.runCollect(LanguageModel.streamText({ prompt: "go", toolkit: AiToolkit.toolkit({ progress: true }) })),
+        model.layer,
+        { a: echoServer("a", steps) }
+      )
+      const results = parts.filter((part) => part.type === "tool-result")
+      assert.deepStrictEqual(
+        // As JSON: a key whose value is undefined is not part of what a model or a UI gets.
+        JSON.parse(JSON.stringify(results.map((part) => [part.preliminary, part.result]))),
+        [
+          [true, { progress: 1, total: 2, message: "half" }],
+          [true, { progress: 2, total: 2 }],
+          [false, "done"]
+        ]
+      )
     })
   )
 
