@@ -17,6 +17,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { TestClock } from "effect/testing"
 import * as AiToolkit from "../src/AiToolkit.ts"
+import * as Consent from "../src/Consent.ts"
 import * as McpHost from "../src/McpHost.ts"
 import * as ToolkitServer from "../src/ToolkitServer.ts"
 import { clientInfo, configOf, echoServer, memory } from "./fixtures.ts"
@@ -114,7 +115,11 @@ const blocks = Tool.make("blocks", {
 const withHost = <A, E>(
   effect: Effect.Effect<A, E, McpHost.McpHost | LanguageModel.LanguageModel>,
   model: Layer.Layer<LanguageModel.LanguageModel>,
-  options: { readonly revision?: "2025-06-18" | "2025-11-25"; readonly a?: Layer.Layer<McpServer.McpServer> } = {}
+  options: {
+    readonly revision?: "2025-06-18" | "2025-11-25"
+    readonly a?: Layer.Layer<McpServer.McpServer>
+    readonly consent?: Layer.Layer<Consent.Consent>
+  } = {}
 ) =>
   Effect.gen(function* () {
     const servers = yield* memory({ a: options.a ?? echoServer("a", adder, failing, blocks), b: echoServer("b") })
@@ -122,7 +127,7 @@ const withHost = <A, E>(
       clientInfo,
       config: configOf("a", "b"),
       ...(options.revision === undefined ? {} : { client: { supportedVersions: [options.revision] } })
-    }).pipe(Layer.provide(servers.connector))
+    }).pipe(Layer.provide([servers.connector, options.consent ?? Layer.empty]))
     return yield* Effect.gen(function* () {
       const h = yield* McpHost.McpHost
       yield* Effect.all([h.awaitReady("a"), h.awaitReady("b")])
@@ -357,6 +362,23 @@ describe("AiToolkit", () => {
           [false, "done"]
         ]
       )
+    })
+  )
+
+  it.effect("a call the consent hook declines is a HostError failure the model sees; nothing is sent", () =>
+    Effect.gen(function* () {
+      const asked: Array<string> = []
+      const consent = Consent.layer({
+        toolCall: (call) => Effect.sync(() => asked.push(call.name)).pipe(Effect.as(call.name !== "a__add"))
+      })
+      const model = scripted({ name: "a__add", params: { a: 1, b: 2 } })
+      const { first, second } = yield* withHost(converse("1 + 2"), model.layer, { consent })
+      assert.deepStrictEqual(asked, ["a__add"])
+      const failure = first.toolResults[0]!.result as AiToolkit.ToolFailure
+      assert.isTrue(first.toolResults[0]!.isFailure)
+      assert.strictEqual(failure.reason, "HostError")
+      assert.include(failure.message, "declined")
+      assert.include(second.text, "failed: ")
     })
   )
 
