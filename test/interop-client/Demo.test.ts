@@ -1,8 +1,9 @@
 /**
  * The README's demo (`npm run demo`, apps/demo) end to end, as a newcomer runs
- * it: a real process that spawns the everything server over stdio and over
- * HTTP. It must exit 0 by itself and print the tools, the progress updates,
- * the cancellation the server confirmed, and the summary.
+ * it: a real process whose host, from apps/demo/mcp.json, drives the everything
+ * server over stdio and over HTTP. It must exit 0 by itself and print the
+ * catalog, the progress bars of concurrent calls, the cancellation the server
+ * confirmed, the respawn of the killed stdio server, and the summary.
  */
 import * as path from "node:path"
 import * as NodeServices from "@effect/platform-node/NodeServices"
@@ -30,8 +31,8 @@ const runDemo = Effect.gen(function* () {
   })
   return { stdout, stderr, exitCode }
 }).pipe(
-  // The demo bounds itself at 20 s; this bound is for a demo that does not.
-  Effect.timeout("40 seconds"),
+  // The demo bounds itself at 30 s; this bound is for a demo that does not.
+  Effect.timeout("50 seconds"),
   Effect.scoped,
   Effect.provide(NodeServices.layer)
 )
@@ -40,26 +41,39 @@ const count = (text: string, pattern: RegExp) => [...text.matchAll(new RegExp(pa
 
 describe("npm run demo", () => {
   it.live(
-    "drives the everything server over stdio and HTTP, then exits 0",
+    "a host from apps/demo/mcp.json: the catalog, concurrent calls with progress bars, a cancellation, a respawn; exits 0",
     () =>
       Effect.gen(function* () {
         const { stdout, stderr, exitCode } = yield* runDemo
         assert.strictEqual(exitCode, 0, `stdout:\n${stdout}\nstderr:\n${stderr}`)
-        assert.match(stdout, /── stdio/)
-        assert.match(stdout, /── Streamable HTTP/)
-        assert.match(stdout, /connect {2}http:\/\/127\.0\.0\.1:\d+\/mcp/)
-        assert.strictEqual(count(stdout, /server {3}effect-mcp-everything-server/), 2)
-        assert.strictEqual(count(stdout, /tools {4}\d+: /), 2)
-        assert.strictEqual(count(stdout, /test_simple_text -> "This is a simple text response for testing\."/), 2)
-        // Progress of both calls, printed as it arrived, then the result.
-        assert.strictEqual(count(stdout, /progress 50\/100\n\s+progress 100\/100\n\s+result: /), 2)
-        assert.strictEqual(count(stdout, /progress \d+\/60000/), 6)
-        // The server confirmed each cancellation on its stderr, naming the request it had started.
-        const confirmations = [...stdout.matchAll(/server stderr: "cancelled (\S+)"/g)].map((m) => m[1])
-        assert.strictEqual(confirmations.length, 2)
-        const summary = stdout.slice(stdout.indexOf("── summary"))
-        assert.match(summary, /stdio +protocol \S+, \d+ tools, 3 progress updates, request \S+ cancelled/)
-        assert.match(summary, /Streamable HTTP +protocol \S+, \d+ tools, 3 progress updates, request \S+ cancelled/)
+        assert.match(stdout, /ready {4}local \(stdio, pid \d+\): effect-mcp-everything-server/)
+        assert.match(stdout, /ready {4}remote \(http:\/\/127\.0\.0\.1:\d+\/mcp\): effect-mcp-everything-server/)
+        // One catalog: each server's tools under its prefix.
+        const perServer = [...stdout.matchAll(/catalog {2}(local|remote): (\d+) tools/g)].map((m) => [
+          m[1],
+          Number(m[2])
+        ])
+        assert.strictEqual(perServer.length, 2)
+        assert.strictEqual(perServer[0]![1], perServer[1]![1])
+        assert.match(stdout, new RegExp(`catalog {2}${(perServer[0]![1] as number) * 2} tools in all`))
+        // Both calls drew their bars up to 100% and finished.
+        for (const server of ["local", "remote"]) {
+          assert.isAbove(count(stdout, new RegExp(`${server}__test_long_running +\\[[#-]{20}\\] +\\d+% \\d+/1000`)), 3)
+          assert.match(stdout, new RegExp(`${server}__test_long_running +\\[#{20}\\] 100% 1000/1000`))
+          assert.match(stdout, new RegExp(`${server}__test_long_running -> "Completed after \\d+ ms"`))
+        }
+        // The cancelled call: three bars, then the server's confirmation naming the request it had started.
+        assert.strictEqual(count(stdout, /remote__test_long_running +\[[#-]{20}\] +\d+% \d+\/60000/), 3)
+        const confirmed = stdout.match(/server stderr: "cancelled (\S+)"/)
+        assert.isNotNull(confirmed)
+        // The killed stdio server: reported, respawned with a new pid, and called again.
+        const killed = stdout.match(/kill -9 (\d+)/)![1]!
+        assert.match(stdout, /Degraded: the server process exited.*\(SIGKILL\)/)
+        const respawned = stdout.match(/local respawned \(pid (\d+) -> (\d+)\)/)!
+        assert.strictEqual(respawned[1], killed)
+        assert.notStrictEqual(respawned[2], killed)
+        assert.match(stdout, /local__test_simple_text -> "This is a simple text response for testing\."/)
+        assert.match(stdout, new RegExp(`request ${confirmed![1]} cancelled`))
         assert.match(stdout, /\ndone in \d+\.\d s\n$/)
       }),
     60_000

@@ -1,21 +1,16 @@
 /**
- * The everything server (apps/everything-server) as a child process, and an
- * McpClient connected to it: over stdio (the client spawns the server and
- * speaks over its stdin/stdout) or over Streamable HTTP (the server listens on
- * 127.0.0.1, port 0, and prints its URL on stderr). Either way the server's
- * stderr is kept as a `ServerLog` the demo can watch: the server writes
- * `started <id>` and `cancelled <id>` lines there for its long-running tool.
+ * The everything server (apps/everything-server) the demo's host talks to:
+ * its bin (run with this process's Node and flags, since inside the
+ * repository it is not on the PATH), and its HTTP instance, spawned here on
+ * 127.0.0.1, port 0. Its stderr is kept as a `ServerLog` the demo can watch:
+ * the server writes `started <id>` and `cancelled <id>` lines there for its
+ * long-running tool.
  */
 import { fileURLToPath } from "node:url"
-import * as McpClient from "@effect-mcp/client/McpClient"
-import type * as Transport from "@effect-mcp/engine/Transport"
-import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
-import * as NodeStdio from "@effect-mcp/platform-node/NodeStdio"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ChildProcess from "effect/process/ChildProcess"
 import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
@@ -61,51 +56,20 @@ export const makeServerLog: Effect.Effect<ServerLog> = Effect.map(SubscriptionRe
   }
 }))
 
-/** A client connected to one everything server, with that server's stderr. */
-export interface Connection {
-  readonly transport: string
-  readonly client: McpClient.McpClientShape
-  readonly log: ServerLog
-  /** The endpoint, for HTTP. */
-  readonly url?: string | undefined
-}
-
-const clientOptions: McpClient.Options = { clientInfo: { name: "effect-mcp-demo", version: "0.1.0" } }
-
-const connect = <E>(transport: Layer.Layer<Transport.Transport, E>) =>
-  McpClient.connect(transport, clientOptions).pipe(
-    Effect.mapError((cause) => new DemoError({ message: `connecting failed: ${String(cause)}`, cause }))
-  )
-
-/** Spawns `mcp-everything-server --stdio` and connects over its standard streams. */
-export const overStdio: Effect.Effect<Connection, DemoError, Scope.Scope> = Effect.gen(function* () {
-  const log = yield* makeServerLog
-  const decoder = new TextDecoder()
-  const client = yield* connect(
-    NodeStdio.layerClient({
-      command: process.execPath,
-      // The server runs with this process's Node flags (in the repository: the source condition).
-      args: [...process.execArgv, everythingBin, "--stdio"],
-      stderr: (chunk) => log.write(decoder.decode(chunk, { stream: true }))
-    })
-  )
-  return { transport: "stdio", client, log }
-})
-
-/** Spawns `mcp-everything-server --http --port 0`, reads its URL from stderr and connects over Streamable HTTP. */
-export const overHttp: Effect.Effect<Connection, DemoError, Scope.Scope> = Effect.gen(function* () {
-  const log = yield* makeServerLog
-  const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
-  const server = yield* spawner
-    .spawn(
-      ChildProcess.make(process.execPath, [...process.execArgv, everythingBin, "--http", "--port", "0"], {
-        stdin: "ignore"
-      })
-    )
-    .pipe(Effect.mapError((cause) => new DemoError({ message: "spawning the HTTP server failed", cause })))
-  yield* server.stderr.pipe(Stream.decodeText(), Stream.runForEach(log.write), Effect.ignore, Effect.forkScoped)
-  // Starting a Node process can take a while on a busy machine.
-  const url = (yield* log.waitFor(/listening on (http:\/\/\S+\/mcp)/, { timeout: Duration.seconds(15) }))[1]!
-  const client = yield* connect(NodeHttpClient.layerStreamableHttp({ url }))
-  return { transport: "Streamable HTTP", client, log, url }
-}).pipe(Effect.provide(NodeServices.layer))
+/** Spawns `mcp-everything-server --http --port 0` and reads its URL from stderr; the scope stops it. */
+export const spawnHttp: Effect.Effect<{ readonly url: string; readonly log: ServerLog }, DemoError, Scope.Scope> =
+  Effect.gen(function* () {
+    const log = yield* makeServerLog
+    const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
+    const server = yield* spawner
+      .spawn(
+        ChildProcess.make(process.execPath, [...process.execArgv, everythingBin, "--http", "--port", "0"], {
+          stdin: "ignore"
+        })
+      )
+      .pipe(Effect.mapError((cause) => new DemoError({ message: "spawning the HTTP server failed", cause })))
+    yield* server.stderr.pipe(Stream.decodeText(), Stream.runForEach(log.write), Effect.ignore, Effect.forkScoped)
+    // Starting a Node process can take a while on a busy machine.
+    const url = (yield* log.waitFor(/listening on (http:\/\/\S+\/mcp)/, { timeout: Duration.seconds(15) }))[1]!
+    return { url, log }
+  }).pipe(Effect.provide(NodeServices.layer))
