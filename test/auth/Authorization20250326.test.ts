@@ -13,7 +13,6 @@
  * provider's default audience is the server.
  */
 import { assert, describe, it } from "@effect/vitest"
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
 import * as Effect from "effect/Effect"
 import * as OidcProvider from "../support/OidcProvider.ts"
 import * as ServerProcess from "../support/ServerProcess.ts"
@@ -41,23 +40,12 @@ const setup = Effect.gen(function* () {
  * with `noMetadata`, none for the authorization server at the MCP origin
  * either. Records what was asked and answered.
  */
-const legacyFetch = (origin: string, noMetadata: boolean) => {
-  const seen: Array<string> = []
-  const hidden = (url: URL) =>
-    url.pathname.startsWith("/.well-known/oauth-protected-resource") ||
-    (noMetadata && url.origin === origin && url.pathname.startsWith("/.well-known/"))
-  const fetchLike: FetchLike = async (input, init) => {
-    const url = new URL(String(input))
-    if (hidden(url)) {
-      seen.push(`${init?.method ?? "GET"} ${url.href} 404 (hidden)`)
-      return new Response(null, { status: 404 })
-    }
-    const response = await fetch(input, init)
-    seen.push(`${init?.method ?? "GET"} ${url.origin}${url.pathname} ${response.status}`)
-    return response
-  }
-  return { fetch: fetchLike, seen }
-}
+const legacyFetch = (origin: string, noMetadata: boolean) =>
+  Sdk.recordingFetch(
+    (url) =>
+      url.pathname.startsWith("/.well-known/oauth-protected-resource") ||
+      (noMetadata && url.origin === origin && url.pathname.startsWith("/.well-known/"))
+  )
 
 const redirected = (url: string, init: RequestInit = {}) =>
   Effect.promise(async () => {

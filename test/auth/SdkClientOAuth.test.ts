@@ -38,8 +38,18 @@ describe("the official SDK client and the protected everything server", () => {
         const sdk = Sdk.provider({ refresh: true })
         const browser = Headless.make(Sdk.redirectUri)
         const errors: Sdk.Errors = []
-        const { client } = yield* Sdk.connect(server.url, sdk, browser, errors)
+        const http = Sdk.recordingFetch()
+        const { client } = yield* Sdk.connect(server.url, sdk, browser, errors, { fetch: http.fetch })
         assert.strictEqual(browser.visits(), 1)
+        // Discovery went through the server's RFC 9728 document (the challenge's URL) to the issuer's metadata,
+        // then registration and the code's exchange at the issuer.
+        assert.includeMembers(http.seen, [
+          `POST ${server.url} 401`,
+          `GET ${server.base}/.well-known/oauth-protected-resource/mcp 200`,
+          `POST ${provider.issuer}/reg 201`,
+          `POST ${provider.issuer}/token 200`
+        ])
+        assert.isTrue(http.seen.some((line) => line.startsWith(`GET ${provider.issuer}/.well-known/`)))
         assert.isDefined(sdk.information()?.client_id)
         const first = sdk.tokens()
         assert.isDefined(first?.refresh_token)

@@ -19,6 +19,7 @@ import type {
   OAuthClientMetadata,
   OAuthTokens
 } from "@modelcontextprotocol/sdk/shared/auth.js"
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import * as OidcProvider from "../support/OidcProvider.ts"
@@ -192,6 +193,26 @@ export const connect = (
     }),
     ({ client }) => Effect.promise(() => client.close())
   )
+
+/**
+ * A fetch for the SDK's transport that records each request as
+ * `METHOD origin/path status`, answering 404 itself for the URLs `hidden`
+ * selects (`... 404 (hidden)`).
+ */
+export const recordingFetch = (hidden: (url: URL) => boolean = () => false) => {
+  const seen: Array<string> = []
+  const fetchLike: FetchLike = async (input, init) => {
+    const url = new URL(String(input))
+    if (hidden(url)) {
+      seen.push(`${init?.method ?? "GET"} ${url.origin}${url.pathname} 404 (hidden)`)
+      return new Response(null, { status: 404 })
+    }
+    const response = await fetch(input, init)
+    seen.push(`${init?.method ?? "GET"} ${url.origin}${url.pathname} ${response.status}`)
+    return response
+  }
+  return { fetch: fetchLike, seen }
+}
 
 /** Fails when any of `secrets` appears in any of `texts` (log output, error messages). */
 export const assertNoSecret = (secrets: Iterable<string>, texts: ReadonlyArray<string>) => {
