@@ -175,6 +175,43 @@ describe("effect-mcp", () => {
   )
 
   it.live(
+    "watch --json prints the notifications as they arrive until SIGINT",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* ServerProcess.spawnHttp()
+        const watch = yield* Effect.acquireRelease(
+          Effect.sync(() => {
+            const child = spawn(ServerProcess.node, [cliBin, "watch", "--json", server.url], {
+              cwd: ServerProcess.root,
+              env: process.env,
+              stdio: ["ignore", "pipe", "pipe"]
+            })
+            let stdout = ""
+            child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+            child.stderr.resume()
+            const exited = Effect.callback<number | null>((resume) => {
+              if (child.exitCode !== null) return resume(Effect.succeed(child.exitCode))
+              child.once("exit", (code) => resume(Effect.succeed(code)))
+            })
+            return { child, stdout: () => stdout, exited }
+          }),
+          ({ child }) => ServerProcess.terminate(child)
+        )
+        // Another session changes the tool list; the server tells every session, the watcher among them.
+        const notified = Effect.gen(function* () {
+          const changed = yield* runCli(["call", server.url, "test_trigger_tool_change"])
+          assert.strictEqual(changed.code, 0, changed.stderr)
+          return yield* ServerProcess.waitFor(watch.stdout, /^\{"kind":"tools\/list_changed"\}$/m, 2_000)
+        })
+        // The watcher may still be connecting when the first change is made: change the list until it sees one.
+        yield* notified.pipe(Effect.retry({ times: 4 }))
+        watch.child.kill("SIGINT")
+        assert.strictEqual(yield* watch.exited.pipe(Effect.timeout("15 seconds")), 130)
+      }).pipe(Effect.scoped),
+    90_000
+  )
+
+  it.live(
     "in a pseudo-terminal a progress bar is drawn, and Ctrl-C cancels the call on the server",
     () =>
       Effect.gen(function* () {
