@@ -37,7 +37,8 @@ export default defineConfig({
       project("packages/host"),
       project("test"),
       project("examples"),
-      project("apps/bench")
+      project("apps/bench"),
+      project("apps/cli")
     ],
     sequence: { concurrent: false },
     testTimeout: 30_000,
