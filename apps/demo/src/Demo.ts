@@ -34,21 +34,40 @@ export const catalog = (host: McpHost.McpHostShape): Effect.Effect<number> =>
     return tools.length
   })
 
+/**
+ * One bar per call. On a terminal the bars are redrawn in place (the cursor
+ * moved up over them); anywhere else each update is a line of its own.
+ */
+const bars = (names: ReadonlyArray<string>) => {
+  const lines = names.map((name) => `${" ".repeat(11)}${name.padEnd(26)}waiting`)
+  const inPlace = process.stdout.isTTY === true
+  if (inPlace) process.stdout.write(`${lines.join("\n")}\n`)
+  return (index: number, bar: string) =>
+    Effect.suspend(() => {
+      lines[index] = `${" ".repeat(11)}${names[index]!.padEnd(26)}${bar}`
+      if (!inPlace) return Console.log(lines[index])
+      return Effect.sync(() =>
+        process.stdout.write(`\x1b[${lines.length}A${lines.map((l) => `\r${l}\x1b[K`).join("\n")}\n`)
+      )
+    })
+}
+
 /** Calls on both servers at once, each drawing its progress bar as its updates arrive. */
 export const concurrentCalls = (host: McpHost.McpHostShape): Effect.Effect<number, DemoError> =>
   Effect.gen(function* () {
     const names = host.servers.map((server) => `${server}__test_long_running`)
     yield* say("calls", `${names.join(" and ")} {"durationMs":1000}, at once`)
+    const draw = bars(names)
     let updates = 0
     const results = yield* Effect.all(
-      names.map((name) =>
+      names.map((name, index) =>
         host.callToolWithProgress(name, { durationMs: 1000 }).pipe(
           Stream.runFoldEffect(
             () => "",
             (_, event) => {
               if (event._tag === "Result") return Effect.succeed(textOf(event.value))
               updates++
-              return Effect.as(more(`${name.padEnd(26)}${Render.progressBar(event.update, 20)}`), "")
+              return Effect.as(draw(index, Render.progressBar(event.update, 20)), "")
             }
           ),
           Effect.mapError(asDemoError(`calling ${name}`))
