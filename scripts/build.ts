@@ -29,11 +29,12 @@ export const publishable: ReadonlyArray<string> = [
   "packages/platform-node",
   "packages/host",
   "packages/testing",
-  "apps/everything-server"
+  "apps/everything-server",
+  "apps/cli"
 ]
 
-/** The folders whose `dist/` the build makes: the published packages, and the bins of the conformance client and the CLI. */
-export const publishedDirs: ReadonlyArray<string> = [...publishable, "apps/conformance-client", "apps/cli"]
+/** The folders whose `dist/` the build makes: the published packages, and the conformance client's bin. */
+export const publishedDirs: ReadonlyArray<string> = [...publishable, "apps/conformance-client"]
 
 // A relative specifier ending in `.ts` (not `.d.ts`), quoted, as in `from "./Tool.ts"` or `import("../x.ts")`.
 const tsSpecifier = /(["'])(\.{1,2}\/[^"'\n]*?)(?<!\.d)\.ts\1/g

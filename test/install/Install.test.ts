@@ -201,7 +201,8 @@ describe("installed packages (npm pack, npm install outside the workspace)", () 
           "@effect-mcp/platform-node",
           "@effect-mcp/host",
           "@effect-mcp/testing",
-          "@effect-mcp/everything-server"
+          "@effect-mcp/everything-server",
+          "@effect-mcp/cli"
         ]
       )
       for (const { name } of packed) {
@@ -306,6 +307,22 @@ describe("installed packages (npm pack, npm install outside the workspace)", () 
         assert.strictEqual(seen.server, "effect-mcp-everything-server")
         assert.include(seen.tools, "test_simple_text")
         assert.deepStrictEqual(seen.content, [{ type: "text", text: "This is a simple text response for testing." }])
+      }),
+    120_000
+  )
+
+  it.live(
+    "the installed effect-mcp lists the tools of the installed mcp-everything-server over stdio",
+    () =>
+      Effect.gen(function* () {
+        const { dir, env } = installed()
+        const bin = path.join(dir, "node_modules", "@effect-mcp", "cli", "bin", "effect-mcp.js")
+        const result = yield* Effect.promise(() =>
+          run(node, [bin, "tools", "--json", "--", "mcp-everything-server", "--stdio"], { cwd: dir, env })
+        )
+        assert.strictEqual(result.code, 0, describeRun("effect-mcp tools", result))
+        const names = (JSON.parse(result.stdout) as { tools: ReadonlyArray<{ name: string }> }).tools.map((t) => t.name)
+        assert.include(names, "test_simple_text")
       }),
     120_000
   )
