@@ -325,10 +325,7 @@ const watch = command(
         yield* client.setLoggingLevel("debug").pipe(Effect.ignore)
       }
       const streams: Array<Stream.Stream<unknown, unknown>> = [
-        Stream.mapEffect(client.logMessages, (m) => line("log", m, Render.logMessage(m))),
-        Stream.mapEffect(client.progress, (p) =>
-          line("progress", { method: p.method, ...p.update }, `progress ${p.method}: ${Render.progressBar(p.update)}`)
-        )
+        Stream.mapEffect(client.logMessages, (m) => line("log", m, Render.logMessage(m)))
       ]
       const caps = client.serverCapabilities
       if (caps.tools?.listChanged === true) streams.push(changed("tools/list_changed", client.toolListChanged))
