@@ -54,6 +54,10 @@ const common = {
     Flag.withDescription("Seconds a request may take (progress restarts the clock); default 60"),
     Flag.optional
   ),
+  serverStderr: Flag.Boolean("server-stderr").pipe(
+    Flag.withDescription("Show a stdio server's stderr as it comes (else kept, its tail reported if it exits)"),
+    Flag.withDefault(false)
+  ),
   login: Flag.Boolean("login").pipe(
     Flag.withDescription("Log in with OAuth when a URL target asks (the default); --no-login refuses instead"),
     Flag.withDefault(true)
@@ -76,6 +80,7 @@ type Common = {
   readonly revision: Option.Option<ProtocolVersion.ProtocolVersion>
   readonly sse: boolean
   readonly timeout: Option.Option<number>
+  readonly serverStderr: boolean
   readonly login: boolean
   readonly tokenFile: Option.Option<string>
   readonly args: ReadonlyArray<string>
@@ -162,7 +167,13 @@ const connect = (
     const server = resolved.server
     const transport =
       McpConfig.isStdio(server) || !input.login
-        ? yield* Effect.map(NodeConnector.connect()(resolved.name, server), (c) => c.transport)
+        ? yield* Effect.map(
+            NodeConnector.connect({ stderr: () => (input.serverStderr ? "inherit" : "capture") })(
+              resolved.name,
+              server
+            ),
+            (c) => c.transport
+          )
         : yield* Login.connect(server, Option.getOrElse(input.tokenFile, Login.defaultTokenFile))
     return yield* McpClient.make({
       clientInfo: { name: "effect-mcp", version },
