@@ -8,14 +8,15 @@
  * every scenario the client has a program for must have passed at least one
  * check (a scenario that checks nothing proves nothing).
  *
- * One check is timed: `sse-retry` measures the reconnection delay against the
- * server's `retry` field (500 ms, at most 200 ms late). The suite starts all
- * its clients at once (up to 50 processes, the authorization scenarios each
- * logging in), so on a 2-core machine the delay it sees there measures the
- * machine's load as much as the client: a loaded machine made it 1.5 to 2.2 s.
- * In the whole-suite run that one check may report the reconnection late (and
- * only that check, only late: too early still fails the leg); the scenario
- * then runs alone, where its timing must pass.
+ * One scenario is timed: `sse-retry` measures the reconnection delay against
+ * the server's `retry` field (500 ms, at most 200 ms late). The suite starts
+ * all its clients at once (up to 50 processes, the authorization scenarios
+ * each logging in), so on a 2-core machine what it sees there measures the
+ * machine's load as much as the client: a loaded machine made the delay 1.5 to
+ * 2.2 s, and once a check of the same scenario other than the delay's. So
+ * `sse-retry` is judged alone: in the whole-suite run it may be the only
+ * scenario to fail; it then runs by itself, where every check must pass and
+ * the timing must be SUCCESS.
  */
 import { spawnSync } from "node:child_process"
 import { assert, describe, it } from "@effect/vitest"
@@ -84,26 +85,21 @@ describe("conformance suite, client mode", () => {
         Effect.gen(function* () {
           const run = yield* ClientSuite.runClient({ suite: leg.suite, specVersion: leg.specVersion })
           yield* Console.log(ClientSuite.summary(leg.name, run))
-          const lateUnderLoad = (checks: ReadonlyArray<ClientSuite.Check>) =>
-            checks
-              .filter((c) => c.status === "FAILURE" || c.status === "WARNING")
-              .every((c) => c.id === timingCheck && (c.status === "WARNING" || c.details?.tooEarly === false))
           if (run.exitCode !== 0) {
-            // Only the timed check's lateness is tolerated in the crowd (see the header).
+            // Only the timed scenario may fail in the crowd (see the header); it is judged alone below.
             const report = ClientSuite.baselineReport(run)
             assert.deepStrictEqual(report, { unexpected: [timed], stale: [] }, run.output)
-            assert.isTrue(lateUnderLoad(run.scenario(timed)?.checks ?? []), run.output)
           }
           for (const name of leg.scenarios) {
             const scenario = run.scenario(name)
             assert.isDefined(scenario, `${leg.name} did not run ${name}`)
-            const failed = scenario!.checks.filter(
-              (c) => (c.status === "FAILURE" || c.status === "WARNING") && !(name === timed && lateUnderLoad([c]))
-            )
+            if (name === timed) continue
+            const failed = scenario!.checks.filter((c) => c.status === "FAILURE" || c.status === "WARNING")
             assert.deepStrictEqual(failed, [], `${name}`)
             assert.isAbove(scenario!.checks.filter((c) => c.status === "SUCCESS").length, 0, `${name} passed no check`)
           }
-          if (leg.scenarios.includes(timed)) {
+          // Run alone wherever it is the client's (and wherever the crowd failed it).
+          if (leg.scenarios.includes(timed) || run.exitCode !== 0) {
             const alone = yield* ClientSuite.runClient({
               suite: leg.suite,
               specVersion: leg.specVersion,
