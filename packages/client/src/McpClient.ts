@@ -153,7 +153,10 @@ export interface McpClientShape {
   readonly serverCapabilities: Lifecycle.ServerCapabilities
   readonly instructions: string | undefined
 
-  /** `ping` (not in 2026-07-28, which has no ping: refused there). */
+  /**
+   * Checks that the server answers: `ping`, or on 2026-07-28 (which has no
+   * ping) `server/discover`, so it works on every revision.
+   */
   readonly ping: (options?: RequestOptions) => Effect.Effect<void, CallError>
 
   /** One page of `tools/list` (pass the previous page's `nextCursor` for the next one). */

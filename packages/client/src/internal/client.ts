@@ -346,7 +346,11 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
     serverInfo: session.state.peerInfo,
     serverCapabilities,
     instructions,
-    ping: (callOptions) => Effect.asVoid(request("ping", undefined, callOptions)),
+    // 2026-07-28 has no ping; `server/discover` is the cheapest request every server of it answers, so a
+    // liveness check works on every revision without its caller testing which one was negotiated.
+    ping: revision.methods.has("ping")
+      ? (callOptions) => Effect.asVoid(request("ping", undefined, callOptions))
+      : (callOptions) => Effect.asVoid(request("server/discover", {}, callOptions)),
     listTools,
     tools: pages("tools/list", (cursor) =>
       Effect.map(listTools(cursor), (r) => ({ items: r.tools, nextCursor: r.nextCursor }))
