@@ -33,6 +33,7 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Scope from "effect/Scope"
 import * as Handlers from "./internal/handlers.ts"
+import * as Middleware from "./internal/middleware.ts"
 import * as RequestScope from "./internal/requestScope.ts"
 import * as Server from "./internal/server.ts"
 import type * as Resource from "./Resource.ts"
@@ -177,7 +178,8 @@ const sessionOptionsOf = (state: Server.State): ServerSession.Options => {
       capabilities: state.capabilities,
       ...(state.options.instructions === undefined ? {} : { instructions: state.options.instructions }),
       ...(state.options.supportedVersions === undefined ? {} : { supportedVersions: state.options.supportedVersions }),
-      handlers: handlers.requests,
+      // Middleware Layers may come and go: the wrappers read the server's chain on each request.
+      handlers: Middleware.wrapAll(state.service, handlers.requests),
       notificationHandlers: handlers.notifications,
       discoverCacheHints: state.options.cache?.list,
       peer: state.options.peer

@@ -7,6 +7,7 @@
  */
 export * as Elicitation from "./Elicitation.ts"
 export * as McpServer from "./McpServer.ts"
+export * as Middleware from "./Middleware.ts"
 export * as Prompt from "./Prompt.ts"
 export * as Resource from "./Resource.ts"
 export * as ResourceTemplate from "./ResourceTemplate.ts"
