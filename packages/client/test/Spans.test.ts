@@ -1,7 +1,7 @@
 /**
  * Spans at the public lifecycle boundaries: `McpClient.connect`,
  * `McpClient.make` (the handshake) and `McpServer.make` are recorded by an
- * installed tracer, nothing on the per-call path is, the client's spans are
+ * installed tracer, a call adds one request span per side, the client's spans are
  * not the parent of what its handlers trace later, and with
  * `References.TracerEnabled` off none is recorded.
  */
@@ -70,7 +70,7 @@ const named = (spans: ReadonlyArray<Tracer.NativeSpan>, name: string): Tracer.Na
 }
 
 describe("lifecycle spans", () => {
-  it.effect("connect, the handshake and the server's construction are spans; calls add none", () => {
+  it.effect("connect, the handshake and the server's construction are spans; a call adds one per side", () => {
     const { spans, tracer } = recording()
     return Effect.gen(function* () {
       const client = yield* McpClient.connect(transportTo(), { clientInfo })
@@ -88,8 +88,11 @@ describe("lifecycle spans", () => {
       yield* client.listTools()
       const result = yield* client.callTool("echo", { text: "hi" })
       assert.deepStrictEqual(result.content, [{ type: "text", text: "hi" }])
-      // The per-call path is not traced here (per-request spans are opt-in, later).
-      assert.strictEqual(spans.length, before)
+      // Each call is one span per side (Tracing in the engine), and nothing else.
+      assert.deepStrictEqual(
+        spans.slice(before).map((span) => `${span.kind} ${span.name}`),
+        ["client tools/list", "server tools/list", "client tools/call echo", "server tools/call echo"]
+      )
     }).pipe(Effect.withTracer(tracer))
   })
 

@@ -14,6 +14,7 @@ import * as Exit from "effect/Exit"
 import type * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import type * as Tracer from "effect/Tracer"
 import type * as CurrentRequest from "./CurrentRequest.ts"
 import { PeerImpl } from "./internal/peerImpl.ts"
 import { PeerInput } from "./internal/peerInput.ts"
@@ -49,6 +50,11 @@ export interface Dispatcher {
    * announced.
    */
   readonly cancellable: (method: string) => boolean
+  /**
+   * Adds what the session knows (protocol version, session id) to the span
+   * of a request in either direction; called only when tracing is on.
+   */
+  readonly annotateSpan?: ((span: Tracer.Span) => void) | undefined
 }
 
 /** Settings of a Peer: request timeout, concurrency of incoming requests, keepalive. */

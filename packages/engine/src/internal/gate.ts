@@ -14,10 +14,12 @@ import type * as Revision from "@effect-mcp/protocol/Revision"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
+import type * as Tracer from "effect/Tracer"
 import type * as CurrentRequest from "../CurrentRequest.ts"
 import type * as Peer from "../Peer.ts"
 import * as PeerError from "../PeerError.ts"
 import type * as Session from "../Session.ts"
+import * as Tracing from "../Tracing.ts"
 
 const otherSide = { client: "server", server: "client" } as const
 
@@ -282,6 +284,12 @@ export class Gate implements Peer.Dispatcher {
 
   cancellable(method: string): boolean {
     return method !== "initialize"
+  }
+
+  annotateSpan(span: Tracer.Span): void {
+    // Stateless requests carry their revision themselves; a session knows it once negotiated.
+    const version = this.state.revision?.version
+    if (version !== undefined) span.attribute(Tracing.Attributes.protocolVersion, version)
   }
 
   checkOutgoing(method: string): PeerError.NotSupported | undefined {

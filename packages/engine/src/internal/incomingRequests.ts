@@ -18,6 +18,7 @@ import * as Defect from "../Defect.ts"
 import type * as Peer from "../Peer.ts"
 import type * as Transport from "../Transport.ts"
 import * as Inbound from "./inbound.ts"
+import * as RequestSpans from "./requestSpans.ts"
 
 /** Sends a frame as a plain call if the transport can take it now (`Transport.trySend`). */
 export type SendNow = (frame: Transport.Outgoing, relatedRequestId?: JsonRpc.RequestId) => boolean
@@ -27,6 +28,8 @@ export interface Host {
   readonly context: Context.Context<never>
   readonly dispatcher: Peer.Dispatcher
   readonly semaphore: Semaphore.Semaphore | undefined
+  /** Whether requests are served under spans (Tracing.enabled, decided once per session). */
+  readonly tracing: boolean
   readonly sendNow: SendNow | undefined
   /** Sends a frame; fails as the transport's `send` does. */
   readonly send: (
@@ -177,6 +180,7 @@ export class IncomingRequests {
     // the fiber runs the handler alone; otherwise the fiber sends it itself.
     const sendNow = respond === undefined ? host.sendNow : undefined
     let handler = host.dispatcher.request(request)
+    if (host.tracing) handler = RequestSpans.incoming(request, host.dispatcher, handler)
     if (sendNow === undefined) {
       handler = Effect.matchCauseEffect(handler, {
         onSuccess: (result) => {

@@ -18,14 +18,17 @@ import * as Fiber from "effect/Fiber"
 import * as Result from "effect/Result"
 import * as Semaphore from "effect/Semaphore"
 import type * as Stream from "effect/Stream"
+import type * as Tracer from "effect/Tracer"
 import type * as Peer from "../Peer.ts"
 import * as PeerError from "../PeerError.ts"
 import * as ProgressStream from "../ProgressStream.ts"
 import type * as Transport from "../Transport.ts"
 import * as Inbound from "./inbound.ts"
+import * as Tracing from "../Tracing.ts"
 import * as Incoming from "./incomingRequests.ts"
 import type * as PeerInput from "./peerInput.ts"
 import { type Outcome, type Pending, PendingTable, type TimeoutReason, type Timer, type Timing } from "./pending.ts"
+import * as RequestSpans from "./requestSpans.ts"
 
 type ClosedExit = PeerInput.ClosedExit
 
@@ -78,6 +81,8 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
   private readonly clock: Clock.Clock
   private readonly config: Config
   readonly semaphore: Semaphore.Semaphore | undefined
+  // Decided once per session (a tracer other than the default one): off, a message costs this one branch.
+  readonly tracing: boolean
   // Sends a frame as a plain call, when the transport can (Transport.trySend).
   readonly sendNow: Incoming.SendNow | undefined
   private table: PendingTable | undefined = undefined
@@ -103,6 +108,7 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
     this.context = context
     this.clock = Context.get(context, Clock.Clock)
     this.config = sharedConfig(options)
+    this.tracing = Tracing.enabled(context)
     this.sendNow = transport.trySend === undefined ? undefined : transport.trySend.bind(transport)
     this.semaphore =
       options?.maxConcurrentRequests === undefined ? undefined : Semaphore.makeUnsafe(options.maxConcurrentRequests)
@@ -190,6 +196,20 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
     params: object | undefined,
     options: Peer.CallOptions | undefined
   ): Effect.Effect<unknown, Peer.CallError> {
+    if (this.tracing) {
+      return RequestSpans.outgoing(method, params, this.dispatcher, (traced, span) =>
+        Effect.suspend(() => this.start(method, traced, options, span))
+      )
+    }
+    return this.start(method, params, options, undefined)
+  }
+
+  private start(
+    method: string,
+    params: object | undefined,
+    options: Peer.CallOptions | undefined,
+    span: Tracer.Span | undefined
+  ): Effect.Effect<unknown, Peer.CallError> {
     if (this.closeReason !== undefined) {
       return Effect.fail(this.closedError(method))
     }
@@ -200,6 +220,7 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
       options === undefined ? this.config.defaultTiming : timingOf(this.config.timeoutMs, options)
     )
     options?.onRequestId?.(entry.id)
+    if (span !== undefined) RequestSpans.recordRequestId(span, entry.id)
     // Progress that may restart the timeout must be asked for, so the request carries a token even when
     // nobody reads the updates.
     const onProgress = options?.onProgress ?? (options?.resetTimeoutOnProgress === true ? ignoreProgress : undefined)

@@ -1,0 +1,247 @@
+/**
+ * Request spans and trace context across the wire (engine `Tracing`): a
+ * client call, the server's span serving it, the server's sampling request
+ * made from the tool handler and the client's sampling handler form one
+ * trace; an invalid `traceparent` is ignored; with no tracer installed no
+ * `traceparent` is sent.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as McpClient from "@effect-mcp/client/McpClient"
+import * as SamplingHandler from "@effect-mcp/client/SamplingHandler"
+import * as MemoryTransport from "@effect-mcp/engine/MemoryTransport"
+import * as Tracing from "@effect-mcp/engine/Tracing"
+import * as Transport from "@effect-mcp/engine/Transport"
+import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import type * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
+import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Sampling from "@effect-mcp/server/Sampling"
+import * as Tool from "@effect-mcp/server/Tool"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Tracer from "effect/Tracer"
+
+/** A tracer that keeps every span it makes (an in-memory exporter). */
+const recording = () => {
+  const spans: Array<Tracer.NativeSpan> = []
+  const tracer = Tracer.make({
+    span: (options) => {
+      const span = new Tracer.NativeSpan(options)
+      spans.push(span)
+      return span
+    }
+  })
+  return { spans, tracer }
+}
+
+const ask = Tool.make("ask", {
+  input: Schema.Struct({}),
+  handler: () =>
+    Effect.map(
+      Sampling.createMessage({ messages: [{ role: "user", content: { type: "text", text: "?" } }], maxTokens: 5 }),
+      Sampling.text
+    )
+})
+
+const echo = Tool.make("echo", {
+  input: Schema.Struct({ text: Schema.String }),
+  handler: ({ text }) => Effect.succeed(text)
+})
+
+const answer = SamplingHandler.layer(() =>
+  Effect.succeed({ role: "assistant" as const, content: { type: "text" as const, text: "!" }, model: "m" }).pipe(
+    Effect.withSpan("my-sampling-handler")
+  )
+)
+
+/** Every frame the client sends, as it goes out. */
+type Sent = Array<Transport.Outgoing>
+
+/** A transport Layer to a fresh server with `ask` and `echo`; records what the client sends. */
+const transportTo = (sent: Sent, serverTracer?: Tracer.Tracer): Layer.Layer<Transport.Transport> =>
+  Layer.effect(
+    Transport.Transport,
+    Effect.gen(function* () {
+      const [serverEnd, clientEnd] = yield* MemoryTransport.makePair({ codec: true })
+      const server = yield* Layer.build(
+        Layer.mergeAll(Tool.layer(ask), Tool.layer(echo)).pipe(
+          Layer.provideMerge(McpServer.layer({ name: "traced", version: "1.0.0" }))
+        )
+      )
+      yield* McpServer.makeSession.pipe(
+        Effect.provideService(Transport.Transport, serverEnd),
+        Effect.provideContext(server),
+        serverTracer === undefined ? (self) => self : Effect.withTracer(serverTracer)
+      )
+      // Sends that take the plain-call path (trySend) are recorded too.
+      const trySend = clientEnd.trySend
+      return {
+        ...clientEnd,
+        send: (frame, options) =>
+          Effect.andThen(
+            Effect.sync(() => sent.push(frame)),
+            clientEnd.send(frame, options)
+          ),
+        trySend:
+          trySend === undefined
+            ? undefined
+            : (frame, related) => {
+                sent.push(frame)
+                return trySend.call(clientEnd, frame, related)
+              },
+        attach: clientEnd.attach?.bind(clientEnd)
+      } satisfies Transport.TransportShape
+    })
+  )
+
+const clientInfo = { name: "tracing-test", version: "1.0.0" }
+
+const named = (spans: ReadonlyArray<Tracer.NativeSpan>, name: string, kind: Tracer.SpanKind): Tracer.NativeSpan => {
+  const found = spans.filter((span) => span.name === name && span.kind === kind)
+  assert.strictEqual(
+    found.length,
+    1,
+    `${kind} ${name} in ${spans.map((span) => `${span.kind} ${span.name}`).join(", ")}`
+  )
+  return found[0]!
+}
+
+const parentOf = (span: Tracer.AnySpan): Tracer.AnySpan | undefined =>
+  span._tag === "Span" ? Option.getOrUndefined(span.parent) : undefined
+
+const metaOf = (frame: Transport.Outgoing): Record<string, unknown> | undefined => {
+  const params = (frame as JsonRpc.Request).params as { _meta?: Record<string, unknown> } | undefined
+  return params?._meta
+}
+
+const requestsSent = (sent: Sent, method: string): Array<JsonRpc.Request> =>
+  sent.filter(
+    (frame): frame is JsonRpc.Request => !Array.isArray(frame) && (frame as JsonRpc.Request).method === method
+  )
+
+const revisions: ReadonlyArray<ProtocolVersion.ProtocolVersion> = ["2025-11-25"]
+
+describe("request spans across the wire", () => {
+  for (const revision of revisions) {
+    it.effect(`client -> server -> sampling request -> sampling handler is one trace (${revision})`, () => {
+      const { spans, tracer } = recording()
+      const sent: Sent = []
+      return Effect.gen(function* () {
+        const client = yield* McpClient.connect(transportTo(sent), { clientInfo, supportedVersions: [revision] }).pipe(
+          Effect.provide(answer)
+        )
+        const result = yield* client.callTool("ask", {}).pipe(Effect.withSpan("app"))
+        assert.deepStrictEqual(result.content, [{ type: "text", text: "!" }])
+
+        const app = spans.find((span) => span.name === "app")!
+        const clientCall = named(spans, "tools/call ask", "client")
+        const serverCall = spans.filter((span) => span.name === "tools/call ask" && span.kind === "server")
+        const samplingRequest = named(spans, "sampling/createMessage", "client")
+        const samplingServed = named(spans, "sampling/createMessage", "server")
+        const handler = named(spans, "my-sampling-handler", "internal")
+
+        assert.strictEqual(parentOf(clientCall), app)
+        assert.isAtLeast(serverCall.length, 1)
+        // The server's span continues the client's: same trace, the client's span as its (external) parent.
+        const served = serverCall.find((span) => parentOf(span)?.spanId === clientCall.spanId)
+        assert.isDefined(served, "a server span continues the client's span")
+        assert.strictEqual(parentOf(samplingRequest)?.spanId, served!.spanId)
+        assert.strictEqual(parentOf(samplingServed)?.spanId, samplingRequest.spanId)
+        assert.strictEqual(parentOf(handler), samplingServed)
+        for (const span of [clientCall, ...serverCall, samplingRequest, samplingServed, handler]) {
+          assert.strictEqual(span.traceId, app.traceId, `${span.kind} ${span.name}`)
+          assert.strictEqual(span.status._tag, "Ended", `${span.kind} ${span.name}`)
+        }
+
+        // Attributes after the MCP semantic conventions.
+        assert.strictEqual(clientCall.attributes.get("mcp.method.name"), "tools/call")
+        assert.strictEqual(clientCall.attributes.get("gen_ai.tool.name"), "ask")
+        assert.strictEqual(served!.attributes.get("gen_ai.tool.name"), "ask")
+        assert.strictEqual(served!.attributes.get("mcp.protocol.version"), revision)
+        assert.strictEqual(clientCall.attributes.get("mcp.protocol.version"), revision)
+        const sentCall = requestsSent(sent, "tools/call")[0]!
+        assert.strictEqual(clientCall.attributes.get("jsonrpc.request.id"), String(sentCall.id))
+        assert.strictEqual(metaOf(sentCall)?.traceparent, `00-${clientCall.traceId}-${clientCall.spanId}-01`)
+      }).pipe(Effect.scoped, Effect.withTracer(tracer))
+    })
+  }
+
+  it.effect("a failed call records error.type on both sides", () => {
+    const { spans, tracer } = recording()
+    return Effect.gen(function* () {
+      const client = yield* McpClient.connect(transportTo([]), { clientInfo })
+      const exit = yield* Effect.exit(client.request("tools/call", { name: "missing", arguments: {} }))
+      assert.strictEqual(exit._tag, "Failure")
+      const clientCall = named(spans, "tools/call missing", "client")
+      const served = named(spans, "tools/call missing", "server")
+      assert.strictEqual(clientCall.attributes.get("error.type"), served.attributes.get("error.type"))
+      assert.match(String(served.attributes.get("error.type")), /^-?\d+$/)
+    }).pipe(Effect.scoped, Effect.withTracer(tracer))
+  })
+
+  it.effect("an invalid traceparent is ignored: the server span starts a trace of its own", () => {
+    const { spans, tracer } = recording()
+    return Effect.gen(function* () {
+      // Only the server traces: the client sends the caller's _meta as it is.
+      const client = yield* McpClient.connect(transportTo([], tracer), { clientInfo })
+      const invalid = [
+        "00-00000000000000000000000000000000-0123456789abcdef-01",
+        "00-0123456789abcdef0123456789abcdef-0000000000000000-01",
+        "ff-0123456789abcdef0123456789abcdef-0123456789abcdef-01",
+        "00-0123456789ABCDEF0123456789ABCDEF-0123456789abcdef-01",
+        "00-0123456789abcdef0123456789abcdef-0123456789abcdef-01-extra",
+        42
+      ]
+      for (const traceparent of invalid) {
+        yield* client.request("tools/call", { name: "echo", arguments: { text: "x" }, _meta: { traceparent } })
+      }
+      const served = spans.filter((span) => span.name === "tools/call echo" && span.kind === "server")
+      assert.strictEqual(served.length, invalid.length)
+      for (const span of served) assert.isUndefined(parentOf(span))
+      assert.strictEqual(new Set(served.map((span) => span.traceId)).size, invalid.length)
+    }).pipe(Effect.scoped)
+  })
+
+  it.effect("a valid traceparent from the caller's params is continued (tracestate included)", () => {
+    const { spans, tracer } = recording()
+    const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    return Effect.gen(function* () {
+      const client = yield* McpClient.connect(transportTo([], tracer), { clientInfo })
+      yield* client.request("tools/call", {
+        name: "echo",
+        arguments: { text: "x" },
+        _meta: { traceparent, tracestate: "k=v" }
+      })
+      const served = named(spans, "tools/call echo", "server")
+      const parent = parentOf(served)
+      assert.strictEqual(parent?._tag, "ExternalSpan")
+      assert.strictEqual(parent?.traceId, "0af7651916cd43dd8448eb211c80319c")
+      assert.strictEqual(parent?.spanId, "b7ad6b7169203331")
+      assert.strictEqual(Tracing.tracestateOf(served), "k=v")
+    }).pipe(Effect.scoped)
+  })
+
+  it.effect("with no tracer installed nothing is traced and no traceparent is sent", () => {
+    const sent: Sent = []
+    return Effect.gen(function* () {
+      const client = yield* McpClient.connect(transportTo(sent), { clientInfo }).pipe(Effect.provide(answer))
+      yield* client.callTool("ask", {})
+      yield* client.callTool("echo", { text: "hi" }).pipe(Effect.withSpan("app"))
+      const calls = requestsSent(sent, "tools/call")
+      // 2026-07-28 (the default) asks for the sampling in an input round: `ask` is sent twice.
+      assert.isAtLeast(calls.length, 2)
+      for (const call of calls) assert.isUndefined(metaOf(call)?.traceparent)
+    }).pipe(Effect.scoped)
+  })
+})
+
+describe("Tracing.parseTraceparent", () => {
+  it("reads a W3C traceparent and its sampled flag", () => {
+    const span = Tracing.parseTraceparent("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00")
+    assert.strictEqual(span?.traceId, "0af7651916cd43dd8448eb211c80319c")
+    assert.strictEqual(span?.spanId, "b7ad6b7169203331")
+    assert.strictEqual(span?.sampled, false)
+    assert.strictEqual(Tracing.formatTraceparent(span!), "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00")
+  })
+})
