@@ -15,7 +15,8 @@
  * lower is outer; `layer` is order 0), then by registration order.
  *
  * Built-ins: `timeout`, `rateLimit` (a token bucket per session or principal
- * on the Clock), `logging` (method, target, outcome, duration; never
+ * on the Clock), `authorize` (the principal's scopes against the item's),
+ * `logging` (method, target, outcome, duration; never
  * arguments) and `visibility` / `hideUnauthorized` (per-request filtering of
  * list results). `when`, `forTool`, `forPrompt` and `forResource` narrow a
  * middleware to some requests. See docs/middleware.md.
@@ -56,7 +57,9 @@ export const Code = {
   /** A request ran past `timeout` (data: `{ timeoutMs }`). */
   RequestTimeout: -32001,
   /** A caller ran out of tokens in `rateLimit` (data: `{ retryAfterMs }`). */
-  RateLimited: -32029
+  RateLimited: -32029,
+  /** `authorize` refused the request (data: `{ requiredScopes }` when the item's scopes were the reason). */
+  Forbidden: -32003
 } as const
 
 /**
@@ -306,3 +309,34 @@ export const hideUnauthorized: Middleware = visibility({
   resources: (item, request) => holds(request.principal, item.scopes),
   prompts: (item, request) => holds(request.principal, item.scopes)
 })
+
+/**
+ * Refuses a request unless `allow` accepts it, with `Code.Forbidden` (data
+ * `{ requiredScopes }`) and without running the handler. `allow` gets the
+ * request and the scopes its item was registered with (see
+ * `McpServer.requiredScopesOf`); the default accepts when the principal holds
+ * them all, or when there is no principal (stdio, or an HTTP server without
+ * `authentication`). A protected HTTP server already answers a missing item
+ * scope with a 403 before dispatch: this is for rules of your own, and for
+ * transports without that check.
+ */
+export const authorize = (
+  allow: (request: Request, requiredScopes: ReadonlyArray<string> | undefined) => boolean = (request, scopes) =>
+    holds(request.principal, scopes)
+): Middleware => {
+  return (request, next) => {
+    const requiredScopes =
+      request.target === undefined
+        ? undefined
+        : McpServer.requiredScopesOf(request.server)(request.method, request.target)
+    return allow(request, requiredScopes)
+      ? next
+      : Effect.fail(
+          new McpError.JsonRpcError({
+            code: Code.Forbidden,
+            message: "Forbidden",
+            ...(requiredScopes === undefined ? {} : { data: { requiredScopes } })
+          })
+        )
+  }
+}

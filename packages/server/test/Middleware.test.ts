@@ -241,4 +241,29 @@ describe("Middleware", () => {
       assert.deepStrictEqual(names((yield* root.listPrompts()).prompts), ["greet", "internal"])
     })
   )
+
+  it.effect("authorize: the principal's scopes against the item's, or a rule of your own", () =>
+    Effect.gen(function* () {
+      const connect = yield* serve(
+        Middleware.layer(
+          Middleware.authorize(),
+          Middleware.forPrompt(
+            "internal",
+            Middleware.authorize((request) => request.principal?.owner === "root")
+          )
+        )
+      )
+      const user = yield* connect(principal("user", ["read"]))
+      const refused = yield* Effect.flip(user.callTool("admin", {}))
+      assert.strictEqual(codeOf(refused), Middleware.Code.Forbidden)
+      assert.deepStrictEqual(dataOf(refused), { requiredScopes: ["admin"] })
+      yield* user.callTool("echo", { text: "x" })
+      assert.strictEqual(codeOf(yield* Effect.flip(user.getPrompt("internal"))), Middleware.Code.Forbidden)
+      const root = yield* connect(principal("root", ["admin"]))
+      yield* root.callTool("admin", {})
+      yield* root.getPrompt("internal")
+      // Without authentication the item scopes are not checked here.
+      yield* (yield* connect()).callTool("admin", {})
+    })
+  )
 })
