@@ -22,6 +22,7 @@ const guides = [
   "hosts.md",
   "authorization.md",
   "cancellation-progress-timeouts.md",
+  "middleware.md",
   "revisions.md",
   "serving.md",
   "testing.md"
