@@ -54,7 +54,7 @@ export interface Dispatcher {
    * Adds what the session knows (protocol version, session id) to the span
    * of a request in either direction; called only when tracing is on.
    */
-  readonly annotateSpan?: ((span: Tracer.Span) => void) | undefined
+  readonly annotateSpan?: ((span: Tracer.Span, params: unknown) => void) | undefined
 }
 
 /** Settings of a Peer: request timeout, concurrency of incoming requests, keepalive. */

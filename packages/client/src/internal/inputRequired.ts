@@ -6,12 +6,14 @@
  * sees only the final result.
  */
 import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
+import * as Tracing from "@effect-mcp/engine/Tracing"
 import * as InputRequired from "@effect-mcp/protocol/InputRequired"
 import type * as McpError from "@effect-mcp/protocol/McpError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import type * as Tracer from "effect/Tracer"
 import { InputRequiredError } from "../ClientError.ts"
 import type * as ElicitationForm from "../ElicitationForm.ts"
 import type { Answer } from "./serverRequests.ts"
@@ -23,6 +25,13 @@ const decodeInputRequired = Schema.decodeUnknownEffect(InputRequired.InputRequir
 
 const isInputRequired = (u: unknown): boolean =>
   Predicate.isObject(u) && (u as { readonly resultType?: unknown }).resultType === "input_required"
+
+const traceParentOf = (params: unknown): Tracer.AnySpan | undefined => {
+  const meta = Predicate.isObject(params) ? (params as { readonly _meta?: unknown })._meta : undefined
+  return Predicate.isObject(meta)
+    ? Tracing.parseTraceparent((meta as { readonly traceparent?: unknown }).traceparent)
+    : undefined
+}
 
 /** Keys of the retry that must not leak from one round into the next. */
 const withoutRetryFields = (params: object | undefined): { readonly [key: string]: unknown } => {
@@ -39,8 +48,13 @@ export const run = Effect.fnUntraced(function* <E>(options: {
   readonly answer: Answer
 }): Effect.fn.Return<unknown, E | InputRequiredError | McpError.McpError | ElicitationForm.FormError> {
   let params = options.params
+  // Tracing on: the span of the server's round that asked, under which the next round is sent, so
+  // every round and every answer belong to one trace even when the caller has no span of its own.
+  let asker: Tracer.AnySpan | undefined
   for (let round = 0; ; round++) {
-    const result = yield* options.send(params)
+    const result = yield* asker === undefined
+      ? options.send(params)
+      : Effect.withParentSpan(options.send(params), asker)
     if (!isInputRequired(result)) return result
     if (round >= options.maxRounds) {
       return yield* new InputRequiredError({
@@ -55,8 +69,12 @@ export const run = Effect.fnUntraced(function* <E>(options: {
       )
     )
     const responses: Record<string, unknown> = {}
+    const tracing = Tracing.enabled(yield* Effect.context<never>())
     for (const [key, request] of Object.entries(asked.inputRequests ?? {})) {
-      responses[key] = yield* options.answer(request.method, request.params).pipe(
+      const answer = options.answer(request.method, request.params)
+      if (tracing) asker ??= traceParentOf(request.params)
+      // Served as the request it stands for would be: under a SERVER span continuing the asker's context.
+      responses[key] = yield* (tracing ? Tracing.incoming(request, undefined, answer) : answer).pipe(
         // Not an answer to a server request: a handler's progress has nowhere to go (and must not go
         // to a request the caller happens to be serving).
         Effect.updateContext(withoutCurrentRequest),

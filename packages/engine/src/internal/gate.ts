@@ -286,10 +286,10 @@ export class Gate implements Peer.Dispatcher {
     return method !== "initialize"
   }
 
-  annotateSpan(span: Tracer.Span): void {
-    // Stateless requests carry their revision themselves; a session knows it once negotiated.
-    const version = this.state.revision?.version
-    if (version !== undefined) span.attribute(Tracing.Attributes.protocolVersion, version)
+  annotateSpan(span: Tracer.Span, params: unknown): void {
+    // A session knows its revision once negotiated; a stateless request carries its own.
+    const version = this.state.revision?.version ?? metaOf(params)?.[META_PROTOCOL_VERSION]
+    if (typeof version === "string") span.attribute(Tracing.Attributes.protocolVersion, version)
   }
 
   checkOutgoing(method: string): PeerError.NotSupported | undefined {

@@ -17,8 +17,8 @@ import * as CurrentRequest from "../CurrentRequest.ts"
 import * as Defect from "../Defect.ts"
 import type * as Peer from "../Peer.ts"
 import type * as Transport from "../Transport.ts"
+import * as Tracing from "../Tracing.ts"
 import * as Inbound from "./inbound.ts"
-import * as RequestSpans from "./requestSpans.ts"
 
 /** Sends a frame as a plain call if the transport can take it now (`Transport.trySend`). */
 export type SendNow = (frame: Transport.Outgoing, relatedRequestId?: JsonRpc.RequestId) => boolean
@@ -180,7 +180,7 @@ export class IncomingRequests {
     // the fiber runs the handler alone; otherwise the fiber sends it itself.
     const sendNow = respond === undefined ? host.sendNow : undefined
     let handler = host.dispatcher.request(request)
-    if (host.tracing) handler = RequestSpans.incoming(request, host.dispatcher, handler)
+    if (host.tracing) handler = Tracing.incoming(request, host.dispatcher, handler)
     if (sendNow === undefined) {
       handler = Effect.matchCauseEffect(handler, {
         onSuccess: (result) => {

@@ -28,7 +28,6 @@ import * as Tracing from "../Tracing.ts"
 import * as Incoming from "./incomingRequests.ts"
 import type * as PeerInput from "./peerInput.ts"
 import { type Outcome, type Pending, PendingTable, type TimeoutReason, type Timer, type Timing } from "./pending.ts"
-import * as RequestSpans from "./requestSpans.ts"
 
 type ClosedExit = PeerInput.ClosedExit
 
@@ -197,7 +196,7 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
     options: Peer.CallOptions | undefined
   ): Effect.Effect<unknown, Peer.CallError> {
     if (this.tracing) {
-      return RequestSpans.outgoing(method, params, this.dispatcher, (traced, span) =>
+      return Tracing.outgoing(method, params, this.dispatcher, (traced, span) =>
         Effect.suspend(() => this.start(method, traced, options, span))
       )
     }
@@ -220,7 +219,7 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
       options === undefined ? this.config.defaultTiming : timingOf(this.config.timeoutMs, options)
     )
     options?.onRequestId?.(entry.id)
-    if (span !== undefined) RequestSpans.recordRequestId(span, entry.id)
+    if (span !== undefined) Tracing.recordRequestId(span, entry.id)
     // Progress that may restart the timeout must be asked for, so the request carries a token even when
     // nobody reads the updates.
     const onProgress = options?.onProgress ?? (options?.resetTimeoutOnProgress === true ? ignoreProgress : undefined)

@@ -13,10 +13,12 @@
  */
 import type * as InputRequired from "@effect-mcp/protocol/InputRequired"
 import * as McpError from "@effect-mcp/protocol/McpError"
-import type * as Context from "effect/Context"
+import * as Tracing from "@effect-mcp/engine/Tracing"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Predicate from "effect/Predicate"
+import * as Tracer from "effect/Tracer"
 import type { AskMethod } from "../ServerRequest.ts"
 import { echo } from "./params.ts"
 import type * as RequestState from "./requestState.ts"
@@ -92,13 +94,16 @@ class Rounds<A, E, R> {
   }
 
   readonly ask: Ask = (askMethod, askParams, ownKey) =>
-    Effect.suspend(() => {
+    Effect.withFiber((fiber) => {
       const key = ownKey ?? `${prefixes[askMethod]}-${this.counter++}`
       if (!this.answered.has(key) && ownKey !== undefined && this.responses[ownKey] !== undefined) {
         this.answered.set(key, this.responses[ownKey])
       }
       if (this.answered.has(key)) return Effect.succeed(this.answered.get(key))
-      this.needed.set(key, { method: askMethod, params: askParams } as InputRequired.InputRequest)
+      // The request the client answers continues the trace of the handler that asked (as a request would).
+      const span = Tracing.enabled(fiber.context) ? Context.getOrUndefined(fiber.context, Tracer.ParentSpan) : undefined
+      const params = span === undefined ? askParams : Tracing.withTraceContext(askParams, span)
+      this.needed.set(key, { method: askMethod, params } as InputRequired.InputRequest)
       if (!this.stopping) {
         this.stopping = true
         Effect.runFork(
