@@ -250,9 +250,13 @@ export interface ListItem {
 
 /** A predicate per list: keeps the items it returns true for. */
 export interface VisibilityOptions {
+  /** Which tools `tools/list` shows. */
   readonly tools?: ((item: ListItem, request: Request) => boolean) | undefined
+  /** Which resources `resources/list` shows. */
   readonly resources?: ((item: ListItem, request: Request) => boolean) | undefined
+  /** Which templates `resources/templates/list` shows (their `scopes` are not looked up: undefined). */
   readonly resourceTemplates?: ((item: ListItem, request: Request) => boolean) | undefined
+  /** Which prompts `prompts/list` shows. */
   readonly prompts?: ((item: ListItem, request: Request) => boolean) | undefined
 }
 

@@ -17,12 +17,19 @@ import { type Obj, paramsOf } from "./params.ts"
 
 /** What a middleware learns of the request it wraps (the public `Middleware.Request`). */
 export interface Request {
+  /** The JSON-RPC method. */
   readonly method: string
+  /** A tool's or prompt's name, a resource's URI, a completion reference's name or URI; else undefined. */
   readonly target: string | undefined
+  /** The request's params as received (arguments included: keep them out of logs). */
   readonly params: unknown
+  /** The session's view of the request (revision, the client's capabilities and info, the session state). */
   readonly info: Session.RequestInfo
+  /** The HTTP `Mcp-Session-Id`, undefined outside a stateful HTTP session. */
   readonly sessionId: string | undefined
+  /** The authenticated caller, when an HTTP transport authenticates requests. */
   readonly principal: HttpAuthentication.Authenticated | undefined
+  /** The server serving the request. */
   readonly server: McpServerShape
 }
 
