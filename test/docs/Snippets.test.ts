@@ -23,6 +23,7 @@ const guides = [
   "authorization.md",
   "cancellation-progress-timeouts.md",
   "middleware.md",
+  "observability.md",
   "revisions.md",
   "serving.md",
   "testing.md"
