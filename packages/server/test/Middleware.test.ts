@@ -5,6 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as McpError from "@effect-mcp/protocol/McpError"
+import type { ProtocolVersion } from "@effect-mcp/protocol/ProtocolVersion"
 import * as CurrentHttpSession from "@effect-mcp/engine/CurrentHttpSession"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Middleware from "@effect-mcp/server/Middleware"
@@ -52,12 +53,12 @@ const serve = (middleware: Layer.Layer<never, never, McpServer.McpServer>, logge
     const context = yield* Layer.build(
       loggers === undefined ? base : base.pipe(Layer.provideMerge(Logger.layer([loggers], { mergeWithExisting: true })))
     )
-    return (http?: CurrentHttpSession.CurrentHttpSessionShape) =>
+    return (http?: CurrentHttpSession.CurrentHttpSessionShape, revision: ProtocolVersion = "2025-11-25") =>
       McpTest.makeClientFor(
         http === undefined
           ? McpServer.makeSession
           : McpServer.makeSession.pipe(Effect.provideService(CurrentHttpSession.CurrentHttpSession, http)),
-        { revision: "2025-11-25" }
+        { revision }
       ).pipe(Effect.provideContext(context))
   })
 
@@ -264,6 +265,25 @@ describe("Middleware", () => {
       yield* root.getPrompt("internal")
       // Without authentication the item scopes are not checked here.
       yield* (yield* connect()).callTool("admin", {})
+    })
+  )
+
+  it.effect("2026-07-28 (stateless): the chain applies; without a principal the requests share one bucket", () =>
+    Effect.gen(function* () {
+      const connect = yield* serve(
+        Middleware.layer(Middleware.hideUnauthorized, Middleware.rateLimit({ capacity: 3, refillEvery: "1 minute" }))
+      )
+      const first = yield* connect(undefined, "2026-07-28")
+      const second = yield* connect(undefined, "2026-07-28")
+      yield* first.callTool("echo", { text: "x" })
+      yield* second.callTool("echo", { text: "x" })
+      yield* first.callTool("echo", { text: "x" })
+      const refused = yield* Effect.flip(second.callTool("echo", { text: "x" }))
+      assert.strictEqual(codeOf(refused), Middleware.Code.RateLimited)
+      // A principal has a bucket of its own, and sees only what its scopes cover.
+      const user = yield* connect(principal("user", []), "2026-07-28")
+      const tools = (yield* user.listTools()).tools.map((t) => t.name).sort()
+      assert.deepStrictEqual(tools, ["echo", "slow"])
     })
   )
 })
