@@ -96,13 +96,23 @@ export const tracestateOf = (span: Tracer.AnySpan | undefined): string | undefin
 
 const A = Attributes
 
-type Params = { readonly [key: string]: unknown }
+/** A request's params as an object. */
+export type Params = { readonly [key: string]: unknown }
 
-const asObject = (value: unknown): Params | undefined =>
+/** `value` as an object (not an array), or undefined. */
+export const asObject = (value: unknown): Params | undefined =>
   typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Params) : undefined
 
-/** The low-cardinality target of a method (the tool or prompt name), for the span name and attributes. */
-const annotateTarget = (method: string, params: Params | undefined, attributes: Record<string, unknown>) => {
+/**
+ * Adds the attributes of a request's target (tool, prompt or resource) to
+ * `attributes`, and returns the span name: `{method} {target}` for a tool or
+ * prompt, the method alone otherwise (a resource URI is unbounded).
+ */
+export const annotateTarget = (
+  method: string,
+  params: Params | undefined,
+  attributes: Record<string, unknown>
+): string => {
   switch (method) {
     case "tools/call": {
       const name = params?.name
@@ -130,29 +140,30 @@ const annotateTarget = (method: string, params: Params | undefined, attributes: 
   }
 }
 
-/** Records how a request failed: the JSON-RPC code for an error answer, the error's tag otherwise. */
-const recordFailure = (span: Tracer.Span, error: unknown): void => {
-  if (McpError.isMcpError(error)) {
-    const code = String(McpError.toErrorObject(error).code)
-    span.attribute(A.errorType, code)
-    span.attribute(A.statusCode, code)
-  } else {
-    const tag = typeof error === "object" && error !== null ? (error as { _tag?: unknown })._tag : undefined
-    span.attribute(A.errorType, typeof tag === "string" ? tag : "_OTHER")
+/**
+ * The `error.type` of a finished request, or undefined when it succeeded:
+ * the JSON-RPC code of an error answer, the error's tag for another failure
+ * (a timeout, a closed session), `tool_error` for a tool result with
+ * `isError: true` (a failed tool call for the conventions).
+ */
+export const errorTypeOf = (method: string, exit: Exit.Exit<unknown, unknown>): string | undefined => {
+  if (Exit.isSuccess(exit)) {
+    return method === "tools/call" && asObject(exit.value)?.isError === true ? "tool_error" : undefined
   }
-}
-
-/** A tool result with `isError: true` is a failed tool call for the conventions. */
-const recordResult = (span: Tracer.Span, method: string, result: unknown): void => {
-  if (method === "tools/call" && asObject(result)?.isError === true) span.attribute(A.errorType, "tool_error")
+  const failure = exit.cause.reasons.find((reason) => reason._tag === "Fail")
+  if (failure === undefined) return Exit.hasInterrupts(exit) ? "interrupted" : "_OTHER"
+  const error = failure.error
+  if (McpError.isMcpError(error)) return String(McpError.toErrorObject(error).code)
+  const tag = typeof error === "object" && error !== null ? (error as { _tag?: unknown })._tag : undefined
+  return typeof tag === "string" ? tag : "_OTHER"
 }
 
 const recordExit = (span: Tracer.Span, method: string, exit: Exit.Exit<unknown, unknown>): void => {
-  if (Exit.isSuccess(exit)) recordResult(span, method, exit.value)
-  else {
-    const failure = exit.cause.reasons.find((reason) => reason._tag === "Fail")
-    if (failure !== undefined) recordFailure(span, failure.error)
-  }
+  const errorType = errorTypeOf(method, exit)
+  if (errorType === undefined) return
+  span.attribute(A.errorType, errorType)
+  // An error answer's code is also the response status.
+  if (Exit.isFailure(exit) && /^-?\d+$/.test(errorType)) span.attribute(A.statusCode, errorType)
 }
 
 /** A copy of a request's params with the span's trace context in `_meta` (any `_meta` already there kept). */

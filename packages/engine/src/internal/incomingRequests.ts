@@ -17,6 +17,7 @@ import * as CurrentRequest from "../CurrentRequest.ts"
 import * as Defect from "../Defect.ts"
 import type * as Peer from "../Peer.ts"
 import type * as Transport from "../Transport.ts"
+import * as McpMetrics from "../McpMetrics.ts"
 import * as Tracing from "../Tracing.ts"
 import * as Inbound from "./inbound.ts"
 
@@ -30,6 +31,10 @@ export interface Host {
   readonly semaphore: Semaphore.Semaphore | undefined
   /** Whether requests are served under spans (Tracing.enabled, decided once per session). */
   readonly tracing: boolean
+  /** Whether served requests are timed (McpMetrics.Enabled, decided once per session). */
+  readonly metrics: boolean
+  /** `tracing || metrics`: the one branch a request costs when both are off. */
+  readonly observed: boolean
   readonly sendNow: SendNow | undefined
   /** Sends a frame; fails as the transport's `send` does. */
   readonly send: (
@@ -180,7 +185,10 @@ export class IncomingRequests {
     // the fiber runs the handler alone; otherwise the fiber sends it itself.
     const sendNow = respond === undefined ? host.sendNow : undefined
     let handler = host.dispatcher.request(request)
-    if (host.tracing) handler = Tracing.incoming(request, host.dispatcher, handler)
+    if (host.observed) {
+      if (host.tracing) handler = Tracing.incoming(request, host.dispatcher, handler)
+      if (host.metrics) handler = McpMetrics.timed("server", request.method, request.params, handler)
+    }
     if (sendNow === undefined) {
       handler = Effect.matchCauseEffect(handler, {
         onSuccess: (result) => {

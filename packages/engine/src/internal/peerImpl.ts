@@ -24,6 +24,7 @@ import * as PeerError from "../PeerError.ts"
 import * as ProgressStream from "../ProgressStream.ts"
 import type * as Transport from "../Transport.ts"
 import * as Inbound from "./inbound.ts"
+import * as McpMetrics from "../McpMetrics.ts"
 import * as Tracing from "../Tracing.ts"
 import * as Incoming from "./incomingRequests.ts"
 import type * as PeerInput from "./peerInput.ts"
@@ -80,8 +81,11 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
   private readonly clock: Clock.Clock
   private readonly config: Config
   readonly semaphore: Semaphore.Semaphore | undefined
-  // Decided once per session (a tracer other than the default one): off, a message costs this one branch.
+  // Decided once per session (a tracer other than the default one; McpMetrics.Enabled): when neither is
+  // on, a request costs the one branch on `observed`.
   readonly tracing: boolean
+  readonly metrics: boolean
+  readonly observed: boolean
   // Sends a frame as a plain call, when the transport can (Transport.trySend).
   readonly sendNow: Incoming.SendNow | undefined
   private table: PendingTable | undefined = undefined
@@ -108,6 +112,8 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
     this.clock = Context.get(context, Clock.Clock)
     this.config = sharedConfig(options)
     this.tracing = Tracing.enabled(context)
+    this.metrics = Context.get(context, McpMetrics.Enabled)
+    this.observed = this.tracing || this.metrics
     this.sendNow = transport.trySend === undefined ? undefined : transport.trySend.bind(transport)
     this.semaphore =
       options?.maxConcurrentRequests === undefined ? undefined : Semaphore.makeUnsafe(options.maxConcurrentRequests)
@@ -195,12 +201,22 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
     params: object | undefined,
     options: Peer.CallOptions | undefined
   ): Effect.Effect<unknown, Peer.CallError> {
-    if (this.tracing) {
-      return Tracing.outgoing(method, params, this.dispatcher, (traced, span) =>
-        Effect.suspend(() => this.start(method, traced, options, span))
-      )
-    }
+    if (this.observed) return this.observedRequest(method, params, options)
     return this.start(method, params, options, undefined)
+  }
+
+  /** A request under its span and/or timed, as tracing and metrics are on. */
+  private observedRequest(
+    method: string,
+    params: object | undefined,
+    options: Peer.CallOptions | undefined
+  ): Effect.Effect<unknown, Peer.CallError> {
+    const request = this.tracing
+      ? Tracing.outgoing(method, params, this.dispatcher, (traced, span) =>
+          Effect.suspend(() => this.start(method, traced, options, span))
+        )
+      : Effect.suspend(() => this.start(method, params, options, undefined))
+    return this.metrics ? McpMetrics.timed("client", method, params, request) : request
   }
 
   private start(
