@@ -57,8 +57,13 @@ describe("request metrics", () => {
     Effect.gen(function* () {
       const client = yield* McpClient.connect(transportTo(slow("metered-slow", 1500)), { clientInfo })
       const call = yield* Effect.forkChild(client.callTool("metered-slow", {}))
-      yield* TestClock.adjust(2000)
+      const active = Metric.withAttributes(McpMetrics.serverActiveRequests, { "mcp.method.name": "tools/call" })
+      yield* TestClock.adjust(1000)
+      // Being served: one request in flight, none once it is answered.
+      assert.strictEqual((yield* Metric.value(active)).count, 1)
+      yield* TestClock.adjust(1000)
       yield* Fiber.join(call)
+      assert.strictEqual((yield* Metric.value(active)).count, 0)
       for (const histogram of [McpMetrics.clientOperationDuration, McpMetrics.serverOperationDuration]) {
         const state = yield* series(histogram, toolCall("metered-slow"))
         assert.strictEqual(state.count, 1)

@@ -7,53 +7,23 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as McpClient from "@effect-mcp/client/McpClient"
-import * as SamplingHandler from "@effect-mcp/client/SamplingHandler"
 import * as MemoryTransport from "@effect-mcp/engine/MemoryTransport"
 import * as Tracing from "@effect-mcp/engine/Tracing"
 import * as Transport from "@effect-mcp/engine/Transport"
 import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import type * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as McpServer from "@effect-mcp/server/McpServer"
-import * as Sampling from "@effect-mcp/server/Sampling"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import * as Tracer from "effect/Tracer"
-
-/** A tracer that keeps every span it makes (an in-memory exporter). */
-const recording = () => {
-  const spans: Array<Tracer.NativeSpan> = []
-  const tracer = Tracer.make({
-    span: (options) => {
-      const span = new Tracer.NativeSpan(options)
-      spans.push(span)
-      return span
-    }
-  })
-  return { spans, tracer }
-}
-
-const ask = Tool.make("ask", {
-  input: Schema.Struct({}),
-  handler: () =>
-    Effect.map(
-      Sampling.createMessage({ messages: [{ role: "user", content: { type: "text", text: "?" } }], maxTokens: 5 }),
-      Sampling.text
-    )
-})
+import type * as Tracer from "effect/Tracer"
+import * as TraceChain from "./traceChain.ts"
 
 const echo = Tool.make("echo", {
   input: Schema.Struct({ text: Schema.String }),
   handler: ({ text }) => Effect.succeed(text)
 })
-
-const answer = SamplingHandler.layer(() =>
-  Effect.succeed({ role: "assistant" as const, content: { type: "text" as const, text: "!" }, model: "m" }).pipe(
-    Effect.withSpan("my-sampling-handler")
-  )
-)
 
 /** Every frame the client sends, as it goes out. */
 type Sent = Array<Transport.Outgoing>
@@ -65,7 +35,7 @@ const transportTo = (sent: Sent, serverTracer?: Tracer.Tracer): Layer.Layer<Tran
     Effect.gen(function* () {
       const [serverEnd, clientEnd] = yield* MemoryTransport.makePair({ codec: true })
       const server = yield* Layer.build(
-        Layer.mergeAll(Tool.layer(ask), Tool.layer(echo)).pipe(
+        Layer.mergeAll(Tool.layer(TraceChain.ask), Tool.layer(echo)).pipe(
           Layer.provideMerge(McpServer.layer({ name: "traced", version: "1.0.0" }))
         )
       )
@@ -97,19 +67,6 @@ const transportTo = (sent: Sent, serverTracer?: Tracer.Tracer): Layer.Layer<Tran
 
 const clientInfo = { name: "tracing-test", version: "1.0.0" }
 
-const named = (spans: ReadonlyArray<Tracer.NativeSpan>, name: string, kind: Tracer.SpanKind): Tracer.NativeSpan => {
-  const found = spans.filter((span) => span.name === name && span.kind === kind)
-  assert.strictEqual(
-    found.length,
-    1,
-    `${kind} ${name} in ${spans.map((span) => `${span.kind} ${span.name}`).join(", ")}`
-  )
-  return found[0]!
-}
-
-const parentOf = (span: Tracer.AnySpan): Tracer.AnySpan | undefined =>
-  span._tag === "Span" ? Option.getOrUndefined(span.parent) : undefined
-
 const metaOf = (frame: Transport.Outgoing): Record<string, unknown> | undefined => {
   const params = (frame as JsonRpc.Request).params as { _meta?: Record<string, unknown> } | undefined
   return params?._meta
@@ -125,56 +82,22 @@ const revisions: ReadonlyArray<ProtocolVersion.ProtocolVersion> = ["2025-11-25",
 describe("request spans across the wire", () => {
   for (const revision of revisions) {
     it.effect(`client -> server -> sampling request -> sampling handler is one trace (${revision})`, () => {
-      const { spans, tracer } = recording()
+      const { spans, tracer } = TraceChain.recording()
       const sent: Sent = []
       return Effect.gen(function* () {
         const client = yield* McpClient.connect(transportTo(sent), { clientInfo, supportedVersions: [revision] }).pipe(
-          Effect.provide(answer)
+          Effect.provide(TraceChain.answer)
         )
         const result = yield* client.callTool("ask", {}).pipe(Effect.withSpan("app"))
         assert.deepStrictEqual(result.content, [{ type: "text", text: "!" }])
 
-        const app = spans.find((span) => span.name === "app")!
-        const clientCalls = spans.filter((span) => span.name === "tools/call ask" && span.kind === "client")
-        const serverCalls = spans.filter((span) => span.name === "tools/call ask" && span.kind === "server")
-        const samplingServed = named(spans, "sampling/createMessage", "server")
-        const handler = named(spans, "my-sampling-handler", "internal")
-        const clientCall = clientCalls[0]!
-
-        assert.strictEqual(parentOf(clientCall), app)
-        // The server's span continues the client's: same trace, the client's span as its (external) parent.
-        const served = serverCalls.find((span) => parentOf(span)?.spanId === clientCall.spanId)
-        assert.isDefined(served, "a server span continues the client's span")
-        const stateless = revision === "2026-07-28"
-        if (stateless) {
-          // The sampling is an input request of the server's first round; the answer continues that round's
-          // span, and the retried call is sent under it.
-          assert.strictEqual(clientCalls.length, 2)
-          assert.strictEqual(serverCalls.length, 2)
-          assert.strictEqual(parentOf(samplingServed)?.spanId, served!.spanId)
-          assert.strictEqual(parentOf(clientCalls[1]!)?.spanId, served!.spanId)
-          assert.strictEqual(parentOf(serverCalls.find((span) => span !== served)!)?.spanId, clientCalls[1]!.spanId)
-        } else {
-          assert.strictEqual(clientCalls.length, 1)
-          const samplingRequest = named(spans, "sampling/createMessage", "client")
-          assert.strictEqual(parentOf(samplingRequest)?.spanId, served!.spanId)
-          assert.strictEqual(parentOf(samplingServed)?.spanId, samplingRequest.spanId)
-        }
-        assert.strictEqual(parentOf(handler), samplingServed)
-        const all = spans.filter(
-          (span) => span.name === "app" || span.name.startsWith("tools/call") || span.name.includes("sampling")
-        )
-        assert.strictEqual(all.length, stateless ? 7 : 6)
-        for (const span of all) {
-          assert.strictEqual(span.traceId, app.traceId, `${span.kind} ${span.name}`)
-          assert.strictEqual(span.status._tag, "Ended", `${span.kind} ${span.name}`)
-        }
+        const { clientCall, served } = TraceChain.assertOneTrace(spans, revision)
 
         // Attributes after the MCP semantic conventions.
         assert.strictEqual(clientCall.attributes.get("mcp.method.name"), "tools/call")
         assert.strictEqual(clientCall.attributes.get("gen_ai.tool.name"), "ask")
-        assert.strictEqual(served!.attributes.get("gen_ai.tool.name"), "ask")
-        assert.strictEqual(served!.attributes.get("mcp.protocol.version"), revision)
+        assert.strictEqual(served.attributes.get("gen_ai.tool.name"), "ask")
+        assert.strictEqual(served.attributes.get("mcp.protocol.version"), revision)
         assert.strictEqual(clientCall.attributes.get("mcp.protocol.version"), revision)
         const sentCall = requestsSent(sent, "tools/call")[0]!
         assert.strictEqual(clientCall.attributes.get("jsonrpc.request.id"), String(sentCall.id))
@@ -184,20 +107,20 @@ describe("request spans across the wire", () => {
   }
 
   it.effect("a failed call records error.type on both sides", () => {
-    const { spans, tracer } = recording()
+    const { spans, tracer } = TraceChain.recording()
     return Effect.gen(function* () {
       const client = yield* McpClient.connect(transportTo([]), { clientInfo })
       const exit = yield* Effect.exit(client.request("tools/call", { name: "missing", arguments: {} }))
       assert.strictEqual(exit._tag, "Failure")
-      const clientCall = named(spans, "tools/call missing", "client")
-      const served = named(spans, "tools/call missing", "server")
+      const clientCall = TraceChain.named(spans, "tools/call missing", "client")
+      const served = TraceChain.named(spans, "tools/call missing", "server")
       assert.strictEqual(clientCall.attributes.get("error.type"), served.attributes.get("error.type"))
       assert.match(String(served.attributes.get("error.type")), /^-?\d+$/)
     }).pipe(Effect.scoped, Effect.withTracer(tracer))
   })
 
   it.effect("an invalid traceparent is ignored: the server span starts a trace of its own", () => {
-    const { spans, tracer } = recording()
+    const { spans, tracer } = TraceChain.recording()
     return Effect.gen(function* () {
       // Only the server traces: the client sends the caller's _meta as it is.
       const client = yield* McpClient.connect(transportTo([], tracer), { clientInfo })
@@ -214,13 +137,13 @@ describe("request spans across the wire", () => {
       }
       const served = spans.filter((span) => span.name === "tools/call echo" && span.kind === "server")
       assert.strictEqual(served.length, invalid.length)
-      for (const span of served) assert.isUndefined(parentOf(span))
+      for (const span of served) assert.isUndefined(TraceChain.parentOf(span))
       assert.strictEqual(new Set(served.map((span) => span.traceId)).size, invalid.length)
     }).pipe(Effect.scoped)
   })
 
   it.effect("a valid traceparent from the caller's params is continued (tracestate included)", () => {
-    const { spans, tracer } = recording()
+    const { spans, tracer } = TraceChain.recording()
     const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
     return Effect.gen(function* () {
       const client = yield* McpClient.connect(transportTo([], tracer), { clientInfo })
@@ -229,8 +152,8 @@ describe("request spans across the wire", () => {
         arguments: { text: "x" },
         _meta: { traceparent, tracestate: "k=v" }
       })
-      const served = named(spans, "tools/call echo", "server")
-      const parent = parentOf(served)
+      const served = TraceChain.named(spans, "tools/call echo", "server")
+      const parent = TraceChain.parentOf(served)
       assert.strictEqual(parent?._tag, "ExternalSpan")
       assert.strictEqual(parent?.traceId, "0af7651916cd43dd8448eb211c80319c")
       assert.strictEqual(parent?.spanId, "b7ad6b7169203331")
@@ -241,7 +164,7 @@ describe("request spans across the wire", () => {
   it.effect("with no tracer installed nothing is traced and no traceparent is sent", () => {
     const sent: Sent = []
     return Effect.gen(function* () {
-      const client = yield* McpClient.connect(transportTo(sent), { clientInfo }).pipe(Effect.provide(answer))
+      const client = yield* McpClient.connect(transportTo(sent), { clientInfo }).pipe(Effect.provide(TraceChain.answer))
       yield* client.callTool("ask", {})
       yield* client.callTool("echo", { text: "hi" }).pipe(Effect.withSpan("app"))
       const calls = requestsSent(sent, "tools/call")

@@ -38,6 +38,15 @@ export const serverOperationDuration: Metric.Histogram<number> = Metric.histogra
   boundaries
 })
 
+/**
+ * `mcp.server.active_requests`: requests being served now, by method (an
+ * up-down counter: each request adds one when it starts and removes it when
+ * it ends).
+ */
+export const serverActiveRequests: Metric.Counter<number> = Metric.counter("mcp.server.active_requests", {
+  description: "The MCP requests being served"
+})
+
 /** The metric attributes of a finished request: method, tool or prompt name, and `error.type` when it failed. */
 const attributesOf = (method: string, params: unknown, errorType: string | undefined): Record<string, string> => {
   const attributes: Record<string, unknown> = { [Tracing.Attributes.methodName]: method }
@@ -58,8 +67,8 @@ export const timed = <A, E, R>(
   method: string,
   params: unknown,
   request: Effect.Effect<A, E, R>
-): Effect.Effect<A, E, R> =>
-  Effect.flatMap(Clock.currentTimeMillis, (start) =>
+): Effect.Effect<A, E, R> => {
+  const timedRequest = Effect.flatMap(Clock.currentTimeMillis, (start) =>
     Effect.onExit(request, (exit) =>
       Effect.flatMap(Clock.currentTimeMillis, (end) =>
         Metric.update(
@@ -72,3 +81,7 @@ export const timed = <A, E, R>(
       )
     )
   )
+  if (side === "client") return timedRequest
+  const active = Metric.withAttributes(serverActiveRequests, { [Tracing.Attributes.methodName]: method })
+  return Effect.andThen(Metric.update(active, 1), Effect.ensuring(timedRequest, Metric.update(active, -1)))
+}

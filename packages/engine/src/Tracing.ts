@@ -181,6 +181,7 @@ export const withTraceContext = (
 
 /** Adds what a session knows (protocol version, session id) to a request's span: the Peer's Dispatcher. */
 export interface Annotate {
+  /** Adds the session's attributes to `span`, given the request's params (a stateless request names its revision). */
   readonly annotateSpan?: ((span: Tracer.Span, params: unknown) => void) | undefined
 }
 
