@@ -140,15 +140,19 @@ export interface RateLimitOptions {
   readonly refillEvery: Duration.Input
   /**
    * Whose bucket a request draws from. Default: the authenticated principal's
-   * `owner`, else the HTTP session id, else the session itself (stdio, memory).
-   * Stateless requests without a principal share one bucket.
+   * `owner`, else the session (stdio, memory, a stateful HTTP session).
+   * Stateless requests without a principal share one bucket. A key that is
+   * an object keeps its bucket only as long as the object lives.
    */
   readonly key?: ((request: Request) => unknown) | undefined
 }
 
-/** The default caller of a request: principal, then HTTP session, then the session's state. */
+/**
+ * The default caller of a request: the principal, else the session. The
+ * session's state object, not its HTTP id, so that its bucket goes with it.
+ */
 const callerOf = (request: Request): unknown =>
-  request.principal?.owner ?? request.sessionId ?? (request.info.revision.stateless ? "stateless" : request.info.state)
+  request.principal?.owner ?? (request.info.revision.stateless ? "stateless" : request.info.state)
 
 interface Bucket {
   tokens: number
@@ -168,13 +172,24 @@ export const rateLimit = (options: RateLimitOptions): Middleware => {
   // Sessions are objects (dropped with the session); principals and session ids are strings.
   const byObject = new WeakMap<object, Bucket>()
   const byValue = new Map<unknown, Bucket>()
+  // A full bucket is the same as none: once the map has grown, those are dropped (amortized over the growth).
+  let sweepAt = 1024
+  const sweep = (now: number) => {
+    for (const [caller, bucket] of byValue) {
+      if (bucket.tokens + (now - bucket.at) / intervalMs >= capacity) byValue.delete(caller)
+    }
+    sweepAt = Math.max(1024, byValue.size * 2)
+  }
   const take = (caller: unknown, now: number): number => {
     const isObject = typeof caller === "object" && caller !== null
     let bucket = isObject ? byObject.get(caller) : byValue.get(caller)
     if (bucket === undefined) {
       bucket = { tokens: capacity, at: now }
       if (isObject) byObject.set(caller, bucket)
-      else byValue.set(caller, bucket)
+      else {
+        if (byValue.size >= sweepAt) sweep(now)
+        byValue.set(caller, bucket)
+      }
     }
     bucket.tokens = Math.min(capacity, bucket.tokens + (now - bucket.at) / intervalMs)
     bucket.at = now

@@ -13,6 +13,7 @@ import * as Prompt from "@effect-mcp/server/Prompt"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as McpTest from "@effect-mcp/testing/McpTest"
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
@@ -284,6 +285,25 @@ describe("Middleware", () => {
       const user = yield* connect(principal("user", []), "2026-07-28")
       const tools = (yield* user.listTools()).tools.map((t) => t.name).sort()
       assert.deepStrictEqual(tools, ["echo", "slow"])
+    })
+  )
+
+  it.effect("rateLimit: dropping refilled buckets of many callers keeps an exhausted one exhausted", () =>
+    Effect.gen(function* () {
+      const limit = Middleware.rateLimit({ capacity: 1, refillEvery: "1 hour", key: (r) => r.target })
+      const as = (target: string) =>
+        // `next` needs no request services: run the middleware outside a session.
+        Effect.exit(
+          limit({ method: "tools/call", target } as Middleware.Request, Effect.succeed("ran"))
+        ) as Effect.Effect<Exit.Exit<unknown, unknown>>
+      for (let i = 0; i < 1023; i++) yield* as(`caller-${i}`)
+      yield* TestClock.adjust("1 hour")
+      yield* as("victim")
+      // The next new caller finds 1024 buckets: the 1023 refilled ones go, the victim's stays.
+      yield* as("newcomer")
+      assert.isTrue((yield* as("victim"))._tag === "Failure")
+      assert.isTrue((yield* as("caller-7"))._tag === "Success")
+      assert.isTrue((yield* as("caller-7"))._tag === "Failure")
     })
   )
 })
