@@ -13,10 +13,12 @@ import * as Transport from "@effect-mcp/engine/Transport"
 import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import type * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as McpServer from "@effect-mcp/server/McpServer"
+import * as ServerRequest from "@effect-mcp/server/ServerRequest"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
 import * as TraceChain from "./traceChain.ts"
 
@@ -25,43 +27,57 @@ const echo = Tool.make("echo", {
   handler: ({ text }) => Effect.succeed(text)
 })
 
+/** A tool that reports one progress step before it answers. */
+const steps = Tool.make("steps", {
+  input: Schema.Struct({}),
+  handler: () => Effect.as(ServerRequest.progress({ progress: 1, total: 2 }), "done")
+})
+
 /** Every frame the client sends, as it goes out. */
 type Sent = Array<Transport.Outgoing>
 
-/** A transport Layer to a fresh server with `ask` and `echo`; records what the client sends. */
-const transportTo = (sent: Sent, serverTracer?: Tracer.Tracer): Layer.Layer<Transport.Transport> =>
+/** An end whose sends (plain-call `trySend` ones too) are recorded in `sent`. */
+const recorded = (end: MemoryTransport.End, sent: Sent): Transport.TransportShape => {
+  const trySend = end.trySend
+  return {
+    ...end,
+    send: (frame, options) =>
+      Effect.andThen(
+        Effect.sync(() => sent.push(frame)),
+        end.send(frame, options)
+      ),
+    trySend:
+      trySend === undefined
+        ? undefined
+        : (frame, related) => {
+            sent.push(frame)
+            return trySend.call(end, frame, related)
+          },
+    attach: end.attach?.bind(end)
+  }
+}
+
+/** A transport Layer to a fresh server with `ask`, `echo` and `steps`; records what each side sends. */
+const transportTo = (
+  sent: Sent,
+  serverTracer?: Tracer.Tracer,
+  serverSent: Sent = []
+): Layer.Layer<Transport.Transport> =>
   Layer.effect(
     Transport.Transport,
     Effect.gen(function* () {
       const [serverEnd, clientEnd] = yield* MemoryTransport.makePair({ codec: true })
       const server = yield* Layer.build(
-        Layer.mergeAll(Tool.layer(TraceChain.ask), Tool.layer(echo)).pipe(
+        Layer.mergeAll(Tool.layer(TraceChain.ask), Tool.layer(echo), Tool.layer(steps)).pipe(
           Layer.provideMerge(McpServer.layer({ name: "traced", version: "1.0.0" }))
         )
       )
       yield* McpServer.makeSession.pipe(
-        Effect.provideService(Transport.Transport, serverEnd),
+        Effect.provideService(Transport.Transport, recorded(serverEnd, serverSent)),
         Effect.provideContext(server),
         serverTracer === undefined ? (self) => self : Effect.withTracer(serverTracer)
       )
-      // Sends that take the plain-call path (trySend) are recorded too.
-      const trySend = clientEnd.trySend
-      return {
-        ...clientEnd,
-        send: (frame, options) =>
-          Effect.andThen(
-            Effect.sync(() => sent.push(frame)),
-            clientEnd.send(frame, options)
-          ),
-        trySend:
-          trySend === undefined
-            ? undefined
-            : (frame, related) => {
-                sent.push(frame)
-                return trySend.call(clientEnd, frame, related)
-              },
-        attach: clientEnd.attach?.bind(clientEnd)
-      } satisfies Transport.TransportShape
+      return recorded(clientEnd, sent)
     })
   )
 
@@ -161,16 +177,41 @@ describe("request spans across the wire", () => {
     }).pipe(Effect.scoped)
   })
 
+  it.effect("a progress notification carries the span context of the request it is about", () => {
+    const { spans, tracer } = TraceChain.recording()
+    const serverSent: Sent = []
+    return Effect.gen(function* () {
+      const client = yield* McpClient.connect(transportTo([], undefined, serverSent), { clientInfo })
+      const events = yield* Stream.runCollect(client.callToolWithProgress("steps", {}))
+      assert.strictEqual(events.filter((event) => event._tag === "Progress").length, 1)
+      const served = TraceChain.named(spans, "tools/call steps", "server")
+      const progress = serverSent.filter(
+        (frame) => !Array.isArray(frame) && (frame as JsonRpc.Notification).method === "notifications/progress"
+      )
+      assert.strictEqual(progress.length, 1)
+      assert.strictEqual(metaOf(progress[0]!)?.traceparent, `00-${served.traceId}-${served.spanId}-01`)
+    }).pipe(Effect.scoped, Effect.withTracer(tracer))
+  })
+
   it.effect("with no tracer installed nothing is traced and no traceparent is sent", () => {
     const sent: Sent = []
+    const serverSent: Sent = []
     return Effect.gen(function* () {
-      const client = yield* McpClient.connect(transportTo(sent), { clientInfo }).pipe(Effect.provide(TraceChain.answer))
+      const client = yield* McpClient.connect(transportTo(sent, undefined, serverSent), { clientInfo }).pipe(
+        Effect.provide(TraceChain.answer)
+      )
       yield* client.callTool("ask", {})
       yield* client.callTool("echo", { text: "hi" }).pipe(Effect.withSpan("app"))
+      yield* Stream.runDrain(client.callToolWithProgress("steps", {}))
       const calls = requestsSent(sent, "tools/call")
       // 2026-07-28 (the default) asks for the sampling in an input round: `ask` is sent twice.
       assert.isAtLeast(calls.length, 2)
       for (const call of calls) assert.isUndefined(metaOf(call)?.traceparent)
+      const notified = serverSent.filter(
+        (frame) => !Array.isArray(frame) && (frame as JsonRpc.Notification).method === "notifications/progress"
+      )
+      assert.strictEqual(notified.length, 1)
+      assert.isUndefined(metaOf(notified[0]!)?.traceparent)
     }).pipe(Effect.scoped)
   })
 })

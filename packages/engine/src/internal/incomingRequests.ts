@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import type * as Semaphore from "effect/Semaphore"
+import * as Tracer from "effect/Tracer"
 import * as CurrentRequest from "../CurrentRequest.ts"
 import * as Defect from "../Defect.ts"
 import type * as Peer from "../Peer.ts"
@@ -84,15 +85,25 @@ class Served implements CurrentRequest.CurrentRequestShape {
         return Effect.logDebug(`dropped non-increasing progress ${update.progress} for request ${this.id}`)
       }
       this.last = update.progress
-      return this.host.sendQuietly(
-        JsonRpc.notification("notifications/progress", Inbound.progressParams(progressToken, update) as JsonRpc.Params),
-        this.id
-      )
+      return this.send("notifications/progress", Inbound.progressParams(progressToken, update))
     })
   }
 
   notify(method: string, params?: object): Effect.Effect<void> {
-    return this.host.sendQuietly(JsonRpc.notification(method, params as JsonRpc.Params | undefined), this.id)
+    return this.send(method, params)
+  }
+
+  // Traced, a notification about the request carries the span context of the fiber sending it (the request's
+  // span, or one of the handler's own under it), as a request would.
+  private send(method: string, params: object | undefined): Effect.Effect<void> {
+    if (!this.host.tracing) {
+      return this.host.sendQuietly(JsonRpc.notification(method, params as JsonRpc.Params | undefined), this.id)
+    }
+    return Effect.withFiber((fiber) => {
+      const span = Context.getOrUndefined(fiber.context, Tracer.ParentSpan)
+      const traced = span === undefined ? params : Tracing.withTraceContext(params, span)
+      return this.host.sendQuietly(JsonRpc.notification(method, traced as JsonRpc.Params | undefined), this.id)
+    })
   }
 }
 
