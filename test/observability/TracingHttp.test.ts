@@ -35,6 +35,12 @@ describe("request spans over Streamable HTTP", () => {
         assert.deepStrictEqual(result.content, [{ type: "text", text: "!" }])
         const { served } = TraceChain.assertOneTrace(spans, revision)
         assert.strictEqual(served.attributes.get("mcp.protocol.version"), revision)
+        // 2025-11-25 has an Mcp-Session-Id; 2026-07-28 is stateless.
+        const sessionId = served.attributes.get("mcp.session.id")
+        if (revision === "2025-11-25") {
+          assert.isString(sessionId)
+          assert.match(sessionId as string, /^[\x21-\x7e]+$/)
+        } else assert.isUndefined(sessionId)
       }).pipe(Effect.scoped, Effect.withTracer(tracer))
     })
   }

@@ -32,6 +32,8 @@ export interface Host {
   readonly semaphore: Semaphore.Semaphore | undefined
   /** Whether requests are served under spans (Tracing.enabled, decided once per session). */
   readonly tracing: boolean
+  /** Adds the session's attributes to a request's span (session id, protocol version). */
+  readonly annotateSpan: (span: Tracer.Span, params: unknown) => void
   /** Whether served requests are timed (McpMetrics.Enabled, decided once per session). */
   readonly metrics: boolean
   /** `tracing || metrics`: the one branch a request costs when both are off. */
@@ -197,7 +199,7 @@ export class IncomingRequests {
     const sendNow = respond === undefined ? host.sendNow : undefined
     let handler = host.dispatcher.request(request)
     if (host.observed) {
-      if (host.tracing) handler = Tracing.incoming(request, host.dispatcher, handler)
+      if (host.tracing) handler = Tracing.incoming(request, host, handler)
       if (host.metrics) handler = McpMetrics.timed("server", request.method, request.params, handler)
     }
     if (sendNow === undefined) {

@@ -24,6 +24,7 @@ import * as PeerError from "../PeerError.ts"
 import * as ProgressStream from "../ProgressStream.ts"
 import type * as Transport from "../Transport.ts"
 import * as Inbound from "./inbound.ts"
+import { CurrentHttpSession } from "../CurrentHttpSession.ts"
 import * as McpMetrics from "../McpMetrics.ts"
 import * as Tracing from "../Tracing.ts"
 import * as Incoming from "./incomingRequests.ts"
@@ -86,6 +87,7 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
   readonly tracing: boolean
   readonly metrics: boolean
   readonly observed: boolean
+  private sessionId: string | undefined = undefined
   // Sends a frame as a plain call, when the transport can (Transport.trySend).
   readonly sendNow: Incoming.SendNow | undefined
   private table: PendingTable | undefined = undefined
@@ -114,10 +116,19 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
     this.tracing = Tracing.enabled(context)
     this.metrics = Context.get(context, McpMetrics.Enabled)
     this.observed = this.tracing || this.metrics
+    // The Streamable HTTP session a server-side Peer serves, named on its spans.
+    if (this.tracing) this.sessionId = Context.getOrUndefined(context, CurrentHttpSession)?.sessionId
     this.sendNow = transport.trySend === undefined ? undefined : transport.trySend.bind(transport)
     this.semaphore =
       options?.maxConcurrentRequests === undefined ? undefined : Semaphore.makeUnsafe(options.maxConcurrentRequests)
     this.incoming = new Incoming.IncomingRequests(this)
+  }
+
+  // ---- spans (Tracing.Annotate, when tracing is on) ------------------------------
+
+  annotateSpan(span: Tracer.Span, params: unknown): void {
+    if (this.sessionId !== undefined) span.attribute(Tracing.Attributes.sessionId, this.sessionId)
+    this.dispatcher.annotateSpan?.(span, params)
   }
 
   // ---- the shared response timer (Timer, for the PendingTable) --------------
@@ -212,7 +223,7 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
     options: Peer.CallOptions | undefined
   ): Effect.Effect<unknown, Peer.CallError> {
     const request = this.tracing
-      ? Tracing.outgoing(method, params, this.dispatcher, (traced, span) =>
+      ? Tracing.outgoing(method, params, this, (traced, span) =>
           Effect.suspend(() => this.start(method, traced, options, span))
         )
       : Effect.suspend(() => this.start(method, params, options, undefined))
