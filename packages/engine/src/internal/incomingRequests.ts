@@ -22,6 +22,11 @@ import * as McpMetrics from "../McpMetrics.ts"
 import * as Tracing from "../Tracing.ts"
 import * as Inbound from "./inbound.ts"
 
+/** `Host.observe` bit: requests are served under spans. */
+export const TRACING = 1
+/** `Host.observe` bit: requests are timed. */
+export const METRICS = 2
+
 /** Sends a frame as a plain call if the transport can take it now (`Transport.trySend`). */
 export type SendNow = (frame: Transport.Outgoing, relatedRequestId?: JsonRpc.RequestId) => boolean
 
@@ -30,14 +35,14 @@ export interface Host {
   readonly context: Context.Context<never>
   readonly dispatcher: Peer.Dispatcher
   readonly semaphore: Semaphore.Semaphore | undefined
-  /** Whether requests are served under spans (Tracing.enabled, decided once per session). */
-  readonly tracing: boolean
+  /**
+   * What is observed of requests, decided once per session: `TRACING` (spans,
+   * Tracing.enabled) and `METRICS` (McpMetrics.Enabled) bits; 0, the one
+   * branch a request costs.
+   */
+  readonly observe: number
   /** Adds the session's attributes to a request's span (session id, protocol version). */
   readonly annotateSpan: (span: Tracer.Span, params: unknown) => void
-  /** Whether served requests are timed (McpMetrics.Enabled, decided once per session). */
-  readonly metrics: boolean
-  /** `tracing || metrics`: the one branch a request costs when both are off. */
-  readonly observed: boolean
   readonly sendNow: SendNow | undefined
   /** Sends a frame; fails as the transport's `send` does. */
   readonly send: (
@@ -98,7 +103,7 @@ class Served implements CurrentRequest.CurrentRequestShape {
   // Traced, a notification about the request carries the span context of the fiber sending it (the request's
   // span, or one of the handler's own under it), as a request would.
   private send(method: string, params: object | undefined): Effect.Effect<void> {
-    if (!this.host.tracing) {
+    if ((this.host.observe & TRACING) === 0) {
       return this.host.sendQuietly(JsonRpc.notification(method, params as JsonRpc.Params | undefined), this.id)
     }
     return Effect.withFiber((fiber) => {
@@ -198,9 +203,9 @@ export class IncomingRequests {
     // the fiber runs the handler alone; otherwise the fiber sends it itself.
     const sendNow = respond === undefined ? host.sendNow : undefined
     let handler = host.dispatcher.request(request)
-    if (host.observed) {
-      if (host.tracing) handler = Tracing.incoming(request, host, handler)
-      if (host.metrics) handler = McpMetrics.timed("server", request.method, request.params, handler)
+    if (host.observe !== 0) {
+      if ((host.observe & TRACING) !== 0) handler = Tracing.incoming(request, host, handler)
+      if ((host.observe & METRICS) !== 0) handler = McpMetrics.timed("server", request.method, request.params, handler)
     }
     if (sendNow === undefined) {
       handler = Effect.matchCauseEffect(handler, {

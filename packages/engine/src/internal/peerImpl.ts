@@ -83,11 +83,8 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
   private readonly config: Config
   readonly semaphore: Semaphore.Semaphore | undefined
   // Decided once per session (a tracer other than the default one; McpMetrics.Enabled): when neither is
-  // on, a request costs the one branch on `observed`.
-  readonly tracing: boolean
-  readonly metrics: boolean
-  readonly observed: boolean
-  private sessionId: string | undefined = undefined
+  // on, a request costs the one branch on `observe`. One small field: a server keeps many idle sessions.
+  readonly observe: number
   // Sends a frame as a plain call, when the transport can (Transport.trySend).
   readonly sendNow: Incoming.SendNow | undefined
   private table: PendingTable | undefined = undefined
@@ -113,11 +110,9 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
     this.context = context
     this.clock = Context.get(context, Clock.Clock)
     this.config = sharedConfig(options)
-    this.tracing = Tracing.enabled(context)
-    this.metrics = Context.get(context, McpMetrics.Enabled)
-    this.observed = this.tracing || this.metrics
-    // The Streamable HTTP session a server-side Peer serves, named on its spans.
-    if (this.tracing) this.sessionId = Context.getOrUndefined(context, CurrentHttpSession)?.sessionId
+    this.observe =
+      (Tracing.enabled(context) ? Incoming.TRACING : 0) |
+      (Context.get(context, McpMetrics.Enabled) ? Incoming.METRICS : 0)
     this.sendNow = transport.trySend === undefined ? undefined : transport.trySend.bind(transport)
     this.semaphore =
       options?.maxConcurrentRequests === undefined ? undefined : Semaphore.makeUnsafe(options.maxConcurrentRequests)
@@ -127,7 +122,9 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
   // ---- spans (Tracing.Annotate, when tracing is on) ------------------------------
 
   annotateSpan(span: Tracer.Span, params: unknown): void {
-    if (this.sessionId !== undefined) span.attribute(Tracing.Attributes.sessionId, this.sessionId)
+    // The Streamable HTTP session a server-side Peer serves.
+    const sessionId = Context.getOrUndefined(this.context, CurrentHttpSession)?.sessionId
+    if (sessionId !== undefined) span.attribute(Tracing.Attributes.sessionId, sessionId)
     this.dispatcher.annotateSpan?.(span, params)
   }
 
@@ -212,7 +209,7 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
     params: object | undefined,
     options: Peer.CallOptions | undefined
   ): Effect.Effect<unknown, Peer.CallError> {
-    if (this.observed) return this.observedRequest(method, params, options)
+    if (this.observe !== 0) return this.observedRequest(method, params, options)
     return this.start(method, params, options, undefined)
   }
 
@@ -222,12 +219,13 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
     params: object | undefined,
     options: Peer.CallOptions | undefined
   ): Effect.Effect<unknown, Peer.CallError> {
-    const request = this.tracing
-      ? Tracing.outgoing(method, params, this, (traced, span) =>
-          Effect.suspend(() => this.start(method, traced, options, span))
-        )
-      : Effect.suspend(() => this.start(method, params, options, undefined))
-    return this.metrics ? McpMetrics.timed("client", method, params, request) : request
+    const request =
+      (this.observe & Incoming.TRACING) !== 0
+        ? Tracing.outgoing(method, params, this, (traced, span) =>
+            Effect.suspend(() => this.start(method, traced, options, span))
+          )
+        : Effect.suspend(() => this.start(method, params, options, undefined))
+    return (this.observe & Incoming.METRICS) !== 0 ? McpMetrics.timed("client", method, params, request) : request
   }
 
   private start(
