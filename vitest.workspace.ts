@@ -35,6 +35,8 @@ export default defineConfig({
       project("packages/auth"),
       project("packages/platform-node"),
       project("packages/host"),
+      project("packages/sql"),
+      project("packages/cluster"),
       project("test"),
       project("examples"),
       project("apps/bench"),

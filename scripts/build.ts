@@ -28,6 +28,8 @@ export const publishable: ReadonlyArray<string> = [
   "packages/auth",
   "packages/platform-node",
   "packages/host",
+  "packages/sql",
+  "packages/cluster",
   "packages/testing",
   "apps/everything-server",
   "apps/cli"

@@ -1,0 +1,8 @@
+/**
+ * Streamable HTTP sessions spread over processes on `effect/cluster`: any process answers any session's
+ * request, session state is durable, and no load balancer needs sticky routing.
+ *
+ * @packageDocumentation
+ * @module @effect-mcp/cluster
+ */
+export {}

@@ -1,0 +1,8 @@
+/**
+ * Durable stores of effect-mcp on `effect/sql`: SQLite (Node's built-in `node:sqlite`, embedded) or
+ * PostgreSQL. Nothing here is loaded by a server that keeps its state in memory.
+ *
+ * @packageDocumentation
+ * @module @effect-mcp/sql
+ */
+export {}
