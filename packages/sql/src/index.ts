@@ -5,4 +5,6 @@
  * @packageDocumentation
  * @module @effect-mcp/sql
  */
-export {}
+export * as NodeSqlite from "./NodeSqlite.ts"
+export * as SqlDatabase from "./SqlDatabase.ts"
+export * as SqlEventStore from "./SqlEventStore.ts"

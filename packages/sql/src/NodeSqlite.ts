@@ -1,0 +1,124 @@
+/**
+ * An effect/sql `SqlClient` on Node's built-in `node:sqlite` (Node 22.5+, no
+ * native build): the embedded database of the durable stores. One
+ * connection shared through a semaphore, as SQLite allows one writer.
+ *
+ * `@effect/sql-sqlite-node`'s published 4.0 betas import effect's former
+ * `effect/unstable/*` paths, which effect 4.1 no longer has; this client is
+ * built on effect 4.1's own SQLite pieces (`SqlClient.makeSqliteAcquirers`,
+ * `Statement.makeCompilerSqlite`, `SqlError.classifySqliteError`) instead.
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import type * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
+import * as Stream from "effect/Stream"
+import * as SqlClient from "effect/sql/SqlClient"
+import type * as SqlConnection from "effect/sql/SqlConnection"
+import { classifySqliteError, SqlError } from "effect/sql/SqlError"
+import * as Statement from "effect/sql/Statement"
+import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite"
+
+/** Where the database lives and how it is opened. */
+export interface Options {
+  /** The database file, or `":memory:"` for a private in-memory database. */
+  readonly filename: string
+  /** Write-ahead logging (readers do not block the writer; several processes may share the file). Default true. */
+  readonly wal?: boolean | undefined
+  /** How long a statement waits for another process's lock before failing, in milliseconds. Default 5,000. */
+  readonly busyTimeoutMs?: number | undefined
+}
+
+const toSqlError = (cause: unknown, operation: string): SqlError =>
+  new SqlError({ reason: classifySqliteError(cause, { message: "SQLite statement failed", operation }) })
+
+// node:sqlite binds null, numbers, bigints, strings and bytes only.
+const bind = (params: ReadonlyArray<unknown>): Array<SQLInputValue> =>
+  params.map((value) =>
+    value === undefined
+      ? null
+      : typeof value === "boolean"
+        ? value
+          ? 1
+          : 0
+        : value instanceof Date
+          ? value.toISOString()
+          : (value as SQLInputValue)
+  )
+
+/** Opens the database in the current scope (closed with it) and builds its `SqlClient`. */
+export const make = (
+  options: Options
+): Effect.Effect<SqlClient.SqlClient, SqlError, Scope.Scope | Reactivity.Reactivity> =>
+  Effect.gen(function* () {
+    const db = yield* Effect.acquireRelease(
+      Effect.try({
+        try: () => {
+          const db = new DatabaseSync(options.filename, { timeout: options.busyTimeoutMs ?? 5_000 })
+          if (options.wal !== false && options.filename !== ":memory:") db.exec("PRAGMA journal_mode = WAL")
+          return db
+        },
+        catch: (cause) => toSqlError(cause, "open")
+      }),
+      (db) => Effect.sync(() => db.close())
+    )
+    const prepared = new Map<string, StatementSync>()
+    const prepare = (sql: string): StatementSync => {
+      let statement = prepared.get(sql)
+      if (statement === undefined) {
+        statement = db.prepare(sql)
+        // A store issues a handful of distinct statements; the bound only guards against misuse.
+        if (prepared.size >= 256) prepared.clear()
+        prepared.set(sql, statement)
+      }
+      return statement
+    }
+    const run = (sql: string, params: ReadonlyArray<unknown>, arrays: boolean, cache: boolean) =>
+      Effect.try({
+        try: () => {
+          const statement = cache ? prepare(sql) : db.prepare(sql)
+          if (!statement.columns().length) {
+            statement.run(...bind(params))
+            return [] as ReadonlyArray<never>
+          }
+          statement.setReturnArrays(arrays)
+          return statement.all(...bind(params)) as unknown as ReadonlyArray<never>
+        },
+        catch: (cause) => toSqlError(cause, "execute")
+      })
+    const connection: SqlConnection.Connection = {
+      execute: (sql, params, transformRows) =>
+        transformRows === undefined
+          ? run(sql, params, false, true)
+          : Effect.map(run(sql, params, false, true), transformRows),
+      executeRaw: (sql, params) => run(sql, params, false, true),
+      executeStream: (sql, params, transformRows) =>
+        Stream.fromIterableEffect(
+          transformRows === undefined
+            ? run(sql, params, false, true)
+            : Effect.map(run(sql, params, false, true), transformRows)
+        ),
+      executeValues: (sql, params) => run(sql, params, true, true),
+      executeValuesUnprepared: (sql, params) => run(sql, params, true, false),
+      executeUnprepared: (sql, params, transformRows) =>
+        transformRows === undefined
+          ? run(sql, params, false, false)
+          : Effect.map(run(sql, params, false, false), transformRows)
+    }
+    const acquirers = SqlClient.makeSqliteAcquirers({
+      connection: Effect.succeed(connection),
+      semaphore: Semaphore.makeUnsafe(1),
+      isTransaction: () => db.isTransaction
+    })
+    return yield* SqlClient.make({
+      ...acquirers,
+      compiler: Statement.makeCompilerSqlite(),
+      driver: "node:sqlite",
+      spanAttributes: [["db.system.name", "sqlite"]]
+    })
+  })
+
+/** Provides `SqlClient` on a `node:sqlite` database. */
+export const layer = (options: Options): Layer.Layer<SqlClient.SqlClient, SqlError> =>
+  Layer.effect(SqlClient.SqlClient, make(options)).pipe(Layer.provide(Reactivity.layer))

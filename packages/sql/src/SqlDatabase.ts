@@ -1,0 +1,48 @@
+/**
+ * The database of the durable stores, named by one URL so a command line or
+ * an environment variable can choose it: `sqlite:<path>` (or `sqlite::memory:`)
+ * for the embedded default, `postgres://` / `postgresql://` for PostgreSQL.
+ */
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import type * as SqlClient from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+import * as NodeSqlite from "./NodeSqlite.ts"
+
+/** A database URL this package cannot open. */
+export class DatabaseUrlError extends Data.TaggedError("DatabaseUrlError")<{ readonly message: string }> {}
+
+/** What a database URL names. */
+export type Target =
+  | { readonly _tag: "Sqlite"; readonly filename: string }
+  | { readonly _tag: "Postgres"; readonly url: Redacted.Redacted<string> }
+
+/** Reads a database URL; the PostgreSQL URL (it may carry a password) is kept redacted. */
+export const parse = (url: string): Target | DatabaseUrlError => {
+  if (url.startsWith("sqlite:")) {
+    const filename = url.slice("sqlite:".length).replace(/^\/\/(?=\/)/, "")
+    return filename === ""
+      ? new DatabaseUrlError({ message: "sqlite: needs a file name" })
+      : { _tag: "Sqlite", filename }
+  }
+  if (url.startsWith("postgres://") || url.startsWith("postgresql://")) {
+    return { _tag: "Postgres", url: Redacted.make(url) }
+  }
+  return new DatabaseUrlError({ message: "a database URL starts with sqlite: or postgres://" })
+}
+
+/** Provides `SqlClient` on the database a URL names (see `parse`). */
+export const layer = (url: string): Layer.Layer<SqlClient.SqlClient, SqlError | DatabaseUrlError> =>
+  Layer.unwrap(
+    Effect.suspend(() => {
+      const target = parse(url)
+      if (target instanceof DatabaseUrlError) return Effect.fail(target)
+      if (target._tag === "Sqlite") return Effect.succeed(NodeSqlite.layer({ filename: target.filename }))
+      // Loaded only when asked for: `@effect/sql-pg` is an optional peer dependency.
+      return Effect.promise(() => import("@effect/sql-pg/PgClient")).pipe(
+        Effect.map((Pg): Layer.Layer<SqlClient.SqlClient, SqlError> => Pg.layer({ url: target.url }))
+      )
+    })
+  )
