@@ -9,6 +9,7 @@ import * as SchemaAST from "effect/SchemaAST"
 import { modules } from "./internal/wire/index.ts"
 import type { WireNotification, WireRequest } from "./internal/wireTable.ts"
 import * as ProtocolVersion from "./ProtocolVersion.ts"
+import * as Skills from "./Skills.ts"
 import type { AnyCodec, CapabilityRef, MethodSpec, NotificationSpec, RequestSpec, RevisionSpec } from "./Revision.ts"
 
 const server = (...path: ReadonlyArray<string>): CapabilityRef => ({ side: "server", path })
@@ -49,6 +50,10 @@ const gates: Readonly<Record<string, Gate>> = {
   "tasks/result": { capability: receiver("tasks") },
   "tasks/list": { capability: receiver("tasks", "list") },
   "tasks/cancel": { capability: receiver("tasks", "cancel") },
+  // Extensions (SEP-2133): their methods exist in every revision, gated by the receiver's declaration.
+  [Skills.listMethod]: { capability: server("extensions", Skills.extensionId) },
+  [Skills.getMethod]: { capability: server("extensions", Skills.extensionId) },
+  [Skills.directoryReadMethod]: { capability: server("extensions", Skills.extensionId, "directoryRead") },
   "notifications/message": { capability: server("logging") },
   "notifications/resources/updated": { capability: server("resources", "subscribe") },
   "notifications/resources/list_changed": { capability: server("resources", "listChanged") },
@@ -145,6 +150,9 @@ const notification = (version: ProtocolVersion.ProtocolVersion, wire: WireNotifi
   }
 }
 
+/** Request methods of the extensions this package models (added to every revision's table). */
+const extensionRequests = [...Skills.wireRequests]
+
 interface Tables {
   readonly methods: ReadonlyMap<string, MethodSpec>
   readonly inputRequests: ReadonlyMap<string, RequestSpec>
@@ -155,6 +163,7 @@ const buildTables = (version: ProtocolVersion.ProtocolVersion): Tables => {
   const methods = new Map<string, MethodSpec>()
   for (const r of wire.requests) methods.set(r.method, request(version, r))
   for (const n of wire.notifications) methods.set(n.method, notification(version, n))
+  for (const r of extensionRequests) if (!methods.has(r.method)) methods.set(r.method, request(version, r))
   return { methods, inputRequests: new Map(wire.inputRequests.map((r) => [r.method, request(version, r)])) }
 }
 
