@@ -18,7 +18,7 @@ const datas = (replay: EventStore.Replay | undefined) => replay?.events.map((eve
 /** Registers the contract's cases (inside a `describe`); `run` provides what the store needs. */
 export const eventStoreContract = <E, R>(
   make: MakeStore<E, R>,
-  run: <A, E2>(effect: Effect.Effect<A, E2, R | Scope.Scope>) => Effect.Effect<A, E2 | E, Scope.Scope> = (effect) =>
+  run: <A, E2>(effect: Effect.Effect<A, E2, R | Scope.Scope>) => Effect.Effect<A, unknown, Scope.Scope> = (effect) =>
     effect as never
 ) => {
   const test = (name: string, body: (store: EventStore.EventStoreShape) => Effect.Effect<void, unknown, Scope.Scope>) =>
