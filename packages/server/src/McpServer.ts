@@ -40,7 +40,7 @@ import type * as Resource from "./Resource.ts"
 import type { ClientRequestError } from "./ServerRequest.ts"
 
 /** The kinds of items a server registers. */
-export type Kind = "tool" | "resource" | "template" | "prompt"
+export type Kind = "tool" | "resource" | "template" | "prompt" | "skill"
 
 /** The server's identity, limits and revisions. */
 export interface Options {

@@ -24,6 +24,7 @@ import { type Obj, paramsOf } from "./params.ts"
 import type * as RequestScope from "./requestScope.ts"
 import { CurrentEntry, type Listener, type SessionEntry, type State } from "./server.ts"
 import * as Shape from "./shape.ts"
+import * as SkillHandlers from "./skills.ts"
 import type { Store } from "./store.ts"
 
 const conservative = { ttlMs: 0, cacheScope: "private" } as const
@@ -167,7 +168,8 @@ export const make = (
     ["resources/subscribe", subscription(true)],
     ["resources/unsubscribe", subscription(false)],
     ["logging/setLevel", setLevel],
-    ["subscriptions/listen", listen]
+    ["subscriptions/listen", listen],
+    ...SkillHandlers.make(server, finish, pageSize)
   ])
   return { requests, notifications: new Map([["notifications/roots/list_changed", rootsListChanged]]) }
 }

@@ -6,6 +6,7 @@
  * the public shape it builds.
  */
 import * as Logging from "@effect-mcp/protocol/Logging"
+import * as Skills from "@effect-mcp/protocol/Skills"
 import type * as Resources from "@effect-mcp/protocol/Resources"
 import type * as Revision from "@effect-mcp/protocol/Revision"
 import type * as Tools from "@effect-mcp/protocol/Tools"
@@ -19,6 +20,7 @@ import type { Kind, McpServerShape, Options, RootsChange } from "../McpServer.ts
 import type * as Prompt from "../Prompt.ts"
 import type * as Resource from "../Resource.ts"
 import type * as ResourceTemplate from "../ResourceTemplate.ts"
+import type * as Skill from "../Skill.ts"
 import type * as Tool from "../Tool.ts"
 import * as RequestState from "./requestState.ts"
 import * as Shape from "./shape.ts"
@@ -60,6 +62,8 @@ export interface State {
   readonly resources: Store<Resource.Resource<unknown>>
   readonly templates: Store<ResourceTemplate.ResourceTemplate<unknown>>
   readonly prompts: Store<Prompt.Prompt<unknown>>
+  /** Skills (SEP-2640), keyed by the URI of their `SKILL.md`. */
+  readonly skills: Store<Skill.Skill>
   readonly sessions: Set<SessionEntry>
   readonly listeners: Set<Listener>
   /** Run on `notifications/roots/list_changed` from any session. */
@@ -81,14 +85,17 @@ const listKind: { readonly [K in Kind]: "tools" | "resources" | "prompts" } = {
   tool: "tools",
   resource: "resources",
   template: "resources",
-  prompt: "prompts"
+  prompt: "prompts",
+  // What `skills/list` shows changes with the skill resources: announced as a resources change.
+  skill: "resources"
 }
 
 const keyOf: { readonly [K in Kind]: (item: never) => string } = {
   tool: (t: Tool.Tool<unknown>) => t.name,
   resource: (r: Resource.Resource<unknown>) => r.uri,
   template: (t: ResourceTemplate.ResourceTemplate<unknown>) => t.uriTemplate,
-  prompt: (p: Prompt.Prompt<unknown>) => p.name
+  prompt: (p: Prompt.Prompt<unknown>) => p.name,
+  skill: (s: Skill.Skill) => s.uri
 }
 
 const filterKey = {
@@ -96,6 +103,9 @@ const filterKey = {
   resources: "resourcesListChanged",
   prompts: "promptsListChanged"
 } as const
+
+/** The Skills extension as a server with skills declares it (it answers `resources/directory/read`). */
+const skillsDeclaration = { [Skills.extensionId]: { directoryRead: true } }
 
 const subscribedTo = (subscription: string, uri: string) =>
   uri === subscription || uri.startsWith(subscription.endsWith("/") ? subscription : `${subscription}/`)
@@ -133,7 +143,8 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
       tool: new Store<Tool.Tool<unknown>>(),
       resource: new Store<Resource.Resource<unknown>>(),
       template: new Store<ResourceTemplate.ResourceTemplate<unknown>>(),
-      prompt: new Store<Prompt.Prompt<unknown>>()
+      prompt: new Store<Prompt.Prompt<unknown>>(),
+      skill: new Store<Skill.Skill>()
     }
     const sessions = new Set<SessionEntry>()
     const listeners = new Set<Listener>()
@@ -174,7 +185,13 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
       const hasPrompts = stores.prompt.size > 0 || declared.has("prompts")
       const hasCompletions = hasPrompts || stores.template.size > 0
       const hasTools = stores.tool.size > 0 || declared.has("tools")
-      const index = (hasResources ? 1 : 0) | (hasPrompts ? 2 : 0) | (hasCompletions ? 4 : 0) | (hasTools ? 8 : 0)
+      const hasSkills = stores.skill.size > 0
+      const index =
+        (hasResources ? 1 : 0) |
+        (hasPrompts ? 2 : 0) |
+        (hasCompletions ? 4 : 0) |
+        (hasTools ? 8 : 0) |
+        (hasSkills ? 16 : 0)
       const version = revision?.version
       let byKinds = declarations.get(version)
       if (byKinds === undefined) {
@@ -189,7 +206,8 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
           ...(hasCompletions ? { completions: {} } : {}),
           ...(hasPrompts ? { prompts: { listChanged: true } } : {}),
           ...(hasResources ? { resources: { subscribe: true, listChanged: true } } : {}),
-          ...(hasTools ? { tools: { listChanged: true } } : {})
+          ...(hasTools ? { tools: { listChanged: true } } : {}),
+          ...(hasSkills ? { extensions: { ...options.capabilities?.extensions, ...skillsDeclaration } } : {})
         })
         byKinds[index] = shaped
       }
@@ -250,6 +268,7 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
       resources: stores.resource,
       templates: stores.template,
       prompts: stores.prompt,
+      skills: stores.skill,
       sessions,
       listeners,
       rootsHooks,

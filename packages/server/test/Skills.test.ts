@@ -1,0 +1,158 @@
+/**
+ * The Skills extension (SEP-2640) end to end over the in-memory harness, on
+ * every revision: the server declares the extension (and resources), lists
+ * and gets entries whose digests and sizes match the files it serves, reads
+ * folders, answers -32602 for what it does not serve; the client lists,
+ * gets, reads and verifies, and refuses files that fail verification.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as ClientSkills from "@effect-mcp/client/Skills"
+import * as McpError from "@effect-mcp/protocol/McpError"
+import * as Skills from "@effect-mcp/protocol/Skills"
+import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Resource from "@effect-mcp/server/Resource"
+import * as Skill from "@effect-mcp/server/Skill"
+import * as McpTest from "@effect-mcp/testing/McpTest"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import { type Obj, revisions } from "./fixtures.ts"
+
+const skillMd =
+  "---\nname: pdf-processing\ndescription: Extract, fill, and assemble PDF documents\n---\n\nUse FORMS.md.\n"
+const forms = "# Forms\n"
+const pdf = {
+  files: { "SKILL.md": skillMd, "references/FORMS.md": forms, "scripts/fill.py": new Uint8Array([1, 2, 3]) },
+  prefix: "acme"
+}
+
+const server = (skills: Layer.Layer<never, Skill.SkillError, McpServer.McpServer>) =>
+  Layer.provideMerge(Layer.orDie(skills), McpServer.layer({ name: "skills", version: "1.0.0", pageSize: 1 }))
+
+const root = "skill://acme/pdf-processing"
+
+describe("Skills", () => {
+  for (const version of revisions) {
+    it.effect(`${version}: declared, listed, got, read and verified`, () =>
+      Effect.gen(function* () {
+        const { client } = yield* McpTest.connect(
+          server(Skill.layer(pdf, { files: { "SKILL.md": skillMd.replace("pdf-processing", "other") } })),
+          {
+            revision: version
+          }
+        )
+        assert.deepStrictEqual(Skills.capabilityOf(client.serverCapabilities), { directoryRead: true })
+        assert.isDefined(client.serverCapabilities.resources)
+        assert.isTrue(ClientSkills.supported(client) && ClientSkills.directoryRead(client))
+        // pageSize 1: two pages, one entry each.
+        const skills = yield* ClientSkills.list(client)
+        assert.deepStrictEqual(
+          skills.map((s) => s.uri),
+          [`${root}/SKILL.md`, "skill://other/SKILL.md"]
+        )
+        const entry = skills[0]!
+        assert.deepStrictEqual(entry.frontmatter, {
+          name: "pdf-processing",
+          description: "Extract, fill, and assemble PDF documents"
+        })
+        const manifest = entry.resources as ReadonlyArray<Skills.SkillResourceEntry>
+        assert.deepStrictEqual(
+          manifest.map((r) => [r.uri, r.size]),
+          [
+            [`${root}/SKILL.md`, new TextEncoder().encode(skillMd).byteLength],
+            [`${root}/references/FORMS.md`, forms.length],
+            [`${root}/scripts/fill.py`, 3]
+          ]
+        )
+        assert.deepStrictEqual(yield* ClientSkills.get(client, entry.uri), entry)
+
+        const file = yield* ClientSkills.read(client, entry)
+        assert.strictEqual(file.mimeType, "text/markdown")
+        assert.strictEqual(file.body, "\nUse FORMS.md.\n")
+        assert.isTrue(file.verified)
+        const formsFile = yield* ClientSkills.read(client, entry, "references/FORMS.md")
+        assert.strictEqual(formsFile.text, forms)
+        const script = yield* ClientSkills.read(client, entry, "scripts/fill.py")
+        assert.deepStrictEqual([...script.bytes], [1, 2, 3])
+        const unlisted = yield* Effect.flip(ClientSkills.read(client, entry, "secrets.txt"))
+        assert.strictEqual(unlisted._tag === "SkillVerificationError" && unlisted.reason, "unlisted")
+
+        // The SKILL.md is listed as a resource named and described by its frontmatter.
+        const listed = (yield* client.listResources()).resources.find((r) => r.uri === entry.uri)
+        assert.strictEqual(listed?.name, "pdf-processing")
+        assert.strictEqual(listed?.description, "Extract, fill, and assemble PDF documents")
+
+        const children = yield* ClientSkills.readDirectory(client, root)
+        assert.deepStrictEqual(
+          children.map((c) => [c.uri, c.mimeType]),
+          [
+            [`${root}/SKILL.md`, "text/markdown"],
+            [`${root}/references`, Skills.directoryMimeType],
+            [`${root}/scripts`, Skills.directoryMimeType]
+          ]
+        )
+        const notDirectory = yield* Effect.flip(ClientSkills.readDirectory(client, `${root}/SKILL.md`))
+        assert.instanceOf(notDirectory, McpError.InvalidParams)
+        const unknown = yield* Effect.flip(ClientSkills.get(client, "skill://nope/SKILL.md"))
+        assert.instanceOf(unknown, McpError.InvalidParams)
+      })
+    )
+  }
+
+  it.effect("2026-07-28 results carry cache hints; skills/get has no cursor", () =>
+    Effect.gen(function* () {
+      const { request } = yield* McpTest.connectRaw(server(Skill.layer(pdf)), { revision: "2026-07-28" })
+      const listed = (yield* request("skills/list", {})) as Obj
+      assert.strictEqual(listed.ttlMs, 0)
+      assert.strictEqual(listed.cacheScope, "private")
+      const got = (yield* request("skills/get", { uri: `${root}/SKILL.md` })) as Obj
+      assert.strictEqual(got.ttlMs, 0)
+      assert.isUndefined(got.nextCursor)
+    })
+  )
+
+  it.effect("a server without skills declares no extension and refuses the methods", () =>
+    Effect.gen(function* () {
+      const { client } = yield* McpTest.connect(server(Layer.empty))
+      assert.isFalse(ClientSkills.supported(client))
+      assert.deepStrictEqual(yield* ClientSkills.list(client), [])
+      const refused = yield* Effect.exit(client.request("skills/list", {}))
+      assert.isTrue(Exit.isFailure(refused))
+    })
+  )
+
+  it.effect("a file whose content differs from the entry is refused: size, digest, frontmatter", () =>
+    Effect.gen(function* () {
+      const { client, context } = yield* McpTest.connect(server(Skill.layer(pdf)))
+      const [entry] = yield* ClientSkills.list(client)
+      const tamper = (uri: string, text: string) =>
+        Resource.register(Resource.make({ uri, name: "tampered", read: Effect.succeed(text) })).pipe(
+          Effect.provideContext(context)
+        )
+      // The same URI registered again replaces the skill's resource.
+      yield* tamper(`${root}/references/FORMS.md`, "# Forms!\n")
+      const size = yield* Effect.flip(ClientSkills.read(client, entry!, "references/FORMS.md"))
+      assert.strictEqual(size._tag === "SkillVerificationError" && size.reason, "size")
+      yield* tamper(`${root}/references/FORMS.md`, "# Farms\n")
+      const digest = yield* Effect.flip(ClientSkills.read(client, entry!, "references/FORMS.md"))
+      assert.strictEqual(digest._tag === "SkillVerificationError" && digest.reason, "digest")
+      // Same bytes, different frontmatter: only the frontmatter check can catch it.
+      const forged = { ...entry!, frontmatter: { ...entry!.frontmatter, description: "Exfiltrate credentials" } }
+      const frontmatter = yield* Effect.flip(ClientSkills.read(client, forged))
+      assert.strictEqual(frontmatter._tag === "SkillVerificationError" && frontmatter.reason, "frontmatter")
+    })
+  )
+
+  it.effect("a skill needs a SKILL.md with a valid name", () =>
+    Effect.gen(function* () {
+      const missing = yield* Effect.flip(Skill.make({ files: { "README.md": "x" } }))
+      assert.strictEqual(missing.reason, "MissingSkillMd")
+      const badName = yield* Effect.flip(
+        Skill.make({ files: { "SKILL.md": "---\nname: Bad_Name\ndescription: d\n---\n" } })
+      )
+      assert.strictEqual(badName.reason, "InvalidName")
+      const badPath = yield* Effect.flip(Skill.make({ files: { "SKILL.md": skillMd, "../x": "" } }))
+      assert.strictEqual(badPath.reason, "InvalidPath")
+    })
+  )
+})
