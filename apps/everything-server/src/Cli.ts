@@ -19,7 +19,13 @@ JWT access token from --auth-issuer (its keys found through the issuer's metadat
 use) whose audience is --auth-audience (default: the endpoint's URL, <base>/mcp); the
 protected resource metadata is at /.well-known/oauth-protected-resource/mcp.
 --auth-scopes lists the scopes advertised and asked for; --auth-tool-scope makes a tool
-need a scope (403 insufficient_scope without it).`
+need a scope (403 insufficient_scope without it).
+
+Telemetry follows the standard OpenTelemetry variables: OTEL_EXPORTER_OTLP_ENDPOINT (or
+OTEL_EXPORTER_OTLP_{TRACES,METRICS,LOGS}_ENDPOINT) exports traces, metrics and logs over
+OTLP/HTTP; OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf or
+http/json), OTEL_SERVICE_NAME (default mcp-everything-server), OTEL_RESOURCE_ATTRIBUTES,
+OTEL_{TRACES,METRICS,LOGS}_EXPORTER=none and OTEL_SDK_DISABLED=true are honoured.`
 
 /** `--help`: print the usage and exit. */
 export interface Help {

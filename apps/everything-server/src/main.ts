@@ -11,8 +11,12 @@
  * is printed on stderr either way (`listening on <url>`). `NodeMcpServer`
  * loads the HTTP stack only for `--http`: a stdio start (most starts, each a
  * fresh process) skips it; likewise `@effect-mcp/auth` is loaded for `--auth` only.
+ * The standard OpenTelemetry variables (`OTEL_EXPORTER_OTLP_ENDPOINT`...)
+ * export traces, metrics and logs over OTLP (`NodeTelemetry`); without an
+ * endpoint the exporters are not loaded.
  */
 import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
+import * as NodeTelemetry from "@effect-mcp/platform-node/NodeTelemetry"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"
@@ -65,5 +69,10 @@ if (typeof cli === "string") {
 } else if (cli.mode === "help") {
   process.stdout.write(`${Cli.usage}\n`)
 } else {
-  NodeRuntime.runMain(cli.mode === "stdio" ? NodeMcpServer.serveStdio(EverythingServer.layer()) : http(cli))
+  const telemetry = NodeTelemetry.layer({
+    serviceName: "mcp-everything-server",
+    serviceVersion: EverythingServer.version
+  })
+  const program = cli.mode === "stdio" ? NodeMcpServer.serveStdio(EverythingServer.layer()) : http(cli)
+  NodeRuntime.runMain(Effect.provide(program, telemetry))
 }

@@ -1,0 +1,156 @@
+/**
+ * Acceptance 3 of issue 15: the everything server, started as a process with
+ * the standard OpenTelemetry variables pointing at a test OTLP/HTTP receiver
+ * (test/support/OtlpReceiver.ts, 127.0.0.1 port 0), delivers spans and
+ * metrics that decode (protobuf by default, JSON when asked) and carry the
+ * MCP names and attributes; `OTEL_TRACES_EXPORTER=none` keeps traces home.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as McpClient from "@effect-mcp/client/McpClient"
+import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
+import * as Effect from "effect/Effect"
+import * as OtlpReceiver from "../support/OtlpReceiver.ts"
+import * as ServerProcess from "../support/ServerProcess.ts"
+
+/** This environment without any OTEL_ variable of the runner's, plus `otel`. */
+const envWith = (otel: Record<string, string>): NodeJS.ProcessEnv => ({
+  ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("OTEL_"))),
+  // Export soon after the calls rather than at the defaults (5 s for spans, 60 s for metrics).
+  OTEL_BSP_SCHEDULE_DELAY: "100",
+  OTEL_METRIC_EXPORT_INTERVAL: "200",
+  ...otel
+})
+
+const spawn = (otel: Record<string, string>) =>
+  Effect.gen(function* () {
+    const child = yield* ServerProcess.spawnChild(
+      ServerProcess.node,
+      [ServerProcess.everythingBin, "--http", "--port", "0"],
+      {
+        env: envWith(otel)
+      }
+    )
+    const match = yield* child.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+)\/mcp/)
+    return `${match[1]!}/mcp`
+  })
+
+/** Connects our client over Streamable HTTP on `revision`, makes two calls (one a tool error) and closes. */
+const drive = (url: string, revision: "2025-11-25" | "2026-07-28") =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const client = yield* McpClient.connect(NodeHttpClient.layerStreamableHttp({ url }), {
+        clientInfo: { name: "otlp-test", version: "1.0.0" },
+        supportedVersions: [revision]
+      })
+      yield* client.listTools()
+      yield* client.callTool("test_simple_text", {})
+      const failed = yield* client.callTool("test_error_handling", {})
+      assert.isTrue(failed.isError)
+    })
+  )
+
+const SERVER = 2
+
+/** Waits (up to 15 s) until `find` finds something; returns it. */
+const until = <A>(find: () => A | undefined): Effect.Effect<A, ServerProcess.ProcessError> =>
+  ServerProcess.waitFor(() => (find() === undefined ? "" : "found"), /found/).pipe(Effect.map(() => find()!))
+
+describe("OTLP export configured by OTEL_* variables", () => {
+  it.live(
+    "spans and metrics arrive as protobuf with the MCP names, attributes and the configured resource",
+    () =>
+      Effect.gen(function* () {
+        const receiver = yield* OtlpReceiver.start
+        const url = yield* spawn({
+          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+          OTEL_EXPORTER_OTLP_HEADERS: "x-collector-token=secret%20value",
+          OTEL_SERVICE_NAME: "otlp-test-server",
+          OTEL_RESOURCE_ATTRIBUTES: "deployment.environment.name=test,team=mcp"
+        })
+        yield* drive(url, "2025-11-25")
+        const simple = yield* until(() => receiver.spans().find((span) => span.name === "tools/call test_simple_text"))
+        assert.strictEqual(simple.kind, SERVER)
+        assert.match(simple.traceId, /^[0-9a-f]{32}$/)
+        assert.match(simple.spanId, /^[0-9a-f]{16}$/)
+        assert.strictEqual(simple.attributes["mcp.method.name"], "tools/call")
+        assert.strictEqual(simple.attributes["gen_ai.tool.name"], "test_simple_text")
+        assert.strictEqual(simple.attributes["gen_ai.operation.name"], "execute_tool")
+        assert.strictEqual(simple.attributes["mcp.protocol.version"], "2025-11-25")
+        assert.match(String(simple.attributes["mcp.session.id"]), /.+/)
+        assert.isString(simple.attributes["jsonrpc.request.id"])
+        assert.strictEqual(simple.resource["service.name"], "otlp-test-server")
+        assert.strictEqual(simple.resource["service.version"], "0.1.0")
+        assert.strictEqual(simple.resource["deployment.environment.name"], "test")
+        assert.strictEqual(simple.resource.team, "mcp")
+
+        const failed = yield* until(() =>
+          receiver.spans().find((span) => span.name === "tools/call test_error_handling")
+        )
+        assert.strictEqual(failed.attributes["error.type"], "tool_error")
+        assert.isTrue(receiver.spans().some((span) => span.name === "tools/list" && span.kind === SERVER))
+        assert.isTrue(receiver.spans().some((span) => span.name === "initialize" && span.kind === SERVER))
+
+        // Metrics: the request durations by method and tool, with the same resource.
+        const timed = () =>
+          receiver
+            .points()
+            .find(
+              (point) =>
+                point.metric === "mcp.server.operation.duration" &&
+                point.attributes["gen_ai.tool.name"] === "test_simple_text"
+            )
+        const duration = yield* until(timed)
+        assert.strictEqual(duration.type, "histogram")
+        assert.strictEqual(duration.count, 1)
+        assert.isAbove(duration.sum!, 0)
+        assert.strictEqual(duration.attributes["mcp.method.name"], "tools/call")
+        assert.strictEqual(duration.resource["service.name"], "otlp-test-server")
+        const toolError = receiver
+          .points()
+          .find(
+            (point) =>
+              point.metric === "mcp.server.operation.duration" && point.attributes["error.type"] === "tool_error"
+          )
+        assert.strictEqual(toolError?.attributes["gen_ai.tool.name"], "test_error_handling")
+
+        // Every request was protobuf (the specification's default) with the configured header, and decoded.
+        const exports = receiver.requests().filter((request) => request.path !== "/v1/logs")
+        assert.isTrue(exports.some((request) => request.path === "/v1/traces"))
+        assert.isTrue(exports.some((request) => request.path === "/v1/metrics"))
+        for (const request of exports) {
+          assert.strictEqual(request.contentType, "application/x-protobuf")
+          assert.strictEqual(request.headers["x-collector-token"], "secret value")
+        }
+        assert.deepStrictEqual(receiver.errors(), [])
+      }),
+    60_000
+  )
+
+  it.live(
+    "OTEL_EXPORTER_OTLP_PROTOCOL=http/json sends JSON, and OTEL_TRACES_EXPORTER=none sends no spans",
+    () =>
+      Effect.gen(function* () {
+        const receiver = yield* OtlpReceiver.start
+        const url = yield* spawn({
+          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+          OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+          OTEL_TRACES_EXPORTER: "none",
+          OTEL_LOGS_EXPORTER: "none"
+        })
+        yield* drive(url, "2026-07-28")
+        const timed = () => receiver.points().filter((point) => point.metric === "mcp.server.operation.duration")
+        yield* until(() => timed().find((point) => point.attributes["gen_ai.tool.name"] === "test_simple_text"))
+        // Several more metric exports (200 ms apart) span many span batches (100 ms): none may come.
+        const seen = receiver.requests().length
+        yield* until(() => (receiver.requests().length >= seen + 3 ? true : undefined))
+        const paths = new Set(receiver.requests().map((request) => request.path))
+        assert.deepStrictEqual([...paths], ["/v1/metrics"])
+        for (const request of receiver.requests()) assert.strictEqual(request.contentType, "application/json")
+        assert.deepStrictEqual(receiver.spans(), [])
+        // No OTEL_SERVICE_NAME: the server names itself.
+        assert.strictEqual(timed()[0]?.resource["service.name"], "mcp-everything-server")
+        assert.deepStrictEqual(receiver.errors(), [])
+      }),
+    60_000
+  )
+})
