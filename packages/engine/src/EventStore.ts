@@ -51,6 +51,12 @@ export interface EventStoreShape {
   readonly replayAfter: (eventId: EventId) => Effect.Effect<Replay | undefined, EventStoreError>
   /** Drops a stream: its session ended. */
   readonly forget: (streamId: StreamId) => Effect.Effect<void, EventStoreError>
+  /**
+   * Whether several server processes share this store (a database): a GET
+   * resuming a session this process does not hold is then answered with the
+   * events the store kept for it. Default false (the in-memory store).
+   */
+  readonly shared?: boolean | undefined
 }
 
 /** The event store a Streamable HTTP server uses for resumable streams. */

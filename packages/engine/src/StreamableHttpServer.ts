@@ -239,6 +239,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
   const getContext: Get.Context = {
     standalone: stateful && options.standaloneStream !== false,
     resumable: store !== undefined,
+    store,
     sessions
   }
 

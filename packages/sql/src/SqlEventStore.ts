@@ -136,7 +136,8 @@ export const make = Effect.fnUntraced(function* (
   )
   yield* Effect.forkScoped(Effect.repeat(sweep, Schedule.spaced(sweepEvery)))
 
-  return { append, replayAfter, forget } satisfies EventStore.EventStoreShape
+  // Other processes may hold the sessions whose events this database keeps.
+  return { append, replayAfter, forget, shared: true } satisfies EventStore.EventStoreShape
 })
 
 /** Provides the engine's `EventStore` on the `SqlClient` given to it. */
