@@ -36,6 +36,7 @@ import * as Handlers from "./internal/handlers.ts"
 import * as Middleware from "./internal/middleware.ts"
 import * as RequestScope from "./internal/requestScope.ts"
 import * as Server from "./internal/server.ts"
+import type * as RequestStateKeys from "./RequestStateKeys.ts"
 import type * as Resource from "./Resource.ts"
 import type { ClientRequestError } from "./ServerRequest.ts"
 
@@ -63,6 +64,13 @@ export interface Options {
   readonly supportedVersions?: ReadonlyArray<ProtocolVersion.ProtocolVersion> | undefined
   /** Lifetime of a 2026-07-28 `requestState`. Default 10 minutes. */
   readonly requestStateTtlMs?: number | undefined
+  /**
+   * Keys of 2026-07-28 `requestState`, the first signing and each opening
+   * (see `RequestStateKeys`: give every process of a deployment the same).
+   * Default: the `RequestStateKeys` service when provided, else a random key
+   * of this server, so a state opens on this process only.
+   */
+  readonly requestStateKeys?: ReadonlyArray<RequestStateKeys.Key> | undefined
   /** Capabilities declared even while nothing of their kind is registered (items may come later). */
   readonly declare?: ReadonlyArray<"tools" | "resources" | "prompts"> | undefined
   /** Extra capability entries (`experimental`, `extensions`). */

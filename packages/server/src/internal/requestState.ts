@@ -2,17 +2,24 @@
  * The `requestState` of 2026-07-28 multi-round-trip requests: what the server
  * must remember between rounds (the answers received so far, the input
  * requests still open, the request they belong to), carried by the client
- * and protected against tampering with HMAC-SHA256 under a key generated per
- * server. A state is bound to one request (method and params, less the retry
- * fields) and expires.
+ * and protected against tampering with HMAC-SHA256. A state is bound to one
+ * request (method and params, less the retry fields) and expires.
+ *
+ * The key is generated per server unless keys are configured
+ * (`RequestStateKeys`): then every process given the same keys opens the
+ * states of the others, the first key signs and every key listed opens, so a
+ * key is rotated by putting the new one first and dropping the old one once
+ * the states it sealed have expired.
  */
 import * as McpError from "@effect-mcp/protocol/McpError"
 import * as Clock from "effect/Clock"
 import * as Mac from "effect/crypto/Mac"
 import * as Base64Url from "effect/encoding/Base64Url"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Result from "effect/Result"
+import * as RequestStateKeys from "../RequestStateKeys.ts"
 
 export interface State {
   /** Answers to earlier rounds, by input-request key. */
@@ -32,7 +39,11 @@ interface Payload extends State {
 export interface Codec {
   readonly seal: (fingerprint: string, state: State) => Effect.Effect<string>
   readonly open: (fingerprint: string, token: string) => Effect.Effect<State, McpError.InvalidParams>
-  /** A keyed fingerprint of a request's method and params (retry fields excluded). */
+  /**
+   * A keyed fingerprint of a request's method and params (retry fields
+   * excluded): one per accepted key, joined by `~` (the first is sealed; a
+   * state is checked against the one of the key that opens it).
+   */
   readonly fingerprint: (method: string, params: unknown) => Effect.Effect<string>
 }
 
@@ -55,20 +66,37 @@ const invalid = (why: string) => new McpError.InvalidParams({ message: `Invalid 
 // Bytes of text: base64url of a string holds its UTF-8 bytes, so decoding it back yields them.
 const bytesOf = (text: string): Uint8Array => Result.getOrThrow(Base64Url.decode(Base64Url.encode(text)))
 
-export const make = (options: { readonly ttlMs: number }): Effect.Effect<Codec, never, Mac.Mac> =>
+export const make = (options: {
+  readonly ttlMs: number
+  /** Accepted keys, the first signing; default the `RequestStateKeys` service, else a random key of this codec. */
+  readonly keys?: ReadonlyArray<RequestStateKeys.Key> | undefined
+}): Effect.Effect<Codec, never, Mac.Mac> =>
   Effect.gen(function* () {
     const mac = yield* Mac.Mac
+    const given = options.keys === undefined ? undefined : RequestStateKeys.toBytes(options.keys)
+    // Keys given in code that cannot be used are a programming error, reported when the server is made.
+    if (given instanceof RequestStateKeys.RequestStateKeyError) return yield* Effect.die(given)
+    const configured =
+      given ?? Option.getOrElse(yield* Effect.serviceOption(RequestStateKeys.RequestStateKeys), () => [])
     // Made on first use: most servers never seal a request state, and making a
     // key loads the platform's crypto, a visible share of a stdio server's start.
-    const key = yield* Effect.cached(Effect.orDie(mac.generateKey(Mac.hmacSha256)))
-    const sign = (data: Uint8Array) => Effect.flatMap(key, (key) => Effect.orDie(mac.sign(key, data)))
+    const keys = yield* Effect.cached(
+      Effect.orDie(
+        configured.length === 0
+          ? Effect.map(mac.generateKey(Mac.hmacSha256), (key) => [key])
+          : Effect.forEach(configured, (bytes) => Mac.key(Mac.hmacSha256, bytes))
+      )
+    )
+    const signWith = (key: Mac.Key, data: Uint8Array) => Effect.orDie(mac.sign(key, data))
 
     const seal: Codec["seal"] = (fingerprint, state) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
-        const payload: Payload = { v: 1, f: fingerprint, e: now + options.ttlMs, ...state }
+        const tilde = fingerprint.indexOf("~")
+        const f = tilde < 0 ? fingerprint : fingerprint.slice(0, tilde)
+        const payload: Payload = { v: 1, f, e: now + options.ttlMs, ...state }
         const body = Base64Url.encode(JSON.stringify(payload))
-        const tag = yield* sign(bytesOf(body))
+        const tag = yield* signWith((yield* keys)[0]!, bytesOf(body))
         return `${body}.${Base64Url.encode(tag)}`
       })
 
@@ -78,18 +106,33 @@ export const make = (options: { readonly ttlMs: number }): Effect.Effect<Codec, 
         const tag = dot < 0 ? undefined : Base64Url.decode(token.slice(dot + 1))
         if (tag === undefined || Result.isFailure(tag)) return yield* invalid("is malformed")
         const body = token.slice(0, dot)
-        const ok = yield* Effect.orDie(mac.verify(yield* key, tag.success, bytesOf(body)))
-        if (!ok) return yield* invalid("failed verification (tampered or from another server)")
+        const data = bytesOf(body)
+        const all = yield* keys
+        let opened = -1
+        for (let i = 0; i < all.length && opened < 0; i++) {
+          if (yield* Effect.orDie(mac.verify(all[i]!, tag.success, data))) opened = i
+        }
+        if (opened < 0) return yield* invalid("failed verification (tampered, or sealed under a key this server lacks)")
         const text = Base64Url.decodeString(body)
         if (Result.isFailure(text)) return yield* invalid("is malformed")
         const payload = JSON.parse(text.success) as Payload
-        if (payload.f !== fingerprint) return yield* invalid("belongs to a different request")
+        if (payload.f !== (all.length === 1 ? fingerprint : fingerprint.split("~")[opened])) {
+          return yield* invalid("belongs to a different request")
+        }
         if ((yield* Clock.currentTimeMillis) > payload.e) return yield* invalid("has expired")
         return { answered: payload.answered, pending: payload.pending }
       })
 
     const fingerprint: Codec["fingerprint"] = (method, params) =>
-      Effect.map(sign(bytesOf(`${method}\n${canonical(params)}`)), (tag) => Base64Url.encode(tag))
+      Effect.flatMap(keys, (all) => {
+        const data = bytesOf(`${method}\n${canonical(params)}`)
+        return all.length === 1
+          ? Effect.map(signWith(all[0]!, data), Base64Url.encode)
+          : Effect.map(
+              Effect.forEach(all, (key) => signWith(key, data)),
+              (tags) => tags.map((tag) => Base64Url.encode(tag)).join("~")
+            )
+      })
 
     return { seal, open, fingerprint }
   })

@@ -136,7 +136,10 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
       ...(options.websiteUrl === undefined ? {} : { websiteUrl: options.websiteUrl }),
       ...(options.icons === undefined ? {} : { icons: options.icons })
     }
-    const requestState = yield* RequestState.make({ ttlMs: options.requestStateTtlMs ?? 10 * 60_000 })
+    const requestState = yield* RequestState.make({
+      ttlMs: options.requestStateTtlMs ?? 10 * 60_000,
+      keys: options.requestStateKeys
+    })
     const shutdown = yield* Deferred.make<void>()
     yield* Effect.addFinalizer(() => Deferred.succeed(shutdown, undefined))
     const stores = {
