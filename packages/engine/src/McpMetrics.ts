@@ -85,3 +85,70 @@ export const timed = <A, E, R>(
   const active = Metric.withAttributes(serverActiveRequests, { [Tracing.Attributes.methodName]: method })
   return Effect.andThen(Metric.update(active, 1), Effect.ensuring(timedRequest, Metric.update(active, -1)))
 }
+
+/** The transport a session or a byte went over, the `mcp.transport` attribute of the transport metrics. */
+export type TransportName = "stdio" | "streamable-http" | "sse"
+
+/**
+ * `mcp.server.active_sessions`: sessions a server holds open now, by
+ * `mcp.transport` (an up-down counter: one added when a session opens,
+ * removed when it closes; stateless Streamable HTTP requests are none).
+ */
+export const serverActiveSessions: Metric.Counter<number> = Metric.counter("mcp.server.active_sessions", {
+  description: "The MCP sessions open on the server"
+})
+
+/**
+ * `mcp.transport.io`: bytes a transport received or sent, by `mcp.transport`
+ * and `network.io.direction` (`receive` / `transmit`), as they crossed the
+ * wire: JSON-RPC lines on stdio, POST bodies and SSE events on HTTP (HTTP
+ * headers not counted).
+ */
+export const transportIo: Metric.Counter<number> = Metric.counter("mcp.transport.io", {
+  description: "The bytes an MCP transport received or sent",
+  incremental: true
+})
+
+/**
+ * What a transport counts: its bytes both ways and the sessions it opens.
+ * Made once per transport by `transportMeter` (its series are resolved
+ * then), so counting is a plain call that allocates nothing.
+ */
+export interface TransportMeter {
+  /** `bytes` came in. */
+  readonly received: (bytes: number) => void
+  /** `bytes` went out. */
+  readonly sent: (bytes: number) => void
+  /** A session opened (`delta` 1) or closed (-1). */
+  readonly sessions: (delta: 1 | -1) => void
+}
+
+const attributed = (metric: "io" | "sessions", attributes: Record<string, string>): Metric.Counter<number> =>
+  metric === "io"
+    ? Metric.counter(transportIo.id, { description: transportIo.description, incremental: true, attributes })
+    : Metric.counter(serverActiveSessions.id, { description: serverActiveSessions.description, attributes })
+
+/**
+ * The meter of a transport over `transport`, recording into the metric
+ * registry of `context`; undefined when `Enabled` is off there, so a
+ * transport's counting is one branch (`meter?.sent(n)`) when metrics are off.
+ */
+export const transportMeter = (
+  transport: TransportName,
+  context: Context.Context<never>
+): TransportMeter | undefined => {
+  if (!Context.get(context, Enabled)) return undefined
+  const name = { "mcp.transport": transport }
+  const received = attributed("io", { ...name, "network.io.direction": "receive" })
+  const sent = attributed("io", { ...name, "network.io.direction": "transmit" })
+  const sessions = attributed("sessions", name)
+  return {
+    received: (bytes) => received.updateUnsafe(bytes, context),
+    sent: (bytes) => sent.updateUnsafe(bytes, context),
+    sessions: (delta) => sessions.updateUnsafe(delta, context)
+  }
+}
+
+/** `transportMeter` for the current context. */
+export const currentTransportMeter = (transport: TransportName): Effect.Effect<TransportMeter | undefined> =>
+  Effect.map(Effect.context<never>(), (context) => transportMeter(transport, context))

@@ -43,6 +43,7 @@ import * as Stream from "effect/Stream"
 import * as Inbox from "./internal/stdioInbox.ts"
 import * as Outbox from "./internal/stdioOutbox.ts"
 import { Tail } from "./internal/stdioTail.ts"
+import * as McpMetrics from "./McpMetrics.ts"
 import * as Transport from "./Transport.ts"
 
 // ---------------------------------------------------------------------------
@@ -224,12 +225,19 @@ export const makeServerWith = Effect.fnUntraced(function* (
 ): Effect.fn.Return<StdioServer, never, Stdio.Stdio | Scope.Scope> {
   const stdio = yield* Stdio.Stdio
   const maxFrameBytes = options?.maxFrameBytes ?? defaults.maxFrameBytes
+  // One session over this process's stdio, open as long as the transport.
+  const meter = yield* McpMetrics.currentTransportMeter("stdio")
+  if (meter !== undefined) {
+    meter.sessions(1)
+    yield* Effect.addFinalizer(() => Effect.sync(() => meter.sessions(-1)))
+  }
   const outbox = yield* Outbox.make(
     stdio.stdout({ endOnDone: true }),
     {
       capacity: options?.outgoingCapacity ?? defaults.outgoingCapacity,
       maxFrameBytes,
-      target: "stdout"
+      target: "stdout",
+      meter
     },
     streams.stdout
   )
@@ -238,7 +246,8 @@ export const makeServerWith = Effect.fnUntraced(function* (
     maxFrameBytes,
     capacity: defaults.incomingCapacity,
     scope: yield* Effect.scope,
-    failureMessage: "reading stdin failed"
+    failureMessage: "reading stdin failed",
+    meter
   })
   const incoming = inbox.stream.pipe(
     // Whoever was on the other end of stdin is gone: nothing sent now would be read.

@@ -107,6 +107,15 @@ export interface HttpOptions {
    * docs/authorization.md. Default: none (no authentication).
    */
   readonly auth?: HttpAuth | ((endpointUrl: string) => HttpAuth) | undefined
+  /**
+   * A Prometheus scrape endpoint beside the MCP one: `true` serves `GET
+   * /metrics` (or give its `path`) with every effect metric of the process
+   * in the Prometheus text format, and turns `McpMetrics.Enabled` on for the
+   * sessions so the request, session and byte metrics are recorded. Checked
+   * against `Host`/`Origin` like the MCP endpoint; no session or token is
+   * needed (see docs/observability.md). Default false.
+   */
+  readonly metrics?: boolean | { readonly path?: `/${string}` | undefined } | undefined
 }
 
 /**

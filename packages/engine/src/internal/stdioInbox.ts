@@ -19,6 +19,7 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import type * as McpMetrics from "../McpMetrics.ts"
 import * as Transport from "../Transport.ts"
 import { PushQueue } from "./pushQueue.ts"
 
@@ -55,6 +56,8 @@ export interface Options {
   readonly scope: Scope.Scope
   /** The message of the `Io` error a failure of the source becomes (the failure is its cause). */
   readonly failureMessage: string
+  /** Counts the bytes read, when metrics are on. */
+  readonly meter?: McpMetrics.TransportMeter | undefined
 }
 
 const resumed: Effect.Effect<void> = Exit.void
@@ -146,6 +149,7 @@ export class Inbox<E> {
   }
 
   private decode(chunk: Uint8Array): void {
+    this.options.meter?.received(chunk.length)
     for (const line of this.splitter.push(chunk)) this.queue.offerNow(Ndjson.decodeLine(line))
   }
 

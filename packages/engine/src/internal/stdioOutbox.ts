@@ -22,6 +22,7 @@ import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import type * as Sink from "effect/Sink"
 import * as Stream from "effect/Stream"
+import type * as McpMetrics from "../McpMetrics.ts"
 import * as Transport from "../Transport.ts"
 
 declare const TextEncoder: new () => { encode(input: string): Uint8Array }
@@ -35,6 +36,8 @@ export interface Options {
   readonly maxFrameBytes: number
   /** What the sink is, for error messages ("stdout", "the server's stdin"). */
   readonly target: string
+  /** Counts the bytes written, when metrics are on. */
+  readonly meter?: McpMetrics.TransportMeter | undefined
 }
 
 /**
@@ -142,6 +145,7 @@ export const make = Effect.fnUntraced(function* (
           })
         )
       }
+      options.meter?.sent(line.length)
       if (direct !== undefined && pending === 0 && listening && direct.ready()) {
         direct.write(line)
         return Effect.void

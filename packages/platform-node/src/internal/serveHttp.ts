@@ -4,6 +4,8 @@
  * Loaded on first use, so a stdio server never loads the HTTP stack.
  */
 import type * as HttpAuthentication from "@effect-mcp/engine/HttpAuthentication"
+import * as McpMetrics from "@effect-mcp/engine/McpMetrics"
+import * as PrometheusEndpoint from "@effect-mcp/engine/PrometheusEndpoint"
 import * as SseServer from "@effect-mcp/engine/SseServer"
 import * as StreamableHttpServer from "@effect-mcp/engine/StreamableHttpServer"
 import * as McpServer from "@effect-mcp/server/McpServer"
@@ -129,6 +131,17 @@ export const layer = <E, R>(
       return protection?.routes === undefined ? endpoints : Layer.merge(endpoints, protection.routes)
     })
   )
-  const listening = NodeHttpServer.layer(routes, { host, port: options.port ?? 0 }).pipe(Layer.provide(server))
+  const metrics = options.metrics === undefined || options.metrics === false ? undefined : options.metrics
+  const served =
+    metrics === undefined
+      ? routes
+      : Layer.merge(
+          routes,
+          PrometheusEndpoint.layer({ path: metrics === true ? undefined : metrics.path, rebinding })
+        ).pipe(
+          // The sessions are made where the endpoints are: they record metrics for the scraper to read.
+          Layer.provide(Layer.succeed(McpMetrics.Enabled, true))
+        )
+  const listening = NodeHttpServer.layer(served, { host, port: options.port ?? 0 }).pipe(Layer.provide(server))
   return Layer.merge(listening, warning) as Layer.Layer<HttpServer.HttpServer, E | HttpServerError.ServeError, R>
 }

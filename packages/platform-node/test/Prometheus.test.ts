@@ -1,0 +1,98 @@
+/**
+ * NodeMcpServer's opt-in Prometheus endpoint (`metrics`): off by default
+ * (404); on, `GET /metrics` serves the MCP metrics in the Prometheus text
+ * format behind the MCP endpoint's Host/Origin check, and the sessions record
+ * them. Over real HTTP on 127.0.0.1.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as McpClient from "@effect-mcp/client/McpClient"
+import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
+import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
+import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Tool from "@effect-mcp/server/Tool"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Http from "node:http"
+
+const Echo = Tool.make("prometheus-echo", {
+  input: Schema.Struct({ text: Schema.String }),
+  handler: ({ text }) => Effect.succeed({ content: [{ type: "text" as const, text }] })
+})
+const Server = Tool.layer(Echo).pipe(Layer.provideMerge(McpServer.layer({ name: "scraped", version: "1.0.0" })))
+
+const listen = (options?: NodeMcpServer.HttpOptions) =>
+  Effect.flatMap(Layer.build(NodeMcpServer.layerHttp(Server, options)), (context) =>
+    NodeMcpServer.url.pipe(Effect.provideContext(context))
+  )
+
+/** A GET with headers of our own (fetch would not let us set Host). */
+const get = (url: string, headers: Record<string, string> = {}) =>
+  Effect.promise(
+    () =>
+      new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
+        const request = Http.get(url, { headers }, (response) => {
+          let body = ""
+          response.setEncoding("utf8")
+          response.on("data", (chunk: string) => {
+            body += chunk
+          })
+          response.on("end", () =>
+            resolve({ status: response.statusCode ?? 0, type: response.headers["content-type"] ?? "", body })
+          )
+        })
+        request.on("error", reject)
+      })
+  )
+
+const callEcho = (base: string) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const client = yield* McpClient.connect(NodeHttpClient.layerStreamableHttp({ url: `${base}/mcp` }), {
+        clientInfo: { name: "scraper-test", version: "1.0.0" },
+        supportedVersions: ["2025-11-25"]
+      })
+      yield* client.callTool("prometheus-echo", { text: "hi" })
+    })
+  )
+
+describe("NodeMcpServer metrics (Prometheus)", () => {
+  it.live("off by default: no /metrics", () =>
+    Effect.gen(function* () {
+      const base = yield* listen()
+      assert.strictEqual((yield* get(`${base}/metrics`)).status, 404)
+    })
+  )
+
+  it.live("metrics: true serves the request metrics in the Prometheus text format", () =>
+    Effect.gen(function* () {
+      const base = yield* listen({ metrics: true })
+      yield* callEcho(base)
+      const scraped = yield* get(`${base}/metrics`)
+      assert.strictEqual(scraped.status, 200)
+      assert.match(scraped.type, /^text\/plain; version=0\.0\.4/)
+      // The histogram of the served call, its labels the attributes (dots made underscores).
+      const count = scraped.body
+        .split("\n")
+        .find(
+          (line) =>
+            line.startsWith("mcp_server_operation_duration_count{") &&
+            line.includes('gen_ai_tool_name="prometheus-echo"')
+        )
+      assert.isDefined(count, scraped.body)
+      assert.match(count!, /mcp_method_name="tools\/call"/)
+      assert.match(count!, / 1$/)
+    })
+  )
+
+  it.live("the endpoint is behind the Host/Origin check of the MCP endpoint, and has its own path", () =>
+    Effect.gen(function* () {
+      const base = yield* listen({ metrics: { path: "/internal/metrics" } })
+      assert.strictEqual((yield* get(`${base}/internal/metrics`)).status, 200)
+      assert.strictEqual((yield* get(`${base}/metrics`)).status, 404)
+      assert.strictEqual((yield* get(`${base}/internal/metrics`, { host: "evil.example" })).status, 403)
+      assert.strictEqual((yield* get(`${base}/internal/metrics`, { origin: "http://evil.example" })).status, 403)
+      assert.strictEqual((yield* get(`${base}/internal/metrics`, { origin: base })).status, 200)
+    })
+  )
+})
