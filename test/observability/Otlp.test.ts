@@ -8,6 +8,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as McpClient from "@effect-mcp/client/McpClient"
 import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
+import { fileURLToPath } from "node:url"
 import * as Effect from "effect/Effect"
 import * as OtlpReceiver from "../support/OtlpReceiver.ts"
 import * as ServerProcess from "../support/ServerProcess.ts"
@@ -50,6 +51,9 @@ const drive = (url: string, revision: "2025-11-25" | "2026-07-28") =>
   )
 
 const SERVER = 2
+const CLIENT = 3
+
+const cliBin = fileURLToPath(new URL("../../apps/cli/bin/effect-mcp.js", import.meta.url))
 
 /** Waits (up to 15 s) until `find` finds something; returns it. */
 const until = <A>(find: () => A | undefined): Effect.Effect<A, ServerProcess.ProcessError> =>
@@ -105,13 +109,15 @@ describe("OTLP export configured by OTEL_* variables", () => {
         assert.isAbove(duration.sum!, 0)
         assert.strictEqual(duration.attributes["mcp.method.name"], "tools/call")
         assert.strictEqual(duration.resource["service.name"], "otlp-test-server")
-        const toolError = receiver
-          .points()
-          .find(
-            (point) =>
-              point.metric === "mcp.server.operation.duration" && point.attributes["error.type"] === "tool_error"
-          )
-        assert.strictEqual(toolError?.attributes["gen_ai.tool.name"], "test_error_handling")
+        const toolError = yield* until(() =>
+          receiver
+            .points()
+            .find(
+              (point) =>
+                point.metric === "mcp.server.operation.duration" && point.attributes["error.type"] === "tool_error"
+            )
+        )
+        assert.strictEqual(toolError.attributes["gen_ai.tool.name"], "test_error_handling")
 
         // Every request was protobuf (the specification's default) with the configured header, and decoded.
         const exports = receiver.requests().filter((request) => request.path !== "/v1/logs")
@@ -149,6 +155,43 @@ describe("OTLP export configured by OTEL_* variables", () => {
         assert.deepStrictEqual(receiver.spans(), [])
         // No OTEL_SERVICE_NAME: the server names itself.
         assert.strictEqual(timed()[0]?.resource["service.name"], "mcp-everything-server")
+        assert.deepStrictEqual(receiver.errors(), [])
+      }),
+    60_000
+  )
+
+  it.live(
+    "the effect-mcp CLI exports its client span, and the server continues its trace",
+    () =>
+      Effect.gen(function* () {
+        const receiver = yield* OtlpReceiver.start
+        const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint }
+        const url = yield* spawn(otel)
+        const cli = yield* ServerProcess.spawnChild(
+          ServerProcess.node,
+          [cliBin, "call", url, "test_simple_text", "{}"],
+          {
+            env: envWith(otel)
+          }
+        )
+        // The CLI exits after the call; its spans are flushed before it does.
+        const code = yield* Effect.callback<number | null>((resume) => {
+          if (cli.process.exitCode !== null) return resume(Effect.succeed(cli.process.exitCode))
+          cli.process.once("exit", (exitCode) => resume(Effect.succeed(exitCode)))
+        })
+        assert.strictEqual(code, 0, cli.stderr())
+        const client = receiver
+          .spans()
+          .find((span) => span.name === "tools/call test_simple_text" && span.kind === CLIENT)
+        assert.isDefined(client, JSON.stringify(receiver.spans().map((span) => span.name)))
+        assert.strictEqual(client!.resource["service.name"], "effect-mcp")
+        assert.strictEqual(client!.attributes["gen_ai.tool.name"], "test_simple_text")
+        const served = yield* until(() =>
+          receiver.spans().find((span) => span.name === "tools/call test_simple_text" && span.kind === SERVER)
+        )
+        assert.strictEqual(served.resource["service.name"], "mcp-everything-server")
+        assert.strictEqual(served.traceId, client!.traceId)
+        assert.strictEqual(served.parentSpanId, client!.spanId)
         assert.deepStrictEqual(receiver.errors(), [])
       }),
     60_000

@@ -353,7 +353,8 @@ const watch = command(
 /** The root command, with every subcommand. */
 export const cli = Command.make("effect-mcp").pipe(
   Command.withDescription(
-    "Talk to an MCP server: a URL, a server name from an mcpServers config (--config, default mcp.json), or a command after --"
+    "Talk to an MCP server: a URL, a server name from an mcpServers config (--config, default mcp.json), or a command after --. " +
+      "OTEL_EXPORTER_OTLP_ENDPOINT (and the other standard OTEL_* variables) exports the run's traces and metrics over OTLP/HTTP"
   ),
   Command.withSubcommands([info, tools, call, resources, read, prompts, prompt, ping, watch])
 )
