@@ -7,10 +7,11 @@
 import * as SchemaJITCompiler from "effect/schema/SchemaJITCompiler"
 import * as SchemaAST from "effect/SchemaAST"
 import { modules } from "./internal/wire/index.ts"
-import type { WireNotification, WireRequest } from "./internal/wireTable.ts"
+import type { WireModule, WireNotification, WireRequest } from "./internal/wireTable.ts"
 import * as ProtocolVersion from "./ProtocolVersion.ts"
 import * as Skills from "./Skills.ts"
 import type { AnyCodec, CapabilityRef, MethodSpec, NotificationSpec, RequestSpec, RevisionSpec } from "./Revision.ts"
+import * as Tasks from "./Tasks.ts"
 
 const server = (...path: ReadonlyArray<string>): CapabilityRef => ({ side: "server", path })
 const client = (...path: ReadonlyArray<string>): CapabilityRef => ({ side: "client", path })
@@ -158,11 +159,59 @@ interface Tables {
   readonly inputRequests: ReadonlyMap<string, RequestSpec>
 }
 
+/**
+ * Methods of official extensions a revision carries beside its own schema:
+ * the Tasks extension (SEP-2663) on 2026-07-28. They are not gated by a
+ * capability here: whether the client declared the extension on the request
+ * is for the receiver's handler to check (-32021 when it did not).
+ */
+const extensions: { readonly [V in ProtocolVersion.ProtocolVersion]?: WireModule } = {
+  "2026-07-28": {
+    requests: [
+      {
+        method: "tasks/get",
+        sender: "client",
+        params: () => Tasks.TaskIdParams,
+        paramsRequired: true,
+        result: () => Tasks.ExtensionGetTaskResult
+      },
+      {
+        method: "tasks/update",
+        sender: "client",
+        params: () => Tasks.UpdateTaskParams,
+        paramsRequired: true,
+        result: () => Tasks.TaskAckResult
+      },
+      {
+        method: "tasks/cancel",
+        sender: "client",
+        params: () => Tasks.TaskIdParams,
+        paramsRequired: true,
+        result: () => Tasks.TaskAckResult
+      }
+    ],
+    notifications: [
+      {
+        method: "notifications/tasks",
+        sender: "server",
+        params: () => Tasks.TaskNotificationParams,
+        paramsRequired: true
+      }
+    ],
+    inputRequests: []
+  }
+}
+
 const buildTables = (version: ProtocolVersion.ProtocolVersion): Tables => {
   const wire = modules[version]
   const methods = new Map<string, MethodSpec>()
   for (const r of wire.requests) methods.set(r.method, request(version, r))
   for (const n of wire.notifications) methods.set(n.method, notification(version, n))
+  const extension = extensions[version]
+  if (extension !== undefined) {
+    for (const r of extension.requests) methods.set(r.method, request(version, r))
+    for (const n of extension.notifications) methods.set(n.method, notification(version, n))
+  }
   for (const r of extensionRequests) if (!methods.has(r.method)) methods.set(r.method, request(version, r))
   return { methods, inputRequests: new Map(wire.inputRequests.map((r) => [r.method, request(version, r)])) }
 }

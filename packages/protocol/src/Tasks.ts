@@ -1,5 +1,7 @@
 /**
- * Tasks (experimental, 2025-11-25 only): a request augmented with `task` runs
+ * Tasks in their two forms.
+ *
+ * The experimental core feature of 2025-11-25: a request augmented with `task` runs
  * in the background and answers at once with a {@link CreateTaskResult}; the
  * requester then polls `tasks/get`, fetches the payload with `tasks/result`,
  * lists with `tasks/list` and cancels with `tasks/cancel`. The receiver may
@@ -10,7 +12,17 @@
  * `elicitation/create` (client side, gated by `tasks.requests.sampling.createMessage`
  * / `tasks.requests.elicitation.create`). Tool-level opt-in is `Tool.execution.taskSupport`.
  *
- * No other revision has tasks (2026-07-28 removed them); only the data shapes live here.
+ * The Tasks extension (SEP-2663, `io.modelcontextprotocol/tasks`) on
+ * 2026-07-28: the client declares the extension in its per-request
+ * capabilities and the server alone decides to answer `tools/call` with a
+ * flat {@link ExtensionCreateTaskResult} (`resultType: "task"`). The client
+ * polls `tasks/get`, whose {@link DetailedTask} inlines the result, the
+ * JSON-RPC error or the pending `inputRequests`; it answers those with
+ * `tasks/update` and cancels with `tasks/cancel` (both acknowledged with an
+ * empty result). There is no `tasks/result` and no `tasks/list`; durations are
+ * `ttlMs` and `pollIntervalMs`.
+ *
+ * Only the data shapes live here.
  */
 import * as Schema from "effect/Schema"
 import { resultStruct } from "./internal/result.ts"
@@ -122,3 +134,85 @@ export const TaskStatusParams = Schema.Struct({
   ...taskFields
 }).annotate({ identifier: "TaskStatusParams" })
 export type TaskStatusParams = typeof TaskStatusParams.Type
+
+/** The identifier of the Tasks extension (SEP-2663) in `capabilities.extensions`. */
+export const extensionId = "io.modelcontextprotocol/tasks"
+
+/** The `_meta` key of {@link RelatedTaskMetadata} (2025-11-25). */
+export const relatedTaskKey = "io.modelcontextprotocol/related-task"
+
+const extensionTaskFields = {
+  taskId: Schema.String,
+  status: TaskStatus,
+  statusMessage: Schema.optionalKey(Schema.String),
+  /** ISO 8601. */
+  createdAt: Schema.String,
+  /** ISO 8601. */
+  lastUpdatedAt: Schema.String,
+  /** Retention in integer milliseconds from creation; `null` for unlimited. */
+  ttlMs: Schema.NullOr(Schema.Int),
+  /** Suggested polling interval in integer milliseconds. */
+  pollIntervalMs: Schema.optionalKey(Schema.Int)
+}
+
+/** A task of the extension (SEP-2663): the 2025-11-25 fields with `ttlMs` and `pollIntervalMs`. */
+export const ExtensionTask = Schema.Struct(extensionTaskFields).annotate({ identifier: "ExtensionTask" })
+/** Decoded `ExtensionTask`. */
+export type ExtensionTask = typeof ExtensionTask.Type
+
+const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
+
+/**
+ * A task with what its status carries inlined: `inputRequests` while
+ * `input_required`, the request's `result` once `completed`, its JSON-RPC
+ * `error` once `failed`.
+ */
+export const DetailedTask = Schema.Struct({
+  ...extensionTaskFields,
+  /** The outstanding input requests by key (`InputRequired.InputRequests`; open here, which that module's imports need). */
+  inputRequests: Schema.optionalKey(JsonObject),
+  result: Schema.optionalKey(JsonObject),
+  error: Schema.optionalKey(JsonObject)
+}).annotate({ identifier: "DetailedTask" })
+/** Decoded `DetailedTask`. */
+export type DetailedTask = typeof DetailedTask.Type
+
+/** The extension's answer to a request the server runs as a task: `resultType: "task"` and the task, flat. */
+export const ExtensionCreateTaskResult = resultStruct(extensionTaskFields).annotate({
+  identifier: "ExtensionCreateTaskResult"
+})
+/** Decoded `ExtensionCreateTaskResult`. */
+export type ExtensionCreateTaskResult = typeof ExtensionCreateTaskResult.Type
+
+/** The result of the extension's `tasks/get`: a {@link DetailedTask} with `resultType: "complete"`. */
+export const ExtensionGetTaskResult = resultStruct(DetailedTask.fields).annotate({
+  identifier: "ExtensionGetTaskResult"
+})
+/** Decoded `ExtensionGetTaskResult`. */
+export type ExtensionGetTaskResult = typeof ExtensionGetTaskResult.Type
+
+/**
+ * Params of the extension's `tasks/update`: answers to the task's
+ * outstanding `inputRequests` (unknown or already answered keys are ignored,
+ * so any JSON object is accepted under a key).
+ */
+export const UpdateTaskParams = Schema.Struct({
+  _meta: Schema.optionalKey(RequestMeta),
+  taskId: Schema.String,
+  inputResponses: JsonObject
+}).annotate({ identifier: "UpdateTaskParams" })
+/** Decoded `UpdateTaskParams`. */
+export type UpdateTaskParams = typeof UpdateTaskParams.Type
+
+/** The empty acknowledgement of the extension's `tasks/update` and `tasks/cancel`. */
+export const TaskAckResult = resultStruct({}).annotate({ identifier: "TaskAckResult" })
+/** Decoded `TaskAckResult`. */
+export type TaskAckResult = typeof TaskAckResult.Type
+
+/** Params of the extension's `notifications/tasks`: the {@link DetailedTask} as `tasks/get` would return it. */
+export const TaskNotificationParams = Schema.Struct({
+  _meta: Schema.optionalKey(NotificationMeta),
+  ...DetailedTask.fields
+}).annotate({ identifier: "TaskNotificationParams" })
+/** Decoded `TaskNotificationParams`. */
+export type TaskNotificationParams = typeof TaskNotificationParams.Type

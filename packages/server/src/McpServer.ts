@@ -36,6 +36,7 @@ import * as Handlers from "./internal/handlers.ts"
 import * as Middleware from "./internal/middleware.ts"
 import * as RequestScope from "./internal/requestScope.ts"
 import * as Server from "./internal/server.ts"
+import type * as Tasks from "./internal/tasks.ts"
 import type * as RequestStateKeys from "./RequestStateKeys.ts"
 import type * as Resource from "./Resource.ts"
 import type { ClientRequestError } from "./ServerRequest.ts"
@@ -73,6 +74,8 @@ export interface Options {
   readonly requestStateKeys?: ReadonlyArray<RequestStateKeys.Key> | undefined
   /** Capabilities declared even while nothing of their kind is registered (items may come later). */
   readonly declare?: ReadonlyArray<"tools" | "resources" | "prompts"> | undefined
+  /** How tasks run: retention, polling interval, worker heartbeat (docs/tasks.md). */
+  readonly tasks?: Tasks.Settings | undefined
   /** Extra capability entries (`experimental`, `extensions`). */
   readonly capabilities?: { readonly experimental?: object; readonly extensions?: object } | undefined
   readonly peer?: Peer.Options | undefined

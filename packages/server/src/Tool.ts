@@ -35,6 +35,7 @@ import { describe as describeIssue } from "./internal/issues.ts"
 import * as Registration from "./internal/registration.ts"
 import type { McpServer } from "./McpServer.ts"
 import type { ServerRequest } from "./ServerRequest.ts"
+import type { TaskSupport } from "./Task.ts"
 
 type Obj = { readonly [key: string]: unknown }
 
@@ -92,6 +93,10 @@ export interface Tool<R = never> {
    * 403 `insufficient_scope` otherwise; see docs/authorization.md). None by default.
    */
   readonly scopes?: ReadonlyArray<string> | undefined
+  /** How the tool takes task execution (default `"forbidden"`); see `Options.taskSupport`. */
+  readonly taskSupport?: TaskSupport | undefined
+  /** Who makes the task of a task-executed call; see `Options.taskCreation`. */
+  readonly taskCreation?: "call" | "handler" | undefined
 }
 
 /** What `make` takes: metadata, the input (and optional output and failure) Schemas, and the handler. */
@@ -118,6 +123,22 @@ export interface Options<I extends Input, O extends AnySchema | undefined, E, R>
    * 403 `insufficient_scope` otherwise; see docs/authorization.md). None by default.
    */
   readonly scopes?: ReadonlyArray<string> | undefined
+  /**
+   * Whether calls run as tasks (docs/tasks.md). `"optional"`: when the client
+   * can take one (the 2025-11-25 `task` parameter, or the Tasks extension
+   * declared on a 2026-07-28 request), the call is answered at once with a
+   * task and the handler runs in the background. `"required"`: always; a
+   * client that cannot take a task is refused (-32601 on 2025-11-25, -32021
+   * Missing Required Client Capability on 2026-07-28). Advertised as
+   * `execution.taskSupport` where the revision has it. Default `"forbidden"`.
+   */
+  readonly taskSupport?: TaskSupport | undefined
+  /**
+   * `"call"` (default): the server makes the task as the call arrives.
+   * `"handler"`: the handler runs in the request and makes the task itself
+   * with `Task.background` (e.g. after asking the client for input).
+   */
+  readonly taskCreation?: "call" | "handler" | undefined
   /** Runs the tool on the decoded input. */
   readonly handler: (input: InputOf<I>) => Effect.Effect<OutputOf<O>, E, R>
 }
@@ -227,6 +248,14 @@ class MadeTool implements Tool<unknown> {
     return this.options.scopes
   }
 
+  get taskSupport(): TaskSupport | undefined {
+    return this.options.taskSupport
+  }
+
+  get taskCreation(): "call" | "handler" | undefined {
+    return this.options.taskCreation
+  }
+
   get definition(): Tools.Tool {
     this.madeDefinition ??= definitionOf(this.name, this.options)
     return this.madeDefinition
@@ -279,7 +308,11 @@ const definitionOf = (name: string, options: AnyOptions): Tools.Tool => {
     ...(outputSchema === undefined ? {} : { outputSchema: outputSchema as Tools.ToolOutputSchema }),
     ...(options.annotations === undefined ? {} : { annotations: options.annotations }),
     ...(options.icons === undefined ? {} : { icons: options.icons }),
-    ...(options._meta === undefined ? {} : { _meta: options._meta })
+    ...(options._meta === undefined ? {} : { _meta: options._meta }),
+    // Revision shaping keeps `execution` only where it exists (2025-11-25).
+    ...(options.taskSupport === undefined || options.taskSupport === "forbidden"
+      ? {}
+      : { execution: { taskSupport: options.taskSupport } })
   }
 }
 

@@ -46,6 +46,11 @@ export const nameOf = (message: JsonRpc.Message): string | undefined => {
       return typeof params?.name === "string" ? params.name : undefined
     case "resources/read":
       return typeof params?.uri === "string" ? params.uri : undefined
+    // The Tasks extension (SEP-2663) routes a task's requests by its id.
+    case "tasks/get":
+    case "tasks/update":
+    case "tasks/cancel":
+      return typeof params?.taskId === "string" ? params.taskId : undefined
     default:
       return undefined
   }

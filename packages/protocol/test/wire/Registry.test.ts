@@ -28,7 +28,7 @@ const names = (version: ProtocolVersion.ProtocolVersion, tag: MethodSpec["_tag"]
     .map((m) => m.method)
     .sort()
 
-const stateful = [
+const statefulCore = [
   "completion/complete",
   "initialize",
   "logging/setLevel",
@@ -77,6 +77,8 @@ describe("Registry", () => {
   })
 
   it("has exactly the requests each revision defines", () => {
+    // The Skills extension (SEP-2640) is carried by every revision.
+    const stateful = [...statefulCore, "resources/directory/read", "skills/get", "skills/list"].sort()
     assert.deepStrictEqual(names("2024-11-05", "Request"), stateful)
     assert.deepStrictEqual(names("2025-03-26", "Request"), stateful)
     assert.deepStrictEqual(names("2025-06-18", "Request"), [...stateful, "elicitation/create"].sort())
@@ -88,11 +90,18 @@ describe("Registry", () => {
       "completion/complete",
       "prompts/get",
       "prompts/list",
+      "resources/directory/read",
       "resources/list",
       "resources/read",
       "resources/templates/list",
       "server/discover",
+      "skills/get",
+      "skills/list",
       "subscriptions/listen",
+      // The Tasks extension (SEP-2663), carried beside the revision's own methods.
+      "tasks/cancel",
+      "tasks/get",
+      "tasks/update",
       "tools/call",
       "tools/list"
     ])
@@ -123,7 +132,7 @@ describe("Registry", () => {
     )
     assert.deepStrictEqual(
       names("2026-07-28", "Notification"),
-      [...common, "notifications/subscriptions/acknowledged"].sort()
+      [...common, "notifications/subscriptions/acknowledged", "notifications/tasks"].sort()
     )
   })
 

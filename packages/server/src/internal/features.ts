@@ -11,12 +11,15 @@ import type { ProtocolVersion } from "@effect-mcp/protocol/ProtocolVersion"
 import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import * as Defect from "@effect-mcp/engine/Defect"
 import type * as Session from "@effect-mcp/engine/Session"
+import type * as Cause from "effect/Cause"
+import * as Services from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Predicate from "effect/Predicate"
 import type * as Resource from "../Resource.ts"
 import type * as ResourceTemplate from "../ResourceTemplate.ts"
 import { ServerRequest } from "../ServerRequest.ts"
+import * as Task from "../Task.ts"
 import type * as Tool from "../Tool.ts"
 import * as Outcome from "./outcome.ts"
 import { echo, type Obj, paramsOf } from "./params.ts"
@@ -24,6 +27,7 @@ import * as RequestScope from "./requestScope.ts"
 import * as Results from "./results.ts"
 import { CurrentEntry, type Registered, type State } from "./server.ts"
 import * as Shape from "./shape.ts"
+import * as Tasking from "./tasking.ts"
 
 /** What the feature handlers share: the server's state, the request scopes' environment, and result finishing. */
 export interface Context {
@@ -122,12 +126,20 @@ const callToolWith = (
       return Effect.fail(new McpError.InvalidParams({ message }))
     return Effect.succeed(ctx.finish(info, Results.toolError(message)))
   }
+  // Most calls never run as tasks: two property reads decide it.
+  const taskMode = tool.taskSupport === undefined && p.task === undefined ? "sync" : Tasking.modeOf(info, p, tool)
+  if (taskMode !== "sync" && taskMode !== "task") return Effect.fail(taskMode)
   let effect: Effect.Effect<unknown, unknown, unknown>
   try {
     effect = tool.handler(input.success)
   } catch (defect) {
     // A throw while building the effect is a defect of the handler.
     effect = Effect.die(defect)
+  }
+  if (taskMode === "task" && tool.taskCreation !== "handler") {
+    return Effect.withFiber((fiber) =>
+      startTask(ctx, info, tool, effect, overlaid(fiber.context as Services.Context<never>, overlayOf(registered)))
+    )
   }
   // A handler whose effect is already an outcome (`Effect.succeed`, `Effect.fail`) has nothing to
   // run: it can neither log, report progress, ask the client nor be interrupted, so its result is
@@ -142,14 +154,47 @@ const callToolWith = (
   )
 }
 
+const overlaid = (context: Services.Context<never>, services: RequestScope.Overlay): Services.Context<never> => {
+  let merged = context
+  for (const [key, service] of services) merged = Services.addUnsafe(merged, key, service)
+  return merged
+}
+
+/**
+ * Starts `work` (a tool handler's effect) as a task of the request and
+ * answers with the task; its outcome becomes the task's result as it would
+ * have been the call's.
+ */
+const startTask = (
+  ctx: Context,
+  info: Session.RequestInfo,
+  tool: Tool.Tool<unknown>,
+  work: Effect.Effect<unknown, unknown, unknown>,
+  context: Services.Context<never>
+): Effect.Effect<unknown, McpError.McpError> => {
+  const outcome = Effect.matchCauseEffect(work as Effect.Effect<unknown, unknown>, {
+    onSuccess: (value) => toolResponse(ctx, info, tool, { _tag: "Ok", value }, true),
+    onFailure: (cause) => {
+      const failed = Outcome.fromCause(cause)
+      return failed === undefined
+        ? Effect.failCause(cause as Cause.Cause<never>)
+        : toolResponse(ctx, info, tool, failed, true)
+    }
+  }) as Effect.Effect<object, McpError.McpError>
+  return Effect.map(Tasking.start(ctx.server, ctx.env.session, info, context, outcome), (answer) =>
+    ctx.finish(info, answer)
+  )
+}
+
 /** The answer to a tool call whose handler came to `done`. */
 const toolResponse = (
   ctx: Context,
   info: Session.RequestInfo,
   tool: Tool.Tool<unknown>,
-  done: Outcome.Caught<unknown>
+  done: Outcome.Caught<unknown>,
+  inTask = false
 ): Effect.Effect<unknown, McpError.McpError> => {
-  if (done._tag !== "Ok") return toolFailure(ctx, info, tool, done)
+  if (done._tag !== "Ok") return toolFailure(ctx, info, tool, done, inTask)
   const result = tool.toResult(done.value)
   if (result._tag === "Failure") {
     return Effect.succeed(ctx.finish(info, Results.toolError(`Tool ${tool.name} failed: ${result.failure}`)))
@@ -169,8 +214,25 @@ const toolFailure = (
   ctx: Context,
   info: Session.RequestInfo,
   tool: Tool.Tool<unknown>,
-  done: Exclude<Outcome.Caught<unknown>, { readonly _tag: "Ok" }>
+  done: Exclude<Outcome.Caught<unknown>, { readonly _tag: "Ok" }>,
+  inTask: boolean
 ): Effect.Effect<unknown, McpError.McpError> => {
+  if (done._tag === "Failed" && done.error instanceof Task.Background) {
+    // `Task.background`: a task where the request can take one, else the work runs here.
+    const { work, context } = done.error
+    if (!inTask && Tasking.modeOf(info, paramsOf(info.request.params), tool) === "task") {
+      return startTask(ctx, info, tool, work, context)
+    }
+    return Effect.matchCauseEffect(Effect.provideContext(work, context), {
+      onSuccess: (value) => toolResponse(ctx, info, tool, { _tag: "Ok", value }, inTask),
+      onFailure: (cause) => {
+        const failed = Outcome.fromCause(cause)
+        return failed === undefined
+          ? Effect.failCause(cause as Cause.Cause<never>)
+          : toolResponse(ctx, info, tool, failed, inTask)
+      }
+    })
+  }
   if (done._tag === "Died") {
     return Effect.map(Defect.report(done.cause, "tools/call"), (id) =>
       ctx.finish(info, Results.toolError(Defect.messageFor(id)))

@@ -24,6 +24,7 @@ import { type Obj, paramsOf } from "./params.ts"
 import type * as RequestScope from "./requestScope.ts"
 import { CurrentEntry, type Listener, type SessionEntry, type State } from "./server.ts"
 import * as Shape from "./shape.ts"
+import * as Tasking from "./tasking.ts"
 import * as SkillHandlers from "./skills.ts"
 import type { Store } from "./store.ts"
 
@@ -169,7 +170,8 @@ export const make = (
     ["resources/unsubscribe", subscription(false)],
     ["logging/setLevel", setLevel],
     ["subscriptions/listen", listen],
-    ...SkillHandlers.make(server, finish, pageSize)
+    ...SkillHandlers.make(server, finish, pageSize),
+    ...Tasking.handlers(server, pageSize, () => entryOf()?.session)
   ])
   return { requests, notifications: new Map([["notifications/roots/list_changed", rootsListChanged]]) }
 }

@@ -6,6 +6,7 @@
  * the public shape it builds.
  */
 import * as Logging from "@effect-mcp/protocol/Logging"
+import * as ProtocolTasks from "@effect-mcp/protocol/Tasks"
 import * as Skills from "@effect-mcp/protocol/Skills"
 import type * as Resources from "@effect-mcp/protocol/Resources"
 import type * as Revision from "@effect-mcp/protocol/Revision"
@@ -15,16 +16,18 @@ import * as Context from "effect/Context"
 import type * as Mac from "effect/crypto/Mac"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import type { Kind, McpServerShape, Options, RootsChange } from "../McpServer.ts"
 import type * as Prompt from "../Prompt.ts"
 import type * as Resource from "../Resource.ts"
 import type * as ResourceTemplate from "../ResourceTemplate.ts"
 import type * as Skill from "../Skill.ts"
+import * as TaskStore from "../TaskStore.ts"
 import type * as Tool from "../Tool.ts"
 import * as RequestState from "./requestState.ts"
 import * as Shape from "./shape.ts"
 import { type Entry, Store } from "./store.ts"
+import * as Tasks from "./tasks.ts"
 
 /** A registered item and the services its handlers run with. */
 export type Registered<A> = Entry<A>
@@ -72,6 +75,8 @@ export interface State {
   /** Completes when the server shuts down (ends `subscriptions/listen` streams gracefully). */
   readonly shutdown: Deferred.Deferred<void>
   readonly capabilities: (revision: Revision.RevisionSpec | undefined) => Session.Capabilities
+  /** The server's tasks, made on first use (with the `TaskStore` in context when the server was made, else in memory). */
+  readonly tasks: () => Tasks.Runtime
   /** The public service over this state. */
   readonly service: McpServerShape
 }
@@ -125,6 +130,21 @@ const broadcast = (sends: ReadonlyArray<Effect.Effect<void>>): Effect.Effect<voi
         return Effect.void
       })
 
+/** The 2025-11-25 `tasks` capability of a server with task-taking tools. */
+const coreTasksDeclaration = { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }
+/** The Tasks extension (SEP-2663) as a server with task-taking tools declares it on 2026-07-28. */
+const tasksExtensionDeclaration = { [ProtocolTasks.extensionId]: {} }
+
+/**
+ * Which tasks a revision declares: the 2025-11-25 capability, or the
+ * extension on 2026-07-28 (which must not carry the former); both when the
+ * revision is not known.
+ */
+const taskForms = (version: string | undefined) => ({
+  core: version === undefined || version === "2025-11-25",
+  extension: version === undefined || version === "2026-07-28"
+})
+
 /** Builds the state and the public service over it. */
 export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Scope.Scope> =>
   Effect.gen(function* () {
@@ -140,6 +160,18 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
       ttlMs: options.requestStateTtlMs ?? 10 * 60_000,
       keys: options.requestStateKeys
     })
+    const scope = yield* Scope.Scope
+    const taskStore = yield* Effect.serviceOption(TaskStore.TaskStore)
+    let taskRuntime: Tasks.Runtime | undefined
+    const tasks = () => {
+      taskRuntime ??=
+        taskStore._tag === "Some"
+          ? new Tasks.Runtime(taskStore.value, true, scope, options.tasks)
+          : new Tasks.Runtime(TaskStore.makeMemory(), false, scope, options.tasks)
+      return taskRuntime
+    }
+    // Tools taking tasks (entries; a replaced one no longer counts) decide the tasks capability.
+    const taskTools = new Set<Registered<Tool.Tool<unknown>>>()
     const shutdown = yield* Deferred.make<void>()
     yield* Effect.addFinalizer(() => Deferred.succeed(shutdown, undefined))
     const stores = {
@@ -169,11 +201,20 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
         const store = stores[kind] as Store<unknown>
         const key = keyOf[kind]
         const entries = items.map((item) => store.put(key(item as never), item, context))
+        if (kind === "tool") {
+          for (const entry of entries as ReadonlyArray<Registered<Tool.Tool<unknown>>>) {
+            const support = entry.item.taskSupport
+            if (support === "optional" || support === "required") taskTools.add(entry)
+          }
+        }
         yield* listChanged(listKind[kind])
         yield* Effect.addFinalizer(() =>
           Effect.suspend(() => {
             let removed = false
-            for (const entry of entries) removed = store.remove(entry) || removed
+            for (const entry of entries) {
+              removed = store.remove(entry) || removed
+              taskTools.delete(entry as Registered<Tool.Tool<unknown>>)
+            }
             return removed ? listChanged(listKind[kind]) : Effect.void
           })
         )
@@ -189,12 +230,14 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
       const hasCompletions = hasPrompts || stores.template.size > 0
       const hasTools = stores.tool.size > 0 || declared.has("tools")
       const hasSkills = stores.skill.size > 0
+      const hasTasks = taskTools.size > 0 && [...taskTools].some((e) => stores.tool.get(e.key) === e)
       const index =
         (hasResources ? 1 : 0) |
         (hasPrompts ? 2 : 0) |
         (hasCompletions ? 4 : 0) |
         (hasTools ? 8 : 0) |
-        (hasSkills ? 16 : 0)
+        (hasSkills ? 16 : 0) |
+        (hasTasks ? 32 : 0)
       const version = revision?.version
       let byKinds = declarations.get(version)
       if (byKinds === undefined) {
@@ -205,12 +248,21 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
       if (shaped === undefined) {
         shaped = Shape.capabilities(version, {
           ...options.capabilities,
+          ...(hasTasks && taskForms(version).core ? coreTasksDeclaration : {}),
           logging: {},
           ...(hasCompletions ? { completions: {} } : {}),
           ...(hasPrompts ? { prompts: { listChanged: true } } : {}),
           ...(hasResources ? { resources: { subscribe: true, listChanged: true } } : {}),
           ...(hasTools ? { tools: { listChanged: true } } : {}),
-          ...(hasSkills ? { extensions: { ...options.capabilities?.extensions, ...skillsDeclaration } } : {})
+          ...(hasSkills || (hasTasks && taskForms(version).extension)
+            ? {
+                extensions: {
+                  ...options.capabilities?.extensions,
+                  ...(hasSkills ? skillsDeclaration : {}),
+                  ...(hasTasks && taskForms(version).extension ? tasksExtensionDeclaration : {})
+                }
+              }
+            : {})
         })
         byKinds[index] = shaped
       }
@@ -278,6 +330,7 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
       requestState,
       shutdown,
       capabilities,
+      tasks,
       service
     }
     states.set(service, state)

@@ -1,0 +1,447 @@
+/**
+ * A server's tasks at run time: starting a request's work as a fiber owned
+ * by the server's scope (it outlives the request; `tasks/cancel` or shutdown
+ * interrupts it and its finalizers run), writing each status change to the
+ * `TaskStore`, the input a task waits for, and reading tasks back, with a
+ * task whose worker stopped heartbeating reported `failed`.
+ *
+ * Both forms read the same records: the 2025-11-25 core feature (`task`
+ * wrapper, `ttl`, `pollInterval`, `tasks/result`, `tasks/list`) and the
+ * SEP-2663 extension (flat task, `ttlMs`, `pollIntervalMs`, result or error
+ * inlined by `tasks/get`, input through `tasks/update`).
+ */
+import type * as InputRequired from "@effect-mcp/protocol/InputRequired"
+import * as McpError from "@effect-mcp/protocol/McpError"
+import * as Tasks from "@effect-mcp/protocol/Tasks"
+import type * as Session from "@effect-mcp/engine/Session"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as SecureRandom from "effect/crypto/SecureRandom"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import type * as Logging from "@effect-mcp/protocol/Logging"
+import type * as Revision from "@effect-mcp/protocol/Revision"
+import type * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
+import * as Defect from "@effect-mcp/engine/Defect"
+import type { AskMethod, AskOptions, ServerRequestShape } from "../ServerRequest.ts"
+import { ClientRequestError, ServerRequest } from "../ServerRequest.ts"
+import type * as TaskStore from "../TaskStore.ts"
+
+/** How a server runs its tasks (`McpServer.Options.tasks`). */
+export interface Settings {
+  /** Retention of a task from its creation when the client asks for none (ms; null: unlimited). Default 1 hour. */
+  readonly defaultTtlMs?: number | null | undefined
+  /** The longest retention a client may ask for (ms). Default 24 hours. */
+  readonly maxTtlMs?: number | undefined
+  /** The polling interval suggested to clients (ms). Default 500. */
+  readonly pollIntervalMs?: number | undefined
+  /** How often this server records that it is alive in the store (ms). Default 5 seconds. */
+  readonly heartbeatMs?: number | undefined
+  /** A task whose worker has not heartbeat for this long (ms) reads `failed`. Default 3 heartbeats. */
+  readonly workerTimeoutMs?: number | undefined
+}
+
+/** Who reads a task: the authenticated principal, else the session that made it (which `tasks/list` shows). */
+export type Owner = string
+
+const prefixes: { readonly [M in AskMethod]: string } = {
+  "sampling/createMessage": "sampling",
+  "elicitation/create": "elicitation",
+  "roots/list": "roots"
+}
+
+/** A task running in this process. */
+interface Running {
+  readonly fiber: Fiber.Fiber<unknown, unknown>
+  readonly done: Deferred.Deferred<void>
+  /** Asks waiting for `tasks/update`, by key (the extension). */
+  readonly pending: Map<
+    string,
+    { readonly request: InputRequired.InputRequest; readonly answer: Deferred.Deferred<unknown> }
+  >
+  /** Sends `notifications/tasks/status` to the session that made it (2025-11-25). */
+  readonly notify: ((params: object) => Effect.Effect<void>) | undefined
+}
+
+const iso = (ms: number) => new Date(ms).toISOString()
+
+const lost: TaskStore.TaskError = {
+  code: McpError.Code.InternalError,
+  message: "the worker running this task was lost"
+}
+const shutDown: TaskStore.TaskError = {
+  code: McpError.Code.InternalError,
+  message: "the server running this task shut down"
+}
+
+/** The 2025-11-25 `Task` of a record. */
+export const coreTask = (record: TaskStore.TaskRecord): Tasks.Task => ({
+  taskId: record.taskId,
+  status: record.status,
+  ...(record.statusMessage === undefined ? {} : { statusMessage: record.statusMessage }),
+  createdAt: iso(record.createdAt),
+  lastUpdatedAt: iso(record.lastUpdatedAt),
+  ttl: record.ttlMs,
+  pollInterval: record.pollIntervalMs
+})
+
+/** The extension's `Task` of a record (what `tools/call` answers, with `resultType: "task"`). */
+export const extensionTask = (record: TaskStore.TaskRecord): Tasks.ExtensionTask => ({
+  taskId: record.taskId,
+  status: record.status,
+  ...(record.statusMessage === undefined ? {} : { statusMessage: record.statusMessage }),
+  createdAt: iso(record.createdAt),
+  lastUpdatedAt: iso(record.lastUpdatedAt),
+  ttlMs: record.ttlMs,
+  pollIntervalMs: record.pollIntervalMs
+})
+
+/** The extension's `DetailedTask` of a record: what its status carries, inlined. */
+export const detailedTask = (record: TaskStore.TaskRecord): Tasks.DetailedTask => {
+  const task = extensionTask(record)
+  switch (record.status) {
+    case "input_required":
+      return { ...task, inputRequests: record.inputRequests ?? {} }
+    case "completed":
+      return { ...task, result: (record.result ?? { content: [] }) as { readonly [key: string]: unknown } }
+    case "failed":
+      return { ...task, error: (record.error ?? lost) as unknown as { readonly [key: string]: unknown } }
+    default:
+      return task
+  }
+}
+
+/** What a failed request's error is stored as. */
+const errorOf = (error: McpError.McpError): TaskStore.TaskError => {
+  const object = McpError.toErrorObject(error)
+  return object.data === undefined
+    ? { code: object.code, message: object.message }
+    : { code: object.code, message: object.message, data: object.data }
+}
+
+const notFound = (taskId: string, why = "Task not found") =>
+  new McpError.InvalidParams({ message: `Failed to retrieve task ${JSON.stringify(taskId.slice(0, 100))}: ${why}` })
+
+const storeFailed = (error: TaskStore.TaskStoreError) =>
+  new McpError.InternalError({ message: `the task store failed: ${error.message}` })
+
+/** What starting a task needs to know of the request that makes it. */
+export interface Start {
+  readonly owner: Owner
+  readonly method: string
+  /** The client's requested retention (2025-11-25 `task.ttl`). */
+  readonly ttlMs?: number | undefined
+  /** The revision the task is made on: its asks travel as that revision's input. */
+  readonly revision: Revision.RevisionSpec
+  readonly clientCapabilities: Session.Capabilities
+  readonly clientInfo: Session.Implementation | undefined
+  /** The stateful session making it (its asks are requests there on 2025-11-25). */
+  readonly session: Session.SessionShape | undefined
+  /** Makes an ask's params for the revision and checks the client can answer it (from `ask.ts`). */
+  readonly prepareAsk: (method: AskMethod, params: object) => object | ClientRequestError
+  /** The handler's context: the request's services, the registrant's, and a `ServerRequest` to replace. */
+  readonly context: Context.Context<never>
+}
+
+/** The tasks of one server. */
+export class Runtime {
+  readonly worker: string = SecureRandom.uuidV4Unsafe()
+  readonly running = new Map<string, Running>()
+  readonly store: TaskStore.TaskStoreShape
+  private readonly scope: Scope.Scope
+  private readonly durable: boolean
+  readonly defaultTtlMs: number | null
+  readonly maxTtlMs: number
+  readonly pollIntervalMs: number
+  readonly heartbeatMs: number
+  readonly workerTimeoutMs: number
+  private started = false
+  private lastPurge = 0
+
+  constructor(store: TaskStore.TaskStoreShape, durable: boolean, scope: Scope.Scope, settings: Settings | undefined) {
+    this.store = store
+    this.durable = durable
+    this.scope = scope
+    this.defaultTtlMs = settings?.defaultTtlMs === undefined ? 3_600_000 : settings.defaultTtlMs
+    this.maxTtlMs = settings?.maxTtlMs ?? 86_400_000
+    this.pollIntervalMs = Math.max(1, Math.round(settings?.pollIntervalMs ?? 500))
+    this.heartbeatMs = Math.max(1, settings?.heartbeatMs ?? 5_000)
+    this.workerTimeoutMs = settings?.workerTimeoutMs ?? 3 * this.heartbeatMs
+  }
+
+  /** The heartbeat of a durable store starts with the first task (in memory, a task lives with the process). */
+  private ensureStarted(): Effect.Effect<void> {
+    if (this.started || !this.durable) return Effect.void
+    this.started = true
+    const beat = Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.ignore(this.store.heartbeat(this.worker, now)))
+    return Effect.andThen(
+      beat,
+      Effect.asVoid(Effect.forkIn(Effect.repeat(beat, Schedule.spaced(this.heartbeatMs)), this.scope))
+    )
+  }
+
+  private ttlFor(requested: number | undefined): number | null {
+    if (requested === undefined || !Number.isFinite(requested) || requested <= 0) return this.defaultTtlMs
+    return Math.min(Math.round(requested), this.maxTtlMs)
+  }
+
+  /**
+   * Stores a new task and starts `work` as a fiber of the server's scope,
+   * with a `ServerRequest` whose asks become the task's input; returns the
+   * stored record (written before the request is answered).
+   */
+  start(
+    start: Start,
+    work: Effect.Effect<object, McpError.McpError>
+  ): Effect.Effect<TaskStore.TaskRecord, McpError.McpError> {
+    const self = this
+    return Effect.gen(function* () {
+      yield* self.ensureStarted()
+      const now = yield* Clock.currentTimeMillis
+      if (now - self.lastPurge > 60_000) {
+        self.lastPurge = now
+        yield* Effect.ignore(self.store.purgeExpired(now))
+      }
+      const record: TaskStore.TaskRecord = {
+        taskId: SecureRandom.uuidV4Unsafe(),
+        owner: start.owner,
+        method: start.method,
+        status: "working",
+        createdAt: now,
+        lastUpdatedAt: now,
+        ttlMs: self.ttlFor(start.ttlMs),
+        pollIntervalMs: self.pollIntervalMs,
+        worker: self.worker
+      }
+      yield* Effect.mapError(self.store.create(record), storeFailed)
+      const done = yield* Deferred.make<void>()
+      const pending: Running["pending"] = new Map()
+      const session = start.session
+      const notify =
+        start.revision.stateless || session === undefined
+          ? undefined
+          : (params: object) => Effect.ignore(session.notify("notifications/tasks/status", params))
+      const request = new TaskRequest(self, record.taskId, start, pending)
+      const context = Context.add(start.context, ServerRequest, request)
+      const body = Effect.provideContext(work, context).pipe(
+        Effect.exit,
+        Effect.flatMap((exit) => self.settle(record.taskId, exit)),
+        Effect.onInterrupt(() =>
+          self.finish(record.taskId, "failed", { error: shutDown, statusMessage: shutDown.message })
+        ),
+        Effect.ensuring(
+          Effect.andThen(
+            Effect.sync(() => self.running.delete(record.taskId)),
+            Deferred.succeed(done, undefined)
+          )
+        )
+      )
+      const fiber = yield* Effect.forkIn(body, self.scope, { startImmediately: false })
+      self.running.set(record.taskId, { fiber, done, pending, notify })
+      return record
+    })
+  }
+
+  private settle(taskId: string, exit: Exit.Exit<object, McpError.McpError>): Effect.Effect<void> {
+    if (Exit.isSuccess(exit)) return this.finish(taskId, "completed", { result: exit.value })
+    const cause = exit.cause
+    if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
+    const failure = cause.reasons.find(Cause.isFailReason)
+    if (failure !== undefined) {
+      const error = errorOf(failure.error)
+      return this.finish(taskId, "failed", { error, statusMessage: error.message })
+    }
+    return Effect.flatMap(Defect.report(cause, "tasks"), (id) => {
+      const error = errorOf(Defect.internalError(id))
+      return this.finish(taskId, "failed", { error, statusMessage: error.message })
+    })
+  }
+
+  /** Writes a status change (ignored once terminal) and tells the session that made the task. */
+  update(
+    taskId: string,
+    status: Tasks.TaskStatus,
+    fields?: Omit<TaskStore.TaskPatch, "status" | "lastUpdatedAt">
+  ): Effect.Effect<TaskStore.TaskRecord | undefined> {
+    return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      this.store.update(taskId, { ...fields, status, lastUpdatedAt: now }).pipe(
+        Effect.catch((error) => Effect.as(Effect.logWarning(`task ${taskId}: ${error.message}`), undefined)),
+        Effect.tap((record) => {
+          const notify = this.running.get(taskId)?.notify
+          return record === undefined || notify === undefined ? Effect.void : notify(coreTask(record))
+        })
+      )
+    )
+  }
+
+  private finish(
+    taskId: string,
+    status: Tasks.TaskStatus,
+    fields: Omit<TaskStore.TaskPatch, "status" | "lastUpdatedAt">
+  ): Effect.Effect<void> {
+    return Effect.asVoid(this.update(taskId, status, fields))
+  }
+
+  /**
+   * Reads a task the requester may see (-32602 otherwise: unknown, expired,
+   * or bound to another principal). A task still running on a worker that
+   * stopped heartbeating, or nowhere at all, is failed first.
+   */
+  read(taskId: string, principal: string | undefined): Effect.Effect<TaskStore.TaskRecord, McpError.McpError> {
+    const self = this
+    return Effect.gen(function* () {
+      const record = yield* Effect.mapError(self.store.get(taskId), storeFailed)
+      if (record === undefined) return yield* Effect.fail(notFound(taskId))
+      if (record.owner.startsWith("p:") && record.owner !== principal) return yield* Effect.fail(notFound(taskId))
+      const now = yield* Clock.currentTimeMillis
+      if (record.ttlMs !== null && record.createdAt + record.ttlMs <= now) {
+        return yield* Effect.fail(notFound(taskId, "Task has expired"))
+      }
+      if (Tasks.isTerminal(record.status) || (yield* self.alive(record, now))) return record
+      return (yield* self.update(taskId, "failed", { error: lost, statusMessage: lost.message })) ?? record
+    })
+  }
+
+  private alive(record: TaskStore.TaskRecord, now: number): Effect.Effect<boolean> {
+    if (record.worker === this.worker) return Effect.succeed(this.running.has(record.taskId))
+    return this.store.lastHeartbeat(record.worker).pipe(
+      Effect.map((seen) => seen !== undefined && now - seen <= this.workerTimeoutMs),
+      // A store that cannot say keeps the task as it is.
+      Effect.orElseSucceed(() => true)
+    )
+  }
+
+  /** Waits until the task is terminal (`tasks/result`): on its fiber here, else polling the store. */
+  awaitTerminal(taskId: string, principal: string | undefined): Effect.Effect<TaskStore.TaskRecord, McpError.McpError> {
+    const poll: Effect.Effect<TaskStore.TaskRecord, McpError.McpError> = Effect.flatMap(
+      this.read(taskId, principal),
+      (record) => {
+        if (Tasks.isTerminal(record.status)) return Effect.succeed(record)
+        const running = this.running.get(taskId)
+        const wait = running === undefined ? Effect.sleep(record.pollIntervalMs) : Deferred.await(running.done)
+        return Effect.andThen(wait, poll)
+      }
+    )
+    return poll
+  }
+
+  /** Cancels a task: `cancelled` at once, then its fiber is interrupted (its finalizers run before this returns). */
+  cancel(taskId: string): Effect.Effect<TaskStore.TaskRecord | undefined> {
+    return Effect.flatMap(this.update(taskId, "cancelled", { statusMessage: "The task was cancelled" }), (record) => {
+      const running = this.running.get(taskId)
+      return running === undefined ? Effect.succeed(record) : Effect.as(Fiber.interrupt(running.fiber), record)
+    })
+  }
+
+  /** Answers a task's outstanding asks (`tasks/update`); unknown and answered keys are ignored. */
+  answer(taskId: string, responses: { readonly [key: string]: unknown }): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const running = this.running.get(taskId)
+      if (running === undefined) return Effect.void
+      const answered: Array<Effect.Effect<boolean>> = []
+      for (const [key, value] of Object.entries(responses)) {
+        const ask = running.pending.get(key)
+        if (ask === undefined) continue
+        running.pending.delete(key)
+        answered.push(Deferred.succeed(ask.answer, value))
+      }
+      if (answered.length === 0) return Effect.void
+      return Effect.andThen(Effect.all(answered), this.inputChanged(taskId, running.pending))
+    })
+  }
+
+  /** Records what the task waits for now: `input_required` with its asks, or `working` again. */
+  inputChanged(taskId: string, pending: Running["pending"]): Effect.Effect<void> {
+    if (pending.size === 0) return this.finish(taskId, "working", { statusMessage: undefined })
+    const inputRequests: Record<string, InputRequired.InputRequest> = {}
+    for (const [key, ask] of pending) inputRequests[key] = ask.request
+    return this.finish(taskId, "input_required", { inputRequests })
+  }
+}
+
+/**
+ * The `ServerRequest` of a task's work: its asks become the task's input
+ * (`inputRequests` answered by `tasks/update` on the extension; requests on
+ * the session that made it on 2025-11-25, the task `input_required` while
+ * they wait). A task has no request to log or report progress on.
+ */
+class TaskRequest implements ServerRequestShape {
+  readonly method: string
+  readonly revision: Revision.RevisionSpec
+  readonly version: Revision.RevisionSpec["version"]
+  readonly clientCapabilities: Session.Capabilities
+  readonly clientInfo: Session.Implementation | undefined
+  readonly stateless: boolean
+  private counter = 0
+  private readonly runtime: Runtime
+  private readonly taskId: string
+  private readonly start: Start
+  private readonly pending: Running["pending"]
+
+  constructor(runtime: Runtime, taskId: string, start: Start, pending: Running["pending"]) {
+    this.runtime = runtime
+    this.taskId = taskId
+    this.start = start
+    this.pending = pending
+    this.method = start.method
+    this.revision = start.revision
+    this.version = start.revision.version
+    this.clientCapabilities = start.clientCapabilities
+    this.clientInfo = start.clientInfo
+    this.stateless = start.revision.stateless
+  }
+
+  ask(method: AskMethod, params: object, options?: AskOptions): Effect.Effect<unknown, ClientRequestError> {
+    return Effect.suspend(() => {
+      const prepared = this.start.prepareAsk(method, params)
+      if (prepared instanceof ClientRequestError) return Effect.fail(prepared)
+      const session = this.start.session
+      if (!this.stateless && session !== undefined) {
+        const meta = {
+          ...((prepared as { readonly _meta?: object })._meta ?? {}),
+          [Tasks.relatedTaskKey]: { taskId: this.taskId }
+        }
+        const asked = session.request(method, { ...prepared, _meta: meta }, { timeout: options?.timeout })
+        return this.runtime.update(this.taskId, "input_required").pipe(
+          Effect.andThen(asked),
+          Effect.mapError(
+            (error) =>
+              new ClientRequestError({
+                reason: "Rejected",
+                method,
+                message: `${method}: ${String((error as { message?: unknown }).message ?? error)}`
+              })
+          ),
+          Effect.ensuring(this.runtime.update(this.taskId, "working"))
+        )
+      }
+      // Keys are never reused over the task's life (the extension requires it).
+      const key = options?.key ?? `${prefixes[method]}-${this.counter++}`
+      const self = this
+      return Effect.gen(function* () {
+        const answer = yield* Deferred.make<unknown>()
+        self.pending.set(key, { request: { method, params: prepared } as InputRequired.InputRequest, answer })
+        yield* self.runtime.inputChanged(self.taskId, self.pending)
+        return yield* Deferred.await(answer)
+      }).pipe(Effect.onInterrupt(() => Effect.sync(() => this.pending.delete(key))))
+    })
+  }
+
+  log(_level: Logging.LoggingLevel, _data: unknown, _logger?: string): Effect.Effect<void> {
+    return Effect.void
+  }
+
+  progress(_update: CurrentRequest.ProgressUpdate): Effect.Effect<void> {
+    return Effect.void
+  }
+
+  notify(method: string, params: object): Effect.Effect<void> {
+    const session = this.start.session
+    return session === undefined || this.stateless ? Effect.void : Effect.ignore(session.notify(method, params))
+  }
+}

@@ -1,0 +1,341 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Tasks from "@effect-mcp/protocol/Tasks"
+import * as McpError from "@effect-mcp/protocol/McpError"
+import * as Registry from "@effect-mcp/protocol/Registry"
+import * as Elicitation from "@effect-mcp/server/Elicitation"
+import * as Task from "@effect-mcp/server/Task"
+import * as TaskStore from "@effect-mcp/server/TaskStore"
+import * as Tool from "@effect-mcp/server/Tool"
+import * as McpTest from "@effect-mcp/testing/McpTest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as TestClock from "effect/testing/TestClock"
+import { type Obj, testServer } from "./fixtures.ts"
+
+const withExtension = { elicitation: {}, extensions: { [Tasks.extensionId]: {} } }
+
+let finalized = 0
+let started = 0
+
+const slow = Tool.make("slow", {
+  input: Schema.Struct({ seconds: Schema.Number }),
+  taskSupport: "optional",
+  handler: ({ seconds }) =>
+    Effect.gen(function* () {
+      started++
+      yield* Effect.addFinalizer(() => Effect.sync(() => finalized++))
+      yield* Effect.sleep(`${seconds} seconds`)
+      return `slept ${seconds}`
+    }).pipe(Effect.scoped)
+})
+
+const required = Tool.make("required", {
+  input: Schema.Struct({}),
+  taskSupport: "required",
+  handler: () => Effect.fail(new McpError.InternalError({ message: "the job broke" }))
+})
+
+const plain = Tool.make("plain", { input: Schema.Struct({}), handler: () => Effect.succeed("plain") })
+
+const confirm = Tool.make("confirm", {
+  input: Schema.Struct({}),
+  taskSupport: "optional",
+  handler: () =>
+    Effect.gen(function* () {
+      const [a, b] = yield* Effect.all(
+        [
+          Elicitation.form({ message: "first?", schema: Schema.Struct({ name: Schema.String }) }),
+          Elicitation.form({ message: "second?", schema: Schema.Struct({ name: Schema.String }) })
+        ],
+        { concurrency: 2 }
+      )
+      return `${a.action === "accept" ? a.content.name : "-"} ${b.action === "accept" ? b.content.name : "-"}`
+    })
+})
+
+const escalating = Tool.make("escalating", {
+  input: Schema.Struct({}),
+  taskSupport: "required",
+  taskCreation: "handler",
+  handler: () =>
+    Effect.gen(function* () {
+      const answer = yield* Elicitation.form({ message: "name?", schema: Schema.Struct({ name: Schema.String }) })
+      const name = answer.action === "accept" ? answer.content.name : "nobody"
+      return yield* Task.background(Effect.as(Effect.sleep("1 second"), `Hello, ${name}`))
+    })
+})
+
+const features = Tool.layer(slow, required, plain, confirm, escalating)
+
+const expectError = (effect: Effect.Effect<unknown, unknown>) =>
+  Effect.flip(effect).pipe(Effect.map((e) => e as { readonly code?: number; readonly data?: Obj }))
+
+describe("tasks: the extension (SEP-2663) on 2026-07-28", () => {
+  it.effect("a task-taking tool answers with a flat task; tasks/get inlines its result once done", () =>
+    Effect.gen(function* () {
+      const { request } = yield* McpTest.connectRaw(testServer(features), {
+        revision: "2026-07-28",
+        capabilities: withExtension
+      })
+      const created = (yield* request("tools/call", { name: "slow", arguments: { seconds: 10 } })) as Obj
+      assert.strictEqual(created.resultType, "task")
+      assert.strictEqual(created.status, "working")
+      assert.isNumber(created.ttlMs)
+      assert.isNumber(created.pollIntervalMs)
+      assert.isUndefined(created.task)
+      assert.isUndefined(created.ttl)
+      assert.isUndefined(created.requestState)
+      const working = (yield* request("tasks/get", { taskId: created.taskId })) as Obj
+      assert.strictEqual(working.status, "working")
+      assert.strictEqual(working.resultType, "complete")
+      yield* TestClock.adjust("10 seconds")
+      const done = (yield* request("tasks/get", { taskId: created.taskId })) as Obj
+      assert.strictEqual(done.status, "completed")
+      assert.deepStrictEqual(done.result.content, [{ type: "text", text: "slept 10" }])
+      assert.isUndefined(done.result._meta?.[Tasks.relatedTaskKey])
+      // A terminal task's cancel is acknowledged like any other.
+      assert.deepStrictEqual(
+        Object.keys((yield* request("tasks/cancel", { taskId: created.taskId })) as Obj).filter((k) => k !== "_meta"),
+        ["resultType"]
+      )
+    })
+  )
+
+  it.effect("cancelling a task interrupts its fiber: its finalizer has run when tasks/cancel is acknowledged", () =>
+    Effect.gen(function* () {
+      finalized = 0
+      started = 0
+      const { request } = yield* McpTest.connectRaw(testServer(features), {
+        revision: "2026-07-28",
+        capabilities: withExtension
+      })
+      const created = (yield* request("tools/call", { name: "slow", arguments: { seconds: 3600 } })) as Obj
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual(started, 1)
+      assert.strictEqual(finalized, 0)
+      const ack = (yield* request("tasks/cancel", { taskId: created.taskId })) as Obj
+      assert.strictEqual(ack.resultType, "complete")
+      assert.isUndefined(ack.status)
+      assert.strictEqual(finalized, 1)
+      const after = (yield* request("tasks/get", { taskId: created.taskId })) as Obj
+      assert.strictEqual(after.status, "cancelled")
+    })
+  )
+
+  it.effect("without the extension: optional tools run in the request, required ones are refused with -32021", () =>
+    Effect.gen(function* () {
+      const { request } = yield* McpTest.connectRaw(testServer(features), {
+        revision: "2026-07-28",
+        capabilities: {}
+      })
+      const fiber = yield* Effect.forkChild(request("tools/call", { name: "slow", arguments: { seconds: 1 } }))
+      yield* TestClock.adjust("1 second")
+      const sync = (yield* Fiber.join(fiber)) as Obj
+      assert.strictEqual(sync.resultType, "complete")
+      assert.deepStrictEqual(sync.content, [{ type: "text", text: "slept 1" }])
+      const refused = yield* expectError(request("tools/call", { name: "required", arguments: {} }))
+      assert.strictEqual(refused.code, -32021)
+      assert.deepStrictEqual(refused.data?.requiredCapabilities, { extensions: { [Tasks.extensionId]: {} } })
+      for (const method of ["tasks/get", "tasks/update", "tasks/cancel"]) {
+        const error = yield* expectError(request(method, { taskId: "x", inputResponses: {} }))
+        assert.strictEqual(error.code, -32021, method)
+      }
+    })
+  )
+
+  it.effect(
+    "a protocol error fails the task with the error inlined; unknown ids are -32602; tasks/result is gone",
+    () =>
+      Effect.gen(function* () {
+        const { request } = yield* McpTest.connectRaw(testServer(features), {
+          revision: "2026-07-28",
+          capabilities: withExtension
+        })
+        const created = (yield* request("tools/call", { name: "required", arguments: {} })) as Obj
+        yield* TestClock.adjust("1 millis")
+        const failed = (yield* request("tasks/get", { taskId: created.taskId })) as Obj
+        assert.strictEqual(failed.status, "failed")
+        assert.strictEqual(failed.error.code, -32603)
+        assert.isUndefined(failed.result)
+        assert.strictEqual((yield* expectError(request("tasks/get", { taskId: "nope" }))).code, -32602)
+        const plainResult = (yield* request("tools/call", { name: "plain", arguments: {}, task: { ttl: 10 } })) as Obj
+        assert.strictEqual(plainResult.resultType, "complete")
+      })
+  )
+
+  it.effect("a task's asks are its inputRequests, answered one at a time with tasks/update", () =>
+    Effect.gen(function* () {
+      const { request } = yield* McpTest.connectRaw(testServer(features), {
+        revision: "2026-07-28",
+        capabilities: withExtension
+      })
+      const created = (yield* request("tools/call", { name: "confirm", arguments: {} })) as Obj
+      yield* TestClock.adjust("1 millis")
+      const waiting = (yield* request("tasks/get", { taskId: created.taskId })) as Obj
+      assert.strictEqual(waiting.status, "input_required")
+      const keys = Object.keys(waiting.inputRequests)
+      assert.deepStrictEqual(keys, ["elicitation-0", "elicitation-1"])
+      assert.strictEqual(waiting.inputRequests[keys[0]!].method, "elicitation/create")
+      yield* request("tasks/update", {
+        taskId: created.taskId,
+        inputResponses: { [keys[0]!]: { action: "accept", content: { name: "Ada" } }, unknown: { x: 1 } }
+      })
+      const partial = (yield* request("tasks/get", { taskId: created.taskId })) as Obj
+      assert.strictEqual(partial.status, "input_required")
+      assert.deepStrictEqual(Object.keys(partial.inputRequests), [keys[1]])
+      yield* request("tasks/update", {
+        taskId: created.taskId,
+        inputResponses: { [keys[1]!]: { action: "accept", content: { name: "Grace" } } }
+      })
+      yield* TestClock.adjust("1 millis")
+      const done = (yield* request("tasks/get", { taskId: created.taskId })) as Obj
+      assert.strictEqual(done.status, "completed")
+      assert.deepStrictEqual(done.result.content, [{ type: "text", text: "Ada Grace" }])
+    })
+  )
+
+  it.effect("a handler gathers input in rounds, then hands the rest to a task (Task.background)", () =>
+    Effect.gen(function* () {
+      const { request } = yield* McpTest.connectRaw(testServer(features), {
+        revision: "2026-07-28",
+        capabilities: withExtension
+      })
+      const first = (yield* request("tools/call", { name: "escalating", arguments: {} })) as Obj
+      assert.strictEqual(first.resultType, "input_required")
+      const key = Object.keys(first.inputRequests)[0]!
+      const second = (yield* request("tools/call", {
+        name: "escalating",
+        arguments: {},
+        inputResponses: { [key]: { action: "accept", content: { name: "Alice" } } },
+        requestState: first.requestState
+      })) as Obj
+      assert.strictEqual(second.resultType, "task")
+      assert.isUndefined(second.requestState)
+      yield* TestClock.adjust("1 second")
+      const done = (yield* request("tasks/get", { taskId: second.taskId })) as Obj
+      assert.deepStrictEqual(done.result.content, [{ type: "text", text: "Hello, Alice" }])
+    })
+  )
+
+  it.effect("the server declares the extension, not the 2025-11-25 capability", () =>
+    Effect.gen(function* () {
+      const { server } = yield* McpTest.connectRaw(testServer(features), { revision: "2026-07-28" })
+      const caps = server.capabilities(Registry.get("2026-07-28")) as Obj
+      assert.deepStrictEqual(caps.extensions?.[Tasks.extensionId], {})
+      assert.isUndefined(caps.tasks)
+    })
+  )
+})
+
+describe("tasks: 2025-11-25", () => {
+  it.effect("a call with `task` answers with the task; tasks/result waits for the result; tasks/list pages", () =>
+    Effect.gen(function* () {
+      const { request, session } = yield* McpTest.connectRaw(testServer(features, { pageSize: 1 }), {
+        revision: "2025-11-25"
+      })
+      const caps = session.state.peerCapabilities as Obj
+      assert.deepStrictEqual(caps.tasks, { list: {}, cancel: {}, requests: { tools: { call: {} } } })
+      const tools: Array<Obj> = []
+      let cursor: string | undefined
+      do {
+        const page = (yield* request("tools/list", cursor === undefined ? {} : { cursor })) as Obj
+        tools.push(...page.tools)
+        cursor = page.nextCursor
+      } while (cursor !== undefined)
+      assert.deepStrictEqual(tools.find((t) => t.name === "slow")?.execution, { taskSupport: "optional" })
+      assert.isUndefined(tools.find((t) => t.name === "plain")?.execution)
+      const created = (yield* request("tools/call", {
+        name: "slow",
+        arguments: { seconds: 5 },
+        task: { ttl: 60_000 }
+      })) as Obj
+      assert.strictEqual(created.task.status, "working")
+      assert.strictEqual(created.task.ttl, 60_000)
+      const taskId: string = created.task.taskId
+      const waiting = yield* Effect.forkChild(request("tasks/result", { taskId }))
+      yield* TestClock.adjust("5 seconds")
+      const result = (yield* Fiber.join(waiting)) as Obj
+      assert.deepStrictEqual(result.content, [{ type: "text", text: "slept 5" }])
+      assert.deepStrictEqual(result._meta[Tasks.relatedTaskKey], { taskId })
+      const other = (yield* request("tools/call", { name: "slow", arguments: { seconds: 60 }, task: {} })) as Obj
+      const page1 = (yield* request("tasks/list")) as Obj
+      assert.deepStrictEqual(
+        page1.tasks.map((t: Obj) => t.taskId),
+        [taskId]
+      )
+      const page2 = (yield* request("tasks/list", { cursor: page1.nextCursor })) as Obj
+      assert.deepStrictEqual(
+        page2.tasks.map((t: Obj) => t.taskId),
+        [other.task.taskId]
+      )
+      const cancelled = (yield* request("tasks/cancel", { taskId: other.task.taskId })) as Obj
+      assert.strictEqual(cancelled.status, "cancelled")
+      const again = yield* expectError(request("tasks/cancel", { taskId: other.task.taskId }))
+      assert.strictEqual(again.code, -32602)
+    })
+  )
+
+  it.effect("task support is enforced with -32601: required without `task`, forbidden with it", () =>
+    Effect.gen(function* () {
+      const { request } = yield* McpTest.connectRaw(testServer(features), { revision: "2025-11-25" })
+      assert.strictEqual((yield* expectError(request("tools/call", { name: "required", arguments: {} }))).code, -32601)
+      const forbidden = yield* expectError(request("tools/call", { name: "plain", arguments: {}, task: {} }))
+      assert.strictEqual(forbidden.code, -32601)
+    })
+  )
+})
+
+describe("tasks: workers", () => {
+  it.effect("a task whose worker stopped heartbeating reads failed, never working forever", () =>
+    Effect.gen(function* () {
+      const store = TaskStore.makeMemory()
+      yield* store.heartbeat("gone", 0)
+      yield* store.create({
+        taskId: "orphan",
+        owner: "",
+        method: "tools/call",
+        status: "working",
+        createdAt: 0,
+        lastUpdatedAt: 0,
+        ttlMs: null,
+        pollIntervalMs: 500,
+        worker: "gone"
+      })
+      const server = testServer(features, { tasks: { heartbeatMs: 1_000 } }).pipe(
+        Layer.provide(Layer.succeed(TaskStore.TaskStore, store))
+      )
+      const { request } = yield* McpTest.connectRaw(server, { revision: "2026-07-28", capabilities: withExtension })
+      yield* TestClock.adjust("2 seconds")
+      const fresh = (yield* request("tasks/get", { taskId: "orphan" })) as Obj
+      assert.strictEqual(fresh.status, "working")
+      yield* TestClock.adjust("10 seconds")
+      const orphan = (yield* request("tasks/get", { taskId: "orphan" })) as Obj
+      assert.strictEqual(orphan.status, "failed")
+      assert.strictEqual(orphan.error.code, -32603)
+    })
+  )
+
+  it.effect("shutting the server down interrupts its tasks (finalizers run) and records them failed", () =>
+    Effect.gen(function* () {
+      finalized = 0
+      const store = TaskStore.makeMemory()
+      const server = testServer(features).pipe(Layer.provide(Layer.succeed(TaskStore.TaskStore, store)))
+      const taskId = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const { request } = yield* McpTest.connectRaw(server, {
+            revision: "2026-07-28",
+            capabilities: withExtension
+          })
+          const created = (yield* request("tools/call", { name: "slow", arguments: { seconds: 3600 } })) as Obj
+          yield* TestClock.adjust("1 second")
+          return created.taskId as string
+        })
+      )
+      assert.strictEqual(finalized, 1)
+      const record = yield* store.get(taskId)
+      assert.strictEqual(record?.status, "failed")
+    })
+  )
+})
