@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
+import type * as Tracer from "effect/Tracer"
 import { fileURLToPath } from "node:url"
 import * as EchoServer from "./EchoServer.ts"
 import { type Pair, textOf } from "./Pair.ts"
@@ -47,11 +48,20 @@ export const connect = (
 export interface ClientOptions {
   /** Revisions the client offers; default all (so two effect-mcp peers speak the stateless 2026-07-28). */
   readonly supportedVersions?: ReadonlyArray<ProtocolVersion.ProtocolVersion> | undefined
+  /** Both sides traced (`--tracing`): sessions made and calls run with this tracer. Default: no tracer. */
+  readonly tracer?: Tracer.Tracer | undefined
 }
 
 /** Drives a connected client; `release` closes whatever it runs over. */
-export const clientPair = (client: McpClient.McpClientShape, release: () => Promise<void>): Pair => {
-  const call = (text: string) => client.callTool("echo", { text })
+export const clientPair = (
+  client: McpClient.McpClientShape,
+  release: () => Promise<void>,
+  tracer?: Tracer.Tracer
+): Pair => {
+  const call =
+    tracer === undefined
+      ? (text: string) => client.callTool("echo", { text })
+      : (text: string) => Effect.withTracer(client.callTool("echo", { text }), tracer)
   return {
     sequential: (count, text) =>
       Effect.runPromise(
@@ -108,14 +118,14 @@ export const scoped = async <A, E>(
 
 /** effect-mcp client and server in one process over a MemoryTransport pair. */
 export const inProcess = async (options?: ClientOptions): Promise<Pair> => {
-  const [client, release] = await scoped(
-    Effect.gen(function* () {
-      const [clientEnd, serverEnd] = yield* MemoryTransport.makePair()
-      yield* serve(serverEnd)
-      return yield* connect(clientEnd, options)
-    })
-  )
-  return clientPair(client, release)
+  const tracer = options?.tracer
+  const build = Effect.gen(function* () {
+    const [clientEnd, serverEnd] = yield* MemoryTransport.makePair()
+    yield* serve(serverEnd)
+    return yield* connect(clientEnd, options)
+  })
+  const [client, release] = await scoped(tracer === undefined ? build : Effect.withTracer(build, tracer))
+  return clientPair(client, release, tracer)
 }
 
 /** The path of a server script under `servers/`. */

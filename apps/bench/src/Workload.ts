@@ -10,6 +10,8 @@ export interface Settings {
   readonly quick: boolean
   readonly rounds: number
   readonly log: (line: string) => void
+  /** `--tracing`: workloads add effect-mcp rows with a tracer installed, next to the untraced ones. */
+  readonly tracing?: boolean | undefined
 }
 
 export interface Workload {

@@ -3,11 +3,13 @@
  * bare floor, side by side, in interleaved rounds. Prints one table per
  * workload and writes them as Markdown (`RESULTS.md`) and JSON (`results.json`).
  *
- *   node --expose-gc src/main.ts [--quick] [--rounds N] [--only W1,W3] [--out DIR]
+ *   node --expose-gc src/main.ts [--quick] [--rounds N] [--only W1,W3] [--out DIR] [--tracing]
  *
  * `--quick` runs a few hundred iterations of everything (a check that the
  * harness works end to end, not a measurement) and writes to a temporary
- * directory unless `--out` is given.
+ * directory unless `--out` is given. `--tracing` adds an effect-mcp row with
+ * a tracer installed on both sides to W1, next to the untraced one, and
+ * reports the tracing overhead per call.
  */
 import { mkdirSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
@@ -38,6 +40,7 @@ interface Args {
   readonly rounds: number | undefined
   readonly only: ReadonlySet<string> | undefined
   readonly out: string | undefined
+  readonly tracing: boolean
 }
 
 const parseArgs = (argv: ReadonlyArray<string>): Args => {
@@ -45,6 +48,7 @@ const parseArgs = (argv: ReadonlyArray<string>): Args => {
   let rounds: number | undefined
   let only: Set<string> | undefined
   let out: string | undefined
+  let tracing = false
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
     const value = () => {
@@ -61,9 +65,10 @@ const parseArgs = (argv: ReadonlyArray<string>): Args => {
           .map((s) => s.trim().toUpperCase())
       )
     else if (arg === "--out") out = value()
+    else if (arg === "--tracing") tracing = true
     else throw new Error(`unknown argument ${arg}`)
   }
-  return { quick, rounds, only, out }
+  return { quick, rounds, only, out, tracing }
 }
 
 const environment = () => {
@@ -84,7 +89,8 @@ const main = async () => {
   const settings: Settings = {
     quick: args.quick,
     rounds,
-    log: (line) => process.stderr.write(`${line}\n`)
+    log: (line) => process.stderr.write(`${line}\n`),
+    tracing: args.tracing
   }
   const env = environment()
   const started = performance.now()

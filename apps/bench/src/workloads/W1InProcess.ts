@@ -7,6 +7,7 @@ import * as Floor from "../Floor.ts"
 import * as Mixed from "../Mixed.ts"
 import type { Pair } from "../Pair.ts"
 import * as Sdk from "../Sdk.ts"
+import * as Traced from "../Traced.ts"
 import type { Metric, Series, Table } from "../Table.ts"
 import { type Candidate, rounds, type Workload } from "../Workload.ts"
 import { cpuMetric, latencyMetrics, project, standardRatios } from "./common.ts"
@@ -28,6 +29,36 @@ export const candidates: ReadonlyArray<InProcess> = [
   { id: "effect-stateless", label: "effect-mcp, negotiated (2026-07-28)", connect: () => EffectMcp.inProcess() }
 ]
 
+/** With `--tracing`: effect-mcp with a tracer on both sides (spans made, ended and counted; see Traced.ts). */
+export const tracedCandidate: InProcess = {
+  id: "effect-traced",
+  label: "effect-mcp, traced",
+  connect: () => EffectMcp.inProcess({ supportedVersions: ["2025-11-25"], tracer: Traced.tracer })
+}
+
+const median = (values: ReadonlyArray<number>): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
+
+/**
+ * The cost of tracing per call: the median over rounds of (traced - untraced)
+ * for each measurement, both measured in the same round.
+ */
+export const tracingOverhead = (series: ReadonlyArray<Series>): string | undefined => {
+  const plain = series.find((s) => s.id === "effect")
+  const traced = series.find((s) => s.id === tracedCandidate.id)
+  if (plain === undefined || traced === undefined) return undefined
+  const delta = (key: string) =>
+    median(traced.rounds.map((m, round) => (m[key] ?? Number.NaN) - (plain.rounds[round]?.[key] ?? Number.NaN)))
+  const us = (value: number) => `${value >= 0 ? "+" : ""}${value.toFixed(1)} µs`
+  return (
+    `Tracing overhead per call (traced - untraced, median of the rounds): CPU ${us(delta("seqCpu"))} sequential, ` +
+    `${us(delta("concCpu"))} concurrent; p50 latency ${us(delta("seqP50"))} sequential, ${us(delta("concP50"))} concurrent.`
+  )
+}
+
 export const workload: Workload = {
   id: "W1",
   title: "in-process",
@@ -37,7 +68,7 @@ export const workload: Workload = {
     const text = "hello"
     const series: Array<Series> = await rounds(
       settings,
-      candidates,
+      settings.tracing === true ? [...candidates, tracedCandidate] : candidates,
       async (candidate) => {
         const pair = await candidate.connect()
         try {
@@ -72,12 +103,22 @@ export const workload: Workload = {
       "CPU µs/call: the process's CPU time (client and server together) over calls; for it a ratio below 1 is better.",
       "Mixed rows run over one effect-mcp MemoryTransport pair, the SDK side through its Transport interface."
     ]
+    const overhead = tracingOverhead(series)
+    if (overhead !== undefined) {
+      if (Traced.exportedSpans() === 0) throw new Error("--tracing: the traced rows made no spans")
+      notes.push(
+        "The traced row installs a tracer on both sides whose exporter only counts the spans (no wire format, no network).",
+        overhead
+      )
+      settings.log(overhead)
+    }
+    const tracedRatio = { label: "effect-mcp traced / untraced", numerator: tracedCandidate.id, denominator: "effect" }
     const tables: Array<Table> = [
       {
         id: "W1-sequential",
         title: `W1 in-process: ${count.toLocaleString("en-US")} sequential calls`,
         metrics: seq,
-        ratios: standardRatios(["seqRate", "seqCpu"]),
+        ratios: [...standardRatios(["seqRate", "seqCpu"]), { ...tracedRatio, metrics: ["seqRate", "seqCpu"] }],
         notes,
         series: project(series, seq)
       },
@@ -85,7 +126,7 @@ export const workload: Workload = {
         id: "W1-concurrent",
         title: `W1 in-process: ${count.toLocaleString("en-US")} calls, ${inFlight} in flight`,
         metrics: conc,
-        ratios: standardRatios(["concRate", "concCpu"]),
+        ratios: [...standardRatios(["concRate", "concCpu"]), { ...tracedRatio, metrics: ["concRate", "concCpu"] }],
         notes,
         series: project(series, conc)
       }
