@@ -12,6 +12,7 @@ export const usage = `usage: mcp-everything-server --stdio
            [--write-timeout <seconds>] [--keepalive <seconds>]
            [--auth --auth-issuer <url> [--auth-audience <url>] [--auth-scopes <a,b>]
             [--auth-tool-scope <tool>=<scope>]...]
+           [--event-store <sqlite:file|postgres://...>] [--request-state-key <key>]...
        mcp-everything-server --help
 
 --auth makes the HTTP endpoints an OAuth 2.1 protected resource: every request needs a
@@ -20,6 +21,13 @@ use) whose audience is --auth-audience (default: the endpoint's URL, <base>/mcp)
 protected resource metadata is at /.well-known/oauth-protected-resource/mcp.
 --auth-scopes lists the scopes advertised and asked for; --auth-tool-scope makes a tool
 need a scope (403 insufficient_scope without it).
+
+--event-store keeps the events of resumable SSE streams in a database (SQLite file, or
+PostgreSQL) instead of memory, so processes sharing it replay each other's streams on
+Last-Event-ID. --request-state-key (repeatable, or a comma-separated list; else the
+MCP_REQUEST_STATE_KEYS variable) gives the keys of 2026-07-28 requestState, the first
+signing and each accepted, at least 32 bytes each: processes given the same keys serve
+each other's multi-round-trip retries (default: a random key per process). Keys are never logged.
 
 Telemetry follows the standard OpenTelemetry variables: OTEL_EXPORTER_OTLP_ENDPOINT (or
 OTEL_EXPORTER_OTLP_{TRACES,METRICS,LOGS}_ENDPOINT) exports traces, metrics and logs over
@@ -78,6 +86,10 @@ export interface Http extends Limits {
   readonly dnsRebindingProtection?: false
   /** `--auth`: the endpoints need access tokens. */
   readonly auth?: Auth
+  /** `--event-store`: the database keeping resumable streams' events (`sqlite:<file>` or `postgres://...`). */
+  readonly eventStore?: string
+  /** `--request-state-key` (repeatable, comma lists split): the requestState keys, the signing key first. Secret. */
+  readonly requestStateKeys?: ReadonlyArray<string>
 }
 
 export type Cli = Stdio | Http | Help
@@ -123,6 +135,8 @@ export const parse = (argv: ReadonlyArray<string>): Cli | string => {
   let audience: string | undefined
   let scopes: Array<string> | undefined
   const toolScopes: Record<string, Array<string>> = {}
+  let eventStore: string | undefined
+  const requestStateKeys: Array<string> = []
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
     const limit = limitFlags[arg]
@@ -196,6 +210,23 @@ export const parse = (argv: ReadonlyArray<string>): Cli | string => {
         httpOnly = true
         break
       }
+      case "--event-store": {
+        const value = argv[++i]
+        if (value === undefined || !/^(sqlite:.|postgres(ql)?:\/\/)/.test(value)) {
+          return "--event-store needs a database URL (sqlite:<file> or postgres://...)"
+        }
+        eventStore = value
+        httpOnly = true
+        break
+      }
+      case "--request-state-key": {
+        // The message never quotes the value: it is a secret.
+        const keys = (argv[++i] ?? "").split(",").map((key) => key.trim())
+        if (keys.some((key) => key === "")) return "--request-state-key needs a key (or a comma-separated list)"
+        requestStateKeys.push(...keys)
+        httpOnly = true
+        break
+      }
       case "--auth-tool-scope": {
         const value = argv[++i] ?? ""
         const eq = value.indexOf("=")
@@ -228,6 +259,8 @@ export const parse = (argv: ReadonlyArray<string>): Cli | string => {
     ...(allowedHosts.length > 0 ? { allowedHosts } : {}),
     ...(allowedOrigins.length > 0 ? { allowedOrigins } : {}),
     ...(unprotected ? { dnsRebindingProtection: false as const } : {}),
+    ...(eventStore === undefined ? {} : { eventStore }),
+    ...(requestStateKeys.length > 0 ? { requestStateKeys } : {}),
     ...(auth && issuer !== undefined
       ? {
           auth: {

@@ -4,6 +4,7 @@
  *   mcp-everything-server --stdio
  *   mcp-everything-server --http [--port <n>] [--host <h>] [--stateless] [--json] [limits, names]
  *       [--auth --auth-issuer <url> [--auth-audience <url>] [--auth-scopes <a,b>] [--auth-tool-scope <t>=<s>]...]
+ *       [--event-store <sqlite:file|postgres://...>] [--request-state-key <key>]...
  *   mcp-everything-server --help
  *
  * Over HTTP, Streamable HTTP is at `/mcp` and the legacy HTTP+SSE transport
@@ -15,12 +16,14 @@
  * export traces, metrics and logs over OTLP (`NodeTelemetry`); without an
  * endpoint the exporters are not loaded.
  */
+import type * as EventStore from "@effect-mcp/engine/EventStore"
 import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
 import * as NodeTelemetry from "@effect-mcp/platform-node/NodeTelemetry"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as Redacted from "effect/Redacted"
 import * as Cli from "./Cli.ts"
 import * as EverythingServer from "./EverythingServer.ts"
 
@@ -32,10 +35,28 @@ const http = (cli: Cli.Http) =>
       cli.auth === undefined
         ? undefined
         : (yield* Effect.promise(() => import("./internal/auth.ts"))).protection(cli.auth)
-    return yield* serve(cli, auth)
-  })
+    const durable = yield* Effect.promise(() => import("./internal/durable.ts"))
+    const settings = yield* Effect.result(
+      Effect.all({
+        requestStateKeys: durable.requestStateKeys(cli),
+        eventStore: cli.eventStore === undefined ? Effect.undefined : durable.eventStore(cli.eventStore)
+      })
+    )
+    if (settings._tag === "Failure") {
+      process.stderr.write(`mcp-everything-server: ${settings.failure.message}\n`)
+      process.exitCode = 2
+      return
+    }
+    return yield* serve(cli, auth, settings.success)
+  }).pipe(Effect.scoped)
 
-const serve = (cli: Cli.Http, auth: NodeMcpServer.HttpOptions["auth"]) =>
+/** What lets processes share clients (internal/durable.ts): the event store and the request-state keys. */
+interface Durable {
+  readonly requestStateKeys: ReadonlyArray<Redacted.Redacted<string>> | undefined
+  readonly eventStore: EventStore.EventStoreShape | undefined
+}
+
+const serve = (cli: Cli.Http, auth: NodeMcpServer.HttpOptions["auth"], durable?: Durable) =>
   Effect.gen(function* () {
     const base = yield* NodeMcpServer.url
     const protectedBy = cli.auth === undefined ? "" : `, tokens from ${cli.auth.issuer}`
@@ -43,8 +64,9 @@ const serve = (cli: Cli.Http, auth: NodeMcpServer.HttpOptions["auth"]) =>
     return yield* Effect.never
   }).pipe(
     Effect.provide(
-      NodeMcpServer.layerHttp(EverythingServer.layer(), {
+      NodeMcpServer.layerHttp(EverythingServer.layer({ requestStateKeys: durable?.requestStateKeys }), {
         auth,
+        eventStore: durable?.eventStore,
         host: cli.host,
         port: cli.port,
         stateless: cli.stateless,
