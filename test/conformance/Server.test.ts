@@ -36,6 +36,13 @@ const legs: ReadonlyArray<Leg> = [
   { name: "0.2.0-alpha.12 (all scenarios, extensions included)", suite: "next", minPassed: 202 }
 ]
 
+/**
+ * The Skills extension's server scenarios (SEP-2640, in the extension leg). The suite counts a SKIPPED
+ * check as passing, and skips every check of a server that does not declare the extension (or
+ * `directoryRead`): each must run every check, with at least one SUCCESS and no SKIPPED.
+ */
+const skillScenarios = ["sep-2640-skills-enumeration", "sep-2640-skills-manifest", "sep-2640-skills-directory"]
+
 describe("conformance: server", () => {
   for (const leg of legs) {
     it.live(
@@ -57,6 +64,20 @@ describe("conformance: server", () => {
             `the suite failed:\n${run.problems.join("\n")}\n${run.output.slice(-4000)}`
           )
           assert.isAtLeast(run.count("SUCCESS"), leg.minPassed, `fewer checks passed than before:\n${run.output}`)
+          if (leg.suite === "next" && leg.specVersion === undefined) {
+            for (const name of skillScenarios) {
+              const checks = run.scenarios.find((s) => s.name === name)?.checks ?? []
+              assert.isTrue(
+                checks.some((c) => c.status === "SUCCESS"),
+                `${name} passed no check`
+              )
+              assert.deepStrictEqual(
+                checks.filter((c) => c.status !== "SUCCESS").map((c) => `${c.id}: ${c.status}`),
+                [],
+                name
+              )
+            }
+          }
         }),
       180_000
     )

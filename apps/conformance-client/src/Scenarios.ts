@@ -10,6 +10,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
+import * as SkillScenarios from "./SkillScenarios.ts"
 
 /** What the harness hands the client besides the URL (`MCP_CONFORMANCE_CONTEXT`). */
 export interface ScenarioInput {
@@ -122,5 +123,6 @@ export const scenarios: ReadonlyMap<string, Scenario> = new Map<string, Scenario
   ["http-custom-headers", contextToolCalls],
   ["http-invalid-tool-headers", callEveryTool],
   ["json-schema-ref-no-deref", connectAndList],
-  ["json-schema-2020-12-preservation", schemaPreservation]
+  ["json-schema-2020-12-preservation", schemaPreservation],
+  ...SkillScenarios.scenarios
 ])
