@@ -43,6 +43,12 @@ const expected: { readonly [file: string]: ReadonlyArray<RegExp> } = {
     /^home: Ready -> Degraded -> Connecting -> Ready$/m,
     /^work__summarize -> summary: 1 message\(s\) read$/m
   ],
+  "mcp-app.ts": [
+    /^app tools: weather__forecast -> ui:\/\/weather\/dashboard, weather__refresh_forecast -> ui:\/\/weather\/dashboard$/m,
+    /^shown to the model: weather__forecast$/m,
+    /^ui:\/\/weather\/dashboard: text\/html;profile=mcp-app, \d+ bytes, connect-src https:\/\/api\.weather\.example$/m,
+    /^forecast -> Sunny all week in Lisbon \(see the dashboard\)$/m
+  ],
   "revisions.ts": [
     /^client offering only 2024-11-05 -> 2024-11-05, 6 tools$/m,
     /^client offering only 2026-07-28 -> 2026-07-28, 6 tools$/m,

@@ -5,6 +5,7 @@
  * @packageDocumentation
  * @module @effect-mcp/client
  */
+export * as Apps from "./Apps.ts"
 export * as ClientError from "./ClientError.ts"
 export * as ElicitationForm from "./ElicitationForm.ts"
 export * as ElicitationHandler from "./ElicitationHandler.ts"

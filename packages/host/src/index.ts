@@ -8,6 +8,7 @@
  * @module @effect-mcp/host
  */
 export * as AiToolkit from "./AiToolkit.ts"
+export * as Apps from "./Apps.ts"
 export * as Catalog from "./Catalog.ts"
 export * as Connector from "./Connector.ts"
 export * as Consent from "./Consent.ts"

@@ -5,6 +5,7 @@
  * @packageDocumentation
  * @module @effect-mcp/protocol
  */
+export * as Apps from "./Apps.ts"
 export * as CacheHints from "./CacheHints.ts"
 export * as Cancellation from "./Cancellation.ts"
 export * as Completion from "./Completion.ts"

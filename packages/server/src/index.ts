@@ -5,6 +5,7 @@
  * @packageDocumentation
  * @module @effect-mcp/server
  */
+export * as App from "./App.ts"
 export * as Elicitation from "./Elicitation.ts"
 export * as McpServer from "./McpServer.ts"
 export * as Middleware from "./Middleware.ts"
