@@ -15,6 +15,7 @@ import type * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as ServerRequest from "@effect-mcp/server/ServerRequest"
 import * as Tool from "@effect-mcp/server/Tool"
+import * as SpanRecorder from "@effect-mcp/testing/SpanRecorder"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -98,7 +99,7 @@ const revisions: ReadonlyArray<ProtocolVersion.ProtocolVersion> = ["2025-11-25",
 describe("request spans across the wire", () => {
   for (const revision of revisions) {
     it.effect(`client -> server -> sampling request -> sampling handler is one trace (${revision})`, () => {
-      const { spans, tracer } = TraceChain.recording()
+      const recorder = SpanRecorder.make()
       const sent: Sent = []
       return Effect.gen(function* () {
         const client = yield* McpClient.connect(transportTo(sent), { clientInfo, supportedVersions: [revision] }).pipe(
@@ -107,39 +108,39 @@ describe("request spans across the wire", () => {
         const result = yield* client.callTool("ask", {}).pipe(Effect.withSpan("app"))
         assert.deepStrictEqual(result.content, [{ type: "text", text: "!" }])
 
-        const { clientCall, served } = TraceChain.assertOneTrace(spans, revision)
+        const { clientCall, served } = TraceChain.assertOneTrace(recorder.records(), revision)
 
         // Attributes after the MCP semantic conventions.
-        assert.strictEqual(clientCall.attributes.get("mcp.method.name"), "tools/call")
-        assert.strictEqual(clientCall.attributes.get("gen_ai.tool.name"), "ask")
-        assert.strictEqual(served.attributes.get("gen_ai.tool.name"), "ask")
-        assert.strictEqual(served.attributes.get("mcp.protocol.version"), revision)
-        assert.strictEqual(clientCall.attributes.get("mcp.protocol.version"), revision)
+        assert.strictEqual(clientCall.attributes["mcp.method.name"], "tools/call")
+        assert.strictEqual(clientCall.attributes["gen_ai.tool.name"], "ask")
+        assert.strictEqual(served.attributes["gen_ai.tool.name"], "ask")
+        assert.strictEqual(served.attributes["mcp.protocol.version"], revision)
+        assert.strictEqual(clientCall.attributes["mcp.protocol.version"], revision)
         const sentCall = requestsSent(sent, "tools/call")[0]!
-        assert.strictEqual(clientCall.attributes.get("jsonrpc.request.id"), String(sentCall.id))
+        assert.strictEqual(clientCall.attributes["jsonrpc.request.id"], String(sentCall.id))
         assert.strictEqual(metaOf(sentCall)?.traceparent, `00-${clientCall.traceId}-${clientCall.spanId}-01`)
-      }).pipe(Effect.scoped, Effect.withTracer(tracer))
+      }).pipe(Effect.scoped, Effect.withTracer(recorder.tracer))
     })
   }
 
   it.effect("a failed call records error.type on both sides", () => {
-    const { spans, tracer } = TraceChain.recording()
+    const recorder = SpanRecorder.make()
     return Effect.gen(function* () {
       const client = yield* McpClient.connect(transportTo([]), { clientInfo })
       const exit = yield* Effect.exit(client.request("tools/call", { name: "missing", arguments: {} }))
       assert.strictEqual(exit._tag, "Failure")
-      const clientCall = TraceChain.named(spans, "tools/call missing", "client")
-      const served = TraceChain.named(spans, "tools/call missing", "server")
+      const clientCall = recorder.named("tools/call missing", "client")
+      const served = recorder.named("tools/call missing", "server")
       assert.strictEqual(clientCall.attributes.get("error.type"), served.attributes.get("error.type"))
       assert.match(String(served.attributes.get("error.type")), /^-?\d+$/)
-    }).pipe(Effect.scoped, Effect.withTracer(tracer))
+    }).pipe(Effect.scoped, Effect.withTracer(recorder.tracer))
   })
 
   it.effect("an invalid traceparent is ignored: the server span starts a trace of its own", () => {
-    const { spans, tracer } = TraceChain.recording()
+    const recorder = SpanRecorder.make()
     return Effect.gen(function* () {
       // Only the server traces: the client sends the caller's _meta as it is.
-      const client = yield* McpClient.connect(transportTo([], tracer), { clientInfo })
+      const client = yield* McpClient.connect(transportTo([], recorder.tracer), { clientInfo })
       const invalid = [
         "00-00000000000000000000000000000000-0123456789abcdef-01",
         "00-0123456789abcdef0123456789abcdef-0000000000000000-01",
@@ -151,25 +152,25 @@ describe("request spans across the wire", () => {
       for (const traceparent of invalid) {
         yield* client.request("tools/call", { name: "echo", arguments: { text: "x" }, _meta: { traceparent } })
       }
-      const served = spans.filter((span) => span.name === "tools/call echo" && span.kind === "server")
+      const served = recorder.spans.filter((span) => span.name === "tools/call echo" && span.kind === "server")
       assert.strictEqual(served.length, invalid.length)
-      for (const span of served) assert.isUndefined(TraceChain.parentOf(span))
+      for (const span of served) assert.isUndefined(SpanRecorder.parentOf(span))
       assert.strictEqual(new Set(served.map((span) => span.traceId)).size, invalid.length)
     }).pipe(Effect.scoped)
   })
 
   it.effect("a valid traceparent from the caller's params is continued (tracestate included)", () => {
-    const { spans, tracer } = TraceChain.recording()
+    const recorder = SpanRecorder.make()
     const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
     return Effect.gen(function* () {
-      const client = yield* McpClient.connect(transportTo([], tracer), { clientInfo })
+      const client = yield* McpClient.connect(transportTo([], recorder.tracer), { clientInfo })
       yield* client.request("tools/call", {
         name: "echo",
         arguments: { text: "x" },
         _meta: { traceparent, tracestate: "k=v" }
       })
-      const served = TraceChain.named(spans, "tools/call echo", "server")
-      const parent = TraceChain.parentOf(served)
+      const served = recorder.named("tools/call echo", "server")
+      const parent = SpanRecorder.parentOf(served)
       assert.strictEqual(parent?._tag, "ExternalSpan")
       assert.strictEqual(parent?.traceId, "0af7651916cd43dd8448eb211c80319c")
       assert.strictEqual(parent?.spanId, "b7ad6b7169203331")
@@ -178,19 +179,19 @@ describe("request spans across the wire", () => {
   })
 
   it.effect("a progress notification carries the span context of the request it is about", () => {
-    const { spans, tracer } = TraceChain.recording()
+    const recorder = SpanRecorder.make()
     const serverSent: Sent = []
     return Effect.gen(function* () {
       const client = yield* McpClient.connect(transportTo([], undefined, serverSent), { clientInfo })
       const events = yield* Stream.runCollect(client.callToolWithProgress("steps", {}))
       assert.strictEqual(events.filter((event) => event._tag === "Progress").length, 1)
-      const served = TraceChain.named(spans, "tools/call steps", "server")
+      const served = recorder.named("tools/call steps", "server")
       const progress = serverSent.filter(
         (frame) => !Array.isArray(frame) && (frame as JsonRpc.Notification).method === "notifications/progress"
       )
       assert.strictEqual(progress.length, 1)
       assert.strictEqual(metaOf(progress[0]!)?.traceparent, `00-${served.traceId}-${served.spanId}-01`)
-    }).pipe(Effect.scoped, Effect.withTracer(tracer))
+    }).pipe(Effect.scoped, Effect.withTracer(recorder.tracer))
   })
 
   it.effect("with no tracer installed nothing is traced and no traceparent is sent", () => {

@@ -10,6 +10,7 @@ import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
 import type * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Tool from "@effect-mcp/server/Tool"
+import * as SpanRecorder from "@effect-mcp/testing/SpanRecorder"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as TraceChain from "./traceChain.ts"
@@ -23,7 +24,7 @@ const revisions: ReadonlyArray<ProtocolVersion.ProtocolVersion> = ["2025-11-25",
 describe("request spans over Streamable HTTP", () => {
   for (const revision of revisions) {
     it.live(`client -> server -> sampling -> handler is one trace (${revision})`, () => {
-      const { spans, tracer } = TraceChain.recording()
+      const recorder = SpanRecorder.make()
       return Effect.gen(function* () {
         const listening = yield* Layer.build(NodeMcpServer.layerHttp(Server))
         const url = `${yield* NodeMcpServer.url.pipe(Effect.provideContext(listening))}/mcp`
@@ -33,15 +34,15 @@ describe("request spans over Streamable HTTP", () => {
         }).pipe(Effect.provide(TraceChain.answer))
         const result = yield* client.callTool("ask", {}).pipe(Effect.withSpan("app"))
         assert.deepStrictEqual(result.content, [{ type: "text", text: "!" }])
-        const { served } = TraceChain.assertOneTrace(spans, revision)
-        assert.strictEqual(served.attributes.get("mcp.protocol.version"), revision)
+        const { served } = TraceChain.assertOneTrace(recorder.records(), revision)
+        assert.strictEqual(served.attributes["mcp.protocol.version"], revision)
         // 2025-11-25 has an Mcp-Session-Id; 2026-07-28 is stateless.
-        const sessionId = served.attributes.get("mcp.session.id")
+        const sessionId = served.attributes["mcp.session.id"]
         if (revision === "2025-11-25") {
           assert.isString(sessionId)
           assert.match(sessionId as string, /^[\x21-\x7e]+$/)
         } else assert.isUndefined(sessionId)
-      }).pipe(Effect.scoped, Effect.withTracer(tracer))
+      }).pipe(Effect.scoped, Effect.withTracer(recorder.tracer))
     })
   }
 })

@@ -14,25 +14,12 @@ import type * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Sampling from "@effect-mcp/server/Sampling"
 import * as Tool from "@effect-mcp/server/Tool"
+import * as SpanRecorder from "@effect-mcp/testing/SpanRecorder"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as References from "effect/References"
 import * as Schema from "effect/Schema"
-import * as Tracer from "effect/Tracer"
-
-/** A tracer that keeps every span it makes. */
-const recording = () => {
-  const spans: Array<Tracer.NativeSpan> = []
-  const tracer = Tracer.make({
-    span: (options) => {
-      const span = new Tracer.NativeSpan(options)
-      spans.push(span)
-      return span
-    }
-  })
-  return { spans, tracer }
-}
 
 const echo = Tool.make("echo", {
   input: Schema.Struct({ text: Schema.String }),
@@ -63,20 +50,14 @@ const transportTo = (
 
 const clientInfo = { name: "spans-test", version: "1.0.0" }
 
-const named = (spans: ReadonlyArray<Tracer.NativeSpan>, name: string): Tracer.NativeSpan => {
-  const found = spans.filter((span) => span.name === name)
-  assert.strictEqual(found.length, 1, `${name} in ${spans.map((span) => span.name).join(", ")}`)
-  return found[0]!
-}
-
 describe("lifecycle spans", () => {
   it.effect("connect, the handshake and the server's construction are spans; a call adds one per side", () => {
-    const { spans, tracer } = recording()
+    const recorder = SpanRecorder.make()
     return Effect.gen(function* () {
       const client = yield* McpClient.connect(transportTo(), { clientInfo })
-      const connect = named(spans, "McpClient.connect")
-      const make = named(spans, "McpClient.make")
-      const server = named(spans, "McpServer.make")
+      const connect = recorder.named("McpClient.connect")
+      const make = recorder.named("McpClient.make")
+      const server = recorder.named("McpServer.make")
       assert.strictEqual(Option.getOrUndefined(make.parent), connect)
       // Made while the transport Layer was built, not under it: connect is no ambient parent span.
       assert.isUndefined(Option.getOrUndefined(server.parent))
@@ -84,20 +65,20 @@ describe("lifecycle spans", () => {
         assert.strictEqual(span.status._tag, "Ended", span.name)
         if (span.status._tag === "Ended") assert.strictEqual(span.status.exit._tag, "Success", span.name)
       }
-      const before = spans.length
+      const before = recorder.spans.length
       yield* client.listTools()
       const result = yield* client.callTool("echo", { text: "hi" })
       assert.deepStrictEqual(result.content, [{ type: "text", text: "hi" }])
       // Each call is one span per side (Tracing in the engine), and nothing else.
       assert.deepStrictEqual(
-        spans.slice(before).map((span) => `${span.kind} ${span.name}`),
+        recorder.spans.slice(before).map((span) => `${span.kind} ${span.name}`),
         ["client tools/list", "server tools/list", "client tools/call echo", "server tools/call echo"]
       )
-    }).pipe(Effect.withTracer(tracer))
+    }).pipe(Effect.withTracer(recorder.tracer))
   })
 
   it.effect("a span the client's sampling handler makes later does not hang under the ended connect spans", () => {
-    const { spans, tracer } = recording()
+    const recorder = SpanRecorder.make()
     const ask = Tool.make("ask", {
       input: Schema.Struct({}),
       handler: () =>
@@ -117,42 +98,42 @@ describe("lifecycle spans", () => {
         supportedVersions: ["2025-11-25"]
       }).pipe(Effect.provide(answer))
       yield* client.callTool("ask", {})
-      const handler = named(spans, "my-sampling-handler")
+      const handler = recorder.named("my-sampling-handler")
       const parent = Option.getOrUndefined(handler.parent)
       assert.notInclude(["McpClient.connect", "McpClient.make"], parent?._tag === "Span" ? parent.name : undefined)
-    }).pipe(Effect.withTracer(tracer))
+    }).pipe(Effect.withTracer(recorder.tracer))
   })
 
   it.effect("a failed handshake ends its span with the failure", () => {
-    const { spans, tracer } = recording()
+    const recorder = SpanRecorder.make()
     return Effect.gen(function* () {
       const exit = yield* Effect.exit(
         McpClient.connect(transportTo(["2025-06-18"]), { clientInfo, supportedVersions: ["2024-11-05"] })
       )
       assert.strictEqual(exit._tag, "Failure")
-      const make = named(spans, "McpClient.make")
+      const make = recorder.named("McpClient.make")
       assert.strictEqual(make.status._tag, "Ended")
       if (make.status._tag === "Ended") assert.strictEqual(make.status.exit._tag, "Failure")
-    }).pipe(Effect.withTracer(tracer))
+    }).pipe(Effect.withTracer(recorder.tracer))
   })
 
   it.effect("References.TracerEnabled set to false records no span", () => {
-    const { spans, tracer } = recording()
+    const recorder = SpanRecorder.make()
     const connectAndList = Effect.scoped(
       Effect.flatMap(McpClient.connect(transportTo(), { clientInfo }), (client) => client.listTools())
     )
     return Effect.gen(function* () {
       yield* connectAndList.pipe(Effect.provideService(References.TracerEnabled, false))
       assert.deepStrictEqual(
-        spans.map((span) => span.name),
+        recorder.spans.map((span) => span.name),
         []
       )
       // The same with tracing on records the spans: the switch, not their absence, made the difference.
       yield* connectAndList
       assert.includeMembers(
-        spans.map((span) => span.name),
+        recorder.spans.map((span) => span.name),
         ["McpClient.connect", "McpClient.make", "McpServer.make"]
       )
-    }).pipe(Effect.withTracer(tracer))
+    }).pipe(Effect.withTracer(recorder.tracer))
   })
 })

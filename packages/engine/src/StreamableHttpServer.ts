@@ -39,6 +39,7 @@ import * as Get from "./internal/httpServerGet.ts"
 import type * as HttpSession from "./internal/httpServerSession.ts"
 import * as Sessions from "./internal/httpServerSessions.ts"
 import * as Wire from "./internal/httpWire.ts"
+import * as Tracing from "./Tracing.ts"
 import type * as Transport from "./Transport.ts"
 
 /** DNS-rebinding protection: which `Host` / `Origin` values are accepted. */
@@ -234,7 +235,8 @@ export const make = Effect.fnUntraced(function* <E, R>(
     sessions,
     paramHeaders: options.paramHeaders,
     authentication: options.authentication,
-    requiredScopes: options.requiredScopes
+    requiredScopes: options.requiredScopes,
+    traced: Tracing.enabled(context as Context.Context<never>)
   }
   const getContext: Get.Context = {
     standalone: stateful && options.standaloneStream !== false,

@@ -4,7 +4,10 @@
  * direction, gets a span on each side (`{mcp.method.name} {target}`, kind
  * CLIENT for the sender and SERVER for the receiver), and the sender's span
  * context travels in `params._meta.traceparent` (W3C Trace Context), where the
- * receiver continues it.
+ * receiver continues it, with the W3C `baggage` when there is one (see
+ * `Baggage`). A served request's log lines carry the `trace_id` and `span_id`
+ * of its span (log annotations), and over HTTP its span links to the HTTP
+ * request that carried it (`linkTransport`), as the conventions ask.
  *
  * Tracing is on when a tracer other than effect's default one is installed
  * (`Tracer.Tracer`, e.g. by an OTLP exporter Layer) in the context the
@@ -18,6 +21,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as References from "effect/References"
 import * as Tracer from "effect/Tracer"
+import * as Baggage from "./Baggage.ts"
 
 /** The `_meta` key of the W3C `traceparent` (`00-{trace id}-{span id}-{flags}`). */
 export const TRACEPARENT = "traceparent"
@@ -166,16 +170,21 @@ const recordExit = (span: Tracer.Span, method: string, exit: Exit.Exit<unknown, 
   if (Exit.isFailure(exit) && /^-?\d+$/.test(errorType)) span.attribute(A.statusCode, errorType)
 }
 
-/** A copy of a request's params with the span's trace context in `_meta` (any `_meta` already there kept). */
+/**
+ * A copy of a request's params with the span's trace context in `_meta`
+ * (any `_meta` already there kept), and `baggage` when given.
+ */
 export const withTraceContext = (
   params: object | undefined,
-  span: Tracer.AnySpan
+  span: Tracer.AnySpan,
+  baggage?: string | undefined
 ): { readonly [key: string]: unknown } => {
   const object = asObject(params)
   const meta: Record<string, unknown> = { ...asObject(object?._meta) }
   meta[TRACEPARENT] = formatTraceparent(span)
   const tracestate = tracestateOf(span)
   if (tracestate !== undefined) meta[TRACESTATE] = tracestate
+  if (baggage !== undefined) meta[Baggage.BAGGAGE] = baggage
   return { ...object, _meta: meta }
 }
 
@@ -183,7 +192,32 @@ export const withTraceContext = (
 export interface Annotate {
   /** Adds the session's attributes to `span`, given the request's params (a stateless request names its revision). */
   readonly annotateSpan?: ((span: Tracer.Span, params: unknown) => void) | undefined
+  /**
+   * Adds what is known only once an outgoing request was answered (a Streamable HTTP client learns its
+   * session id from the answer to `initialize`).
+   */
+  readonly annotateEnd?: ((span: Tracer.Span) => void) | undefined
 }
+
+// The HTTP request (its span, or the context its headers named) each MCP request came in with, by message.
+// Weak: an entry goes with its message, and only an HTTP server with tracing on writes one.
+const transportSpans = new WeakMap<object, Tracer.AnySpan>()
+
+/**
+ * Records the span of the transport exchange (the HTTP request) that carried
+ * `request`: its SERVER span links to it. The MCP span's parent is the
+ * sender's MCP span from `_meta`, not the HTTP request, which may carry
+ * several MCP messages (or a retry of one): the conventions ask for a link.
+ */
+export const linkTransport = (request: object, span: Tracer.AnySpan): void => {
+  transportSpans.set(request, span)
+}
+
+/** The `trace_id` and `span_id` log annotations of a span. */
+export const logAnnotations = (span: Tracer.AnySpan): { readonly trace_id: string; readonly span_id: string } => ({
+  trace_id: span.traceId,
+  span_id: span.spanId
+})
 
 /**
  * An outgoing request under a CLIENT span whose context the request carries
@@ -198,11 +232,18 @@ export const outgoing = <E>(
 ): Effect.Effect<unknown, E> => {
   const attributes: Record<string, unknown> = { [A.methodName]: method }
   const name = annotateTarget(method, asObject(params), attributes)
-  return Effect.useSpan(name, { kind: "client", attributes }, (span) => {
-    annotate.annotateSpan?.(span, params)
-    return Effect.onExit(send(withTraceContext(params, span), span), (exit) =>
-      Effect.sync(() => recordExit(span, method, exit))
-    )
+  return Effect.withFiber((fiber) => {
+    const baggage = fiber.getRef(Baggage.Current)
+    return Effect.useSpan(name, { kind: "client", attributes }, (span) => {
+      annotate.annotateSpan?.(span, params)
+      // Under the span: what the transport does to send it (an HTTP POST and its span) is its child.
+      return Effect.onExit(Effect.withParentSpan(send(withTraceContext(params, span, baggage), span), span), (exit) =>
+        Effect.sync(() => {
+          annotate.annotateEnd?.(span)
+          recordExit(span, method, exit)
+        })
+      )
+    })
   })
 }
 
@@ -214,10 +255,13 @@ export const recordRequestId = (span: Tracer.Span, id: JsonRpc.RequestId): void 
 /**
  * Serves an incoming request under a SERVER span: a child of the span its
  * `_meta.traceparent` names, or the root of a new trace when it names none
- * (a valid one only: anything else is ignored). The span is the handler's
- * parent span, so the requests the handler makes are its children. The Peer
- * serves every request so when tracing is on; a client answers a 2026-07-28
- * input request so too (it has no JSON-RPC id).
+ * (a valid one only: anything else is ignored), linked to the transport
+ * exchange that carried it (`linkTransport`). The span is the handler's
+ * parent span, so the requests the handler makes are its children; the
+ * handler's log lines carry its `trace_id` and `span_id`, and its
+ * `Baggage.Current` is the request's `_meta.baggage`. The Peer serves every
+ * request so when tracing is on; a client answers a 2026-07-28 input request
+ * so too (it has no JSON-RPC id).
  */
 export const incoming = <A, E, R>(
   request: { readonly method: string; readonly params?: unknown; readonly id?: JsonRpc.RequestId | undefined },
@@ -230,12 +274,18 @@ export const incoming = <A, E, R>(
   const attributes: Record<string, unknown> = { [A.methodName]: request.method }
   if (request.id !== undefined) attributes[A.requestId] = String(request.id)
   const name = annotateTarget(request.method, params, attributes)
+  const transport = transportSpans.get(request)
   const options: Tracer.SpanOptionsNoTrace =
     parent === undefined ? { kind: "server", attributes, root: true } : { kind: "server", attributes, parent }
-  return Effect.useSpan(name, options, (span) => {
+  const linked: Tracer.SpanOptionsNoTrace =
+    transport === undefined ? options : { ...options, links: [{ span: transport, attributes: {} }] }
+  const baggage = meta?.[Baggage.BAGGAGE]
+  return Effect.useSpan(name, linked, (span) => {
     annotate?.annotateSpan?.(span, request.params)
-    return Effect.onExit(Effect.withParentSpan(handler, span), (exit) =>
-      Effect.sync(() => recordExit(span, request.method, exit))
+    const served = Effect.annotateLogs(Effect.withParentSpan(handler, span), logAnnotations(span))
+    return Effect.onExit(
+      typeof baggage === "string" ? Effect.provideService(served, Baggage.Current, baggage) : served,
+      (exit) => Effect.sync(() => recordExit(span, request.method, exit))
     )
   })
 }

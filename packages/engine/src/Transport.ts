@@ -77,6 +77,12 @@ export interface TransportShape {
    * Does nothing when the session did not expire.
    */
   readonly renew?: Effect.Effect<void> | undefined
+  /**
+   * Optional, for transports with a session of their own (the Streamable
+   * HTTP client's `Mcp-Session-Id`): its id, read when a request's span is
+   * annotated (`mcp.session.id`), only with tracing on.
+   */
+  readonly sessionId?: (() => string | undefined) | undefined
 }
 
 /** A transport pushing frames to a `Receiver`: it pauses when `push` says so, until `resume`. */

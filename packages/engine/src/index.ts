@@ -5,6 +5,7 @@
  * @packageDocumentation
  * @module @effect-mcp/engine
  */
+export * as Baggage from "./Baggage.ts"
 export * as ClientSession from "./ClientSession.ts"
 export * as CurrentHttpSession from "./CurrentHttpSession.ts"
 export * as CurrentRequest from "./CurrentRequest.ts"

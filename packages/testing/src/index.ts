@@ -1,6 +1,7 @@
 /**
  * Deterministic test kit of effect-mcp: a scripted JSON-RPC peer, fault
- * injection, the transport contract suite, and connected session pairs.
+ * injection, the transport contract suite, connected session pairs, and an
+ * in-memory span recorder.
  *
  * @packageDocumentation
  * @module @effect-mcp/testing
@@ -8,5 +9,6 @@
 export * as FaultTransport from "./FaultTransport.ts"
 export * as McpTest from "./McpTest.ts"
 export * as SessionPair from "./SessionPair.ts"
+export * as SpanRecorder from "./SpanRecorder.ts"
 export * as TestPeer from "./TestPeer.ts"
 export * as TransportContract from "./TransportContract.ts"

@@ -29,7 +29,10 @@ const isInputRequired = (u: unknown): boolean =>
 const traceParentOf = (params: unknown): Tracer.AnySpan | undefined => {
   const meta = Predicate.isObject(params) ? (params as { readonly _meta?: unknown })._meta : undefined
   return Predicate.isObject(meta)
-    ? Tracing.parseTraceparent((meta as { readonly traceparent?: unknown }).traceparent)
+    ? Tracing.parseTraceparent(
+        (meta as { readonly traceparent?: unknown }).traceparent,
+        (meta as { readonly tracestate?: unknown }).tracestate
+      )
     : undefined
 }
 

@@ -9,15 +9,18 @@
 import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 import * as McpError from "@effect-mcp/protocol/McpError"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as HttpClient from "effect/http/HttpClient"
+import type * as HttpClientError from "effect/http/HttpClientError"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
+import * as Tracing from "../Tracing.ts"
 import * as Transport from "../Transport.ts"
 import type { Slot } from "./httpClientOrder.ts"
 import type * as PostOrder from "./httpClientOrder.ts"
@@ -40,16 +43,27 @@ const SMALL_BODY_BYTES = 64 * 1024
 const fallbackStatuses = new Set([400, 404, 405])
 
 /**
- * Without a tracer installed no one can see the client's span of a POST, nor
- * the trace its `traceparent`/`b3` headers would name: the POST goes without
- * them, which spares a span and two headers to write and parse per message.
+ * Executes a POST. Without a tracer installed no one can see the client's
+ * span of it, nor the trace its `traceparent`/`b3` headers would name: the
+ * POST goes without them, which spares a span and two headers to write and
+ * parse per message. Traced, the HTTP client's span is a child of the MCP
+ * request's span (the POST runs under it), its `traceparent` header names it,
+ * and the trace's `tracestate` goes along, as the W3C Trace Context headers
+ * the MCP conventions expect on the transport.
  */
-const untraced = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.withFiber((fiber) =>
-    fiber.getRef(Tracer.Tracer) === Tracer.nativeTracer
-      ? Effect.provideService(effect, Tracer.DisablePropagation, true)
-      : effect
-  )
+const execute = (
+  http: HttpClient.HttpClient,
+  request: HttpClientRequest.HttpClientRequest
+): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> =>
+  Effect.withFiber((fiber) => {
+    if (fiber.getRef(Tracer.Tracer) === Tracer.nativeTracer) {
+      return Effect.provideService(http.execute(request), Tracer.DisablePropagation, true)
+    }
+    const tracestate = Tracing.tracestateOf(Context.getOrUndefined(fiber.context, Tracer.ParentSpan))
+    return http.execute(
+      tracestate === undefined ? request : HttpClientRequest.setHeader(request, Tracing.TRACESTATE, tracestate)
+    )
+  })
 
 /** What a POST needs of the transport around it. */
 export interface Config {
@@ -143,8 +157,9 @@ export class Poster {
           )
         }
       }
-      const response = yield* untraced(
-        config.http.execute(HttpClientRequest.post(config.url).pipe(HttpClientRequest.setHeaders(headers), body))
+      const response = yield* execute(
+        config.http,
+        HttpClientRequest.post(config.url).pipe(HttpClientRequest.setHeaders(headers), body)
       ).pipe(Effect.mapError((cause) => HttpClientSse.io(`POST ${config.url} failed: ${cause.message}`, cause)))
       order.accept(entry)
       // The getter builds the headers anew on every read.

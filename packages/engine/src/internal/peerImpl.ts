@@ -122,10 +122,17 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
   // ---- spans (Tracing.Annotate, when tracing is on) ------------------------------
 
   annotateSpan(span: Tracer.Span, params: unknown): void {
-    // The Streamable HTTP session a server-side Peer serves.
-    const sessionId = Context.getOrUndefined(this.context, CurrentHttpSession)?.sessionId
+    // The Streamable HTTP session a server-side Peer serves, or a client's transport session.
+    const sessionId =
+      Context.getOrUndefined(this.context, CurrentHttpSession)?.sessionId ?? this.transport.sessionId?.()
     if (sessionId !== undefined) span.attribute(Tracing.Attributes.sessionId, sessionId)
     this.dispatcher.annotateSpan?.(span, params)
+  }
+
+  annotateEnd(span: Tracer.Span): void {
+    // A client's transport session (Streamable HTTP) is known once `initialize` was answered: read again at the end.
+    const sessionId = this.transport.sessionId?.()
+    if (sessionId !== undefined) span.attribute(Tracing.Attributes.sessionId, sessionId)
   }
 
   // ---- the shared response timer (Timer, for the PendingTable) --------------

@@ -13,6 +13,7 @@
  */
 import type * as InputRequired from "@effect-mcp/protocol/InputRequired"
 import * as McpError from "@effect-mcp/protocol/McpError"
+import * as Baggage from "@effect-mcp/engine/Baggage"
 import * as Tracing from "@effect-mcp/engine/Tracing"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -102,7 +103,8 @@ class Rounds<A, E, R> {
       if (this.answered.has(key)) return Effect.succeed(this.answered.get(key))
       // The request the client answers continues the trace of the handler that asked (as a request would).
       const span = Tracing.enabled(fiber.context) ? Context.getOrUndefined(fiber.context, Tracer.ParentSpan) : undefined
-      const params = span === undefined ? askParams : Tracing.withTraceContext(askParams, span)
+      const params =
+        span === undefined ? askParams : Tracing.withTraceContext(askParams, span, fiber.getRef(Baggage.Current))
       this.needed.set(key, { method: askMethod, params } as InputRequired.InputRequest)
       if (!this.stopping) {
         this.stopping = true
