@@ -1,0 +1,83 @@
+/**
+ * `@modelcontextprotocol/client` 2.4.0's `SkillsClient` against an
+ * effect-mcp server's skills (SEP-2640) on 2026-07-28: the SDK sees the
+ * extension and `directoryRead`, lists and gets our entries (which it
+ * validates), and reads every file verified against our digests and sizes.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as MemoryTransport from "@effect-mcp/engine/MemoryTransport"
+import * as Transport from "@effect-mcp/engine/Transport"
+import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Skill from "@effect-mcp/server/Skill"
+import { Client, type Transport as Transport2 } from "@modelcontextprotocol/client"
+import { SkillsClient, SkillVerificationError } from "@modelcontextprotocol/client/ext/skills"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as SdkAdapter from "./sdkAdapter.ts"
+
+const skillMd =
+  "---\nname: pdf-processing\ndescription: Extract, fill, and assemble PDF documents\n---\n\nUse FORMS.md.\n"
+const forms = "# Forms\n"
+const script = new Uint8Array([0, 1, 2, 255])
+
+const features = Skill.layer({
+  prefix: "acme",
+  files: { "SKILL.md": skillMd, "references/FORMS.md": forms, "scripts/run.bin": script }
+})
+
+const connect = Effect.gen(function* () {
+  const context = yield* Layer.build(
+    Layer.provideMerge(Layer.orDie(features), McpServer.layer({ name: "skills", version: "1.0.0" }))
+  )
+  const [serverEnd, clientEnd] = yield* MemoryTransport.makePair({ codec: true })
+  yield* McpServer.makeSession.pipe(
+    Effect.provideService(Transport.Transport, serverEnd),
+    Effect.provideContext(context)
+  )
+  const client = new Client(
+    { name: "sdk2-client", version: "2.4.0" },
+    { versionNegotiation: { mode: { pin: "2026-07-28" } } }
+  )
+  const transport = (yield* SdkAdapter.make(clientEnd)) as unknown as Transport2
+  yield* Effect.promise(() => client.connect(transport))
+  yield* Effect.addFinalizer(() => Effect.promise(() => client.close()))
+  return new SkillsClient(client)
+})
+
+describe("@modelcontextprotocol/client 2.4.0 SkillsClient -> effect-mcp server", () => {
+  it.effect("lists, gets and reads every file, verified by the SDK", () =>
+    Effect.gen(function* () {
+      const skills = yield* connect
+      assert.isTrue(skills.supported)
+      assert.isTrue(skills.directoryRead)
+      const listing = yield* Effect.promise(() => skills.list())
+      assert.deepStrictEqual(listing.invalid, [])
+      assert.strictEqual(listing.ttlMs, 0)
+      const [entry] = listing.skills
+      assert.strictEqual(entry?.uri, "skill://acme/pdf-processing/SKILL.md")
+      const got = yield* Effect.promise(() => skills.get(entry!.uri))
+      assert.deepStrictEqual(got.skill, entry)
+
+      const manifest = yield* Effect.promise(() => skills.read(entry!))
+      assert.isTrue(manifest.verified)
+      assert.deepStrictEqual(manifest.frontmatter, entry!.frontmatter)
+      const formsFile = yield* Effect.promise(() => skills.read(entry!, "references/FORMS.md"))
+      assert.strictEqual(formsFile.text, forms)
+      const binary = yield* Effect.promise(() => skills.read(entry!, "scripts/run.bin"))
+      assert.deepStrictEqual([...binary.bytes], [...script])
+
+      const unlisted = yield* Effect.promise(() => skills.read(entry!, "secrets.txt").catch((e: unknown) => e))
+      assert.instanceOf(unlisted, SkillVerificationError)
+
+      const directory = yield* Effect.promise(() => skills.readDirectory("skill://acme/pdf-processing"))
+      assert.deepStrictEqual(
+        directory.resources.map((r) => r.uri),
+        [
+          "skill://acme/pdf-processing/SKILL.md",
+          "skill://acme/pdf-processing/references",
+          "skill://acme/pdf-processing/scripts"
+        ]
+      )
+    })
+  )
+})
