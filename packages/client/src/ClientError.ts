@@ -77,3 +77,15 @@ export const toMcpError = (cause: unknown): McpError.McpError =>
   McpError.isMcpError(cause)
     ? cause
     : new McpError.InternalError({ message: cause instanceof Error ? cause.message : String(cause) })
+
+/**
+ * A tool call run as a task did not come to a result: the task ended
+ * `cancelled` (by the server, or by a `tasks/cancel` of someone else), or
+ * `failed` without the JSON-RPC error that made it fail (a task that carries
+ * its error fails the call with that error, as the call itself would have).
+ */
+export class TaskError extends Schema.TaggedError<TaskError>()("TaskError", {
+  taskId: Schema.String,
+  reason: Schema.Literals(["Cancelled", "Failed"]),
+  message: Schema.String
+}) {}

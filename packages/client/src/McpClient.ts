@@ -60,6 +60,8 @@ export interface Options {
   readonly maxInputRounds?: number | undefined
   /** How long a 2026-07-28 `subscriptions/listen` may go unacknowledged. Default 30 seconds. */
   readonly listenAckTimeout?: Duration.Input | undefined
+  /** How often a task is polled when the server suggests no `pollInterval`. Default 1 second. */
+  readonly taskPollInterval?: Duration.Input | undefined
 }
 
 /** Per-call settings, passed to the Peer. */
@@ -96,7 +98,8 @@ export type StructuredToolResult<A> = {
  * while the call was in flight (a Streamable HTTP 404); the client starts a
  * new session by itself, and the next call goes there. `TransportError`: the
  * message could not be delivered (the server is unreachable, say), as
- * opposed to an error the server answered.
+ * opposed to an error the server answered. `TaskError`: a tool call run as
+ * a task came to no result (the task was cancelled, or failed without an error).
  */
 export type CallError =
   | Peer.CallError
@@ -105,6 +108,7 @@ export type CallError =
   | ClientError.InvalidResult
   | ClientError.InputRequiredError
   | ElicitationForm.FormError
+  | ClientError.TaskError
 
 /** What a typed tool call can fail with. */
 export type ToolCallError = CallError | ClientError.ToolError
@@ -125,23 +129,82 @@ export type ProgressEvent<A> = Peer.ProgressEvent<A>
 /** Progress of one of the client's requests, with the method it is about. */
 export type Progress = Hub.Progress
 
-/** Experimental tasks (2025-11-25 only; refused elsewhere). */
+/**
+ * Which form of tasks a session speaks: `core`, the experimental feature of
+ * 2025-11-25 (the client asks for a task with `task` on the call; `tasks/get`,
+ * `tasks/result`, `tasks/list`, `tasks/cancel`); `extension`, the Tasks
+ * extension (SEP-2663, `io.modelcontextprotocol/tasks`) on 2026-07-28 (the
+ * server decides which calls become tasks; `tasks/get` carries the result,
+ * `tasks/update` answers its input requests, `tasks/cancel`); or `none`.
+ */
+export type TasksForm = "core" | "extension" | "none"
+
+/** Options of a tool call run as a task. */
+export interface TaskCallOptions extends RequestOptions {
+  /** Retention the client asks for, in milliseconds from creation (core form; the server may choose another). */
+  readonly ttl?: number | undefined
+}
+
+/**
+ * How a tool call run as a task started: the task, or the result itself (on
+ * the extension the server decides, and may answer at once).
+ */
+export type TaskStart =
+  | { readonly _tag: "Task"; readonly task: Tasks.Task }
+  | { readonly _tag: "Result"; readonly result: Tools.CallToolResult }
+
+/** An element of a tool call followed as a task: each new status of the task, then one `Result`. */
+export type TaskEvent<A> =
+  | { readonly _tag: "Status"; readonly task: Tasks.Task }
+  | { readonly _tag: "Result"; readonly value: A }
+
+/**
+ * Tasks, in the form the session speaks (`form`). Both forms give the same
+ * revision-neutral `Task` (the extension's `ttlMs`/`pollIntervalMs` read as
+ * `ttl`/`pollInterval`). Waiting on a task polls `tasks/get` on the Clock,
+ * every `pollInterval` the server suggests (else `Options.taskPollInterval`),
+ * and takes a status notification the server sends as an early answer.
+ * `callTool` runs a tool the server marks `taskSupport: "required"` as a task
+ * by itself; these methods are for callers that want the task.
+ */
 export interface TasksApi {
-  /** Runs a tool as a task: the server answers at once with the task. */
+  readonly form: TasksForm
+  /**
+   * Calls a tool as a task, and answers as soon as the task exists (core:
+   * with `task` on the request; extension: the server may answer with the
+   * result at once).
+   */
   readonly callTool: (
     name: string,
     args?: { readonly [key: string]: unknown } | undefined,
-    options?: RequestOptions & { readonly ttl?: number | undefined }
-  ) => Effect.Effect<Tasks.CreateTaskResult, CallError>
-  /** The current state of a task. */
-  readonly get: (taskId: string) => Effect.Effect<Tasks.GetTaskResult, CallError>
-  /** The tool result of a finished task (waits for it on the server). */
-  readonly toolResult: (taskId: string, options?: RequestOptions) => Effect.Effect<Tools.CallToolResult, CallError>
+    options?: TaskCallOptions
+  ) => Effect.Effect<TaskStart, CallError>
+  /**
+   * Calls a tool as a task and follows it: each new status, then the result.
+   * Ending the Stream before the result cancels the task (`tasks/cancel`).
+   */
+  readonly run: (
+    name: string,
+    args?: { readonly [key: string]: unknown } | undefined,
+    options?: TaskCallOptions
+  ) => Stream.Stream<TaskEvent<Tools.CallToolResult>, CallError>
+  /** The current state of a task (`tasks/get`). */
+  readonly get: (taskId: string, options?: RequestOptions) => Effect.Effect<Tasks.Task, CallError>
+  /** The task's current state, then each change, until it is terminal. Observes only: it answers no input. */
+  readonly updates: (taskId: string) => Stream.Stream<Tasks.Task, CallError>
+  /**
+   * Waits for the task to end and gives its tool result; input the task asks
+   * for is answered by the client's handlers. A task that failed with a
+   * JSON-RPC error fails with that error; one cancelled or failed without it,
+   * with `TaskError`.
+   */
+  readonly result: (taskId: string, options?: RequestOptions) => Effect.Effect<Tools.CallToolResult, CallError>
+  /** Every task the server lists for this client (core form only: the extension has no `tasks/list`). */
   readonly list: Stream.Stream<Tasks.Task, ListError>
-  /** Asks the server to cancel a task. */
-  readonly cancel: (taskId: string) => Effect.Effect<Tasks.CancelTaskResult, CallError>
-  /** `notifications/tasks/status` the server sends. */
-  readonly status: Stream.Stream<Tasks.TaskStatusParams>
+  /** Asks the server to cancel a task (`tasks/cancel`); the task it returned in the core form, else undefined. */
+  readonly cancel: (taskId: string, options?: RequestOptions) => Effect.Effect<Tasks.Task | undefined, CallError>
+  /** Task status notifications the server sends (`notifications/tasks/status`, or the extension's `notifications/tasks`). */
+  readonly status: Stream.Stream<Tasks.Task>
 }
 
 /** A connected client: what the server declared, and one method per MCP request (refused locally with `NotSupported` when the server did not declare the capability or the revision has no such method). */
@@ -165,6 +228,7 @@ export interface McpClientShape {
   readonly tools: Stream.Stream<Tools.Tool, ListError>
   /**
    * Calls a tool. With `outputSchema`, its `structuredContent` is decoded (the call fails without matching content); with `failure`, an `isError` result carrying a failure that Schema decodes fails the call with the decoded value.
+   * A tool the server runs as a task (2025-11-25 `taskSupport: "required"`, or a task the server answers with on the 2026-07-28 Tasks extension) is followed to its result: polled on the Clock, cancelled with `tasks/cancel` when the call is interrupted (see {@link TasksApi}).
    *
    * @example
    * ```ts
@@ -315,6 +379,7 @@ export interface McpClientShape {
   readonly promptListChanged: Stream.Stream<void, StreamError>
   readonly resourceListChanged: Stream.Stream<void, StreamError>
 
+  /** Tasks (2025-11-25, or the Tasks extension on 2026-07-28): see {@link TasksApi}. */
   readonly tasks: TasksApi
 
   /** Any request, with the same gate and `input_required` handling; the result is not decoded. */

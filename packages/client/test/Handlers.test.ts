@@ -96,14 +96,18 @@ describe("capabilities follow the handler Layers", () => {
   for (const version of ["2025-11-25", "2026-07-28"] as const) {
     it.effect(`${version}: none without handlers, each one with its handler`, () =>
       Effect.gen(function* () {
+        // The client follows tasks by itself: on 2026-07-28 it declares the Tasks extension (2025-11-25 has no
+        // `extensions`).
+        const always = version === "2026-07-28" ? { extensions: { "io.modelcontextprotocol/tasks": {} } } : {}
         const bare = yield* connect(version)
         yield* bare.client.callTool("tool-0")
-        assert.deepStrictEqual(bare.server.log.clientCapabilities.at(-1), {})
+        assert.deepStrictEqual(bare.server.log.clientCapabilities.at(-1), always)
         const full = yield* connect(version, {
           handlers: Layer.mergeAll(sampling, elicitation({}), RootsHandler.layer([]))
         })
         yield* full.client.callTool("tool-0")
         assert.deepStrictEqual(full.server.log.clientCapabilities.at(-1), {
+          ...always,
           sampling: { tools: {} },
           elicitation: { form: {}, url: {} },
           roots: { listChanged: true }

@@ -74,8 +74,21 @@ const flags: {
   "2026-07-28": { stateless: true, batches: false }
 }
 
+/**
+ * Gates a revision replaces: on 2026-07-28 the `tasks/*` methods are the Tasks
+ * extension's (SEP-2663), which the server declares under `extensions`, not
+ * the 2025-11-25 `tasks` capability.
+ */
+const revisionGates: { readonly [V in ProtocolVersion.ProtocolVersion]?: Readonly<Record<string, Gate>> } = {
+  "2026-07-28": {
+    "tasks/get": { capability: server("extensions", Tasks.extensionId) },
+    "tasks/update": { capability: server("extensions", Tasks.extensionId) },
+    "tasks/cancel": { capability: server("extensions", Tasks.extensionId) }
+  }
+}
+
 const capabilityOf = (version: ProtocolVersion.ProtocolVersion, method: string): CapabilityRef | undefined => {
-  const gate = gates[method]
+  const gate = revisionGates[version]?.[method] ?? gates[method]
   return gate === undefined || (gate.since !== undefined && !ProtocolVersion.isAtLeast(version, gate.since))
     ? undefined
     : gate.capability

@@ -14,6 +14,7 @@ import * as Logging from "@effect-mcp/protocol/Logging"
 import * as Meta from "@effect-mcp/protocol/Meta"
 import * as Prompts from "@effect-mcp/protocol/Prompts"
 import * as Resources from "@effect-mcp/protocol/Resources"
+import * as TaskShapes from "@effect-mcp/protocol/Tasks"
 import * as Tools from "@effect-mcp/protocol/Tools"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -34,6 +35,7 @@ import * as ParamHeaders from "./paramHeaders.ts"
 import * as ServerRequests from "./serverRequests.ts"
 import * as Subscriptions from "./subscriptions.ts"
 import * as Tasks from "./tasks.ts"
+import * as ToolTasks from "./toolTasks.ts"
 
 const decodeListTools = Decode.decoder("tools/list", Tools.ListToolsResult)
 const decodeCallTool = Decode.compiled(Tools.CallToolResult)
@@ -85,13 +87,24 @@ const withoutSchemas = ({
 
 const cursorParams = (cursor: string | undefined) => (cursor === undefined ? {} : { cursor })
 
+/**
+ * The client's declarations, with the Tasks extension (SEP-2663) declared
+ * unless the caller declared it (or set it to something else) itself: the
+ * client follows a task a 2026-07-28 server answers a call with.
+ */
+const withTasksExtension = (capabilities: Session.Capabilities): Session.Capabilities => {
+  const extensions = capabilities.extensions as { readonly [key: string]: unknown } | undefined
+  if (extensions !== undefined && TaskShapes.extensionId in extensions) return capabilities
+  return { ...capabilities, extensions: { ...extensions, [TaskShapes.extensionId]: {} } }
+}
+
 export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
   const handlers = yield* ServerRequests.fromContext
   const answer = ServerRequests.answerer(handlers)
   const hub = yield* Hub.make
   const connection = yield* Connection.make({
     clientInfo: options.clientInfo,
-    capabilities: ServerRequests.capabilities(handlers, options.capabilities),
+    capabilities: withTasksExtension(ServerRequests.capabilities(handlers, options.capabilities)),
     supportedVersions: options.supportedVersions,
     handlers: ServerRequests.sessionHandlers(handlers, answer),
     notificationHandlers: hub.handlers,
@@ -161,7 +174,12 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
       Effect.flatMap(decodeListTools),
       // `x-mcp-header` (SEP-2243) exists from 2026-07-28 on: earlier revisions mirror no arguments.
       stateless ? Effect.flatMap(ParamHeaders.admit) : (self) => self,
-      Effect.tap((result) => Effect.sync(() => outputSchemas.learn(result.tools)))
+      Effect.tap((result) =>
+        Effect.sync(() => {
+          outputSchemas.learn(result.tools)
+          toolTasks.learn(result.tools)
+        })
+      )
     )
 
   // One generator function for every call: an inline `Effect.gen` would create one per call.
@@ -219,6 +237,31 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
   const callToolParams = (name: string, args: { readonly [key: string]: unknown } | undefined) =>
     args === undefined ? { name } : { name, arguments: args }
 
+  // ---- tools as tasks (see tasks.ts, toolTasks.ts) ------------------------------
+
+  const tasksForm: McpClient.TasksForm = Features.has(revision.version, "tasks")
+    ? "core"
+    : stateless
+      ? "extension"
+      : "none"
+  const tasks = Tasks.make({
+    version: revision.version,
+    form: tasksForm,
+    declares: (path) => Session.hasCapability(serverCapabilities, path),
+    request: (method, params, callOptions) => request(method, params, callOptions),
+    hub,
+    answer,
+    maxPages,
+    maxInputRounds,
+    pollInterval: Duration.fromInputUnsafe(options.taskPollInterval ?? Duration.seconds(1))
+  })
+  const toolTasks = ToolTasks.make({
+    enabled: tasksForm === "core" && Session.hasCapability(serverCapabilities, ["tasks", "requests", "tools", "call"]),
+    tasks,
+    request: (params, callOptions, onProgress) => request("tools/call", params, callOptions, onProgress),
+    tools: () => toolsStream
+  })
+
   const callToolWith = (
     name: string,
     args: { readonly [key: string]: unknown } | undefined,
@@ -228,7 +271,7 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
     const outputSchema = callOptions?.outputSchema
     const failure = callOptions?.failure
     const rest = callOptions === undefined ? undefined : withoutSchemas(callOptions)
-    return Effect.flatMap(request("tools/call", callToolParams(name, args), rest, onProgress), (raw) => {
+    const finish = (raw: unknown): Effect.Effect<Tools.CallToolResult, unknown> => {
       let result = Decode.plainTextResult(raw)
       if (result === undefined) {
         const decoded = decodeCallTool(raw)
@@ -247,7 +290,13 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
         return Effect.succeed(result)
       }
       return checkToolResult(name, result, outputSchema)
-    })
+    }
+    return Effect.flatMap(toolTasks.send(callToolParams(name, args), rest, onProgress), (raw) =>
+      // The Tasks extension: the server answered with a task, followed to the call's result.
+      tasksForm === "extension" && Tasks.isTaskHandle(raw)
+        ? Effect.flatMap(tasks.settleHandle(raw, rest), finish)
+        : finish(raw)
+    )
   }
 
   const callTool = (
@@ -320,7 +369,12 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
 
   // The tool list changed: what was learnt about output schemas may be stale.
   yield* subscriptions.notifications(new Set(["notifications/tools/list_changed"])).pipe(
-    Stream.runForEach(() => Effect.sync(() => outputSchemas.reset())),
+    Stream.runForEach(() =>
+      Effect.sync(() => {
+        outputSchemas.reset()
+        toolTasks.reset()
+      })
+    ),
     Effect.forkScoped({ startImmediately: true })
   )
 
@@ -337,6 +391,9 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
     method: string,
     fetch: (cursor: string | undefined) => Effect.Effect<Paging.Page<A>, McpClient.CallError>
   ) => Paging.stream({ method, maxPages, fetch })
+  const toolsStream = pages("tools/list", (cursor) =>
+    Effect.map(listTools(cursor), (r) => ({ items: r.tools, nextCursor: r.nextCursor }))
+  )
 
   return {
     get session() {
@@ -352,9 +409,7 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
       ? (callOptions) => Effect.asVoid(request("ping", undefined, callOptions))
       : (callOptions) => Effect.asVoid(request("server/discover", {}, callOptions)),
     listTools,
-    tools: pages("tools/list", (cursor) =>
-      Effect.map(listTools(cursor), (r) => ({ items: r.tools, nextCursor: r.nextCursor }))
-    ),
+    tools: toolsStream,
     callTool: callTool as McpClient.McpClientShape["callTool"],
     callToolWithProgress: callToolWithProgress as McpClient.McpClientShape["callToolWithProgress"],
     listResources,
@@ -398,13 +453,7 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
     toolListChanged: listChanged("tools", "toolsListChanged"),
     promptListChanged: listChanged("prompts", "promptsListChanged"),
     resourceListChanged: listChanged("resources", "resourcesListChanged"),
-    tasks: Tasks.make({
-      version: revision.version,
-      declares: (path) => Session.hasCapability(serverCapabilities, path),
-      request: (method, params, callOptions) => request(method, params, callOptions),
-      notifications: subscriptions.notifications,
-      maxPages
-    }),
+    tasks: tasks.api,
     request: (method, params, callOptions) => request(method, params, callOptions)
   } satisfies McpClient.McpClientShape
 })

@@ -31,7 +31,9 @@ export const serverNotifications: ReadonlyArray<string> = [
   "notifications/resources/updated",
   "notifications/subscriptions/acknowledged",
   "notifications/elicitation/complete",
-  "notifications/tasks/status"
+  "notifications/tasks/status",
+  // The Tasks extension (SEP-2663) on 2026-07-28.
+  "notifications/tasks"
 ]
 
 export interface Hub {

@@ -42,6 +42,35 @@ const withoutRetryFields = (params: object | undefined): { readonly [key: string
   return rest
 }
 
+/**
+ * Answers one input request of `method` (an `input_required` round, or a
+ * task's `inputRequests`) with the client's handlers, served as the request
+ * it stands for would be: with tracing on, under a SERVER span continuing
+ * the asker's context.
+ */
+export const answerInput = (
+  method: string,
+  request: InputRequired.InputRequest,
+  answer: Answer,
+  tracing: boolean
+): Effect.Effect<object, InputRequiredError | McpError.McpError | ElicitationForm.FormError> => {
+  const answered = answer(request.method, request.params)
+  return (tracing ? Tracing.incoming(request, undefined, answered) : answered).pipe(
+    // Not an answer to a server request: a handler's progress has nowhere to go (and must not go
+    // to a request the caller happens to be serving).
+    Effect.updateContext(withoutCurrentRequest),
+    Effect.catchTag("MethodNotFound", () =>
+      Effect.fail(
+        new InputRequiredError({
+          method,
+          reason: "MissingHandler",
+          message: `${method}: the server asked for ${request.method}, which this client does not handle`
+        })
+      )
+    )
+  )
+}
+
 // One generator function for every request: an inline `Effect.gen` would create one per request.
 export const run = Effect.fnUntraced(function* <E>(options: {
   readonly method: string
@@ -74,23 +103,8 @@ export const run = Effect.fnUntraced(function* <E>(options: {
     const responses: Record<string, unknown> = {}
     const tracing = Tracing.enabled(yield* Effect.context<never>())
     for (const [key, request] of Object.entries(asked.inputRequests ?? {})) {
-      const answer = options.answer(request.method, request.params)
       if (tracing) asker ??= traceParentOf(request.params)
-      // Served as the request it stands for would be: under a SERVER span continuing the asker's context.
-      responses[key] = yield* (tracing ? Tracing.incoming(request, undefined, answer) : answer).pipe(
-        // Not an answer to a server request: a handler's progress has nowhere to go (and must not go
-        // to a request the caller happens to be serving).
-        Effect.updateContext(withoutCurrentRequest),
-        Effect.catchTag("MethodNotFound", () =>
-          Effect.fail(
-            new InputRequiredError({
-              method: options.method,
-              reason: "MissingHandler",
-              message: `${options.method}: the server asked for ${request.method}, which this client does not handle`
-            })
-          )
-        )
-      )
+      responses[key] = yield* answerInput(options.method, request, options.answer, tracing)
     }
     params = {
       ...withoutRetryFields(options.params),
