@@ -12,6 +12,7 @@ export const usage = `usage: mcp-everything-server --stdio
            [--write-timeout <seconds>] [--keepalive <seconds>]
            [--auth --auth-issuer <url> [--auth-audience <url>] [--auth-scopes <a,b>]
             [--auth-tool-scope <tool>=<scope>]...]
+           [--cluster <sqlite:file|postgres://...> --runner-port <n> [--runner-host <host>]]
            [--event-store <sqlite:file|postgres://...>] [--request-state-key <key>]...
        mcp-everything-server --help
 
@@ -86,10 +87,22 @@ export interface Http extends Limits {
   readonly dnsRebindingProtection?: false
   /** `--auth`: the endpoints need access tokens. */
   readonly auth?: Auth
+  /** `--cluster`: this process is a runner of a cluster. */
+  readonly cluster?: Cluster
   /** `--event-store`: the database keeping resumable streams' events (`sqlite:<file>` or `postgres://...`). */
   readonly eventStore?: string
   /** `--request-state-key` (repeatable, comma lists split): the requestState keys, the signing key first. Secret. */
   readonly requestStateKeys?: ReadonlyArray<string>
+}
+
+/** The cluster given on the command line (`--cluster` and the runner's address). */
+export interface Cluster {
+  /** The cluster's database URL (`--cluster`). */
+  readonly storage: string
+  /** The host other runners reach this one at (`--runner-host`, default 127.0.0.1). */
+  readonly runnerHost: string
+  /** The port other runners reach this one at (`--runner-port`). */
+  readonly runnerPort: number
 }
 
 export type Cli = Stdio | Http | Help
@@ -135,6 +148,9 @@ export const parse = (argv: ReadonlyArray<string>): Cli | string => {
   let audience: string | undefined
   let scopes: Array<string> | undefined
   const toolScopes: Record<string, Array<string>> = {}
+  let clusterStorage: string | undefined
+  let runnerHost: string | undefined
+  let runnerPort: number | undefined
   let eventStore: string | undefined
   const requestStateKeys: Array<string> = []
   for (let i = 0; i < argv.length; i++) {
@@ -210,6 +226,30 @@ export const parse = (argv: ReadonlyArray<string>): Cli | string => {
         httpOnly = true
         break
       }
+      case "--cluster": {
+        const value = argv[++i]
+        if (value === undefined || !/^(sqlite:|postgres(ql)?:\/\/)/.test(value)) {
+          return "--cluster needs a database URL (sqlite:<file> or postgres://...)"
+        }
+        clusterStorage = value
+        httpOnly = true
+        break
+      }
+      case "--runner-host": {
+        const value = argv[++i]
+        if (value === undefined || value === "") return "--runner-host needs a value"
+        runnerHost = value
+        httpOnly = true
+        break
+      }
+      case "--runner-port": {
+        const value = Number(argv[++i])
+        if (!Number.isInteger(value) || value < 1 || value > 65535)
+          return "--runner-port needs a number from 1 to 65535"
+        runnerPort = value
+        httpOnly = true
+        break
+      }
       case "--event-store": {
         const value = argv[++i]
         if (value === undefined || !/^(sqlite:.|postgres(ql)?:\/\/)/.test(value)) {
@@ -249,6 +289,12 @@ export const parse = (argv: ReadonlyArray<string>): Cli | string => {
     return "--auth-issuer, --auth-audience, --auth-scopes and --auth-tool-scope need --auth"
   }
   if (auth && issuer === undefined) return "--auth needs --auth-issuer <url>"
+  if ((runnerHost !== undefined || runnerPort !== undefined) && clusterStorage === undefined) {
+    return "--runner-host and --runner-port need --cluster"
+  }
+  if (clusterStorage !== undefined && runnerPort === undefined) return "--cluster needs --runner-port <n>"
+  if (clusterStorage !== undefined && (stateless || auth))
+    return "--cluster cannot be combined with --stateless or --auth"
   return {
     mode,
     port,
@@ -261,6 +307,9 @@ export const parse = (argv: ReadonlyArray<string>): Cli | string => {
     ...(unprotected ? { dnsRebindingProtection: false as const } : {}),
     ...(eventStore === undefined ? {} : { eventStore }),
     ...(requestStateKeys.length > 0 ? { requestStateKeys } : {}),
+    ...(clusterStorage !== undefined && runnerPort !== undefined
+      ? { cluster: { storage: clusterStorage, runnerHost: runnerHost ?? "127.0.0.1", runnerPort } }
+      : {}),
     ...(auth && issuer !== undefined
       ? {
           auth: {

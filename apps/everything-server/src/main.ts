@@ -31,6 +31,8 @@ const seconds = (value: number | undefined) => (value === undefined ? undefined 
 
 const http = (cli: Cli.Http) =>
   Effect.gen(function* () {
+    // Loaded for --cluster only: a single-process server never loads effect/cluster or SQL.
+    if (cli.cluster !== undefined) return yield* (yield* Effect.promise(() => import("./internal/cluster.ts"))).serve(cli)
     const auth =
       cli.auth === undefined
         ? undefined

@@ -5,4 +5,6 @@
  * @packageDocumentation
  * @module @effect-mcp/cluster
  */
-export {}
+export * as ClusteredHttpServer from "./ClusteredHttpServer.ts"
+export * as NodeClusteredServer from "./NodeClusteredServer.ts"
+export * as SessionState from "./SessionState.ts"

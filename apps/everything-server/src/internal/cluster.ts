@@ -1,0 +1,64 @@
+/**
+ * `--cluster`: the everything server as one runner of a cluster (see
+ * `@effect-mcp/cluster`'s NodeClusteredServer), its state in the database
+ * the flag names. Loaded only for `--cluster`.
+ */
+import * as NodeClusteredServer from "@effect-mcp/cluster/NodeClusteredServer"
+import * as NodeHttpServer from "@effect-mcp/platform-node/NodeHttpServer"
+import * as Console from "effect/Console"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Cli from "../Cli.ts"
+import * as EverythingServer from "../EverythingServer.ts"
+
+/** Serves the everything server as a runner of the cluster `cli.cluster` names, until interrupted. */
+export const serve = (cli: Cli.Http) =>
+  Effect.gen(function* () {
+    const base = yield* NodeHttpServer.url
+    const cluster = cli.cluster!
+    yield* Console.error(
+      `mcp-everything-server listening on ${base}/mcp (cluster runner ${cluster.runnerHost}:${cluster.runnerPort})`
+    )
+    return yield* Effect.never
+  }).pipe(
+    Effect.provide(
+      NodeClusteredServer.layer(EverythingServer.layer(), {
+        storage: cli.cluster!.storage,
+        host: cli.host,
+        port: cli.port,
+        runnerHost: cli.cluster!.runnerHost,
+        runnerPort: cli.cluster!.runnerPort,
+        responseMode: cli.json ? "json" : "sse",
+        rebinding:
+          cli.dnsRebindingProtection === false
+            ? { enabled: false }
+            : cli.allowedHosts === undefined
+              ? undefined
+              : { allowedHosts: cli.allowedHosts, allowedOrigins: cli.allowedOrigins },
+        maxSessions: cli.maxSessions,
+        maxSessionsPerClient: cli.maxSessionsPerClient,
+        sessionIdleTimeout:
+          cli.sessionIdleTimeoutSeconds === undefined ? undefined : Duration.seconds(cli.sessionIdleTimeoutSeconds),
+        sharding: clusterTimings()
+      })
+    )
+  )
+
+/**
+ * Shard lock and health timings from the environment (MCP_CLUSTER_LOCK_EXPIRATION_MS...), so
+ * a test can make a lost runner's shards move in seconds; effect's defaults otherwise.
+ */
+const clusterTimings = () => {
+  const ms = (name: string) => {
+    const value = Number(process.env[name])
+    return Number.isFinite(value) && value > 0 ? Duration.millis(value) : undefined
+  }
+  const timings = {
+    shardLockExpiration: ms("MCP_CLUSTER_LOCK_EXPIRATION_MS"),
+    shardLockRefreshInterval: ms("MCP_CLUSTER_LOCK_REFRESH_MS"),
+    refreshAssignmentsInterval: ms("MCP_CLUSTER_REFRESH_ASSIGNMENTS_MS"),
+    runnerHealthCheckInterval: ms("MCP_CLUSTER_HEALTH_CHECK_MS"),
+    sendRetryInterval: ms("MCP_CLUSTER_SEND_RETRY_MS")
+  }
+  return Object.fromEntries(Object.entries(timings).filter(([, value]) => value !== undefined))
+}

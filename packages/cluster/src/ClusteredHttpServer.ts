@@ -1,0 +1,307 @@
+/**
+ * The Streamable HTTP server spread over the runners of an effect/cluster:
+ * any process answers any request, so a load balancer needs no sticky
+ * sessions.
+ *
+ * Each stateful session is an entity (`McpSession`) keyed by its
+ * `Mcp-Session-Id`; the shard of the id decides which runner owns it. A
+ * process receiving a POST, GET or DELETE for a session it owns serves it
+ * itself; otherwise it forwards the exchange to the owner as a streaming
+ * RPC, and the JSON or SSE reply flows back through it. An `initialize` is
+ * served where it arrives: the process picks the new session an id whose
+ * shard it owns. Stateless requests (2026-07-28) are served where they arrive.
+ *
+ * What a session negotiated (revision, client capabilities and info, log
+ * level, subscriptions) is written to `SessionState` (SQL): when a runner is
+ * lost its shards move, and the new owner reopens the session from it on its
+ * next request, without a new `initialize`. A request in flight on the lost
+ * runner is answered with an error (-32603) by the process that received it;
+ * it is not run again, so nothing is delivered twice.
+ */
+import * as StreamableHttpServer from "@effect-mcp/engine/StreamableHttpServer"
+import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
+import * as Cause from "effect/Cause"
+import * as EntityId from "effect/cluster/EntityId"
+import * as Sharding from "effect/cluster/Sharding"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as ByteSize from "effect/ByteSize"
+import * as Headers from "effect/http/Headers"
+import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as Forward from "./internal/forward.ts"
+import { Owner } from "./internal/owner.ts"
+import { SessionState } from "./SessionState.ts"
+
+/**
+ * Settings of the clustered server: those of the Streamable HTTP server
+ * (applied by each owner to its sessions), and how often sessions are swept.
+ */
+export interface Options<E = never, R = never>
+  extends Omit<StreamableHttpServer.Options<E, R>, "sessions" | "sessionIdOf"> {
+  /**
+   * How often a runner lets go of the sessions whose shard moved away and
+   * forgets the state of sessions that ended. Default 10 seconds.
+   */
+  readonly sweepInterval?: Duration.Input | undefined
+}
+
+/** What a clustered server counts. */
+export interface Stats {
+  /** Requests forwarded to the runner owning their session. */
+  readonly forwarded: number
+  /** Forwarded requests whose owner was lost before it answered them all (each was answered with an error). */
+  readonly lost: number
+  /** Sessions reopened here from their durable state after their shard moved. */
+  readonly restored: number
+  /** Sessions let go because their shard moved to another runner. */
+  readonly released: number
+}
+
+/** The clustered Streamable HTTP server of one process. */
+export interface ClusteredHttpServer {
+  /** Answers one request to the endpoint (any method), here or through the session's owner. */
+  readonly handler: Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>
+  /** The Streamable HTTP server of the sessions this runner owns. */
+  readonly local: StreamableHttpServer.StreamableHttpServer
+  /** Whether this runner owns the session (its shard is assigned here). */
+  readonly owns: (sessionId: string) => boolean
+  /** What the server counted since it started. */
+  readonly stats: () => Stats
+}
+
+const HEADER_SESSION_ID = "mcp-session-id"
+
+/** The reply of an exchange began again: its owner was lost and the cluster re-sent it. */
+const restarted = new Error("the exchange was re-sent to the session's new owner")
+
+const errorBody = (status: number, message: string) =>
+  HttpServerResponse.text(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message } }), {
+    status,
+    contentType: "application/json"
+  })
+
+const remoteAddressOf = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
+  Option.getOrUndefined(request.remoteAddress)
+
+/**
+ * Builds the clustered endpoint on this runner: registers the session entity
+ * with `Sharding` and serves the sessions whose shards are assigned here.
+ */
+export const make = Effect.fnUntraced(function* <E, R>(
+  options: Options<E, R>
+): Effect.fn.Return<
+  ClusteredHttpServer,
+  never,
+  Scope.Scope | Sharding.Sharding | SessionState | Exclude<R, StreamableHttpServer.SessionServices>
+> {
+  const sharding = yield* Sharding.Sharding
+  const store = yield* SessionState
+  const clientOf = options.clientOf ?? remoteAddressOf
+  const supported = options.supportedVersions ?? ProtocolVersion.all
+  const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024
+  const local = yield* StreamableHttpServer.make<E, R>({
+    ...options,
+    sessions: true,
+    // The id a process picked for a session it opens (one whose shard it owns).
+    sessionIdOf: (request) => request.headers[Forward.HEADER_NEW_SESSION],
+    clientOf: (request) => request.headers[Forward.HEADER_CLIENT] ?? clientOf(request)
+  })
+  const owner = new Owner(
+    local,
+    store,
+    supported,
+    (request) => request.headers[Forward.HEADER_CLIENT] ?? clientOf(request)
+  )
+  const counts = { forwarded: 0, lost: 0 }
+
+  const shardOf = (sessionId: string) => {
+    const entityId = EntityId.make(sessionId)
+    return sharding.getShardId(entityId, Forward.McpSession.getShardGroup(entityId))
+  }
+  const owns = (sessionId: string) => sharding.hasShardId(shardOf(sessionId))
+
+  // The owner's side of a forwarded exchange.
+  yield* sharding.registerEntity(
+    Forward.McpSession,
+    Effect.succeed(
+      Forward.serveExchange((exchange) =>
+        owner.serve(Forward.toRequest(exchange), exchange.headers[HEADER_SESSION_ID], exchange.body)
+      )
+    ),
+    { concurrency: "unbounded", maxIdleTime: Duration.minutes(1) }
+  )
+  const clientFor = yield* Forward.McpSession.client
+
+  const sweepEvery = Duration.fromInputUnsafe(options.sweepInterval ?? Duration.seconds(10))
+  yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(sweepEvery), owner.sweep(owns))))
+
+  /** A new session's id whose shard this runner owns (any id when it owns none yet). */
+  const newSessionId = () => {
+    let id = crypto.randomUUID()
+    for (let i = 0; i < 256 && !owns(id); i++) id = crypto.randomUUID()
+    return id
+  }
+
+  const forward = (
+    request: HttpServerRequest.HttpServerRequest,
+    sessionId: string,
+    extra?: Record<string, string>
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+    Effect.gen(function* () {
+      const read = request.method === "POST" ? yield* Effect.result(readBody(request, maxBodyBytes)) : undefined
+      if (read !== undefined && read._tag === "Failure") return read.failure
+      const body = read === undefined ? "" : read.success
+      const exchange = Forward.toExchange(request, body)
+      if (extra !== undefined) Object.assign(exchange.headers, extra)
+      counts.forwarded++
+      const ids = request.method === "POST" ? Forward.requestIdsOf(body) : []
+      const batch = body.trimStart().startsWith("[")
+      return yield* relay(clientFor(sessionId).Http(exchange), ids, batch)
+    })
+
+  /** Streams the owner's reply back; when the owner is lost first, its requests are answered with an error. */
+  const relay = (
+    reply: Stream.Stream<string, unknown>,
+    ids: ReadonlyArray<string | number>,
+    batch: boolean
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+    Effect.gen(function* () {
+      const queue = yield* Queue.unbounded<string, unknown>()
+      // Ended (Done) or failed: the owner's reply stream is over.
+      const fiber = yield* reply.pipe(
+        Stream.runForEach((chunk) => Queue.offer(queue, chunk)),
+        Effect.onExit((exit) =>
+          exit._tag === "Success" ? Queue.end(queue) : Queue.failCause(queue, exit.cause as Cause.Cause<unknown>)
+        ),
+        Effect.forkDetach
+      )
+      const first = yield* Effect.result(Queue.take(queue))
+      if (first._tag === "Failure") {
+        if (!Cause.isDone(first.failure)) yield* logLost(first.failure)
+        counts.lost++
+        if (ids.length === 0) {
+          return HttpServerResponse.empty({ status: 503, headers: { "retry-after": "1" } })
+        }
+        const answers = ids.map(Forward.lostResponse)
+        return HttpServerResponse.text(JSON.stringify(batch ? answers : answers[0]), {
+          status: 200,
+          contentType: "application/json"
+        })
+      }
+      const head = JSON.parse(first.success.slice(Forward.HEAD_MARK.length)) as Forward.Head
+      if (head.contentType === undefined) {
+        // No body (202, 404...): the stream ends after the head.
+        yield* Fiber.interrupt(fiber)
+        return HttpServerResponse.empty({ status: head.status, headers: head.headers })
+      }
+      const sse = head.contentType?.startsWith("text/event-stream") === true
+      const answered = sse && ids.length > 0 ? new Forward.AnsweredIds(ids) : undefined
+      let sent = ""
+      const body = Stream.fromQueue(queue).pipe(
+        Stream.mapEffect((chunk) => {
+          // Started again on the session's new owner: the old owner was lost mid-reply.
+          if (chunk.startsWith(Forward.HEAD_MARK)) return Effect.fail(restarted)
+          if (answered !== undefined) answered.see(chunk)
+          else if (sent.length < 2) sent += chunk
+          return Effect.succeed(chunk)
+        }),
+        Stream.catchCause((cause) => {
+          if (Cause.hasInterruptsOnly(cause)) return Stream.empty
+          counts.lost++
+          // The reply was cut short: what it still owed is answered here.
+          if (answered !== undefined) return Stream.succeed(Forward.lostEvents(answered.pending))
+          if (!sse && ids.length > 0 && sent.trim() === "") {
+            const answers = ids.map(Forward.lostResponse)
+            return Stream.succeed(JSON.stringify(batch ? answers : answers[0]))
+          }
+          return Stream.empty
+        }),
+        Stream.encodeText,
+        Stream.ensuring(Fiber.interrupt(fiber))
+      )
+      return HttpServerResponse.stream(body, {
+        status: head.status,
+        contentType: head.contentType,
+        headers: head.headers
+      })
+    })
+
+  const handler = Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const sessionId = request.headers[HEADER_SESSION_ID]
+    if (sessionId === undefined) {
+      // Opening a session (or a stateless request): served here, under an id this runner owns.
+      const id = newSessionId()
+      const headers = Headers.set(withoutPrivate(request.headers), Forward.HEADER_NEW_SESSION, id)
+      if (request.method === "POST" && !owns(id)) {
+        return yield* forward(request, id, {
+          [Forward.HEADER_NEW_SESSION]: id,
+          [Forward.HEADER_CLIENT]: clientOf(request) ?? ""
+        })
+      }
+      return yield* owner.serve(request.modify({ headers }), undefined)
+    }
+    if (owns(sessionId)) {
+      const clean =
+        request.headers[Forward.HEADER_NEW_SESSION] === undefined &&
+        request.headers[Forward.HEADER_CLIENT] === undefined
+          ? request
+          : request.modify({ headers: withoutPrivate(request.headers) })
+      return yield* owner.serve(clean, sessionId)
+    }
+    return yield* forward(request, sessionId)
+  })
+
+  return {
+    handler,
+    local,
+    owns,
+    stats: () => ({ ...counts, restored: owner.stats.restored, released: owner.stats.released })
+  } satisfies ClusteredHttpServer
+})
+
+const readBody = (request: HttpServerRequest.HttpServerRequest, limit: number) =>
+  request.text.pipe(
+    Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit)),
+    Effect.mapError((error) =>
+      error.reason._tag === "RequestParseError" && error.reason.reason === "BodyTooLarge"
+        ? errorBody(413, `Payload Too Large: the body exceeds ${limit} bytes`)
+        : errorBody(400, "Bad Request: the body could not be read")
+    )
+  )
+
+/** The headers a process sets for an owner are never taken from a client. */
+const withoutPrivate = (headers: Headers.Headers) =>
+  Headers.remove(Headers.remove(headers, Forward.HEADER_NEW_SESSION), Forward.HEADER_CLIENT)
+
+const logLost = (error: unknown) =>
+  Effect.logWarning("the runner owning a session was lost while serving a request", error)
+
+/**
+ * Adds the clustered endpoint to the `HttpRouter` at `options.path` (default
+ * `/mcp`). It needs `Sharding` (a runner: `NodeClusterSocket.layer`, ...) and
+ * `SessionState` (`SessionState.layerSql`).
+ */
+export const layer = <E, R>(
+  options: Options<E, R>
+): Layer.Layer<
+  never,
+  never,
+  HttpRouter.HttpRouter | Sharding.Sharding | SessionState | Exclude<R, StreamableHttpServer.SessionServices>
+> =>
+  Layer.effectDiscard(
+    Effect.gen(function* () {
+      const router = yield* HttpRouter.HttpRouter
+      const server = yield* make(options)
+      yield* router.add("*", options.path ?? "/mcp", server.handler)
+    })
+  )

@@ -1,0 +1,125 @@
+/**
+ * An McpServer served as one runner of a cluster on Node: the clustered
+ * Streamable HTTP endpoint on `host:port`, the runner reachable by the other
+ * runners on `runnerHost:runnerPort` (effect/cluster's socket transport), and
+ * the cluster's tables, the durable session state and the SSE events in one
+ * SQL database named by a URL (`sqlite:<file>` or `postgres://...`).
+ *
+ * Every process of the cluster runs this with the same database and its own
+ * runner address; put any load balancer in front of the HTTP ports, without
+ * sticky sessions.
+ *
+ * @example
+ * ```ts
+ * import * as NodeClusteredServer from "@effect-mcp/cluster/NodeClusteredServer"
+ * import * as McpServer from "@effect-mcp/server/McpServer"
+ * import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as SqlClient from "effect/sql/SqlClient"
+ *
+ * const Server = McpServer.layer({ name: "clustered", version: "1.0.0" })
+ * export const Runner = NodeClusteredServer.layer(Server, {
+ *   storage: "sqlite:/var/lib/mcp/cluster.db",
+ *   port: 3000,
+ *   runnerPort: 34431
+ * })
+ * ```
+ */
+import type * as StreamableHttpServer from "@effect-mcp/engine/StreamableHttpServer"
+import * as NodeHttpServer from "@effect-mcp/platform-node/NodeHttpServer"
+import * as McpServer from "@effect-mcp/server/McpServer"
+import * as SqlDatabase from "@effect-mcp/sql/SqlDatabase"
+import * as SqlEventStore from "@effect-mcp/sql/SqlEventStore"
+import * as NodeClusterHttp from "@effect/platform-node/NodeClusterHttp"
+import * as RunnerAddress from "effect/cluster/RunnerAddress"
+import type * as ShardingConfig from "effect/cluster/ShardingConfig"
+import type * as Duration from "effect/Duration"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as Option from "effect/Option"
+import type * as HttpServer from "effect/http/HttpServer"
+import * as ClusteredHttpServer from "./ClusteredHttpServer.ts"
+import * as SessionState from "./SessionState.ts"
+
+/** Where a runner listens and where the cluster keeps its state. */
+export interface Options {
+  /** The cluster's database: `sqlite:<file>` (every runner on this machine) or `postgres://...`. */
+  readonly storage: string
+  /** Interface of the MCP endpoint. Default `127.0.0.1`. */
+  readonly host?: string | undefined
+  /** Port of the MCP endpoint; 0 picks a free one. Default 0. */
+  readonly port?: number | undefined
+  /** Path of the MCP endpoint. Default `/mcp`. */
+  readonly path?: `/${string}` | undefined
+  /** The host other runners reach this one at. Default `127.0.0.1`. */
+  readonly runnerHost?: string | undefined
+  /** The port other runners reach this one at (a fixed port: it is the runner's identity). */
+  readonly runnerPort: number
+  /** How POSTs carrying requests are answered. Default `"sse"`. */
+  readonly responseMode?: "sse" | "json" | undefined
+  /** DNS-rebinding protection of the endpoint. Default: loopback names only. */
+  readonly rebinding?: StreamableHttpServer.RebindingOptions | undefined
+  /** Sessions this runner holds at once. Default 10,000. */
+  readonly maxSessions?: number | undefined
+  /** Sessions one client may hold on this runner. Default 1,000. */
+  readonly maxSessionsPerClient?: number | undefined
+  /** A session idle this long is closed (and its state forgotten). Default 30 minutes. */
+  readonly sessionIdleTimeout?: Duration.Input | undefined
+  /** How long SSE events stay resumable with `Last-Event-ID`. Default 1 hour. */
+  readonly eventRetention?: Duration.Input | undefined
+  /**
+   * effect/cluster settings (shard count, lock expiration, health checks...):
+   * `shardsPerGroup` must be the same on every runner. Default: effect's.
+   */
+  readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
+}
+
+/**
+ * On SQLite in WAL mode, commits wait for the disk only at checkpoints
+ * (`synchronous = NORMAL`): the database stays consistent after a crash, and
+ * each SSE event stored costs no flush of its own.
+ */
+const relaxedSync = (context: Context.Context<SqlClient.SqlClient>) => {
+  const sql = Context.get(context, SqlClient.SqlClient)
+  return sql.onDialectOrElse({
+    sqlite: () => Effect.ignore(sql.unsafe("PRAGMA synchronous = NORMAL")),
+    orElse: () => Effect.void
+  })
+}
+
+/**
+ * The server as a runner of the cluster, listening until the Layer is
+ * released; it provides the `HttpServer` (read the address with `NodeHttpServer.url`).
+ */
+export const layer = <E, R>(
+  server: Layer.Layer<McpServer.McpServer, E, R>,
+  options: Options
+): Layer.Layer<HttpServer.HttpServer, unknown, Exclude<R, never>> => {
+  const database = SqlDatabase.layer(options.storage).pipe(Layer.tap((context) => relaxedSync(context)))
+  const runnerAddress = RunnerAddress.make(options.runnerHost ?? "127.0.0.1", options.runnerPort)
+  // WebSocket between runners: its sockets send small frames at once (no Nagle delay), which
+  // a reply streamed event by event needs.
+  const sharding = NodeClusterHttp.layer({
+    transport: "websocket",
+    storage: "sql",
+    shardingConfig: { ...options.sharding, runnerAddress: Option.some(runnerAddress) }
+  })
+  const events = SqlEventStore.layer({ maxAge: options.eventRetention })
+  const routes = ClusteredHttpServer.layer({
+    session: McpServer.makeSession,
+    path: options.path,
+    responseMode: options.responseMode,
+    rebinding: options.rebinding,
+    maxSessions: options.maxSessions,
+    maxSessionsPerClient: options.maxSessionsPerClient,
+    sessionIdleTimeout: options.sessionIdleTimeout
+  })
+  return NodeHttpServer.layer(routes, { host: options.host, port: options.port }).pipe(
+    Layer.provide(Layer.mergeAll(sharding, SessionState.layerSql(), events)),
+    Layer.provide(server),
+    Layer.provide(database)
+  ) as Layer.Layer<HttpServer.HttpServer, unknown, Exclude<R, never>>
+}

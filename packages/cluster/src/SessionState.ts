@@ -1,0 +1,136 @@
+/**
+ * The durable state of a clustered Streamable HTTP session: what its owner
+ * needs to reopen it in another process without a new `initialize` (the
+ * negotiated revision, the client's capabilities and info, whom it counts
+ * against, its log level and resource subscriptions).
+ *
+ * The owner of a session is its only writer (its shard is held by one runner
+ * at a time), so each change rewrites one row; a runner that takes the shard
+ * over reads it once. Rows live in the cluster's own SQL database (SQLite or
+ * PostgreSQL), next to effect/cluster's runner and message tables.
+ */
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
+
+/** What a session's owner writes down so the session can continue elsewhere. */
+export interface State {
+  /** The revision `initialize` negotiated. */
+  readonly revision: string
+  /** The client's capabilities. */
+  readonly capabilities: { readonly [key: string]: unknown }
+  /** The client's `clientInfo`. */
+  readonly clientInfo: { readonly name: string; readonly version: string } | undefined
+  /** Whom the session counts against (the principal's owner when the server authenticates). */
+  readonly client: string | undefined
+  /** The level the client asked for with `logging/setLevel`, if it did. */
+  readonly logLevel: string | undefined
+  /** The resource URIs the client subscribed to. */
+  readonly subscriptions: ReadonlyArray<string>
+}
+
+/** The session state store could not be read or written. */
+export class SessionStateError extends Schema.TaggedError<SessionStateError>()("SessionStateError", {
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect())
+}) {}
+
+/** Where clustered sessions keep their durable state. */
+export interface SessionStateShape {
+  /** The state of a session, or undefined when it is unknown (never opened, or ended). */
+  readonly get: (sessionId: string) => Effect.Effect<State | undefined, SessionStateError>
+  /** Writes a session's whole state. */
+  readonly put: (sessionId: string, state: State) => Effect.Effect<void, SessionStateError>
+  /** Forgets a session (it ended). */
+  readonly remove: (sessionId: string) => Effect.Effect<void, SessionStateError>
+  /** Forgets the sessions not written since `before` (epoch milliseconds): they expired. */
+  readonly expire: (before: number) => Effect.Effect<number, SessionStateError>
+}
+
+/** The durable session state of a clustered server. */
+export class SessionState extends Context.Service<SessionState, SessionStateShape>()(
+  "@effect-mcp/cluster/SessionState"
+) {}
+
+/** Options of the SQL session state store. */
+export interface SqlOptions {
+  /** Name of the table. Default `mcp_cluster_sessions`. */
+  readonly table?: string | undefined
+}
+
+const fail = (message: string) => (cause: unknown) => new SessionStateError({ message, cause })
+
+const decode = (text: string): State | undefined => {
+  try {
+    return JSON.parse(text) as State
+  } catch {
+    return undefined
+  }
+}
+
+/** The store on the `SqlClient` (SQLite or PostgreSQL); creates its table when absent. */
+export const makeSql = Effect.fnUntraced(function* (options?: SqlOptions) {
+  const sql = yield* SqlClient.SqlClient
+  const table = sql(options?.table ?? "mcp_cluster_sessions")
+  yield* sql`CREATE TABLE IF NOT EXISTS ${table} (
+    id VARCHAR(255) PRIMARY KEY,
+    state TEXT NOT NULL,
+    updated_at BIGINT NOT NULL
+  )`.pipe(Effect.mapError(fail("cannot create the session state table")))
+  return SessionState.of({
+    get: (sessionId) =>
+      sql<{ readonly state: string }>`SELECT state FROM ${table} WHERE id = ${sessionId}`.pipe(
+        Effect.map((rows) => (rows.length === 0 ? undefined : decode(rows[0]!.state))),
+        Effect.mapError(fail("cannot read a session's state"))
+      ),
+    put: (sessionId, state) =>
+      Clock.currentTimeMillis.pipe(
+        Effect.flatMap(
+          (
+            now
+          ) => sql`INSERT INTO ${table} (id, state, updated_at) VALUES (${sessionId}, ${JSON.stringify(state)}, ${now})
+        ON CONFLICT (id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`
+        ),
+        Effect.asVoid,
+        Effect.mapError(fail("cannot write a session's state"))
+      ),
+    remove: (sessionId) =>
+      sql`DELETE FROM ${table} WHERE id = ${sessionId}`.pipe(
+        Effect.asVoid,
+        Effect.mapError(fail("cannot forget a session"))
+      ),
+    expire: (before) =>
+      sql<{ readonly id: string }>`DELETE FROM ${table} WHERE updated_at < ${before} RETURNING id`.pipe(
+        Effect.map((rows) => rows.length),
+        Effect.mapError(fail("cannot expire sessions"))
+      )
+  })
+})
+
+/** Provides the SQL session state store. */
+export const layerSql = (options?: SqlOptions): Layer.Layer<SessionState, SessionStateError, SqlClient.SqlClient> =>
+  Layer.effect(SessionState, makeSql(options))
+
+/** An in-memory store, for one process or a test. */
+export const makeMemory = (): SessionStateShape => {
+  const rows = new Map<string, { readonly state: State; readonly at: number }>()
+  return {
+    get: (sessionId) => Effect.sync(() => rows.get(sessionId)?.state),
+    put: (sessionId, state) => Effect.map(Clock.currentTimeMillis, (at) => void rows.set(sessionId, { state, at })),
+    remove: (sessionId) => Effect.sync(() => void rows.delete(sessionId)),
+    expire: (before) =>
+      Effect.sync(() => {
+        let n = 0
+        for (const [id, row] of rows) {
+          if (row.at < before) {
+            rows.delete(id)
+            n++
+          }
+        }
+        return n
+      })
+  }
+}

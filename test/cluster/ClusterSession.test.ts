@@ -1,0 +1,146 @@
+/**
+ * Acceptance 1 of issue 17: three everything-server processes in one cluster
+ * on SQLite, the official SDK client (1.32.2) running a whole session through
+ * a forwarder that spreads its requests over them: initialize on one, calls
+ * on the others, the GET stream on a third, which is then killed with
+ * SIGKILL; the client resumes the GET stream elsewhere with Last-Event-ID.
+ * Every request is answered exactly once, and the notification sent while
+ * the stream was down arrives once.
+ *
+ * Then the owner of a session is killed: the call it was serving is answered
+ * with an error, and the session continues on another runner without a new
+ * `initialize`.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import * as Effect from "effect/Effect"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { connect, type Json } from "../interop/sdkClient.ts"
+import { forwarder, kill, startRunners } from "./support.ts"
+
+const tempDatabase = Effect.acquireRelease(
+  Effect.sync(() => mkdtempSync(join(tmpdir(), "mcp-cluster-"))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+).pipe(Effect.map((dir) => `sqlite:${join(dir, "cluster.db")}`))
+
+const until = (condition: () => boolean, what: string, timeoutMs = 20_000) =>
+  Effect.suspend(function poll(): Effect.Effect<void> {
+    return condition() ? Effect.void : Effect.andThen(Effect.sleep("50 millis"), poll)
+  }).pipe(
+    Effect.timeoutOption(`${timeoutMs} millis`),
+    Effect.flatMap((done) => (done._tag === "Some" ? Effect.void : Effect.die(new Error(`timed out waiting: ${what}`))))
+  )
+
+const text = (result: Json): string => result.content[0].text
+
+const transportFor = (url: string) =>
+  new StreamableHTTPClientTransport(new URL(url), {
+    reconnectionOptions: {
+      initialReconnectionDelay: 200,
+      maxReconnectionDelay: 1000,
+      reconnectionDelayGrowFactor: 1.5,
+      maxRetries: 20
+    }
+  })
+
+describe("a session spread over three processes (SQLite)", () => {
+  it.live(
+    "initialize on one, calls on the others, GET on a third; the third killed, the stream resumes elsewhere",
+    () =>
+      Effect.gen(function* () {
+        const runners = yield* startRunners(3, yield* tempDatabase)
+        const lb = yield* forwarder(runners)
+        // initialize on runner 0 (which then owns the session), GET on runner 2, the rest round-robin.
+        lb.route = ({ method, rpc }) => (rpc === "initialize" ? 0 : method === "GET" ? 2 : undefined)
+        const transport = transportFor(lb.url)
+        const { client, listChanges } = yield* connect(transport)
+        yield* until(() => lb.hops.some((hop) => hop.method === "GET" && hop.status === 200), "the GET stream")
+
+        const tools = yield* Effect.promise(() => client.listTools())
+        assert.isTrue(tools.tools.some((tool) => tool.name === "test_simple_text"))
+        for (let i = 0; i < 6; i++) {
+          const result = yield* Effect.promise(() => client.callTool({ name: "test_simple_text", arguments: {} }))
+          assert.strictEqual(text(result), "This is a simple text response for testing.")
+        }
+        const backendsOfCalls = new Set(lb.hops.filter((hop) => hop.rpc === "tools/call").map((hop) => hop.backend))
+        assert.deepStrictEqual([...backendsOfCalls].sort(), [0, 1, 2])
+
+        // A list change of the session's owner reaches the client on the GET stream held by runner 2.
+        yield* Effect.promise(() => client.callTool({ name: "test_trigger_prompt_change", arguments: {} }))
+        yield* until(() => listChanges.length === 1, "the first list change")
+
+        yield* kill(runners[2]!)
+        lb.dead.add(2)
+        // Sent while the client's GET stream is down: stored, and replayed once it resumes.
+        yield* Effect.promise(() => client.callTool({ name: "test_trigger_prompt_change", arguments: {} }))
+        yield* until(
+          () => lb.hops.some((hop) => hop.method === "GET" && hop.backend !== 2 && hop.status === 200),
+          "the GET stream resumed on another runner"
+        )
+        yield* until(() => listChanges.length === 2, "the list change sent while the stream was down")
+        const resumed = lb.hops.filter((hop) => hop.method === "GET" && hop.backend !== 2)
+        assert.isTrue(resumed.length >= 1)
+
+        for (let i = 0; i < 4; i++) {
+          const result = yield* Effect.promise(() => client.callTool({ name: "test_simple_text", arguments: {} }))
+          assert.strictEqual(text(result), "This is a simple text response for testing.")
+        }
+        // Nothing arrives twice: the replay held only what the client had not read.
+        yield* Effect.sleep("500 millis")
+        assert.deepStrictEqual(listChanges, [
+          "notifications/prompts/list_changed",
+          "notifications/prompts/list_changed"
+        ])
+        for (const [id, count] of lb.answers) assert.strictEqual(count, 1, `response ${id} relayed ${count} times`)
+        // initialize, tools/list, 10 calls of test_simple_text, 2 triggers: each answered once.
+        assert.strictEqual(lb.answers.size, 14)
+        yield* Effect.promise(() => client.close())
+      }).pipe(Effect.scoped),
+    120_000
+  )
+
+  it.live(
+    "the owner killed: its call in flight is answered with an error, the session continues elsewhere",
+    () =>
+      Effect.gen(function* () {
+        const runners = yield* startRunners(3, yield* tempDatabase)
+        const lb = yield* forwarder(runners)
+        // The session lives on runner 0; everything else goes to runner 1 (forwarded to 0).
+        lb.route = ({ rpc }) => (rpc === "initialize" ? 0 : 1)
+        const transport = transportFor(lb.url)
+        const { client } = yield* connect(transport)
+        const sessionId = transport.sessionId
+        assert.isDefined(sessionId)
+        yield* Effect.promise(() => client.setLoggingLevel("debug"))
+        const first = yield* Effect.promise(() => client.callTool({ name: "test_simple_text", arguments: {} }))
+        assert.strictEqual(text(first), "This is a simple text response for testing.")
+
+        const inFlight = Effect.runPromiseExit(
+          Effect.tryPromise(() =>
+            client.callTool({ name: "test_long_running", arguments: { durationMs: 4000 } }, undefined, {
+              timeout: 60_000
+            })
+          )
+        )
+        yield* runners[0]!.waitForStderr(/started \d+/, 30_000)
+        yield* kill(runners[0]!)
+        lb.dead.add(0)
+        const exit = yield* Effect.promise(() => inFlight)
+        assert.isTrue(exit._tag === "Failure", "the call in flight on the lost runner fails")
+        assert.match(String(exit), /-32603|lost/)
+
+        // Once the lost runner's shards have moved, the same session serves calls again.
+        const again = yield* Effect.promise(() =>
+          client.callTool({ name: "test_simple_text", arguments: {} }, undefined, { timeout: 60_000 })
+        )
+        assert.strictEqual(text(again), "This is a simple text response for testing.")
+        assert.strictEqual(transport.sessionId, sessionId)
+        assert.isFalse(lb.hops.slice(1).some((hop) => hop.rpc === "initialize"))
+        for (const [id, count] of lb.answers) assert.strictEqual(count, 1, `response ${id} relayed ${count} times`)
+        yield* Effect.promise(() => client.close())
+      }).pipe(Effect.scoped),
+    120_000
+  )
+})

@@ -1,0 +1,207 @@
+/**
+ * A cluster of everything-server processes for the tests: runners started
+ * one after another on one database (each with its own runner port), and a
+ * forwarder on loopback standing in for a load balancer without sticky
+ * sessions. The forwarder picks a backend per request (round-robin unless a
+ * route says otherwise), skips backends the test marked dead, and tallies the
+ * JSON-RPC responses it relays so a test can check each request was answered
+ * exactly once.
+ */
+import { createServer, request as httpRequest, type IncomingMessage, type Server } from "node:http"
+import { createServer as createNetServer } from "node:net"
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import { everythingBin, type HttpServer, node, spawnChild } from "../support/ServerProcess.ts"
+
+/** Shard locks expire in seconds, so a lost runner's sessions move within a test. */
+export const fastFailover: Record<string, string> = {
+  MCP_CLUSTER_LOCK_EXPIRATION_MS: "3000",
+  MCP_CLUSTER_LOCK_REFRESH_MS: "1000",
+  MCP_CLUSTER_REFRESH_ASSIGNMENTS_MS: "500",
+  MCP_CLUSTER_HEALTH_CHECK_MS: "1000"
+}
+
+/** A port free on 127.0.0.1 now (a runner's port is its identity: it cannot be 0). */
+export const freePort: Effect.Effect<number> = Effect.callback<number>((resume) => {
+  const server = createNetServer()
+  server.listen(0, "127.0.0.1", () => {
+    const address = server.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+/** One runner of the cluster. */
+export interface Runner extends HttpServer {
+  readonly runnerPort: number
+}
+
+/** Starts `count` runners one after another (they create the cluster's tables in turn). */
+export const startRunners = (
+  count: number,
+  storage: string,
+  flags: ReadonlyArray<string> = []
+): Effect.Effect<Array<Runner>, unknown, Scope.Scope> =>
+  Effect.gen(function* () {
+    const runners: Array<Runner> = []
+    for (let i = 0; i < count; i++) {
+      const runnerPort = yield* freePort
+      const child = yield* spawnChild(
+        node,
+        [everythingBin, "--http", "--port", "0", ...flags, "--cluster", storage, "--runner-port", String(runnerPort)],
+        { env: { ...process.env, ...fastFailover } }
+      )
+      const match = yield* child.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+)\/mcp/, 60_000)
+      const base = match[1]!
+      runners.push({ ...child, base, url: `${base}/mcp`, runnerPort })
+    }
+    // Shards move as runners join; a few assignment refreshes later each runner holds its share.
+    yield* Effect.sleep("3 seconds")
+    return runners
+  })
+
+/** What the forwarder saw of one request. */
+export interface Hop {
+  readonly method: string
+  /** The JSON-RPC method of a POST (the first of a batch), if any. */
+  readonly rpc: string | undefined
+  readonly backend: number
+  readonly status: number
+}
+
+/** Picks the backend of a request (an index into the backends), or undefined for round-robin. */
+export type Route = (hop: { readonly method: string; readonly rpc: string | undefined }) => number | undefined
+
+/** The load balancer of a test. */
+export interface Forwarder {
+  /** The endpoint clients use, `http://127.0.0.1:<port>/mcp`. */
+  readonly url: string
+  /** Every request relayed, in order. */
+  readonly hops: Array<Hop>
+  /** How many times each JSON-RPC response id was relayed to the client. */
+  readonly answers: Map<string, number>
+  /** Backends that are no longer chosen. */
+  readonly dead: Set<number>
+  /** Replaces the routing rule. */
+  route: Route
+}
+
+const rpcOf = (body: string): string | undefined => {
+  try {
+    const parsed = JSON.parse(body) as { readonly method?: unknown } | ReadonlyArray<{ readonly method?: unknown }>
+    const first = Array.isArray(parsed) ? parsed[0] : parsed
+    return typeof first?.method === "string" ? first.method : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const tally = (answers: Map<string, number>) => {
+  const note = (message: unknown) => {
+    const m = message as { readonly id?: unknown; readonly method?: unknown } | null
+    if (m !== null && typeof m === "object" && m.method === undefined && m.id !== undefined && m.id !== null) {
+      const key = String(m.id)
+      answers.set(key, (answers.get(key) ?? 0) + 1)
+    }
+  }
+  const parse = (data: string) => {
+    try {
+      const parsed = JSON.parse(data) as unknown
+      for (const message of Array.isArray(parsed) ? parsed : [parsed]) note(message)
+    } catch {
+      // a priming event or a partial body
+    }
+  }
+  return { parse }
+}
+
+const readAll = (message: IncomingMessage): Promise<Buffer> =>
+  new Promise((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    message.on("data", (chunk: Buffer) => chunks.push(chunk))
+    message.on("end", () => resolve(Buffer.concat(chunks)))
+    message.on("error", reject)
+  })
+
+/** A forwarder on 127.0.0.1:0 over `backends`, closed with the scope. */
+export const forwarder = (
+  backends: ReadonlyArray<{ readonly base: string }>
+): Effect.Effect<Forwarder, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.callback<{ readonly server: Server; readonly forwarder: Forwarder }>((resume) => {
+      let next = 0
+      const state = {
+        hops: [] as Array<Hop>,
+        answers: new Map<string, number>(),
+        dead: new Set<number>(),
+        route: (() => undefined) as Route
+      }
+      const pick = (method: string, rpc: string | undefined) => {
+        const chosen = state.route({ method, rpc })
+        if (chosen !== undefined && !state.dead.has(chosen)) return chosen
+        for (let i = 0; i < backends.length; i++) {
+          const candidate = next++ % backends.length
+          if (!state.dead.has(candidate)) return candidate
+        }
+        return 0
+      }
+      const server = createServer((req, res) => {
+        void readAll(req).then((body) => {
+          const text = body.toString("utf8")
+          const rpc = req.method === "POST" ? rpcOf(text) : undefined
+          const backend = pick(req.method ?? "GET", rpc)
+          const target = new URL(req.url ?? "/mcp", backends[backend]!.base)
+          const headers = { ...req.headers, host: target.host }
+          const upstream = httpRequest(target, { method: req.method, headers }, (reply) => {
+            state.hops.push({ method: req.method ?? "", rpc, backend, status: reply.statusCode ?? 0 })
+            res.writeHead(reply.statusCode ?? 502, reply.headers)
+            const sse = (reply.headers["content-type"] ?? "").startsWith("text/event-stream")
+            const counter = tally(state.answers)
+            let rest = ""
+            let json = ""
+            reply.on("data", (chunk: Buffer) => {
+              const piece = chunk.toString("utf8")
+              if (sse) {
+                const lines = (rest + piece).split("\n")
+                rest = lines.pop() ?? ""
+                for (const line of lines) if (line.startsWith("data:")) counter.parse(line.slice(5))
+              } else json += piece
+              res.write(chunk)
+            })
+            reply.on("end", () => {
+              if (!sse && json.trim() !== "") counter.parse(json)
+              res.end()
+            })
+            reply.on("error", () => res.destroy())
+          })
+          upstream.on("error", () => {
+            state.hops.push({ method: req.method ?? "", rpc, backend, status: 502 })
+            if (!res.headersSent) res.writeHead(502).end()
+            else res.destroy()
+          })
+          res.on("close", () => upstream.destroy())
+          upstream.end(body)
+        })
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const address = server.address()
+        const port = typeof address === "object" && address !== null ? address.port : 0
+        const forwarder: Forwarder = Object.assign(state, { url: `http://127.0.0.1:${port}/mcp` })
+        resume(Effect.succeed({ server, forwarder }))
+      })
+    }),
+    ({ server }) =>
+      Effect.callback<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+  ).pipe(Effect.map(({ forwarder }) => forwarder))
+
+/** Kills a runner at once (no shutdown: its shards are left to expire). */
+export const kill = (runner: Runner): Effect.Effect<void> =>
+  Effect.callback<void>((resume) => {
+    const child = runner.process
+    if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
+    child.once("exit", () => resume(Effect.void))
+    child.kill("SIGKILL")
+  })
