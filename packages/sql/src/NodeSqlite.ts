@@ -31,7 +31,12 @@ export interface Options {
 }
 
 const toSqlError = (cause: unknown, operation: string): SqlError =>
-  new SqlError({ reason: classifySqliteError(cause, { message: "SQLite statement failed", operation }) })
+  new SqlError({
+    reason: classifySqliteError(cause, {
+      message: `SQLite ${operation} failed${cause instanceof Error ? `: ${cause.message}` : ""}`,
+      operation
+    })
+  })
 
 // node:sqlite binds null, numbers, bigints, strings and bytes only.
 const bind = (params: ReadonlyArray<unknown>): Array<SQLInputValue> =>

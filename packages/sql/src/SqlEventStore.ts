@@ -80,10 +80,18 @@ const createTable = (table: string) =>
 /** Creates the events table when it is missing (run by `make`; exported for deployments that migrate ahead). */
 export const migrate = (options?: Pick<Options, "table">) => {
   const table = options?.table ?? "effect_mcp_events"
-  return Migrator.make({})({
+  const run = Migrator.make({})({
     loader: Migrator.fromRecord({ "1_create_events": createTable(table) }),
     table: `${table}_migrations`
   })
+  // SQLite: take the write lock when the migration starts (waiting for another process that holds it)
+  // rather than on its first write, which fails at once when another process migrates meanwhile.
+  return Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.onDialectOrElse({
+      sqlite: () => Effect.provideService(run, SqlClient.BeginTransaction, "BEGIN IMMEDIATE"),
+      orElse: () => run
+    })
+  )
 }
 
 /** Builds the store on the current `SqlClient`, creating its table; the sweep lives in the current scope. */
