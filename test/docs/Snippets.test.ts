@@ -26,6 +26,8 @@ const guides = [
   "observability.md",
   "revisions.md",
   "serving.md",
+  "skills.md",
+  "apps.md",
   "testing.md"
 ]
 
