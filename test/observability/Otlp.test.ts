@@ -119,6 +119,30 @@ describe("OTLP export configured by OTEL_* variables", () => {
         )
         assert.strictEqual(toolError.attributes["gen_ai.tool.name"], "test_error_handling")
 
+        // The transport metrics: the session opened over Streamable HTTP and the bytes it carried.
+        const session = yield* until(() =>
+          receiver
+            .points()
+            .find(
+              (point) =>
+                point.metric === "mcp.server.active_sessions" && point.attributes["mcp.transport"] === "streamable-http"
+            )
+        )
+        assert.strictEqual(session.type, "sum")
+        for (const direction of ["receive", "transmit"]) {
+          const bytes = yield* until(() =>
+            receiver
+              .points()
+              .find(
+                (point) =>
+                  point.metric === "mcp.transport.io" &&
+                  point.attributes["mcp.transport"] === "streamable-http" &&
+                  point.attributes["network.io.direction"] === direction
+              )
+          )
+          assert.isAbove(bytes.value!, 0, direction)
+        }
+
         // Every request was protobuf (the specification's default) with the configured header, and decoded.
         const exports = receiver.requests().filter((request) => request.path !== "/v1/logs")
         assert.isTrue(exports.some((request) => request.path === "/v1/traces"))

@@ -28,6 +28,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { CurrentHttpSession, type CurrentHttpSessionShape } from "./CurrentHttpSession.ts"
 import type * as HttpAuthentication from "./HttpAuthentication.ts"
+import * as Meter from "./internal/httpMeter.ts"
 import * as Run from "./internal/httpServerRun.ts"
 import { remoteAddressOf } from "./internal/httpServerSessions.ts"
 import * as Wire from "./internal/httpWire.ts"
@@ -36,6 +37,7 @@ import { textOf } from "./internal/httpServerStream.ts"
 import { PushQueue } from "./internal/pushQueue.ts"
 import { newSessionId } from "./internal/sessionId.ts"
 import * as Transport from "./Transport.ts"
+import * as McpMetrics from "./McpMetrics.ts"
 
 /** Settings of the legacy HTTP+SSE server transport. */
 export interface Options<E = never, R = never> {
@@ -167,12 +169,15 @@ export const make = Effect.fnUntraced(function* <E, R>(
   const requiredScopes = options.requiredScopes
   const sessions = new Map<string, Entry>()
   const perClient = new Map<string, number>()
+  // Undefined when metrics are off: nothing is counted.
+  const meter = McpMetrics.transportMeter("sse", context as Context.Context<never>)
   let evicted = 0
 
   const close = (id: string, entry: Entry) =>
     Effect.suspend(() => {
       if (sessions.get(id) === entry) {
         sessions.delete(id)
+        meter?.sessions(-1)
         if (entry.client !== undefined) {
           const left = (perClient.get(entry.client) ?? 1) - 1
           if (left > 0) perClient.set(entry.client, left)
@@ -244,6 +249,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
       authenticated
     }
     sessions.set(id, entry)
+    meter?.sessions(1)
     outgoing.offerNow(Wire.formatEvent({ event: "endpoint", data: endpoint(id) }))
     yield* Scope.addFinalizer(
       scope,
@@ -312,7 +318,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
     if (!Wire.isJsonContent(request.headers["content-type"])) {
       return Wire.transportError(415, "Unsupported Media Type: the body must be application/json")
     }
-    const read = yield* Wire.readFrame(request, maxBodyBytes)
+    const read = yield* Wire.readFrame(request, maxBodyBytes, meter)
     if (Result.isFailure(read)) return read.failure
     if (authenticated !== undefined) {
       if (requiredScopes !== undefined) {
@@ -327,7 +333,12 @@ export const make = Effect.fnUntraced(function* <E, R>(
     return HttpServerResponse.text("Accepted", { status: 202 })
   })
 
-  return { sse, messages, sessionCount: () => sessions.size, evictedConnections: () => evicted } satisfies SseServer
+  return {
+    sse: Meter.handler(sse, meter),
+    messages: Meter.handler(messages, meter),
+    sessionCount: () => sessions.size,
+    evictedConnections: () => evicted
+  } satisfies SseServer
 })
 
 /** Adds the SSE and messages routes to the `HttpRouter`. */

@@ -38,9 +38,9 @@ import * as Post from "./internal/httpServerPost.ts"
 import * as Get from "./internal/httpServerGet.ts"
 import type * as HttpSession from "./internal/httpServerSession.ts"
 import * as Sessions from "./internal/httpServerSessions.ts"
+import * as Meter from "./internal/httpMeter.ts"
 import * as Wire from "./internal/httpWire.ts"
-import type * as Session from "./Session.ts"
-import * as Tracing from "./Tracing.ts"
+import * as McpMetrics from "./McpMetrics.ts"
 import type * as Transport from "./Transport.ts"
 
 /** DNS-rebinding protection: which `Host` / `Origin` values are accepted. */
@@ -134,22 +134,6 @@ export interface Options<E = never, R = never> {
    * items. Used only with `authentication`.
    */
   readonly requiredScopes?: HttpAuthentication.RequiredScopes | undefined
-  /**
-   * The `Mcp-Session-Id` an `initialize` opening a session gets, read from
-   * its request; undefined (or an id in use) draws a random one. A cluster
-   * picks ids whose shard it owns. Default: random ids.
-   */
-  readonly sessionIdOf?: ((request: HttpServerRequest.HttpServerRequest) => string | undefined) | undefined
-}
-
-/** How `restoreSession` reopens a session that was initialized elsewhere. */
-export interface RestoreOptions {
-  /** What the session negotiated: it starts ready, no handshake. */
-  readonly initialized: Session.Initialized
-  /** Who the session counts against for `maxSessionsPerClient` (the principal's owner when authenticated). */
-  readonly client?: string | undefined
-  /** The principal the session belongs to, when the server authenticates. */
-  readonly authenticated?: HttpAuthentication.Authenticated | undefined
 }
 
 /** A tool argument mirrored into the `Mcp-Param-<header>` header. */
@@ -175,14 +159,6 @@ export interface StreamableHttpServer {
   readonly sessionCount: () => number
   /** Ends a session as a DELETE would; false when it does not exist. */
   readonly closeSession: (sessionId: string) => Effect.Effect<boolean>
-  /** Whether a stateful session of this id is open here. */
-  readonly hasSession: (sessionId: string) => boolean
-  /**
-   * Reopens a session under the id it had in another process, already
-   * initialized (a cluster moves sessions this way); false when the id is
-   * open already or the server is at `maxSessions`.
-   */
-  readonly restoreSession: (sessionId: string, options: RestoreOptions) => Effect.Effect<boolean>
   /** What the server counted since it started. */
   readonly stats: () => Stats
 }
@@ -226,7 +202,10 @@ export const make = Effect.fnUntraced(function* <E, R>(
   const guard = Wire.makeRebindingGuard(options.rebinding)
   const allowedOrigin = Cors.makeAllowedOrigin(options.rebinding)
   const methods = stateful ? ["GET", "POST", "DELETE"] : ["POST"]
+  // Undefined when metrics are off: the transport then counts nothing (one branch where it would).
+  const meter = McpMetrics.transportMeter("streamable-http", context as Context.Context<never>)
   const settings: HttpSession.Settings = {
+    meter,
     clock,
     epoch: clock.currentTimeMillisUnsafe(),
     store,
@@ -243,8 +222,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
       maxSessionsPerClient: options.maxSessionsPerClient ?? 1_000,
       clientOf: options.clientOf ?? Sessions.remoteAddressOf,
       idleMs,
-      keepaliveMs,
-      sessionIdOf: options.sessionIdOf
+      keepaliveMs
     },
     serverScope,
     services: context as Context.Context<unknown>,
@@ -258,11 +236,11 @@ export const make = Effect.fnUntraced(function* <E, R>(
     stateful,
     json: options.responseMode === "json",
     maxBodyBytes: options.maxBodyBytes ?? 4 * 1024 * 1024,
+    meter,
     sessions,
     paramHeaders: options.paramHeaders,
     authentication: options.authentication,
-    requiredScopes: options.requiredScopes,
-    traced: Tracing.enabled(context as Context.Context<never>)
+    requiredScopes: options.requiredScopes
   }
   const getContext: Get.Context = {
     standalone: stateful && options.standaloneStream !== false,
@@ -294,7 +272,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
             onSuccess: (authenticated) => route(request, authenticated)
           })
 
-  const handler = Effect.gen(function* () {
+  const unmetered = Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
     const refused = guard(request)
     if (refused !== undefined) return refused
@@ -305,16 +283,12 @@ export const make = Effect.fnUntraced(function* <E, R>(
     return Cors.withCors(yield* serve(request), origin)
   })
 
+  const handler = Meter.handler(unmetered, meter)
+
   return {
     handler,
     sessionCount: () => sessions.size,
     closeSession: (id) => sessions.closeSession(id),
-    hasSession: (id) => sessions.has(id),
-    restoreSession: (id, restore) =>
-      Effect.sync(() => {
-        const client = restore.authenticated?.owner ?? restore.client
-        return sessions.restore(id, restore.initialized, client, restore.authenticated) !== undefined
-      }),
     stats: () => ({ evictedConnections: counters.evicted, coalescedNotifications: counters.coalesced })
   } satisfies StreamableHttpServer
 })

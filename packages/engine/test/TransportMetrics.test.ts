@@ -11,9 +11,12 @@ import * as ServerSession from "@effect-mcp/engine/ServerSession"
 import * as StdioTransport from "@effect-mcp/engine/StdioTransport"
 import * as Transport from "@effect-mcp/engine/Transport"
 import * as Effect from "effect/Effect"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Metric from "effect/Metric"
 import * as Scope from "effect/Scope"
 import * as Stdio from "effect/Stdio"
+import * as Stream from "effect/Stream"
+import * as Meter from "../src/internal/httpMeter.ts"
 import { bytes, makeStdio } from "./stdioFakes.ts"
 
 const serverInfo = { name: "metered-stdio", version: "1.0.0" }
@@ -74,4 +77,27 @@ describe("transport metrics", () => {
   it("no meter where metrics are off: a transport pays one branch", () => {
     assert.isUndefined(McpMetrics.transportMeter("stdio", Effect.runSync(Effect.context<never>())))
   })
+
+  it.effect("HTTP: a whole body is counted as it is answered, a streamed one chunk by chunk as it is written", () =>
+    Effect.gen(function* () {
+      const meter = McpMetrics.transportMeter("streamable-http", yield* Effect.context<never>())!
+      const sent = () => io("streamable-http", "transmit")
+      const answer = Meter.handler(Effect.succeed(HttpServerResponse.text('{"jsonrpc":"2.0"}')), meter)
+      yield* answer
+      assert.strictEqual(yield* sent(), bytes('{"jsonrpc":"2.0"}').length)
+      const events = [bytes("event: message\ndata: {}\n\n"), bytes("data: é\n\n")]
+      const streamed = yield* Meter.handler(
+        Effect.succeed(HttpServerResponse.stream(Stream.fromIterable(events))),
+        meter
+      )
+      // Nothing is counted before the body is written.
+      assert.strictEqual(yield* sent(), 17)
+      if (streamed.body._tag !== "Stream") return assert.fail("expected a streamed body")
+      yield* Stream.runDrain(streamed.body.stream)
+      assert.strictEqual(yield* sent(), 17 + events[0]!.length + events[1]!.length)
+      // Off, the handler is the handler itself.
+      const handle = Effect.succeed(HttpServerResponse.empty())
+      assert.strictEqual(Meter.handler(handle, undefined), handle)
+    }).pipe(Effect.provideService(McpMetrics.Enabled, true), Effect.provideService(Metric.MetricRegistry, new Map()))
+  )
 })

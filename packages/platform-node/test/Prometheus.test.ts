@@ -6,12 +6,14 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as McpClient from "@effect-mcp/client/McpClient"
+import * as McpMetrics from "@effect-mcp/engine/McpMetrics"
 import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
 import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
 import * as Schema from "effect/Schema"
 import * as Http from "node:http"
 
@@ -25,6 +27,17 @@ const listen = (options?: NodeMcpServer.HttpOptions) =>
   Effect.flatMap(Layer.build(NodeMcpServer.layerHttp(Server, options)), (context) =>
     NodeMcpServer.url.pipe(Effect.provideContext(context))
   )
+
+/** Polls `read` (every 10 ms, up to 5 s) until it gives `expected`; returns the last value. */
+const settled = (read: () => Effect.Effect<number>, expected: number) =>
+  Effect.gen(function* () {
+    for (let i = 0; i < 500; i++) {
+      const value = yield* read()
+      if (value === expected) return value
+      yield* Effect.sleep("10 millis")
+    }
+    return yield* read()
+  })
 
 /** A GET with headers of our own (fetch would not let us set Host). */
 const get = (url: string, headers: Record<string, string> = {}) =>
@@ -93,6 +106,45 @@ describe("NodeMcpServer metrics (Prometheus)", () => {
       assert.strictEqual((yield* get(`${base}/internal/metrics`, { host: "evil.example" })).status, 403)
       assert.strictEqual((yield* get(`${base}/internal/metrics`, { origin: "http://evil.example" })).status, 403)
       assert.strictEqual((yield* get(`${base}/internal/metrics`, { origin: base })).status, 200)
+    })
+  )
+
+  it.live("the sessions open and the bytes each HTTP transport carried, Streamable HTTP and legacy SSE", () =>
+    Effect.gen(function* () {
+      // The registry is the process's: each check reads how much a counter moved.
+      const count = (metric: Metric.Counter<number>, attributes: Record<string, string>) =>
+        Metric.value(Metric.withAttributes(metric, attributes)).pipe(Effect.map((state) => state.count))
+      const open = (transport: string) => count(McpMetrics.serverActiveSessions, { "mcp.transport": transport })
+      const io = (transport: string, direction: string) =>
+        count(McpMetrics.transportIo, { "mcp.transport": transport, "network.io.direction": direction })
+      const base = yield* listen({ metrics: true, legacySse: true })
+      for (const [transport, layer] of [
+        ["streamable-http", NodeHttpClient.layerStreamableHttp({ url: `${base}/mcp` })],
+        ["sse", NodeHttpClient.layerSse({ url: `${base}/sse` })]
+      ] as const) {
+        const [opened, received, sent] = [
+          yield* open(transport),
+          yield* io(transport, "receive"),
+          yield* io(transport, "transmit")
+        ]
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const client = yield* McpClient.connect(layer, {
+              clientInfo: { name: "scraper-test", version: "1.0.0" },
+              supportedVersions: ["2025-11-25"]
+            })
+            assert.strictEqual(yield* open(transport), opened + 1, transport)
+            const text = "x".repeat(1000)
+            yield* client.callTool("prometheus-echo", { text })
+            // The call went in a body and came back in another: each at least the text long.
+            assert.isAbove((yield* io(transport, "receive")) - received, text.length, transport)
+            assert.isAbove((yield* io(transport, "transmit")) - sent, text.length, transport)
+          })
+        )
+        // Closed by the client: the server's count goes back (the legacy stream ends a moment later).
+        const closed = yield* settled(() => open(transport), opened)
+        assert.strictEqual(closed, opened, transport)
+      }
     })
   )
 })

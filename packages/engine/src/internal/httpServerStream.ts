@@ -15,9 +15,12 @@ import * as Stream from "effect/Stream"
 import type * as EventStore from "../EventStore.ts"
 import * as Wire from "./httpWire.ts"
 import { PushQueue } from "./pushQueue.ts"
+import type * as McpMetrics from "../McpMetrics.ts"
 
 /** What every session of one server shares. */
 export interface Settings {
+  /** Counts the sessions and bytes of the transport, when metrics are on. */
+  readonly meter?: McpMetrics.TransportMeter | undefined
   readonly clock: Clock.Clock
   /** When the server started: activity is kept relative to it (a small integer, not a boxed number). */
   readonly epoch: number

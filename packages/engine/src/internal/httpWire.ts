@@ -13,6 +13,7 @@ import type * as HttpServerError from "effect/http/HttpServerError"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Result from "effect/Result"
+import type * as McpMetrics from "../McpMetrics.ts"
 
 export const HEADER_SESSION_ID = "mcp-session-id"
 export const HEADER_PROTOCOL_VERSION = "mcp-protocol-version"
@@ -202,7 +203,8 @@ const isTooLarge = (error: HttpServerError.HttpServerError): boolean =>
  */
 export const readFrame = (
   request: HttpServerRequest.HttpServerRequest,
-  limit: number
+  limit: number,
+  meter?: McpMetrics.TransportMeter | undefined
 ): Effect.Effect<Result.Result<JsonRpcCodec.Decoded, HttpServerResponse.HttpServerResponse>> => {
   // Built only when needed: an error object captures a stack trace.
   const tooLarge = () => transportError(413, `Payload Too Large: the body exceeds ${limit} bytes`)
@@ -211,6 +213,7 @@ export const readFrame = (
   return request.arrayBuffer.pipe(
     Effect.provideService(HttpIncomingMessage.MaxBodySize, byteSizeOf(limit)),
     Effect.map((buffer) => {
+      meter?.received(buffer.byteLength)
       const decoded = JsonRpcCodec.decodeBytes(new Uint8Array(buffer))
       return Result.isSuccess(decoded)
         ? Result.succeed(decoded.success)
