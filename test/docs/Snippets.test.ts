@@ -28,6 +28,7 @@ const guides = [
   "serving.md",
   "skills.md",
   "apps.md",
+  "tasks.md",
   "testing.md"
 ]
 

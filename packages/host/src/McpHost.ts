@@ -132,6 +132,21 @@ export interface McpHostShape {
     args?: { readonly [key: string]: unknown } | undefined,
     options?: CallOptions
   ) => Stream.Stream<McpClient.ProgressEvent<Tools.CallToolResult>, CallError>
+  /**
+   * Calls a tool by catalog name as a task (consent and routing as `callTool`) and follows it: each new
+   * status, then the result. Ending the Stream before the result cancels the task. A plain `callTool`
+   * already runs a tool its server requires as a task; this is for callers that want the statuses.
+   */
+  readonly callToolAsTask: (
+    name: string,
+    args?: { readonly [key: string]: unknown } | undefined,
+    options?: McpClient.TaskCallOptions
+  ) => Stream.Stream<McpClient.TaskEvent<Tools.CallToolResult>, CallError>
+  /**
+   * A server's tasks (in the form its session speaks), to get, follow, list or cancel them; waits until the
+   * server is ready, and is the current connection's (a task id may mean nothing to the next one).
+   */
+  readonly tasks: (server: string) => Effect.Effect<McpClient.TasksApi, HostError>
   /** Gets a prompt by catalog name. */
   readonly getPrompt: (
     name: string,
@@ -325,19 +340,35 @@ export const make = (options: Options): Effect.Effect<McpHostShape, never, Conne
         )
       )
 
-    const callToolWithProgress: McpHostShape["callToolWithProgress"] = (name, args, callOptions) =>
+    // A tool call as a Stream: the turn is held until the Stream ends (Stream.unwrap gives its effect the
+    // Stream's scope).
+    const streamedCall = <A>(
+      name: string,
+      args: { readonly [key: string]: unknown } | undefined,
+      callOptions: CallOptions | undefined,
+      f: (
+        client: McpClient.McpClientShape,
+        tool: string,
+        options: CallOptions | undefined
+      ) => Stream.Stream<A, CallError>
+    ): Stream.Stream<A, CallError> =>
       Stream.unwrap(
         Effect.map(toolRoute(name, args), ({ entry, slot }) => {
           const timeout = callOptions?.timeout ?? timeoutOf(slot.name)
           const o = timeout === undefined ? callOptions : { ...callOptions, timeout }
-          // The turn is held until the Stream ends (Stream.unwrap gives its effect the Stream's scope).
           return Stream.unwrap(
             Effect.andThen(Semaphore.takeScoped(slot.permits, 1), () =>
-              Effect.map(clientOf(slot), (client) => client.callToolWithProgress(entry.item.name, args, o))
+              Effect.map(clientOf(slot), (client) => f(client, entry.item.name, o))
             )
           )
         })
       )
+
+    const callToolWithProgress: McpHostShape["callToolWithProgress"] = (name, args, callOptions) =>
+      streamedCall(name, args, callOptions, (client, tool, o) => client.callToolWithProgress(tool, args, o))
+
+    const callToolAsTask: McpHostShape["callToolAsTask"] = (name, args, callOptions) =>
+      streamedCall(name, args, callOptions, (client, tool, o) => client.tasks.run(tool, args, o))
 
     const getPrompt: McpHostShape["getPrompt"] = (name, args, callOptions) =>
       Effect.suspend(() => {
@@ -401,6 +432,8 @@ export const make = (options: Options): Effect.Effect<McpHostShape, never, Conne
       tools: Effect.map(SubscriptionRef.get(catalogRef), (catalog) => catalog.tools.map(Catalog.toolAsListed)),
       callTool,
       callToolWithProgress,
+      callToolAsTask,
+      tasks: (server) => Effect.map(Effect.flatMap(slotOf(server), clientOf), (client) => client.tasks),
       getPrompt,
       readResource,
       restart: (server) =>

@@ -1,0 +1,154 @@
+/**
+ * Official clients against effect-mcp's task server, over Streamable HTTP on
+ * 127.0.0.1 (the server in this process, so a test sees its tools' fibers):
+ * the SDK 1.32.2 `Client`'s experimental 2025-11-25 tasks
+ * (`experimental.tasks.callToolStream`, `getTask`, `listTasks`,
+ * `cancelTask`), and `@modelcontextprotocol/ext-tasks` 0.2.2 on the SDK 2.4
+ * `Client` (`createTaskSessionFromClient`: `callTool`, `settle`,
+ * `cancelTask`). Cancelling a task interrupts its fiber on our server.
+ */
+import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
+import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Tool from "@effect-mcp/server/Tool"
+import { assert, describe, it } from "@effect/vitest"
+import {
+  createTaskSessionFromClient,
+  resultFromTaskOutcome,
+  toolDeclarationFromMcpTool
+} from "@modelcontextprotocol/ext-tasks/client"
+import {
+  Client as Client2,
+  StreamableHTTPClientTransport as StreamableHTTPClientTransport2
+} from "@modelcontextprotocol/client"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { toArrayAsync } from "@modelcontextprotocol/sdk/experimental/tasks/index.js"
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+
+// biome-ignore lint/suspicious/noExplicitAny: results are read by path; the assertions are the type check
+type Json = any
+
+const textOf = (result: Json): string => result?.content?.[0]?.text ?? ""
+
+/** Our server: `build` (required, 300 ms), `maybe` (optional), `stuck` (required, until cancelled). */
+const serve = Effect.gen(function* () {
+  const stuckStarted = yield* Deferred.make<void>()
+  const stuckFinalized = yield* Deferred.make<void>()
+  const build = (name: string, taskSupport: "required" | "optional") =>
+    Tool.make(name, {
+      description: `builds a target (${taskSupport} task)`,
+      input: Schema.Struct({ target: Schema.String }),
+      taskSupport,
+      handler: ({ target }) => Effect.as(Effect.sleep("300 millis"), `built ${target}`)
+    })
+  const stuck = Tool.make("stuck", {
+    description: "runs until cancelled",
+    input: Schema.Struct({}),
+    taskSupport: "required",
+    handler: () =>
+      Effect.andThen(Deferred.succeed(stuckStarted, undefined), Effect.never).pipe(
+        Effect.onInterrupt(() => Deferred.succeed(stuckFinalized, undefined))
+      )
+  })
+  const Server = Tool.layer(build("build", "required"), build("maybe", "optional"), stuck).pipe(
+    Layer.provideMerge(McpServer.layer({ name: "effect-mcp-tasks", version: "1.0.0" }))
+  )
+  const context = yield* Layer.build(NodeMcpServer.layerHttp(Server, { host: "127.0.0.1" }))
+  const url = `${yield* Effect.provideContext(NodeMcpServer.url, context)}/mcp`
+  return { url, stuckStarted, stuckFinalized }
+})
+
+describe("interop: official clients -> effect-mcp task server", () => {
+  it.live(
+    "SDK 1.32.2 Client, experimental 2025-11-25 tasks: stream, get, list, cancel",
+    () =>
+      Effect.gen(function* () {
+        const { url, stuckStarted, stuckFinalized } = yield* serve
+        const client = new Client({ name: "sdk-tasks", version: "1.32.2" })
+        yield* Effect.acquireRelease(
+          Effect.promise(() => client.connect(new StreamableHTTPClientTransport(new URL(url)))),
+          () => Effect.promise(() => client.close())
+        )
+        const tools = yield* Effect.promise(() => client.listTools())
+        assert.deepStrictEqual(tools.tools.map((t: Json) => `${t.name}:${t.execution?.taskSupport}`).toSorted(), [
+          "build:required",
+          "maybe:optional",
+          "stuck:required"
+        ])
+        const messages: Array<Json> = yield* Effect.promise(() =>
+          toArrayAsync(
+            client.experimental.tasks.callToolStream(
+              { name: "build", arguments: { target: "sdk" } },
+              CallToolResultSchema
+            )
+          )
+        )
+        assert.strictEqual(messages[0].type, "taskCreated")
+        const taskId: string = messages[0].task.taskId
+        assert.strictEqual(messages.at(-1).type, "result")
+        assert.strictEqual(textOf(messages.at(-1).result), "built sdk")
+        const statuses = messages.filter((m) => m.type === "taskStatus").map((m) => m.task.status)
+        assert.strictEqual(statuses.at(-1), "completed")
+
+        const got: Json = yield* Effect.promise(() => client.experimental.tasks.getTask(taskId))
+        assert.strictEqual(got.status, "completed")
+        const listed: Json = yield* Effect.promise(() => client.experimental.tasks.listTasks())
+        assert.isTrue(listed.tasks.some((t: Json) => t.taskId === taskId))
+
+        // An optional tool called plainly answers plainly.
+        const plain: Json = yield* Effect.promise(() =>
+          client.callTool({ name: "maybe", arguments: { target: "now" } })
+        )
+        assert.strictEqual(textOf(plain), "built now")
+
+        // Cancelling a task interrupts its fiber.
+        const stream = client.experimental.tasks.callToolStream({ name: "stuck", arguments: {} }, CallToolResultSchema)
+        const first: Json = yield* Effect.promise(() => stream.next())
+        assert.strictEqual(first.value.type, "taskCreated")
+        yield* Deferred.await(stuckStarted)
+        yield* Effect.promise(() => client.experimental.tasks.cancelTask(first.value.task.taskId))
+        yield* Deferred.await(stuckFinalized).pipe(Effect.timeout("5 seconds"))
+        const cancelled: Json = yield* Effect.promise(() => client.experimental.tasks.getTask(first.value.task.taskId))
+        assert.strictEqual(cancelled.status, "cancelled")
+        yield* Effect.promise(() => stream.return(undefined))
+      }),
+    30_000
+  )
+
+  it.live(
+    "@modelcontextprotocol/ext-tasks on the SDK 2.4 Client (2025-11-25): callTool, settle, cancel",
+    () =>
+      Effect.gen(function* () {
+        const { url, stuckStarted, stuckFinalized } = yield* serve
+        const client = new Client2({ name: "ext-tasks", version: "0.2.2" })
+        yield* Effect.acquireRelease(
+          Effect.promise(() => client.connect(new StreamableHTTPClientTransport2(new URL(url)))),
+          () => Effect.promise(() => client.close())
+        )
+        const listed = yield* Effect.promise(() => client.listTools())
+        const declarations = new Map(listed.tools.map((tool) => [tool.name, toolDeclarationFromMcpTool(tool)]))
+        const session = createTaskSessionFromClient(client, {
+          endpointId: "effect-mcp-tasks",
+          tools: { currentTool: (name) => declarations.get(name) }
+        })
+        yield* Effect.addFinalizer(() => Effect.promise(() => session.close()))
+
+        const execution = yield* Effect.promise(() => session.callTool("build", { target: "ext" }))
+        assert.strictEqual(execution.kind, "task")
+        const { outcome } = yield* Effect.promise(() => execution.settle())
+        assert.strictEqual(outcome.status, "completed")
+        assert.strictEqual(textOf(resultFromTaskOutcome(outcome)), "built ext")
+
+        const stuck = yield* Effect.promise(() => session.callTool("stuck", {}))
+        assert.strictEqual(stuck.kind, "task")
+        yield* Deferred.await(stuckStarted)
+        yield* Effect.promise(() => stuck.cancel())
+        yield* Deferred.await(stuckFinalized).pipe(Effect.timeout("5 seconds"))
+      }),
+    30_000
+  )
+})
