@@ -41,6 +41,8 @@ import * as Sessions from "./internal/httpServerSessions.ts"
 import * as Meter from "./internal/httpMeter.ts"
 import * as Wire from "./internal/httpWire.ts"
 import * as McpMetrics from "./McpMetrics.ts"
+import type * as Session from "./Session.ts"
+import * as Tracing from "./Tracing.ts"
 import type * as Transport from "./Transport.ts"
 
 /** DNS-rebinding protection: which `Host` / `Origin` values are accepted. */
@@ -134,6 +136,22 @@ export interface Options<E = never, R = never> {
    * items. Used only with `authentication`.
    */
   readonly requiredScopes?: HttpAuthentication.RequiredScopes | undefined
+  /**
+   * The `Mcp-Session-Id` an `initialize` opening a session gets, read from
+   * its request; undefined (or an id in use) draws a random one. A cluster
+   * picks ids whose shard it owns. Default: random ids.
+   */
+  readonly sessionIdOf?: ((request: HttpServerRequest.HttpServerRequest) => string | undefined) | undefined
+}
+
+/** How `restoreSession` reopens a session that was initialized elsewhere. */
+export interface RestoreOptions {
+  /** What the session negotiated: it starts ready, no handshake. */
+  readonly initialized: Session.Initialized
+  /** Who the session counts against for `maxSessionsPerClient` (the principal's owner when authenticated). */
+  readonly client?: string | undefined
+  /** The principal the session belongs to, when the server authenticates. */
+  readonly authenticated?: HttpAuthentication.Authenticated | undefined
 }
 
 /** A tool argument mirrored into the `Mcp-Param-<header>` header. */
@@ -159,6 +177,14 @@ export interface StreamableHttpServer {
   readonly sessionCount: () => number
   /** Ends a session as a DELETE would; false when it does not exist. */
   readonly closeSession: (sessionId: string) => Effect.Effect<boolean>
+  /** Whether a stateful session of this id is open here. */
+  readonly hasSession: (sessionId: string) => boolean
+  /**
+   * Reopens a session under the id it had in another process, already
+   * initialized (a cluster moves sessions this way); false when the id is
+   * open already or the server is at `maxSessions`.
+   */
+  readonly restoreSession: (sessionId: string, options: RestoreOptions) => Effect.Effect<boolean>
   /** What the server counted since it started. */
   readonly stats: () => Stats
 }
@@ -222,7 +248,8 @@ export const make = Effect.fnUntraced(function* <E, R>(
       maxSessionsPerClient: options.maxSessionsPerClient ?? 1_000,
       clientOf: options.clientOf ?? Sessions.remoteAddressOf,
       idleMs,
-      keepaliveMs
+      keepaliveMs,
+      sessionIdOf: options.sessionIdOf
     },
     serverScope,
     services: context as Context.Context<unknown>,
@@ -240,7 +267,8 @@ export const make = Effect.fnUntraced(function* <E, R>(
     sessions,
     paramHeaders: options.paramHeaders,
     authentication: options.authentication,
-    requiredScopes: options.requiredScopes
+    requiredScopes: options.requiredScopes,
+    traced: Tracing.enabled(context as Context.Context<never>)
   }
   const getContext: Get.Context = {
     standalone: stateful && options.standaloneStream !== false,
@@ -289,6 +317,12 @@ export const make = Effect.fnUntraced(function* <E, R>(
     handler,
     sessionCount: () => sessions.size,
     closeSession: (id) => sessions.closeSession(id),
+    hasSession: (id) => sessions.has(id),
+    restoreSession: (id, restore) =>
+      Effect.sync(() => {
+        const client = restore.authenticated?.owner ?? restore.client
+        return sessions.restore(id, restore.initialized, client, restore.authenticated) !== undefined
+      }),
     stats: () => ({ evictedConnections: counters.evicted, coalescedNotifications: counters.coalesced })
   } satisfies StreamableHttpServer
 })

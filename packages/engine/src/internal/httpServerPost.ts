@@ -9,14 +9,17 @@ import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as Registry from "@effect-mcp/protocol/Registry"
+import * as EffectContext from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
+import * as Tracer from "effect/Tracer"
 import type { Authenticated, Authentication, RequiredScopes } from "../HttpAuthentication.ts"
 import * as Session from "../Session.ts"
+import * as Tracing from "../Tracing.ts"
 import * as Headers from "./httpHeaders.ts"
 import * as HttpSession from "./httpServerSession.ts"
 import type { Sessions } from "./httpServerSessions.ts"
@@ -40,7 +43,21 @@ export interface Context {
   readonly authentication: Authentication | undefined
   /** The scopes each message needs (checked only with `authentication`). */
   readonly requiredScopes: RequiredScopes | undefined
+  /** Tracing is on where the sessions are made (`Tracing.enabled`): requests link to their POST's span. */
+  readonly traced: boolean
 }
+
+/**
+ * Traced, each request's SERVER span will link to the span of the HTTP
+ * request that carried it (effect's HTTP server span, continuing the POST's
+ * `traceparent` header), as the MCP conventions ask.
+ */
+const linkTransport = (requests: ReadonlyArray<JsonRpc.Request>) =>
+  Effect.withFiber((fiber) => {
+    const span = EffectContext.getOrUndefined(fiber.context, Tracer.ParentSpan)
+    if (span !== undefined) for (const request of requests) Tracing.linkTransport(request, span)
+    return Effect.void
+  })
 
 const isInitialize = (message: JsonRpc.Message): message is JsonRpc.Request =>
   JsonRpc.isRequest(message) && message.method === "initialize"
@@ -115,6 +132,7 @@ const serve = (
       }
       if (isInitialize(request)) session.trackInitialize(request.id)
     }
+    if (context.traced && requests.length > 0) yield* linkTransport(requests)
     if (requests.length === 0) {
       if (!(yield* session.offer(frame))) return Wire.transportError(404, "Session not found")
       yield* onBodyEnd

@@ -32,6 +32,8 @@ export interface Limits {
   readonly clientOf: (request: HttpServerRequest.HttpServerRequest) => string | undefined
   readonly idleMs: number
   readonly keepaliveMs: number
+  /** The id a new session of `request` gets; undefined (or no hook) draws a random one. */
+  readonly sessionIdOf?: ((request: HttpServerRequest.HttpServerRequest) => string | undefined) | undefined
 }
 
 /** CurrentHttpSession of one session: behaviour on the prototype, one field per session. */
@@ -146,16 +148,48 @@ export class Sessions {
           })
         )
       }
-      const id = newSessionId()
-      const http = this.open(id, client, undefined, authenticated)
-      // A factory that failed at once has closed the session already.
-      if (!http.isClosed()) {
-        this.table.set(id, http)
-        this.settings.meter?.sessions(1)
-        if (client !== undefined) this.perClient.set(client, (this.perClient.get(client) ?? 0) + 1)
-      }
-      return Effect.succeed(http)
+      const chosen = this.limits.sessionIdOf?.(request)
+      const id = chosen === undefined || this.table.has(chosen) ? newSessionId() : chosen
+      return Effect.succeed(this.register(id, client, undefined, authenticated))
     })
+  }
+
+  /**
+   * Opens a session under a known id, already initialized as `initialized`
+   * says (no handshake): a session another process started continues here.
+   * Undefined when that id is open already, or at the session limit.
+   */
+  restore(
+    id: string,
+    initialized: Session.Initialized,
+    client: string | undefined,
+    authenticated?: Authenticated | undefined
+  ): HttpSession | undefined {
+    if (this.table.has(id) || this.table.size >= this.limits.maxSessions) return undefined
+    const http = this.register(id, client, initialized, authenticated)
+    http.protocolVersion = initialized.revision
+    return http
+  }
+
+  /** Whether a stateful session of this id is open. */
+  has(id: string): boolean {
+    return this.table.has(id)
+  }
+
+  private register(
+    id: string,
+    client: string | undefined,
+    initialized: Session.Initialized | undefined,
+    authenticated: Authenticated | undefined
+  ): HttpSession {
+    const http = this.open(id, client, initialized, authenticated)
+    // A factory that failed at once has closed the session already.
+    if (!http.isClosed()) {
+      this.table.set(id, http)
+      this.settings.meter?.sessions(1)
+      if (client !== undefined) this.perClient.set(client, (this.perClient.get(client) ?? 0) + 1)
+    }
+    return http
   }
 
   /**
