@@ -33,7 +33,7 @@ const legs: ReadonlyArray<Leg> = [
   { name: "0.2.0-alpha.12 --spec-version 2025-06-18", suite: "next", specVersion: "2025-06-18", minPassed: 56 },
   { name: "0.2.0-alpha.12 --spec-version 2025-11-25", suite: "next", specVersion: "2025-11-25", minPassed: 84 },
   { name: "0.2.0-alpha.12 --spec-version 2026-07-28", suite: "next", specVersion: "2026-07-28", minPassed: 153 },
-  { name: "0.2.0-alpha.12 (all scenarios, extensions included)", suite: "next", minPassed: 202 }
+  { name: "0.2.0-alpha.12 (all scenarios, extensions included)", suite: "next", minPassed: 276 }
 ]
 
 /**
@@ -42,6 +42,23 @@ const legs: ReadonlyArray<Leg> = [
  * `directoryRead`): each must run every check, with at least one SUCCESS and no SKIPPED.
  */
 const skillScenarios = ["sep-2640-skills-enumeration", "sep-2640-skills-manifest", "sep-2640-skills-directory"]
+
+/**
+ * The Tasks extension's server scenarios (SEP-2663, pending in the suite, run by `--suite all`): every
+ * check must pass. `tasks-status-notifications` is left out: the suite itself reports it SKIPPED
+ * (its harness awaits a rewrite against `subscriptions/listen`).
+ */
+const taskScenarios = [
+  "tasks-capability-negotiation",
+  "tasks-dispatch-and-envelope",
+  "tasks-lifecycle",
+  "tasks-mrtr-composition",
+  "tasks-mrtr-input",
+  "tasks-request-headers",
+  "tasks-request-state-removal",
+  "tasks-required-task-error",
+  "tasks-wire-fields"
+]
 
 describe("conformance: server", () => {
   for (const leg of legs) {
@@ -65,7 +82,7 @@ describe("conformance: server", () => {
           )
           assert.isAtLeast(run.count("SUCCESS"), leg.minPassed, `fewer checks passed than before:\n${run.output}`)
           if (leg.suite === "next" && leg.specVersion === undefined) {
-            for (const name of skillScenarios) {
+            for (const name of [...skillScenarios, ...taskScenarios]) {
               const checks = run.scenarios.find((s) => s.name === name)?.checks ?? []
               assert.isTrue(
                 checks.some((c) => c.status === "SUCCESS"),

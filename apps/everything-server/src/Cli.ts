@@ -14,6 +14,7 @@ export const usage = `usage: mcp-everything-server --stdio
             [--auth-tool-scope <tool>=<scope>]...]
            [--cluster <sqlite:file|postgres://...> --runner-port <n> [--runner-host <host>]]
            [--event-store <sqlite:file|postgres://...>] [--request-state-key <key>]...
+           [--task-store <sqlite:file|postgres://...> [--task-heartbeat <ms>]]
        mcp-everything-server --help
 
 --auth makes the HTTP endpoints an OAuth 2.1 protected resource: every request needs a
@@ -29,6 +30,10 @@ Last-Event-ID. --request-state-key (repeatable, or a comma-separated list; else 
 MCP_REQUEST_STATE_KEYS variable) gives the keys of 2026-07-28 requestState, the first
 signing and each accepted, at least 32 bytes each: processes given the same keys serve
 each other's multi-round-trip retries (default: a random key per process). Keys are never logged.
+
+--task-store keeps tasks (records, results, worker heartbeats) in a database instead of
+memory: a task's result survives a restart, and a task whose process died reads failed
+once its worker misses three heartbeats (--task-heartbeat, default 5000 ms).
 
 Telemetry follows the standard OpenTelemetry variables: OTEL_EXPORTER_OTLP_ENDPOINT (or
 OTEL_EXPORTER_OTLP_{TRACES,METRICS,LOGS}_ENDPOINT) exports traces, metrics and logs over
@@ -93,6 +98,10 @@ export interface Http extends Limits {
   readonly eventStore?: string
   /** `--request-state-key` (repeatable, comma lists split): the requestState keys, the signing key first. Secret. */
   readonly requestStateKeys?: ReadonlyArray<string>
+  /** `--task-store`: the database keeping tasks (`sqlite:<file>` or `postgres://...`). */
+  readonly taskStore?: string
+  /** `--task-heartbeat`: how often (ms) this process records that its tasks' worker is alive. */
+  readonly taskHeartbeatMs?: number
 }
 
 /** The cluster given on the command line (`--cluster` and the runner's address). */
@@ -152,6 +161,8 @@ export const parse = (argv: ReadonlyArray<string>): Cli | string => {
   let runnerHost: string | undefined
   let runnerPort: number | undefined
   let eventStore: string | undefined
+  let taskStore: string | undefined
+  let taskHeartbeatMs: number | undefined
   const requestStateKeys: Array<string> = []
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
@@ -259,6 +270,22 @@ export const parse = (argv: ReadonlyArray<string>): Cli | string => {
         httpOnly = true
         break
       }
+      case "--task-store": {
+        const value = argv[++i]
+        if (value === undefined || !/^(sqlite:.|postgres(ql)?:\/\/)/.test(value)) {
+          return "--task-store needs a database URL (sqlite:<file> or postgres://...)"
+        }
+        taskStore = value
+        httpOnly = true
+        break
+      }
+      case "--task-heartbeat": {
+        const value = Number(argv[++i])
+        if (!Number.isInteger(value) || value < 1) return "--task-heartbeat needs a positive number of milliseconds"
+        taskHeartbeatMs = value
+        httpOnly = true
+        break
+      }
       case "--request-state-key": {
         // The message never quotes the value: it is a secret.
         const keys = (argv[++i] ?? "").split(",").map((key) => key.trim())
@@ -307,6 +334,8 @@ export const parse = (argv: ReadonlyArray<string>): Cli | string => {
     ...(unprotected ? { dnsRebindingProtection: false as const } : {}),
     ...(eventStore === undefined ? {} : { eventStore }),
     ...(requestStateKeys.length > 0 ? { requestStateKeys } : {}),
+    ...(taskStore === undefined ? {} : { taskStore }),
+    ...(taskHeartbeatMs === undefined ? {} : { taskHeartbeatMs }),
     ...(clusterStorage !== undefined && runnerPort !== undefined
       ? { cluster: { storage: clusterStorage, runnerHost: runnerHost ?? "127.0.0.1", runnerPort } }
       : {}),

@@ -5,6 +5,7 @@
  *   mcp-everything-server --http [--port <n>] [--host <h>] [--stateless] [--json] [limits, names]
  *       [--auth --auth-issuer <url> [--auth-audience <url>] [--auth-scopes <a,b>] [--auth-tool-scope <t>=<s>]...]
  *       [--event-store <sqlite:file|postgres://...>] [--request-state-key <key>]...
+ *       [--task-store <sqlite:file|postgres://...> [--task-heartbeat <ms>]]
  *   mcp-everything-server --help
  *
  * Over HTTP, Streamable HTTP is at `/mcp` and the legacy HTTP+SSE transport
@@ -18,11 +19,13 @@
  */
 import type * as EventStore from "@effect-mcp/engine/EventStore"
 import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
+import * as TaskStore from "@effect-mcp/server/TaskStore"
 import * as NodeTelemetry from "@effect-mcp/platform-node/NodeTelemetry"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
 import * as Cli from "./Cli.ts"
 import * as EverythingServer from "./EverythingServer.ts"
@@ -32,7 +35,8 @@ const seconds = (value: number | undefined) => (value === undefined ? undefined 
 const http = (cli: Cli.Http) =>
   Effect.gen(function* () {
     // Loaded for --cluster only: a single-process server never loads effect/cluster or SQL.
-    if (cli.cluster !== undefined) return yield* (yield* Effect.promise(() => import("./internal/cluster.ts"))).serve(cli)
+    if (cli.cluster !== undefined)
+      return yield* (yield* Effect.promise(() => import("./internal/cluster.ts"))).serve(cli)
     const auth =
       cli.auth === undefined
         ? undefined
@@ -49,13 +53,38 @@ const http = (cli: Cli.Http) =>
       process.exitCode = 2
       return
     }
-    return yield* serve(cli, auth, settings.success)
+    const taskStore = yield* Effect.result(
+      cli.taskStore === undefined
+        ? Effect.undefined
+        : Effect.flatMap(
+            Effect.promise(() => import("./internal/taskStore.ts")),
+            (tasks) => tasks.open(cli.taskStore!)
+          )
+    )
+    if (taskStore._tag === "Failure") {
+      process.stderr.write(`mcp-everything-server: ${taskStore.failure.message}\n`)
+      process.exitCode = 2
+      return
+    }
+    return yield* serve(cli, auth, { ...settings.success, taskStore: taskStore.success })
   }).pipe(Effect.scoped)
 
 /** What lets processes share clients (internal/durable.ts): the event store and the request-state keys. */
 interface Durable {
   readonly requestStateKeys: ReadonlyArray<Redacted.Redacted<string>> | undefined
   readonly eventStore: EventStore.EventStoreShape | undefined
+  /** `--task-store` (internal/taskStore.ts): where the server keeps its tasks. */
+  readonly taskStore?: TaskStore.TaskStoreShape | undefined
+}
+
+/** The server, with its tasks in the `--task-store` database when given. */
+const server = (cli: Cli.Http, durable: Durable | undefined) => {
+  const base = EverythingServer.layer({
+    requestStateKeys: durable?.requestStateKeys,
+    ...(cli.taskHeartbeatMs === undefined ? {} : { tasks: { heartbeatMs: cli.taskHeartbeatMs } })
+  })
+  const store = durable?.taskStore
+  return store === undefined ? base : Layer.provide(base, Layer.succeed(TaskStore.TaskStore, store))
 }
 
 const serve = (cli: Cli.Http, auth: NodeMcpServer.HttpOptions["auth"], durable?: Durable) =>
@@ -66,7 +95,7 @@ const serve = (cli: Cli.Http, auth: NodeMcpServer.HttpOptions["auth"], durable?:
     return yield* Effect.never
   }).pipe(
     Effect.provide(
-      NodeMcpServer.layerHttp(EverythingServer.layer({ requestStateKeys: durable?.requestStateKeys }), {
+      NodeMcpServer.layerHttp(server(cli, durable), {
         auth,
         eventStore: durable?.eventStore,
         host: cli.host,

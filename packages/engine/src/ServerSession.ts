@@ -131,10 +131,11 @@ const roleOf = (options: Options): Session.RoleOptions => {
     ],
     [
       "server/discover",
-      () =>
+      (_params, info) =>
         Effect.succeed({
           supportedVersions: [...supportedVersions],
-          capabilities: capabilitiesNow(undefined),
+          // Shaped for the revision asking (a stateless one): e.g. no 2025-11-25 `tasks` there.
+          capabilities: capabilitiesNow(info.revision),
           // 2026-07-28 carries server info in the result's `_meta`, not as a field.
           _meta: { "io.modelcontextprotocol/serverInfo": options.serverInfo },
           ...instructions,

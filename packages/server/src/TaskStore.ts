@@ -181,18 +181,16 @@ export const makeMemory = (options?: MemoryOptions): TaskStoreShape => {
     list: (owner, { cursor, limit }) =>
       Effect.sync(() => {
         const from = cursor === undefined ? undefined : decodeCursor(cursor)
-        const page: Array<TaskRecord> = []
-        let more = false
+        const mine: Array<TaskRecord> = []
         for (const record of tasks.values()) {
-          if (record.owner !== owner || (from !== undefined && !after(record, from))) continue
-          if (page.length === limit) {
-            more = true
-            break
-          }
-          page.push(record)
+          if (record.owner === owner && (from === undefined || after(record, from))) mine.push(record)
         }
+        mine.sort((a, b) => a.createdAt - b.createdAt || (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0))
+        const page = mine.slice(0, limit)
         const last = page[page.length - 1]
-        return more && last !== undefined ? { tasks: page, nextCursor: encodeCursor(last) } : { tasks: page }
+        return mine.length > limit && last !== undefined
+          ? { tasks: page, nextCursor: encodeCursor(last) }
+          : { tasks: page }
       }),
     purgeExpired: (now) =>
       Effect.sync(() => {

@@ -8,3 +8,4 @@
 export * as NodeSqlite from "./NodeSqlite.ts"
 export * as SqlDatabase from "./SqlDatabase.ts"
 export * as SqlEventStore from "./SqlEventStore.ts"
+export * as SqlTaskStore from "./SqlTaskStore.ts"
