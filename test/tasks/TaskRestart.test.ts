@@ -1,0 +1,142 @@
+/**
+ * Tasks on the durable store across a process restart (issue 16, acceptance
+ * 2): an everything-server process on a SQLite task store runs a task to
+ * completion and starts another; it is killed (SIGKILL) and a new process
+ * starts on the same file. The finished task's result is still served
+ * (`tasks/result` on 2025-11-25, `tasks/get` inlining it on the 2026-07-28
+ * extension), and the task whose worker died reads `failed`, not `working`.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as ServerProcess from "../support/ServerProcess.ts"
+
+// biome-ignore lint/suspicious/noExplicitAny: JSON read by path in assertions
+type Json = any
+
+interface Rpc {
+  readonly request: (method: string, params: object) => Effect.Effect<Json>
+}
+
+const post = (url: string, headers: Record<string, string>, body: object) =>
+  Effect.promise(async () => {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
+      body: JSON.stringify(body)
+    })
+    const text = await response.text()
+    return { response, json: text === "" ? undefined : (JSON.parse(text) as Json) }
+  })
+
+/** A 2025-11-25 session over Streamable HTTP (JSON responses). */
+const session = (url: string): Effect.Effect<Rpc> =>
+  Effect.gen(function* () {
+    const init = yield* post(
+      url,
+      {},
+      {
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "restart", version: "1" } }
+      }
+    )
+    const headers = {
+      "mcp-session-id": init.response.headers.get("mcp-session-id")!,
+      "mcp-protocol-version": "2025-11-25"
+    }
+    yield* post(url, headers, { jsonrpc: "2.0", method: "notifications/initialized" })
+    let id = 1
+    return {
+      request: (method, params) =>
+        Effect.map(post(url, headers, { jsonrpc: "2.0", id: id++, method, params }), ({ json }) => json)
+    }
+  })
+
+/** A 2026-07-28 stateless request declaring the Tasks extension. */
+const stateless = (url: string, method: string, params: { readonly taskId: string }) =>
+  Effect.map(
+    post(
+      url,
+      { "mcp-protocol-version": "2026-07-28", "mcp-method": method, "mcp-name": params.taskId },
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method,
+        params: {
+          ...params,
+          _meta: {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": { extensions: { "io.modelcontextprotocol/tasks": {} } },
+            "io.modelcontextprotocol/clientInfo": { name: "restart", version: "1" }
+          }
+        }
+      }
+    ),
+    ({ json }) => json
+  )
+
+const untilStatus = (rpc: Rpc, taskId: string, statuses: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    for (let i = 0; i < 100; i++) {
+      const got = yield* rpc.request("tasks/get", { taskId })
+      if (statuses.includes(got.result?.status)) return got.result
+      yield* Effect.sleep("100 millis")
+    }
+    return assert.fail(`task ${taskId} never reached ${statuses.join("/")}`)
+  })
+
+describe("tasks survive a restart on the SQLite task store", () => {
+  it.live(
+    "the finished task's result is served by the next process; the task whose worker died reads failed",
+    () =>
+      Effect.gen(function* () {
+        const dir = yield* Effect.acquireRelease(
+          Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "effect-mcp-task-restart-"))),
+          (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+        )
+        const flags = ["--json", "--task-store", `sqlite:${path.join(dir, "tasks.db")}`, "--task-heartbeat", "200"]
+        const first = yield* ServerProcess.spawnHttp(flags)
+        const before = yield* session(first.url)
+        const call = (seconds: number) =>
+          before.request("tools/call", {
+            name: "slow_compute",
+            arguments: { seconds, label: "restart" },
+            task: { ttl: 600_000 }
+          })
+        const done: string = (yield* call(0.1)).result.task.taskId
+        const running: string = (yield* call(3600)).result.task.taskId
+        assert.strictEqual((yield* untilStatus(before, done, ["completed"])).status, "completed")
+        assert.strictEqual((yield* before.request("tasks/get", { taskId: running })).result.status, "working")
+
+        first.process.kill("SIGKILL")
+        yield* Effect.callback<void>((resume) => {
+          if (first.process.exitCode !== null || first.process.signalCode !== null) return resume(Effect.void)
+          first.process.once("exit", () => resume(Effect.void))
+        })
+
+        const second = yield* ServerProcess.spawnHttp(flags)
+        const after = yield* session(second.url)
+        const result = (yield* after.request("tasks/result", { taskId: done })).result
+        assert.deepStrictEqual(result.content, [{ type: "text", text: "computed restart after 0.1 s" }])
+        assert.deepStrictEqual(result._meta["io.modelcontextprotocol/related-task"], { taskId: done })
+        const inlined = (yield* stateless(second.url, "tasks/get", { taskId: done })).result
+        assert.strictEqual(inlined.status, "completed")
+        assert.deepStrictEqual(inlined.result.content, result.content)
+
+        // Its worker stopped heartbeating with the killed process: failed, never working forever.
+        const orphan = yield* untilStatus(after, running, ["failed", "completed", "cancelled"])
+        assert.strictEqual(orphan.status, "failed")
+        const lost = yield* after.request("tasks/result", { taskId: running })
+        assert.strictEqual(lost.error.code, -32603)
+        assert.match(lost.error.message, /lost/)
+        const extension = (yield* stateless(second.url, "tasks/get", { taskId: running })).result
+        assert.strictEqual(extension.status, "failed")
+        assert.strictEqual(extension.error.code, -32603)
+      }),
+    60_000
+  )
+})
