@@ -219,6 +219,10 @@ export const logAnnotations = (span: Tracer.AnySpan): { readonly trace_id: strin
   span_id: span.spanId
 })
 
+// A request's span is made by the Peer, not by user code: the stack trace effect would capture for it (an
+// Error per request) points nowhere useful.
+const noStack: Tracer.TraceOptions = { captureStackTrace: false }
+
 /**
  * An outgoing request under a CLIENT span whose context the request carries
  * in `params._meta`: `send` gets the params to send and the span (see
@@ -237,11 +241,13 @@ export const outgoing = <E>(
     return Effect.useSpan(name, { kind: "client", attributes }, (span) => {
       annotate.annotateSpan?.(span, params)
       // Under the span: what the transport does to send it (an HTTP POST and its span) is its child.
-      return Effect.onExit(Effect.withParentSpan(send(withTraceContext(params, span, baggage), span), span), (exit) =>
-        Effect.sync(() => {
-          annotate.annotateEnd?.(span)
-          recordExit(span, method, exit)
-        })
+      return Effect.onExit(
+        Effect.withParentSpan(send(withTraceContext(params, span, baggage), span), span, noStack),
+        (exit) =>
+          Effect.sync(() => {
+            annotate.annotateEnd?.(span)
+            recordExit(span, method, exit)
+          })
       )
     })
   })
@@ -282,7 +288,7 @@ export const incoming = <A, E, R>(
   const baggage = meta?.[Baggage.BAGGAGE]
   return Effect.useSpan(name, linked, (span) => {
     annotate?.annotateSpan?.(span, request.params)
-    const served = Effect.annotateLogs(Effect.withParentSpan(handler, span), logAnnotations(span))
+    const served = Effect.annotateLogs(Effect.withParentSpan(handler, span, noStack), logAnnotations(span))
     return Effect.onExit(
       typeof baggage === "string" ? Effect.provideService(served, Baggage.Current, baggage) : served,
       (exit) => Effect.sync(() => recordExit(span, request.method, exit))
