@@ -200,6 +200,8 @@ describe("installed packages (npm pack, npm install outside the workspace)", () 
           "@effect-mcp/auth",
           "@effect-mcp/platform-node",
           "@effect-mcp/host",
+          "@effect-mcp/sql",
+          "@effect-mcp/cluster",
           "@effect-mcp/testing",
           "@effect-mcp/everything-server",
           "@effect-mcp/cli"
