@@ -7,6 +7,8 @@ import * as Task from "@effect-mcp/server/Task"
 import * as TaskStore from "@effect-mcp/server/TaskStore"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as McpTest from "@effect-mcp/testing/McpTest"
+import type * as Session from "@effect-mcp/engine/Session"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -275,6 +277,42 @@ describe("tasks: 2025-11-25", () => {
       const again = yield* expectError(request("tasks/cancel", { taskId: other.task.taskId }))
       assert.strictEqual(again.code, -32602)
     })
+  )
+
+  it.effect(
+    "a task's ask is a request on the session carrying related-task; the task is input_required meanwhile",
+    () =>
+      Effect.gen(function* () {
+        const release = yield* Deferred.make<void>()
+        const asked: Array<Obj> = []
+        const handlers = new Map<string, Session.Handler>([
+          [
+            "elicitation/create",
+            (params) =>
+              Effect.as(
+                Effect.andThen(
+                  Effect.sync(() => asked.push(params as Obj)),
+                  Deferred.await(release)
+                ),
+                { action: "accept", content: { name: "Ada" } }
+              )
+          ]
+        ])
+        const { request } = yield* McpTest.connectRaw(testServer(features), {
+          revision: "2025-11-25",
+          capabilities: { elicitation: {} },
+          handlers
+        })
+        const created = (yield* request("tools/call", { name: "confirm", arguments: {}, task: {} })) as Obj
+        const taskId: string = created.task.taskId
+        yield* TestClock.adjust("1 millis")
+        assert.strictEqual(asked.length, 2)
+        assert.deepStrictEqual(asked[0]!._meta?.[Tasks.relatedTaskKey], { taskId })
+        assert.strictEqual(((yield* request("tasks/get", { taskId })) as Obj).status, "input_required")
+        yield* Deferred.succeed(release, undefined)
+        const result = (yield* request("tasks/result", { taskId })) as Obj
+        assert.deepStrictEqual(result.content, [{ type: "text", text: "Ada Ada" }])
+      })
   )
 
   it.effect("task support is enforced with -32601: required without `task`, forbidden with it", () =>

@@ -31,6 +31,7 @@ import * as Defect from "@effect-mcp/engine/Defect"
 import type { AskMethod, AskOptions, ServerRequestShape } from "../ServerRequest.ts"
 import { ClientRequestError, ServerRequest } from "../ServerRequest.ts"
 import type * as TaskStore from "../TaskStore.ts"
+import * as Ask from "./ask.ts"
 
 /** How a server runs its tasks (`McpServer.Options.tasks`). */
 export interface Settings {
@@ -378,6 +379,7 @@ class TaskRequest implements ServerRequestShape {
   readonly clientInfo: Session.Implementation | undefined
   readonly stateless: boolean
   private counter = 0
+  private outstanding = 0
   private readonly runtime: Runtime
   private readonly taskId: string
   private readonly start: Start
@@ -406,18 +408,16 @@ class TaskRequest implements ServerRequestShape {
           ...((prepared as { readonly _meta?: object })._meta ?? {}),
           [Tasks.relatedTaskKey]: { taskId: this.taskId }
         }
-        const asked = session.request(method, { ...prepared, _meta: meta }, { timeout: options?.timeout })
-        return this.runtime.update(this.taskId, "input_required").pipe(
-          Effect.andThen(asked),
-          Effect.mapError(
-            (error) =>
-              new ClientRequestError({
-                reason: "Rejected",
-                method,
-                message: `${method}: ${String((error as { message?: unknown }).message ?? error)}`
-              })
-          ),
-          Effect.ensuring(this.runtime.update(this.taskId, "working"))
+        // The task waits for input while any of its requests to the client is outstanding.
+        const asking = Effect.suspend(() =>
+          this.outstanding++ === 0 ? this.runtime.update(this.taskId, "input_required") : Effect.void
+        )
+        const answered = Effect.suspend(() =>
+          --this.outstanding === 0 ? this.runtime.update(this.taskId, "working") : Effect.void
+        )
+        return Effect.andThen(
+          asking,
+          Effect.ensuring(Ask.viaSession(session, undefined, method, { ...prepared, _meta: meta }, options), answered)
         )
       }
       // Keys are never reused over the task's life (the extension requires it).
