@@ -15,10 +15,10 @@
  * computed when a skill is made, once.
  */
 import * as Skills from "@effect-mcp/protocol/Skills"
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Registration from "./internal/registration.ts"
 import type { McpServer } from "./McpServer.ts"
@@ -53,10 +53,10 @@ export interface Options {
  * its name breaks the Agent Skills naming rules, or a path is not a plain
  * relative path.
  */
-export class SkillError extends Data.TaggedError("SkillError")<{
-  readonly reason: "MissingSkillMd" | "InvalidSkillMd" | "InvalidName" | "InvalidPath"
-  readonly message: string
-}> {}
+export class SkillError extends Schema.TaggedError<SkillError>()("SkillError", {
+  reason: Schema.Literals(["MissingSkillMd", "InvalidSkillMd", "InvalidName", "InvalidPath"]),
+  message: Schema.String
+}) {}
 
 const extensionTypes: { readonly [ext: string]: string } = {
   md: "text/markdown",
