@@ -4,35 +4,18 @@
  * schema created once when several stores start together, and retention.
  * Skipped, with the reason in its name, only where PostgreSQL cannot be started.
  */
-import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import * as SqlDatabase from "@effect-mcp/sql/SqlDatabase"
 import * as SqlEventStore from "@effect-mcp/sql/SqlEventStore"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Layer from "effect/Layer"
-import * as Scope from "effect/Scope"
 import * as SqlClient from "effect/sql/SqlClient"
 import { eventStoreContract } from "../../packages/sql/test/eventStoreContract.ts"
 import * as Postgres from "../support/postgres.ts"
 
-const title = Postgres.unavailable === undefined ? "PostgreSQL" : `PostgreSQL (skipped: ${Postgres.unavailable})`
-
-describe.skipIf(Postgres.unavailable !== undefined)(title, () => {
-  const scope = Effect.runSync(Scope.make())
-  let server: Postgres.Postgres | undefined
-  beforeAll(async () => {
-    server = await Effect.runPromise(Scope.provide(Postgres.start, scope))
-  }, 120_000)
-  afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
-
-  const database = () => SqlDatabase.layer(server!.url)
-  // A client of its own, open for the test (as each process has its own).
-  const client = Effect.suspend(() =>
-    Effect.map(Layer.build(database()), (context) => Context.get(context, SqlClient.SqlClient))
-  )
-  const storeOn = (table: string) =>
-    Effect.flatMap(client, (sql) => Effect.provideService(SqlEventStore.make({ table }), SqlClient.SqlClient, sql))
+Postgres.describePostgres("PostgreSQL", (server) => {
+  const database = () => SqlDatabase.layer(server().url)
+  // A connection of its own for each store, as each process has its own.
+  const storeOn = (table: string) => Effect.suspend(() => SqlDatabase.use(server().url, SqlEventStore.make({ table })))
   let tables = 0
 
   describe("EventStore contract", () => {
@@ -54,7 +37,12 @@ describe.skipIf(Postgres.unavailable !== undefined)(title, () => {
         (yield* stores[3]!.replayAfter(first))?.events.map((event) => event.id),
         missed
       )
-      const sql = yield* client
+      const sql = yield* SqlDatabase.use(
+        server().url,
+        Effect.gen(function* () {
+          return yield* SqlClient.SqlClient
+        })
+      )
       const migrations = yield* sql`SELECT name FROM shared_events_migrations`
       assert.strictEqual(migrations.length, 1)
     })

@@ -5,10 +5,8 @@
  * (`test_reconnection`) is resumed with `Last-Event-ID` on process B, which
  * never held the session: B replays the result A stored.
  */
-import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -117,15 +115,6 @@ describe("--event-store: a reply resumed on another process", () => {
   )
 })
 
-const pgTitle = Postgres.unavailable === undefined ? "PostgreSQL" : `PostgreSQL (skipped: ${Postgres.unavailable})`
-
-describe.skipIf(Postgres.unavailable !== undefined)(`--event-store: ${pgTitle}`, () => {
-  const scope = Effect.runSync(Scope.make())
-  let server: Postgres.Postgres | undefined
-  beforeAll(async () => {
-    server = await Effect.runPromise(Scope.provide(Postgres.start, scope))
-  }, 120_000)
-  afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
-
-  it.live("PostgreSQL shared by two processes", () => resumeOnTheOther(server!.url).pipe(Effect.scoped), 120_000)
+Postgres.describePostgres("--event-store: PostgreSQL", (server) => {
+  it.live("PostgreSQL shared by two processes", () => resumeOnTheOther(server().url).pipe(Effect.scoped), 120_000)
 })

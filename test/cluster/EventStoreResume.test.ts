@@ -10,18 +10,13 @@ import type * as EventStore from "@effect-mcp/engine/EventStore"
 import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Tool from "@effect-mcp/server/Tool"
-import * as NodeSqlite from "@effect-mcp/sql/NodeSqlite"
 import * as SqlDatabase from "@effect-mcp/sql/SqlDatabase"
 import * as SqlEventStore from "@effect-mcp/sql/SqlEventStore"
-import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
-import * as Context from "effect/Context"
+import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import * as Reactivity from "effect/reactivity/Reactivity"
 import * as Schema from "effect/Schema"
-import * as Scope from "effect/Scope"
-import * as SqlClient from "effect/sql/SqlClient"
+import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -163,9 +158,7 @@ const sqliteStores = Effect.gen(function* () {
   yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
   const filename = path.join(dir, "events.db")
   // Each store has its own connection to the file, as each process would.
-  return Effect.flatMap(NodeSqlite.make({ filename }), (client) =>
-    Effect.provideService(SqlEventStore.make(), SqlClient.SqlClient, client)
-  ).pipe(Effect.provide(Reactivity.layer))
+  return SqlDatabase.use(`sqlite:${filename}`, SqlEventStore.make())
 })
 
 describe("Last-Event-ID on another server sharing the SQL event store", () => {
@@ -174,26 +167,8 @@ describe("Last-Event-ID on another server sharing the SQL event store", () => {
   )
 })
 
-const pgTitle = Postgres.unavailable === undefined ? "PostgreSQL" : `PostgreSQL (skipped: ${Postgres.unavailable})`
-
-describe.skipIf(Postgres.unavailable !== undefined)(pgTitle, () => {
-  const scope = Effect.runSync(Scope.make())
-  let server: Postgres.Postgres | undefined
-  beforeAll(async () => {
-    server = await Effect.runPromise(Scope.provide(Postgres.start, scope))
-  }, 120_000)
-  afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
-
+Postgres.describePostgres("PostgreSQL", (server) => {
   it.live("the GET stream resumed on the other server replays exactly the missed events", () =>
-    resumeElsewhere(
-      Effect.gen(function* () {
-        const context = yield* Layer.build(SqlDatabase.layer(server!.url))
-        return yield* Effect.provideService(
-          SqlEventStore.make(),
-          SqlClient.SqlClient,
-          Context.get(context, SqlClient.SqlClient)
-        )
-      })
-    ).pipe(Effect.scoped)
+    resumeElsewhere(SqlDatabase.use(server().url, SqlEventStore.make())).pipe(Effect.scoped)
   )
 })

@@ -8,17 +8,19 @@
  * `postgres` user the package creates (through `runuser`, else `su`).
  *
  * `unavailable` says, before any test runs, why PostgreSQL cannot be started
- * here (no binaries, no user to run it as); a suite uses it for a visible,
- * explained skip, and only then: a server that should start but does not
- * fails the test.
+ * here (no binaries, no user to run it as); `describePostgres` uses it for a
+ * visible, explained skip, and only then: a server that should start but does
+ * not fails the suite.
  */
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
+import { afterAll, beforeAll, describe } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import type * as Scope from "effect/Scope"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
 
 /** A running PostgreSQL. */
 export interface Postgres {
@@ -181,3 +183,24 @@ export const start: Effect.Effect<Postgres, PostgresError, Scope.Scope> = Effect
       )
   } satisfies Postgres
 })
+
+/**
+ * A suite on one PostgreSQL started for it (before its tests, stopped after):
+ * `body` registers the tests and reads the running server with `server()`.
+ * Where PostgreSQL cannot be started the suite is skipped, its name saying why.
+ */
+export const describePostgres = (name: string, body: (server: () => Postgres) => void): void => {
+  const title = unavailable === undefined ? name : `${name} (skipped: ${unavailable})`
+  describe.skipIf(unavailable !== undefined)(title, () => {
+    const scope = Effect.runSync(Scope.make())
+    let running: Postgres | undefined
+    beforeAll(async () => {
+      running = await Effect.runPromise(Scope.provide(start, scope))
+    }, 120_000)
+    afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+    body(() => {
+      if (running === undefined) throw new PostgresError("PostgreSQL did not start (see beforeAll)")
+      return running
+    })
+  })
+}

@@ -7,6 +7,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
 import type * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import * as NodeSqlite from "./NodeSqlite.ts"
@@ -46,3 +47,14 @@ export const layer = (url: string): Layer.Layer<SqlClient.SqlClient, SqlError | 
       )
     })
   )
+
+/**
+ * Runs `effect` (a store's `make`, say) on the database a URL names, its
+ * connection open for the current scope: each store made this way has a
+ * connection of its own.
+ */
+export const use = <A, E, R>(
+  url: string,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | SqlError | DatabaseUrlError, Exclude<R, SqlClient.SqlClient> | Scope.Scope> =>
+  Effect.flatMap(Layer.build(layer(url)), (context) => Effect.provideContext(effect, context))

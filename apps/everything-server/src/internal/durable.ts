@@ -7,9 +7,7 @@
 import type * as EventStore from "@effect-mcp/engine/EventStore"
 import * as RequestStateKeys from "@effect-mcp/server/RequestStateKeys"
 import * as Config from "effect/Config"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
@@ -24,11 +22,7 @@ export class SettingError extends Error {
 export const eventStore = (url: string): Effect.Effect<EventStore.EventStoreShape, SettingError, Scope.Scope> =>
   Effect.gen(function* () {
     const { SqlDatabase, SqlEventStore } = yield* Effect.promise(() => import("@effect-mcp/sql"))
-    const SqlClient = yield* Effect.promise(() => import("effect/sql/SqlClient"))
-    const database = yield* Layer.build(SqlDatabase.layer(url))
-    return yield* SqlEventStore.make().pipe(
-      Effect.provideService(SqlClient.SqlClient, Context.get(database, SqlClient.SqlClient))
-    )
+    return yield* SqlDatabase.use(url, SqlEventStore.make())
   }).pipe(Effect.mapError((error) => new SettingError(`--event-store: ${error.message}`)))
 
 /** The request-state keys of the command line, else of `MCP_REQUEST_STATE_KEYS`; undefined when neither gives any. */
