@@ -25,6 +25,48 @@ describe("mcp-everything-server command line", () => {
     })
   )
 
+  it.effect("reads the event store and the request-state keys (repeatable or comma lists), never quoting a key", () =>
+    Effect.sync(() => {
+      const k1 = "k".repeat(32)
+      const k2 = "l".repeat(32)
+      const k3 = "m".repeat(32)
+      assert.deepStrictEqual(
+        Cli.parse([
+          "--http",
+          "--event-store",
+          "sqlite:/tmp/events.db",
+          "--request-state-key",
+          k1,
+          "--request-state-key",
+          ` ${k2} ,${k3}`
+        ]),
+        {
+          mode: "http",
+          port: 0,
+          host: "127.0.0.1",
+          stateless: false,
+          json: false,
+          eventStore: "sqlite:/tmp/events.db",
+          requestStateKeys: [k1, k2, k3]
+        }
+      )
+      assert.include(Cli.parse(["--http", "--event-store", "postgres://db/x"]) as object, {
+        eventStore: "postgres://db/x"
+      })
+      assert.include(
+        Cli.parse(["--http", "--event-store", "mysql://db"]) as string,
+        "--event-store needs a database URL"
+      )
+      assert.include(Cli.parse(["--http", "--event-store", "sqlite:"]) as string, "--event-store needs")
+      const refused = Cli.parse(["--http", "--request-state-key", "secret-value,"]) as string
+      assert.include(refused, "--request-state-key needs a key")
+      assert.notInclude(refused, "secret-value")
+      assert.include(Cli.parse(["--stdio", "--request-state-key", k1]) as string, "need --http")
+      assert.include(Cli.usage, "--event-store <sqlite:file|postgres://...>")
+      assert.include(Cli.usage, "--request-state-key <key>")
+    })
+  )
+
   it.effect("reads the limits, the allowed names and the opt-out", () =>
     Effect.sync(() => {
       assert.deepStrictEqual(
