@@ -16,7 +16,9 @@
  */
 import * as Skills from "@effect-mcp/protocol/Skills"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import type * as PlatformError from "effect/PlatformError"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -174,4 +176,76 @@ export const register = (...skills: ReadonlyArray<Skill>): Effect.Effect<void, n
 
 /** A Layer making and registering skills for as long as it lives; fails when one cannot be made. */
 export const layer = (...skills: ReadonlyArray<Options>): Layer.Layer<never, SkillError, McpServer> =>
-  Layer.effectDiscard(Effect.flatMap(Effect.forEach(skills, make), (made) => register(...made)))
+  Layer.effectDiscard(makeAndRegister(skills))
+
+const makeAndRegister = (skills: ReadonlyArray<Options>) =>
+  Effect.flatMap(Effect.forEach(skills, make), (made) => register(...made))
+
+/** Every file under `directory`, by `/`-separated path relative to `root`; links and special files are refused. */
+const filesUnder = (
+  fs: FileSystem.FileSystem,
+  directory: string,
+  relative: string,
+  files: Record<string, Uint8Array>
+): Effect.Effect<void, SkillError | PlatformError.PlatformError> =>
+  Effect.flatMap(fs.readDirectoryEntries(directory), (entries) =>
+    Effect.forEach(
+      [...entries].sort((a, b) => (a.name < b.name ? -1 : 1)),
+      (entry) => {
+        const path = relative === "" ? entry.name : `${relative}/${entry.name}`
+        const full = `${directory}/${entry.name}`
+        if (entry.type === "Directory") return filesUnder(fs, full, path, files)
+        if (entry.type === "File") {
+          return Effect.map(fs.readFile(full), (bytes) => {
+            files[path] = bytes
+          })
+        }
+        return Effect.fail(
+          new SkillError({ reason: "InvalidPath", message: `${full}: a ${entry.type} is not a file a skill may hold` })
+        )
+      },
+      { discard: true }
+    )
+  )
+
+/**
+ * The skills stored under `root`: every folder holding a `SKILL.md` is a
+ * skill (all the files under it are its files, read now); a folder without
+ * one is an organisational prefix (`root/acme/pdf-processing/SKILL.md` is
+ * served as `skill://acme/pdf-processing/SKILL.md`). Files are sent as
+ * bytes, `SKILL.md` as text. Needs a `FileSystem` (`NodeFileSystem.layer`).
+ */
+export const fromDirectory = (
+  root: string
+): Effect.Effect<ReadonlyArray<Options>, SkillError | PlatformError.PlatformError, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const found: Array<Options> = []
+    const walk = (
+      directory: string,
+      prefix: ReadonlyArray<string>
+    ): Effect.Effect<void, SkillError | PlatformError.PlatformError> =>
+      Effect.gen(function* () {
+        const entries = [...(yield* fs.readDirectoryEntries(directory))].sort((a, b) => (a.name < b.name ? -1 : 1))
+        if (entries.some((e) => e.name === Skills.skillMd && e.type === "File")) {
+          const files: Record<string, Uint8Array | string> = {}
+          yield* filesUnder(fs, directory, "", files as Record<string, Uint8Array>)
+          files[Skills.skillMd] = new TextDecoder().decode(files[Skills.skillMd] as Uint8Array)
+          // The folder's own name gives way to the frontmatter's: the folders above it are the prefix.
+          const above = prefix.slice(0, -1)
+          found.push({ files, ...(above.length === 0 ? {} : { prefix: above.join("/") }) })
+          return
+        }
+        for (const entry of entries) {
+          if (entry.type === "Directory") yield* walk(`${directory}/${entry.name}`, [...prefix, entry.name])
+        }
+      })
+    yield* walk(root.replace(/\/+$/, ""), [])
+    return found
+  })
+
+/** A Layer serving the skills stored under `root` (see `fromDirectory`) for as long as it lives. */
+export const layerDirectory = (
+  root: string
+): Layer.Layer<never, SkillError | PlatformError.PlatformError, McpServer | FileSystem.FileSystem> =>
+  Layer.effectDiscard(Effect.flatMap(fromDirectory(root), makeAndRegister))

@@ -15,6 +15,7 @@ import * as Skill from "@effect-mcp/server/Skill"
 import * as McpTest from "@effect-mcp/testing/McpTest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import { type Obj, revisions } from "./fixtures.ts"
 
@@ -153,6 +154,61 @@ describe("Skills", () => {
       assert.strictEqual(badName.reason, "InvalidName")
       const badPath = yield* Effect.flip(Skill.make({ files: { "SKILL.md": skillMd, "../x": "" } }))
       assert.strictEqual(badPath.reason, "InvalidPath")
+    })
+  )
+
+  it.effect("a directory of skills: a folder with a SKILL.md is a skill, one without is a prefix", () =>
+    Effect.gen(function* () {
+      // A tree in memory: root/acme/pdf-processing/{SKILL.md, references/FORMS.md}, root/loose/README.md.
+      const tree: { readonly [path: string]: ReadonlyArray<readonly [string, "File" | "Directory" | "SymbolicLink"]> } =
+        {
+          root: [
+            ["acme", "Directory"],
+            ["loose", "Directory"]
+          ],
+          "root/acme": [["pdf-processing", "Directory"]],
+          "root/acme/pdf-processing": [
+            ["references", "Directory"],
+            ["SKILL.md", "File"]
+          ],
+          "root/acme/pdf-processing/references": [["FORMS.md", "File"]],
+          "root/loose": [["README.md", "File"]]
+        }
+      const contents: { readonly [path: string]: string } = {
+        "root/acme/pdf-processing/SKILL.md": skillMd,
+        "root/acme/pdf-processing/references/FORMS.md": forms
+      }
+      const fs = FileSystem.layerNoop({
+        readDirectoryEntries: (path) => Effect.succeed((tree[path] ?? []).map(([name, type]) => ({ name, type }))),
+        readFile: (path) => Effect.succeed(new TextEncoder().encode(contents[path] ?? ""))
+      })
+      const found = yield* Skill.fromDirectory("root/").pipe(Effect.provide(fs))
+      assert.deepStrictEqual(
+        found.map((o) => [o.prefix, Object.keys(o.files).sort()]),
+        [["acme", ["SKILL.md", "references/FORMS.md"]]]
+      )
+      const { client } = yield* McpTest.connect(
+        server(Skill.layerDirectory("root").pipe(Layer.provide(fs), Layer.orDie))
+      )
+      const [entry] = yield* ClientSkills.list(client)
+      assert.strictEqual(entry?.uri, `${root}/SKILL.md`)
+      const file = yield* ClientSkills.read(client, entry!, "references/FORMS.md")
+      assert.isTrue(file.verified)
+      // A link inside a skill is refused rather than followed.
+      const linked = FileSystem.layerNoop({
+        readDirectoryEntries: (path) =>
+          Effect.succeed(
+            path === "root"
+              ? [
+                  { name: "SKILL.md", type: "File" as const },
+                  { name: "elsewhere", type: "SymbolicLink" as const }
+                ]
+              : []
+          ),
+        readFile: () => Effect.succeed(new TextEncoder().encode(skillMd))
+      })
+      const refused = yield* Effect.flip(Skill.fromDirectory("root").pipe(Effect.provide(linked)))
+      assert.strictEqual(refused._tag === "SkillError" && refused.reason, "InvalidPath")
     })
   )
 })
