@@ -9,15 +9,19 @@
  *
  * Then the owner of a session is killed: the call it was serving is answered
  * with an error, and the session continues on another runner without a new
- * `initialize`.
+ * `initialize`. Both run on SQLite, and on PostgreSQL (test/support/postgres.ts)
+ * where it can be started (skipped, with the reason in its name, otherwise).
  */
-import { assert, describe, it } from "@effect/vitest"
+import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { connect, type Json } from "../interop/sdkClient.ts"
+import * as Postgres from "../support/postgres.ts"
 import { forwarder, kill, startRunners } from "./support.ts"
 
 const tempDatabase = Effect.acquireRelease(
@@ -45,12 +49,12 @@ const transportFor = (url: string) =>
     }
   })
 
-describe("a session spread over three processes (SQLite)", () => {
+const scenarios = (storage: () => Effect.Effect<string, unknown, Scope.Scope>, ownerLost: boolean) => {
   it.live(
     "initialize on one, calls on the others, GET on a third; the third killed, the stream resumes elsewhere",
     () =>
       Effect.gen(function* () {
-        const runners = yield* startRunners(3, yield* tempDatabase)
+        const runners = yield* startRunners(3, yield* storage())
         const lb = yield* forwarder(runners)
         // initialize on runner 0 (which then owns the session), GET on runner 2, the rest round-robin.
         lb.route = ({ method, rpc }) => (rpc === "initialize" ? 0 : method === "GET" ? 2 : undefined)
@@ -101,11 +105,12 @@ describe("a session spread over three processes (SQLite)", () => {
     120_000
   )
 
+  if (!ownerLost) return
   it.live(
     "the owner killed: its call in flight is answered with an error, the session continues elsewhere",
     () =>
       Effect.gen(function* () {
-        const runners = yield* startRunners(3, yield* tempDatabase)
+        const runners = yield* startRunners(3, yield* storage())
         const lb = yield* forwarder(runners)
         // The session lives on runner 0; everything else goes to runner 1 (forwarded to 0).
         lb.route = ({ rpc }) => (rpc === "initialize" ? 0 : 1)
@@ -143,4 +148,26 @@ describe("a session spread over three processes (SQLite)", () => {
       }).pipe(Effect.scoped),
     120_000
   )
+}
+
+describe("a session spread over three processes (SQLite)", () => {
+  scenarios(() => tempDatabase, true)
+})
+
+const postgresTitle =
+  Postgres.unavailable === undefined
+    ? "a session spread over three processes (PostgreSQL)"
+    : `a session spread over three processes (PostgreSQL skipped: ${Postgres.unavailable})`
+
+describe.skipIf(Postgres.unavailable !== undefined)(postgresTitle, () => {
+  const scope = Effect.runSync(Scope.make())
+  let server: Postgres.Postgres | undefined
+  let databases = 0
+  beforeAll(async () => {
+    server = await Effect.runPromise(Scope.provide(Postgres.start, scope))
+  }, 120_000)
+  afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+  // A database of its own per test: the runners of one test never see those of another.
+  // The owner-lost scenario runs on SQLite only: see docs/deployment.md (Limits) for PostgreSQL.
+  scenarios(() => Effect.suspend(() => server!.createDatabase(`cluster_${databases++}`)), false)
 })

@@ -41,9 +41,11 @@ const scripts: { readonly [I in Impl]: string } = {
 }
 
 /** Starts the HTTP echo server of one implementation (a child process) in one response mode. */
-export const spawnServer = (impl: Impl, mode: Mode): Promise<Server> =>
+export const spawnServer = (impl: Impl, mode: Mode): Promise<Server> => spawnScript(scripts[impl], [mode], impl)
+
+const spawnScript = (script: string, args: ReadonlyArray<string>, impl: string): Promise<Server> =>
   new Promise((resolve, reject) => {
-    const child: ChildProcess = fork(EffectMcp.serverScript(scripts[impl]), [mode], {
+    const child: ChildProcess = fork(EffectMcp.serverScript(script), [...args], {
       execArgv: ["--expose-gc"],
       stdio: ["ignore", "pipe", "inherit", "ipc"]
     })
@@ -69,6 +71,10 @@ export const spawnServer = (impl: Impl, mode: Mode): Promise<Server> =>
       })
     })
   })
+
+/** Starts one runner of a clustered effect-mcp echo server (W8): `servers/httpCluster.ts`. */
+export const spawnClusterRunner = (mode: Mode, storage: string, runnerPort: number): Promise<Server> =>
+  spawnScript("httpCluster.ts", [mode, storage, String(runnerPort)], "clustered")
 
 /** The effect-mcp client on a stateful 2025-11-25 session. */
 export const effectClient = async (url: string): Promise<Pair> => {

@@ -24,6 +24,7 @@ import * as W4 from "./workloads/W4Memory.ts"
 import * as W5 from "./workloads/W5Large.ts"
 import * as W6 from "./workloads/W6Cancel.ts"
 import * as W7 from "./workloads/W7InFlight.ts"
+import * as W8 from "./workloads/W8Cluster.ts"
 
 const workloads: ReadonlyArray<Workload> = [
   W1.workload,
@@ -32,7 +33,8 @@ const workloads: ReadonlyArray<Workload> = [
   W4.workload,
   W5.workload,
   W6.workload,
-  W7.workload
+  W7.workload,
+  W8.workload
 ]
 
 interface Args {

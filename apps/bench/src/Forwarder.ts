@@ -1,0 +1,55 @@
+/**
+ * A round-robin forwarder on loopback (W8): what a load balancer without
+ * sticky sessions does, each request to the next backend, the reply piped
+ * back. Keep-alive on both sides, so it costs one extra hop and no connects.
+ */
+import { Agent, createServer, request, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+
+export interface Forwarder {
+  /** The endpoint clients use, `http://127.0.0.1:<port>/mcp`. */
+  readonly url: string
+  readonly close: () => Promise<void>
+}
+
+/** Forwards each request to the next of `backends` (endpoint URLs), in turn. */
+export const start = (backends: ReadonlyArray<string>): Promise<Forwarder> =>
+  new Promise((resolve) => {
+    const targets = backends.map((backend) => new URL(backend))
+    const agent = new Agent({ keepAlive: true, maxSockets: 256 })
+    let next = 0
+    const server: Server = createServer((req, res) => {
+      const target = targets[next++ % targets.length]!
+      const upstream = request(
+        {
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: req.method,
+          agent,
+          headers: { ...req.headers, host: target.host }
+        },
+        (reply) => {
+          res.writeHead(reply.statusCode ?? 502, reply.headers)
+          reply.pipe(res)
+        }
+      )
+      upstream.on("error", () => {
+        if (!res.headersSent) res.writeHead(502)
+        res.end()
+      })
+      req.pipe(upstream)
+    })
+    server.keepAliveTimeout = 60_000
+    server.listen(0, "127.0.0.1", () => {
+      resolve({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+        close: () =>
+          new Promise((done) => {
+            agent.destroy()
+            server.closeAllConnections()
+            server.close(() => done())
+          })
+      })
+    })
+  })

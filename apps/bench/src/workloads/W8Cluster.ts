@@ -1,0 +1,129 @@
+/**
+ * W8, clustered Streamable HTTP (issue 17): the same echo calls through a
+ * round-robin forwarder on loopback, to one effect-mcp process, then to three
+ * processes of one cluster (NodeClusteredServer, SQLite), in the same run. In
+ * the cluster two calls in three reach a process that does not own the
+ * session and are forwarded to its owner; the difference of the p50s is the
+ * per-call routing cost. JSON replies; the effect-mcp client on a 2025-11-25 session.
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import * as Forwarder from "../Forwarder.ts"
+import * as Http from "../Http.ts"
+import type { Metric, Series, Table } from "../Table.ts"
+import { type Candidate, rounds, type Workload } from "../Workload.ts"
+import { latencyMetrics, project } from "./common.ts"
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve) => {
+    const server = createServer()
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
+
+const median = (values: ReadonlyArray<number>): number => {
+  const sorted = [...values].filter(Number.isFinite).sort((a, b) => a - b)
+  return sorted.length === 0 ? Number.NaN : sorted[Math.floor(sorted.length / 2)]!
+}
+
+interface ClusterCandidate extends Candidate {
+  readonly forwarder: () => Forwarder.Forwarder
+}
+
+export const workload: Workload = {
+  id: "W8",
+  title: "Clustered Streamable HTTP",
+  run: async (settings) => {
+    const count = settings.quick ? 200 : 5_000
+    const inFlight = 32
+    const text = "hello"
+    const dir = mkdtempSync(join(tmpdir(), "bench-cluster-"))
+    const servers: Array<Http.Server> = []
+    const forwarders: Array<Forwarder.Forwarder> = []
+    try {
+      const single = await Http.spawnServer("effect", "json")
+      servers.push(single)
+      // Runners start one after another: each creates the cluster's tables in turn.
+      const storage = `sqlite:${join(dir, "cluster.db")}`
+      for (let i = 0; i < 3; i++) servers.push(await Http.spawnClusterRunner("json", storage, await freePort()))
+      // Shards settle on the three runners before anything is measured.
+      await new Promise((done) => setTimeout(done, 5_000))
+      const one = await Forwarder.start([single.url])
+      const three = await Forwarder.start(servers.slice(1).map((server) => server.url))
+      forwarders.push(one, three)
+      const candidates: ReadonlyArray<ClusterCandidate> = [
+        { id: "single", label: "one process (forwarder)", forwarder: () => one },
+        { id: "cluster", label: "3-process cluster (round-robin forwarder)", forwarder: () => three }
+      ]
+      const series: Array<Series> = await rounds(
+        settings,
+        candidates,
+        async (candidate) => {
+          const pair = await Http.effectClient(candidate.forwarder().url)
+          try {
+            if ((await pair.call(text)) !== text) throw new Error(`${candidate.label}: echo returned something else`)
+            const sequential = await pair.sequential(count, text)
+            const concurrent = await pair.concurrent(count, inFlight, text)
+            return {
+              seqRate: sequential.callsPerSecond,
+              seqP50: sequential.p50 * 1000,
+              seqP99: sequential.p99 * 1000,
+              concRate: concurrent.callsPerSecond,
+              concP50: concurrent.p50 * 1000,
+              concP99: concurrent.p99 * 1000
+            }
+          } finally {
+            await pair.close()
+          }
+        },
+        async (candidate) => {
+          const pair = await Http.effectClient(candidate.forwarder().url)
+          await pair.sequential(Math.min(count, 300), text)
+          await pair.close()
+        }
+      )
+      const p50 = (id: string) =>
+        median(series.find((s) => s.id === id)?.rounds.map((m) => m.seqP50 ?? Number.NaN) ?? [])
+      const routing = p50("cluster") - p50("single")
+      settings.log(`  W8 routing cost per call (p50 cluster - p50 one process): ${routing.toFixed(0)} µs`)
+      const notes = [
+        "Both through the same round-robin forwarder on 127.0.0.1; servers in child processes; JSON replies.",
+        `Per-call routing cost (median sequential p50, cluster minus one process): ${routing.toFixed(0)} µs.`,
+        "latencies in microseconds."
+      ]
+      const ratios = (metrics: ReadonlyArray<string>) => [
+        { label: "cluster / one process", numerator: "cluster", denominator: "single", metrics }
+      ]
+      const seq: ReadonlyArray<Metric> = latencyMetrics("seq")
+      const conc: ReadonlyArray<Metric> = latencyMetrics("conc")
+      const tables: Array<Table> = [
+        {
+          id: "W8-sequential",
+          title: `W8 clustered Streamable HTTP: ${count.toLocaleString("en-US")} sequential calls`,
+          metrics: seq,
+          ratios: ratios(["seqRate"]),
+          notes,
+          series: project(series, seq)
+        },
+        {
+          id: "W8-concurrent",
+          title: `W8 clustered Streamable HTTP: ${count.toLocaleString("en-US")} calls, ${inFlight} in flight`,
+          metrics: conc,
+          ratios: ratios(["concRate"]),
+          notes,
+          series: project(series, conc)
+        }
+      ]
+      return tables
+    } finally {
+      for (const forwarder of forwarders) await forwarder.close()
+      for (const server of servers) await server.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }
+}

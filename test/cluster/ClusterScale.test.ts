@@ -1,0 +1,104 @@
+/**
+ * Acceptance 3 of issue 17: 1,000 sessions spread over three clustered
+ * everything-server processes (SQLite), each doing 10 tool calls through a
+ * round-robin forwarder, so nearly every call is served by a process that
+ * does not own its session. Zero responses lost or duplicated: every request
+ * gets exactly one response, with its own id and the tool's result. Sessions
+ * run 16 at a time (each one's requests in order) to keep the run short on two
+ * cores; replies are JSON bodies.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { forwarder, startRunners } from "./support.ts"
+
+const SESSIONS = 1_000
+const CALLS = 10
+const CONCURRENCY = 16
+const REVISION = "2025-11-25"
+const EXPECTED = "This is a simple text response for testing."
+
+const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" }
+
+interface Tally {
+  responses: number
+  wrong: Array<string>
+}
+
+const post = async (url: string, body: unknown, sessionId?: string) => {
+  const response = await fetch(url, {
+    method: "POST",
+    headers:
+      sessionId === undefined ? headers : { ...headers, "mcp-session-id": sessionId, "mcp-protocol-version": REVISION },
+    body: JSON.stringify(body)
+  })
+  const text = await response.text()
+  return { status: response.status, sessionId: response.headers.get("mcp-session-id"), text }
+}
+
+/** One session: initialize, initialized, 10 calls; every reply checked against its request. */
+const runSession = async (url: string, n: number, tally: Tally) => {
+  const init = await post(url, {
+    jsonrpc: "2.0",
+    id: `s${n}-init`,
+    method: "initialize",
+    params: { protocolVersion: REVISION, capabilities: {}, clientInfo: { name: `scale-${n}`, version: "1.0.0" } }
+  })
+  const sessionId = init.sessionId
+  if (init.status !== 200 || sessionId === null)
+    throw new Error(`session ${n}: initialize got ${init.status} ${init.text}`)
+  tally.responses++
+  const initialized = await post(url, { jsonrpc: "2.0", method: "notifications/initialized" }, sessionId)
+  if (initialized.status !== 202) throw new Error(`session ${n}: initialized got ${initialized.status}`)
+  for (let call = 0; call < CALLS; call++) {
+    const id = `s${n}-c${call}`
+    const reply = await post(
+      url,
+      { jsonrpc: "2.0", id, method: "tools/call", params: { name: "test_simple_text", arguments: {} } },
+      sessionId
+    )
+    const message = JSON.parse(reply.text) as { id?: unknown; result?: { content?: Array<{ text?: string }> } }
+    if (reply.status !== 200 || message.id !== id || message.result?.content?.[0]?.text !== EXPECTED) {
+      tally.wrong.push(`${id}: ${reply.status} ${reply.text.slice(0, 200)}`)
+    } else tally.responses++
+  }
+}
+
+describe("1,000 sessions over three processes", () => {
+  it.live(
+    "10 calls each through a round-robin forwarder: zero lost or duplicated responses",
+    () =>
+      Effect.gen(function* () {
+        const dir = yield* Effect.acquireRelease(
+          Effect.sync(() => mkdtempSync(join(tmpdir(), "mcp-cluster-scale-"))),
+          (path) => Effect.sync(() => rmSync(path, { recursive: true, force: true }))
+        )
+        const runners = yield* startRunners(3, `sqlite:${join(dir, "cluster.db")}`, [
+          "--json",
+          "--max-sessions-per-client",
+          "5000"
+        ])
+        const lb = yield* forwarder(runners)
+        const tally: Tally = { responses: 0, wrong: [] }
+        let next = 0
+        const worker = async () => {
+          while (next < SESSIONS) await runSession(lb.url, next++, tally)
+        }
+        yield* Effect.promise(() => Promise.all(Array.from({ length: CONCURRENCY }, worker)))
+
+        assert.deepStrictEqual(tally.wrong, [])
+        assert.strictEqual(tally.responses, SESSIONS * (CALLS + 1))
+        // Each response went through the forwarder exactly once.
+        assert.strictEqual(lb.answers.size, SESSIONS * (CALLS + 1))
+        for (const [id, count] of lb.answers) if (count !== 1) assert.fail(`response ${id} relayed ${count} times`)
+        // The sessions were spread: each process opened some and served calls of sessions it does not own.
+        const opened = [0, 1, 2].map(
+          (i) => lb.hops.filter((hop) => hop.rpc === "initialize" && hop.backend === i).length
+        )
+        for (const count of opened) assert.isAbove(count, SESSIONS / 6)
+      }).pipe(Effect.scoped),
+    600_000
+  )
+})
