@@ -60,6 +60,15 @@ export interface SkillFile {
 /** What reading a skill file can fail with. */
 export type ReadError = McpClient.CallError | SkillVerificationError
 
+/**
+ * What to merge into a client's `capabilities` to say it uses skills (the
+ * extension's client side has no settings): servers may offer skills only to
+ * clients that declare it, as extensions are negotiated both ways.
+ */
+export const capabilities: { readonly extensions: { readonly [Skills.extensionId]: {} } } = {
+  extensions: { [Skills.extensionId]: {} }
+}
+
 /** The server declared the Skills extension. */
 export const supported = (client: McpClient.McpClientShape): boolean =>
   Skills.capabilityOf(client.serverCapabilities) !== undefined
