@@ -36,6 +36,13 @@ const spawn = (childSpans: Array<SpanRecorder.RecordedSpan>) => {
   })
 }
 
+/** A client (answering samplings with `TraceChain.answer`) of a fresh child speaking `revision`. */
+const connect = (childSpans: Array<SpanRecorder.RecordedSpan>, revision: ProtocolVersion.ProtocolVersion) =>
+  McpClient.connect(spawn(childSpans), {
+    clientInfo: { name: "tracing-stdio-test", version: "1.0.0" },
+    supportedVersions: [revision]
+  }).pipe(Effect.provide(TraceChain.answer))
+
 /** Waits until the child has written a span named `name` of `kind` (its stderr may trail its stdout). */
 const childWrote = (childSpans: ReadonlyArray<SpanRecorder.RecordedSpan>, name: string, kind: string) =>
   ServerProcess.waitFor(
@@ -54,10 +61,7 @@ describe("request spans over stdio (a child process)", () => {
         const recorder = SpanRecorder.make()
         const childSpans: Array<SpanRecorder.RecordedSpan> = []
         return Effect.gen(function* () {
-          const client = yield* McpClient.connect(spawn(childSpans), {
-            clientInfo: { name: "tracing-stdio-test", version: "1.0.0" },
-            supportedVersions: [revision]
-          }).pipe(Effect.provide(TraceChain.answer))
+          const client = yield* connect(childSpans, revision)
           const result = yield* client.callTool("ask", {}).pipe(Effect.withSpan("app"))
           assert.deepStrictEqual(result.content, [{ type: "text", text: "!" }])
           yield* childWrote(childSpans, "tools/call ask", "server")
@@ -77,10 +81,7 @@ describe("request spans over stdio (a child process)", () => {
       const recorder = SpanRecorder.make()
       const childSpans: Array<SpanRecorder.RecordedSpan> = []
       return Effect.gen(function* () {
-        const client = yield* McpClient.connect(spawn(childSpans), {
-          clientInfo: { name: "tracing-stdio-test", version: "1.0.0" },
-          supportedVersions: ["2025-11-25"]
-        }).pipe(Effect.provide(TraceChain.answer))
+        const client = yield* connect(childSpans, "2025-11-25")
         const result = yield* client.callTool("tenant", {}).pipe(Baggage.withEntries({ tenant: "acme", user: "a b" }))
         const text = (result.content[0] as { readonly text: string }).text
         assert.deepStrictEqual(JSON.parse(text), {
