@@ -11,19 +11,14 @@
  * on stderr. The `slow` tool prints `started <request id>` when it begins and
  * `aborted <request id>` when its AbortSignal fires: the tests watch for both.
  */
-import { randomUUID } from "node:crypto"
-import * as Http from "node:http"
+import type * as Http from "node:http"
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { SSEServerTransport } from "@modelcontextprotocol/sdk/server/sse.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import * as z from "zod"
+import { listen, log, readBody, reply, streamableHttp } from "../support/SdkHttpServer.ts"
 
 export const serverName = "sdk-interop-server"
-
-const log = (line: string) => {
-  process.stderr.write(`${line}\n`)
-}
 
 const make = (): McpServer => {
   const server = new McpServer({ name: serverName, version: "1.32.2" })
@@ -87,50 +82,6 @@ const make = (): McpServer => {
   return server
 }
 
-const readBody = (request: Http.IncomingMessage): Promise<unknown> =>
-  new Promise((resolve, reject) => {
-    let text = ""
-    request.setEncoding("utf8")
-    request.on("data", (chunk: string) => (text += chunk))
-    request.on("end", () => {
-      try {
-        resolve(text === "" ? undefined : JSON.parse(text))
-      } catch (error) {
-        reject(error)
-      }
-    })
-    request.on("error", reject)
-  })
-
-const reply = (response: Http.ServerResponse, status: number, text: string) => {
-  response.writeHead(status, { "content-type": "text/plain" }).end(text)
-}
-
-/** Streamable HTTP at /mcp: one SDK server and transport per session. */
-const streamableHttp = (): Http.RequestListener => {
-  const sessions = new Map<string, StreamableHTTPServerTransport>()
-  return async (request, response) => {
-    const url = new URL(request.url ?? "/", "http://127.0.0.1")
-    if (url.pathname !== "/mcp") return reply(response, 404, "not found")
-    const body = request.method === "POST" ? await readBody(request) : undefined
-    const id = request.headers["mcp-session-id"]
-    const existing = typeof id === "string" ? sessions.get(id) : undefined
-    if (existing !== undefined) return existing.handleRequest(request, response, body)
-    if (typeof id === "string") return reply(response, 404, "unknown session")
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: randomUUID,
-      onsessioninitialized: (sessionId) => {
-        sessions.set(sessionId, transport)
-      }
-    })
-    transport.onclose = () => {
-      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
-    }
-    await make().connect(transport)
-    await transport.handleRequest(request, response, body)
-  }
-}
-
 /** The 2024-11-05 transport: GET /sse opens a session, POST /messages?sessionId= carries the client's messages. */
 const legacySse = (): Http.RequestListener => {
   const sessions = new Map<string, SSEServerTransport>()
@@ -151,28 +102,9 @@ const legacySse = (): Http.RequestListener => {
   }
 }
 
-const listen = (listener: Http.RequestListener) => {
-  const server = Http.createServer((request, response) => {
-    Promise.resolve(listener(request, response)).catch((error: unknown) => {
-      log(`request failed: ${String(error)}`)
-      if (!response.headersSent) reply(response, 500, "internal error")
-    })
-  })
-  server.listen(0, "127.0.0.1", () => {
-    const address = server.address()
-    if (address !== null && typeof address === "object") log(`listening on http://127.0.0.1:${address.port}`)
-  })
-  const stop = () => {
-    server.closeAllConnections()
-    server.close(() => process.exit(0))
-  }
-  process.on("SIGTERM", stop)
-  process.on("SIGINT", stop)
-}
-
 const mode = process.argv[2]
 if (mode === "--stdio") await make().connect(new StdioServerTransport())
-else if (mode === "--http") listen(streamableHttp())
+else if (mode === "--http") listen(streamableHttp(make))
 else if (mode === "--sse") listen(legacySse())
 else {
   log("usage: node sdkServer.ts --stdio | --http | --sse")

@@ -103,7 +103,8 @@ const exercise = (connection: Connection) =>
     const started = yield* client.tasks.callTool("build", { target: "later" })
     assert.strictEqual(started._tag, "Task")
     const taskId = started._tag === "Task" ? started.task.taskId : ""
-    assert.strictEqual((yield* client.tasks.get(taskId)).status, "working")
+    // Working for 150 ms, unless the machine is slow.
+    assert.include(["working", "completed"], (yield* client.tasks.get(taskId)).status)
     assert.strictEqual(textOf(yield* client.tasks.result(taskId)), "built later")
     const updates = yield* Stream.runCollect(client.tasks.updates(taskId))
     assert.deepStrictEqual(

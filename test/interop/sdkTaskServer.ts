@@ -14,17 +14,11 @@
  * - `stuck`: never completes; prints `cancelled <taskId>` on stderr when its task is cancelled;
  * - `ask`: asks the client for a name (elicitation inside the task), completes with `hello <name>`.
  */
-import { randomUUID } from "node:crypto"
-import * as Http from "node:http"
 import { InMemoryTaskMessageQueue, InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks/index.js"
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import * as z from "zod"
-
-const log = (line: string) => {
-  process.stderr.write(`${line}\n`)
-}
+import { listen, log, streamableHttp } from "../support/SdkHttpServer.ts"
 
 // biome-ignore lint/suspicious/noExplicitAny: the SDK's task handler types are generic over zod shapes; read loosely
 type Loose = any
@@ -121,66 +115,10 @@ const make = (): McpServer => {
   return server
 }
 
-const readBody = (request: Http.IncomingMessage): Promise<unknown> =>
-  new Promise((resolve, reject) => {
-    let body = ""
-    request.setEncoding("utf8")
-    request.on("data", (chunk: string) => (body += chunk))
-    request.on("end", () => {
-      try {
-        resolve(body === "" ? undefined : JSON.parse(body))
-      } catch (error) {
-        reject(error)
-      }
-    })
-    request.on("error", reject)
-  })
-
-const streamableHttp = (): Http.RequestListener => {
-  const sessions = new Map<string, StreamableHTTPServerTransport>()
-  return async (request, response) => {
-    const url = new URL(request.url ?? "/", "http://127.0.0.1")
-    if (url.pathname !== "/mcp") return void response.writeHead(404).end()
-    const body = request.method === "POST" ? await readBody(request) : undefined
-    const id = request.headers["mcp-session-id"]
-    const existing = typeof id === "string" ? sessions.get(id) : undefined
-    if (existing !== undefined) return existing.handleRequest(request, response, body)
-    if (typeof id === "string") return void response.writeHead(404).end()
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: randomUUID,
-      onsessioninitialized: (sessionId) => {
-        sessions.set(sessionId, transport)
-      }
-    })
-    transport.onclose = () => {
-      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
-    }
-    await make().connect(transport)
-    await transport.handleRequest(request, response, body)
-  }
-}
-
 const mode = process.argv[2]
 if (mode === "--stdio") await make().connect(new StdioServerTransport())
-else if (mode === "--http") {
-  const listener = streamableHttp()
-  const server = Http.createServer((request, response) => {
-    Promise.resolve(listener(request, response)).catch((error: unknown) => {
-      log(`request failed: ${String(error)}`)
-      if (!response.headersSent) response.writeHead(500).end()
-    })
-  })
-  server.listen(0, "127.0.0.1", () => {
-    const address = server.address()
-    if (address !== null && typeof address === "object") log(`listening on http://127.0.0.1:${address.port}`)
-  })
-  const stop = () => {
-    server.closeAllConnections()
-    server.close(() => process.exit(0))
-  }
-  process.on("SIGTERM", stop)
-  process.on("SIGINT", stop)
-} else {
+else if (mode === "--http") listen(streamableHttp(make))
+else {
   log("usage: sdkTaskServer.ts --stdio | --http")
-  process.exit(2)
+  process.exitCode = 2
 }
