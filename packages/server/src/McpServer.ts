@@ -36,9 +36,9 @@ import * as Handlers from "./internal/handlers.ts"
 import * as Middleware from "./internal/middleware.ts"
 import * as RequestScope from "./internal/requestScope.ts"
 import * as Server from "./internal/server.ts"
-import type * as Tasks from "./internal/tasks.ts"
 import type * as RequestStateKeys from "./RequestStateKeys.ts"
 import type * as Resource from "./Resource.ts"
+import type * as Task from "./Task.ts"
 import type { ClientRequestError } from "./ServerRequest.ts"
 
 /** The kinds of items a server registers. */
@@ -75,7 +75,7 @@ export interface Options {
   /** Capabilities declared even while nothing of their kind is registered (items may come later). */
   readonly declare?: ReadonlyArray<"tools" | "resources" | "prompts"> | undefined
   /** How tasks run: retention, polling interval, worker heartbeat (docs/tasks.md). */
-  readonly tasks?: Tasks.Settings | undefined
+  readonly tasks?: Task.Settings | undefined
   /** Extra capability entries (`experimental`, `extensions`). */
   readonly capabilities?: { readonly experimental?: object; readonly extensions?: object } | undefined
   readonly peer?: Peer.Options | undefined

@@ -15,6 +15,20 @@ import * as Effect from "effect/Effect"
 import type * as Context from "effect/Context"
 import type { ServerRequest } from "./ServerRequest.ts"
 
+/** How a server runs its tasks (`McpServer.Options.tasks`). */
+export interface Settings {
+  /** Retention of a task from its creation when the client asks for none (ms; null: unlimited). Default 1 hour. */
+  readonly defaultTtlMs?: number | null | undefined
+  /** The longest retention a client may ask for (ms). Default 24 hours. */
+  readonly maxTtlMs?: number | undefined
+  /** The polling interval suggested to clients (ms). Default 500. */
+  readonly pollIntervalMs?: number | undefined
+  /** How often this server records that it is alive in the store (ms). Default 5 seconds. */
+  readonly heartbeatMs?: number | undefined
+  /** A task whose worker has not heartbeat for this long (ms) reads `failed`. Default 3 heartbeats. */
+  readonly workerTimeoutMs?: number | undefined
+}
+
 /** How a tool takes task execution: never (the default), when the client can, or always. */
 export type TaskSupport = "forbidden" | "optional" | "required"
 

@@ -22,7 +22,7 @@ const record = (taskId: string, owner: string, createdAt: number): TaskStore.Tas
 /** Runs the contract on the store `make` builds (`provide` gives it what it needs). */
 export const taskStoreContract = <E, R>(
   make: Effect.Effect<TaskStore.TaskStoreShape, E, R>,
-  provide: <A, E2>(effect: Effect.Effect<A, E2, R>) => Effect.Effect<A, E2 | E> = (effect) =>
+  provide: <A, E2>(effect: Effect.Effect<A, E2, R>) => Effect.Effect<A, unknown> = (effect) =>
     effect as Effect.Effect<never>
 ) => {
   it.effect("a task reads back as written; updates apply until it is terminal", () =>

@@ -29,23 +29,10 @@ import type * as Revision from "@effect-mcp/protocol/Revision"
 import type * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import * as Defect from "@effect-mcp/engine/Defect"
 import type { AskMethod, AskOptions, ServerRequestShape } from "../ServerRequest.ts"
+import type { Settings } from "../Task.ts"
 import { ClientRequestError, ServerRequest } from "../ServerRequest.ts"
 import type * as TaskStore from "../TaskStore.ts"
 import * as Ask from "./ask.ts"
-
-/** How a server runs its tasks (`McpServer.Options.tasks`). */
-export interface Settings {
-  /** Retention of a task from its creation when the client asks for none (ms; null: unlimited). Default 1 hour. */
-  readonly defaultTtlMs?: number | null | undefined
-  /** The longest retention a client may ask for (ms). Default 24 hours. */
-  readonly maxTtlMs?: number | undefined
-  /** The polling interval suggested to clients (ms). Default 500. */
-  readonly pollIntervalMs?: number | undefined
-  /** How often this server records that it is alive in the store (ms). Default 5 seconds. */
-  readonly heartbeatMs?: number | undefined
-  /** A task whose worker has not heartbeat for this long (ms) reads `failed`. Default 3 heartbeats. */
-  readonly workerTimeoutMs?: number | undefined
-}
 
 /** Who reads a task: the authenticated principal, else the session that made it (which `tasks/list` shows). */
 export type Owner = string
