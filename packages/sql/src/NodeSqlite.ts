@@ -24,7 +24,10 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlit
 export interface Options {
   /** The database file, or `":memory:"` for a private in-memory database. */
   readonly filename: string
-  /** Write-ahead logging (readers do not block the writer; several processes may share the file). Default true. */
+  /**
+   * Write-ahead logging (readers do not block the writer; several processes
+   * may share the file), with `synchronous = NORMAL`. Default true.
+   */
   readonly wal?: boolean | undefined
   /** How long a statement waits for another process's lock before failing, in milliseconds. Default 5,000. */
   readonly busyTimeoutMs?: number | undefined
@@ -61,7 +64,12 @@ export const make = (
       Effect.try({
         try: () => {
           const db = new DatabaseSync(options.filename, { timeout: options.busyTimeoutMs ?? 5_000 })
-          if (options.wal !== false && options.filename !== ":memory:") db.exec("PRAGMA journal_mode = WAL")
+          // WAL with synchronous=NORMAL: a commit is durable across a crash of the process without an fsync
+          // each (the last commits may be lost on a power failure), the usual setting for WAL.
+          if (options.wal !== false && options.filename !== ":memory:") {
+            db.exec("PRAGMA journal_mode = WAL")
+            db.exec("PRAGMA synchronous = NORMAL")
+          }
           return db
         },
         catch: (cause) => toSqlError(cause, "open")

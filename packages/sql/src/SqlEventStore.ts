@@ -108,17 +108,33 @@ export const make = Effect.fnUntraced(function* (
 
   const cutoff = Effect.map(Clock.currentTimeMillis, (now) => now - maxAgeMs)
 
+  // The stream's newest `maxEvents` stay; the row at that offset and older ones go.
+  const trim = (streamId: string, offset: number) =>
+    sql`DELETE FROM ${t} WHERE stream_id = ${streamId} AND seq <= (
+      SELECT seq FROM ${t} WHERE stream_id = ${streamId} ORDER BY seq DESC LIMIT 1 OFFSET ${offset}
+    )`
+  const insert = (streamId: string, data: string, now: number) =>
+    sql<{ readonly seq: number | string }>`INSERT INTO ${t} (stream_id, data, created_at)
+      VALUES (${streamId}, ${data}, ${now}) RETURNING seq`
+  // One commit (a sync to disk) and, on PostgreSQL, one round trip per event: the trim runs in the same
+  // statement there (it sees the table before the insert, hence one less), in the same transaction on SQLite.
+  const store: (
+    streamId: string,
+    data: string,
+    now: number
+  ) => Effect.Effect<ReadonlyArray<{ readonly seq: number | string }>, SqlError> = sql.onDialectOrElse({
+    pg: () => (streamId: string, data: string, now: number) =>
+      sql<{ readonly seq: number | string }>`WITH inserted AS (${insert(streamId, data, now)}),
+        trimmed AS (${trim(streamId, maxEvents - 1)}) SELECT seq FROM inserted`,
+    orElse: () => (streamId: string, data: string, now: number) =>
+      sql.withTransaction(Effect.tap(insert(streamId, data, now), () => trim(streamId, maxEvents)))
+  })
+
   const append = (streamId: string, data: string) =>
-    Effect.gen(function* () {
-      const now = yield* Clock.currentTimeMillis
-      const rows = yield* sql<{ readonly seq: number | string }>`INSERT INTO ${t} (stream_id, data, created_at)
-        VALUES (${streamId}, ${data}, ${now}) RETURNING seq`
-      // The stream's newest `maxEvents` stay; the row at that offset and older ones go.
-      yield* sql`DELETE FROM ${t} WHERE stream_id = ${streamId} AND seq <= (
-        SELECT seq FROM ${t} WHERE stream_id = ${streamId} ORDER BY seq DESC LIMIT 1 OFFSET ${maxEvents}
-      )`
-      return `${streamId}_${rows[0]!.seq}`
-    }).pipe(Effect.mapError(storeError("append")))
+    Effect.flatMap(Clock.currentTimeMillis, (now) => store(streamId, data, now)).pipe(
+      Effect.map((rows) => `${streamId}_${rows[0]!.seq}`),
+      Effect.mapError(storeError("append"))
+    )
 
   const replayAfter = (eventId: string) =>
     Effect.gen(function* () {
