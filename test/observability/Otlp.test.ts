@@ -8,6 +8,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as McpClient from "@effect-mcp/client/McpClient"
 import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
+import * as NodeStdio from "@effect-mcp/platform-node/NodeStdio"
 import { fileURLToPath } from "node:url"
 import * as Effect from "effect/Effect"
 import * as OtlpReceiver from "../support/OtlpReceiver.ts"
@@ -216,6 +217,58 @@ describe("OTLP export configured by OTEL_* variables", () => {
         assert.strictEqual(served.resource["service.name"], "mcp-everything-server")
         assert.strictEqual(served.traceId, client!.traceId)
         assert.strictEqual(served.parentSpanId, client!.spanId)
+        assert.deepStrictEqual(receiver.errors(), [])
+      }),
+    60_000
+  )
+
+  it.live(
+    "a stdio server exports its spans and metrics, and flushes them when its client closes stdin",
+    () =>
+      Effect.gen(function* () {
+        const receiver = yield* OtlpReceiver.start
+        // Long intervals: what arrives was flushed as the server ended, not exported on a timer.
+        const env = envWith({
+          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
+          OTEL_BSP_SCHEDULE_DELAY: "60000",
+          OTEL_METRIC_EXPORT_INTERVAL: "60000"
+        })
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const client = yield* McpClient.connect(
+              NodeStdio.layerClient({
+                command: ServerProcess.node,
+                args: [...ServerProcess.sourceConditions, ServerProcess.everythingBin, "--stdio"],
+                env
+              }),
+              { clientInfo: { name: "otlp-test", version: "1.0.0" }, supportedVersions: ["2025-11-25"] }
+            )
+            yield* client.callTool("test_simple_text", {})
+          })
+        )
+        const served = yield* until(() =>
+          receiver.spans().find((span) => span.name === "tools/call test_simple_text" && span.kind === SERVER)
+        )
+        assert.strictEqual(served.attributes["mcp.protocol.version"], "2025-11-25")
+        const session = yield* until(() =>
+          receiver
+            .points()
+            .find(
+              (point) => point.metric === "mcp.server.active_sessions" && point.attributes["mcp.transport"] === "stdio"
+            )
+        )
+        assert.strictEqual(session.type, "sum")
+        assert.isDefined(
+          receiver
+            .points()
+            .find(
+              (point) =>
+                point.metric === "mcp.transport.io" &&
+                point.attributes["mcp.transport"] === "stdio" &&
+                point.attributes["network.io.direction"] === "receive" &&
+                point.value! > 0
+            )
+        )
         assert.deepStrictEqual(receiver.errors(), [])
       }),
     60_000
