@@ -47,11 +47,12 @@ interface Setup {
 
 const versionOf = (dir: string) => Number.parseInt(dir, 10) || 0
 
-/** The newest `/usr/lib/postgresql/<n>/bin` with initdb and pg_ctl (or `EFFECT_MCP_PG_BIN`). */
+/** `EFFECT_MCP_PG_BIN` when set (the only place looked at), else the newest `/usr/lib/postgresql/<n>/bin`. */
 const findBin = (): string | undefined => {
-  const candidates = process.env["EFFECT_MCP_PG_BIN"] !== undefined ? [process.env["EFFECT_MCP_PG_BIN"]] : []
+  const given = process.env["EFFECT_MCP_PG_BIN"]
+  const candidates = given !== undefined ? [given] : []
   const base = "/usr/lib/postgresql"
-  if (fs.existsSync(base)) {
+  if (given === undefined && fs.existsSync(base)) {
     for (const version of fs.readdirSync(base).sort((a, b) => versionOf(b) - versionOf(a))) {
       candidates.push(path.join(base, version, "bin"))
     }
@@ -78,7 +79,8 @@ const which = (file: string): string | undefined =>
 const probe = (): Setup | string => {
   const bin = findBin()
   if (bin === undefined) {
-    return "no PostgreSQL server binaries in /usr/lib/postgresql/*/bin (install the Debian package postgresql; .ci/run does)"
+    const where = process.env["EFFECT_MCP_PG_BIN"] ?? "/usr/lib/postgresql/*/bin"
+    return `no PostgreSQL server binaries (initdb, pg_ctl) in ${where} (install the Debian package postgresql; .ci/run does)`
   }
   if (process.getuid?.() !== 0) return { bin, user: undefined, wrap: (file, args) => [file, args] }
   const user = userOf("postgres")
