@@ -44,6 +44,32 @@ const clientInfo = { name: "tracing-http-headers-test", version: "1.0.0" }
 const byId = (spans: ReadonlyArray<Tracer.NativeSpan>, spanId: string | undefined) =>
   spans.find((span) => span.spanId === spanId)
 
+/**
+ * The MCP SERVER span `served` (a child of the MCP CLIENT span `call`) links to the HTTP SERVER span of the POST
+ * that carried it, which continued the POST's headers: its `traceparent` names the HTTP CLIENT span, a child of
+ * `call`, and its `tracestate` is the trace's (from `caller`).
+ */
+const assertCarried = (
+  spans: ReadonlyArray<Tracer.NativeSpan>,
+  call: Tracer.NativeSpan,
+  served: Tracer.NativeSpan,
+  caller: Tracer.ExternalSpan
+) => {
+  assert.strictEqual(SpanRecorder.parentOf(served)?.spanId, call.spanId)
+  assert.strictEqual(served.links.length, 1)
+  const httpServer = byId(spans, served.links[0]!.span.spanId)!
+  assert.strictEqual(httpServer.kind, "server")
+  assert.strictEqual(httpServer.attributes.get("http.request.header.tracestate"), "vendor=x1")
+  const httpClient = byId(spans, SpanRecorder.parentOf(httpServer)?.spanId)!
+  assert.strictEqual(httpClient.kind, "client")
+  assert.strictEqual(
+    httpServer.attributes.get("http.request.header.traceparent"),
+    `00-${httpClient.traceId}-${httpClient.spanId}-01`
+  )
+  assert.strictEqual(SpanRecorder.parentOf(httpClient)?.spanId, call.spanId)
+  assert.strictEqual(httpClient.traceId, caller.traceId)
+}
+
 describe("trace context on the HTTP transport", () => {
   it.live("the POST goes under the MCP span; the server's MCP span links to the HTTP span continuing it", () => {
     const recorder = SpanRecorder.make()
@@ -58,21 +84,7 @@ describe("trace context on the HTTP transport", () => {
 
       const call = recorder.named("tools/call ask", "client")
       const served = recorder.named("tools/call ask", "server")
-      assert.strictEqual(SpanRecorder.parentOf(served)?.spanId, call.spanId)
-      // The MCP server span links to the HTTP server span of the POST that carried the call ...
-      assert.strictEqual(served.links.length, 1)
-      const httpServer = byId(recorder.spans, served.links[0]!.span.spanId)!
-      assert.strictEqual(httpServer.kind, "server")
-      assert.strictEqual(httpServer.attributes.get("http.request.header.tracestate"), "vendor=x1")
-      // ... which continued the POST's traceparent: the HTTP client span, a child of the MCP client span.
-      const httpClient = byId(recorder.spans, SpanRecorder.parentOf(httpServer)?.spanId)!
-      assert.strictEqual(httpClient.kind, "client")
-      assert.strictEqual(
-        httpServer.attributes.get("http.request.header.traceparent"),
-        `00-${httpClient.traceId}-${httpClient.spanId}-01`
-      )
-      assert.strictEqual(SpanRecorder.parentOf(httpClient)?.spanId, call.spanId)
-      assert.strictEqual(httpClient.traceId, caller.traceId)
+      assertCarried(recorder.spans, call, served, caller)
 
       // The client's spans name the Streamable HTTP session, `initialize` included (its id comes with the answer).
       const sessionId = served.attributes.get("mcp.session.id")
@@ -80,6 +92,29 @@ describe("trace context on the HTTP transport", () => {
       assert.strictEqual(call.attributes.get("mcp.session.id"), sessionId)
       assert.strictEqual(recorder.named("initialize", "client").attributes.get("mcp.session.id"), sessionId)
       assert.strictEqual(recorder.named("sampling/createMessage", "server").attributes.get("mcp.session.id"), sessionId)
+    }).pipe(Effect.scoped, Effect.withTracer(recorder.tracer))
+  })
+
+  it.live("stateless 2026-07-28: each round's POST is linked the same way, and no span names a session", () => {
+    const recorder = SpanRecorder.make()
+    const caller = Tracing.parseTraceparent("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "vendor=x1")!
+    return Effect.gen(function* () {
+      const url = yield* listen
+      const client = yield* McpClient.connect(NodeHttpClient.layerStreamableHttp({ url }), {
+        clientInfo,
+        supportedVersions: ["2026-07-28"]
+      }).pipe(Effect.provide(TraceChain.answer))
+      yield* client.callTool("ask", {}).pipe(Effect.withParentSpan(caller))
+
+      // The sampling is an input round: the call is sent twice, each round a POST of its own.
+      const served = recorder.spans.filter((span) => span.name === "tools/call ask" && span.kind === "server")
+      assert.strictEqual(served.length, 2)
+      for (const round of served) {
+        const call = byId(recorder.spans, SpanRecorder.parentOf(round)?.spanId)!
+        assert.strictEqual(call.kind, "client")
+        assertCarried(recorder.spans, call, round, caller)
+      }
+      for (const span of recorder.spans) assert.isFalse(span.attributes.has("mcp.session.id"), span.name)
     }).pipe(Effect.scoped, Effect.withTracer(recorder.tracer))
   })
 
