@@ -272,6 +272,9 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
     const failure = callOptions?.failure
     const rest = callOptions === undefined ? undefined : withoutSchemas(callOptions)
     const finish = (raw: unknown): Effect.Effect<Tools.CallToolResult, unknown> => {
+      // The Tasks extension: the server answered with a task, followed to the call's result.
+      if (tasksForm === "extension" && Tasks.isTaskHandle(raw))
+        return Effect.flatMap(tasks.settleHandle(raw, rest), finish)
       let result = Decode.plainTextResult(raw)
       if (result === undefined) {
         const decoded = decodeCallTool(raw)
@@ -291,12 +294,7 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
       }
       return checkToolResult(name, result, outputSchema)
     }
-    return Effect.flatMap(toolTasks.send(callToolParams(name, args), rest, onProgress), (raw) =>
-      // The Tasks extension: the server answered with a task, followed to the call's result.
-      tasksForm === "extension" && Tasks.isTaskHandle(raw)
-        ? Effect.flatMap(tasks.settleHandle(raw, rest), finish)
-        : finish(raw)
-    )
+    return Effect.flatMap(toolTasks.send(callToolParams(name, args), rest, onProgress), finish)
   }
 
   const callTool = (
