@@ -13,6 +13,7 @@ import * as McpClient from "@effect-mcp/client/McpClient"
 import * as Tracing from "@effect-mcp/engine/Tracing"
 import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
 import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
+import type * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as SpanRecorder from "@effect-mcp/testing/SpanRecorder"
@@ -44,17 +45,26 @@ const clientInfo = { name: "tracing-http-headers-test", version: "1.0.0" }
 const byId = (spans: ReadonlyArray<Tracer.NativeSpan>, spanId: string | undefined) =>
   spans.find((span) => span.spanId === spanId)
 
+/** The trace a call continues: the caller's, with a `tracestate`. */
+const caller = Tracing.parseTraceparent("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "vendor=x1")!
+
+/** Calls `ask` under `caller` from a client of a fresh server (`listen`) speaking `revision`. */
+const callAsk = (revision: ProtocolVersion.ProtocolVersion) =>
+  Effect.gen(function* () {
+    const url = yield* listen
+    const client = yield* McpClient.connect(NodeHttpClient.layerStreamableHttp({ url }), {
+      clientInfo,
+      supportedVersions: [revision]
+    }).pipe(Effect.provide(TraceChain.answer))
+    yield* client.callTool("ask", {}).pipe(Effect.withParentSpan(caller))
+  })
+
 /**
  * The MCP SERVER span `served` (a child of the MCP CLIENT span `call`) links to the HTTP SERVER span of the POST
  * that carried it, which continued the POST's headers: its `traceparent` names the HTTP CLIENT span, a child of
  * `call`, and its `tracestate` is the trace's (from `caller`).
  */
-const assertCarried = (
-  spans: ReadonlyArray<Tracer.NativeSpan>,
-  call: Tracer.NativeSpan,
-  served: Tracer.NativeSpan,
-  caller: Tracer.ExternalSpan
-) => {
+const assertCarried = (spans: ReadonlyArray<Tracer.NativeSpan>, call: Tracer.NativeSpan, served: Tracer.NativeSpan) => {
   assert.strictEqual(SpanRecorder.parentOf(served)?.spanId, call.spanId)
   assert.strictEqual(served.links.length, 1)
   const httpServer = byId(spans, served.links[0]!.span.spanId)!
@@ -73,18 +83,12 @@ const assertCarried = (
 describe("trace context on the HTTP transport", () => {
   it.live("the POST goes under the MCP span; the server's MCP span links to the HTTP span continuing it", () => {
     const recorder = SpanRecorder.make()
-    const caller = Tracing.parseTraceparent("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "vendor=x1")!
     return Effect.gen(function* () {
-      const url = yield* listen
-      const client = yield* McpClient.connect(NodeHttpClient.layerStreamableHttp({ url }), {
-        clientInfo,
-        supportedVersions: ["2025-11-25"]
-      }).pipe(Effect.provide(TraceChain.answer))
-      yield* client.callTool("ask", {}).pipe(Effect.withParentSpan(caller))
+      yield* callAsk("2025-11-25")
 
       const call = recorder.named("tools/call ask", "client")
       const served = recorder.named("tools/call ask", "server")
-      assertCarried(recorder.spans, call, served, caller)
+      assertCarried(recorder.spans, call, served)
 
       // The client's spans name the Streamable HTTP session, `initialize` included (its id comes with the answer).
       const sessionId = served.attributes.get("mcp.session.id")
@@ -97,14 +101,8 @@ describe("trace context on the HTTP transport", () => {
 
   it.live("stateless 2026-07-28: each round's POST is linked the same way, and no span names a session", () => {
     const recorder = SpanRecorder.make()
-    const caller = Tracing.parseTraceparent("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "vendor=x1")!
     return Effect.gen(function* () {
-      const url = yield* listen
-      const client = yield* McpClient.connect(NodeHttpClient.layerStreamableHttp({ url }), {
-        clientInfo,
-        supportedVersions: ["2026-07-28"]
-      }).pipe(Effect.provide(TraceChain.answer))
-      yield* client.callTool("ask", {}).pipe(Effect.withParentSpan(caller))
+      yield* callAsk("2026-07-28")
 
       // The sampling is an input round: the call is sent twice, each round a POST of its own.
       const served = recorder.spans.filter((span) => span.name === "tools/call ask" && span.kind === "server")
@@ -112,7 +110,7 @@ describe("trace context on the HTTP transport", () => {
       for (const round of served) {
         const call = byId(recorder.spans, SpanRecorder.parentOf(round)?.spanId)!
         assert.strictEqual(call.kind, "client")
-        assertCarried(recorder.spans, call, round, caller)
+        assertCarried(recorder.spans, call, round)
       }
       for (const span of recorder.spans) assert.isFalse(span.attributes.has("mcp.session.id"), span.name)
     }).pipe(Effect.scoped, Effect.withTracer(recorder.tracer))
