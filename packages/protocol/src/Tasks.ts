@@ -141,14 +141,10 @@ export const extensionId = "io.modelcontextprotocol/tasks"
 /** The `_meta` key of {@link RelatedTaskMetadata} (2025-11-25). */
 export const relatedTaskKey = "io.modelcontextprotocol/related-task"
 
+// The extension renames the durations (the unit in the name); the other fields are the 2025-11-25 ones.
+const { ttl: _ttl, pollInterval: _pollInterval, ...sharedTaskFields } = taskFields
 const extensionTaskFields = {
-  taskId: Schema.String,
-  status: TaskStatus,
-  statusMessage: Schema.optionalKey(Schema.String),
-  /** ISO 8601. */
-  createdAt: Schema.String,
-  /** ISO 8601. */
-  lastUpdatedAt: Schema.String,
+  ...sharedTaskFields,
   /** Retention in integer milliseconds from creation; `null` for unlimited. */
   ttlMs: Schema.NullOr(Schema.Int),
   /** Suggested polling interval in integer milliseconds. */

@@ -67,24 +67,25 @@ const shutDown: TaskStore.TaskError = {
   message: "the server running this task shut down"
 }
 
-/** The 2025-11-25 `Task` of a record. */
-export const coreTask = (record: TaskStore.TaskRecord): Tasks.Task => ({
+/** What both forms of a task carry alike. */
+const taskBase = (record: TaskStore.TaskRecord) => ({
   taskId: record.taskId,
   status: record.status,
   ...(record.statusMessage === undefined ? {} : { statusMessage: record.statusMessage }),
   createdAt: iso(record.createdAt),
-  lastUpdatedAt: iso(record.lastUpdatedAt),
+  lastUpdatedAt: iso(record.lastUpdatedAt)
+})
+
+/** The 2025-11-25 `Task` of a record. */
+export const coreTask = (record: TaskStore.TaskRecord): Tasks.Task => ({
+  ...taskBase(record),
   ttl: record.ttlMs,
   pollInterval: record.pollIntervalMs
 })
 
 /** The extension's `Task` of a record (what `tools/call` answers, with `resultType: "task"`). */
 export const extensionTask = (record: TaskStore.TaskRecord): Tasks.ExtensionTask => ({
-  taskId: record.taskId,
-  status: record.status,
-  ...(record.statusMessage === undefined ? {} : { statusMessage: record.statusMessage }),
-  createdAt: iso(record.createdAt),
-  lastUpdatedAt: iso(record.lastUpdatedAt),
+  ...taskBase(record),
   ttlMs: record.ttlMs,
   pollIntervalMs: record.pollIntervalMs
 })
