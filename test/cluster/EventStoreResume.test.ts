@@ -7,6 +7,7 @@
  * session, and gets exactly the events it missed, then the end of the stream.
  */
 import type * as EventStore from "@effect-mcp/engine/EventStore"
+import type * as HttpAuthentication from "@effect-mcp/engine/HttpAuthentication"
 import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Tool from "@effect-mcp/server/Tool"
@@ -14,6 +15,7 @@ import * as SqlDatabase from "@effect-mcp/sql/SqlDatabase"
 import * as SqlEventStore from "@effect-mcp/sql/SqlEventStore"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -30,10 +32,21 @@ const Shout = Tool.make("shout", {
 
 const Server = Tool.layer(Shout).pipe(Layer.provideMerge(McpServer.layer({ name: "replica", version: "1.0.0" })))
 
-/** A server on 127.0.0.1:0 keeping its events in `store`; its endpoint URL. */
-const serve = (store: EventStore.EventStoreShape) =>
+/** Any bearer token stands for a principal of that name (the server then authenticates every request). */
+const authentication: HttpAuthentication.Authentication = {
+  authenticate: (request) => {
+    const header = request.headers["authorization"]
+    return header === undefined
+      ? Effect.fail(HttpServerResponse.empty({ status: 401 }))
+      : Effect.succeed({ owner: header, scopes: [], value: undefined })
+  },
+  insufficientScope: () => HttpServerResponse.empty({ status: 403 })
+}
+
+/** A server on 127.0.0.1:0 keeping its events in `store` (authenticating with `auth`); its endpoint URL. */
+const serve = (store: EventStore.EventStoreShape, auth?: NodeMcpServer.HttpAuth) =>
   Effect.gen(function* () {
-    const context = yield* Layer.build(NodeMcpServer.layerHttp(Server, { host: "127.0.0.1", eventStore: store }))
+    const context = yield* Layer.build(NodeMcpServer.layerHttp(Server, { host: "127.0.0.1", eventStore: store, auth }))
     return `${yield* Effect.provideContext(NodeMcpServer.url, context)}/mcp`
   })
 
@@ -73,11 +86,11 @@ const post = (url: string, body: object, session?: string) =>
   })
 
 /** An open SSE body read as events until a predicate holds. */
-const openGet = (url: string, session: string, lastEventId?: string) =>
+const openGet = (url: string, session: string, lastEventId?: string, more: Record<string, string> = {}) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
       const abort = new AbortController()
-      const extra: Record<string, string> = { accept: "text/event-stream" }
+      const extra: Record<string, string> = { accept: "text/event-stream", ...more }
       if (lastEventId !== undefined) extra["last-event-id"] = lastEventId
       const response = await fetch(url, { method: "GET", headers: headers(session, extra), signal: abort.signal })
       const reader = response.body!.getReader()
@@ -151,6 +164,10 @@ const resumeElsewhere = (openStore: Effect.Effect<EventStore.EventStoreShape, un
     // A store not marked shared (the in-memory default) answers only for the sessions of its own process.
     const unshared = yield* serve({ ...(yield* openStore), shared: false })
     assert.strictEqual((yield* openGet(unshared, session, lastSeen)).response.status, 404)
+    // Nor does a server that authenticates: who owns a session is known only where it lives.
+    const guarded = yield* serve(yield* openStore, { authentication })
+    const refused = yield* openGet(guarded, session, lastSeen, { authorization: "Bearer someone" })
+    assert.strictEqual(refused.response.status, 404)
   })
 
 const sqliteStores = Effect.gen(function* () {
