@@ -21,6 +21,7 @@
 import * as StreamableHttpServer from "@effect-mcp/engine/StreamableHttpServer"
 import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as EntityId from "effect/cluster/EntityId"
 import * as Sharding from "effect/cluster/Sharding"
 import * as Duration from "effect/Duration"
@@ -133,9 +134,15 @@ export const make = Effect.fnUntraced(function* <E, R>(
   yield* sharding.registerEntity(
     Forward.McpSession,
     Effect.succeed(
-      Forward.serveExchange((exchange) =>
-        owner.serve(Forward.toRequest(exchange), exchange.headers[HEADER_SESSION_ID], exchange.body)
-      )
+      Forward.serveExchange((exchange) => {
+        const sentAt = Number(exchange.headers[Forward.HEADER_SENT_AT])
+        return owner.serveForwarded(
+          Forward.toRequest(exchange),
+          exchange.headers[HEADER_SESSION_ID],
+          exchange.body,
+          Number.isFinite(sentAt) ? sentAt : undefined
+        )
+      })
     ),
     { concurrency: "unbounded", maxIdleTime: Duration.minutes(1) }
   )
@@ -160,8 +167,8 @@ export const make = Effect.fnUntraced(function* <E, R>(
       const read = request.method === "POST" ? yield* Effect.result(readBody(request, maxBodyBytes)) : undefined
       if (read !== undefined && read._tag === "Failure") return read.failure
       const body = read === undefined ? "" : read.success
-      const exchange = Forward.toExchange(request, body)
-      if (extra !== undefined) Object.assign(exchange.headers, extra)
+      const sentAt = String(yield* Clock.currentTimeMillis)
+      const exchange = Forward.toExchange(request, body, { ...extra, [Forward.HEADER_SENT_AT]: sentAt })
       counts.forwarded++
       const ids = request.method === "POST" ? Forward.requestIdsOf(body) : []
       const batch = body.trimStart().startsWith("[")
@@ -185,8 +192,10 @@ export const make = Effect.fnUntraced(function* <E, R>(
         Effect.forkDetach
       )
       const first = yield* Effect.result(Queue.take(queue))
-      if (first._tag === "Failure") {
-        if (!Cause.isDone(first.failure)) yield* logLost(first.failure)
+      // No reply, or the owner refused to run an exchange in flight on its lost predecessor.
+      if (first._tag === "Failure" || first.success === Forward.LOST) {
+        if (first._tag === "Failure" && !Cause.isDone(first.failure)) yield* logLost(first.failure)
+        yield* Fiber.interrupt(fiber)
         counts.lost++
         if (ids.length === 0) {
           return HttpServerResponse.empty({ status: 503, headers: { "retry-after": "1" } })

@@ -48,6 +48,11 @@ export const HEAD_MARK = "\u0000"
 /** Headers set by the receiving process for its owner, never taken from a client. */
 export const HEADER_NEW_SESSION = "x-effect-mcp-cluster-session"
 export const HEADER_CLIENT = "x-effect-mcp-cluster-client"
+/** When the receiving process sent an exchange (epoch ms): an owner refuses one sent before it took the session. */
+export const HEADER_SENT_AT = "x-effect-mcp-cluster-sent-at"
+
+/** The reply an owner gives an exchange it refuses to run: it was in flight on the session's lost owner. */
+export const LOST = `${HEAD_MARK}{"lost":true}`
 
 /** The request of an exchange, for the owner's Streamable HTTP server. */
 export const toRequest = (exchange: Exchange): HttpServerRequest.HttpServerRequest =>
@@ -60,12 +65,17 @@ export const toRequest = (exchange: Exchange): HttpServerRequest.HttpServerReque
     )
   )
 
-/** The exchange of a request whose body was read already. */
-export const toExchange = (request: HttpServerRequest.HttpServerRequest, body: string): Exchange => {
+/** The exchange of a request whose body was read already, with the headers this process adds. */
+export const toExchange = (
+  request: HttpServerRequest.HttpServerRequest,
+  body: string,
+  extra: Record<string, string>
+): Exchange => {
   const headers: Record<string, string> = {}
   for (const [name, value] of Object.entries(request.headers)) {
-    if (name !== HEADER_NEW_SESSION && name !== HEADER_CLIENT) headers[name] = value
+    if (name !== HEADER_NEW_SESSION && name !== HEADER_CLIENT && name !== HEADER_SENT_AT) headers[name] = value
   }
+  Object.assign(headers, extra)
   return { method: request.method, url: request.url, headers, body }
 }
 
@@ -86,12 +96,14 @@ export const toStrings = (response: HttpServerResponse.HttpServerResponse): Stre
     contentType: body._tag === "Empty" ? undefined : body.contentType,
     headers: withoutLength(response.headers)
   }
-  const first = Stream.succeed(HEAD_MARK + JSON.stringify(head))
+  const headText = HEAD_MARK + JSON.stringify(head)
+  const first = Stream.succeed(headText)
+  // A body known whole goes in the same chunk as the head: one message between the runners.
   switch (body._tag) {
     case "Uint8Array":
-      return Stream.concat(first, Stream.succeed(body.text ?? decoder.decode(body.body)))
+      return Stream.fromArray([headText, body.text ?? decoder.decode(body.body)])
     case "Raw":
-      return Stream.concat(first, Stream.succeed(typeof body.body === "string" ? body.body : String(body.body)))
+      return Stream.fromArray([headText, typeof body.body === "string" ? body.body : String(body.body)])
     case "Stream":
       return Stream.concat(first, body.stream.pipe(Stream.decodeText, Stream.orDie))
     default:
@@ -165,13 +177,19 @@ export const lostEvents = (ids: Iterable<JsonRpc.RequestId>): string => {
 }
 
 /** Runs an owner's handler for an exchange and streams its reply back. */
-export const serveExchange = (serve: (exchange: Exchange) => Effect.Effect<HttpServerResponse.HttpServerResponse>) =>
+export const serveExchange = (
+  serve: (exchange: Exchange) => Effect.Effect<HttpServerResponse.HttpServerResponse | undefined>
+) =>
   McpSession.of({
     Http: (request) =>
       // Re-sent after this session's former owner had streamed part of the reply: that part
       // reached the client, the rest is lost with its runner. Running the request again could
       // repeat its effects, so the receiving process answers it with an error instead.
       Option.isSome(request.lastSentChunk)
-        ? Stream.succeed(`${HEAD_MARK}{"lost":true}`)
-        : Stream.unwrap(Effect.map(serve(request.payload), toStrings))
+        ? Stream.succeed(LOST)
+        : Stream.unwrap(
+            Effect.map(serve(request.payload), (response) =>
+              response === undefined ? Stream.succeed(LOST) : toStrings(response)
+            )
+          )
   })

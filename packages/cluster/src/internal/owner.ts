@@ -8,6 +8,7 @@
 import type * as StreamableHttpServer from "@effect-mcp/engine/StreamableHttpServer"
 import * as Session from "@effect-mcp/engine/Session"
 import type * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -17,6 +18,13 @@ import * as Stream from "effect/Stream"
 import type { SessionStateError, SessionStateShape, State } from "../SessionState.ts"
 
 const HEADER_SESSION_ID = "mcp-session-id"
+
+/**
+ * An exchange sent this long (ms) before its session was reopened here was in
+ * flight when the former owner was lost (shards move only after its locks
+ * expire, seconds later); the margin covers clocks a little apart.
+ */
+const STALE_MS = 1_000
 
 /** The methods whose effect on a session is part of its durable state. */
 const statefulMethod = /"(?:logging\/setLevel|resources\/(?:un)?subscribe)"/
@@ -49,6 +57,8 @@ export class Owner {
   /** What was written down about each session held here (its owner is its only writer). */
   private readonly states = new Map<string, State>()
   private readonly restoring = new Map<string, Deferred.Deferred<void>>()
+  /** When each session reopened here was reopened (epoch ms). */
+  private readonly reopenedAt = new Map<string, number>()
   private replayId = 0
   readonly stats: OwnerStats = { restored: 0, released: 0 }
 
@@ -84,6 +94,27 @@ export class Owner {
       () => Effect.provideService(this.server.handler, HttpServerRequest.HttpServerRequest, request)
     )
     return Effect.tap(served, (response) => this.record(request, sessionId, body, response))
+  }
+
+  /**
+   * Serves a forwarded exchange sent at `sentAt` (the sender's clock), or
+   * refuses it (undefined) when it was sent well before this runner reopened
+   * its session: the cluster re-sent it after the session's former owner was
+   * lost, which may have run it already.
+   */
+  serveForwarded(
+    request: HttpServerRequest.HttpServerRequest,
+    sessionId: string | undefined,
+    body: string,
+    sentAt: number | undefined
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse | undefined> {
+    if (sessionId === undefined || sentAt === undefined) return this.serve(request, sessionId, body)
+    return Effect.flatMap(this.server.hasSession(sessionId) ? Effect.void : this.restore(sessionId, request), () => {
+      const reopened = this.reopenedAt.get(sessionId)
+      return reopened !== undefined && sentAt < reopened - STALE_MS
+        ? Effect.succeed(undefined)
+        : this.serve(request, sessionId, body)
+    })
   }
 
   /** Writes down what a request changed in its session's durable state. */
@@ -190,6 +221,7 @@ export class Owner {
       })
       if (!reopened) return
       self.stats.restored++
+      self.reopenedAt.set(sessionId, yield* Clock.currentTimeMillis)
       self.states.set(sessionId, state)
       if (state.logLevel !== undefined) {
         yield* self.replay(sessionId, state, request, "logging/setLevel", { level: state.logLevel })
@@ -242,8 +274,10 @@ export class Owner {
         if (!owns(id)) moved.push(id)
         else if (!this.server.hasSession(id)) ended.push(id)
       }
-      for (const id of moved) this.states.delete(id)
-      for (const id of ended) this.states.delete(id)
+      for (const id of [...moved, ...ended]) {
+        this.states.delete(id)
+        this.reopenedAt.delete(id)
+      }
       this.stats.released += moved.length
       return Effect.andThen(
         Effect.forEach(moved, (id) => this.server.closeSession(id), { discard: true }),

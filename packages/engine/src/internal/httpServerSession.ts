@@ -142,6 +142,15 @@ export class HttpSession extends SendLine implements Transport.TransportShape {
     return this.closed
   }
 
+  /**
+   * Numbers its next streams from `first` on: a session reopened in another
+   * process must not name a stream as one it had there (their events share
+   * a store, and `Last-Event-ID` names a stream).
+   */
+  continueStreamsFrom(first: number): void {
+    this.counter = first
+  }
+
   /** A POST exchange starts: the session is busy (and active) until `endExchange`. */
   beginExchange(): void {
     this.active++

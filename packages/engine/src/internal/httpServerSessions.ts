@@ -168,6 +168,8 @@ export class Sessions {
     if (this.table.has(id) || this.table.size >= this.limits.maxSessions) return undefined
     const http = this.register(id, client, initialized, authenticated)
     http.protocolVersion = initialized.revision
+    // Stream ids after any the session had where it was before (numbered from 0 there).
+    http.continueStreamsFrom(this.settings.clock.currentTimeMillisUnsafe())
     return http
   }
 

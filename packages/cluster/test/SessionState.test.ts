@@ -1,0 +1,69 @@
+/**
+ * The durable session state on SQL (SQLite through node:sqlite): rows written,
+ * read back, rewritten, forgotten, expired by age on the Clock; the in-memory
+ * store behaves the same.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as SessionState from "@effect-mcp/cluster/SessionState"
+import * as NodeSqlite from "@effect-mcp/sql/NodeSqlite"
+import * as Effect from "effect/Effect"
+import { TestClock } from "effect/testing"
+
+const state = (logLevel?: string): SessionState.State => ({
+  revision: "2025-11-25",
+  capabilities: { sampling: {} },
+  clientInfo: { name: "client", version: "1.0.0" },
+  client: "127.0.0.1",
+  logLevel,
+  subscriptions: ["file:///a"]
+})
+
+const contract = <R>(
+  name: string,
+  store: Effect.Effect<SessionState.SessionStateShape, unknown, R>,
+  provide: <A, E>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, unknown>
+) =>
+  describe(name, () => {
+    it.effect("writes, reads back, rewrites and forgets a session's state", () =>
+      provide(
+        Effect.gen(function* () {
+          const sessions = yield* store
+          assert.isUndefined(yield* sessions.get("s1"))
+          yield* sessions.put("s1", state())
+          // Through JSON: an absent log level reads back absent.
+          assert.deepStrictEqual(
+            JSON.parse(JSON.stringify(yield* sessions.get("s1"))),
+            JSON.parse(JSON.stringify(state()))
+          )
+          yield* sessions.put("s1", state("debug"))
+          assert.strictEqual((yield* sessions.get("s1"))?.logLevel, "debug")
+          yield* sessions.remove("s1")
+          assert.isUndefined(yield* sessions.get("s1"))
+        })
+      )
+    )
+
+    it.effect("expires the sessions not written since a time on the Clock", () =>
+      provide(
+        Effect.gen(function* () {
+          const sessions = yield* store
+          yield* sessions.put("old", state())
+          yield* TestClock.adjust("10 minutes")
+          yield* sessions.put("new", state())
+          const now = 10 * 60 * 1000
+          assert.strictEqual(yield* sessions.expire(now - 60_000), 1)
+          assert.isUndefined(yield* sessions.get("old"))
+          assert.isDefined(yield* sessions.get("new"))
+        })
+      )
+    )
+  })
+
+contract(
+  "in memory",
+  Effect.sync(() => SessionState.makeMemory()),
+  (effect) => effect
+)
+contract("SQLite", SessionState.makeSql(), (effect) =>
+  Effect.provide(effect, NodeSqlite.layer({ filename: ":memory:" }))
+)

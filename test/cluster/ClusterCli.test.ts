@@ -1,0 +1,40 @@
+/**
+ * The everything server's `--cluster` flags: the database URL, the runner's
+ * port (required: it is the runner's identity) and host, and the combinations
+ * refused.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Cli from "@effect-mcp/everything-server/Cli"
+
+describe("mcp-everything-server --cluster", () => {
+  it("reads the database URL and the runner's address", () => {
+    const cli = Cli.parse(["--http", "--cluster", "sqlite:/tmp/cluster.db", "--runner-port", "34431"])
+    assert.deepInclude(cli, {
+      mode: "http",
+      cluster: { storage: "sqlite:/tmp/cluster.db", runnerHost: "127.0.0.1", runnerPort: 34431 }
+    })
+    const pg = Cli.parse([
+      "--http",
+      "--cluster",
+      "postgres://mcp@db/mcp",
+      "--runner-port",
+      "1",
+      "--runner-host",
+      "10.0.0.7"
+    ])
+    assert.deepInclude(pg, { cluster: { storage: "postgres://mcp@db/mcp", runnerHost: "10.0.0.7", runnerPort: 1 } })
+    assert.isUndefined((Cli.parse(["--http"]) as Cli.Http).cluster)
+  })
+
+  it("refuses what cannot run", () => {
+    assert.match(String(Cli.parse(["--http", "--cluster", "sqlite:/tmp/c.db"])), /--runner-port/)
+    assert.match(String(Cli.parse(["--http", "--cluster", "mysql://x", "--runner-port", "1"])), /database URL/)
+    assert.match(String(Cli.parse(["--http", "--runner-port", "1"])), /need --cluster/)
+    assert.match(String(Cli.parse(["--http", "--cluster", "sqlite:x", "--runner-port", "0"])), /1 to 65535/)
+    assert.match(String(Cli.parse(["--stdio", "--cluster", "sqlite:x", "--runner-port", "1"])), /need --http/)
+    assert.match(
+      String(Cli.parse(["--http", "--stateless", "--cluster", "sqlite:x", "--runner-port", "1"])),
+      /cannot be combined/
+    )
+  })
+})
