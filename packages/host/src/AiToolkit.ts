@@ -29,7 +29,7 @@ import * as Effect from "effect/Effect"
 import type * as JsonSchema from "effect/JsonSchema"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import type * as Catalog from "./Catalog.ts"
+import * as Catalog from "./Catalog.ts"
 import * as McpHost from "./McpHost.ts"
 
 /**
@@ -64,7 +64,7 @@ export type McpTools = { readonly [name: string]: McpTool }
 
 /** Which catalog tools the model is offered, and how they are called. */
 export interface Options {
-  /** Keeps the catalog tools it returns true for (default: every tool). */
+  /** Keeps the catalog tools it returns true for (default: every tool the model may see, `Catalog.forModel`). */
   readonly filter?: ((entry: Catalog.Entry<Tools.Tool>) => boolean) | undefined
   /** Options of every call (its `timeout`, ...). */
   readonly call?: McpHost.CallOptions | undefined
@@ -151,7 +151,7 @@ const buildSnapshot = (
   catalog: Catalog.Catalog,
   options: Options
 ): Effect.Effect<Snapshot> => {
-  const entries = options.filter === undefined ? catalog.tools : catalog.tools.filter(options.filter)
+  const entries = catalog.tools.filter(options.filter ?? Catalog.forModel)
   const toolkit = Toolkit.make(...entries.map(toolOf)) as unknown as Toolkit.Toolkit<McpTools>
   const handlers: {
     [name: string]: (

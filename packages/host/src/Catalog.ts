@@ -3,6 +3,7 @@
  * prompts under collision-safe catalog names (see `Naming`), resources and
  * resource templates by URI, each with the server it comes from.
  */
+import * as Apps from "@effect-mcp/protocol/Apps"
 import type * as Prompts from "@effect-mcp/protocol/Prompts"
 import type * as Resources from "@effect-mcp/protocol/Resources"
 import type * as Tools from "@effect-mcp/protocol/Tools"
@@ -60,6 +61,13 @@ export const make = (servers: ReadonlyArray<readonly [string, Listing]>, naming:
     l.resourceTemplates.map((item) => ({ name: item.uriTemplate, server, item }))
   )
 })
+
+/**
+ * Whether the model may see a catalog tool: every tool but those MCP Apps
+ * marks as the app's alone (`_meta.ui.visibility` without `"model"`), which
+ * only the app's own calls reach (`McpHost.callTool` still routes them).
+ */
+export const forModel = (entry: Entry<Tools.Tool>): boolean => Apps.visibilityOf(entry.item).includes("model")
 
 /** A tool as a model should see it: the server's tool under its catalog name. */
 export const toolAsListed = (entry: Entry<Tools.Tool>): Tools.Tool => ({ ...entry.item, name: entry.name })

@@ -115,7 +115,7 @@ export interface McpHostShape {
   readonly catalog: Effect.Effect<Catalog.Catalog>
   /** The catalog now, then each new one (after a connection, a loss or a `list_changed`). */
   readonly catalogChanges: Stream.Stream<Catalog.Catalog>
-  /** Every tool under its catalog name, as a model should see them. */
+  /** Every tool under its catalog name, as a model should see them (MCP Apps' app-only tools left out). */
   readonly tools: Effect.Effect<ReadonlyArray<Tools.Tool>>
   /**
    * Calls a tool by catalog name on its server (after the consent hook
@@ -429,7 +429,9 @@ export const make = (options: Options): Effect.Effect<McpHostShape, never, Conne
       client: (server) => Effect.flatMap(slotOf(server), clientOf),
       catalog: SubscriptionRef.get(catalogRef),
       catalogChanges: SubscriptionRef.changes(catalogRef),
-      tools: Effect.map(SubscriptionRef.get(catalogRef), (catalog) => catalog.tools.map(Catalog.toolAsListed)),
+      tools: Effect.map(SubscriptionRef.get(catalogRef), (catalog) =>
+        catalog.tools.filter(Catalog.forModel).map(Catalog.toolAsListed)
+      ),
       callTool,
       callToolWithProgress,
       callToolAsTask,
