@@ -12,6 +12,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/testing/TestClock"
 import { type Obj, testServer } from "./fixtures.ts"
@@ -219,6 +220,37 @@ describe("tasks: the extension (SEP-2663) on 2026-07-28", () => {
       const done = (yield* request("tasks/get", { taskId: second.taskId })) as Obj
       assert.deepStrictEqual(done.result.content, [{ type: "text", text: "Hello, Alice" }])
     })
+  )
+
+  it.effect(
+    "subscriptions/listen with taskIds streams notifications/tasks (the DetailedTask); -32021 without the extension",
+    () =>
+      Effect.gen(function* () {
+        const { request, session, notifications, drain } = yield* McpTest.connectRaw(testServer(features), {
+          revision: "2026-07-28",
+          capabilities: withExtension,
+          notifications: ["notifications/subscriptions/acknowledged", "notifications/tasks"]
+        })
+        const created = (yield* request("tools/call", { name: "slow", arguments: { seconds: 5 } })) as Obj
+        yield* Effect.forkChild(
+          session.request("subscriptions/listen", { notifications: { taskIds: [created.taskId, "other"] } })
+        )
+        // (The engine client reads the acknowledgement with the 2026-07-28 schema, which has no `taskIds`.)
+        const ack = yield* Queue.take(notifications)
+        assert.strictEqual(ack.method, "notifications/subscriptions/acknowledged")
+        yield* TestClock.adjust("5 seconds")
+        const got = yield* drain
+        assert.deepStrictEqual(
+          got.map((n) => [n.method, (n.params as Obj).status, (n.params as Obj).result?.content]),
+          [["notifications/tasks", "completed", [{ type: "text", text: "slept 5" }]]]
+        )
+        assert.isDefined((got[0]!.params as Obj)._meta["io.modelcontextprotocol/subscriptionId"])
+        const without = yield* McpTest.connectRaw(testServer(features), { revision: "2026-07-28", capabilities: {} })
+        const refused = yield* expectError(
+          without.request("subscriptions/listen", { notifications: { taskIds: [created.taskId] } })
+        )
+        assert.strictEqual(refused.code, -32021)
+      })
   )
 
   it.effect("the server declares the extension, not the 2025-11-25 capability", () =>

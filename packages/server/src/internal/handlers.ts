@@ -131,11 +131,17 @@ export const make = (
       if (requested.resourceSubscriptions !== undefined && caps.resources !== undefined) {
         honored.resourceSubscriptions = requested.resourceSubscriptions
       }
+      // The Tasks extension's status notifications, for the task ids asked for.
+      const tasks = yield* Tasking.listenTaskIds(server, info)
       const meta = { [Meta.subscriptionIdKey]: current.id }
-      yield* current.notify("notifications/subscriptions/acknowledged", { _meta: meta, notifications: honored })
+      yield* current.notify("notifications/subscriptions/acknowledged", {
+        _meta: meta,
+        notifications: tasks === undefined ? honored : { ...honored, taskIds: tasks.taskIds }
+      })
       const listener: Listener = {
         filter: honored,
-        notify: (method, p) => current.notify(method, { ...p, _meta: meta })
+        notify: (method, p) => current.notify(method, { ...p, _meta: meta }),
+        ...(tasks === undefined ? {} : { taskIds: new Set(tasks.taskIds), principal: tasks.principal })
       }
       server.listeners.add(listener)
       yield* Deferred.await(server.shutdown).pipe(Effect.ensuring(Effect.sync(() => server.listeners.delete(listener))))

@@ -27,6 +27,7 @@ import type * as Tool from "../Tool.ts"
 import * as RequestState from "./requestState.ts"
 import * as Shape from "./shape.ts"
 import { type Entry, Store } from "./store.ts"
+import * as Tasking from "./tasking.ts"
 import * as Tasks from "./tasks.ts"
 
 /** A registered item and the services its handlers run with. */
@@ -55,6 +56,10 @@ export interface Listener {
   readonly filter: Resources.SubscriptionFilter
   /** Sends one notification on the stream. */
   readonly notify: (method: string, params: object) => Effect.Effect<void>
+  /** The tasks whose `notifications/tasks` the stream carries (the Tasks extension). */
+  readonly taskIds?: ReadonlySet<string> | undefined
+  /** The principal that asked for them (a principal's task is told to that principal only). */
+  readonly principal?: string | undefined
 }
 
 /** The server's state (one per `McpServer.make`). */
@@ -166,10 +171,21 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
     const tasks = () => {
       taskRuntime ??=
         taskStore._tag === "Some"
-          ? new Tasks.Runtime(taskStore.value, true, scope, options.tasks)
-          : new Tasks.Runtime(TaskStore.makeMemory(), false, scope, options.tasks)
+          ? new Tasks.Runtime(taskStore.value, true, scope, options.tasks, taskChanged)
+          : new Tasks.Runtime(TaskStore.makeMemory(), false, scope, options.tasks, taskChanged)
       return taskRuntime
     }
+    // A task's new status reaches the `subscriptions/listen` streams that asked for it.
+    const taskChanged = (record: TaskStore.TaskRecord) =>
+      Effect.suspend(() => {
+        const sends: Array<Effect.Effect<void>> = []
+        for (const listener of listeners) {
+          if (listener.taskIds?.has(record.taskId) === true && Tasking.mayHear(listener.principal, record.owner)) {
+            sends.push(listener.notify("notifications/tasks", Tasks.detailedTask(record)))
+          }
+        }
+        return broadcast(sends)
+      })
     // Tools taking tasks (entries; a replaced one no longer counts) decide the tasks capability.
     const taskTools = new Set<Registered<Tool.Tool<unknown>>>()
     const shutdown = yield* Deferred.make<void>()

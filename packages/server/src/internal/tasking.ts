@@ -121,6 +121,33 @@ export const start = (
       : { task: Runtime.coreTask(record) }
   })
 
+/**
+ * The task ids a `subscriptions/listen` request asks `notifications/tasks`
+ * for (read from the raw params: the listen filter's schema does not list
+ * the extension's field), refused with -32021 when the request did not
+ * declare the extension; undefined when it asks for none, or the server
+ * takes no tasks.
+ */
+export const listenTaskIds = (
+  server: State,
+  info: Session.RequestInfo
+): Effect.Effect<
+  { readonly taskIds: ReadonlyArray<string>; readonly principal: string | undefined } | undefined,
+  McpError.McpError
+> => {
+  const filter = paramsOf(info.request.params).notifications
+  const requested = Predicate.isObject(filter) ? (filter as Obj).taskIds : undefined
+  if (!Array.isArray(requested)) return Effect.succeed(undefined)
+  if (!extensionDeclared(info)) return Effect.fail(missingExtension("subscriptions/listen: taskIds"))
+  if (!declared(server.capabilities(info.revision), ["extensions", Tasks.extensionId])) return Effect.succeed(undefined)
+  const taskIds = requested.filter((id): id is string => typeof id === "string")
+  return Effect.map(principalOf, (principal) => ({ taskIds, principal }))
+}
+
+/** Whether a listener of `principal` may hear about `record` (a principal's task only by that principal). */
+export const mayHear = (principal: string | undefined, owner: string): boolean =>
+  !owner.startsWith("p:") || owner === principal
+
 const taskIdOf = (params: unknown): string => String(paramsOf(params).taskId)
 
 type Handler = (params: unknown, info: Session.RequestInfo) => Effect.Effect<unknown, McpError.McpError>

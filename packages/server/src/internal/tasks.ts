@@ -152,7 +152,16 @@ export class Runtime {
   private started = false
   private lastPurge = 0
 
-  constructor(store: TaskStore.TaskStoreShape, durable: boolean, scope: Scope.Scope, settings: Settings | undefined) {
+  private readonly changed: (record: TaskStore.TaskRecord) => Effect.Effect<void>
+
+  constructor(
+    store: TaskStore.TaskStoreShape,
+    durable: boolean,
+    scope: Scope.Scope,
+    settings: Settings | undefined,
+    changed: (record: TaskStore.TaskRecord) => Effect.Effect<void> = () => Effect.void
+  ) {
+    this.changed = changed
     this.store = store
     this.durable = durable
     this.scope = scope
@@ -261,8 +270,11 @@ export class Runtime {
       this.store.update(taskId, { ...fields, status, lastUpdatedAt: now }).pipe(
         Effect.catch((error) => Effect.as(Effect.logWarning(`task ${taskId}: ${error.message}`), undefined)),
         Effect.tap((record) => {
+          if (record === undefined) return Effect.void
           const notify = this.running.get(taskId)?.notify
-          return record === undefined || notify === undefined ? Effect.void : notify(coreTask(record))
+          return notify === undefined
+            ? this.changed(record)
+            : Effect.andThen(notify(coreTask(record)), this.changed(record))
         })
       )
     )
