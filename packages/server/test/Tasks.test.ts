@@ -347,6 +347,25 @@ describe("tasks: 2025-11-25", () => {
       })
   )
 
+  it.effect("retention: the client's ttl (capped), the server's default; an expired task is -32602", () =>
+    Effect.gen(function* () {
+      const server = testServer(features, { tasks: { defaultTtlMs: 60_000, maxTtlMs: 120_000, pollIntervalMs: 250 } })
+      const { request } = yield* McpTest.connectRaw(server, { revision: "2025-11-25" })
+      const call = (task: object) => request("tools/call", { name: "slow", arguments: { seconds: 1 }, task })
+      const defaulted = ((yield* call({})) as Obj).task
+      const capped = ((yield* call({ ttl: 600_000 })) as Obj).task
+      assert.strictEqual(defaulted.ttl, 60_000)
+      assert.strictEqual(defaulted.pollInterval, 250)
+      assert.strictEqual(capped.ttl, 120_000)
+      yield* TestClock.adjust("59 seconds")
+      assert.strictEqual(((yield* request("tasks/get", { taskId: defaulted.taskId })) as Obj).status, "completed")
+      yield* TestClock.adjust("1 second")
+      const expired = yield* expectError(request("tasks/get", { taskId: defaulted.taskId }))
+      assert.strictEqual(expired.code, -32602)
+      assert.strictEqual(((yield* request("tasks/get", { taskId: capped.taskId })) as Obj).status, "completed")
+    })
+  )
+
   it.effect("task support is enforced with -32601: required without `task`, forbidden with it", () =>
     Effect.gen(function* () {
       const { request } = yield* McpTest.connectRaw(testServer(features), { revision: "2025-11-25" })
