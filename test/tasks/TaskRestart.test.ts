@@ -12,72 +12,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as ServerProcess from "../support/ServerProcess.ts"
-
-// biome-ignore lint/suspicious/noExplicitAny: JSON read by path in assertions
-type Json = any
-
-interface Rpc {
-  readonly request: (method: string, params: object) => Effect.Effect<Json>
-}
-
-const post = (url: string, headers: Record<string, string>, body: object) =>
-  Effect.promise(async () => {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
-      body: JSON.stringify(body)
-    })
-    const text = await response.text()
-    return { response, json: text === "" ? undefined : (JSON.parse(text) as Json) }
-  })
-
-/** A 2025-11-25 session over Streamable HTTP (JSON responses). */
-const session = (url: string): Effect.Effect<Rpc> =>
-  Effect.gen(function* () {
-    const init = yield* post(
-      url,
-      {},
-      {
-        jsonrpc: "2.0",
-        id: 0,
-        method: "initialize",
-        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "restart", version: "1" } }
-      }
-    )
-    const headers = {
-      "mcp-session-id": init.response.headers.get("mcp-session-id")!,
-      "mcp-protocol-version": "2025-11-25"
-    }
-    yield* post(url, headers, { jsonrpc: "2.0", method: "notifications/initialized" })
-    let id = 1
-    return {
-      request: (method, params) =>
-        Effect.map(post(url, headers, { jsonrpc: "2.0", id: id++, method, params }), ({ json }) => json)
-    }
-  })
-
-/** A 2026-07-28 stateless request declaring the Tasks extension. */
-const stateless = (url: string, method: string, params: { readonly taskId: string }) =>
-  Effect.map(
-    post(
-      url,
-      { "mcp-protocol-version": "2026-07-28", "mcp-method": method, "mcp-name": params.taskId },
-      {
-        jsonrpc: "2.0",
-        id: 1,
-        method,
-        params: {
-          ...params,
-          _meta: {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": { extensions: { "io.modelcontextprotocol/tasks": {} } },
-            "io.modelcontextprotocol/clientInfo": { name: "restart", version: "1" }
-          }
-        }
-      }
-    ),
-    ({ json }) => json
-  )
+import { type Rpc, session, stateless } from "./rpc.ts"
 
 const untilStatus = (rpc: Rpc, taskId: string, statuses: ReadonlyArray<string>) =>
   Effect.gen(function* () {
