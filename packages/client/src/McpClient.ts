@@ -62,6 +62,12 @@ export interface Options {
   readonly listenAckTimeout?: Duration.Input | undefined
   /** How often a task is polled when the server suggests no `pollInterval`. Default 1 second. */
   readonly taskPollInterval?: Duration.Input | undefined
+  /**
+   * The Tasks extension (2026-07-28): while a task is followed, also listen for its `notifications/tasks`
+   * (a `subscriptions/listen` naming its id), so a server that pushes them ends waits early. Polling goes on
+   * either way. Default false (one more open request per task followed).
+   */
+  readonly taskNotifications?: boolean | undefined
 }
 
 /** Per-call settings, passed to the Peer. */

@@ -20,6 +20,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as TestClock from "effect/testing/TestClock"
 import { clientInfo } from "./fixtures.ts"
 
 const textOf = (result: { readonly content: ReadonlyArray<unknown> }) =>
@@ -112,4 +113,39 @@ describe("McpClient -> McpServer tasks", () => {
       })
     )
   }
+
+  it.effect(
+    "2026-07-28 with taskNotifications: the server's notifications/tasks end the wait before the next poll",
+    () =>
+      Effect.gen(function* () {
+        const slow = Tool.make("build", {
+          input: Schema.Struct({}),
+          taskSupport: "required",
+          handler: () => Effect.as(Effect.sleep("2 seconds"), "built")
+        })
+        // The server suggests polling once a minute.
+        const layer = Layer.provideMerge(
+          Tool.layer(slow),
+          McpServer.layer({ name: "tasks", version: "1.0.0", tasks: { pollIntervalMs: 60_000 } })
+        )
+        for (const taskNotifications of [true, false]) {
+          const { client } = yield* McpTest.connect(layer, {
+            revision: "2026-07-28",
+            clientInfo,
+            client: { taskNotifications }
+          })
+          const call = yield* Effect.forkChild(client.callTool("build"), { startImmediately: true })
+          yield* Effect.repeat(Effect.yieldNow, { times: 50 })
+          yield* TestClock.adjust("3 seconds")
+          yield* Effect.repeat(Effect.yieldNow, { times: 50 })
+          const done = yield* Fiber.await(call).pipe(Effect.timeoutOption("0 millis"))
+          // Told at once with notifications; without them the call waits for the next poll, a minute on.
+          assert.strictEqual(done._tag === "Some", taskNotifications)
+          if (!taskNotifications) {
+            yield* TestClock.adjust("1 minute")
+            assert.strictEqual(textOf(yield* Fiber.join(call)), "built")
+          } else assert.strictEqual(textOf(yield* Fiber.join(call)), "built")
+        }
+      })
+  )
 })

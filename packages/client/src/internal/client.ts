@@ -253,7 +253,13 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
     answer,
     maxPages,
     maxInputRounds,
-    pollInterval: Duration.fromInputUnsafe(options.taskPollInterval ?? Duration.seconds(1))
+    pollInterval: Duration.fromInputUnsafe(options.taskPollInterval ?? Duration.seconds(1)),
+    listen:
+      tasksForm === "extension" && options.taskNotifications === true
+        ? (taskIds) =>
+            // The extension adds `taskIds` to the listen filter (SEP-2663).
+            subscriptions.listen({ taskIds } as Resources.SubscriptionFilter, new Set(["notifications/tasks"]))
+        : undefined
   })
   const toolTasks = ToolTasks.make({
     enabled: tasksForm === "core" && Session.hasCapability(serverCapabilities, ["tasks", "requests", "tools", "call"]),

@@ -120,6 +120,11 @@ export interface Options {
   readonly maxPages: number
   readonly maxInputRounds: number
   readonly pollInterval: Duration.Duration
+  /**
+   * The extension only: a `subscriptions/listen` for these tasks' `notifications/tasks`, opened while a task is
+   * followed (its notifications reach `hub`); undefined to rely on polling alone.
+   */
+  readonly listen?: ((taskIds: ReadonlyArray<string>) => Stream.Stream<unknown, unknown>) | undefined
 }
 
 export interface TaskRunner {
@@ -229,6 +234,8 @@ export const make = (options: Options): TaskRunner => {
         if (snapshot !== undefined) return snapshot
       }
     })
+    // A server that pushes the task's status ends the waits early; one that does not is polled all the same.
+    if (options.listen !== undefined) yield* Effect.forkScoped(Effect.ignore(Stream.runDrain(options.listen([taskId]))))
     let last = first ?? (yield* poll(taskId, settings.callOptions))
     const input = { answered: new Set<string>(), rounds: 0 }
     if (settings.onStatus !== undefined) yield* settings.onStatus(last.task)
