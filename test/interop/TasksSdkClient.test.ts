@@ -62,6 +62,27 @@ const serve = Effect.gen(function* () {
   return { url, stuckStarted, stuckFinalized }
 })
 
+/** An ext-tasks session runs `build` as a task to its result, then cancels `stuck`, whose fiber is interrupted. */
+const settleAndCancel = (
+  session: ReturnType<typeof createTaskSessionFromClient>,
+  served: Effect.Success<typeof serve>,
+  target: string
+) =>
+  Effect.gen(function* () {
+    yield* Effect.addFinalizer(() => Effect.promise(() => session.close()))
+    const execution = yield* Effect.promise(() => session.callTool("build", { target }))
+    assert.strictEqual(execution.kind, "task")
+    const { outcome } = yield* Effect.promise(() => execution.settle())
+    assert.strictEqual(outcome.status, "completed")
+    assert.strictEqual(textOf(resultFromTaskOutcome(outcome)), `built ${target}`)
+
+    const stuck = yield* Effect.promise(() => session.callTool("stuck", {}))
+    assert.strictEqual(stuck.kind, "task")
+    yield* Deferred.await(served.stuckStarted)
+    yield* Effect.promise(() => stuck.cancel())
+    yield* Deferred.await(served.stuckFinalized).pipe(Effect.timeout("5 seconds"))
+  })
+
 describe("interop: official clients -> effect-mcp task server", () => {
   it.live(
     "SDK 1.32.2 Client, experimental 2025-11-25 tasks: stream, get, list, cancel",
@@ -123,7 +144,8 @@ describe("interop: official clients -> effect-mcp task server", () => {
     "@modelcontextprotocol/ext-tasks on the SDK 2.4 Client (2025-11-25): callTool, settle, cancel",
     () =>
       Effect.gen(function* () {
-        const { url, stuckStarted, stuckFinalized } = yield* serve
+        const served = yield* serve
+        const { url } = served
         const client = new Client2({ name: "ext-tasks", version: "0.2.2" })
         yield* Effect.acquireRelease(
           Effect.promise(() => client.connect(new StreamableHTTPClientTransport2(new URL(url)))),
@@ -135,19 +157,7 @@ describe("interop: official clients -> effect-mcp task server", () => {
           endpointId: "effect-mcp-tasks",
           tools: { currentTool: (name) => declarations.get(name) }
         })
-        yield* Effect.addFinalizer(() => Effect.promise(() => session.close()))
-
-        const execution = yield* Effect.promise(() => session.callTool("build", { target: "ext" }))
-        assert.strictEqual(execution.kind, "task")
-        const { outcome } = yield* Effect.promise(() => execution.settle())
-        assert.strictEqual(outcome.status, "completed")
-        assert.strictEqual(textOf(resultFromTaskOutcome(outcome)), "built ext")
-
-        const stuck = yield* Effect.promise(() => session.callTool("stuck", {}))
-        assert.strictEqual(stuck.kind, "task")
-        yield* Deferred.await(stuckStarted)
-        yield* Effect.promise(() => stuck.cancel())
-        yield* Deferred.await(stuckFinalized).pipe(Effect.timeout("5 seconds"))
+        yield* settleAndCancel(session, served, "ext")
       }),
     30_000
   )
