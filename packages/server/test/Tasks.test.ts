@@ -97,6 +97,8 @@ describe("tasks: the extension (SEP-2663) on 2026-07-28", () => {
       const done = (yield* request("tasks/get", { taskId: created.taskId })) as Obj
       assert.strictEqual(done.status, "completed")
       assert.deepStrictEqual(done.result.content, [{ type: "text", text: "slept 10" }])
+      // The inlined result is a 2026-07-28 CallToolResult: it carries its own resultType.
+      assert.strictEqual(done.result.resultType, "complete")
       assert.isUndefined(done.result._meta?.[Tasks.relatedTaskKey])
       // A terminal task's cancel is acknowledged like any other.
       assert.deepStrictEqual(

@@ -181,7 +181,11 @@ const startTask = (
         : toolResponse(ctx, info, tool, failed, true)
     }
   }) as Effect.Effect<object, McpError.McpError>
-  return Effect.map(Tasking.start(ctx.server, ctx.env.session, info, context, outcome), (answer) =>
+  // The inlined result is the call's own result: on 2026-07-28 it carries `resultType` as the call's would.
+  const result = info.revision.stateless
+    ? Effect.map(outcome, (value) => ("resultType" in value ? value : { ...value, resultType: "complete" }))
+    : outcome
+  return Effect.map(Tasking.start(ctx.server, ctx.env.session, info, context, result), (answer) =>
     ctx.finish(info, answer)
   )
 }
