@@ -10,7 +10,6 @@ import { fileURLToPath } from "node:url"
 import * as McpClient from "@effect-mcp/client/McpClient"
 import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
 import type * as Transport from "@effect-mcp/engine/Transport"
-import * as NodeStdio from "@effect-mcp/platform-node/NodeStdio"
 import type * as Tools from "@effect-mcp/protocol/Tools"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
@@ -21,7 +20,8 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { node, root, spawnChild, waitFor } from "../support/ServerProcess.ts"
+import { node, spawnChild, waitFor } from "../support/ServerProcess.ts"
+import { stdioChild } from "../support/StdioChild.ts"
 
 const fixture = fileURLToPath(new URL("./sdkServer.ts", import.meta.url))
 
@@ -38,21 +38,9 @@ const connect = <E>(transport: Layer.Layer<Transport.Transport, E>) =>
     Context.get(context, McpClient.McpClient)
   )
 
-const overStdio: Effect.Effect<Connection, unknown, Scope.Scope> = Effect.gen(function* () {
-  let stderr = ""
-  const decoder = new TextDecoder()
-  const client = yield* connect(
-    NodeStdio.layerClient({
-      command: node,
-      args: [fixture, "--stdio"],
-      cwd: root,
-      stderr: (chunk) =>
-        Effect.sync(() => {
-          stderr += decoder.decode(chunk, { stream: true })
-        })
-    })
-  )
-  return { client, stderr: () => stderr }
+const overStdio: Effect.Effect<Connection, unknown, Scope.Scope> = Effect.suspend(() => {
+  const child = stdioChild([fixture, "--stdio"])
+  return Effect.map(connect(child.layer), (client) => ({ client, stderr: child.stderr }))
 })
 
 const overHttp = (flag: "--http" | "--sse"): Effect.Effect<Connection, unknown, Scope.Scope> =>

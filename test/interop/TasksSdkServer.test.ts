@@ -12,7 +12,6 @@ import * as ElicitationHandler from "@effect-mcp/client/ElicitationHandler"
 import * as McpClient from "@effect-mcp/client/McpClient"
 import type * as Transport from "@effect-mcp/engine/Transport"
 import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
-import * as NodeStdio from "@effect-mcp/platform-node/NodeStdio"
 import type * as Tools from "@effect-mcp/protocol/Tools"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
@@ -21,7 +20,8 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { node, root, spawnChild, waitFor } from "../support/ServerProcess.ts"
+import { node, spawnChild, waitFor } from "../support/ServerProcess.ts"
+import { stdioChild } from "../support/StdioChild.ts"
 
 const fixture = fileURLToPath(new URL("./sdkTaskServer.ts", import.meta.url))
 
@@ -44,21 +44,9 @@ const connect = <E>(transport: Layer.Layer<Transport.Transport, E>) =>
     (context) => Context.get(context, McpClient.McpClient)
   )
 
-const overStdio: Effect.Effect<Connection, unknown, Scope.Scope> = Effect.gen(function* () {
-  let stderr = ""
-  const decoder = new TextDecoder()
-  const client = yield* connect(
-    NodeStdio.layerClient({
-      command: node,
-      args: [fixture, "--stdio"],
-      cwd: root,
-      stderr: (chunk) =>
-        Effect.sync(() => {
-          stderr += decoder.decode(chunk, { stream: true })
-        })
-    })
-  )
-  return { client, stderr: () => stderr }
+const overStdio: Effect.Effect<Connection, unknown, Scope.Scope> = Effect.suspend(() => {
+  const child = stdioChild([fixture, "--stdio"])
+  return Effect.map(connect(child.layer), (client) => ({ client, stderr: child.stderr }))
 })
 
 const overHttp: Effect.Effect<Connection, unknown, Scope.Scope> = Effect.gen(function* () {
