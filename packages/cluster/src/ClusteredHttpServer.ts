@@ -149,7 +149,9 @@ export const make = Effect.fnUntraced(function* <E, R>(
   const clientFor = yield* Forward.McpSession.client
 
   const sweepEvery = Duration.fromInputUnsafe(options.sweepInterval ?? Duration.seconds(10))
-  yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(sweepEvery), owner.sweep(owns))))
+  // A row untouched for twice the idle timeout belongs to no open session any more.
+  const expireMs = 2 * Duration.toMillis(Duration.fromInputUnsafe(options.sessionIdleTimeout ?? Duration.minutes(30)))
+  yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(sweepEvery), owner.sweep(owns, expireMs))))
 
   /** A new session's id whose shard this runner owns (any id when it owns none yet). */
   const newSessionId = () => {

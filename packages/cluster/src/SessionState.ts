@@ -46,7 +46,9 @@ export interface SessionStateShape {
   readonly put: (sessionId: string, state: State) => Effect.Effect<void, SessionStateError>
   /** Forgets a session (it ended). */
   readonly remove: (sessionId: string) => Effect.Effect<void, SessionStateError>
-  /** Forgets the sessions not written since `before` (epoch milliseconds): they expired. */
+  /** Marks sessions as still open (their rows do not expire while a runner holds them). */
+  readonly touch: (sessionIds: ReadonlyArray<string>) => Effect.Effect<void, SessionStateError>
+  /** Forgets the sessions not written or touched since `before` (epoch milliseconds): they expired. */
   readonly expire: (before: number) => Effect.Effect<number, SessionStateError>
 }
 
@@ -62,6 +64,12 @@ export interface SqlOptions {
 }
 
 const fail = (message: string) => (cause: unknown) => new SessionStateError({ message, cause })
+
+const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
+  const out: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
+  return out
+}
 
 const decode = (text: string): State | undefined => {
   try {
@@ -102,6 +110,17 @@ export const makeSql = Effect.fnUntraced(function* (options?: SqlOptions) {
         Effect.asVoid,
         Effect.mapError(fail("cannot forget a session"))
       ),
+    touch: (sessionIds) =>
+      Clock.currentTimeMillis.pipe(
+        Effect.flatMap((now) =>
+          Effect.forEach(
+            chunks(sessionIds, 500),
+            (ids) => sql`UPDATE ${table} SET updated_at = ${now} WHERE ${sql.in("id", ids)}`,
+            { discard: true }
+          )
+        ),
+        Effect.mapError(fail("cannot touch sessions"))
+      ),
     expire: (before) =>
       sql<{ readonly id: string }>`DELETE FROM ${table} WHERE updated_at < ${before} RETURNING id`.pipe(
         Effect.map((rows) => rows.length),
@@ -121,6 +140,13 @@ export const makeMemory = (): SessionStateShape => {
     get: (sessionId) => Effect.sync(() => rows.get(sessionId)?.state),
     put: (sessionId, state) => Effect.map(Clock.currentTimeMillis, (at) => void rows.set(sessionId, { state, at })),
     remove: (sessionId) => Effect.sync(() => void rows.delete(sessionId)),
+    touch: (sessionIds) =>
+      Effect.map(Clock.currentTimeMillis, (at) => {
+        for (const id of sessionIds) {
+          const row = rows.get(id)
+          if (row !== undefined) rows.set(id, { state: row.state, at })
+        }
+      }),
     expire: (before) =>
       Effect.sync(() => {
         let n = 0

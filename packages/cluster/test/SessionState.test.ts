@@ -43,6 +43,21 @@ const contract = <R>(
       )
     )
 
+    it.effect("a touched session does not expire", () =>
+      provide(
+        Effect.gen(function* () {
+          const sessions = yield* store
+          yield* sessions.put("held", state())
+          yield* sessions.put("lost", state())
+          yield* TestClock.adjust("10 minutes")
+          yield* sessions.touch(["held", "unknown"])
+          assert.strictEqual(yield* sessions.expire(60_000), 1)
+          assert.isDefined(yield* sessions.get("held"))
+          assert.isUndefined(yield* sessions.get("lost"))
+        })
+      )
+    )
+
     it.effect("expires the sessions not written since a time on the Clock", () =>
       provide(
         Effect.gen(function* () {

@@ -8,7 +8,7 @@ import * as Http from "../Http.ts"
 import type { Pair } from "../Pair.ts"
 import type { Metric, Series, Table } from "../Table.ts"
 import { type Candidate, rounds, type Workload } from "../Workload.ts"
-import { latencyMetrics, project, standardRatios } from "./common.ts"
+import { echoRound, latencyMetrics, project, standardRatios } from "./common.ts"
 
 interface HttpCandidate extends Candidate {
   readonly server: Http.Impl
@@ -41,24 +41,14 @@ export const workload: Workload = {
         const series: Array<Series> = await rounds(
           settings,
           chosen,
-          async (candidate) => {
-            const pair = await candidate.client(servers.get(candidate.server)!.url)
-            try {
-              if ((await pair.call(text)) !== text) throw new Error(`${candidate.label}: echo returned something else`)
-              const sequential = await pair.sequential(count, text)
-              const concurrent = await pair.concurrent(count, inFlight, text)
-              return {
-                seqRate: sequential.callsPerSecond,
-                seqP50: sequential.p50 * 1000,
-                seqP99: sequential.p99 * 1000,
-                concRate: concurrent.callsPerSecond,
-                concP50: concurrent.p50 * 1000,
-                concP99: concurrent.p99 * 1000
-              }
-            } finally {
-              await pair.close()
-            }
-          },
+          (candidate) =>
+            echoRound(
+              candidate.label,
+              () => candidate.client(servers.get(candidate.server)!.url),
+              count,
+              inFlight,
+              text
+            ),
           async (candidate) => {
             const pair = await candidate.client(servers.get(candidate.server)!.url)
             await pair.sequential(Math.min(count, 300), text)

@@ -14,7 +14,7 @@ import * as Forwarder from "../Forwarder.ts"
 import * as Http from "../Http.ts"
 import type { Metric, Series, Table } from "../Table.ts"
 import { type Candidate, rounds, type Workload } from "../Workload.ts"
-import { latencyMetrics, project } from "./common.ts"
+import { echoRound, latencyMetrics, project } from "./common.ts"
 
 const freePort = (): Promise<number> =>
   new Promise((resolve) => {
@@ -63,24 +63,8 @@ export const workload: Workload = {
       const series: Array<Series> = await rounds(
         settings,
         candidates,
-        async (candidate) => {
-          const pair = await Http.effectClient(candidate.forwarder().url)
-          try {
-            if ((await pair.call(text)) !== text) throw new Error(`${candidate.label}: echo returned something else`)
-            const sequential = await pair.sequential(count, text)
-            const concurrent = await pair.concurrent(count, inFlight, text)
-            return {
-              seqRate: sequential.callsPerSecond,
-              seqP50: sequential.p50 * 1000,
-              seqP99: sequential.p99 * 1000,
-              concRate: concurrent.callsPerSecond,
-              concP50: concurrent.p50 * 1000,
-              concP99: concurrent.p99 * 1000
-            }
-          } finally {
-            await pair.close()
-          }
-        },
+        (candidate) =>
+          echoRound(candidate.label, () => Http.effectClient(candidate.forwarder().url), count, inFlight, text),
         async (candidate) => {
           const pair = await Http.effectClient(candidate.forwarder().url)
           await pair.sequential(Math.min(count, 300), text)

@@ -1,7 +1,8 @@
 /**
  * Metric and ratio definitions shared by the workloads.
  */
-import type { Metric, RatioSpec, Series } from "../Table.ts"
+import type { Pair } from "../Pair.ts"
+import type { Measurement, Metric, RatioSpec, Series } from "../Table.ts"
 
 /** calls/s, p50 and p99 (microseconds) under a key prefix. */
 export const latencyMetrics = (prefix: string): ReadonlyArray<Metric> => [
@@ -27,3 +28,33 @@ export const project = (series: ReadonlyArray<Series>, metrics: ReadonlyArray<Me
     ...s,
     rounds: s.rounds.map((m) => Object.fromEntries(metrics.map((metric) => [metric.key, m[metric.key] ?? Number.NaN])))
   }))
+
+/**
+ * One round of echo calls on a fresh pair (W3, W8): checks the echo, then
+ * `count` sequential calls and `count` with `inFlight` at once; the pair is
+ * closed after. Rates in calls/s, latencies in microseconds.
+ */
+export const echoRound = async (
+  label: string,
+  connect: () => Promise<Pair>,
+  count: number,
+  inFlight: number,
+  text: string
+): Promise<Measurement> => {
+  const pair = await connect()
+  try {
+    if ((await pair.call(text)) !== text) throw new Error(`${label}: echo returned something else`)
+    const sequential = await pair.sequential(count, text)
+    const concurrent = await pair.concurrent(count, inFlight, text)
+    return {
+      seqRate: sequential.callsPerSecond,
+      seqP50: sequential.p50 * 1000,
+      seqP99: sequential.p99 * 1000,
+      concRate: concurrent.callsPerSecond,
+      concP50: concurrent.p50 * 1000,
+      concP99: concurrent.p99 * 1000
+    }
+  } finally {
+    await pair.close()
+  }
+}

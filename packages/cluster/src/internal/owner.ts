@@ -264,9 +264,11 @@ export class Owner {
 
   /**
    * Lets go of the sessions whose shard moved to another runner (their
-   * new owner reopens them), and forgets the state of those that ended here.
+   * new owner reopens them), forgets the state of those that ended here,
+   * marks the rest as still open, and forgets every row not touched for
+   * `expireMs` (sessions whose runner was lost and that no request reopened).
    */
-  sweep(owns: (sessionId: string) => boolean): Effect.Effect<void> {
+  sweep(owns: (sessionId: string) => boolean, expireMs: number): Effect.Effect<void> {
     return Effect.suspend(() => {
       const moved: Array<string> = []
       const ended: Array<string> = []
@@ -279,9 +281,12 @@ export class Owner {
         this.reopenedAt.delete(id)
       }
       this.stats.released += moved.length
-      return Effect.andThen(
-        Effect.forEach(moved, (id) => this.server.closeSession(id), { discard: true }),
-        Effect.forEach(ended, (id) => this.write(this.store.remove(id)), { discard: true })
+      const held = [...this.states.keys()]
+      return Effect.forEach(moved, (id) => this.server.closeSession(id), { discard: true }).pipe(
+        Effect.andThen(Effect.forEach(ended, (id) => this.write(this.store.remove(id)), { discard: true })),
+        Effect.andThen(held.length === 0 ? Effect.void : this.write(this.store.touch(held))),
+        Effect.andThen(Clock.currentTimeMillis),
+        Effect.flatMap((now) => this.write(Effect.asVoid(this.store.expire(now - expireMs))))
       )
     })
   }
