@@ -4,8 +4,9 @@
  * the SDK 1.32.2 `Client`'s experimental 2025-11-25 tasks
  * (`experimental.tasks.callToolStream`, `getTask`, `listTasks`,
  * `cancelTask`), and `@modelcontextprotocol/ext-tasks` 0.2.2 on the SDK 2.4
- * `Client` (`createTaskSessionFromClient`: `callTool`, `settle`,
- * `cancelTask`). Cancelling a task interrupts its fiber on our server.
+ * `Client` (`createTaskSessionFromClient`: `callTool`, `settle`, `cancel`)
+ * on 2025-11-25 and on 2026-07-28 (the Tasks extension). Cancelling a task
+ * interrupts its fiber on our server.
  */
 import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
 import * as McpServer from "@effect-mcp/server/McpServer"
@@ -33,6 +34,42 @@ import * as Schema from "effect/Schema"
 type Json = any
 
 const textOf = (result: Json): string => result?.content?.[0]?.text ?? ""
+
+/**
+ * ext-tasks' `rawDispatch` for a 2026-07-28 session: the SDK Client does not
+ * send the extension's wire shapes itself, so each framed request is POSTed
+ * as the stateless revision has it (one request per POST, the `Mcp-Method`
+ * and `Mcp-Name` headers), its answer read from JSON or from the SSE stream.
+ */
+const rawDispatch =
+  (url: string) =>
+  async (request: Json): Promise<Json> => {
+    const id = Math.floor(Math.random() * 1e9)
+    const params = request.params ?? {}
+    const name = request.method === "tools/call" ? params.name : params.taskId
+    const response = await fetch(url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": request.method,
+        ...(typeof name === "string" ? { "mcp-name": name } : {})
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id, ...request })
+    })
+    const body = await response.text()
+    const messages: Array<Json> = (response.headers.get("content-type") ?? "").includes("text/event-stream")
+      ? body
+          .split("\n")
+          .filter((line) => line.startsWith("data:"))
+          .map((line) => JSON.parse(line.slice(5)))
+      : [JSON.parse(body)]
+    const answer = messages.find((m) => m.id === id)
+    return answer.error === undefined
+      ? { kind: "result", result: answer.result }
+      : { kind: "error", error: answer.error }
+  }
 
 /** Our server: `build` (required, 300 ms), `maybe` (optional), `stuck` (required, until cancelled). */
 const serve = Effect.gen(function* () {
@@ -158,6 +195,33 @@ describe("interop: official clients -> effect-mcp task server", () => {
           tools: { currentTool: (name) => declarations.get(name) }
         })
         yield* settleAndCancel(session, served, "ext")
+      }),
+    30_000
+  )
+
+  it.live(
+    "@modelcontextprotocol/ext-tasks on the SDK 2.4 Client (2026-07-28, the Tasks extension): callTool, settle, cancel",
+    () =>
+      Effect.gen(function* () {
+        const served = yield* serve
+        const { url } = served
+        const clientInfo = { name: "ext-tasks", version: "0.2.2" }
+        const client = new Client2(clientInfo, { versionNegotiation: { mode: { pin: "2026-07-28" } } })
+        yield* Effect.acquireRelease(
+          Effect.promise(() => client.connect(new StreamableHTTPClientTransport2(new URL(url)))),
+          () => Effect.promise(() => client.close())
+        )
+        assert.strictEqual(client.getProtocolEra(), "modern")
+        const session = createTaskSessionFromClient(client, {
+          endpointId: "effect-mcp-tasks-v2",
+          rawDispatch: rawDispatch(url),
+          v2RequestFraming: {
+            protocolVersion: "2026-07-28",
+            clientInfo,
+            clientCapabilities: { extensions: { "io.modelcontextprotocol/tasks": {} } }
+          }
+        })
+        yield* settleAndCancel(session, served, "v2")
       }),
     30_000
   )
