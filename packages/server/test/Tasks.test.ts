@@ -3,6 +3,7 @@ import * as Tasks from "@effect-mcp/protocol/Tasks"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import * as Registry from "@effect-mcp/protocol/Registry"
 import * as Elicitation from "@effect-mcp/server/Elicitation"
+import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Task from "@effect-mcp/server/Task"
 import * as TaskStore from "@effect-mcp/server/TaskStore"
 import * as Tool from "@effect-mcp/server/Tool"
@@ -10,6 +11,8 @@ import * as McpTest from "@effect-mcp/testing/McpTest"
 import type * as Session from "@effect-mcp/engine/Session"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
@@ -261,6 +264,26 @@ describe("tasks: the extension (SEP-2663) on 2026-07-28", () => {
       const caps = server.capabilities(Registry.get("2026-07-28")) as Obj
       assert.deepStrictEqual(caps.extensions?.[Tasks.extensionId], {})
       assert.isUndefined(caps.tasks)
+    })
+  )
+})
+
+describe("tasks: the capability follows the registered tools", () => {
+  it.effect("declared while a task-taking tool is registered, not after it is removed or replaced", () =>
+    Effect.gen(function* () {
+      const { server } = yield* McpTest.connectRaw(testServer(Tool.layer(plain)), { revision: "2025-11-25" })
+      const declares = () => (server.capabilities(Registry.get("2025-11-25")) as Obj).tasks !== undefined
+      assert.isFalse(declares())
+      const scope = yield* Scope.make()
+      yield* Tool.register(slow).pipe(Scope.provide(scope), Effect.provideService(McpServer.McpServer, server))
+      assert.isTrue(declares())
+      yield* Scope.close(scope, Exit.void)
+      assert.isFalse(declares())
+      yield* Tool.register(slow).pipe(Effect.provideService(McpServer.McpServer, server))
+      assert.isTrue(declares())
+      const sameName = Tool.make("slow", { input: Schema.Struct({}), handler: () => Effect.succeed("sync") })
+      yield* Tool.register(sameName).pipe(Effect.provideService(McpServer.McpServer, server))
+      assert.isFalse(declares())
     })
   )
 })

@@ -186,7 +186,7 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
         }
         return broadcast(sends)
       })
-    // Tools taking tasks (entries; a replaced one no longer counts) decide the tasks capability.
+    // The registered tools taking tasks (their entries) decide the tasks capability.
     const taskTools = new Set<Registered<Tool.Tool<unknown>>>()
     const shutdown = yield* Deferred.make<void>()
     yield* Effect.addFinalizer(() => Deferred.succeed(shutdown, undefined))
@@ -216,7 +216,12 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
       Effect.gen(function* () {
         const store = stores[kind] as Store<unknown>
         const key = keyOf[kind]
-        const entries = items.map((item) => store.put(key(item as never), item, context))
+        const entries = items.map((item) => {
+          const k = key(item as never)
+          // A replaced tool no longer counts for the tasks capability.
+          if (kind === "tool") taskTools.delete(store.get(k) as Registered<Tool.Tool<unknown>>)
+          return store.put(k, item, context)
+        })
         if (kind === "tool") {
           for (const entry of entries as ReadonlyArray<Registered<Tool.Tool<unknown>>>) {
             const support = entry.item.taskSupport
@@ -228,7 +233,8 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
           Effect.suspend(() => {
             let removed = false
             for (const entry of entries) {
-              removed = store.remove(entry) || removed
+              if (!store.remove(entry)) continue
+              removed = true
               taskTools.delete(entry as Registered<Tool.Tool<unknown>>)
             }
             return removed ? listChanged(listKind[kind]) : Effect.void
@@ -246,7 +252,7 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
       const hasCompletions = hasPrompts || stores.template.size > 0
       const hasTools = stores.tool.size > 0 || declared.has("tools")
       const hasSkills = stores.skill.size > 0
-      const hasTasks = taskTools.size > 0 && [...taskTools].some((e) => stores.tool.get(e.key) === e)
+      const hasTasks = taskTools.size > 0
       const index =
         (hasResources ? 1 : 0) |
         (hasPrompts ? 2 : 0) |
