@@ -260,10 +260,14 @@ describe("tasks: the extension (SEP-2663) on 2026-07-28", () => {
 
   it.effect("the server declares the extension, not the 2025-11-25 capability", () =>
     Effect.gen(function* () {
-      const { server } = yield* McpTest.connectRaw(testServer(features), { revision: "2026-07-28" })
+      const { server, request } = yield* McpTest.connectRaw(testServer(features), { revision: "2026-07-28" })
       const caps = server.capabilities(Registry.get("2026-07-28")) as Obj
       assert.deepStrictEqual(caps.extensions?.[Tasks.extensionId], {})
       assert.isUndefined(caps.tasks)
+      // server/discover declares what the revision asking has.
+      const discovered = ((yield* request("server/discover")) as Obj).capabilities
+      assert.deepStrictEqual(discovered.extensions?.[Tasks.extensionId], {})
+      assert.isUndefined(discovered.tasks)
     })
   )
 })
