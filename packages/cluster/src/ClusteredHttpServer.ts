@@ -199,20 +199,28 @@ export const make = Effect.fnUntraced(function* <E, R>(
         if (first._tag === "Failure" && !Cause.isDone(first.failure)) yield* logLost(first.failure)
         yield* Fiber.interrupt(fiber)
         counts.lost++
-        if (ids.length === 0) {
-          return HttpServerResponse.empty({ status: 503, headers: { "retry-after": "1" } })
-        }
-        const answers = ids.map(Forward.lostResponse)
-        return HttpServerResponse.text(JSON.stringify(batch ? answers : answers[0]), {
-          status: 200,
-          contentType: "application/json"
-        })
+        return lostReply(ids, batch)
       }
       const head = JSON.parse(first.success.slice(Forward.HEAD_MARK.length)) as Forward.Head
       if (head.contentType === undefined) {
         // No body (202, 404...): the stream ends after the head.
         yield* Fiber.interrupt(fiber)
         return HttpServerResponse.empty({ status: head.status, headers: head.headers })
+      }
+      if (head.whole) {
+        // Answered whole (most quick calls): the reply goes out now, without waiting for the
+        // owner to close the RPC stream (one more round trip between the runners).
+        const body = yield* Effect.result(Queue.take(queue))
+        if (body._tag === "Success" && !body.success.startsWith(Forward.HEAD_MARK)) {
+          return HttpServerResponse.text(body.success, {
+            status: head.status,
+            contentType: head.contentType,
+            headers: head.headers
+          })
+        }
+        yield* Fiber.interrupt(fiber)
+        counts.lost++
+        return lostReply(ids, batch)
       }
       const sse = head.contentType?.startsWith("text/event-stream") === true
       const answered = sse && ids.length > 0 ? new Forward.AnsweredIds(ids) : undefined
@@ -289,6 +297,16 @@ const readBody = (request: HttpServerRequest.HttpServerRequest, limit: number) =
         : errorBody(400, "Bad Request: the body could not be read")
     )
   )
+
+/** The answer to a forwarded POST whose owner was lost before it replied: an error per request, else 503. */
+const lostReply = (ids: ReadonlyArray<string | number>, batch: boolean) => {
+  if (ids.length === 0) return HttpServerResponse.empty({ status: 503, headers: { "retry-after": "1" } })
+  const answers = ids.map(Forward.lostResponse)
+  return HttpServerResponse.text(JSON.stringify(batch ? answers : answers[0]), {
+    status: 200,
+    contentType: "application/json"
+  })
+}
 
 /** The headers a process sets for an owner are never taken from a client. */
 const withoutPrivate = (headers: Headers.Headers) =>

@@ -36,6 +36,8 @@ export interface Head {
   readonly status: number
   readonly contentType: string | undefined
   readonly headers: Record<string, string>
+  /** The body is known whole: it is the one string after the head (none when there is no content type). */
+  readonly whole: boolean
 }
 
 /**
@@ -94,7 +96,8 @@ export const toStrings = (response: HttpServerResponse.HttpServerResponse): Stre
   const head: Head = {
     status: response.status,
     contentType: body._tag === "Empty" ? undefined : body.contentType,
-    headers: withoutLength(response.headers)
+    headers: withoutLength(response.headers),
+    whole: body._tag !== "Stream"
   }
   const headText = HEAD_MARK + JSON.stringify(head)
   const first = Stream.succeed(headText)
