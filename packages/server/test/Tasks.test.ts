@@ -341,7 +341,7 @@ describe("tasks: 2025-11-25", () => {
   )
 
   it.effect(
-    "a task's ask is a request on the session carrying related-task; the task is input_required meanwhile",
+    "a task's asks wait for tasks/result and travel related to it, with related-task; input_required meanwhile",
     () =>
       Effect.gen(function* () {
         const release = yield* Deferred.make<void>()
@@ -367,11 +367,16 @@ describe("tasks: 2025-11-25", () => {
         const created = (yield* request("tools/call", { name: "confirm", arguments: {}, task: {} })) as Obj
         const taskId: string = created.task.taskId
         yield* TestClock.adjust("1 millis")
+        // The client has not called tasks/result yet: the task waits for input, nothing is sent.
+        assert.strictEqual(((yield* request("tasks/get", { taskId })) as Obj).status, "input_required")
+        assert.strictEqual(asked.length, 0)
+        const waiting = yield* Effect.forkChild(request("tasks/result", { taskId }))
+        yield* TestClock.adjust("1 millis")
         assert.strictEqual(asked.length, 2)
         assert.deepStrictEqual(asked[0]!._meta?.[Tasks.relatedTaskKey], { taskId })
         assert.strictEqual(((yield* request("tasks/get", { taskId })) as Obj).status, "input_required")
         yield* Deferred.succeed(release, undefined)
-        const result = (yield* request("tasks/result", { taskId })) as Obj
+        const result = (yield* Fiber.join(waiting)) as Obj
         assert.deepStrictEqual(result.content, [{ type: "text", text: "Ada Ada" }])
       })
   )

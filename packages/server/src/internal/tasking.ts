@@ -167,10 +167,10 @@ export const handlers = (server: State, pageSize: number, sessionOf: () => Sessi
       )
     )
 
-  const result: Handler = (params) =>
+  const result: Handler = (params, info) =>
     Effect.flatMap(principalOf, (principal) => {
       const taskId = taskIdOf(params)
-      return Effect.flatMap(runtime().awaitTerminal(taskId, principal), (record) => {
+      return Effect.flatMap(runtime().awaitTerminal(taskId, principal, info.request.id), (record) => {
         const related = { [Tasks.relatedTaskKey]: { taskId } }
         if (record.status === "completed") {
           const value = (record.result ?? { content: [] }) as { readonly _meta?: object }

@@ -33,6 +33,9 @@ import type { Settings } from "../Task.ts"
 import { ClientRequestError, ServerRequest } from "../ServerRequest.ts"
 import type * as TaskStore from "../TaskStore.ts"
 import * as Ask from "./ask.ts"
+import { coreTask, lost } from "./taskViews.ts"
+
+export { coreTask, detailedTask, extensionTask } from "./taskViews.ts"
 
 /** Who reads a task: the authenticated principal, else the session that made it (which `tasks/list` shows). */
 export type Owner = string
@@ -54,55 +57,45 @@ interface Running {
   >
   /** Sends `notifications/tasks/status` to the session that made it (2025-11-25). */
   readonly notify: ((params: object) => Effect.Effect<void>) | undefined
+  /**
+   * The `tasks/result` requests waiting for it (2025-11-25), newest last: the
+   * task's requests to the client travel on the newest one's stream.
+   */
+  readonly waiters: Waiters
 }
 
-const iso = (ms: number) => new Date(ms).toISOString()
+/**
+ * The `tasks/result` requests waiting for a task, and a signal that one has
+ * come: a task's request to the client waits for one (2025-11-25 has the
+ * client call `tasks/result` once it sees `input_required`, and the request
+ * travel on that call's stream, which every transport can carry).
+ */
+class Waiters {
+  readonly ids: Array<string | number> = []
+  private arrived = Deferred.makeUnsafe<void>()
 
-const lost: TaskStore.TaskError = {
-  code: McpError.Code.InternalError,
-  message: "the worker running this task was lost"
+  add(id: string | number): void {
+    this.ids.push(id)
+    Deferred.doneUnsafe(this.arrived, Effect.void)
+  }
+
+  remove(id: string | number): void {
+    const at = this.ids.lastIndexOf(id)
+    if (at >= 0) this.ids.splice(at, 1)
+    if (this.ids.length === 0) this.arrived = Deferred.makeUnsafe<void>()
+  }
+
+  /** The newest waiting request, once there is one. */
+  readonly newest: Effect.Effect<string | number> = Effect.suspend(() =>
+    this.ids.length > 0
+      ? Effect.succeed(this.ids[this.ids.length - 1]!)
+      : Effect.andThen(Deferred.await(this.arrived), this.newest)
+  )
 }
+
 const shutDown: TaskStore.TaskError = {
   code: McpError.Code.InternalError,
   message: "the server running this task shut down"
-}
-
-/** What both forms of a task carry alike. */
-const taskBase = (record: TaskStore.TaskRecord) => ({
-  taskId: record.taskId,
-  status: record.status,
-  ...(record.statusMessage === undefined ? {} : { statusMessage: record.statusMessage }),
-  createdAt: iso(record.createdAt),
-  lastUpdatedAt: iso(record.lastUpdatedAt)
-})
-
-/** The 2025-11-25 `Task` of a record. */
-export const coreTask = (record: TaskStore.TaskRecord): Tasks.Task => ({
-  ...taskBase(record),
-  ttl: record.ttlMs,
-  pollInterval: record.pollIntervalMs
-})
-
-/** The extension's `Task` of a record (what `tools/call` answers, with `resultType: "task"`). */
-export const extensionTask = (record: TaskStore.TaskRecord): Tasks.ExtensionTask => ({
-  ...taskBase(record),
-  ttlMs: record.ttlMs,
-  pollIntervalMs: record.pollIntervalMs
-})
-
-/** The extension's `DetailedTask` of a record: what its status carries, inlined. */
-export const detailedTask = (record: TaskStore.TaskRecord): Tasks.DetailedTask => {
-  const task = extensionTask(record)
-  switch (record.status) {
-    case "input_required":
-      return { ...task, inputRequests: record.inputRequests ?? {} }
-    case "completed":
-      return { ...task, result: (record.result ?? { content: [] }) as { readonly [key: string]: unknown } }
-    case "failed":
-      return { ...task, error: (record.error ?? lost) as unknown as { readonly [key: string]: unknown } }
-    default:
-      return task
-  }
 }
 
 /** What a failed request's error is stored as. */
@@ -224,7 +217,8 @@ export class Runtime {
         start.revision.stateless || session === undefined
           ? undefined
           : (params: object) => Effect.ignore(session.notify("notifications/tasks/status", params))
-      const request = new TaskRequest(self, record.taskId, start, pending)
+      const waiters = new Waiters()
+      const request = new TaskRequest(self, record.taskId, start, pending, waiters)
       const context = Context.add(start.context, ServerRequest, request)
       const body = Effect.provideContext(work, context).pipe(
         Effect.exit,
@@ -240,7 +234,7 @@ export class Runtime {
         )
       )
       const fiber = yield* Effect.forkIn(body, self.scope, { startImmediately: false })
-      self.running.set(record.taskId, { fiber, done, pending, notify })
+      self.running.set(record.taskId, { fiber, done, pending, notify, waiters })
       return record
     })
   }
@@ -317,15 +311,29 @@ export class Runtime {
     )
   }
 
-  /** Waits until the task is terminal (`tasks/result`): on its fiber here, else polling the store. */
-  awaitTerminal(taskId: string, principal: string | undefined): Effect.Effect<TaskStore.TaskRecord, McpError.McpError> {
+  /**
+   * Waits until the task is terminal (`tasks/result`): on its fiber here, else
+   * polling the store. While `requestId` waits here, the task's requests to
+   * the client are related to it (they travel on its stream, as 2025-11-25 has it).
+   */
+  awaitTerminal(
+    taskId: string,
+    principal: string | undefined,
+    requestId?: string | number | undefined
+  ): Effect.Effect<TaskStore.TaskRecord, McpError.McpError> {
     const poll: Effect.Effect<TaskStore.TaskRecord, McpError.McpError> = Effect.flatMap(
       this.read(taskId, principal),
       (record) => {
         if (Tasks.isTerminal(record.status)) return Effect.succeed(record)
         const running = this.running.get(taskId)
-        const wait = running === undefined ? Effect.sleep(record.pollIntervalMs) : Deferred.await(running.done)
-        return Effect.andThen(wait, poll)
+        if (running === undefined) return Effect.andThen(Effect.sleep(record.pollIntervalMs), poll)
+        if (requestId === undefined) return Effect.andThen(Deferred.await(running.done), poll)
+        const waiting = Effect.acquireUseRelease(
+          Effect.sync(() => running.waiters.add(requestId)),
+          () => Deferred.await(running.done),
+          () => Effect.sync(() => running.waiters.remove(requestId))
+        )
+        return Effect.andThen(waiting, poll)
       }
     )
     return poll
@@ -385,7 +393,10 @@ class TaskRequest implements ServerRequestShape {
   private readonly start: Start
   private readonly pending: Running["pending"]
 
-  constructor(runtime: Runtime, taskId: string, start: Start, pending: Running["pending"]) {
+  private readonly waiters: Waiters
+
+  constructor(runtime: Runtime, taskId: string, start: Start, pending: Running["pending"], waiters: Waiters) {
+    this.waiters = waiters
     this.runtime = runtime
     this.taskId = taskId
     this.start = start
@@ -417,7 +428,12 @@ class TaskRequest implements ServerRequestShape {
         )
         return Effect.andThen(
           asking,
-          Effect.ensuring(Ask.viaSession(session, undefined, method, { ...prepared, _meta: meta }, options), answered)
+          Effect.ensuring(
+            Effect.flatMap(this.waiters.newest, (related) =>
+              Ask.viaSession(session, related, method, { ...prepared, _meta: meta }, options)
+            ),
+            answered
+          )
         )
       }
       // Keys are never reused over the task's life (the extension requires it).
