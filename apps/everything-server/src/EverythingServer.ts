@@ -20,6 +20,7 @@ import * as InputRequired from "./internal/inputRequired.ts"
 import * as Prompts from "./internal/prompts.ts"
 import * as Resources from "./internal/resources.ts"
 import * as Skills from "./internal/skills.ts"
+import * as Tasks from "./internal/tasks.ts"
 import * as Tools from "./internal/tools.ts"
 
 export const name = "effect-mcp-everything-server"
@@ -39,6 +40,7 @@ export const features: Layer.Layer<never, never, McpServer.McpServer> = Layer.me
   Tool.layer(...Tools.all),
   Tool.layer(...InputRequired.tools),
   Tool.layer(...Diagnostics.tools),
+  Tool.layer(...Tasks.tools),
   Diagnostics.triggers,
   Resource.layer(...Resources.resources),
   ResourceTemplate.layer(...Resources.templates),
