@@ -14,7 +14,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as SqlClient from "effect/sql/SqlClient"
-import { taskStoreContract } from "../../packages/sql/test/taskStoreContract.ts"
+import { record, taskStoreContract } from "../../packages/sql/test/taskStoreContract.ts"
 import * as Postgres from "../support/postgres.ts"
 
 const title = Postgres.unavailable === undefined ? "PostgreSQL" : `PostgreSQL (skipped: ${Postgres.unavailable})`
@@ -50,17 +50,7 @@ describe.skipIf(Postgres.unavailable !== undefined)(title, () => {
         ),
         { concurrency: "unbounded" }
       )
-      yield* a!.create({
-        taskId: "t",
-        owner: "p:alice",
-        method: "tools/call",
-        status: "working",
-        createdAt: 1,
-        lastUpdatedAt: 1,
-        ttlMs: null,
-        pollIntervalMs: 500,
-        worker: "a"
-      })
+      yield* a!.create({ ...record("t", "p:alice", 1), worker: "a" })
       yield* a!.heartbeat("a", 5)
       yield* b!.update("t", { status: "completed", lastUpdatedAt: 2, result: { content: [] } })
       assert.strictEqual((yield* a!.get("t"))?.status, "completed")

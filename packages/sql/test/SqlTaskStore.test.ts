@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { taskStoreContract } from "./taskStoreContract.ts"
+import { record, taskStoreContract } from "./taskStoreContract.ts"
 
 describe("TaskStore contract: in memory", () => {
   taskStoreContract(Effect.sync(() => TaskStore.makeMemory()))
@@ -28,24 +28,14 @@ describe("SqlTaskStore", () => {
       const db = NodeSqlite.layer({ filename: path.join(dir, "tasks.db") })
       yield* Effect.gen(function* () {
         const store = yield* SqlTaskStore.make()
-        yield* store.create({
-          taskId: "t",
-          owner: "",
-          method: "tools/call",
-          status: "working",
-          createdAt: 1,
-          lastUpdatedAt: 1,
-          ttlMs: null,
-          pollIntervalMs: 500,
-          worker: "w"
-        })
+        yield* store.create({ ...record("t", "", 1), ttlMs: null })
         yield* store.update("t", { status: "completed", lastUpdatedAt: 2, result: { content: [] } })
       }).pipe(Effect.provide(db))
-      const record = yield* Effect.flatMap(SqlTaskStore.make(), (reopened) => reopened.get("t")).pipe(
+      const reread = yield* Effect.flatMap(SqlTaskStore.make(), (reopened) => reopened.get("t")).pipe(
         Effect.provide(db)
       )
-      assert.strictEqual(record?.status, "completed")
-      assert.deepStrictEqual(record?.result, { content: [] })
+      assert.strictEqual(reread?.status, "completed")
+      assert.deepStrictEqual(reread?.result, { content: [] })
       fs.rmSync(dir, { recursive: true, force: true })
     })
   )

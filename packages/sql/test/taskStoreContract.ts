@@ -7,7 +7,8 @@ import { assert, it } from "@effect/vitest"
 import type * as TaskStore from "@effect-mcp/server/TaskStore"
 import * as Effect from "effect/Effect"
 
-const record = (taskId: string, owner: string, createdAt: number): TaskStore.TaskRecord => ({
+/** A `working` task of `owner` made at `createdAt` by worker `w1` (60 s retention). */
+export const record = (taskId: string, owner: string, createdAt: number): TaskStore.TaskRecord => ({
   taskId,
   owner,
   method: "tools/call",
