@@ -33,13 +33,18 @@ const conformanceTools = [
 const textOf = (result: Json): string => result.content.map((c: Json) => c.text ?? "").join("")
 
 describe("everything server: fixtures", () => {
-  it.effect("the Layer and its modules import nothing from Node (only main.ts does)", () =>
+  it.effect("the Layer and its modules import nothing from Node (only main.ts and the --cluster entry do)", () =>
     Effect.sync(() => {
       const src = fileURLToPath(new URL("../../apps/everything-server/src/", import.meta.url))
+      // internal/cluster.ts is main.ts's entry for --cluster (a Node runner of effect/cluster), imported
+      // dynamically by main.ts only: like main.ts it may name Node.
       const modules = [
         "EverythingServer.ts",
         "Cli.ts",
-        ...fs.readdirSync(`${src}internal`).map((file) => `internal/${file}`)
+        ...fs
+          .readdirSync(`${src}internal`)
+          .filter((file) => file !== "cluster.ts")
+          .map((file) => `internal/${file}`)
       ]
       for (const module of modules) {
         assert.notMatch(
@@ -74,14 +79,19 @@ describe("everything server: fixtures", () => {
     Effect.gen(function* () {
       const { request } = yield* connect({ version: "2025-11-25" })
       const { resources } = yield* request("resources/list")
+      // The test:// fixtures, then the files of the fixture skills (skill://..., see docs/skills.md).
       assert.deepStrictEqual(
-        resources.map((r: Json) => [r.uri, typeof r.description]),
+        resources.filter((r: Json) => r.uri.startsWith("test://")).map((r: Json) => [r.uri, typeof r.description]),
         [
           ["test://static-binary", "string"],
           ["test://static-text", "string"],
           ["test://watched-resource", "string"]
         ]
       )
+      const others = resources.filter((r: Json) => !r.uri.startsWith("test://")).map((r: Json) => r.uri)
+      assert.isAbove(others.length, 0)
+      for (const uri of others) assert.match(uri, /^skill:\/\//)
+      assert.isTrue(others.some((uri: string) => uri.endsWith("/SKILL.md")))
       const binary = yield* request("resources/read", { uri: "test://static-binary" })
       assert.strictEqual(binary.contents[0].mimeType, "image/png")
       assert.isString(binary.contents[0].blob)
