@@ -133,7 +133,8 @@ const toolCases: Record<string, ToolCase> = {
   test_custom_headers: { args: { region: "eu-west" }, check: says("Region: eu-west") },
   // Toggled twice below: once here, once by the list-change check.
   test_trigger_tool_change: { check: says("test_dynamic_tool added") },
-  test_trigger_prompt_change: { check: says("test_dynamic_prompt added") }
+  test_trigger_prompt_change: { check: says("test_dynamic_prompt added") },
+  test_trigger_resource_update: { check: says("test://watched-resource updated") }
 }
 
 const call = (sdk: SdkClient, name: string, args?: Record<string, unknown>, onprogress?: (p: Json) => void) =>

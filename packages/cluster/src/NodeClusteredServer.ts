@@ -41,6 +41,7 @@ import * as Layer from "effect/Layer"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as Option from "effect/Option"
 import type * as HttpServer from "effect/http/HttpServer"
+import * as ChangeFeed from "./ChangeFeed.ts"
 import * as ClusteredHttpServer from "./ClusteredHttpServer.ts"
 import * as SessionState from "./SessionState.ts"
 
@@ -75,6 +76,8 @@ export interface Options {
    * `shardsPerGroup` must be the same on every runner. Default: effect's.
    */
   readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
+  /** How list changes and resource updates reach the other processes (see `ChangeFeed`). */
+  readonly changes?: ChangeFeed.Options | undefined
 }
 
 /**
@@ -117,7 +120,10 @@ export const layer = <E, R>(
     maxSessionsPerClient: options.maxSessionsPerClient,
     sessionIdleTimeout: options.sessionIdleTimeout
   })
-  return NodeHttpServer.layer(routes, { host: options.host, port: options.port }).pipe(
+  return Layer.merge(
+    NodeHttpServer.layer(routes, { host: options.host, port: options.port }),
+    ChangeFeed.layer(options.changes)
+  ).pipe(
     Layer.provide(Layer.mergeAll(sharding, SessionState.layerSql(), events)),
     Layer.provide(server),
     Layer.provide(database)

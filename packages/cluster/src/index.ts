@@ -5,6 +5,7 @@
  * @packageDocumentation
  * @module @effect-mcp/cluster
  */
+export * as ChangeFeed from "./ChangeFeed.ts"
 export * as ClusteredHttpServer from "./ClusteredHttpServer.ts"
 export * as NodeClusteredServer from "./NodeClusteredServer.ts"
 export * as SessionState from "./SessionState.ts"

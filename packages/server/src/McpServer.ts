@@ -89,6 +89,11 @@ export interface RootsChange {
   readonly list: Effect.Effect<ReadonlyArray<Roots.Root>, ClientRequestError>
 }
 
+/** A change a server announces to its sessions and `subscriptions/listen` streams (see `McpServerShape.onChange`). */
+export type Change =
+  | { readonly _tag: "ListChanged"; readonly kind: "tools" | "resources" | "prompts" }
+  | { readonly _tag: "ResourceUpdated"; readonly uri: string }
+
 /** The server as its users see it: identity, capabilities, registration and the notifications it sends. */
 export interface McpServerShape {
   readonly info: Session.Implementation
@@ -115,6 +120,19 @@ export interface McpServerShape {
   readonly listChanged: (kind: "tools" | "resources" | "prompts") => Effect.Effect<void>
   /** Sends `notifications/resources/updated` to the subscribers of `uri` (or of a resource it is under). */
   readonly resourceUpdated: (uri: string) => Effect.Effect<void>
+  /**
+   * Runs `hook` after every change this server announces (`listChanged`,
+   * `resourceUpdated`, a registration or removal), until the scope closes:
+   * a server spread over processes publishes them to the others (see
+   * `@effect-mcp/cluster`'s ChangeFeed). Changes brought by `deliver` do not run it.
+   */
+  readonly onChange: (hook: (change: Change) => Effect.Effect<void>) => Effect.Effect<void, never, Scope.Scope>
+  /**
+   * Announces a change another process made to this server's sessions and
+   * `subscriptions/listen` streams, as if it had happened here, without
+   * running the `onChange` hooks (so it is not published again).
+   */
+  readonly deliver: (change: Change) => Effect.Effect<void>
   /** Logs to every stateful session whose level lets `level` through. */
   readonly log: (level: Logging.LoggingLevel, data: unknown, logger?: string) => Effect.Effect<void>
   /** Runs `hook` on every `notifications/roots/list_changed` a client sends, until the scope closes. */

@@ -117,6 +117,11 @@ export const triggers: Layer.Layer<never, never, McpServer.McpServer> = Layer.ef
         description: "Adds or removes test_dynamic_prompt (changes the prompt list)",
         input: noInput,
         handler: () => Effect.map(togglePrompt, (what) => `test_dynamic_prompt ${what}`)
+      }),
+      Tool.make("test_trigger_resource_update", {
+        description: "Announces an update of test://watched-resource to its subscribers",
+        input: noInput,
+        handler: () => Effect.as(server.resourceUpdated("test://watched-resource"), "test://watched-resource updated")
       })
     )
   })

@@ -17,7 +17,7 @@ import type * as Mac from "effect/crypto/Mac"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Scope from "effect/Scope"
-import type { Kind, McpServerShape, Options, RootsChange } from "../McpServer.ts"
+import type { Change, Kind, McpServerShape, Options, RootsChange } from "../McpServer.ts"
 import type * as Prompt from "../Prompt.ts"
 import type * as Resource from "../Resource.ts"
 import type * as ResourceTemplate from "../ResourceTemplate.ts"
@@ -202,7 +202,19 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
     const rootsHooks = new Set<(change: RootsChange) => Effect.Effect<void>>()
     const declared = new Set(options.declare ?? [])
 
-    const listChanged = (kind: "tools" | "resources" | "prompts") =>
+    // Run after each change announced here; none unless the server is spread over processes.
+    const changeHooks = new Set<(change: Change) => Effect.Effect<void>>()
+    const published = (announced: Effect.Effect<void>, change: () => Change) =>
+      Effect.suspend(() =>
+        changeHooks.size === 0
+          ? announced
+          : Effect.andThen(
+              announced,
+              Effect.forEach([...changeHooks], (hook) => hook(change()), { discard: true })
+            )
+      )
+
+    const announceList = (kind: "tools" | "resources" | "prompts") =>
       Effect.suspend(() => {
         const method = `notifications/${kind}/list_changed`
         const sends: Array<Effect.Effect<void>> = []
@@ -211,6 +223,8 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
           if (listener.filter[filterKey[kind]] === true) sends.push(listener.notify(method, {}))
         return broadcast(sends)
       })
+    const listChanged = (kind: "tools" | "resources" | "prompts") =>
+      published(announceList(kind), () => ({ _tag: "ListChanged", kind }))
 
     const register = (kind: Kind, items: ReadonlyArray<unknown>, context: Context.Context<never>) =>
       Effect.gen(function* () {
@@ -291,7 +305,7 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
       return shaped
     }
 
-    const resourceUpdated = (uri: string) =>
+    const announceUpdate = (uri: string) =>
       Effect.suspend(() => {
         const sends: Array<Effect.Effect<void>> = []
         for (const entry of sessions) {
@@ -306,6 +320,15 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
         }
         return broadcast(sends)
       })
+    const resourceUpdated = (uri: string) => published(announceUpdate(uri), () => ({ _tag: "ResourceUpdated", uri }))
+
+    const onChange = (hook: (change: Change) => Effect.Effect<void>) =>
+      Effect.acquireRelease(
+        Effect.sync(() => changeHooks.add(hook)),
+        () => Effect.sync(() => changeHooks.delete(hook))
+      ).pipe(Effect.asVoid)
+    const deliver = (change: Change) =>
+      change._tag === "ListChanged" ? announceList(change.kind) : announceUpdate(change.uri)
 
     const defaultLevel = options.defaultLogLevel === "off" ? undefined : (options.defaultLogLevel ?? "info")
     const log = (level: Logging.LoggingLevel, data: unknown, logger?: string) =>
@@ -335,6 +358,8 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
       sessionCount: () => sessions.size,
       listChanged,
       resourceUpdated,
+      onChange,
+      deliver,
       log,
       onRootsListChanged
     }

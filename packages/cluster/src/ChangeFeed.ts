@@ -1,0 +1,132 @@
+/**
+ * List changes and resource updates fanned out across the processes of a
+ * cluster. Each process's McpServer announces a change to its own sessions
+ * and `subscriptions/listen` streams; this feed publishes it (McpServer's
+ * `onChange` hook) to a table of the cluster's SQL database, and every other
+ * process reads the table and announces it to its own (McpServer's
+ * `deliver`). A session is held by one process at a time (its owner) and a
+ * `subscriptions/listen` stream by the process serving it, so each hears a
+ * change exactly once, whichever process made it.
+ *
+ * The table is polled, as effect/cluster polls its own message storage: a
+ * change reaches the other processes within `pollInterval`. Rows are read
+ * again for a few seconds (writers' commits may land out of order on
+ * PostgreSQL) and remembered by id, so none is delivered twice; they are
+ * deleted after `retention`.
+ */
+import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Arr from "effect/Array"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
+import * as SqlClient from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+
+/** Settings of the change feed. */
+export interface Options {
+  /** Name of the table. Default `mcp_cluster_changes`. */
+  readonly table?: string | undefined
+  /** How often a process reads the changes the others made. Default 200 milliseconds. */
+  readonly pollInterval?: Duration.Input | undefined
+  /** How long a change stays in the table. Default 1 minute. */
+  readonly retention?: Duration.Input | undefined
+}
+
+/** How far back (ms) each read looks past the newest change seen: commits may land out of order. */
+const LOOKBACK_MS = 5_000
+
+interface Row {
+  readonly id: string
+  readonly origin: string
+  readonly change: string
+  readonly at: number | bigint | string
+}
+
+const decode = (text: string): McpServer.Change | undefined => {
+  try {
+    const change = JSON.parse(text) as McpServer.Change
+    if (change._tag === "ListChanged" && ["tools", "resources", "prompts"].includes(change.kind)) return change
+    if (change._tag === "ResourceUpdated" && typeof change.uri === "string") return change
+    return undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Connects the McpServer of this process to the cluster's change table,
+ * until the scope closes: its changes are published, the others' delivered.
+ */
+export const make = Effect.fnUntraced(function* (
+  options?: Options
+): Effect.fn.Return<void, SqlError, McpServer.McpServer | SqlClient.SqlClient | Scope.Scope> {
+  const server = yield* McpServer.McpServer
+  const sql = yield* SqlClient.SqlClient
+  const name = options?.table ?? "mcp_cluster_changes"
+  const table = sql(name)
+  const pollEvery = Duration.fromInputUnsafe(options?.pollInterval ?? Duration.millis(200))
+  const retentionMs = Duration.toMillis(Duration.fromInputUnsafe(options?.retention ?? Duration.minutes(1)))
+  yield* sql`CREATE TABLE IF NOT EXISTS ${table} (
+    id VARCHAR(64) PRIMARY KEY,
+    origin VARCHAR(64) NOT NULL,
+    change TEXT NOT NULL,
+    at BIGINT NOT NULL
+  )`
+  yield* sql`CREATE INDEX IF NOT EXISTS ${sql(`${name}_at`)} ON ${table} (at)`
+
+  const origin = crypto.randomUUID()
+  let sequence = 0
+  const outbox = yield* Queue.unbounded<McpServer.Change>()
+  // Announcing never waits for the database: the change is written by the fiber below.
+  yield* server.onChange((change) => Effect.sync(() => void Queue.offerUnsafe(outbox, change)))
+  const write = Effect.gen(function* () {
+    const changes = yield* Queue.takeAll(outbox)
+    const at = yield* Clock.currentTimeMillis
+    const rows: Arr.NonEmptyReadonlyArray<Record<string, unknown>> = Arr.map(changes, (change) => ({
+      id: `${origin}:${String(sequence++).padStart(12, "0")}`,
+      origin,
+      change: JSON.stringify(change),
+      at
+    }))
+    yield* sql`INSERT INTO ${table} ${sql.insert(rows)}`.pipe(
+      Effect.catch((error) => Effect.logWarning("cluster changes not published", error))
+    )
+  })
+  yield* Effect.forkScoped(Effect.forever(write))
+
+  // Ids seen, with when they were written; forgotten once older than the window read.
+  const seen = new Map<string, number>()
+  let newest: number | undefined
+  let reads = 0
+  const read = Effect.gen(function* () {
+    const now = yield* Clock.currentTimeMillis
+    const since = (newest ?? now) - LOOKBACK_MS
+    const rows = yield* sql<Row>`SELECT id, origin, change, at FROM ${table} WHERE at >= ${since} ORDER BY at, id`
+    const first = newest === undefined
+    const fresh: Array<McpServer.Change> = []
+    for (const row of rows) {
+      const at = Number(row.at)
+      if (seen.has(row.id)) continue
+      seen.set(row.id, at)
+      if (newest === undefined || at > newest) newest = at
+      // The first read only learns what is there already: those changes were announced before this process served anyone.
+      if (first || row.origin === origin) continue
+      const change = decode(row.change)
+      if (change !== undefined) fresh.push(change)
+    }
+    newest ??= now
+    for (const [id, at] of seen) if (at < since) seen.delete(id)
+    for (const change of fresh) yield* server.deliver(change)
+    if (reads++ % 50 === 0) yield* sql`DELETE FROM ${table} WHERE at < ${now - retentionMs}`
+  }).pipe(Effect.catch((error) => Effect.logWarning("cluster changes not read", error)))
+  yield* read
+  yield* Effect.forkScoped(Effect.repeat(read, Schedule.spaced(pollEvery)))
+})
+
+/** Connects the server to the cluster's change table while the Layer is alive. */
+export const layer = (options?: Options): Layer.Layer<never, SqlError, McpServer.McpServer | SqlClient.SqlClient> =>
+  Layer.effectDiscard(make(options))

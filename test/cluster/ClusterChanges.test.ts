@@ -1,0 +1,76 @@
+/**
+ * List changes and resource updates fanned out across the processes of a
+ * cluster (issue 17: `subscriptions/listen` notifications across processes).
+ * Three everything-server runners on one SQLite file: session A (2025-11-25)
+ * lives on runner 0 with its GET stream held through runner 2 and a
+ * subscription to test://watched-resource; session B lives on runner 1; a
+ * 2026-07-28 `subscriptions/listen` stream is served by runner 2. A change
+ * made on runner 1 (B's calls) and one made on runner 0 (A's call) reach
+ * every session and the listen stream exactly once.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { type Open, session, stateless, until } from "./sse.ts"
+import { startRunners } from "./support.ts"
+
+const tempDatabase = Effect.acquireRelease(
+  Effect.sync(() => mkdtempSync(join(tmpdir(), "mcp-cluster-changes-"))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+).pipe(Effect.map((dir) => `sqlite:${join(dir, "cluster.db")}`))
+
+const TOOLS = "notifications/tools/list_changed"
+const PROMPTS = "notifications/prompts/list_changed"
+const UPDATED = "notifications/resources/updated"
+
+const counts = (open: Open) => [open.count(TOOLS), open.count(PROMPTS), open.count(UPDATED)]
+
+describe("cluster: changes fanned out", () => {
+  it.live(
+    "a change on one runner reaches the sessions and listen streams of every runner exactly once",
+    () =>
+      Effect.gen(function* () {
+        const runners = yield* startRunners(3, yield* tempDatabase)
+        const [r0, r1, r2] = runners.map((runner) => runner.url) as [string, string, string]
+
+        const a = yield* session(r0)
+        const b = yield* session(r1)
+        const aStream = yield* a.stream(r2)
+        const bStream = yield* b.stream(r1)
+        assert.strictEqual(aStream.status, 200)
+        assert.strictEqual(bStream.status, 200)
+        // Subscribed through runner 1: forwarded to A's owner, runner 0.
+        yield* a.request(r1, "resources/subscribe", { uri: "test://watched-resource" })
+        const listen = yield* stateless(r2, "subscriptions/listen", {
+          notifications: {
+            toolsListChanged: true,
+            promptsListChanged: true,
+            resourceSubscriptions: ["test://watched-resource"]
+          }
+        })
+        yield* until(() => listen.count("notifications/subscriptions/acknowledged") === 1, "the listen acknowledged")
+
+        // Made on runner 1: B's tool list changes, then the watched resource is updated.
+        const toggled = yield* b.request(r1, "tools/call", { name: "test_trigger_tool_change", arguments: {} })
+        assert.strictEqual(toggled.result.content[0].text, "test_dynamic_tool added")
+        yield* b.request(r1, "tools/call", { name: "test_trigger_resource_update", arguments: {} })
+        yield* until(() => aStream.count(UPDATED) === 1 && listen.count(UPDATED) === 1, "the update on runners 0 and 2")
+        // Made on runner 0: A's prompt list changes.
+        yield* a.request(r0, "tools/call", { name: "test_trigger_prompt_change", arguments: {} })
+        yield* until(
+          () => bStream.count(PROMPTS) === 1 && listen.count(PROMPTS) === 1,
+          "the prompt change on runners 1 and 2"
+        )
+
+        // Given time to arrive twice, nothing does.
+        yield* Effect.sleep("1500 millis")
+        assert.deepStrictEqual(counts(aStream), [1, 1, 1], "session A (runner 0, GET through runner 2)")
+        // B did not subscribe to the resource.
+        assert.deepStrictEqual(counts(bStream), [1, 1, 0], "session B (runner 1)")
+        assert.deepStrictEqual(counts(listen), [1, 1, 1], "the listen stream (runner 2)")
+      }).pipe(Effect.scoped),
+    120_000
+  )
+})

@@ -1,0 +1,178 @@
+/**
+ * Raw Streamable HTTP for the cluster tests that count notifications: POSTs
+ * and GETs whose SSE bodies are read as they arrive, a 2025-11-25 session
+ * opened by hand, and a 2026-07-28 stateless request.
+ */
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+
+// biome-ignore lint/suspicious/noExplicitAny: JSON read by path in assertions
+export type Json = any
+
+/** An HTTP response whose body is read in the background until the scope closes. */
+export interface Open {
+  readonly status: number
+  readonly headers: Headers
+  /** The body read so far. */
+  readonly text: () => string
+  /** The JSON-RPC messages of the SSE body (or the JSON body) read so far. */
+  readonly messages: () => ReadonlyArray<Json>
+  /** How many of them are notifications of `method`. */
+  readonly count: (method: string) => number
+}
+
+const messagesOf = (text: string): Array<Json> => {
+  const trimmed = text.trimStart()
+  if (trimmed.startsWith("{") || trimmed.startsWith("[")) {
+    try {
+      const parsed = JSON.parse(trimmed) as Json
+      return Array.isArray(parsed) ? parsed : [parsed]
+    } catch {
+      return []
+    }
+  }
+  const out: Array<Json> = []
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("data:")) continue
+    const data = line.slice(5).trim()
+    if (data === "") continue
+    try {
+      out.push(JSON.parse(data))
+    } catch {
+      // A partial line: read again once the rest arrives.
+    }
+  }
+  return out
+}
+
+/** Sends a request and keeps reading its body until the scope closes. */
+export const open = (
+  url: string,
+  init: { readonly method: string; readonly headers: Record<string, string>; readonly body?: object }
+): Effect.Effect<Open, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const abort = new AbortController()
+      const response = await fetch(url, {
+        method: init.method,
+        headers: {
+          accept: "application/json, text/event-stream",
+          ...(init.body === undefined ? {} : { "content-type": "application/json" }),
+          ...init.headers
+        },
+        ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
+        signal: abort.signal
+      })
+      let text = ""
+      const decoder = new TextDecoder()
+      void (async () => {
+        try {
+          for await (const chunk of response.body ?? []) text += decoder.decode(chunk as Uint8Array, { stream: true })
+        } catch {
+          // Aborted when the scope closed.
+        }
+      })()
+      const opened: Open = {
+        status: response.status,
+        headers: response.headers,
+        text: () => text,
+        messages: () => messagesOf(text),
+        count: (method) => messagesOf(text).filter((message) => message.method === method).length
+      }
+      return { opened, abort }
+    }),
+    ({ abort }) => Effect.sync(() => abort.abort())
+  ).pipe(Effect.map(({ opened }) => opened))
+
+/** Waits until `condition` holds (polling), or dies after `timeoutMs`. */
+export const until = (condition: () => boolean, what: string, timeoutMs = 20_000) =>
+  Effect.suspend(function poll(): Effect.Effect<void> {
+    return condition() ? Effect.void : Effect.andThen(Effect.sleep("50 millis"), poll)
+  }).pipe(
+    Effect.timeoutOption(`${timeoutMs} millis`),
+    Effect.flatMap((done) => (done._tag === "Some" ? Effect.void : Effect.die(new Error(`timed out waiting: ${what}`))))
+  )
+
+/** The response of a request: the first message with its id, once it arrived. */
+export const answer = (opened: Open, id: number | string) =>
+  Effect.andThen(
+    until(() => opened.messages().some((message) => message.id === id), `the answer to request ${id}`),
+    Effect.sync(() => opened.messages().find((message) => message.id === id) as Json)
+  )
+
+/** A 2025-11-25 session opened by hand; `headers` go on every request (a token, say). */
+export interface Session {
+  readonly id: string
+  readonly headers: Record<string, string>
+  /** Sends a request to `url` (any runner) and waits for its answer. */
+  readonly request: (url: string, method: string, params: object) => Effect.Effect<Json, never, Scope.Scope>
+  /** Opens the session's GET stream on `url`. */
+  readonly stream: (url: string) => Effect.Effect<Open, never, Scope.Scope>
+}
+
+/** Initializes a 2025-11-25 session at `url`. */
+export const session = (
+  url: string,
+  headers: Record<string, string> = {}
+): Effect.Effect<Session, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const init = yield* open(url, {
+      method: "POST",
+      headers,
+      body: {
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "cluster-test", version: "1" } }
+      }
+    })
+    yield* answer(init, 0)
+    const id = init.headers.get("mcp-session-id")!
+    const sessionHeaders = { ...headers, "mcp-session-id": id, "mcp-protocol-version": "2025-11-25" }
+    yield* open(url, {
+      method: "POST",
+      headers: sessionHeaders,
+      body: { jsonrpc: "2.0", method: "notifications/initialized" }
+    })
+    let next = 1
+    return {
+      id,
+      headers: sessionHeaders,
+      request: (at, method, params) =>
+        Effect.gen(function* () {
+          const requestId = next++
+          const opened = yield* open(at, {
+            method: "POST",
+            headers: sessionHeaders,
+            body: { jsonrpc: "2.0", id: requestId, method, params }
+          })
+          return yield* answer(opened, requestId)
+        }),
+      stream: (at) => open(at, { method: "GET", headers: { ...sessionHeaders, accept: "text/event-stream" } })
+    }
+  })
+
+/** Opens a 2026-07-28 stateless request at `url` (its reply read until the scope closes). */
+export const stateless = (
+  url: string,
+  method: string,
+  params: object,
+  headers: Record<string, string> = {}
+): Effect.Effect<Open, never, Scope.Scope> =>
+  open(url, {
+    method: "POST",
+    headers: { ...headers, "mcp-protocol-version": "2026-07-28", "mcp-method": method },
+    body: {
+      jsonrpc: "2.0",
+      id: 1,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {},
+          "io.modelcontextprotocol/clientInfo": { name: "cluster-test", version: "1" }
+        }
+      }
+    }
+  })
