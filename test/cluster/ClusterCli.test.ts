@@ -24,6 +24,19 @@ describe("mcp-everything-server --cluster", () => {
     ])
     assert.deepInclude(pg, { cluster: { storage: "postgres://mcp@db/mcp", runnerHost: "10.0.0.7", runnerPort: 1 } })
     assert.isUndefined((Cli.parse(["--http"]) as Cli.Http).cluster)
+    // A clustered server may authenticate (the principal is part of each session's durable state).
+    const protectedCluster = Cli.parse([
+      "--http",
+      "--auth",
+      "--auth-issuer",
+      "http://127.0.0.1:1",
+      "--cluster",
+      "sqlite:/tmp/c.db",
+      "--runner-port",
+      "2"
+    ]) as Cli.Http
+    assert.strictEqual(protectedCluster.auth?.issuer, "http://127.0.0.1:1")
+    assert.strictEqual(protectedCluster.cluster?.runnerPort, 2)
   })
 
   it("refuses what cannot run", () => {

@@ -22,7 +22,8 @@ JWT access token from --auth-issuer (its keys found through the issuer's metadat
 use) whose audience is --auth-audience (default: the endpoint's URL, <base>/mcp); the
 protected resource metadata is at /.well-known/oauth-protected-resource/mcp.
 --auth-scopes lists the scopes advertised and asked for; --auth-tool-scope makes a tool
-need a scope (403 insufficient_scope without it).
+need a scope (403 insufficient_scope without it). With --cluster give every runner the same
+--auth-audience (the URL clients use): a session stays bound to its principal on every runner.
 
 --event-store keeps the events of resumable SSE streams in a database (SQLite file, or
 PostgreSQL) instead of memory, so processes sharing it replay each other's streams on
@@ -320,8 +321,7 @@ export const parse = (argv: ReadonlyArray<string>): Cli | string => {
     return "--runner-host and --runner-port need --cluster"
   }
   if (clusterStorage !== undefined && runnerPort === undefined) return "--cluster needs --runner-port <n>"
-  if (clusterStorage !== undefined && (stateless || auth))
-    return "--cluster cannot be combined with --stateless or --auth"
+  if (clusterStorage !== undefined && stateless) return "--cluster cannot be combined with --stateless"
   return {
     mode,
     port,

@@ -34,13 +34,13 @@ const seconds = (value: number | undefined) => (value === undefined ? undefined 
 
 const http = (cli: Cli.Http) =>
   Effect.gen(function* () {
-    // Loaded for --cluster only: a single-process server never loads effect/cluster or SQL.
-    if (cli.cluster !== undefined)
-      return yield* (yield* Effect.promise(() => import("./internal/cluster.ts"))).serve(cli)
     const auth =
       cli.auth === undefined
         ? undefined
         : (yield* Effect.promise(() => import("./internal/auth.ts"))).protection(cli.auth)
+    // Loaded for --cluster only: a single-process server never loads effect/cluster or SQL.
+    if (cli.cluster !== undefined)
+      return yield* (yield* Effect.promise(() => import("./internal/cluster.ts"))).serve(cli, auth)
     const durable = yield* Effect.promise(() => import("./internal/durable.ts"))
     const settings = yield* Effect.result(
       Effect.all({

@@ -120,7 +120,8 @@ export const make = Effect.fnUntraced(function* <E, R>(
     local,
     store,
     supported,
-    (request) => request.headers[Forward.HEADER_CLIENT] ?? clientOf(request)
+    (request) => request.headers[Forward.HEADER_CLIENT] ?? clientOf(request),
+    options.authentication
   )
   const counts = { forwarded: 0, lost: 0 }
 

@@ -27,7 +27,9 @@ import * as SqlClient from "effect/sql/SqlClient"
  * ```
  */
 import type * as StreamableHttpServer from "@effect-mcp/engine/StreamableHttpServer"
+import type * as HttpAuthentication from "@effect-mcp/engine/HttpAuthentication"
 import * as NodeHttpServer from "@effect-mcp/platform-node/NodeHttpServer"
+import type * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as SqlDatabase from "@effect-mcp/sql/SqlDatabase"
 import * as SqlEventStore from "@effect-mcp/sql/SqlEventStore"
@@ -76,6 +78,12 @@ export interface Options {
    * `shardsPerGroup` must be the same on every runner. Default: effect's.
    */
   readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
+  /**
+   * Makes every runner an OAuth 2.1 protected resource (as `NodeMcpServer`'s
+   * `auth`): a session is bound to the principal that opened it on every
+   * runner, also once reopened elsewhere. Default: none.
+   */
+  readonly auth?: NodeMcpServer.HttpAuth | ((endpointUrl: string) => NodeMcpServer.HttpAuth) | undefined
   /** How list changes and resource updates reach the other processes (see `ChangeFeed`). */
   readonly changes?: ChangeFeed.Options | undefined
 }
@@ -91,6 +99,20 @@ const relaxedSync = (context: Context.Context<SqlClient.SqlClient>) => {
     sqlite: () => Effect.ignore(sql.unsafe("PRAGMA synchronous = NORMAL")),
     orElse: () => Effect.void
   })
+}
+
+/** The scopes a request needs: those of the items it names, and those the protection adds. */
+const scopesOf = (
+  server: McpServer.McpServerShape,
+  protection: NodeMcpServer.HttpAuth
+): HttpAuthentication.RequiredScopes => {
+  const ofItems = McpServer.requiredScopesOf(server)
+  const extra = protection.requiredScopes
+  if (extra === undefined) return ofItems
+  return (method, target) => {
+    const scopes = [...(ofItems(method, target) ?? []), ...(extra(method, target) ?? [])]
+    return scopes.length === 0 ? undefined : [...new Set(scopes)]
+  }
 }
 
 /**
@@ -111,15 +133,27 @@ export const layer = <E, R>(
     shardingConfig: { ...options.sharding, runnerAddress: Option.some(runnerAddress) }
   })
   const events = SqlEventStore.layer({ maxAge: options.eventRetention })
-  const routes = ClusteredHttpServer.layer({
-    session: McpServer.makeSession,
-    path: options.path,
-    responseMode: options.responseMode,
-    rebinding: options.rebinding,
-    maxSessions: options.maxSessions,
-    maxSessionsPerClient: options.maxSessionsPerClient,
-    sessionIdleTimeout: options.sessionIdleTimeout
-  })
+  const path = options.path ?? "/mcp"
+  const routes = Layer.unwrap(
+    Effect.gen(function* () {
+      const auth = options.auth
+      // A protection made from the endpoint's URL waits for the bind (port 0 is known then).
+      const protection =
+        auth === undefined ? undefined : typeof auth === "function" ? auth(`${yield* NodeHttpServer.url}${path}`) : auth
+      const endpoint = ClusteredHttpServer.layer({
+        session: McpServer.makeSession,
+        path,
+        responseMode: options.responseMode,
+        rebinding: options.rebinding,
+        maxSessions: options.maxSessions,
+        maxSessionsPerClient: options.maxSessionsPerClient,
+        sessionIdleTimeout: options.sessionIdleTimeout,
+        authentication: protection?.authentication,
+        requiredScopes: protection === undefined ? undefined : scopesOf(yield* McpServer.McpServer, protection)
+      })
+      return protection?.routes === undefined ? endpoint : Layer.merge(endpoint, protection.routes)
+    })
+  )
   return Layer.merge(
     NodeHttpServer.layer(routes, { host: options.host, port: options.port }),
     ChangeFeed.layer(options.changes)

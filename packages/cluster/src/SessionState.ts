@@ -2,7 +2,8 @@
  * The durable state of a clustered Streamable HTTP session: what its owner
  * needs to reopen it in another process without a new `initialize` (the
  * negotiated revision, the client's capabilities and info, whom it counts
- * against, its log level and resource subscriptions).
+ * against, the principal it is bound to, its log level and resource
+ * subscriptions).
  *
  * The owner of a session is its only writer (its shard is held by one runner
  * at a time), so each change rewrites one row; a runner that takes the shard
@@ -30,6 +31,12 @@ export interface State {
   readonly logLevel: string | undefined
   /** The resource URIs the client subscribed to. */
   readonly subscriptions: ReadonlyArray<string>
+  /**
+   * The principal the session is bound to (`Authenticated.owner`) when the
+   * server authenticates: it is reopened only for a request of that
+   * principal, and stays bound to it.
+   */
+  readonly principal?: string | undefined
 }
 
 /** The session state store could not be read or written. */

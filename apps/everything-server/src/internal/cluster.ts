@@ -11,13 +11,17 @@ import * as Effect from "effect/Effect"
 import type * as Cli from "../Cli.ts"
 import * as EverythingServer from "../EverythingServer.ts"
 
-/** Serves the everything server as a runner of the cluster `cli.cluster` names, until interrupted. */
-export const serve = (cli: Cli.Http) =>
+/**
+ * Serves the everything server as a runner of the cluster `cli.cluster` names, until interrupted;
+ * `auth` (from `--auth`) protects it as it does a single process.
+ */
+export const serve = (cli: Cli.Http, auth?: NodeClusteredServer.Options["auth"]) =>
   Effect.gen(function* () {
     const base = yield* NodeHttpServer.url
     const cluster = cli.cluster!
+    const protectedBy = cli.auth === undefined ? "" : `, tokens from ${cli.auth.issuer}`
     yield* Console.error(
-      `mcp-everything-server listening on ${base}/mcp (cluster runner ${cluster.runnerHost}:${cluster.runnerPort})`
+      `mcp-everything-server listening on ${base}/mcp (cluster runner ${cluster.runnerHost}:${cluster.runnerPort}${protectedBy})`
     )
     return yield* Effect.never
   }).pipe(
@@ -28,6 +32,7 @@ export const serve = (cli: Cli.Http) =>
         port: cli.port,
         runnerHost: cli.cluster!.runnerHost,
         runnerPort: cli.cluster!.runnerPort,
+        auth,
         responseMode: cli.json ? "json" : "sse",
         rebinding:
           cli.dnsRebindingProtection === false

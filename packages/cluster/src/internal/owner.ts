@@ -5,6 +5,7 @@
  * runner started when its shard moved here, and letting go of sessions whose
  * shard moved away.
  */
+import type * as HttpAuthentication from "@effect-mcp/engine/HttpAuthentication"
 import type * as StreamableHttpServer from "@effect-mcp/engine/StreamableHttpServer"
 import * as Session from "@effect-mcp/engine/Session"
 import type * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
@@ -66,17 +67,27 @@ export class Owner {
   private readonly store: SessionStateShape
   private readonly supported: ReadonlyArray<ProtocolVersion.ProtocolVersion>
   private readonly clientOf: (request: HttpServerRequest.HttpServerRequest) => string | undefined
+  private readonly authentication: HttpAuthentication.Authentication | undefined
 
   constructor(
     server: StreamableHttpServer.StreamableHttpServer,
     store: SessionStateShape,
     supported: ReadonlyArray<ProtocolVersion.ProtocolVersion>,
-    clientOf: (request: HttpServerRequest.HttpServerRequest) => string | undefined
+    clientOf: (request: HttpServerRequest.HttpServerRequest) => string | undefined,
+    authentication?: HttpAuthentication.Authentication | undefined
   ) {
     this.server = server
     this.store = store
     this.supported = supported
     this.clientOf = clientOf
+    this.authentication = authentication
+  }
+
+  /** The principal of a request, when the server authenticates and its credentials hold. */
+  private principalOf(request: HttpServerRequest.HttpServerRequest) {
+    return this.authentication === undefined
+      ? Effect.succeed(undefined)
+      : Effect.orElseSucceed(this.authentication.authenticate(request), () => undefined)
   }
 
   /**
@@ -166,16 +177,20 @@ export class Owner {
     const requested = typeof params.protocolVersion === "string" ? params.protocolVersion : undefined
     const revision = requested === undefined ? undefined : Session.negotiate(requested, this.supported)
     if (revision === undefined) return Effect.void
-    const state: State = {
-      revision,
-      capabilities: (params.capabilities as State["capabilities"] | undefined) ?? {},
-      clientInfo: params.clientInfo as State["clientInfo"],
-      client: this.clientOf(request),
-      logLevel: undefined,
-      subscriptions: []
-    }
-    this.states.set(sessionId, state)
-    return this.write(this.store.put(sessionId, state))
+    // Authenticated already by the server that opened it: this only reads whom it is bound to.
+    return Effect.flatMap(this.principalOf(request), (authenticated) => {
+      const state: State = {
+        revision,
+        capabilities: (params.capabilities as State["capabilities"] | undefined) ?? {},
+        clientInfo: params.clientInfo as State["clientInfo"],
+        client: authenticated?.owner ?? this.clientOf(request),
+        logLevel: undefined,
+        subscriptions: [],
+        ...(authenticated === undefined ? {} : { principal: authenticated.owner })
+      }
+      this.states.set(sessionId, state)
+      return this.write(this.store.put(sessionId, state))
+    })
   }
 
   private write(effect: Effect.Effect<void, SessionStateError>): Effect.Effect<void> {
@@ -211,13 +226,21 @@ export class Owner {
         Effect.as(Effect.logWarning(`clustered session state not read: ${error.message}`), undefined)
       )
       if (state === undefined) return
+      // A session bound to a principal is reopened for that principal only: for anyone else
+      // it stays unknown here, and the server answers 404 (or 401 to bad credentials).
+      let authenticated: HttpAuthentication.Authenticated | undefined
+      if (self.authentication !== undefined) {
+        authenticated = yield* self.principalOf(request)
+        if (authenticated === undefined || authenticated.owner !== state.principal) return
+      }
       const reopened = yield* self.server.restoreSession(sessionId, {
         initialized: {
           revision: state.revision as ProtocolVersion.ProtocolVersion,
           peerCapabilities: state.capabilities,
           peerInfo: state.clientInfo
         },
-        client: state.client
+        client: state.client,
+        authenticated
       })
       if (!reopened) return
       self.stats.restored++
