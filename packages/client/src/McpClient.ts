@@ -68,6 +68,29 @@ export interface Options {
    * either way. Default false (one more open request per task followed).
    */
   readonly taskNotifications?: boolean | undefined
+  /**
+   * Take the server's sampling / elicitation requests as tasks (2025-11-25): the client declares
+   * `tasks.requests.sampling.createMessage` / `tasks.requests.elicitation.create` (for the handlers it
+   * has), `tasks.list` and `tasks.cancel`; a request carrying `task` is answered at once with a task,
+   * its handler runs as a fiber of the client's scope, and the server polls it. See docs/tasks.md.
+   */
+  readonly taskRequests?: TaskRequestOptions | undefined
+}
+
+/** How the client runs the requests a server sends it as tasks (`Options.taskRequests`). */
+export interface TaskRequestOptions {
+  /** Take `sampling/createMessage` as a task (needs a `SamplingHandler`). */
+  readonly sampling?: boolean | undefined
+  /** Take `elicitation/create` as a task (needs an `ElicitationHandler`). */
+  readonly elicitation?: boolean | undefined
+  /** Tasks kept at most (default 10,000): the oldest terminal ones make room; beyond, a new one is refused. */
+  readonly maxTasks?: number | undefined
+  /** Retention from creation when the server asks for none (ms; null: unlimited). Default 1 hour. */
+  readonly defaultTtlMs?: number | null | undefined
+  /** The longest retention a server may ask for (ms). Default 24 hours. */
+  readonly maxTtlMs?: number | undefined
+  /** The polling interval suggested to the server (ms). Default 500. */
+  readonly pollIntervalMs?: number | undefined
 }
 
 /** Per-call settings, passed to the Peer. */

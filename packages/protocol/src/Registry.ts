@@ -204,6 +204,13 @@ const extensions: { readonly [V in ProtocolVersion.ProtocolVersion]?: WireModule
       }
     ],
     notifications: [
+      // The revision's filter schema has no `taskIds`: decoding the acknowledgement with it would drop them.
+      {
+        method: "notifications/subscriptions/acknowledged",
+        sender: "server",
+        params: () => Tasks.ListenAcknowledgedParams,
+        paramsRequired: true
+      },
       {
         method: "notifications/tasks",
         sender: "server",

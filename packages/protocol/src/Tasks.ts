@@ -25,6 +25,7 @@
  * Only the data shapes live here.
  */
 import * as Schema from "effect/Schema"
+import { openStruct } from "./internal/open.ts"
 import { resultStruct } from "./internal/result.ts"
 import { NotificationMeta, RequestMeta } from "./Meta.ts"
 import { PaginatedParams, paginatedResultFields } from "./Pagination.ts"
@@ -212,3 +213,15 @@ export const TaskNotificationParams = Schema.Struct({
 }).annotate({ identifier: "TaskNotificationParams" })
 /** Decoded `TaskNotificationParams`. */
 export type TaskNotificationParams = typeof TaskNotificationParams.Type
+
+/**
+ * Params of `notifications/subscriptions/acknowledged` on 2026-07-28 as the
+ * extension extends them: the honoured filter keeps `taskIds` (the task ids
+ * whose `notifications/tasks` the stream carries) and every other key.
+ */
+export const ListenAcknowledgedParams = Schema.Struct({
+  _meta: Schema.optionalKey(NotificationMeta),
+  notifications: openStruct({ taskIds: Schema.optionalKey(Schema.Array(Schema.String)) })
+}).annotate({ identifier: "ListenAcknowledgedParams" })
+/** Decoded `ListenAcknowledgedParams`. */
+export type ListenAcknowledgedParams = typeof ListenAcknowledgedParams.Type

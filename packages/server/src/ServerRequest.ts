@@ -68,6 +68,16 @@ export interface AskOptions {
    * where asks are input requests.
    */
   readonly onProgress?: ((update: CurrentRequest.ProgressUpdate) => void) | undefined
+  /**
+   * Ask for the client to run a sampling or elicitation as a task (2025-11-25,
+   * when the client declares `tasks.requests.sampling.createMessage` /
+   * `tasks.requests.elicitation.create`; `{ ttl }` asks for a retention in
+   * ms): the client answers with a task at once, which is polled with
+   * `tasks/get` at the interval it suggests, then its outcome read with
+   * `tasks/result`. The ask's answer is the same either way; where the client
+   * cannot take a task it is asked plainly. Interrupting the ask cancels the task.
+   */
+  readonly task?: boolean | { readonly ttl?: number | undefined } | undefined
 }
 
 /** The request a handler is serving, and what it can do on it. */

@@ -240,9 +240,10 @@ describe("tasks: the extension (SEP-2663) on 2026-07-28", () => {
         yield* Effect.forkChild(
           session.request("subscriptions/listen", { notifications: { taskIds: [created.taskId, "other"] } })
         )
-        // (The engine client reads the acknowledgement with the 2026-07-28 schema, which has no `taskIds`.)
         const ack = yield* Queue.take(notifications)
         assert.strictEqual(ack.method, "notifications/subscriptions/acknowledged")
+        // The engine reads the acknowledgement with the extension's schema: the honoured `taskIds` survive.
+        assert.deepStrictEqual((ack.params as Obj).notifications.taskIds, [created.taskId, "other"])
         yield* TestClock.adjust("5 seconds")
         const got = yield* drain
         assert.deepStrictEqual(

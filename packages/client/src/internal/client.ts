@@ -34,6 +34,7 @@ import * as Paging from "./paging.ts"
 import * as ParamHeaders from "./paramHeaders.ts"
 import * as ServerRequests from "./serverRequests.ts"
 import * as Subscriptions from "./subscriptions.ts"
+import * as TaskReceiver from "./taskReceiver.ts"
 import * as Tasks from "./tasks.ts"
 import * as ToolTasks from "./toolTasks.ts"
 
@@ -102,11 +103,19 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
   const handlers = yield* ServerRequests.fromContext
   const answer = ServerRequests.answerer(handlers)
   const hub = yield* Hub.make
+  const receiver = TaskReceiver.make(
+    options.taskRequests,
+    yield* Effect.scope,
+    ServerRequests.sessionHandlers(handlers, answer)
+  )
+  const declared = ServerRequests.capabilities(handlers, options.capabilities)
   const connection = yield* Connection.make({
     clientInfo: options.clientInfo,
-    capabilities: withTasksExtension(ServerRequests.capabilities(handlers, options.capabilities)),
+    capabilities: withTasksExtension(
+      receiver.capability === undefined ? declared : { ...declared, tasks: receiver.capability }
+    ),
     supportedVersions: options.supportedVersions,
-    handlers: ServerRequests.sessionHandlers(handlers, answer),
+    handlers: receiver.handlers,
     notificationHandlers: hub.handlers,
     peer: options.peer,
     handshakeTimeout: options.handshakeTimeout

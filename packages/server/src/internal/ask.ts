@@ -11,10 +11,13 @@
 import * as Features from "@effect-mcp/protocol/Features"
 import type * as Revision from "@effect-mcp/protocol/Revision"
 import * as Sampling from "@effect-mcp/protocol/Sampling"
+import type * as Peer from "@effect-mcp/engine/Peer"
+import type * as PeerError from "@effect-mcp/engine/PeerError"
 import type * as Session from "@effect-mcp/engine/Session"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import { type AskMethod, type AskOptions, ClientRequestError } from "../ServerRequest.ts"
+import * as AskTask from "./askTask.ts"
 import { declared } from "./capabilities.ts"
 
 type Obj = { readonly [key: string]: unknown }
@@ -114,45 +117,61 @@ export const shapeParams = (
   return out
 }
 
-/** A stateful ask: a request on the session, related to the incoming request it serves (if any). */
+/** The ask's failure as a `ClientRequestError` (what the session's request failed with). */
+const requestError =
+  (method: AskMethod, params: Obj) =>
+  (error: Peer.CallError | PeerError.NotSupported): ClientRequestError => {
+    switch (error._tag) {
+      case "NotSupported":
+        return new ClientRequestError({
+          reason: error.reason === "CapabilityNotDeclared" ? "CapabilityMissing" : "NotInRevision",
+          method,
+          message: error.message,
+          ...(error.reason === "CapabilityNotDeclared"
+            ? { requiredCapabilities: nest(requiredPath(method, params)) }
+            : {})
+        })
+      case "RequestTimeout":
+        return new ClientRequestError({ reason: "Timeout", method, message: error.message, cause: error })
+      case "SessionClosed":
+      case "TransportError":
+        return new ClientRequestError({ reason: "Closed", method, message: error.message, cause: error })
+      default:
+        return new ClientRequestError({
+          reason: "Rejected",
+          method,
+          message: `${method} was rejected by the client: ${error.message}`,
+          cause: error
+        })
+    }
+  }
+
+/**
+ * A stateful ask: a request on the session, related to the incoming request
+ * it serves (if any); run as a task on the client when the ask asks for one
+ * and the client declared it can take one (see `askTask.ts`).
+ */
 export const viaSession = (
   session: Session.SessionShape,
   relatedRequestId: string | number | undefined,
   method: AskMethod,
   params: Obj,
   options?: AskOptions
-): Effect.Effect<unknown, ClientRequestError> =>
-  session
-    .request(method, params, {
-      relatedRequestId,
-      timeout: options?.timeout,
-      onProgress: options?.onProgress,
-      resetTimeoutOnProgress: options?.onProgress !== undefined
-    })
-    .pipe(
-      Effect.mapError((error) => {
-        switch (error._tag) {
-          case "NotSupported":
-            return new ClientRequestError({
-              reason: error.reason === "CapabilityNotDeclared" ? "CapabilityMissing" : "NotInRevision",
-              method,
-              message: error.message,
-              ...(error.reason === "CapabilityNotDeclared"
-                ? { requiredCapabilities: nest(requiredPath(method, params)) }
-                : {})
-            })
-          case "RequestTimeout":
-            return new ClientRequestError({ reason: "Timeout", method, message: error.message, cause: error })
-          case "SessionClosed":
-          case "TransportError":
-            return new ClientRequestError({ reason: "Closed", method, message: error.message, cause: error })
-          default:
-            return new ClientRequestError({
-              reason: "Rejected",
-              method,
-              message: `${method} was rejected by the client: ${error.message}`,
-              cause: error
-            })
-        }
-      })
+): Effect.Effect<unknown, ClientRequestError> => {
+  const toError = requestError(method, params)
+  const send = (m: string, p: object, progress: boolean) =>
+    Effect.mapError(
+      session.request(m, p, {
+        relatedRequestId,
+        timeout: options?.timeout,
+        onProgress: progress ? options?.onProgress : undefined,
+        resetTimeoutOnProgress: progress && options?.onProgress !== undefined
+      }),
+      toError
     )
+  const task = options?.task
+  if (task !== undefined && task !== false && AskTask.clientTakes(session, method)) {
+    return AskTask.run(method, params, task === true ? {} : task, send)
+  }
+  return send(method, params, true)
+}
