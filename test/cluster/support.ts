@@ -31,27 +31,41 @@ export const freePort: Effect.Effect<number> = Effect.callback<number>((resume) 
   })
 })
 
+const listening = /listening on (http:\/\/127\.0\.0\.1:\d+)\/mcp/
+
 /** One runner of the cluster. */
 export interface Runner extends HttpServer {
   readonly runnerPort: number
 }
 
-/** Starts `count` runners one after another (they create the cluster's tables in turn). */
+/**
+ * Starts `count` runners one after another, or all at once with `together` (they
+ * then create the cluster's tables at the same moment).
+ */
 export const startRunners = (
   count: number,
   storage: string,
-  flags: ReadonlyArray<string> = []
+  flags: ReadonlyArray<string> = [],
+  together = false
 ): Effect.Effect<Array<Runner>, unknown, Scope.Scope> =>
   Effect.gen(function* () {
-    const runners: Array<Runner> = []
-    for (let i = 0; i < count; i++) {
+    const start = Effect.gen(function* () {
       const runnerPort = yield* freePort
       const child = yield* spawnChild(
         node,
         [everythingBin, "--http", "--port", "0", ...flags, "--cluster", storage, "--runner-port", String(runnerPort)],
         { env: { ...process.env, ...fastFailover } }
       )
-      const match = yield* child.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+)\/mcp/, 60_000)
+      return { child, runnerPort }
+    })
+    const spawned = together
+      ? yield* Effect.all(Array.from({ length: count }, () => start))
+      : yield* Effect.forEach(Array.from({ length: count }), () =>
+          Effect.tap(start, ({ child }) => child.waitForStderr(listening, 60_000))
+        )
+    const runners: Array<Runner> = []
+    for (const { child, runnerPort } of spawned) {
+      const match = yield* child.waitForStderr(listening, 60_000)
       const base = match[1]!
       runners.push({ ...child, base, url: `${base}/mcp`, runnerPort })
     }

@@ -11,6 +11,7 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Reactivity from "effect/reactivity/Reactivity"
+import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
@@ -67,14 +68,26 @@ export const make = (
           // WAL with synchronous=NORMAL: a commit is durable across a crash of the process without an fsync
           // each (the last commits may be lost on a power failure), the usual setting for WAL.
           if (options.wal !== false && options.filename !== ":memory:") {
-            db.exec("PRAGMA journal_mode = WAL")
-            db.exec("PRAGMA synchronous = NORMAL")
+            try {
+              db.exec("PRAGMA journal_mode = WAL")
+              db.exec("PRAGMA synchronous = NORMAL")
+            } catch (cause) {
+              db.close()
+              throw cause
+            }
           }
           return db
         },
         catch: (cause) => toSqlError(cause, "open")
       }),
       (db) => Effect.sync(() => db.close())
+    ).pipe(
+      // Processes opening a new file together contend for the switch to WAL: retried a bounded while.
+      Effect.retry({
+        schedule: Schedule.spaced("50 millis"),
+        times: 40,
+        while: (error) => error.reason._tag === "LockTimeoutError"
+      })
     )
     const prepared = new Map<string, StatementSync>()
     const prepare = (sql: string): StatementSync => {
@@ -126,6 +139,11 @@ export const make = (
     })
     return yield* SqlClient.make({
       ...acquirers,
+      // A deferred BEGIN that reads, then writes after another process committed, fails at once
+      // with SQLITE_BUSY (its snapshot is stale; the busy timeout does not apply): effect's Migrator
+      // does that when runners start together on a new file. IMMEDIATE takes the write lock first,
+      // waiting for it up to the busy timeout.
+      beginTransaction: "BEGIN IMMEDIATE",
       compiler: Statement.makeCompilerSqlite(),
       driver: "node:sqlite",
       spanAttributes: [["db.system.name", "sqlite"]]
