@@ -1,0 +1,75 @@
+/**
+ * The effect-mcp client as a task receiver for the official SDK 1.32.2
+ * server (a real child process over stdio, see sdkTaskRequester.ts): the SDK
+ * asks for a sampling as a task (2025-11-25), our client answers with a task,
+ * runs its SamplingHandler as a fiber, and serves the SDK's `tasks/get` polls
+ * and `tasks/result`; the SDK's `tasks/cancel` interrupts the handler (its
+ * finalizer runs) and its `tasks/list` shows the task cancelled.
+ */
+import { fileURLToPath } from "node:url"
+import * as McpClient from "@effect-mcp/client/McpClient"
+import * as SamplingHandler from "@effect-mcp/client/SamplingHandler"
+import type * as Tools from "@effect-mcp/protocol/Tools"
+import { assert, describe, it } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { stdioChild } from "../support/StdioChild.ts"
+
+const fixture = fileURLToPath(new URL("./sdkTaskRequester.ts", import.meta.url))
+
+const textOf = (result: Tools.CallToolResult): string => {
+  const block = result.content[0]
+  return block?.type === "text" ? block.text : ""
+}
+
+describe("the SDK 1.32.2 server asks our client for a sampling run as a task", () => {
+  it.live(
+    "task created, polled, result read; cancelled by tasks/cancel (the handler's finalizer runs); tasks/list",
+    () =>
+      Effect.gen(function* () {
+        const finalized = yield* Deferred.make<void>()
+        let calls = 0
+        const sampling = SamplingHandler.layer(() =>
+          // The first run takes a moment (the SDK polls it); the second never ends and is cancelled.
+          ++calls === 1
+            ? Effect.as(Effect.sleep("300 millis"), {
+                role: "assistant" as const,
+                content: { type: "text" as const, text: "a summary" },
+                model: "m"
+              })
+            : Effect.never.pipe(Effect.ensuring(Deferred.succeed(finalized, undefined)))
+        )
+        const child = stdioChild([fixture])
+        const context = yield* Layer.build(
+          McpClient.layer({
+            clientInfo: { name: "effect-mcp-task-receiver", version: "0.1.0" },
+            taskRequests: { sampling: true, pollIntervalMs: 50 }
+          }).pipe(Layer.provide(Layer.merge(child.layer, sampling)))
+        )
+        const client = Context.get(context, McpClient.McpClient)
+        assert.strictEqual(client.revision, "2025-11-25")
+
+        const summary = JSON.parse(textOf(yield* client.callTool("summarize")))
+        assert.strictEqual(summary.text, "a summary", child.stderr())
+        assert.isString(summary.taskId)
+        // Polled at our interval while it worked, then completed.
+        assert.isAbove(summary.statuses.length, 1)
+        assert.strictEqual(summary.statuses.at(-1), "completed")
+        assert.isTrue(summary.statuses.slice(0, -1).every((s: string) => s === "working"))
+
+        const abandoned = JSON.parse(textOf(yield* client.callTool("abandon")))
+        assert.strictEqual(abandoned.cancelled.status, "cancelled", child.stderr())
+        yield* Deferred.await(finalized).pipe(Effect.timeout("5 seconds"))
+        assert.deepStrictEqual(
+          abandoned.listed.tasks.map((t: { readonly taskId: string; readonly status: string }) => [t.taskId, t.status]),
+          [
+            [summary.taskId, "completed"],
+            [abandoned.cancelled.taskId, "cancelled"]
+          ]
+        )
+      }),
+    30_000
+  )
+})
