@@ -6,13 +6,16 @@
  * subscription to test://watched-resource; session B lives on runner 1; a
  * 2026-07-28 `subscriptions/listen` stream is served by runner 2. A change
  * made on runner 1 (B's calls) and one made on runner 0 (A's call) reach
- * every session and the listen stream exactly once.
+ * every session and the listen stream exactly once. On SQLite, and on
+ * PostgreSQL (test/support/postgres.ts) where it can be started.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as Postgres from "../support/postgres.ts"
 import { type Open, session, stateless, until } from "./sse.ts"
 import { startRunners } from "./support.ts"
 
@@ -27,12 +30,12 @@ const UPDATED = "notifications/resources/updated"
 
 const counts = (open: Open) => [open.count(TOOLS), open.count(PROMPTS), open.count(UPDATED)]
 
-describe("cluster: changes fanned out", () => {
+const scenario = (storage: () => Effect.Effect<string, unknown, Scope.Scope>) =>
   it.live(
     "a change on one runner reaches the sessions and listen streams of every runner exactly once",
     () =>
       Effect.gen(function* () {
-        const runners = yield* startRunners(3, yield* tempDatabase)
+        const runners = yield* startRunners(3, yield* storage())
         const [r0, r1, r2] = runners.map((runner) => runner.url) as [string, string, string]
 
         const a = yield* session(r0)
@@ -73,4 +76,12 @@ describe("cluster: changes fanned out", () => {
       }).pipe(Effect.scoped),
     120_000
   )
+
+describe("cluster: changes fanned out (SQLite)", () => {
+  scenario(() => tempDatabase)
+})
+
+let databases = 0
+Postgres.describePostgres("cluster: changes fanned out (PostgreSQL)", (server) => {
+  scenario(() => Effect.suspend(() => server().createDatabase(`changes_${databases++}`)))
 })
