@@ -175,7 +175,22 @@ export const make = Effect.fnUntraced(function* <E, R>(
       counts.forwarded++
       const ids = request.method === "POST" ? Forward.requestIdsOf(body) : []
       const batch = body.trimStart().startsWith("[")
-      return yield* relay(clientFor(sessionId).Http(exchange), ids, batch)
+      if (request.method === "GET") return yield* relay(clientFor(sessionId).Http(exchange), ids, batch)
+      const sent = yield* Effect.exit(clientFor(sessionId).Send(exchange))
+      // No reply, or the owner refused to run an exchange in flight on its lost predecessor.
+      if (sent._tag === "Failure" || sent.value.lost) {
+        if (sent._tag === "Failure") yield* logLost(sent.cause)
+        counts.lost++
+        return lostReply(ids, batch)
+      }
+      const reply = sent.value
+      const head = { status: reply.status, headers: reply.headers }
+      if (reply.contentType === undefined) return HttpServerResponse.empty(head)
+      if (reply.rest === undefined) {
+        return HttpServerResponse.text(reply.body, { ...head, contentType: reply.contentType })
+      }
+      const rest = clientFor(sessionId).Rest({ name: reply.rest }) as Stream.Stream<string, unknown>
+      return streamed({ ...head, contentType: reply.contentType }, rest, ids, batch)
     })
 
   /** Streams the owner's reply back; when the owner is lost first, its requests are answered with an error. */
@@ -223,37 +238,47 @@ export const make = Effect.fnUntraced(function* <E, R>(
         counts.lost++
         return lostReply(ids, batch)
       }
-      const sse = head.contentType?.startsWith("text/event-stream") === true
-      const answered = sse && ids.length > 0 ? new Forward.AnsweredIds(ids) : undefined
-      let sent = ""
-      const body = Stream.fromQueue(queue).pipe(
-        Stream.mapEffect((chunk) => {
-          // Started again on the session's new owner: the old owner was lost mid-reply.
-          if (chunk.startsWith(Forward.HEAD_MARK)) return Effect.fail(restarted)
-          if (answered !== undefined) answered.see(chunk)
-          else if (sent.length < 2) sent += chunk
-          return Effect.succeed(chunk)
-        }),
-        Stream.catchCause((cause) => {
-          if (Cause.hasInterruptsOnly(cause)) return Stream.empty
-          counts.lost++
-          // The reply was cut short: what it still owed is answered here.
-          if (answered !== undefined) return Stream.succeed(Forward.lostEvents(answered.pending))
-          if (!sse && ids.length > 0 && sent.trim() === "") {
-            const answers = ids.map(Forward.lostResponse)
-            return Stream.succeed(JSON.stringify(batch ? answers : answers[0]))
-          }
-          return Stream.empty
-        }),
-        Stream.encodeText,
-        Stream.ensuring(Fiber.interrupt(fiber))
+      return streamed(
+        { status: head.status, headers: head.headers, contentType: head.contentType },
+        Stream.fromQueue(queue).pipe(Stream.ensuring(Fiber.interrupt(fiber))),
+        ids,
+        batch
       )
-      return HttpServerResponse.stream(body, {
-        status: head.status,
-        contentType: head.contentType,
-        headers: head.headers
-      })
     })
+
+  /** Streams a reply's body from its owner; when the owner is lost first, what it still owed is answered here. */
+  const streamed = (
+    head: { readonly status: number; readonly headers: Record<string, string>; readonly contentType: string },
+    chunks: Stream.Stream<string, unknown>,
+    ids: ReadonlyArray<string | number>,
+    batch: boolean
+  ): HttpServerResponse.HttpServerResponse => {
+    const sse = head.contentType.startsWith("text/event-stream")
+    const answered = sse && ids.length > 0 ? new Forward.AnsweredIds(ids) : undefined
+    let sent = ""
+    const body = chunks.pipe(
+      Stream.mapEffect((chunk) => {
+        // Started again on the session's new owner: the old owner was lost mid-reply.
+        if (chunk.startsWith(Forward.HEAD_MARK)) return Effect.fail(restarted)
+        if (answered !== undefined) answered.see(chunk)
+        else if (sent.length < 2) sent += chunk
+        return Effect.succeed(chunk)
+      }),
+      Stream.catchCause((cause) => {
+        if (Cause.hasInterruptsOnly(cause)) return Stream.empty
+        counts.lost++
+        // The reply was cut short: what it still owed is answered here.
+        if (answered !== undefined) return Stream.succeed(Forward.lostEvents(answered.pending))
+        if (!sse && ids.length > 0 && sent.trim() === "") {
+          const answers = ids.map(Forward.lostResponse)
+          return Stream.succeed(JSON.stringify(batch ? answers : answers[0]))
+        }
+        return Stream.empty
+      }),
+      Stream.encodeText
+    )
+    return HttpServerResponse.stream(body, head)
+  }
 
   const handler = Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest

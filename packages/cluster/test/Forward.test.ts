@@ -1,9 +1,18 @@
 /**
  * What the receiving process reads of an exchange to answer for a lost owner:
  * the ids of a POST's requests, which of them an SSE reply answered (lines
- * split across chunks), and the error answers it writes for the rest.
+ * split across chunks), and the error answers it writes for the rest. Then
+ * the owner's side of `Send` and `Rest` through effect/cluster's in-memory
+ * entity client: a reply whole in one answer, a streamed body kept for one
+ * pull, and dropped (its finalizers run) when nobody pulls it.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as Entity from "effect/cluster/Entity"
+import * as ShardingConfig from "effect/cluster/ShardingConfig"
+import * as Effect from "effect/Effect"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Stream from "effect/Stream"
+import * as TestClock from "effect/testing/TestClock"
 import * as Forward from "../src/internal/forward.ts"
 
 describe("forwarded exchanges", () => {
@@ -48,4 +57,86 @@ describe("forwarded exchanges", () => {
     )
     assert.match(events[0].error.message, /lost/)
   })
+})
+
+const exchange = (url: string, body = ""): Forward.Exchange => ({
+  method: "POST",
+  url,
+  headers: { "content-type": "application/json", "mcp-session-id": "s1" },
+  body
+})
+
+/** An owner whose replies depend on the path: whole JSON, a streamed SSE body, or refused. */
+const owner = (ended: { count: number }, seen: Array<string>) =>
+  Forward.McpSession.toLayer(
+    Effect.succeed(
+      Forward.serveExchange((request) =>
+        Effect.gen(function* () {
+          seen.push(yield* Effect.orDie(Forward.toRequest(request).text))
+          if (request.url === "/whole") {
+            return HttpServerResponse.text('{"jsonrpc":"2.0","id":1,"result":{}}', {
+              contentType: "application/json",
+              headers: { "mcp-session-id": "s1" }
+            })
+          }
+          if (request.url === "/refused") return undefined
+          return HttpServerResponse.stream(
+            Stream.make("event: message\n", "data: {}\n\n").pipe(
+              Stream.encodeText,
+              Stream.ensuring(Effect.sync(() => ended.count++))
+            ),
+            { contentType: "text/event-stream" }
+          )
+        })
+      )
+    )
+  )
+
+describe("the owner's side of a forwarded exchange", () => {
+  it.effect("answers a reply known whole in one Send, with its head", () =>
+    Effect.gen(function* () {
+      const seen: Array<string> = []
+      const client = yield* (yield* Entity.makeTestClient(Forward.McpSession, owner({ count: 0 }, seen)))("s1")
+      const reply = yield* client.Send(exchange("/whole", '{"jsonrpc":"2.0","id":1,"method":"ping"}'))
+      assert.strictEqual(reply.status, 200)
+      assert.strictEqual(reply.contentType, "application/json")
+      assert.strictEqual(reply.headers["mcp-session-id"], "s1")
+      assert.strictEqual(reply.body, '{"jsonrpc":"2.0","id":1,"result":{}}')
+      assert.isUndefined(reply.rest)
+      assert.isFalse(reply.lost)
+      // The owner's server read the POST body as it was sent.
+      assert.deepStrictEqual(seen, ['{"jsonrpc":"2.0","id":1,"method":"ping"}'])
+      const refused = yield* client.Send(exchange("/refused"))
+      assert.isTrue(refused.lost)
+    }).pipe(Effect.scoped, Effect.provide(ShardingConfig.layer()))
+  )
+
+  it.effect("keeps a streamed body for one Rest; a second pull, or an unknown name, reads as lost", () =>
+    Effect.gen(function* () {
+      const ended = { count: 0 }
+      const client = yield* (yield* Entity.makeTestClient(Forward.McpSession, owner(ended, [])))("s1")
+      const reply = yield* client.Send(exchange("/stream"))
+      assert.strictEqual(reply.contentType, "text/event-stream")
+      assert.strictEqual(reply.body, "")
+      assert.isDefined(reply.rest)
+      const body = yield* Stream.runCollect(client.Rest({ name: reply.rest! }))
+      assert.strictEqual(body.join(""), "event: message\ndata: {}\n\n")
+      assert.strictEqual(ended.count, 1)
+      assert.deepStrictEqual(yield* Stream.runCollect(client.Rest({ name: reply.rest! })), [Forward.LOST])
+      assert.deepStrictEqual(yield* Stream.runCollect(client.Rest({ name: "unknown" })), [Forward.LOST])
+    }).pipe(Effect.scoped, Effect.provide(ShardingConfig.layer()))
+  )
+
+  it.effect("drops a streamed body nobody pulled, ending its exchange", () =>
+    Effect.gen(function* () {
+      const ended = { count: 0 }
+      const client = yield* (yield* Entity.makeTestClient(Forward.McpSession, owner(ended, [])))("s1")
+      const reply = yield* client.Send(exchange("/stream"))
+      yield* TestClock.adjust("29 seconds")
+      assert.strictEqual(ended.count, 0)
+      yield* TestClock.adjust("2 seconds")
+      assert.strictEqual(ended.count, 1)
+      assert.deepStrictEqual(yield* Stream.runCollect(client.Rest({ name: reply.rest! })), [Forward.LOST])
+    }).pipe(Effect.scoped, Effect.provide(ShardingConfig.layer()))
+  )
 })

@@ -1,14 +1,28 @@
 /**
  * An HTTP exchange carried through the cluster: the request as data (method,
- * path, headers, body), and the reply as a stream of strings whose first is
- * its head (status, content type, headers) and the rest its body, so an SSE
- * reply flows back event by event. The entity `McpSession`, keyed by the
- * session id, has one streaming RPC carrying it to the session's owner.
+ * path, headers, body) sent to the entity `McpSession`, keyed by the session
+ * id, on the session's owner.
+ *
+ * A POST or DELETE goes as `Send`, a plain RPC: its reply comes back whole
+ * (most replies are: JSON, an SSE reply complete at once, 202), or as its
+ * head and the name of its body, which the owner keeps until the receiving
+ * process pulls it with the streaming RPC `Rest`, event by event. A plain
+ * RPC is two messages between the runners; a streaming one is about nine
+ * (each chunk is acknowledged by one more RPC, then the stream's exit), and
+ * on loopback each message costs a socket write and a wake-up of the other
+ * process: the per-call routing cost was mostly those. A GET (a long-lived
+ * stream) goes as `Http`, its reply a stream of strings whose first is its
+ * head.
  */
 import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as McpError from "@effect-mcp/protocol/McpError"
+import * as ClusterSchema from "effect/cluster/ClusterSchema"
 import * as Entity from "effect/cluster/Entity"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as HttpBody from "effect/http/HttpBody"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import type * as HttpMethod from "effect/http/HttpMethod"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Rpc from "effect/rpc/Rpc"
@@ -25,11 +39,41 @@ export const Exchange = Schema.Struct({
 })
 export type Exchange = typeof Exchange.Type
 
-/** The one RPC of a session entity: an HTTP exchange, its reply streamed back. */
+/** An HTTP exchange, its reply streamed back (a GET). */
 export const Http = Rpc.make("Http", { payload: Exchange, success: Schema.String, stream: true })
 
-/** A clustered Streamable HTTP session: the entity keyed by its `Mcp-Session-Id`. */
-export const McpSession = Entity.make("McpSession", [Http])
+/** The reply to `Send`: whole, or its head and the name of the rest of its body. */
+export const Reply = Schema.Struct({
+  status: Schema.Number,
+  contentType: Schema.UndefinedOr(Schema.String),
+  headers: Schema.Record(Schema.String, Schema.String),
+  /** The whole body (empty when `rest` names it or there is none). */
+  body: Schema.String,
+  /** The name under which the owner keeps a body it streams: pull it with `Rest`. */
+  rest: Schema.UndefinedOr(Schema.String),
+  /** The owner refused to run the exchange: it was in flight on the session's lost owner. */
+  lost: Schema.Boolean
+})
+export type Reply = typeof Reply.Type
+
+/** An HTTP exchange whose reply comes back as one message (a POST or DELETE). */
+export const Send = Rpc.make("Send", { payload: Exchange, success: Reply })
+
+/** The body of a reply to `Send` that the owner streams, event by event. */
+export const Rest = Rpc.make("Rest", {
+  payload: Schema.Struct({ name: Schema.String }),
+  success: Schema.String,
+  stream: true
+})
+
+/**
+ * A clustered Streamable HTTP session: the entity keyed by its `Mcp-Session-Id`.
+ * No client span per forwarded message: the HTTP server's span covers the exchange.
+ */
+export const McpSession = Entity.make("McpSession", [Http, Send, Rest]).annotate(
+  ClusterSchema.ClientTracingEnabled,
+  false
+)
 
 /** The head of a reply, sent first. */
 export interface Head {
@@ -56,16 +100,21 @@ export const HEADER_SENT_AT = "x-effect-mcp-cluster-sent-at"
 /** The reply an owner gives an exchange it refuses to run: it was in flight on the session's lost owner. */
 export const LOST = `${HEAD_MARK}{"lost":true}`
 
-/** The request of an exchange, for the owner's Streamable HTTP server. */
-export const toRequest = (exchange: Exchange): HttpServerRequest.HttpServerRequest =>
-  HttpServerRequest.fromWeb(
-    new Request(
-      `http://cluster${exchange.url}`,
-      exchange.method === "POST"
-        ? { method: "POST", headers: exchange.headers, body: exchange.body }
-        : { method: exchange.method, headers: exchange.headers }
-    )
+/**
+ * The request of an exchange, for the owner's Streamable HTTP server. Built
+ * as a client request, whose body the server reads as the bytes it holds (a
+ * web `Request` would read them back through a web stream).
+ */
+export const toRequest = (exchange: Exchange): HttpServerRequest.HttpServerRequest => {
+  const request = HttpClientRequest.make(exchange.method as HttpMethod.HttpMethod)(`http://cluster${exchange.url}`, {
+    headers: exchange.headers
+  })
+  return HttpServerRequest.fromClientRequest(
+    exchange.method === "POST"
+      ? HttpClientRequest.setBody(request, HttpBody.text(exchange.body, exchange.headers["content-type"]))
+      : request
   )
+}
 
 /** The exchange of a request whose body was read already, with the headers this process adds. */
 export const toExchange = (
@@ -111,6 +160,79 @@ export const toStrings = (response: HttpServerResponse.HttpServerResponse): Stre
       return Stream.concat(first, body.stream.pipe(Stream.decodeText, Stream.orDie))
     default:
       return first
+  }
+}
+
+/** The reply to `Send` of an exchange the owner refused to run. */
+export const lostReply: Reply = {
+  status: 503,
+  contentType: undefined,
+  headers: {},
+  body: "",
+  rest: undefined,
+  lost: true
+}
+
+/**
+ * How long (ms) an owner keeps a streamed body nobody pulled: the receiving
+ * process asks for it as soon as the head arrives, unless it was lost meanwhile.
+ */
+const KEEP_MS = 30_000
+
+/** The bodies an owner streams, kept from `Send` to `Rest`. */
+class Kept {
+  private readonly bodies = new Map<
+    string,
+    { readonly body: Stream.Stream<string>; readonly timer: Fiber.Fiber<void> }
+  >()
+
+  keep(body: Stream.Stream<string>): Effect.Effect<string> {
+    const name = crypto.randomUUID()
+    // Nobody came for it: it is started and interrupted at once, so its finalizers end the exchange.
+    const drop = Effect.suspend(() => {
+      this.bodies.delete(name)
+      return Effect.flatMap(Effect.forkChild(Stream.runDrain(body)), (fiber) =>
+        Effect.andThen(Effect.yieldNow, Fiber.interrupt(fiber))
+      )
+    })
+    return Effect.map(Effect.forkDetach(Effect.andThen(Effect.sleep(KEEP_MS), drop)), (timer) => {
+      this.bodies.set(name, { body, timer })
+      return name
+    })
+  }
+
+  take(name: string): Stream.Stream<string> | undefined {
+    const kept = this.bodies.get(name)
+    if (kept === undefined) return undefined
+    this.bodies.delete(name)
+    kept.timer.interruptUnsafe()
+    return kept.body
+  }
+}
+
+/** A reply as the answer to `Send`: whole, or its head with its streamed body kept for `Rest`. */
+const toReply = (response: HttpServerResponse.HttpServerResponse, kept: Kept): Effect.Effect<Reply> => {
+  const body = response.body
+  const reply: Reply = {
+    status: response.status,
+    contentType: body._tag === "Empty" ? undefined : body.contentType,
+    headers: withoutLength(response.headers),
+    body: "",
+    rest: undefined,
+    lost: false
+  }
+  switch (body._tag) {
+    case "Uint8Array":
+      return Effect.succeed({ ...reply, body: body.text ?? decoder.decode(body.body) })
+    case "Raw":
+      return Effect.succeed({ ...reply, body: typeof body.body === "string" ? body.body : String(body.body) })
+    case "Stream":
+      return Effect.map(kept.keep(body.stream.pipe(Stream.decodeText, Stream.orDie)), (name) => ({
+        ...reply,
+        rest: name
+      }))
+    default:
+      return Effect.succeed(reply)
   }
 }
 
@@ -179,11 +301,12 @@ export const lostEvents = (ids: Iterable<JsonRpc.RequestId>): string => {
   return text
 }
 
-/** Runs an owner's handler for an exchange and streams its reply back. */
+/** Runs an owner's handler for an exchange and sends its reply back. */
 export const serveExchange = (
   serve: (exchange: Exchange) => Effect.Effect<HttpServerResponse.HttpServerResponse | undefined>
-) =>
-  McpSession.of({
+) => {
+  const kept = new Kept()
+  return McpSession.of({
     Http: (request) =>
       // Re-sent after this session's former owner had streamed part of the reply: that part
       // reached the client, the rest is lost with its runner. Running the request again could
@@ -194,5 +317,16 @@ export const serveExchange = (
             Effect.map(serve(request.payload), (response) =>
               response === undefined ? Stream.succeed(LOST) : toStrings(response)
             )
-          )
+          ),
+    Send: (request) =>
+      Effect.flatMap(serve(request.payload), (response) =>
+        response === undefined ? Effect.succeed(lostReply) : toReply(response, kept)
+      ),
+    // A body this runner does not keep was kept by the session's former owner, lost since
+    // (the cluster re-sent the pull here): what it still owed is answered with errors.
+    Rest: (request) => {
+      const body = Option.isSome(request.lastSentChunk) ? undefined : kept.take(request.payload.name)
+      return body ?? Stream.succeed(LOST)
+    }
   })
+}
