@@ -70,13 +70,19 @@ export const make = Effect.fnUntraced(function* (
   const table = sql(name)
   const pollEvery = Duration.fromInputUnsafe(options?.pollInterval ?? Duration.millis(200))
   const retentionMs = Duration.toMillis(Duration.fromInputUnsafe(options?.retention ?? Duration.minutes(1)))
-  yield* sql`CREATE TABLE IF NOT EXISTS ${table} (
-    id VARCHAR(64) PRIMARY KEY,
-    origin VARCHAR(64) NOT NULL,
-    change TEXT NOT NULL,
-    at BIGINT NOT NULL
-  )`
-  yield* sql`CREATE INDEX IF NOT EXISTS ${sql(`${name}_at`)} ON ${table} (at)`
+  // PostgreSQL may refuse one of two runners creating the same table at once (a duplicate type): tried again.
+  yield* Effect.retry(
+    Effect.andThen(
+      sql`CREATE TABLE IF NOT EXISTS ${table} (
+        id VARCHAR(64) PRIMARY KEY,
+        origin VARCHAR(64) NOT NULL,
+        change TEXT NOT NULL,
+        at BIGINT NOT NULL
+      )`,
+      sql`CREATE INDEX IF NOT EXISTS ${sql(`${name}_at`)} ON ${table} (at)`
+    ),
+    { schedule: Schedule.spaced("100 millis"), times: 5 }
+  )
 
   const origin = crypto.randomUUID()
   let sequence = 0

@@ -14,6 +14,7 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as SqlClient from "effect/sql/SqlClient"
 
@@ -90,11 +91,15 @@ const decode = (text: string): State | undefined => {
 export const makeSql = Effect.fnUntraced(function* (options?: SqlOptions) {
   const sql = yield* SqlClient.SqlClient
   const table = sql(options?.table ?? "mcp_cluster_sessions")
+  // PostgreSQL may refuse one of two runners creating the same table at once (a duplicate type): tried again.
   yield* sql`CREATE TABLE IF NOT EXISTS ${table} (
     id VARCHAR(255) PRIMARY KEY,
     state TEXT NOT NULL,
     updated_at BIGINT NOT NULL
-  )`.pipe(Effect.mapError(fail("cannot create the session state table")))
+  )`.pipe(
+    Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 5 }),
+    Effect.mapError(fail("cannot create the session state table"))
+  )
   return SessionState.of({
     get: (sessionId) =>
       sql<{ readonly state: string }>`SELECT state FROM ${table} WHERE id = ${sessionId}`.pipe(
