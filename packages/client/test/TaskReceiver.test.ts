@@ -258,4 +258,28 @@ describe("the client as a task receiver (2025-11-25)", () => {
       assert.strictEqual((refused as Obj)._tag, "NotSupported")
     })
   )
+
+  it.effect("a client that declares the capability but answers at once: the answer is the ask's", () =>
+    Effect.gen(function* () {
+      const { layer, raw } = yield* server
+      let wire: ReturnType<typeof recording> | undefined
+      const { client } = yield* McpTest.connect(layer, {
+        revision: "2025-11-25",
+        clientInfo,
+        clientHandlers: SamplingHandler.layer(() =>
+          Effect.succeed({ role: "assistant" as const, content: { type: "text" as const, text: "now" }, model: "m" })
+        ),
+        // Declared by hand, without `taskRequests`: the request's `task` is ignored by the plain handler.
+        client: { capabilities: { tasks: { requests: { sampling: { createMessage: {} } } } } },
+        clientTransport: (end) =>
+          Effect.sync(() => {
+            wire = recording(end)
+            return wire.transport
+          })
+      })
+      assert.strictEqual(textOf(yield* client.callTool("summarize")), "now")
+      assert.strictEqual((raw[0] as Obj).model, "m")
+      assert.isFalse(responses(wire!.sent).some((r) => r.task !== undefined))
+    })
+  )
 })

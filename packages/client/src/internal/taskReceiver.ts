@@ -17,6 +17,7 @@
 import type * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import * as Defect from "@effect-mcp/engine/Defect"
 import type * as Session from "@effect-mcp/engine/Session"
+import * as Features from "@effect-mcp/protocol/Features"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import * as Tasks from "@effect-mcp/protocol/Tasks"
 import * as Cause from "effect/Cause"
@@ -153,9 +154,18 @@ export const make = (
       entry.fiber = yield* work.pipe(
         Effect.exit,
         Effect.flatMap((exit) => outcome(entry, exit)),
-        Effect.ensuring(Deferred.succeed(entry.done, undefined)),
+        Effect.ensuring(
+          Effect.andThen(
+            Effect.sync(() => {
+              entry.fiber = undefined
+            }),
+            Deferred.succeed(entry.done, undefined)
+          )
+        ),
         Effect.forkIn(scope)
       )
+      // A handler done before its fiber was even stored leaves nothing to interrupt.
+      if (Deferred.isDoneUnsafe(entry.done)) entry.fiber = undefined
       return { task }
     })
 
@@ -251,7 +261,7 @@ export const make = (
         const plain = inner.get(method)!
         map.set(method, (params, info) => {
           const p = params as Obj | undefined
-          if (p === undefined || !Predicate.isObject(p.task) || info.revision.version !== "2025-11-25") {
+          if (p === undefined || !Predicate.isObject(p.task) || !Features.has(info.revision.version, "tasks")) {
             return plain(params, info)
           }
           const { task: _, ...rest } = p

@@ -13,6 +13,7 @@ import * as Features from "@effect-mcp/protocol/Features"
 import * as Tasks from "@effect-mcp/protocol/Tasks"
 import type * as Session from "@effect-mcp/engine/Session"
 import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import { type AskMethod, ClientRequestError } from "../ServerRequest.ts"
 import { declared } from "./capabilities.ts"
@@ -61,10 +62,10 @@ export const run = (
   send: Send
 ): Effect.Effect<unknown, ClientRequestError> =>
   Effect.gen(function* () {
-    const created = yield* Effect.flatMap(
-      send(method, { ...params, task: task.ttl === undefined ? {} : { ttl: task.ttl } }, true),
-      (raw) => Effect.mapError(decodeCreate(raw), (e) => malformed(method, "task", e))
-    )
+    const raw = yield* send(method, { ...params, task: task.ttl === undefined ? {} : { ttl: task.ttl } }, true)
+    // A client may answer at once instead of making a task: that answer is the ask's.
+    if (!Predicate.isObject((raw as Obj | undefined)?.task)) return raw
+    const created = yield* Effect.mapError(decodeCreate(raw), (e) => malformed(method, "task", e))
     const taskId = created.task.taskId
     const follow = Effect.gen(function* () {
       let current: Tasks.Task = created.task
