@@ -6,8 +6,9 @@
  * Each stateful session is an entity (`McpSession`) keyed by its
  * `Mcp-Session-Id`; the shard of the id decides which runner owns it. A
  * process receiving a POST, GET or DELETE for a session it owns serves it
- * itself; otherwise it forwards the exchange to the owner as a streaming
- * RPC, and the JSON or SSE reply flows back through it. An `initialize` is
+ * itself; otherwise it forwards the exchange to the owner as an entity RPC
+ * (internal/forward.ts: a reply complete at once comes back in one message),
+ * and the JSON or SSE reply flows back through it. An `initialize` is
  * served where it arrives: the process picks the new session an id whose
  * shard it owns. Stateless requests (2026-07-28) are served where they arrive.
  *
