@@ -33,7 +33,16 @@ const textOf = (result: CallToolResult): string =>
 interface ToolCase {
   readonly args?: Record<string, unknown>
   readonly check: (result: CallToolResult, mode: Mode) => void
+  /**
+   * The call must be answered with a JSON-RPC error matching this: a tool that runs only as a task
+   * (`execution.taskSupport: "required"`, the task runs are checked in test/tasks and
+   * test/interop/Tasks*) called plainly, or one that ends in a protocol error.
+   */
+  readonly rejects?: RegExp
 }
+
+const answered = (result: CallToolResult) => assert.fail(`expected a JSON-RPC error: ${textOf(result)}`)
+const refusedAsPlainCall: ToolCase = { rejects: /task/i, check: answered }
 
 const says =
   (expected: string): ToolCase["check"] =>
@@ -134,7 +143,15 @@ const toolCases: Record<string, ToolCase> = {
   // Toggled twice below: once here, once by the list-change check.
   test_trigger_tool_change: { check: says("test_dynamic_tool added") },
   test_trigger_prompt_change: { check: says("test_dynamic_prompt added") },
-  test_trigger_resource_update: { check: says("test://watched-resource updated") }
+  test_trigger_resource_update: { check: says("test://watched-resource updated") },
+  // The task fixtures (docs/tasks.md), called plainly: those that may run as tasks answer in the request.
+  greet: { args: { name: "Ada" }, check: says("Hello, Ada!") },
+  slow_compute: { args: { seconds: 0.05, label: "sum" }, check: says("computed sum after 0.05 s") },
+  protocol_error_job: { rejects: /-32603: the job crashed/, check: answered },
+  confirm_delete: { args: { filename: "a.txt" }, check: asking(/^delete a\.txt: /) },
+  multi_input: { check: asking(/^name=.+, confirm=.+$/) },
+  failing_job: refusedAsPlainCall,
+  test_tool_with_task: refusedAsPlainCall
 }
 
 const call = (sdk: SdkClient, name: string, args?: Record<string, unknown>, onprogress?: (p: Json) => void) =>
@@ -160,6 +177,13 @@ export const tools = (sdk: SdkClient, mode: Mode) =>
       const logsBefore = sdk.logs.length
       const progress: Array<number> = []
       const toolCase = toolCases[name]!
+      if (toolCase.rejects !== undefined) {
+        const refusal = yield* Effect.flip(
+          Effect.tryPromise(() => sdk.client.callTool({ name, arguments: toolCase.args ?? {} }, undefined, {}))
+        )
+        assert.match(String(refusal.cause), toolCase.rejects, name)
+        continue
+      }
       const result = yield* call(sdk, name, toolCase.args, (p) => progress.push(p.progress))
       toolCase.check(result, mode)
       if (mode.streams && name === "test_tool_with_logging") {
@@ -205,11 +229,16 @@ export const listChanges = (sdk: SdkClient) =>
 export const resources = (sdk: SdkClient) =>
   Effect.gen(function* () {
     const listed = yield* Effect.promise(() => sdk.client.listResources())
-    assert.deepStrictEqual(listed.resources.map((r) => r.uri).sort(), [
-      "test://static-binary",
-      "test://static-text",
-      "test://watched-resource"
-    ])
+    // The test:// fixtures; the fixture skills' files (skill://...) are listed too (docs/skills.md).
+    const skillFiles = listed.resources.map((r) => r.uri).filter((uri) => uri.startsWith("skill://"))
+    assert.isTrue(skillFiles.some((uri) => uri.endsWith("/SKILL.md")))
+    assert.deepStrictEqual(
+      listed.resources
+        .map((r) => r.uri)
+        .filter((uri) => !uri.startsWith("skill://"))
+        .sort(),
+      ["test://static-binary", "test://static-text", "test://watched-resource"]
+    )
     const read = (uri: string) => Effect.promise(() => sdk.client.readResource({ uri }))
     const text = yield* read("test://static-text")
     assert.deepStrictEqual(text.contents, [
