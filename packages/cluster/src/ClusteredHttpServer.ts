@@ -174,15 +174,13 @@ export const make = Effect.fnUntraced(function* <E, R>(
       const sentAt = String(yield* Clock.currentTimeMillis)
       const exchange = Forward.toExchange(request, body, { ...extra, [Forward.HEADER_SENT_AT]: sentAt })
       counts.forwarded++
-      const ids = request.method === "POST" ? Forward.requestIdsOf(body) : []
-      const batch = body.trimStart().startsWith("[")
-      if (request.method === "GET") return yield* relay(clientFor(sessionId).Http(exchange), ids, batch)
+      if (request.method === "GET") return yield* relay(clientFor(sessionId).Http(exchange))
       const sent = yield* Effect.exit(clientFor(sessionId).Send(exchange))
       // No reply, or the owner refused to run an exchange in flight on its lost predecessor.
       if (sent._tag === "Failure" || sent.value.lost) {
         if (sent._tag === "Failure") yield* logLost(sent.cause)
         counts.lost++
-        return lostReply(ids, batch)
+        return lostReply(body)
       }
       const reply = sent.value
       const head = { status: reply.status, headers: reply.headers }
@@ -191,15 +189,11 @@ export const make = Effect.fnUntraced(function* <E, R>(
         return HttpServerResponse.text(reply.body, { ...head, contentType: reply.contentType })
       }
       const rest = clientFor(sessionId).Rest({ name: reply.rest }) as Stream.Stream<string, unknown>
-      return streamed({ ...head, contentType: reply.contentType }, rest, ids, batch)
+      return streamed({ ...head, contentType: reply.contentType }, rest, body)
     })
 
-  /** Streams the owner's reply back; when the owner is lost first, its requests are answered with an error. */
-  const relay = (
-    reply: Stream.Stream<string, unknown>,
-    ids: ReadonlyArray<string | number>,
-    batch: boolean
-  ): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+  /** Streams the owner's reply to a GET back; when the owner is lost first, the answer is 503. */
+  const relay = (reply: Stream.Stream<string, unknown>): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
     Effect.gen(function* () {
       const queue = yield* Queue.unbounded<string, unknown>()
       // Ended (Done) or failed: the owner's reply stream is over.
@@ -216,7 +210,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
         if (first._tag === "Failure" && !Cause.isDone(first.failure)) yield* logLost(first.failure)
         yield* Fiber.interrupt(fiber)
         counts.lost++
-        return lostReply(ids, batch)
+        return lostReply("")
       }
       const head = JSON.parse(first.success.slice(Forward.HEAD_MARK.length)) as Forward.Head
       if (head.contentType === undefined) {
@@ -237,23 +231,26 @@ export const make = Effect.fnUntraced(function* <E, R>(
         }
         yield* Fiber.interrupt(fiber)
         counts.lost++
-        return lostReply(ids, batch)
+        return lostReply("")
       }
       return streamed(
         { status: head.status, headers: head.headers, contentType: head.contentType },
         Stream.fromQueue(queue).pipe(Stream.ensuring(Fiber.interrupt(fiber))),
-        ids,
-        batch
+        ""
       )
     })
 
-  /** Streams a reply's body from its owner; when the owner is lost first, what it still owed is answered here. */
+  /**
+   * Streams a reply's body from its owner; when the owner is lost first,
+   * what it still owed to the requests of `request` (the POST body) is answered here.
+   */
   const streamed = (
     head: { readonly status: number; readonly headers: Record<string, string>; readonly contentType: string },
     chunks: Stream.Stream<string, unknown>,
-    ids: ReadonlyArray<string | number>,
-    batch: boolean
+    request: string
   ): HttpServerResponse.HttpServerResponse => {
+    const ids = Forward.requestIdsOf(request)
+    const batch = isBatch(request)
     const sse = head.contentType.startsWith("text/event-stream")
     const answered = sse && ids.length > 0 ? new Forward.AnsweredIds(ids) : undefined
     let sent = ""
@@ -325,8 +322,16 @@ const readBody = (request: HttpServerRequest.HttpServerRequest, limit: number) =
     )
   )
 
-/** The answer to a forwarded POST whose owner was lost before it replied: an error per request, else 503. */
-const lostReply = (ids: ReadonlyArray<string | number>, batch: boolean) => {
+const isBatch = (body: string) => /^\s*\[/.test(body)
+
+/**
+ * The answer to a forwarded POST (its body) whose owner was lost before it
+ * replied: an error per request, else 503. Its ids are read only then: a
+ * reply that arrives needs no parse of the body here.
+ */
+const lostReply = (body: string) => {
+  const ids = Forward.requestIdsOf(body)
+  const batch = isBatch(body)
   if (ids.length === 0) return HttpServerResponse.empty({ status: 503, headers: { "retry-after": "1" } })
   const answers = ids.map(Forward.lostResponse)
   return HttpServerResponse.text(JSON.stringify(batch ? answers : answers[0]), {
