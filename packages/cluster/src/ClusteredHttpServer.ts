@@ -13,9 +13,10 @@
  * shard it owns. Stateless requests (2026-07-28) are served where they arrive.
  *
  * What a session negotiated (revision, client capabilities and info, log
- * level, subscriptions) is written to `SessionState` (SQL): when a runner is
- * lost its shards move, and the new owner reopens the session from it on its
- * next request, without a new `initialize`. A request in flight on the lost
+ * level, subscriptions, the principal it is bound to) is written to
+ * `SessionState` (SQL): when a runner is lost its shards move, and the new
+ * owner reopens the session from it on its next request (of that principal,
+ * when the server authenticates), without a new `initialize`. A request in flight on the lost
  * runner is answered with an error (-32603) by the process that received it;
  * it is not run again, so nothing is delivered twice.
  */
