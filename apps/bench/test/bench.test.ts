@@ -65,7 +65,8 @@ describe("bench --quick", () => {
             "W5-stdio",
             "W5-http",
             "W6-",
-            "W7-in-flight"
+            "W7-in-flight",
+            "W8-"
           ]) {
             assert.isTrue(
               ids.some((id) => id.startsWith(prefix)),

@@ -57,8 +57,8 @@ export const workload: Workload = {
       const three = await Forwarder.start(servers.slice(1).map((server) => server.url))
       forwarders.push(one, three)
       const candidates: ReadonlyArray<ClusterCandidate> = [
-        { id: "single", label: "one process (forwarder)", forwarder: () => one },
-        { id: "cluster", label: "3-process cluster (round-robin forwarder)", forwarder: () => three }
+        { id: "single", label: "effect-mcp one process (forwarder)", forwarder: () => one },
+        { id: "cluster", label: "effect-mcp 3-process cluster (round-robin forwarder)", forwarder: () => three }
       ]
       const series: Array<Series> = await rounds(
         settings,
