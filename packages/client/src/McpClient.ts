@@ -41,6 +41,7 @@ import type * as ClientError from "./ClientError.ts"
 import type * as ElicitationForm from "./ElicitationForm.ts"
 import * as Internal from "./internal/client.ts"
 import type * as Hub from "./internal/hub.ts"
+import type * as TaskRequests from "./TaskRequests.ts"
 
 export { InitializeError } from "@effect-mcp/engine/ClientSession"
 
@@ -74,23 +75,7 @@ export interface Options {
    * has), `tasks.list` and `tasks.cancel`; a request carrying `task` is answered at once with a task,
    * its handler runs as a fiber of the client's scope, and the server polls it. See docs/tasks.md.
    */
-  readonly taskRequests?: TaskRequestOptions | undefined
-}
-
-/** How the client runs the requests a server sends it as tasks (`Options.taskRequests`). */
-export interface TaskRequestOptions {
-  /** Take `sampling/createMessage` as a task (needs a `SamplingHandler`). */
-  readonly sampling?: boolean | undefined
-  /** Take `elicitation/create` as a task (needs an `ElicitationHandler`). */
-  readonly elicitation?: boolean | undefined
-  /** Tasks kept at most (default 10,000): the oldest terminal ones make room; beyond, a new one is refused. */
-  readonly maxTasks?: number | undefined
-  /** Retention from creation when the server asks for none (ms; null: unlimited). Default 1 hour. */
-  readonly defaultTtlMs?: number | null | undefined
-  /** The longest retention a server may ask for (ms). Default 24 hours. */
-  readonly maxTtlMs?: number | undefined
-  /** The polling interval suggested to the server (ms). Default 500. */
-  readonly pollIntervalMs?: number | undefined
+  readonly taskRequests?: TaskRequests.Options | undefined
 }
 
 /** Per-call settings, passed to the Peer. */

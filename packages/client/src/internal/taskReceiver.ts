@@ -29,7 +29,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Predicate from "effect/Predicate"
 import type * as Scope from "effect/Scope"
-import type * as McpClient from "../McpClient.ts"
+import type * as TaskRequests from "../TaskRequests.ts"
 
 type Obj = { readonly [key: string]: unknown }
 
@@ -64,7 +64,7 @@ export interface Receiver {
 }
 
 export const make = (
-  options: McpClient.TaskRequestOptions | undefined,
+  options: TaskRequests.Options | undefined,
   scope: Scope.Scope,
   inner: ReadonlyMap<string, Session.Handler>
 ): Receiver => {
