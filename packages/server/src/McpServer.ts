@@ -72,8 +72,11 @@ export interface Options {
    * of this server, so a state opens on this process only.
    */
   readonly requestStateKeys?: ReadonlyArray<RequestStateKeys.Key> | undefined
-  /** Capabilities declared even while nothing of their kind is registered (items may come later). */
-  readonly declare?: ReadonlyArray<"tools" | "resources" | "prompts"> | undefined
+  /**
+   * Capabilities declared even while nothing of their kind is registered (items may come later); `"skills"`
+   * declares the Skills extension (and `resources`) for skills registered at run time.
+   */
+  readonly declare?: ReadonlyArray<"tools" | "resources" | "prompts" | "skills"> | undefined
   /** How tasks run: retention, polling interval, worker heartbeat (docs/tasks.md). */
   readonly tasks?: Task.Settings | undefined
   /** Extra capability entries (`experimental`, `extensions`). */
@@ -93,6 +96,13 @@ export interface RootsChange {
 export type Change =
   | { readonly _tag: "ListChanged"; readonly kind: "tools" | "resources" | "prompts" }
   | { readonly _tag: "ResourceUpdated"; readonly uri: string }
+  /**
+   * A task's status changed (written to the `TaskStore`). Delivered where the
+   * store is shared, it tells the `subscriptions/listen` streams that asked
+   * for the task, and interrupts the task's work if it runs there and was
+   * ended elsewhere (cancelled).
+   */
+  | { readonly _tag: "TaskStatus"; readonly taskId: string }
 
 /** The server as its users see it: identity, capabilities, registration and the notifications it sends. */
 export interface McpServerShape {
@@ -122,7 +132,7 @@ export interface McpServerShape {
   readonly resourceUpdated: (uri: string) => Effect.Effect<void>
   /**
    * Runs `hook` after every change this server announces (`listChanged`,
-   * `resourceUpdated`, a registration or removal), until the scope closes:
+   * `resourceUpdated`, a registration or removal, a task's new status), until the scope closes:
    * a server spread over processes publishes them to the others (see
    * `@effect-mcp/cluster`'s ChangeFeed). Changes brought by `deliver` do not run it.
    */

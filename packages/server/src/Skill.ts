@@ -3,16 +3,18 @@
  * `io.modelcontextprotocol/skills`). A skill is a folder: a `SKILL.md`
  * (YAML frontmatter with `name` and `description`, then instructions) and
  * supporting files. Registering one serves every file as a resource under
- * `skill://[<prefix>/]<name>/` (read with `resources/read`; the `SKILL.md`
- * is listed by `resources/list` with the frontmatter's name and
- * description), adds its entry to `skills/list` and `skills/get` (each file
+ * `skill://[<prefix>/]<name>/` (read with `resources/read`; only the
+ * `SKILL.md` is listed by `resources/list`, with the frontmatter's name and
+ * description: a host finds the other files in the skill's entry and reads
+ * them when needed), adds its entry to `skills/list` and `skills/get` (each file
  * with its SHA-256 digest and size, so hosts can verify what they read),
  * answers `resources/directory/read` on its folders, and declares the
  * extension (with `directoryRead: true`) and `resources`.
  *
  * Skills are registered like tools: `Skill.layer(...)` for as long as the
- * Layer lives, `Skill.register(...)` for the current scope. The digests are
- * computed when a skill is made, once.
+ * Layer lives, `Skill.register(...)` for the current scope (skills added and
+ * removed at run time; each change is one `notifications/resources/list_changed`).
+ * The digests are computed when a skill is made, once.
  */
 import * as Skills from "@effect-mcp/protocol/Skills"
 import * as Effect from "effect/Effect"
@@ -167,12 +169,13 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   return { uri: entry.uri, entry, resources } satisfies Skill
 })
 
-/** Registers skills (their entries and the resources of their files) for as long as the current scope lasts. */
+/**
+ * Registers skills (their entries and their files) for as long as the current scope lasts: skills added and
+ * removed at run time, as `Tool.register` does for tools (it is `McpServer.register("skill", skills, context)`).
+ * Clients hear one `notifications/resources/list_changed` when they come and one when they go.
+ */
 export const register = (...skills: ReadonlyArray<Skill>): Effect.Effect<void, never, McpServer | Scope.Scope> =>
-  Effect.andThen(
-    Resource.register(...skills.flatMap((skill) => skill.resources)),
-    Registration.register<never>("skill", skills)
-  )
+  Registration.register<never>("skill", skills)
 
 /** A Layer making and registering skills for as long as it lives; fails when one cannot be made. */
 export const layer = (...skills: ReadonlyArray<Options>): Layer.Layer<never, SkillError, McpServer> =>

@@ -13,10 +13,12 @@ import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Resource from "@effect-mcp/server/Resource"
 import * as Skill from "@effect-mcp/server/Skill"
 import * as McpTest from "@effect-mcp/testing/McpTest"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
 import { type Obj, revisions } from "./fixtures.ts"
 
 const skillMd =
@@ -99,6 +101,72 @@ describe("Skills", () => {
       })
     )
   }
+
+  it.effect("resources/list lists each skill's SKILL.md only; its other files are read by URI", () =>
+    Effect.gen(function* () {
+      const { request } = yield* McpTest.connectRaw(
+        server(
+          Layer.merge(
+            Skill.layer(pdf),
+            Resource.layer(Resource.make({ uri: "test://plain", name: "plain", read: Effect.succeed("p") }))
+          )
+        ),
+        { revision: "2025-11-25" }
+      )
+      const uris: Array<string> = []
+      let cursor: string | undefined
+      do {
+        const page = (yield* request("resources/list", cursor === undefined ? {} : { cursor })) as Obj
+        for (const r of page.resources) uris.push(r.uri)
+        cursor = page.nextCursor
+      } while (cursor !== undefined)
+      assert.deepStrictEqual(uris, [`${root}/SKILL.md`, "test://plain"])
+      const forms = (yield* request("resources/read", { uri: `${root}/references/FORMS.md` })) as Obj
+      assert.strictEqual(forms.contents[0].text, "# Forms\n")
+      const script = (yield* request("resources/read", { uri: `${root}/scripts/fill.py` })) as Obj
+      assert.strictEqual(script.contents[0].blob, "AQID")
+    })
+  )
+
+  it.effect("skills added and removed at run time: entry and files together, one list_changed each way", () =>
+    Effect.gen(function* () {
+      // Declared from the start: a stateful session keeps the capabilities it was initialized with.
+      const {
+        request,
+        server: mcp,
+        drain
+      } = yield* McpTest.connectRaw(McpServer.layer({ name: "skills", version: "1.0.0", declare: ["skills"] }), {
+        revision: "2025-11-25"
+      })
+      const made = yield* Skill.make(pdf)
+      const listChanges = Effect.map(
+        drain,
+        (got) => got.filter((n) => n.method === "notifications/resources/list_changed").length
+      )
+      const skills = Effect.map(request("skills/list"), (r) => (r as Obj).skills.map((s: Obj) => s.uri))
+      const read = (uri: string) => Effect.exit(request("resources/read", { uri }))
+      // Through the server service, as tools are registered at run time.
+      const scope = yield* Scope.make()
+      yield* mcp.register("skill", [made], Context.empty()).pipe(Scope.provide(scope))
+      assert.strictEqual(yield* listChanges, 1)
+      assert.deepStrictEqual(yield* skills, [`${root}/SKILL.md`])
+      assert.isTrue(Exit.isSuccess(yield* read(`${root}/references/FORMS.md`)))
+      assert.isTrue(Exit.isSuccess(yield* read(`${root}/SKILL.md`)))
+      yield* Scope.close(scope, Exit.void)
+      assert.strictEqual(yield* listChanges, 1)
+      assert.deepStrictEqual(yield* skills, [])
+      assert.isTrue(Exit.isFailure(yield* read(`${root}/references/FORMS.md`)))
+      assert.isTrue(Exit.isFailure(yield* read(`${root}/SKILL.md`)))
+      // Skill.register is the same, for the current scope.
+      const again = yield* Scope.make()
+      yield* Skill.register(made).pipe(Scope.provide(again), Effect.provideService(McpServer.McpServer, mcp))
+      assert.strictEqual(yield* listChanges, 1)
+      assert.isTrue(Exit.isSuccess(yield* read(`${root}/scripts/fill.py`)))
+      yield* Scope.close(again, Exit.void)
+      assert.strictEqual(yield* listChanges, 1)
+      assert.isTrue(Exit.isFailure(yield* read(`${root}/scripts/fill.py`)))
+    })
+  )
 
   it.effect("2026-07-28 results carry cache hints; skills/get has no cursor", () =>
     Effect.gen(function* () {

@@ -272,7 +272,7 @@ export const readResource =
 const readResourceWith = Effect.fnUntraced(function* (ctx: Context, params: unknown, info: Session.RequestInfo) {
   const uri = String(paramsOf(params).uri)
   const version = info.revision.version
-  const fixed = ctx.server.resources.get(uri)
+  const fixed = ctx.server.resources.get(uri) ?? ctx.server.skillFiles.get(uri)
   let run: Effect.Effect<Resource.Contents, unknown, unknown>
   let registered: Registered<unknown>
   let mimeType: string | undefined

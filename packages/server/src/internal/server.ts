@@ -72,6 +72,11 @@ export interface State {
   readonly prompts: Store<Prompt.Prompt<unknown>>
   /** Skills (SEP-2640), keyed by the URI of their `SKILL.md`. */
   readonly skills: Store<Skill.Skill>
+  /**
+   * The registered skills' supporting files (every file but the `SKILL.md`, which is in `resources`): read by
+   * URI, never listed by `resources/list`.
+   */
+  readonly skillFiles: Store<Resource.Resource<unknown>>
   readonly sessions: Set<SessionEntry>
   readonly listeners: Set<Listener>
   /** Run on `notifications/roots/list_changed` from any session. */
@@ -176,7 +181,7 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
       return taskRuntime
     }
     // A task's new status reaches the `subscriptions/listen` streams that asked for it.
-    const taskChanged = (record: TaskStore.TaskRecord) =>
+    const announceTask = (record: TaskStore.TaskRecord) =>
       Effect.suspend(() => {
         const sends: Array<Effect.Effect<void>> = []
         for (const listener of listeners) {
@@ -185,6 +190,19 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
           }
         }
         return broadcast(sends)
+      })
+    // Published too: a process sharing the task store may serve a listen stream for it, or run it.
+    const taskChanged = (record: TaskStore.TaskRecord) =>
+      published(announceTask(record), () => ({ _tag: "TaskStatus", taskId: record.taskId }))
+    // Read from the store only where it matters: a listen stream here asked for it, or it runs here.
+    const deliverTask = (taskId: string) =>
+      Effect.suspend(() => {
+        let wanted = taskRuntime?.running.has(taskId) === true
+        for (const listener of listeners) if (listener.taskIds?.has(taskId) === true) wanted = true
+        if (!wanted) return Effect.void
+        return Effect.flatMap(tasks().changedElsewhere(taskId), (record) =>
+          record === undefined ? Effect.void : announceTask(record)
+        )
       })
     // The registered tools taking tasks (their entries) decide the tasks capability.
     const taskTools = new Set<Registered<Tool.Tool<unknown>>>()
@@ -197,6 +215,7 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
       prompt: new Store<Prompt.Prompt<unknown>>(),
       skill: new Store<Skill.Skill>()
     }
+    const skillFiles = new Store<Resource.Resource<unknown>>()
     const sessions = new Set<SessionEntry>()
     const listeners = new Set<Listener>()
     const rootsHooks = new Set<(change: RootsChange) => Effect.Effect<void>>()
@@ -242,6 +261,18 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
             if (support === "optional" || support === "required") taskTools.add(entry)
           }
         }
+        // A skill's files come and go with it, in the same change (one `list_changed`). Only its SKILL.md is
+        // listed by `resources/list` (as SEP-2640 hosts discover skills, and SDK 2.4.0 lists them): the other
+        // files are read by URI, when needed, from its `skills/list` entry.
+        const files: Array<readonly [Store<Resource.Resource<unknown>>, Registered<Resource.Resource<unknown>>]> = []
+        if (kind === "skill") {
+          for (const skill of items as ReadonlyArray<Skill.Skill>) {
+            for (const resource of skill.resources) {
+              const to = resource.uri === skill.uri ? stores.resource : skillFiles
+              files.push([to, to.put(resource.uri, resource, context)])
+            }
+          }
+        }
         yield* listChanged(listKind[kind])
         yield* Effect.addFinalizer(() =>
           Effect.suspend(() => {
@@ -251,6 +282,7 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
               removed = true
               taskTools.delete(entry as Registered<Tool.Tool<unknown>>)
             }
+            for (const [from, entry] of files) removed = from.remove(entry) || removed
             return removed ? listChanged(listKind[kind]) : Effect.void
           })
         )
@@ -261,11 +293,12 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
     // Stateless revisions ask on every request, so the lookup is a small index, not a string key.
     const declarations = new Map<string | undefined, Array<Session.Capabilities | undefined>>()
     const capabilities = (revision: Revision.RevisionSpec | undefined): Session.Capabilities => {
-      const hasResources = stores.resource.size > 0 || stores.template.size > 0 || declared.has("resources")
+      const hasSkills = stores.skill.size > 0 || declared.has("skills")
+      const hasResources =
+        stores.resource.size > 0 || stores.template.size > 0 || declared.has("resources") || hasSkills
       const hasPrompts = stores.prompt.size > 0 || declared.has("prompts")
       const hasCompletions = hasPrompts || stores.template.size > 0
       const hasTools = stores.tool.size > 0 || declared.has("tools")
-      const hasSkills = stores.skill.size > 0
       const hasTasks = taskTools.size > 0
       const index =
         (hasResources ? 1 : 0) |
@@ -328,7 +361,11 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
         () => Effect.sync(() => changeHooks.delete(hook))
       ).pipe(Effect.asVoid)
     const deliver = (change: Change) =>
-      change._tag === "ListChanged" ? announceList(change.kind) : announceUpdate(change.uri)
+      change._tag === "ListChanged"
+        ? announceList(change.kind)
+        : change._tag === "ResourceUpdated"
+          ? announceUpdate(change.uri)
+          : deliverTask(change.taskId)
 
     const defaultLevel = options.defaultLogLevel === "off" ? undefined : (options.defaultLogLevel ?? "info")
     const log = (level: Logging.LoggingLevel, data: unknown, logger?: string) =>
@@ -371,6 +408,7 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
       templates: stores.template,
       prompts: stores.prompt,
       skills: stores.skill,
+      skillFiles,
       sessions,
       listeners,
       rootsHooks,
