@@ -66,6 +66,8 @@ export const make = Effect.fnUntraced(function* (options: Options) {
     peer: options.peer
   })
   const state = session.state
+  // What this client declares, for those who report it (a host's connection status).
+  state.declared = options.capabilities
   const callOptions = options.handshakeTimeout === undefined ? undefined : { timeout: options.handshakeTimeout }
 
   /** What the `server/discover` probe decided: the session is ready, or which revisions to try next. */

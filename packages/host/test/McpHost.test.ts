@@ -432,7 +432,8 @@ describe("McpHost", () => {
         Effect.provide(Layer.mergeAll(servers.connector, sampling))
       )
       const ready = yield* host.awaitReady("a")
-      assert.deepStrictEqual(Object.keys(ready.clientCapabilities).sort(), ["sampling"])
+      // What the client sent: the handlers' capabilities and the Tasks extension every client declares.
+      assert.deepStrictEqual(Object.keys(ready.clientCapabilities).sort(), ["extensions", "sampling"])
       yield* settle
       const warning = logs.find((l) => l.includes("declares no"))
       assert.isDefined(warning)
