@@ -9,10 +9,17 @@
  * change exactly once, whichever process made it.
  *
  * The table is polled, as effect/cluster polls its own message storage: a
- * change reaches the other processes within `pollInterval`. Rows are read
- * again for a few seconds (writers' commits may land out of order on
- * PostgreSQL) and remembered by id, so none is delivered twice; they are
- * deleted after `retention`.
+ * change reaches the other processes within `pollInterval`. On PostgreSQL a
+ * writer also sends a `NOTIFY` on a channel named after the table once its
+ * rows are committed, and every process `LISTEN`s to it and reads the table
+ * at once: a change crosses in a few milliseconds, and the poll stays as the
+ * safety net (a notification lost with its connection, a listener being
+ * reconnected). Rows are read again for a few seconds (writers' commits may
+ * land out of order on PostgreSQL) and remembered by id, so none is delivered
+ * twice; they are deleted after `retention`.
+ *
+ * Task statuses travel here too (`TaskStatus`, the task's id only: the
+ * process that wants it reads the record from the shared task store).
  */
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Arr from "effect/Array"
@@ -39,6 +46,23 @@ export interface Options {
 /** How far back (ms) each read looks past the newest change seen: commits may land out of order. */
 const LOOKBACK_MS = 5_000
 
+/** What `@effect/sql-pg`'s client adds to `SqlClient` (read by shape: SQLite users never load `pg`). */
+interface Notifying {
+  readonly listen: (
+    channel: string
+  ) => Effect.Effect<Queue.Dequeue<{ readonly payload: string }, SqlError>, SqlError, Scope.Scope>
+  readonly notify: (channel: string, payload: string) => Effect.Effect<void, SqlError>
+}
+
+const notifying = (sql: SqlClient.SqlClient): Notifying | undefined => {
+  const client = sql as unknown as Partial<Notifying>
+  return sql.onDialectOrElse({
+    pg: () =>
+      typeof client.listen === "function" && typeof client.notify === "function" ? (client as Notifying) : undefined,
+    orElse: () => undefined
+  })
+}
+
 interface Row {
   readonly id: string
   readonly origin: string
@@ -51,6 +75,7 @@ const decode = (text: string): McpServer.Change | undefined => {
     const change = JSON.parse(text) as McpServer.Change
     if (change._tag === "ListChanged" && ["tools", "resources", "prompts"].includes(change.kind)) return change
     if (change._tag === "ResourceUpdated" && typeof change.uri === "string") return change
+    if (change._tag === "TaskStatus" && typeof change.taskId === "string") return change
     return undefined
   } catch {
     return undefined
@@ -86,6 +111,7 @@ export const make = Effect.fnUntraced(function* (
 
   const origin = crypto.randomUUID()
   let sequence = 0
+  const pg = notifying(sql)
   const outbox = yield* Queue.unbounded<McpServer.Change>()
   // Announcing never waits for the database: the change is written by the fiber below.
   yield* server.onChange((change) => Effect.sync(() => void Queue.offerUnsafe(outbox, change)))
@@ -99,6 +125,8 @@ export const make = Effect.fnUntraced(function* (
       at
     }))
     yield* sql`INSERT INTO ${table} ${sql.insert(rows)}`.pipe(
+      // Committed: the others read the table now rather than on their next poll.
+      Effect.andThen(pg === undefined ? Effect.void : pg.notify(name, origin)),
       Effect.catch((error) => Effect.logWarning("cluster changes not published", error))
     )
   })
@@ -130,7 +158,25 @@ export const make = Effect.fnUntraced(function* (
     if (reads++ % 50 === 0) yield* sql`DELETE FROM ${table} WHERE at < ${now - retentionMs}`
   }).pipe(Effect.catch((error) => Effect.logWarning("cluster changes not read", error)))
   yield* read
-  yield* Effect.forkScoped(Effect.repeat(read, Schedule.spaced(pollEvery)))
+  // A read follows a wake-up (NOTIFY) or `pollEvery` without one; wake-ups during a read make one more read.
+  const wake = yield* Queue.dropping<void>(1)
+  yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.timeoutOption(Queue.take(wake), pollEvery), read)))
+  if (pg !== undefined) {
+    const listen = Effect.gen(function* () {
+      const notifications = yield* pg.listen(name)
+      // Changes made while not listening are read by the poll; a process's own need no read.
+      return yield* Effect.forever(
+        Effect.flatMap(Queue.take(notifications), (notification) =>
+          notification.payload === origin ? Effect.void : Queue.offer(wake, undefined)
+        )
+      )
+    }).pipe(
+      Effect.scoped,
+      Effect.tapError((error) => Effect.logWarning("cluster changes: LISTEN lost, listening again", error)),
+      Effect.retry(Schedule.spaced("1 second"))
+    )
+    yield* Effect.forkScoped(listen)
+  }
 })
 
 /** Connects the server to the cluster's change table while the Layer is alive. */

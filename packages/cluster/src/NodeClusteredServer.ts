@@ -33,6 +33,7 @@ import type * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as SqlDatabase from "@effect-mcp/sql/SqlDatabase"
 import * as SqlEventStore from "@effect-mcp/sql/SqlEventStore"
+import * as SqlTaskStore from "@effect-mcp/sql/SqlTaskStore"
 import * as NodeClusterHttp from "@effect/platform-node/NodeClusterHttp"
 import * as RunnerAddress from "effect/cluster/RunnerAddress"
 import type * as ShardingConfig from "effect/cluster/ShardingConfig"
@@ -84,8 +85,15 @@ export interface Options {
    * runner, also once reopened elsewhere. Default: none.
    */
   readonly auth?: NodeMcpServer.HttpAuth | ((endpointUrl: string) => NodeMcpServer.HttpAuth) | undefined
-  /** How list changes and resource updates reach the other processes (see `ChangeFeed`). */
+  /** How list changes, resource updates and task statuses reach the other processes (see `ChangeFeed`). */
   readonly changes?: ChangeFeed.Options | undefined
+  /**
+   * The tasks table in the cluster's database (`SqlTaskStore`): every runner
+   * reads every task, so a session's tasks answer wherever the session moves,
+   * and a task whose runner was lost reads `failed`. A `TaskStore` the server
+   * Layer already has is used instead. Default: `SqlTaskStore`'s.
+   */
+  readonly tasks?: SqlTaskStore.Options | undefined
 }
 
 /**
@@ -159,7 +167,7 @@ export const layer = <E, R>(
     ChangeFeed.layer(options.changes)
   ).pipe(
     Layer.provide(Layer.mergeAll(sharding, SessionState.layerSql(), events)),
-    Layer.provide(server),
+    Layer.provide(Layer.provide(server, SqlTaskStore.layer(options.tasks))),
     Layer.provide(database)
   ) as Layer.Layer<HttpServer.HttpServer, unknown, Exclude<R, never>>
 }

@@ -7,13 +7,17 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as ChangeFeed from "@effect-mcp/cluster/ChangeFeed"
+import * as Tasks from "@effect-mcp/protocol/Tasks"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Resource from "@effect-mcp/server/Resource"
+import * as Tool from "@effect-mcp/server/Tool"
 import * as NodeSqlite from "@effect-mcp/sql/NodeSqlite"
+import * as SqlTaskStore from "@effect-mcp/sql/SqlTaskStore"
 import * as McpTest from "@effect-mcp/testing/McpTest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
+import * as Schema from "effect/Schema"
 import { TestClock } from "effect/testing"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -70,5 +74,89 @@ describe("ChangeFeed", () => {
       assert.deepStrictEqual(yield* methods(a), ["notifications/resources/list_changed"])
       assert.deepStrictEqual(yield* methods(b), [])
     }).pipe(Effect.scoped)
+  )
+
+  it.effect(
+    "a task's status reaches the other server's listen stream, and a cancel there interrupts its work here",
+    () =>
+      Effect.gen(function* () {
+        const file = yield* tempFile
+        let finalized = 0
+        const slow = Tool.make("slow", {
+          input: Schema.Struct({ seconds: Schema.Number }),
+          taskSupport: "optional",
+          handler: ({ seconds }) =>
+            Effect.as(
+              Effect.ensuring(
+                Effect.sleep(`${seconds} seconds`),
+                Effect.sync(() => finalized++)
+              ),
+              `slept ${seconds}`
+            )
+        })
+        // Two servers with their tasks in one SQLite file, each on its own connection.
+        const taskProcess = Effect.gen(function* () {
+          const sql = yield* Layer.build(NodeSqlite.layer({ filename: file }))
+          const tasksServer = Layer.provideMerge(Tool.layer(slow), McpServer.layer({ name: "tasks", version: "1.0.0" }))
+          const connection = yield* McpTest.connectRaw(
+            Layer.provide(tasksServer, Layer.provide(SqlTaskStore.layer(), Layer.succeedContext(sql))),
+            {
+              revision: "2026-07-28",
+              capabilities: { extensions: { [Tasks.extensionId]: {} } },
+              notifications: ["notifications/subscriptions/acknowledged", "notifications/tasks"]
+            }
+          )
+          yield* ChangeFeed.make().pipe(
+            Effect.provideService(McpServer.McpServer, connection.server),
+            Effect.provideContext(sql)
+          )
+          return connection
+        })
+        const a = yield* taskProcess
+        const b = yield* taskProcess
+        const listen = (taskId: string) =>
+          Effect.gen(function* () {
+            yield* b.session
+              .request("subscriptions/listen", { notifications: { taskIds: [taskId] } })
+              .pipe(Effect.forkChild)
+            assert.strictEqual((yield* Queue.take(b.notifications)).method, "notifications/subscriptions/acknowledged")
+          })
+        const heard = Effect.map(b.drain, (notes) =>
+          notes.map((n) => {
+            const task = n.params as { readonly status: string; readonly result?: { readonly content: unknown } }
+            return [n.method, task.status, task.result?.content]
+          })
+        )
+
+        // Made and run on A, heard on B once A has written it and B has read the table.
+        const quick = (yield* a.request("tools/call", { name: "slow", arguments: { seconds: 0.9 } })) as {
+          taskId: string
+        }
+        yield* listen(quick.taskId)
+        // Done at 900 ms, between B's reads at 800 and 1000 ms.
+        yield* TestClock.adjust("900 millis")
+        assert.deepStrictEqual(yield* heard, [])
+        yield* TestClock.adjust("100 millis")
+        assert.deepStrictEqual(yield* heard, [
+          ["notifications/tasks", "completed", [{ type: "text", text: "slept 0.9" }]]
+        ])
+        assert.strictEqual(finalized, 1)
+
+        // Cancelled through B while it runs on A: B's listener hears it at once, A stops the work on its next read.
+        const long = (yield* a.request("tools/call", { name: "slow", arguments: { seconds: 600 } })) as {
+          taskId: string
+        }
+        yield* listen(long.taskId)
+        yield* b.request("tasks/cancel", { taskId: long.taskId })
+        assert.deepStrictEqual(yield* heard, [["notifications/tasks", "cancelled", undefined]])
+        assert.strictEqual(finalized, 1)
+        yield* TestClock.adjust("200 millis")
+        assert.strictEqual(finalized, 2)
+        const read = (yield* a.request("tasks/get", { taskId: long.taskId })) as { readonly status: string }
+        assert.strictEqual(read.status, "cancelled")
+        // Many reads later, nothing is heard twice.
+        for (let i = 0; i < 10; i++) yield* TestClock.adjust("200 millis")
+        assert.deepStrictEqual(yield* heard, [])
+      }).pipe(Effect.scoped)
   )
 })

@@ -26,7 +26,7 @@ export const serve = (cli: Cli.Http, auth?: NodeClusteredServer.Options["auth"])
     return yield* Effect.never
   }).pipe(
     Effect.provide(
-      NodeClusteredServer.layer(EverythingServer.layer(), {
+      NodeClusteredServer.layer(serverOf(cli), {
         storage: cli.cluster!.storage,
         host: cli.host,
         port: cli.port,
@@ -48,6 +48,10 @@ export const serve = (cli: Cli.Http, auth?: NodeClusteredServer.Options["auth"])
       })
     )
   )
+
+/** The everything server, its tasks in the cluster's database: `--task-heartbeat` sets how soon a lost runner's read `failed`. */
+const serverOf = (cli: Cli.Http) =>
+  EverythingServer.layer(cli.taskHeartbeatMs === undefined ? {} : { tasks: { heartbeatMs: cli.taskHeartbeatMs } })
 
 /**
  * Shard lock and health timings from the environment (MCP_CLUSTER_LOCK_EXPIRATION_MS...), so

@@ -70,14 +70,22 @@ export const modeOf = (
 
 // Tasks made by a session without a principal, listed by `tasks/list` to that session only.
 const sessionKeys = new WeakMap<Session.SessionShape, string>()
-const sessionKey = (session: Session.SessionShape): string => {
-  let key = sessionKeys.get(session)
-  if (key === undefined) {
-    key = `s:${SecureRandom.uuidV4Unsafe()}`
-    sessionKeys.set(session, key)
-  }
-  return key
-}
+/**
+ * An HTTP session is known by its `Mcp-Session-Id`, the same on every process
+ * that serves it: a session that moved to another process of a cluster (its
+ * owner lost) still lists the tasks it made. Any other session gets a random key.
+ */
+const sessionKey = (session: Session.SessionShape): Effect.Effect<string> =>
+  Effect.map(Effect.serviceOption(CurrentHttpSession.CurrentHttpSession), (http) => {
+    const id = http._tag === "Some" ? http.value.sessionId : undefined
+    if (id !== undefined) return `s:${id}`
+    let key = sessionKeys.get(session)
+    if (key === undefined) {
+      key = `s:${SecureRandom.uuidV4Unsafe()}`
+      sessionKeys.set(session, key)
+    }
+    return key
+  })
 
 /** The principal key of the request, if it was authenticated. */
 const principalOf: Effect.Effect<string | undefined> = Effect.map(CurrentHttpSession.authenticated, (principal) =>
@@ -96,11 +104,12 @@ export const start = (
     const runtime = server.tasks()
     const principal = yield* principalOf
     const stateful = !info.revision.stateless && session !== undefined
+    const owner = principal ?? (stateful ? yield* sessionKey(session) : "")
     const p = paramsOf(info.request.params)
     const requested = Predicate.isObject(p.task) ? (p.task as Obj).ttl : undefined
     const record = yield* runtime.start(
       {
-        owner: principal ?? (stateful ? sessionKey(session) : ""),
+        owner,
         method: info.request.method,
         ttlMs: typeof requested === "number" && coreTasks(info) ? requested : undefined,
         revision: info.revision,
@@ -187,9 +196,14 @@ export const handlers = (server: State, pageSize: number, sessionOf: () => Sessi
 
   const list: Handler = (params) =>
     Effect.flatMap(principalOf, (principal): Effect.Effect<object, McpError.McpError> => {
+      if (principal !== undefined) return listOf(principal, params)
       const session = sessionOf()
-      const owner = principal ?? (session === undefined ? undefined : sessionKey(session))
-      if (owner === undefined) return Effect.succeed({ tasks: [] })
+      if (session === undefined) return Effect.succeed({ tasks: [] })
+      return Effect.flatMap(sessionKey(session), (owner) => listOf(owner, params))
+    })
+
+  const listOf = (owner: string, params: unknown): Effect.Effect<object, McpError.McpError> =>
+    Effect.suspend((): Effect.Effect<object, McpError.McpError> => {
       const cursor = paramsOf(params).cursor
       if (cursor !== undefined && (typeof cursor !== "string" || TaskStore.decodeCursor(cursor) === undefined)) {
         return Effect.fail(new McpError.InvalidParams({ message: "Invalid params: unknown cursor" }))

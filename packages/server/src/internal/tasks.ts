@@ -347,6 +347,25 @@ export class Runtime {
     })
   }
 
+  /**
+   * A task's status changed in another process sharing the store (a cluster's
+   * change feed): its record as stored now. A task that process ended
+   * (`tasks/cancel` served there) while its work runs here is interrupted, in
+   * the background: the feed delivering it does not wait for its finalizers.
+   */
+  changedElsewhere(taskId: string): Effect.Effect<TaskStore.TaskRecord | undefined> {
+    return Effect.flatMap(
+      Effect.orElseSucceed(this.store.get(taskId), () => undefined),
+      (record) => {
+        const running = this.running.get(taskId)
+        if (record === undefined || running === undefined || !Tasks.isTerminal(record.status)) {
+          return Effect.succeed(record)
+        }
+        return Effect.as(Effect.forkIn(Fiber.interrupt(running.fiber), this.scope), record)
+      }
+    )
+  }
+
   /** Answers a task's outstanding asks (`tasks/update`); unknown and answered keys are ignored. */
   answer(taskId: string, responses: { readonly [key: string]: unknown }): Effect.Effect<void> {
     return Effect.suspend(() => {
