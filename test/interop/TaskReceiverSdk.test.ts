@@ -2,8 +2,9 @@
  * The effect-mcp client as a task receiver for the official SDK 1.32.2
  * server (a real child process over stdio, see sdkTaskRequester.ts): the SDK
  * asks for a sampling as a task (2025-11-25), our client answers with a task,
- * runs its SamplingHandler as a fiber, and serves the SDK's `tasks/get` polls
- * and `tasks/result`; the SDK's `tasks/cancel` interrupts the handler (its
+ * runs its SamplingHandler as a fiber, serves the SDK's `tasks/get` polls
+ * and `tasks/result`, and tells the SDK each new status with
+ * `notifications/tasks/status` (read by the SDK's schema); the SDK's `tasks/cancel` interrupts the handler (its
  * finalizer runs) and its `tasks/list` shows the task cancelled.
  */
 import { fileURLToPath } from "node:url"
@@ -58,6 +59,8 @@ describe("the SDK 1.32.2 server asks our client for a sampling run as a task", (
         assert.isAbove(summary.statuses.length, 1)
         assert.strictEqual(summary.statuses.at(-1), "completed")
         assert.isTrue(summary.statuses.slice(0, -1).every((s: string) => s === "working"))
+        // The completion was also told (before tasks/result was answered, so the SDK has it by then).
+        assert.deepStrictEqual(summary.notified, [[summary.taskId, "completed"]])
 
         const abandoned = JSON.parse(textOf(yield* client.callTool("abandon")))
         assert.strictEqual(abandoned.cancelled.status, "cancelled", child.stderr())

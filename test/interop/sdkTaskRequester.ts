@@ -6,13 +6,15 @@
  *
  * Tools:
  * - `summarize`: asks the client's model as a task (ttl 60 s) and answers with
- *   JSON `{ taskId, statuses, text }` (the statuses the SDK polled);
+ *   JSON `{ taskId, statuses, text, notified }` (the statuses the SDK polled,
+ *   and those the client told it with `notifications/tasks/status`);
  * - `abandon`: asks as a task, then, once the client has made it, cancels it
  *   with `tasks/cancel` and answers with JSON `{ cancelled, listed }` (the
  *   cancel's answer and the client's `tasks/list`).
  */
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
+import { TaskStatusNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 
 const text = (t: string) => ({ content: [{ type: "text" as const, text: t }] })
 
@@ -23,6 +25,11 @@ const params = {
 
 const server = new McpServer({ name: "sdk-task-requester", version: "1.32.2" }, { capabilities: {} })
 const low = server.server
+// Every task status notification the client sends, as [taskId, status].
+const notified: Array<[string, string]> = []
+low.setNotificationHandler(TaskStatusNotificationSchema, (notification) => {
+  notified.push([notification.params.taskId, notification.params.status])
+})
 
 server.registerTool("summarize", { description: "samples as a task" }, async () => {
   const statuses: Array<string> = []
@@ -37,7 +44,7 @@ server.registerTool("summarize", { description: "samples as a task" }, async () 
     }
     if (message.type === "error") throw message.error
   }
-  return text(JSON.stringify({ taskId, statuses, text: answer }))
+  return text(JSON.stringify({ taskId, statuses, text: answer, notified: notified.filter(([id]) => id === taskId) }))
 })
 
 server.registerTool("abandon", { description: "samples as a task, then cancels it" }, async () => {

@@ -4,7 +4,8 @@
  * `sampling/createMessage` or `elicitation/create` that carries `task` at once
  * with a task, runs the handler on a fiber of the client's scope, and serves
  * the server's `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel`
- * (cancelling interrupts the handler). See "The client as a task receiver" in
+ * (cancelling interrupts the handler), and tells the server each new status
+ * with `notifications/tasks/status`. See "The client as a task receiver" in
  * docs/tasks.md.
  */
 

@@ -82,6 +82,14 @@ const settled = (done: () => boolean) =>
 const responses = (sent: ReadonlyArray<JsonRpc.Message>) =>
   sent.flatMap((m) => ("result" in m ? [m.result as Obj] : []))
 
+/** The `notifications/tasks/status` the client sent, as [taskId, status]. */
+const statusNotifications = (sent: ReadonlyArray<JsonRpc.Message>) =>
+  sent.flatMap((m) =>
+    "method" in m && m.method === "notifications/tasks/status" && !("id" in m)
+      ? [[(m.params as Obj).taskId, (m.params as Obj).status]]
+      : []
+  )
+
 describe("the client as a task receiver (2025-11-25)", () => {
   it.effect("sampling and elicitation asked as tasks: answered with a task, polled, read; transparent", () =>
     Effect.gen(function* () {
@@ -127,6 +135,13 @@ describe("the client as a task receiver (2025-11-25)", () => {
       )
       const payload = sent.find((r) => r.model === "m")
       assert.deepStrictEqual(payload!._meta[Tasks.relatedTaskKey], { taskId: created!.task.taskId })
+      // Its one change of status was told to the server, before the result was read.
+      assert.deepStrictEqual(statusNotifications(wire!.sent), [[created!.task.taskId, "completed"]])
+      const told = wire!.sent.findIndex((m) => "method" in m && m.method === "notifications/tasks/status")
+      assert.isBelow(
+        told,
+        wire!.sent.findIndex((m) => "result" in m && (m.result as Obj).model === "m")
+      )
 
       assert.strictEqual(textOf(yield* timed(client.callTool("confirm"))), "hello Ada")
       const tasks = responses(wire!.sent).filter((r) => r.task !== undefined)
@@ -169,6 +184,9 @@ describe("the client as a task receiver (2025-11-25)", () => {
       yield* settled(() => statuses().includes("cancelled"))
       // Polled every 500 ms (the default interval) while it ran: 4 polls in 2 seconds, all `working`.
       assert.deepStrictEqual(statuses(), ["working", "working", "working", "working", "cancelled"])
+      // The cancel was told once (the interrupted handler's own outcome changes nothing after it).
+      yield* settled(() => statusNotifications(wire!.sent).length > 0)
+      assert.deepStrictEqual(statusNotifications(wire!.sent), [[created.task.taskId, "cancelled"]])
     })
   )
 

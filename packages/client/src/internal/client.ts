@@ -106,7 +106,9 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
   const receiver = TaskReceiver.make(
     options.taskRequests,
     yield* Effect.scope,
-    ServerRequests.sessionHandlers(handlers, answer)
+    ServerRequests.sessionHandlers(handlers, answer),
+    // Tasks run only once the connection below is made.
+    (method, params) => Effect.ignore(Effect.suspend(() => connection.notify(method, params)))
   )
   const declared = ServerRequests.capabilities(handlers, options.capabilities)
   const connection = yield* Connection.make({

@@ -12,7 +12,10 @@
  * Tasks live in memory, bounded like the server's default store: at most
  * `maxTasks` (the oldest terminal ones make room; a new one is refused when
  * every task still runs), each dropped once its `ttl` from creation ran out.
- * Status notifications are optional in the specification and not sent.
+ * Each change of a task's status is told to the server with
+ * `notifications/tasks/status` (the task as `tasks/get` answers it), as the
+ * server side does: optional in the specification (the requestor keeps
+ * polling), it lets a requestor that listens stop waiting at once.
  */
 import type * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import * as Defect from "@effect-mcp/engine/Defect"
@@ -50,6 +53,8 @@ type Augmentable = keyof typeof capabilityKeys
 
 const pageSize = 100
 
+const statusMethod = "notifications/tasks/status"
+
 const notFound = (taskId: string) =>
   new McpError.InvalidParams({
     message: `Failed to retrieve task ${JSON.stringify(taskId.slice(0, 100))}: Task not found`
@@ -66,7 +71,9 @@ export interface Receiver {
 export const make = (
   options: TaskRequests.Options | undefined,
   scope: Scope.Scope,
-  inner: ReadonlyMap<string, Session.Handler>
+  inner: ReadonlyMap<string, Session.Handler>,
+  /** Sends a notification to the server on the client's current session (a failure to send is ignored). */
+  notify: (method: string, params: object) => Effect.Effect<void>
 ): Receiver => {
   // Only the requests the client has a handler for can be taken as tasks.
   const enabled = new Set<Augmentable>()
@@ -101,10 +108,13 @@ export const make = (
       ? defaultTtl
       : Math.min(Math.round(requested), maxTtl)
 
-  /** Moves a task to `status` unless it is terminal already (a terminal task never changes). */
+  /**
+   * Moves a task to `status` unless it is terminal already (a terminal task never changes), and tells the
+   * server. Recorded before the notification is sent: a `tasks/get` crossing it reads the new status too.
+   */
   const settle = (entry: Entry, status: Tasks.TaskStatus, fields: Partial<Entry>, message?: string) =>
-    Effect.map(Clock.currentTimeMillis, (now) => {
-      if (Tasks.isTerminal(entry.task.status)) return
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      if (Tasks.isTerminal(entry.task.status)) return Effect.void
       const { statusMessage: _, ...rest } = entry.task
       entry.task = {
         ...rest,
@@ -114,6 +124,7 @@ export const make = (
       }
       if (fields.result !== undefined) entry.result = fields.result
       if (fields.error !== undefined) entry.error = fields.error
+      return notify(statusMethod, entry.task)
     })
 
   const outcome = (entry: Entry, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> => {
