@@ -8,7 +8,10 @@
  *   package's README, against the installed `.d.ts`;
  * - a plain `.mjs` echo server answers the official SDK client over stdio and
  *   over Streamable HTTP;
- * - a plain `.mjs` McpClient calls the installed `mcp-everything-server --stdio`.
+ * - a plain `.mjs` McpClient calls the installed `mcp-everything-server --stdio`;
+ * - that echo server, shipped by the recipe of docs/shipping.md (`examples/shipping/`: bundled by rolldown,
+ *   started by a launcher that turns Node's compile cache on), runs from a folder of its own with no
+ *   `node_modules` and answers the official SDK client over stdio.
  *
  * Every child runs with NODE_OPTIONS replaced by `--no-experimental-strip-types`:
  * no workspace condition leaks in, and a `.ts` file reached at run time fails.
@@ -119,6 +122,12 @@ const setUp = async (): Promise<Project> => {
   return { dir, packed, env }
 }
 
+/** The test's temporary folder (the consumer project is inside it). */
+const installedTemp = (): string => {
+  if (tempDir === undefined) throw new Error("the install in beforeAll failed")
+  return tempDir
+}
+
 const installed = (): Project => {
   if (project === undefined) throw new Error("the install in beforeAll failed")
   return project
@@ -174,6 +183,19 @@ const spawnHttpServer = Effect.acquireRelease(
     )
   })
 )
+
+/** The package specifiers (neither relative nor `node:`) a bundle's `.mjs` files import. */
+const packageImportsOf = async (dir: string): Promise<ReadonlyArray<string>> => {
+  const specifiers: Array<string> = []
+  for (const file of await filesUnder(dir)) {
+    const text = await fs.readFile(file, "utf8")
+    const code = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "")
+    for (const [, specifier] of code.matchAll(/(?:\bfrom|^import|\bimport\()\s*["']([^"']+)["']/gm)) {
+      if (!specifier!.startsWith(".") && !specifier!.startsWith("node:")) specifiers.push(specifier!)
+    }
+  }
+  return specifiers
+}
 
 /** The text of the first content block of a tool result. */
 const textOf = (result: SdkClient.Json): string => result.content[0].text
@@ -294,6 +316,62 @@ describe("installed packages (npm pack, npm install outside the workspace)", () 
         assert.strictEqual(client.getServerVersion()?.name, "installed-echo")
         const result = yield* Effect.promise(() => client.callTool({ name: "echo", arguments: { text: "over HTTP" } }))
         assert.strictEqual(textOf(result), "echo: over HTTP")
+      }),
+    120_000
+  )
+
+  it.live(
+    "the echo server shipped by the examples/shipping recipe runs alone and answers the official SDK client",
+    () =>
+      Effect.gen(function* () {
+        const { dir, env } = installed()
+        // The recipe's files next to the user's server in the project, then the recipe's command, run there.
+        const project = path.join(dir, "shipping")
+        yield* Effect.promise(async () => {
+          await fs.cp(path.join(root, "examples", "shipping"), project, { recursive: true })
+          await fs.copyFile(path.join(dir, "server.mjs"), path.join(project, "server.mjs"))
+        })
+        const rolldown = path.join(root, "node_modules", "rolldown", "bin", "cli.mjs")
+        const built = yield* Effect.promise(() =>
+          run(node, [rolldown, "-c", "rolldown.config.mjs"], { cwd: project, env: cleanEnv() })
+        )
+        assert.strictEqual(built.code, 0, describeRun("rolldown -c rolldown.config.mjs", built))
+        // What ships is the launcher and the bundle, copied where no node_modules can be found.
+        const shipped = path.join(installedTemp(), "shipped")
+        yield* Effect.promise(async () => {
+          for (const part of ["bin", "dist"]) {
+            await fs.cp(path.join(project, part), path.join(shipped, part), { recursive: true })
+          }
+        })
+        assert.deepStrictEqual(yield* Effect.promise(() => packageImportsOf(path.join(shipped, "dist"))), [])
+        // No NODE_COMPILE_CACHE: only the launcher can turn the cache on, in its default place under TMPDIR.
+        const tmp = path.join(installedTemp(), "tmp")
+        yield* Effect.promise(() => fs.mkdir(tmp))
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const transport = new StdioClientTransport({
+              command: node,
+              args: [path.join(shipped, "bin", "server.mjs"), "--stdio"],
+              cwd: shipped,
+              env: { ...(env as Record<string, string>), TMPDIR: tmp },
+              stderr: "pipe"
+            })
+            const { client } = yield* SdkClient.connect(transport)
+            assert.strictEqual(client.getServerVersion()?.name, "installed-echo")
+            const tools = yield* Effect.promise(() => client.listTools())
+            assert.deepStrictEqual(
+              tools.tools.map((tool) => tool.name),
+              ["echo"]
+            )
+            const result = yield* Effect.promise(() =>
+              client.callTool({ name: "echo", arguments: { text: "shipped" } })
+            )
+            assert.strictEqual(textOf(result), "echo: shipped")
+          })
+        )
+        // The server exited when the client closed its stdin, and Node wrote the compile cache on the way out.
+        const cached = yield* Effect.promise(() => filesUnder(path.join(tmp, "node-compile-cache")).catch(() => []))
+        assert.isAbove(cached.length, 0, "the launcher turned the compile cache on")
       }),
     120_000
   )

@@ -4,12 +4,16 @@
  * project outside the workspace next to the official SDK, zod and the SDK's
  * reference everything server (the versions this package pins), and the
  * plain-JavaScript servers of `installed/` (two echo servers, two floors) copied in. Nothing there is
- * TypeScript: Node loads the built `dist` as published.
+ * TypeScript: Node loads the built `dist` as published. Each echo server is also
+ * shipped the way docs/shipping.md tells a user to ship theirs: bundled by the
+ * recipe of `examples/shipping/` (its rolldown config, run by the rolldown
+ * command line in the project) and started by that recipe's launcher.
  */
 import { execFile } from "node:child_process"
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { createRequire } from "node:module"
 import { fileURLToPath } from "node:url"
 import { packAll } from "../../../scripts/pack.ts"
 
@@ -20,6 +24,10 @@ export interface Installed {
   readonly effectEcho: string
   /** The SDK's echo server (`sdkEcho.mjs`). */
   readonly sdkEcho: string
+  /** The launcher of effectEcho.mjs bundled by the `examples/shipping/` recipe. */
+  readonly effectEchoShipped: string
+  /** The launcher of sdkEcho.mjs bundled by the same recipe. */
+  readonly sdkEchoShipped: string
   /** Node alone answering `initialize` (`nodeFloor.mjs`). */
   readonly nodeFloor: string
   /** effect's Effect, Layer, Schema and Node runtime imported, then Node answering (`effectFloor.mjs`). */
@@ -46,6 +54,26 @@ const run = (command: string, args: ReadonlyArray<string>, cwd: string): Promise
       else reject(new Error(`${command} ${args.join(" ")} failed: ${error.message}\n${stderr}`))
     })
   })
+
+const shippingRecipe = Path.join(repoRoot, "examples", "shipping")
+const rolldownCli = Path.join(
+  Path.dirname(createRequire(import.meta.url).resolve("rolldown/package.json")),
+  "bin",
+  "cli.mjs"
+)
+
+/**
+ * Ships `server` (a file of the project) as the recipe says: the recipe's files and the server (as the
+ * recipe's `server.mjs`) in a folder of the project, `rolldown -c rolldown.config.mjs` run there (imports
+ * resolve to the project's installed packages); returns the launcher, `bin/server.mjs`.
+ */
+const ship = async (project: string, server: string, name: string): Promise<string> => {
+  const dir = Path.join(project, name)
+  await Fs.cp(shippingRecipe, dir, { recursive: true, filter: (file) => !file.endsWith(".md") })
+  await Fs.copyFile(Path.join(project, server), Path.join(dir, "server.mjs"))
+  await run(process.execPath, [rolldownCli, "-c", "rolldown.config.mjs"], dir)
+  return Path.join(dir, "bin", "server.mjs")
+}
 
 const readJson = async (file: string): Promise<Record<string, unknown>> =>
   JSON.parse(await Fs.readFile(file, "utf8")) as Record<string, unknown>
@@ -85,6 +113,10 @@ export const make = async (): Promise<Installed> => {
     for (const file of ["effectEcho.mjs", "sdkEcho.mjs", "nodeFloor.mjs", "effectFloor.mjs", "countModules.mjs"]) {
       await Fs.copyFile(Path.join(benchDir, "installed", file), Path.join(dir, file))
     }
+    const [effectEchoShipped, sdkEchoShipped] = await Promise.all([
+      ship(dir, "effectEcho.mjs", "effect-echo-shipped"),
+      ship(dir, "sdkEcho.mjs", "sdk-echo-shipped")
+    ])
     const modules = Path.join(dir, "node_modules")
     const sdkEverythingPackage = Path.join(modules, "@modelcontextprotocol", "server-everything")
     const sdkEverythingJson = await readJson(Path.join(sdkEverythingPackage, "package.json"))
@@ -93,6 +125,8 @@ export const make = async (): Promise<Installed> => {
       dir,
       effectEcho: Path.join(dir, "effectEcho.mjs"),
       sdkEcho: Path.join(dir, "sdkEcho.mjs"),
+      effectEchoShipped,
+      sdkEchoShipped,
       nodeFloor: Path.join(dir, "nodeFloor.mjs"),
       effectFloor: Path.join(dir, "effectFloor.mjs"),
       effectEverything: await Fs.realpath(Path.join(modules, ".bin", "mcp-everything-server")),

@@ -101,15 +101,22 @@ describe("bench --quick", () => {
             [
               "effect-mcp echo",
               "SDK echo",
+              "effect-mcp echo, bundled by its user (examples/shipping)",
+              "SDK echo, bundled the same way",
               "effect-mcp everything (mcp-everything-server)",
               "SDK everything (server-everything)",
               "effect floor (effect imported, no MCP library)",
               "Node floor (no library)",
               "effect-mcp echo / SDK echo",
+              "effect-mcp echo bundled / SDK echo",
+              "effect-mcp echo bundled / SDK echo bundled",
               "effect-mcp everything / SDK everything",
               "effect floor / SDK echo"
             ]
           )
+          // The recipe's bundle holds the whole server: a handful of files, not the installed modules.
+          const shipped = cold.rows.find((r) => r.label.startsWith("effect-mcp echo, bundled"))!
+          assert.isBelow(shipped.values.modules!.median, 10)
           for (const row of cold.rows.filter((r) => r.kind === "implementation")) {
             for (const key of ["plain", "noCache", "cache", "cpuNoCache", "cpuCache"]) {
               assert.isTrue(row.values[key]!.median > 0, `${row.label} ${key}`)

@@ -2,7 +2,8 @@
  * W2, cold start from the installed packages: what a user who installed
  * effect-mcp (or the SDK) from a registry sees when a client starts the
  * server. The echo servers (`installed/*.mjs`, plain JavaScript over the
- * installed `dist`) and the two everything servers (effect-mcp's installed
+ * installed `dist`), the same two shipped bundled by the recipe of
+ * docs/shipping.md (`examples/shipping/`), and the two everything servers (effect-mcp's installed
  * `mcp-everything-server` bin, the SDK's reference
  * `@modelcontextprotocol/server-everything`) are each started in three ways:
  * as installed (no compile-cache setting: whatever the server does itself),
@@ -27,6 +28,16 @@ interface Server extends Candidate {
 const servers: ReadonlyArray<Server> = [
   { id: "effect-echo", label: "effect-mcp echo", server: (i) => ({ script: i.effectEcho }) },
   { id: "sdk-echo", label: "SDK echo", server: (i) => ({ script: i.sdkEcho }) },
+  {
+    id: "effect-echo-shipped",
+    label: "effect-mcp echo, bundled by its user (examples/shipping)",
+    server: (i) => ({ script: i.effectEchoShipped })
+  },
+  {
+    id: "sdk-echo-shipped",
+    label: "SDK echo, bundled the same way",
+    server: (i) => ({ script: i.sdkEchoShipped })
+  },
   {
     id: "effect-everything",
     label: "effect-mcp everything (mcp-everything-server)",
@@ -75,6 +86,20 @@ const timed = ["plain", "noCache", "cache", "cpuNoCache", "cpuCache", "modules"]
 
 const ratios: ReadonlyArray<RatioSpec> = [
   { label: "effect-mcp echo / SDK echo", numerator: "effect-echo", denominator: "sdk-echo", metrics: timed },
+  // What a user who ships their server bundled (docs/shipping.md) gets, against the SDK's server as installed
+  // (the issue's comparison) and against the SDK's server shipped the same way.
+  {
+    label: "effect-mcp echo bundled / SDK echo",
+    numerator: "effect-echo-shipped",
+    denominator: "sdk-echo",
+    metrics: timed
+  },
+  {
+    label: "effect-mcp echo bundled / SDK echo bundled",
+    numerator: "effect-echo-shipped",
+    denominator: "sdk-echo-shipped",
+    metrics: timed
+  },
   {
     label: "effect-mcp everything / SDK everything",
     numerator: "effect-everything",
@@ -124,6 +149,7 @@ export const run = async (settings: Settings): Promise<Table> => {
         "Every effect-mcp package built, packed with npm and installed from the tarballs into a temporary project outside the workspace, next to the SDK, zod and `@modelcontextprotocol/server-everything` " +
           `${installed.versions.sdkEverything} from the registry; the echo servers are plain \`.mjs\` files (\`apps/bench/installed/\`) over the installed \`dist\`, no type stripping.`,
         "As installed: no compile-cache variable set (a launcher may turn the cache on itself); no compile cache: `NODE_DISABLE_COMPILE_CACHE=1`; NODE_COMPILE_CACHE: a cache directory filled by a first start.",
+        "Bundled by its user: the echo server shipped as docs/shipping.md says, by the recipe of `examples/shipping/` (its `rolldown.config.mjs` run with `rolldown -c` in the project, then its launcher `bin/server.mjs`, which turns Node's compile cache on before it imports the bundle); the SDK echo bundled and started by the same recipe, for reference.",
         "The installed `mcp-everything-server` bin runs the rolldown bundle its package ships (`dist/bundle/main.mjs`, built with the package) and turns Node's compile cache on itself; the SDK's bin runs its modules. The echo servers are the user's own `.mjs` over the installed modules: no bundle, no cache unless the environment sets one.",
         "Cold start is spawn to the `initialize` response read by a bare client (one NDJSON line out, one in). Modules: files loaded (ESM and CommonJS, counted by a `module.registerHooks` resolve hook) by the time `initialize` was answered.",
         "Main-thread CPU: the server's main thread's CPU time when the answer arrived (`/proc/<pid>/schedstat`), where modules are compiled, linked and run; far steadier than wall time on a shared machine.",
