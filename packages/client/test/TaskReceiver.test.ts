@@ -150,6 +150,32 @@ describe("the client as a task receiver (2025-11-25)", () => {
     })
   )
 
+  it.effect(
+    "the server's ask hears the client's status notification: the result is read at once, not a poll later",
+    () =>
+      Effect.gen(function* () {
+        const { layer } = yield* server
+        const handlers = SamplingHandler.layer(() =>
+          Effect.as(Effect.sleep("3 seconds"), {
+            role: "assistant" as const,
+            content: { type: "text" as const, text: "early" },
+            model: "m"
+          })
+        )
+        const { client } = yield* McpTest.connect(layer, {
+          revision: "2025-11-25",
+          clientInfo,
+          clientHandlers: handlers,
+          // A minute between polls: only the notification can end the wait after 3 seconds.
+          client: { taskRequests: { sampling: true, pollIntervalMs: 60_000 } }
+        })
+        const call = yield* Effect.forkChild(client.callTool("summarize"), { startImmediately: true })
+        yield* TestClock.adjust("3 seconds")
+        yield* settled(() => call.pollUnsafe() !== undefined)
+        assert.strictEqual(textOf(yield* Fiber.join(call)), "early")
+      })
+  )
+
   it.effect("interrupting the ask cancels the client's task: its handler fiber is interrupted (finalizer runs)", () =>
     Effect.gen(function* () {
       const { layer } = yield* server

@@ -171,7 +171,7 @@ export const viaSession = (
     )
   const task = options?.task
   if (task !== undefined && task !== false && AskTask.clientTakes(session, method)) {
-    return AskTask.run(method, params, task === true ? {} : task, send)
+    return AskTask.run(session, method, params, task === true ? {} : task, send)
   }
   return send(method, params, true)
 }

@@ -7,12 +7,16 @@
  * client suggests, and its outcome read with `tasks/result` (the request's
  * result, or the JSON-RPC error it came to). The handler that asked sees the
  * answer as a plain ask would have given it. An ask that is interrupted
- * cancels its task, where the client declared `tasks.cancel`.
+ * cancels its task, where the client declared `tasks.cancel`. A client's
+ * `notifications/tasks/status` for the task ends the wait for the next poll
+ * at once (the specification makes the notification optional: the poll stays).
  */
 import * as Features from "@effect-mcp/protocol/Features"
 import * as Tasks from "@effect-mcp/protocol/Tasks"
 import type * as Session from "@effect-mcp/engine/Session"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import { type AskMethod, ClientRequestError } from "../ServerRequest.ts"
@@ -30,6 +34,32 @@ const capabilityPath: { readonly [M in AskMethod]?: ReadonlyArray<string> } = {
 
 /** Used when the client suggests no interval (as the official SDK does). */
 const defaultPollMs = 1_000
+
+/** The polls waiting on each session's client tasks, by task id: a status notification wakes its task's poll. */
+const waiting = new WeakMap<Session.State, Map<string, Deferred.Deferred<void>>>()
+
+/** `notifications/tasks/status` from the client: the task it names is polled now. */
+export const statusNotification: Session.NotificationHandler = (params, _revision, state) =>
+  Effect.suspend(() => {
+    const taskId = (params as Obj | undefined)?.taskId
+    const woken = typeof taskId === "string" ? waiting.get(state)?.get(taskId) : undefined
+    return woken === undefined ? Effect.void : Deferred.done(woken, Exit.void)
+  })
+
+/** Sleeps until the next poll, or until the client tells the task's status. */
+const nextPoll = (state: Session.State, taskId: string, ms: number) =>
+  Effect.gen(function* () {
+    const woken = yield* Deferred.make<void>()
+    let polls = waiting.get(state)
+    if (polls === undefined) {
+      polls = new Map()
+      waiting.set(state, polls)
+    }
+    polls.set(taskId, woken)
+    yield* Effect.raceFirst(Effect.sleep(ms), Deferred.await(woken)).pipe(
+      Effect.ensuring(Effect.sync(() => polls.delete(taskId)))
+    )
+  })
 
 /** Whether the client of `session` takes `method` as a task (2025-11-25 and its declaration). */
 export const clientTakes = (session: Session.SessionShape, method: AskMethod): boolean => {
@@ -56,6 +86,7 @@ const malformed = (method: string, what: string, error: Schema.SchemaError) =>
 
 /** Runs the ask as a task on the client and returns its result (the `tasks/result` payload). */
 export const run = (
+  session: Session.SessionShape,
   method: AskMethod,
   params: Obj,
   task: { readonly ttl?: number | undefined },
@@ -71,7 +102,7 @@ export const run = (
       let current: Tasks.Task = created.task
       // `input_required` goes straight to `tasks/result`, which the client answers once it has the input.
       while (!Tasks.isTerminal(current.status) && current.status !== "input_required") {
-        yield* Effect.sleep(current.pollInterval ?? defaultPollMs)
+        yield* nextPoll(session.state, taskId, current.pollInterval ?? defaultPollMs)
         current = yield* Effect.flatMap(send("tasks/get", { taskId }, false), (raw) =>
           Effect.mapError(decodeGet(raw), (e) => malformed(method, "tasks/get answer", e))
         )

@@ -25,6 +25,7 @@ import type * as RequestScope from "./requestScope.ts"
 import { CurrentEntry, type Listener, type SessionEntry, type State } from "./server.ts"
 import * as Shape from "./shape.ts"
 import * as Tasking from "./tasking.ts"
+import * as AskTask from "./askTask.ts"
 import * as SkillHandlers from "./skills.ts"
 import type { Store } from "./store.ts"
 
@@ -179,7 +180,14 @@ export const make = (
     ...SkillHandlers.make(server, finish, pageSize),
     ...Tasking.handlers(server, pageSize, () => entryOf()?.session)
   ])
-  return { requests, notifications: new Map([["notifications/roots/list_changed", rootsListChanged]]) }
+  return {
+    requests,
+    notifications: new Map([
+      ["notifications/roots/list_changed", rootsListChanged],
+      // A client running our ask as a task tells its new status: the ask polls it at once.
+      ["notifications/tasks/status", AskTask.statusNotification]
+    ])
+  }
 }
 
 type Info = Session.RequestInfo["revision"]
