@@ -2,7 +2,10 @@
  * `@modelcontextprotocol/client` 2.4.0's `SkillsClient` against an
  * effect-mcp server's skills (SEP-2640) on 2026-07-28: the SDK sees the
  * extension and `directoryRead`, lists and gets our entries (which it
- * validates), and reads every file verified against our digests and sizes.
+ * validates), and reads every file verified against our digests and sizes;
+ * on 2025-11-25, skills added and removed at run time reach it with
+ * `notifications/resources/list_changed`, and its `resources/list` shows each
+ * skill's `SKILL.md` only.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as MemoryTransport from "@effect-mcp/engine/MemoryTransport"
@@ -12,7 +15,9 @@ import * as Skill from "@effect-mcp/server/Skill"
 import { Client, type Transport as Transport2 } from "@modelcontextprotocol/client"
 import { SkillsClient, SkillVerificationError } from "@modelcontextprotocol/client/ext/skills"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
 import * as SdkAdapter from "./sdkAdapter.ts"
 
 const skillMd =
@@ -25,24 +30,37 @@ const features = Skill.layer({
   files: { "SKILL.md": skillMd, "references/FORMS.md": forms, "scripts/run.bin": script }
 })
 
-const connect = Effect.gen(function* () {
-  const context = yield* Layer.build(
-    Layer.provideMerge(Layer.orDie(features), McpServer.layer({ name: "skills", version: "1.0.0" }))
-  )
-  const [serverEnd, clientEnd] = yield* MemoryTransport.makePair({ codec: true })
-  yield* McpServer.makeSession.pipe(
-    Effect.provideService(Transport.Transport, serverEnd),
-    Effect.provideContext(context)
-  )
-  const client = new Client(
-    { name: "sdk2-client", version: "2.4.0" },
-    { versionNegotiation: { mode: { pin: "2026-07-28" } } }
-  )
-  const transport = (yield* SdkAdapter.make(clientEnd)) as unknown as Transport2
-  yield* Effect.promise(() => client.connect(transport))
-  yield* Effect.addFinalizer(() => Effect.promise(() => client.close()))
-  return new SkillsClient(client)
-})
+const connectTo = (
+  server: Layer.Layer<McpServer.McpServer>,
+  pin: "2025-11-25" | "2026-07-28",
+  setup: (client: Client) => void = () => {}
+) =>
+  Effect.gen(function* () {
+    const context = yield* Layer.build(server)
+    const [serverEnd, clientEnd] = yield* MemoryTransport.makePair({ codec: true })
+    yield* McpServer.makeSession.pipe(
+      Effect.provideService(Transport.Transport, serverEnd),
+      Effect.provideContext(context)
+    )
+    // 2025-era revisions are the SDK's legacy handshake (initialize): pinning is for 2026-07-28 on.
+    const client = new Client(
+      { name: "sdk2-client", version: "2.4.0" },
+      { versionNegotiation: { mode: pin === "2026-07-28" ? { pin } : "legacy" } }
+    )
+    setup(client)
+    const transport = (yield* SdkAdapter.make(clientEnd)) as unknown as Transport2
+    yield* Effect.promise(() => client.connect(transport))
+    yield* Effect.addFinalizer(() => Effect.promise(() => client.close()))
+    return { skills: new SkillsClient(client), client, context }
+  })
+
+const connect = Effect.map(
+  connectTo(
+    Layer.provideMerge(Layer.orDie(features), McpServer.layer({ name: "skills", version: "1.0.0" })),
+    "2026-07-28"
+  ),
+  ({ skills }) => skills
+)
 
 describe("@modelcontextprotocol/client 2.4.0 SkillsClient -> effect-mcp server", () => {
   it.effect("lists, gets and reads every file, verified by the SDK", () =>
@@ -80,4 +98,44 @@ describe("@modelcontextprotocol/client 2.4.0 SkillsClient -> effect-mcp server",
       )
     })
   )
+
+  it.effect("2025-11-25: skills added and removed at run time reach the SDK with resources/list_changed", () =>
+    Effect.gen(function* () {
+      let changes = 0
+      const { skills, client, context } = yield* connectTo(
+        McpServer.layer({ name: "plugins", version: "1.0.0", declare: ["skills"] }),
+        "2025-11-25",
+        (c) =>
+          c.setNotificationHandler("notifications/resources/list_changed", () => {
+            changes++
+          })
+      )
+      assert.strictEqual(client.getNegotiatedProtocolVersion(), "2025-11-25")
+      assert.isTrue(skills.supported)
+      assert.deepStrictEqual((yield* Effect.promise(() => skills.list())).skills, [])
+      const made = yield* Skill.make({ prefix: "acme", files: { "SKILL.md": skillMd, "references/FORMS.md": forms } })
+      const scope = yield* Scope.make()
+      yield* Skill.register(made).pipe(Scope.provide(scope), Effect.provideContext(context))
+      yield* Effect.promise(() => settle(() => changes === 1))
+      const [entry] = (yield* Effect.promise(() => skills.list())).skills
+      assert.strictEqual(entry?.uri, "skill://acme/pdf-processing/SKILL.md")
+      const file = yield* Effect.promise(() => skills.read(entry!, "references/FORMS.md"))
+      assert.strictEqual(file.text, forms)
+      // A resource browser sees the skill's SKILL.md only.
+      const listed = yield* Effect.promise(() => client.listResources())
+      assert.deepStrictEqual(
+        listed.resources.map((r) => r.uri),
+        ["skill://acme/pdf-processing/SKILL.md"]
+      )
+      yield* Scope.close(scope, Exit.void)
+      yield* Effect.promise(() => settle(() => changes === 2))
+      assert.deepStrictEqual((yield* Effect.promise(() => skills.list())).skills, [])
+    })
+  )
 })
+
+/** Waits (on the event loop: the SDK is promise-based) until `done` holds, at most a second. */
+const settle = async (done: () => boolean) => {
+  for (let i = 0; i < 100 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  if (!done()) throw new Error("not settled")
+}
