@@ -5,17 +5,22 @@
  * runs its SamplingHandler as a fiber, serves the SDK's `tasks/get` polls
  * and `tasks/result`, and tells the SDK each new status with
  * `notifications/tasks/status` (read by the SDK's schema); the SDK's `tasks/cancel` interrupts the handler (its
- * finalizer runs) and its `tasks/list` shows the task cancelled.
+ * finalizer runs) and its `tasks/list` shows the task cancelled. The same
+ * through an McpHost that spawns the SDK server (NodeConnector over stdio):
+ * the host's `client.taskRequests` reach the connection.
  */
 import { fileURLToPath } from "node:url"
 import * as McpClient from "@effect-mcp/client/McpClient"
 import * as SamplingHandler from "@effect-mcp/client/SamplingHandler"
+import * as McpHost from "@effect-mcp/host/McpHost"
+import * as NodeConnector from "@effect-mcp/host/NodeConnector"
 import type * as Tools from "@effect-mcp/protocol/Tools"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { node, root } from "../support/ServerProcess.ts"
 import { stdioChild } from "../support/StdioChild.ts"
 
 const fixture = fileURLToPath(new URL("./sdkTaskRequester.ts", import.meta.url))
@@ -72,6 +77,40 @@ describe("the SDK 1.32.2 server asks our client for a sampling run as a task", (
             [abandoned.cancelled.taskId, "cancelled"]
           ]
         )
+      }),
+    30_000
+  )
+
+  it.live(
+    "through McpHost (a spawned stdio server): the host's clients take the SDK's sampling as a task",
+    () =>
+      Effect.gen(function* () {
+        const sampling = SamplingHandler.layer(() =>
+          Effect.as(Effect.sleep("200 millis"), {
+            role: "assistant" as const,
+            content: { type: "text" as const, text: "hosted" },
+            model: "m"
+          })
+        )
+        const context = yield* Layer.build(
+          McpHost.layer({
+            clientInfo: { name: "effect-mcp-host", version: "0.1.0" },
+            config: { mcpServers: { sdk: { command: node, args: [fixture], cwd: root } } },
+            client: { taskRequests: { sampling: true, pollIntervalMs: 50 } },
+            healthCheck: false
+          }).pipe(Layer.provide(Layer.merge(NodeConnector.layer(), sampling)))
+        )
+        const host = Context.get(context, McpHost.McpHost)
+        const ready = yield* host.awaitReady("sdk")
+        assert.deepStrictEqual(ready.clientCapabilities.tasks, {
+          list: {},
+          cancel: {},
+          requests: { sampling: { createMessage: {} } }
+        })
+        const summary = JSON.parse(textOf(yield* host.callTool("sdk__summarize")))
+        assert.strictEqual(summary.text, "hosted")
+        assert.strictEqual(summary.statuses.at(-1), "completed")
+        assert.deepStrictEqual(summary.notified, [[summary.taskId, "completed"]])
       }),
     30_000
   )
