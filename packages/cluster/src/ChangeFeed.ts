@@ -19,7 +19,9 @@
  * twice; they are deleted after `retention`.
  *
  * Task statuses travel here too (`TaskStatus`, the task's id only: the
- * process that wants it reads the record from the shared task store).
+ * process that wants it reads the record from the shared task store), and
+ * the input a process received for a task another runs (`TaskInput`, the
+ * `tasks/update` answers, kept in the table for `retention` like any change).
  */
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Arr from "effect/Array"
@@ -76,6 +78,14 @@ const decode = (text: string): McpServer.Change | undefined => {
     if (change._tag === "ListChanged" && ["tools", "resources", "prompts"].includes(change.kind)) return change
     if (change._tag === "ResourceUpdated" && typeof change.uri === "string") return change
     if (change._tag === "TaskStatus" && typeof change.taskId === "string") return change
+    if (
+      change._tag === "TaskInput" &&
+      typeof change.taskId === "string" &&
+      typeof change.responses === "object" &&
+      change.responses !== null
+    ) {
+      return change
+    }
     return undefined
   } catch {
     return undefined

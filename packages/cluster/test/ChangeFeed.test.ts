@@ -8,6 +8,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as ChangeFeed from "@effect-mcp/cluster/ChangeFeed"
 import * as Tasks from "@effect-mcp/protocol/Tasks"
+import * as Elicitation from "@effect-mcp/server/Elicitation"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Resource from "@effect-mcp/server/Resource"
 import * as Tool from "@effect-mcp/server/Tool"
@@ -50,6 +51,48 @@ const process = (file: string) =>
     return connection
   })
 
+let finalized = 0
+const slow = Tool.make("slow", {
+  input: Schema.Struct({ seconds: Schema.Number }),
+  taskSupport: "optional",
+  handler: ({ seconds }) =>
+    Effect.as(
+      Effect.ensuring(
+        Effect.sleep(`${seconds} seconds`),
+        Effect.sync(() => finalized++)
+      ),
+      `slept ${seconds}`
+    )
+})
+const greet = Tool.make("greet", {
+  input: Schema.Struct({}),
+  taskSupport: "optional",
+  handler: () =>
+    Effect.map(Elicitation.form({ message: "name?", schema: Schema.Struct({ name: Schema.String }) }), (answer) =>
+      answer.action === "accept" ? `Hello, ${answer.content.name}` : "nobody"
+    )
+})
+const tasksServer = Layer.provideMerge(Tool.layer(slow, greet), McpServer.layer({ name: "tasks", version: "1.0.0" }))
+
+/** A server with its tasks in `file` (its own connection, as a process would have) and its change feed. */
+const taskProcess = (file: string) =>
+  Effect.gen(function* () {
+    const sql = yield* Layer.build(NodeSqlite.layer({ filename: file }))
+    const connection = yield* McpTest.connectRaw(
+      Layer.provide(tasksServer, Layer.provide(SqlTaskStore.layer(), Layer.succeedContext(sql))),
+      {
+        revision: "2026-07-28",
+        capabilities: { elicitation: {}, extensions: { [Tasks.extensionId]: {} } },
+        notifications: ["notifications/subscriptions/acknowledged", "notifications/tasks"]
+      }
+    )
+    yield* ChangeFeed.make().pipe(
+      Effect.provideService(McpServer.McpServer, connection.server),
+      Effect.provideContext(sql)
+    )
+    return connection
+  })
+
 const methods = (connection: McpTest.RawConnection) =>
   Effect.map(connection.drain, (notifications) => notifications.map((n) => n.method))
 
@@ -81,39 +124,9 @@ describe("ChangeFeed", () => {
     () =>
       Effect.gen(function* () {
         const file = yield* tempFile
-        let finalized = 0
-        const slow = Tool.make("slow", {
-          input: Schema.Struct({ seconds: Schema.Number }),
-          taskSupport: "optional",
-          handler: ({ seconds }) =>
-            Effect.as(
-              Effect.ensuring(
-                Effect.sleep(`${seconds} seconds`),
-                Effect.sync(() => finalized++)
-              ),
-              `slept ${seconds}`
-            )
-        })
-        // Two servers with their tasks in one SQLite file, each on its own connection.
-        const taskProcess = Effect.gen(function* () {
-          const sql = yield* Layer.build(NodeSqlite.layer({ filename: file }))
-          const tasksServer = Layer.provideMerge(Tool.layer(slow), McpServer.layer({ name: "tasks", version: "1.0.0" }))
-          const connection = yield* McpTest.connectRaw(
-            Layer.provide(tasksServer, Layer.provide(SqlTaskStore.layer(), Layer.succeedContext(sql))),
-            {
-              revision: "2026-07-28",
-              capabilities: { extensions: { [Tasks.extensionId]: {} } },
-              notifications: ["notifications/subscriptions/acknowledged", "notifications/tasks"]
-            }
-          )
-          yield* ChangeFeed.make().pipe(
-            Effect.provideService(McpServer.McpServer, connection.server),
-            Effect.provideContext(sql)
-          )
-          return connection
-        })
-        const a = yield* taskProcess
-        const b = yield* taskProcess
+        finalized = 0
+        const a = yield* taskProcess(file)
+        const b = yield* taskProcess(file)
         const listen = (taskId: string) =>
           Effect.gen(function* () {
             yield* b.session
@@ -158,5 +171,33 @@ describe("ChangeFeed", () => {
         for (let i = 0; i < 10; i++) yield* TestClock.adjust("200 millis")
         assert.deepStrictEqual(yield* heard, [])
       }).pipe(Effect.scoped)
+  )
+
+  it.effect("input for a task another server runs (tasks/update there) reaches it and ends its wait", () =>
+    Effect.gen(function* () {
+      const file = yield* tempFile
+      const a = yield* taskProcess(file)
+      const b = yield* taskProcess(file)
+      const made = (yield* a.request("tools/call", { name: "greet", arguments: {} })) as { taskId: string }
+      yield* TestClock.adjust("1 millis")
+      const waiting = (yield* b.request("tasks/get", { taskId: made.taskId })) as {
+        readonly status: string
+        readonly inputRequests: { readonly [key: string]: unknown }
+      }
+      assert.strictEqual(waiting.status, "input_required")
+      const [key] = Object.keys(waiting.inputRequests)
+      yield* b.request("tasks/update", {
+        taskId: made.taskId,
+        inputResponses: { [key!]: { action: "accept", content: { name: "Ada" } } }
+      })
+      // A reads the table on its next poll, answers the ask, and the task ends.
+      yield* TestClock.adjust("200 millis")
+      const done = (yield* b.request("tasks/get", { taskId: made.taskId })) as {
+        readonly status: string
+        readonly result: { readonly content: unknown }
+      }
+      assert.strictEqual(done.status, "completed")
+      assert.deepStrictEqual(done.result.content, [{ type: "text", text: "Hello, Ada" }])
+    }).pipe(Effect.scoped)
   )
 })

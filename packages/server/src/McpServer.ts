@@ -103,6 +103,11 @@ export type Change =
    * ended elsewhere (cancelled).
    */
   | { readonly _tag: "TaskStatus"; readonly taskId: string }
+  /**
+   * Input for a task (`tasks/update`, 2026-07-28) that a process other than
+   * the one running it received: delivered there, it answers the task's asks.
+   */
+  | { readonly _tag: "TaskInput"; readonly taskId: string; readonly responses: { readonly [key: string]: unknown } }
 
 /** The server as its users see it: identity, capabilities, registration and the notifications it sends. */
 export interface McpServerShape {

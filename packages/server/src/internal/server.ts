@@ -176,7 +176,7 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
     const tasks = () => {
       taskRuntime ??=
         taskStore._tag === "Some"
-          ? new Tasks.Runtime(taskStore.value, true, scope, options.tasks, taskChanged)
+          ? new Tasks.Runtime(taskStore.value, true, scope, options.tasks, taskChanged, taskInput)
           : new Tasks.Runtime(TaskStore.makeMemory(), false, scope, options.tasks, taskChanged)
       return taskRuntime
     }
@@ -194,6 +194,9 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
     // Published too: a process sharing the task store may serve a listen stream for it, or run it.
     const taskChanged = (record: TaskStore.TaskRecord) =>
       published(announceTask(record), () => ({ _tag: "TaskStatus", taskId: record.taskId }))
+    // Input for a task another process runs: published only (none hears it here).
+    const taskInput = (taskId: string, responses: Tasks.Responses) =>
+      published(Effect.void, () => ({ _tag: "TaskInput", taskId, responses }))
     // Read from the store only where it matters: a listen stream here asked for it, or it runs here.
     const deliverTask = (taskId: string) =>
       Effect.suspend(() => {
@@ -365,7 +368,9 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
         ? announceList(change.kind)
         : change._tag === "ResourceUpdated"
           ? announceUpdate(change.uri)
-          : deliverTask(change.taskId)
+          : change._tag === "TaskStatus"
+            ? deliverTask(change.taskId)
+            : Effect.suspend(() => taskRuntime?.answer(change.taskId, change.responses) ?? Effect.void)
 
     const defaultLevel = options.defaultLogLevel === "off" ? undefined : (options.defaultLogLevel ?? "info")
     const log = (level: Logging.LoggingLevel, data: unknown, logger?: string) =>

@@ -243,8 +243,8 @@ export const handlers = (server: State, pageSize: number, sessionOf: () => Sessi
     Effect.flatMap(principalOf, (principal) => {
       const taskId = taskIdOf(params)
       const responses = paramsOf(params).inputResponses
-      return Effect.flatMap(runtime().read(taskId, principal), () =>
-        Effect.as(runtime().answer(taskId, Predicate.isObject(responses) ? (responses as Obj) : {}), {})
+      return Effect.flatMap(runtime().read(taskId, principal), (record) =>
+        Effect.as(runtime().input(taskId, record.worker, Predicate.isObject(responses) ? (responses as Obj) : {}), {})
       )
     })
 

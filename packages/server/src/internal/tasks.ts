@@ -112,6 +112,9 @@ const notFound = (taskId: string, why = "Task not found") =>
 const storeFailed = (error: TaskStore.TaskStoreError) =>
   new McpError.InternalError({ message: `the task store failed: ${error.message}` })
 
+/** The answers of `tasks/update`, by the key of the ask each answers. */
+export type Responses = { readonly [key: string]: unknown }
+
 /** What starting a task needs to know of the request that makes it. */
 export interface Start {
   readonly owner: Owner
@@ -146,15 +149,18 @@ export class Runtime {
   private lastPurge = 0
 
   private readonly changed: (record: TaskStore.TaskRecord) => Effect.Effect<void>
+  private readonly inputElsewhere: (taskId: string, responses: Responses) => Effect.Effect<void>
 
   constructor(
     store: TaskStore.TaskStoreShape,
     durable: boolean,
     scope: Scope.Scope,
     settings: Settings | undefined,
-    changed: (record: TaskStore.TaskRecord) => Effect.Effect<void> = () => Effect.void
+    changed: (record: TaskStore.TaskRecord) => Effect.Effect<void> = () => Effect.void,
+    inputElsewhere: (taskId: string, responses: Responses) => Effect.Effect<void> = () => Effect.void
   ) {
     this.changed = changed
+    this.inputElsewhere = inputElsewhere
     this.store = store
     this.durable = durable
     this.scope = scope
@@ -366,8 +372,18 @@ export class Runtime {
     )
   }
 
-  /** Answers a task's outstanding asks (`tasks/update`); unknown and answered keys are ignored. */
-  answer(taskId: string, responses: { readonly [key: string]: unknown }): Effect.Effect<void> {
+  /**
+   * The input of `tasks/update`: answers the task's asks where it runs here;
+   * a task of a durable store running elsewhere gets it through
+   * `inputElsewhere` (a cluster's change feed, delivered to `answer` there).
+   */
+  input(taskId: string, worker: string, responses: Responses): Effect.Effect<void> {
+    if (this.running.has(taskId) || !this.durable || worker === this.worker) return this.answer(taskId, responses)
+    return this.inputElsewhere(taskId, responses)
+  }
+
+  /** Answers a task's outstanding asks (`tasks/update`) running here; unknown and answered keys are ignored. */
+  answer(taskId: string, responses: Responses): Effect.Effect<void> {
     return Effect.suspend(() => {
       const running = this.running.get(taskId)
       if (running === undefined) return Effect.void
