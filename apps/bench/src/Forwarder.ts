@@ -1,7 +1,8 @@
 /**
  * A round-robin forwarder on loopback (W8): what a load balancer without
- * sticky sessions does, each request to the next backend, the reply piped
- * back. Keep-alive on both sides, so it costs one extra hop and no connects.
+ * sticky sessions does, each request to the next backend (its body read
+ * first: requests are small), the reply piped back. Keep-alive on both sides,
+ * so it costs one extra hop and no connects.
  */
 import { Agent, createServer, request, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -16,29 +17,42 @@ export interface Forwarder {
 export const start = (backends: ReadonlyArray<string>): Promise<Forwarder> =>
   new Promise((resolve) => {
     const targets = backends.map((backend) => new URL(backend))
-    const agent = new Agent({ keepAlive: true, maxSockets: 256 })
+    // Idle connections close before the backends' 5 s keep-alive timeout, as a load balancer's should.
+    const agent = new Agent({ keepAlive: true, maxSockets: 256, timeout: 2_000 })
     let next = 0
     const server: Server = createServer((req, res) => {
       const target = targets[next++ % targets.length]!
-      const upstream = request(
-        {
-          host: target.hostname,
-          port: target.port,
-          path: target.pathname,
-          method: req.method,
-          agent,
-          headers: { ...req.headers, host: target.host }
-        },
-        (reply) => {
-          res.writeHead(reply.statusCode ?? 502, reply.headers)
-          reply.pipe(res)
+      const chunks: Array<Buffer> = []
+      req.on("data", (chunk: Buffer) => chunks.push(chunk))
+      req.on("end", () => {
+        const body = Buffer.concat(chunks)
+        // A keep-alive connection the backend closed while idle fails as ECONNRESET when reused, before
+        // the backend read anything: the request goes once more on a new connection, as a load balancer
+        // retries a request whose upstream connection failed before it was sent.
+        const send = (retry: boolean) => {
+          const upstream = request(
+            {
+              host: target.hostname,
+              port: target.port,
+              path: target.pathname,
+              method: req.method,
+              agent: retry ? agent : false,
+              headers: { ...req.headers, host: target.host }
+            },
+            (reply) => {
+              res.writeHead(reply.statusCode ?? 502, reply.headers)
+              reply.pipe(res)
+            }
+          )
+          upstream.on("error", (error: NodeJS.ErrnoException) => {
+            if (retry && upstream.reusedSocket && error.code === "ECONNRESET" && !res.headersSent) return send(false)
+            if (!res.headersSent) res.writeHead(502)
+            res.end()
+          })
+          upstream.end(body)
         }
-      )
-      upstream.on("error", () => {
-        if (!res.headersSent) res.writeHead(502)
-        res.end()
+        send(true)
       })
-      req.pipe(upstream)
     })
     server.keepAliveTimeout = 60_000
     server.listen(0, "127.0.0.1", () => {

@@ -26,6 +26,7 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as EntityId from "effect/cluster/EntityId"
 import * as Sharding from "effect/cluster/Sharding"
+import * as ShardId from "effect/cluster/ShardId"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -40,7 +41,9 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as DirectHop from "./DirectHop.ts"
 import * as Forward from "./internal/forward.ts"
+import { Hops } from "./internal/hops.ts"
 import { Owner } from "./internal/owner.ts"
 import { SessionState } from "./SessionState.ts"
 
@@ -55,12 +58,20 @@ export interface Options<E = never, R = never>
    * forgets the state of sessions that ended. Default 10 seconds.
    */
   readonly sweepInterval?: Duration.Input | undefined
+  /**
+   * Carries forwarded exchanges straight to the owner's endpoint over HTTP
+   * once the owner is known (see `DirectHop`; `NodeClusteredServer` makes
+   * one). Without it every forwarded exchange is an entity RPC.
+   */
+  readonly hop?: DirectHop.DirectHop | undefined
 }
 
 /** What a clustered server counts. */
 export interface Stats {
   /** Requests forwarded to the runner owning their session. */
   readonly forwarded: number
+  /** Forwarded requests carried by the direct hop (the others went as entity RPCs). */
+  readonly direct: number
   /** Forwarded requests whose owner was lost before it answered them all (each was answered with an error). */
   readonly lost: number
   /** Sessions reopened here from their durable state after their shard moved. */
@@ -125,7 +136,9 @@ export const make = Effect.fnUntraced(function* <E, R>(
     (request) => request.headers[Forward.HEADER_CLIENT] ?? clientOf(request),
     options.authentication
   )
-  const counts = { forwarded: 0, lost: 0 }
+  const counts = { forwarded: 0, direct: 0, lost: 0 }
+  const hop = options.hop
+  const hops = new Hops()
 
   const shardOf = (sessionId: string) => {
     const entityId = EntityId.make(sessionId)
@@ -137,15 +150,18 @@ export const make = Effect.fnUntraced(function* <E, R>(
   yield* sharding.registerEntity(
     Forward.McpSession,
     Effect.succeed(
-      Forward.serveExchange((exchange) => {
-        const sentAt = Number(exchange.headers[Forward.HEADER_SENT_AT])
-        return owner.serveForwarded(
-          Forward.toRequest(exchange),
-          exchange.headers[HEADER_SESSION_ID],
-          exchange.body,
-          Number.isFinite(sentAt) ? sentAt : undefined
-        )
-      })
+      Forward.serveExchange(
+        (exchange) => {
+          const sentAt = Number(exchange.headers[Forward.HEADER_SENT_AT])
+          return owner.serveForwarded(
+            Forward.toRequest(exchange),
+            exchange.headers[HEADER_SESSION_ID],
+            exchange.body,
+            Number.isFinite(sentAt) ? sentAt : undefined
+          )
+        },
+        hop === undefined ? undefined : DirectHop.encodeTarget(hop.self)
+      )
     ),
     { concurrency: "unbounded", maxIdleTime: Duration.minutes(1) }
   )
@@ -175,6 +191,27 @@ export const make = Effect.fnUntraced(function* <E, R>(
       const sentAt = String(yield* Clock.currentTimeMillis)
       const exchange = Forward.toExchange(request, body, { ...extra, [Forward.HEADER_SENT_AT]: sentAt })
       counts.forwarded++
+      const shard = hop === undefined ? undefined : ShardId.toString(shardOf(sessionId))
+      const target = shard === undefined || extra !== undefined ? undefined : hops.get(shard)
+      if (target !== undefined) {
+        const result = yield* hop!.send(target, exchange)
+        switch (result._tag) {
+          case "Reply":
+            counts.direct++
+            return fromHop(result, body, result.stream === undefined ? Effect.void : probe(sessionId, exchange))
+          case "Lost":
+            counts.lost++
+            yield* probe(sessionId, exchange)
+            return lostReply(body)
+          case "Refused":
+            // The shard moved: the entity RPC below reaches its new owner.
+            hops.refused(shard!)
+            break
+          case "Unsent":
+            // The owner is gone: effect/cluster waits for its shards to move.
+            hops.unreachable(target.origin)
+        }
+      }
       if (request.method === "GET") return yield* relay(clientFor(sessionId).Http(exchange))
       const sent = yield* Effect.exit(clientFor(sessionId).Send(exchange))
       // No reply, or the owner refused to run an exchange in flight on its lost predecessor.
@@ -184,6 +221,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
         return lostReply(body)
       }
       const reply = sent.value
+      if (shard !== undefined) hops.learn(shard, reply.via)
       const head = { status: reply.status, headers: reply.headers }
       if (reply.contentType === undefined) return HttpServerResponse.empty(head)
       if (reply.rest === undefined) {
@@ -192,6 +230,38 @@ export const make = Effect.fnUntraced(function* <E, R>(
       const rest = clientFor(sessionId).Rest({ name: reply.rest }) as Stream.Stream<string, unknown>
       return streamed({ ...head, contentType: reply.contentType }, rest, body)
     })
+
+  /**
+   * Waits, after a hop broke, until the session's owner (alive) or its next
+   * owner (once effect/cluster moved the shard) answers that the exchange is
+   * lost without running anything: the client hears of the loss when the
+   * session can serve its next request, as on the entity RPC path.
+   */
+  const probe = (sessionId: string, exchange: Forward.Exchange): Effect.Effect<void> =>
+    Effect.suspend(() =>
+      Effect.ignore(
+        clientFor(sessionId).Send({
+          method: exchange.method,
+          url: exchange.url,
+          headers: { [HEADER_SESSION_ID]: sessionId, [Forward.HEADER_LOST_PROBE]: "1" },
+          body: ""
+        })
+      )
+    )
+
+  /** The owner's reply through the hop; `lost` runs before a cut reply's missing answers are given. */
+  const fromHop = (
+    reply: DirectHop.Reply,
+    body: string,
+    lost: Effect.Effect<void>
+  ): HttpServerResponse.HttpServerResponse => {
+    const head = { status: reply.status, headers: reply.headers }
+    if (reply.contentType === undefined) return HttpServerResponse.empty(head)
+    if (reply.stream === undefined) {
+      return HttpServerResponse.uint8Array(reply.body, { ...head, contentType: reply.contentType })
+    }
+    return streamed({ ...head, contentType: reply.contentType }, reply.stream, body, lost)
+  }
 
   /** Streams the owner's reply to a GET back; when the owner is lost first, the answer is 503. */
   const relay = (reply: Stream.Stream<string, unknown>): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
@@ -248,7 +318,8 @@ export const make = Effect.fnUntraced(function* <E, R>(
   const streamed = (
     head: { readonly status: number; readonly headers: Record<string, string>; readonly contentType: string },
     chunks: Stream.Stream<string, unknown>,
-    request: string
+    request: string,
+    lost: Effect.Effect<void> = Effect.void
   ): HttpServerResponse.HttpServerResponse => {
     const ids = Forward.requestIdsOf(request)
     const batch = isBatch(request)
@@ -267,10 +338,12 @@ export const make = Effect.fnUntraced(function* <E, R>(
         if (Cause.hasInterruptsOnly(cause)) return Stream.empty
         counts.lost++
         // The reply was cut short: what it still owed is answered here.
-        if (answered !== undefined) return Stream.succeed(Forward.lostEvents(answered.pending))
+        if (answered !== undefined) {
+          return Stream.fromEffect(Effect.as(lost, Forward.lostEvents(answered.pending)))
+        }
         if (!sse && ids.length > 0 && sent.trim() === "") {
           const answers = ids.map(Forward.lostResponse)
-          return Stream.succeed(JSON.stringify(batch ? answers : answers[0]))
+          return Stream.fromEffect(Effect.as(lost, JSON.stringify(batch ? answers : answers[0])))
         }
         return Stream.empty
       }),
@@ -279,9 +352,30 @@ export const make = Effect.fnUntraced(function* <E, R>(
     return HttpServerResponse.stream(body, head)
   }
 
+  /**
+   * A hop from another runner (its secret checked): served here if this runner
+   * still owns the session, refused otherwise; never forwarded again.
+   */
+  const servedHop = (request: HttpServerRequest.HttpServerRequest, sessionId: string | undefined) => {
+    if (sessionId === undefined || !owns(sessionId)) return Effect.succeed(hopRefusal("not-owner"))
+    const sentAt = Number(request.headers[Forward.HEADER_SENT_AT])
+    return Effect.map(
+      owner.serveForwarded(
+        request.modify({ headers: withoutPrivate(request.headers) }),
+        sessionId,
+        undefined,
+        Number.isFinite(sentAt) ? sentAt : undefined
+      ),
+      (response) => response ?? hopRefusal("lost")
+    )
+  }
+
   const handler = Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
     const sessionId = request.headers[HEADER_SESSION_ID]
+    if (hop !== undefined && DirectHop.isSecret(hop.self.secret, request.headers[DirectHop.HEADER_SECRET])) {
+      return yield* servedHop(request, sessionId)
+    }
     if (sessionId === undefined) {
       // Opening a session (or a stateless request): served here, under an id this runner owns.
       const id = newSessionId()
@@ -295,11 +389,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
       return yield* owner.serve(request.modify({ headers }), undefined)
     }
     if (owns(sessionId)) {
-      const clean =
-        request.headers[Forward.HEADER_NEW_SESSION] === undefined &&
-        request.headers[Forward.HEADER_CLIENT] === undefined
-          ? request
-          : request.modify({ headers: withoutPrivate(request.headers) })
+      const clean = hasPrivate(request.headers) ? request.modify({ headers: withoutPrivate(request.headers) }) : request
       return yield* owner.serve(clean, sessionId)
     }
     return yield* forward(request, sessionId)
@@ -341,9 +431,29 @@ const lostReply = (body: string) => {
   })
 }
 
-/** The headers a process sets for an owner are never taken from a client. */
+/** The headers one runner sets for another, never taken from a client (nor passed to the server). */
+const privateHeaders = [
+  Forward.HEADER_NEW_SESSION,
+  Forward.HEADER_CLIENT,
+  Forward.HEADER_SENT_AT,
+  DirectHop.HEADER_SECRET
+] as const
+
+const hasPrivate = (headers: Headers.Headers) =>
+  headers[Forward.HEADER_NEW_SESSION] !== undefined ||
+  headers[Forward.HEADER_CLIENT] !== undefined ||
+  headers[Forward.HEADER_SENT_AT] !== undefined ||
+  headers[DirectHop.HEADER_SECRET] !== undefined
+
 const withoutPrivate = (headers: Headers.Headers) =>
-  Headers.remove(Headers.remove(headers, Forward.HEADER_NEW_SESSION), Forward.HEADER_CLIENT)
+  privateHeaders.reduce((rest, name) => (rest[name] === undefined ? rest : Headers.remove(rest, name)), headers)
+
+/** An owner's answer to a hop it did not run: the shard is not its own (421), or the exchange was stale (503). */
+const hopRefusal = (reason: "not-owner" | "lost") =>
+  HttpServerResponse.empty({
+    status: reason === "not-owner" ? 421 : 503,
+    headers: { [DirectHop.HEADER_REFUSED]: reason }
+  })
 
 const logLost = (error: unknown) =>
   Effect.logWarning("the runner owning a session was lost while serving a request", error)

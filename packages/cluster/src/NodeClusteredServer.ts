@@ -44,8 +44,11 @@ import * as Layer from "effect/Layer"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as Option from "effect/Option"
 import type * as HttpServer from "effect/http/HttpServer"
+import { randomBytes } from "node:crypto"
 import * as ChangeFeed from "./ChangeFeed.ts"
 import * as ClusteredHttpServer from "./ClusteredHttpServer.ts"
+import type * as DirectHop from "./DirectHop.ts"
+import * as NodeHop from "./internal/nodeHop.ts"
 import * as SessionState from "./SessionState.ts"
 
 /** Where a runner listens and where the cluster keeps its state. */
@@ -94,6 +97,14 @@ export interface Options {
    * Layer already has is used instead. Default: `SqlTaskStore`'s.
    */
   readonly tasks?: SqlTaskStore.Options | undefined
+  /**
+   * Carry forwarded exchanges straight to the owner's MCP endpoint over HTTP
+   * (`DirectHop`), at `runnerHost` and this endpoint's port, instead of as
+   * effect/cluster entity RPCs. Offered only when that address reaches this
+   * endpoint (it listens on `runnerHost`, a wildcard, or both are loopback).
+   * Default true.
+   */
+  readonly directHop?: boolean | undefined
 }
 
 /**
@@ -108,6 +119,32 @@ const relaxedSync = (context: Context.Context<SqlClient.SqlClient>) => {
     orElse: () => Effect.void
   })
 }
+
+const isLoopback = (host: string) =>
+  host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host)
+
+const isWildcard = (host: string) => host === "0.0.0.0" || host === "::" || host === "[::]" || host === ""
+
+/**
+ * This runner's direct hop, when `runnerHost` reaches the endpoint listening on
+ * `host` (the bound URL gives the port); closed with the scope.
+ */
+const hopOf = (options: Options, bound: string) =>
+  Effect.gen(function* () {
+    const host = options.host ?? "127.0.0.1"
+    const runnerHost = options.runnerHost ?? "127.0.0.1"
+    const reachable = isWildcard(host) || host === runnerHost || (isLoopback(host) && isLoopback(runnerHost))
+    if (options.directHop === false || !reachable) return undefined
+    const name = runnerHost.includes(":") && !runnerHost.startsWith("[") ? `[${runnerHost}]` : runnerHost
+    const self: DirectHop.Target = {
+      origin: `http://${name}:${new URL(bound).port}`,
+      secret: randomBytes(24).toString("base64url")
+    }
+    return yield* Effect.acquireRelease(
+      Effect.sync(() => NodeHop.make(self)),
+      (hop) => Effect.sync(hop.close)
+    )
+  })
 
 /** The scopes a request needs: those of the items it names, and those the protection adds. */
 const scopesOf = (
@@ -145,9 +182,9 @@ export const layer = <E, R>(
   const routes = Layer.unwrap(
     Effect.gen(function* () {
       const auth = options.auth
+      const bound = yield* NodeHttpServer.url
       // A protection made from the endpoint's URL waits for the bind (port 0 is known then).
-      const protection =
-        auth === undefined ? undefined : typeof auth === "function" ? auth(`${yield* NodeHttpServer.url}${path}`) : auth
+      const protection = auth === undefined ? undefined : typeof auth === "function" ? auth(`${bound}${path}`) : auth
       const endpoint = ClusteredHttpServer.layer({
         session: McpServer.makeSession,
         path,
@@ -156,6 +193,7 @@ export const layer = <E, R>(
         maxSessions: options.maxSessions,
         maxSessionsPerClient: options.maxSessionsPerClient,
         sessionIdleTimeout: options.sessionIdleTimeout,
+        hop: yield* hopOf(options, bound),
         authentication: protection?.authentication,
         requiredScopes: protection === undefined ? undefined : scopesOf(yield* McpServer.McpServer, protection)
       })

@@ -7,5 +7,6 @@
  */
 export * as ChangeFeed from "./ChangeFeed.ts"
 export * as ClusteredHttpServer from "./ClusteredHttpServer.ts"
+export * as DirectHop from "./DirectHop.ts"
 export * as NodeClusteredServer from "./NodeClusteredServer.ts"
 export * as SessionState from "./SessionState.ts"

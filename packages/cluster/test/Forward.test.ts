@@ -3,16 +3,19 @@
  * the ids of a POST's requests, which of them an SSE reply answered (lines
  * split across chunks), and the error answers it writes for the rest. Then
  * the owner's side of `Send` and `Rest` through effect/cluster's in-memory
- * entity client: a reply whole in one answer, a streamed body kept for one
- * pull, and dropped (its finalizers run) when nobody pulls it.
+ * entity client: a reply whole in one answer (naming the owner's direct hop),
+ * a streamed body kept for one pull, and dropped (its finalizers run) when
+ * nobody pulls it; a lost probe answered without running anything.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Entity from "effect/cluster/Entity"
 import * as ShardingConfig from "effect/cluster/ShardingConfig"
 import * as Effect from "effect/Effect"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
+import * as DirectHop from "../src/DirectHop.ts"
 import * as Forward from "../src/internal/forward.ts"
 
 describe("forwarded exchanges", () => {
@@ -67,27 +70,29 @@ const exchange = (url: string, body = ""): Forward.Exchange => ({
 })
 
 /** An owner whose replies depend on the path: whole JSON, a streamed SSE body, or refused. */
-const owner = (ended: { count: number }, seen: Array<string>) =>
+const owner = (ended: { count: number }, seen: Array<string>, via?: string) =>
   Forward.McpSession.toLayer(
     Effect.succeed(
-      Forward.serveExchange((request) =>
-        Effect.gen(function* () {
-          seen.push(yield* Effect.orDie(Forward.toRequest(request).text))
-          if (request.url === "/whole") {
-            return HttpServerResponse.text('{"jsonrpc":"2.0","id":1,"result":{}}', {
-              contentType: "application/json",
-              headers: { "mcp-session-id": "s1" }
-            })
-          }
-          if (request.url === "/refused") return undefined
-          return HttpServerResponse.stream(
-            Stream.make("event: message\n", "data: {}\n\n").pipe(
-              Stream.encodeText,
-              Stream.ensuring(Effect.sync(() => ended.count++))
-            ),
-            { contentType: "text/event-stream" }
-          )
-        })
+      Forward.serveExchange(
+        (request) =>
+          Effect.gen(function* () {
+            seen.push(yield* Effect.orDie(Forward.toRequest(request).text))
+            if (request.url === "/whole") {
+              return HttpServerResponse.text('{"jsonrpc":"2.0","id":1,"result":{}}', {
+                contentType: "application/json",
+                headers: { "mcp-session-id": "s1" }
+              })
+            }
+            if (request.url === "/refused") return undefined
+            return HttpServerResponse.stream(
+              Stream.make("event: message\n", "data: {}\n\n").pipe(
+                Stream.encodeText,
+                Stream.ensuring(Effect.sync(() => ended.count++))
+              ),
+              { contentType: "text/event-stream" }
+            )
+          }),
+        via
       )
     )
   )
@@ -110,6 +115,45 @@ describe("the owner's side of a forwarded exchange", () => {
       assert.isTrue(refused.lost)
     }).pipe(Effect.scoped, Effect.provide(ShardingConfig.layer()))
   )
+
+  it.effect("names the owner's direct hop in its replies; a lost probe is answered lost without running anything", () =>
+    Effect.gen(function* () {
+      const seen: Array<string> = []
+      const client = yield* (yield* Entity.makeTestClient(
+        Forward.McpSession,
+        owner({ count: 0 }, seen, "k http://h:1")
+      ))("s1")
+      const reply = yield* client.Send(exchange("/whole", "{}"))
+      assert.strictEqual(reply.via, "k http://h:1")
+      const probe = exchange("/whole", "{}")
+      const probed = yield* client.Send({ ...probe, headers: { ...probe.headers, [Forward.HEADER_LOST_PROBE]: "1" } })
+      assert.isTrue(probed.lost)
+      assert.deepStrictEqual(seen, ["{}"])
+    }).pipe(Effect.scoped, Effect.provide(ShardingConfig.layer()))
+  )
+
+  it("never carries the headers one runner sets for another from a client's request", () => {
+    const request = HttpServerRequest.fromWeb(
+      new Request("http://h/mcp", {
+        method: "POST",
+        headers: {
+          "mcp-session-id": "s1",
+          [Forward.HEADER_NEW_SESSION]: "chosen",
+          [Forward.HEADER_CLIENT]: "10.0.0.1",
+          [Forward.HEADER_SENT_AT]: "0",
+          [Forward.HEADER_LOST_PROBE]: "1",
+          [DirectHop.HEADER_SECRET]: "guess"
+        }
+      })
+    )
+    const headers = Forward.toExchange(request, "", { [Forward.HEADER_SENT_AT]: "5" }).headers
+    assert.deepStrictEqual(
+      Object.keys(headers).filter((name) => name.startsWith("x-effect-mcp")),
+      [Forward.HEADER_SENT_AT]
+    )
+    assert.strictEqual(headers[Forward.HEADER_SENT_AT], "5")
+    assert.strictEqual(headers["mcp-session-id"], "s1")
+  })
 
   it.effect("keeps a streamed body for one Rest; a second pull, or an unknown name, reads as lost", () =>
     Effect.gen(function* () {

@@ -29,6 +29,7 @@ import * as Rpc from "effect/rpc/Rpc"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { HEADER_SECRET as HEADER_HOP } from "../DirectHop.ts"
 
 /** A request as the owner receives it. */
 export const Exchange = Schema.Struct({
@@ -52,7 +53,9 @@ export const Reply = Schema.Struct({
   /** The name under which the owner keeps a body it streams: pull it with `Rest`. */
   rest: Schema.UndefinedOr(Schema.String),
   /** The owner refused to run the exchange: it was in flight on the session's lost owner. */
-  lost: Schema.Boolean
+  lost: Schema.Boolean,
+  /** The owner's direct hop (DirectHop.encodeTarget), when it offers one. */
+  via: Schema.UndefinedOr(Schema.String)
 })
 export type Reply = typeof Reply.Type
 
@@ -96,6 +99,12 @@ export const HEADER_NEW_SESSION = "x-effect-mcp-cluster-session"
 export const HEADER_CLIENT = "x-effect-mcp-cluster-client"
 /** When the receiving process sent an exchange (epoch ms): an owner refuses one sent before it took the session. */
 export const HEADER_SENT_AT = "x-effect-mcp-cluster-sent-at"
+/**
+ * Asks the owner to answer `lost` without running anything: sent after a hop
+ * to the owner broke, it is answered by the owner if it lives, else by the
+ * session's next owner once effect/cluster moved the shard.
+ */
+export const HEADER_LOST_PROBE = "x-effect-mcp-cluster-lost-probe"
 
 /** The reply an owner gives an exchange it refuses to run: it was in flight on the session's lost owner. */
 export const LOST = `${HEAD_MARK}{"lost":true}`
@@ -116,6 +125,8 @@ export const toRequest = (exchange: Exchange): HttpServerRequest.HttpServerReque
   )
 }
 
+const privateHeaders = new Set([HEADER_NEW_SESSION, HEADER_CLIENT, HEADER_SENT_AT, HEADER_LOST_PROBE, HEADER_HOP])
+
 /** The exchange of a request whose body was read already, with the headers this process adds. */
 export const toExchange = (
   request: HttpServerRequest.HttpServerRequest,
@@ -124,7 +135,7 @@ export const toExchange = (
 ): Exchange => {
   const headers: Record<string, string> = {}
   for (const [name, value] of Object.entries(request.headers)) {
-    if (name !== HEADER_NEW_SESSION && name !== HEADER_CLIENT && name !== HEADER_SENT_AT) headers[name] = value
+    if (!privateHeaders.has(name)) headers[name] = value
   }
   Object.assign(headers, extra)
   return { method: request.method, url: request.url, headers, body }
@@ -170,7 +181,8 @@ export const lostReply: Reply = {
   headers: {},
   body: "",
   rest: undefined,
-  lost: true
+  lost: true,
+  via: undefined
 }
 
 /**
@@ -211,7 +223,11 @@ class Kept {
 }
 
 /** A reply as the answer to `Send`: whole, or its head with its streamed body kept for `Rest`. */
-const toReply = (response: HttpServerResponse.HttpServerResponse, kept: Kept): Effect.Effect<Reply> => {
+const toReply = (
+  response: HttpServerResponse.HttpServerResponse,
+  kept: Kept,
+  via: string | undefined
+): Effect.Effect<Reply> => {
   const body = response.body
   const reply: Reply = {
     status: response.status,
@@ -219,7 +235,8 @@ const toReply = (response: HttpServerResponse.HttpServerResponse, kept: Kept): E
     headers: withoutLength(response.headers),
     body: "",
     rest: undefined,
-    lost: false
+    lost: false,
+    via
   }
   switch (body._tag) {
     case "Uint8Array":
@@ -301,9 +318,13 @@ export const lostEvents = (ids: Iterable<JsonRpc.RequestId>): string => {
   return text
 }
 
-/** Runs an owner's handler for an exchange and sends its reply back. */
+/**
+ * Runs an owner's handler for an exchange and sends its reply back; `via`
+ * (the owner's direct hop, when it offers one) goes with each `Send` reply.
+ */
 export const serveExchange = (
-  serve: (exchange: Exchange) => Effect.Effect<HttpServerResponse.HttpServerResponse | undefined>
+  serve: (exchange: Exchange) => Effect.Effect<HttpServerResponse.HttpServerResponse | undefined>,
+  via?: string | undefined
 ) => {
   const kept = new Kept()
   return McpSession.of({
@@ -319,9 +340,11 @@ export const serveExchange = (
             )
           ),
     Send: (request) =>
-      Effect.flatMap(serve(request.payload), (response) =>
-        response === undefined ? Effect.succeed(lostReply) : toReply(response, kept)
-      ),
+      request.payload.headers[HEADER_LOST_PROBE] !== undefined
+        ? Effect.succeed(lostReply)
+        : Effect.flatMap(serve(request.payload), (response) =>
+            response === undefined ? Effect.succeed(lostReply) : toReply(response, kept, via)
+          ),
     // A body this runner does not keep was kept by the session's former owner, lost since
     // (the cluster re-sent the pull here): what it still owed is answered with errors.
     Rest: (request) => {

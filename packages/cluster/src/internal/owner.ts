@@ -108,7 +108,8 @@ export class Owner {
   }
 
   /**
-   * Serves a forwarded exchange sent at `sentAt` (the sender's clock), or
+   * Serves a forwarded exchange sent at `sentAt` (the sender's clock; `body`
+   * is undefined when the request still holds it: a direct hop), or
    * refuses it (undefined) when it was sent well before this runner reopened
    * its session: the cluster re-sent it after the session's former owner was
    * lost, which may have run it already.
@@ -116,7 +117,7 @@ export class Owner {
   serveForwarded(
     request: HttpServerRequest.HttpServerRequest,
     sessionId: string | undefined,
-    body: string,
+    body: string | undefined,
     sentAt: number | undefined
   ): Effect.Effect<HttpServerResponse.HttpServerResponse | undefined> {
     if (sessionId === undefined || sentAt === undefined) return this.serve(request, sessionId, body)

@@ -1,0 +1,105 @@
+/**
+ * The direct hop of a clustered server: a process that does not own a
+ * session carries the HTTP exchange straight to the owner's own MCP endpoint
+ * (one keep-alive HTTP request on loopback or the LAN) instead of as an
+ * effect/cluster entity RPC. effect/cluster still decides who owns what (shard
+ * assignment, runner health, rebalancing); the hop only carries the bytes.
+ *
+ * How the receiving process finds the owner: the owner's reply to an entity
+ * RPC names its endpoint and its hop secret (`Target`), remembered for the
+ * session's shard; later exchanges of that shard take the hop. The entity RPC
+ * stays the path where no endpoint is known yet, where the hop cannot connect
+ * (the owner is gone: effect/cluster waits for the shard to move) and where
+ * the owner no longer holds the shard (it answers 421, the entry is dropped).
+ * A hop is never forwarded again: the owner serves it or refuses it.
+ *
+ * Security. The hop arrives on the owner's public endpoint, so anyone who can
+ * reach that endpoint could send a request that looks like a hop. What only a
+ * receiving process may say (the client's address for per-client limits, when
+ * the exchange was sent, which session id to open) travels in private headers
+ * that an owner believes only when the request carries its own secret (random
+ * per process, compared in constant time); otherwise they are stripped and the
+ * request is an ordinary client request. The client's own `Host`, `Origin`,
+ * `Authorization` and session headers are kept unchanged, so the owner applies
+ * the same DNS-rebinding, authentication and session-binding checks as to a
+ * request from the client itself: a direct request to the endpoint can do no
+ * more than the client could through the load balancer. The secret travels
+ * only between runners (inside entity RPC replies): keep the runner port
+ * (effect/cluster's transport, which has no authentication of its own)
+ * reachable by the runners only.
+ */
+import type * as Effect from "effect/Effect"
+import type * as Stream from "effect/Stream"
+
+/** Where another runner's endpoint is, and the secret it believes. */
+export interface Target {
+  /** The endpoint's origin as other runners reach it: `http://10.0.0.5:3000`. */
+  readonly origin: string
+  /** The owner's hop secret. */
+  readonly secret: string
+}
+
+/** An exchange carried by the hop: the client's request, its body read already. */
+export interface Request {
+  readonly method: string
+  /** The path and query of the client's request. */
+  readonly url: string
+  readonly headers: Record<string, string>
+  /** The POST body (empty for GET and DELETE). */
+  readonly body: string
+}
+
+/** What came back from the owner. */
+export type Result =
+  /** Nothing reached the owner (it could not be connected to): the exchange may go another way. */
+  | { readonly _tag: "Unsent" }
+  /** The owner no longer holds the session's shard: it did not run the exchange. */
+  | { readonly _tag: "Refused" }
+  /** The owner was reached but no reply head came back: the exchange may have run. */
+  | { readonly _tag: "Lost" }
+  | Reply
+
+/** The owner's reply: whole, or streamed (an SSE stream). */
+export interface Reply {
+  readonly _tag: "Reply"
+  readonly status: number
+  /** Response headers, without those of the hop's own connection. */
+  readonly headers: Record<string, string>
+  readonly contentType: string | undefined
+  /** The whole body (`stream` undefined), empty when there is none. */
+  readonly body: Uint8Array
+  /** The body as it arrives; fails when the owner is lost before its end. */
+  readonly stream: Stream.Stream<string, unknown> | undefined
+}
+
+/** The client side of the hop, one per process. */
+export interface DirectHop {
+  /** This runner's endpoint and secret, as the other runners are told. */
+  readonly self: Target
+  /** Sends an exchange to `target` (its path is the request's own). */
+  readonly send: (target: Target, request: Request) => Effect.Effect<Result>
+}
+
+/** Carries the owner's secret: the request is a hop from another runner. */
+export const HEADER_SECRET = "x-effect-mcp-cluster-hop"
+
+/** Set by an owner on a reply to a hop it refused: `not-owner` (421) or `lost` (503). */
+export const HEADER_REFUSED = "x-effect-mcp-cluster-hop-refused"
+
+/** `self` as one string, carried in an entity RPC reply. */
+export const encodeTarget = (target: Target): string => `${target.secret} ${target.origin}`
+
+/** A target carried in an entity RPC reply, when there is one. */
+export const decodeTarget = (text: string | undefined): Target | undefined => {
+  if (text === undefined) return undefined
+  const space = text.indexOf(" ")
+  return space <= 0 ? undefined : { secret: text.slice(0, space), origin: text.slice(space + 1) }
+}
+
+/** Whether `given` is `secret`, in a time that does not depend on where they differ. */
+export const isSecret = (secret: string, given: string | undefined): boolean => {
+  if (given === undefined || given.length !== secret.length) return false
+  let difference = 0
+  for (let i = 0; i < secret.length; i++) difference |= secret.charCodeAt(i) ^ given.charCodeAt(i)
+  return difference === 0
+}

@@ -1,0 +1,33 @@
+/**
+ * Which owner's endpoint the direct hop takes for each shard (see
+ * DirectHop.ts): learned from the owners' entity RPC replies, forgotten when
+ * an owner refuses a hop (its shard moved) or cannot be connected to (it is
+ * gone; every shard it held is forgotten at once).
+ */
+import * as DirectHop from "../DirectHop.ts"
+
+/** The hop targets of the shards whose owner named one. */
+export class Hops {
+  private readonly targets = new Map<string, DirectHop.Target>()
+
+  /** The owner's endpoint for `shard`, if known. */
+  get(shard: string): DirectHop.Target | undefined {
+    return this.targets.get(shard)
+  }
+
+  /** An owner of `shard` answered an entity RPC naming its hop (`via`, encoded). */
+  learn(shard: string, via: string | undefined): void {
+    const target = DirectHop.decodeTarget(via)
+    if (target !== undefined) this.targets.set(shard, target)
+  }
+
+  /** The owner no longer holds `shard`. */
+  refused(shard: string): void {
+    this.targets.delete(shard)
+  }
+
+  /** Nothing listens at `origin` any more: its runner is gone. */
+  unreachable(origin: string): void {
+    for (const [shard, target] of this.targets) if (target.origin === origin) this.targets.delete(shard)
+  }
+}

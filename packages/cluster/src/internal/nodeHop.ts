@@ -1,0 +1,109 @@
+/**
+ * The direct hop's client on Node (see DirectHop.ts): node:http with one
+ * keep-alive agent per process, without effect's HTTP client layers (one
+ * request per forwarded call is the hot path). A JSON reply is read whole into
+ * one buffer; an SSE reply is piped back as it arrives.
+ */
+import * as NodeStream from "@effect/platform-node/NodeStream"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import { Agent, type IncomingMessage, request as httpRequest } from "node:http"
+import * as DirectHop from "../DirectHop.ts"
+
+/** Headers of the hop's own connection and framing, which the receiving server sets itself. */
+const connectionHeaders = new Set([
+  "content-type",
+  "connection",
+  "keep-alive",
+  "transfer-encoding",
+  "content-length",
+  "date",
+  DirectHop.HEADER_REFUSED
+])
+
+const unsent: DirectHop.Result = { _tag: "Unsent" }
+const refused: DirectHop.Result = { _tag: "Refused" }
+const lost: DirectHop.Result = { _tag: "Lost" }
+const empty = new Uint8Array(0)
+
+/** How long (ms) an idle keep-alive connection to an owner is kept. */
+const IDLE_MS = 2_000
+
+/** The owner's reply was cut before its end: the owner was lost. */
+class Cut extends Error {
+  constructor() {
+    super("the runner owning the session was lost before its reply ended")
+  }
+}
+
+const headersOf = (response: IncomingMessage): Record<string, string> => {
+  const headers: Record<string, string> = {}
+  for (const [name, value] of Object.entries(response.headers)) {
+    if (value === undefined || connectionHeaders.has(name)) continue
+    headers[name] = Array.isArray(value) ? value.join(", ") : value
+  }
+  return headers
+}
+
+/** The hop of this process, `self` being its own endpoint; `close` drops its idle connections. */
+export const make = (self: DirectHop.Target): DirectHop.DirectHop & { readonly close: () => void } => {
+  // LIFO reuses the warmest connection. An idle one is closed after 2 s, well before the owner's
+  // server closes it (5 s): a request written on a connection the owner is closing would fail
+  // as if the owner were lost (Node's agent keeps it until it sees the close, up to 6 s).
+  const agent = new Agent({ keepAlive: true, scheduling: "lifo", timeout: IDLE_MS })
+
+  const send = (target: DirectHop.Target, exchange: DirectHop.Request) =>
+    Effect.callback<DirectHop.Result>((resume) => {
+      let connected = false
+      let settled = false
+      const settle = (result: DirectHop.Result) => {
+        if (settled) return
+        settled = true
+        resume(Effect.succeed(result))
+      }
+      const headers: Record<string, string | number> = { ...exchange.headers, [DirectHop.HEADER_SECRET]: target.secret }
+      if (exchange.method === "POST") headers["content-length"] = Buffer.byteLength(exchange.body)
+      else delete headers["content-length"]
+      delete headers["transfer-encoding"]
+      const outgoing = httpRequest(`${target.origin}${exchange.url}`, { method: exchange.method, headers, agent })
+      outgoing.on("socket", (socket) => {
+        if (!socket.connecting) connected = true
+        else socket.once("connect", () => (connected = true))
+      })
+      // Before a connection there is no exchange: the caller may send it another way.
+      outgoing.on("error", () => settle(connected ? lost : unsent))
+      outgoing.on("response", (response) => {
+        const refusal = response.headers[DirectHop.HEADER_REFUSED]
+        if (refusal !== undefined) {
+          response.resume()
+          return settle(refusal === "not-owner" ? refused : lost)
+        }
+        const status = response.statusCode ?? 502
+        const contentType = response.headers["content-type"]
+        // Only an event stream is piped: any other body (JSON) is one message, read whole.
+        if (contentType === undefined || !contentType.startsWith("text/event-stream")) {
+          const chunks: Array<Buffer> = []
+          response.on("data", (chunk: Buffer) => chunks.push(chunk))
+          response.on("error", () => settle(lost))
+          response.on("close", () => {
+            if (!response.complete) return settle(lost)
+            const body = chunks.length === 0 ? empty : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
+            settle({ _tag: "Reply", status, headers: headersOf(response), contentType, body, stream: undefined })
+          })
+          return
+        }
+        response.setEncoding("utf8")
+        const arriving = NodeStream.fromReadable<string, unknown>({ evaluate: () => response, onError: (e) => e })
+        // A stream that ends without its last chunk ended with its owner.
+        const stream = Stream.concat(
+          arriving,
+          Stream.suspend(() => (response.complete ? Stream.empty : Stream.fail(new Cut())))
+        )
+        settle({ _tag: "Reply", status, headers: headersOf(response), contentType, body: empty, stream })
+      })
+      outgoing.end(exchange.method === "POST" ? exchange.body : undefined)
+      return Effect.sync(() => outgoing.destroy())
+    })
+
+  return { self, send, close: () => agent.destroy() }
+}

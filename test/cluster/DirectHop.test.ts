@@ -1,0 +1,169 @@
+/**
+ * The direct hop's Node client (packages/cluster internal/nodeHop.ts) against
+ * a real HTTP server on loopback: what it sends (the owner's secret, the
+ * client's own headers), a whole reply and a streamed one, and the outcomes a
+ * receiving process acts on: Unsent when nothing could be connected to (it may
+ * send the exchange another way), Refused when the owner no longer holds the
+ * shard, Lost when the owner was reached and died before its reply head, and a
+ * streamed reply that fails when cut before its end.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Stream from "effect/Stream"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import * as DirectHop from "../../packages/cluster/src/DirectHop.ts"
+import * as NodeHop from "../../packages/cluster/src/internal/nodeHop.ts"
+import { freePort } from "./support.ts"
+
+interface Seen {
+  readonly method: string | undefined
+  readonly url: string | undefined
+  readonly headers: IncomingMessage["headers"]
+  readonly body: string
+}
+
+interface Owner {
+  readonly target: DirectHop.Target
+  readonly seen: Array<Seen>
+  readonly server: Server
+}
+
+/** An owner's endpoint on 127.0.0.1:0 answering with `reply`; closed with the scope. */
+const owner = (reply: (request: Seen, response: ServerResponse) => void) =>
+  Effect.acquireRelease(
+    Effect.callback<Owner>((resume) => {
+      const seen: Array<Seen> = []
+      const server = createServer((request, response) => {
+        let body = ""
+        request.setEncoding("utf8")
+        request.on("data", (chunk: string) => (body += chunk))
+        request.on("end", () => {
+          const one = { method: request.method, url: request.url, headers: request.headers, body }
+          seen.push(one)
+          reply(one, response)
+        })
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+        resume(Effect.succeed({ target: { origin, secret: "s3cret" }, seen, server }))
+      })
+    }),
+    ({ server }) =>
+      Effect.callback<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+  )
+
+const hop = Effect.acquireRelease(
+  Effect.sync(() => NodeHop.make({ origin: "http://127.0.0.1:1", secret: "mine" })),
+  (made) => Effect.sync(made.close)
+)
+
+const exchange: DirectHop.Request = {
+  method: "POST",
+  url: "/mcp?x=1",
+  headers: {
+    host: "mcp.example.com",
+    authorization: "Bearer token",
+    "mcp-session-id": "s1",
+    "content-type": "application/json",
+    "content-length": "999"
+  },
+  body: '{"jsonrpc":"2.0","id":1,"method":"ping"}'
+}
+
+describe("the direct hop's Node client", () => {
+  it.live("sends the client's headers and body with the owner's secret; a whole reply comes back as bytes", () =>
+    Effect.gen(function* () {
+      const { target, seen } = yield* owner((_, response) => {
+        response.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s1" })
+        response.end('{"jsonrpc":"2.0","id":1,"result":{}}')
+      })
+      const client = yield* hop
+      const result = yield* client.send(target, exchange)
+      assert.strictEqual(result._tag, "Reply")
+      if (result._tag !== "Reply") return
+      assert.strictEqual(result.status, 200)
+      assert.strictEqual(result.contentType, "application/json")
+      assert.strictEqual(new TextDecoder().decode(result.body), '{"jsonrpc":"2.0","id":1,"result":{}}')
+      assert.isUndefined(result.stream)
+      // The receiving server frames the body itself.
+      assert.strictEqual(result.headers["mcp-session-id"], "s1")
+      for (const name of ["content-length", "connection", "keep-alive", "date", "content-type"]) {
+        assert.isUndefined(result.headers[name], name)
+      }
+      const request = seen[0]!
+      assert.strictEqual(request.url, "/mcp?x=1")
+      assert.strictEqual(request.headers.host, "mcp.example.com")
+      assert.strictEqual(request.headers.authorization, "Bearer token")
+      assert.strictEqual(request.headers[DirectHop.HEADER_SECRET], "s3cret")
+      // The length is the body's own, not the client's.
+      assert.strictEqual(request.headers["content-length"], String(exchange.body.length))
+      assert.strictEqual(request.body, exchange.body)
+    }).pipe(Effect.scoped)
+  )
+
+  it.live(
+    "pipes a streamed reply as it arrives, however long it stays silent (longer than an idle connection lives)",
+    () =>
+      Effect.gen(function* () {
+        const { target } = yield* owner((_, response) => {
+          response.writeHead(200, { "content-type": "text/event-stream" })
+          response.write("event: message\ndata: 1\n\n")
+          setTimeout(() => response.end("event: message\ndata: 2\n\n"), 2_300)
+        })
+        const client = yield* hop
+        const result = yield* client.send(target, exchange)
+        if (result._tag !== "Reply" || result.stream === undefined) return assert.fail(`not streamed: ${result._tag}`)
+        const text = (yield* Stream.runCollect(result.stream)).join("")
+        assert.strictEqual(text, "event: message\ndata: 1\n\nevent: message\ndata: 2\n\n")
+      }).pipe(Effect.scoped)
+  )
+
+  it.live("a streamed reply cut before its end fails: its owner was lost", () =>
+    Effect.gen(function* () {
+      const { target } = yield* owner((_, response) => {
+        response.writeHead(200, { "content-type": "text/event-stream" })
+        response.write("event: message\ndata: 1\n\n")
+        setTimeout(() => response.socket?.destroy(), 20)
+      })
+      const client = yield* hop
+      const result = yield* client.send(target, exchange)
+      if (result._tag !== "Reply" || result.stream === undefined) return assert.fail(`not streamed: ${result._tag}`)
+      const exit = yield* Effect.exit(Stream.runCollect(result.stream))
+      assert.isTrue(Exit.isFailure(exit))
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("an owner that no longer holds the shard refuses; one that answers 'lost' reads as Lost", () =>
+    Effect.gen(function* () {
+      const { target } = yield* owner((request, response) => {
+        const reason = request.headers["mcp-session-id"] === "moved" ? "not-owner" : "lost"
+        response.writeHead(reason === "not-owner" ? 421 : 503, { [DirectHop.HEADER_REFUSED]: reason })
+        response.end()
+      })
+      const client = yield* hop
+      const moved = yield* client.send(target, {
+        ...exchange,
+        headers: { ...exchange.headers, "mcp-session-id": "moved" }
+      })
+      assert.strictEqual(moved._tag, "Refused")
+      assert.strictEqual((yield* client.send(target, exchange))._tag, "Lost")
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("nothing listening: Unsent (nothing ran); reached, then gone before the head: Lost", () =>
+    Effect.gen(function* () {
+      const client = yield* hop
+      const port = yield* freePort
+      const unsent = yield* client.send({ origin: `http://127.0.0.1:${port}`, secret: "x" }, exchange)
+      assert.strictEqual(unsent._tag, "Unsent")
+      const { target, seen } = yield* owner((_, response) => response.socket?.destroy())
+      assert.strictEqual((yield* client.send(target, exchange))._tag, "Lost")
+      assert.strictEqual(seen.length, 1)
+    }).pipe(Effect.scoped)
+  )
+})
