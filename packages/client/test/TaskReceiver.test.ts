@@ -155,10 +155,13 @@ describe("the client as a task receiver (2025-11-25)", () => {
     () =>
       Effect.gen(function* () {
         const { layer } = yield* server
+        // The first ask's handler takes 3 seconds; the second's is done at once (its status may be told
+        // before the server follows the task).
+        let asks = 0
         const handlers = SamplingHandler.layer(() =>
-          Effect.as(Effect.sleep("3 seconds"), {
+          Effect.as(++asks === 1 ? Effect.sleep("3 seconds") : Effect.void, {
             role: "assistant" as const,
-            content: { type: "text" as const, text: "early" },
+            content: { type: "text" as const, text: `early ${asks}` },
             model: "m"
           })
         )
@@ -166,13 +169,16 @@ describe("the client as a task receiver (2025-11-25)", () => {
           revision: "2025-11-25",
           clientInfo,
           clientHandlers: handlers,
-          // A minute between polls: only the notification can end the wait after 3 seconds.
+          // A minute between polls: only the notification can end the wait sooner.
           client: { taskRequests: { sampling: true, pollIntervalMs: 60_000 } }
         })
         const call = yield* Effect.forkChild(client.callTool("summarize"), { startImmediately: true })
         yield* TestClock.adjust("3 seconds")
         yield* settled(() => call.pollUnsafe() !== undefined)
-        assert.strictEqual(textOf(yield* Fiber.join(call)), "early")
+        assert.strictEqual(textOf(yield* Fiber.join(call)), "early 1")
+        const quick = yield* Effect.forkChild(client.callTool("summarize"), { startImmediately: true })
+        yield* settled(() => quick.pollUnsafe() !== undefined)
+        assert.strictEqual(textOf(yield* Fiber.join(quick)), "early 2")
       })
   )
 

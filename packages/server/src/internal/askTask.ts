@@ -35,30 +35,64 @@ const capabilityPath: { readonly [M in AskMethod]?: ReadonlyArray<string> } = {
 /** Used when the client suggests no interval (as the official SDK does). */
 const defaultPollMs = 1_000
 
-/** The polls waiting on each session's client tasks, by task id: a status notification wakes its task's poll. */
+/**
+ * Per session, the followed client tasks' wake-ups by task id: a status notification completes its task's
+ * Deferred, which ends the current wait, or the next one when it comes while a `tasks/get` is in flight.
+ */
 const waiting = new WeakMap<Session.State, Map<string, Deferred.Deferred<void>>>()
+
+/** Wake-ups kept for tasks not followed (yet): told before their ask follows them, or after it stopped. */
+const maxUnfollowed = 100
+
+const pollsOf = (state: Session.State) => {
+  let polls = waiting.get(state)
+  if (polls === undefined) {
+    polls = new Map()
+    waiting.set(state, polls)
+  }
+  return polls
+}
+
+const wokenUp = () => {
+  const deferred = Deferred.makeUnsafe<void>()
+  Deferred.doneUnsafe(deferred, Exit.void)
+  return deferred
+}
 
 /** `notifications/tasks/status` from the client: the task it names is polled now. */
 export const statusNotification: Session.NotificationHandler = (params, _revision, state) =>
-  Effect.suspend(() => {
+  Effect.sync(() => {
     const taskId = (params as Obj | undefined)?.taskId
-    const woken = typeof taskId === "string" ? waiting.get(state)?.get(taskId) : undefined
-    return woken === undefined ? Effect.void : Deferred.done(woken, Exit.void)
+    if (typeof taskId !== "string") return
+    const polls = pollsOf(state)
+    const woken = polls.get(taskId)
+    if (woken !== undefined) {
+      Deferred.doneUnsafe(woken, Exit.void)
+      return
+    }
+    // A handler done at once can tell its status before the ask follows the task: its first wait is skipped.
+    if (polls.size >= maxUnfollowed) polls.delete(polls.keys().next().value!)
+    polls.set(taskId, wokenUp())
   })
 
-/** Sleeps until the next poll, or until the client tells the task's status. */
-const nextPoll = (state: Session.State, taskId: string, ms: number) =>
-  Effect.gen(function* () {
-    const woken = yield* Deferred.make<void>()
-    let polls = waiting.get(state)
-    if (polls === undefined) {
-      polls = new Map()
-      waiting.set(state, polls)
-    }
-    polls.set(taskId, woken)
-    yield* Effect.raceFirst(Effect.sleep(ms), Deferred.await(woken)).pipe(
-      Effect.ensuring(Effect.sync(() => polls.delete(taskId)))
-    )
+/** Runs `body` with a `wait(ms)` that sleeps until the next poll or until the client told the task's status. */
+const watched = <A, E>(
+  state: Session.State,
+  taskId: string,
+  body: (wait: (ms: number) => Effect.Effect<void>) => Effect.Effect<A, E>
+): Effect.Effect<A, E> =>
+  Effect.suspend(() => {
+    const polls = pollsOf(state)
+    if (!polls.has(taskId)) polls.set(taskId, Deferred.makeUnsafe<void>())
+    const wait = (ms: number) =>
+      Effect.suspend(() => {
+        const woken = polls.get(taskId) ?? Deferred.makeUnsafe<void>()
+        return Effect.raceFirst(Effect.sleep(ms), Deferred.await(woken)).pipe(
+          // A fresh one before the next `tasks/get` is sent: a notification crossing it is not lost.
+          Effect.andThen(Effect.sync(() => void polls.set(taskId, Deferred.makeUnsafe<void>())))
+        )
+      })
+    return body(wait).pipe(Effect.ensuring(Effect.sync(() => polls.delete(taskId))))
   })
 
 /** Whether the client of `session` takes `method` as a task (2025-11-25 and its declaration). */
@@ -98,22 +132,24 @@ export const run = (
     if (!Predicate.isObject((raw as Obj | undefined)?.task)) return raw
     const created = yield* Effect.mapError(decodeCreate(raw), (e) => malformed(method, "task", e))
     const taskId = created.task.taskId
-    const follow = Effect.gen(function* () {
-      let current: Tasks.Task = created.task
-      // `input_required` goes straight to `tasks/result`, which the client answers once it has the input.
-      while (!Tasks.isTerminal(current.status) && current.status !== "input_required") {
-        yield* nextPoll(session.state, taskId, current.pollInterval ?? defaultPollMs)
-        current = yield* Effect.flatMap(send("tasks/get", { taskId }, false), (raw) =>
-          Effect.mapError(decodeGet(raw), (e) => malformed(method, "tasks/get answer", e))
-        )
-      }
-      const result = yield* send("tasks/result", { taskId }, false)
-      // The payload's related-task `_meta` is about the task, not the answer the handler reads.
-      const meta = (result as { readonly _meta?: Obj })._meta
-      if (meta === undefined || !(Tasks.relatedTaskKey in meta)) return result
-      const { [Tasks.relatedTaskKey]: _, ...rest } = meta
-      const { _meta: __, ...answer } = result as Obj
-      return Object.keys(rest).length === 0 ? answer : { ...answer, _meta: rest }
-    })
+    const follow = watched(session.state, taskId, (wait) =>
+      Effect.gen(function* () {
+        let current: Tasks.Task = created.task
+        // `input_required` goes straight to `tasks/result`, which the client answers once it has the input.
+        while (!Tasks.isTerminal(current.status) && current.status !== "input_required") {
+          yield* wait(current.pollInterval ?? defaultPollMs)
+          current = yield* Effect.flatMap(send("tasks/get", { taskId }, false), (raw) =>
+            Effect.mapError(decodeGet(raw), (e) => malformed(method, "tasks/get answer", e))
+          )
+        }
+        const result = yield* send("tasks/result", { taskId }, false)
+        // The payload's related-task `_meta` is about the task, not the answer the handler reads.
+        const meta = (result as { readonly _meta?: Obj })._meta
+        if (meta === undefined || !(Tasks.relatedTaskKey in meta)) return result
+        const { [Tasks.relatedTaskKey]: _, ...rest } = meta
+        const { _meta: __, ...answer } = result as Obj
+        return Object.keys(rest).length === 0 ? answer : { ...answer, _meta: rest }
+      })
+    )
     return yield* follow.pipe(Effect.onInterrupt(() => Effect.ignore(send("tasks/cancel", { taskId }, false))))
   })
