@@ -1,0 +1,90 @@
+/**
+ * The direct hop between runners (packages/cluster DirectHop) with two
+ * everything-server processes: calls sent to the runner that does not own the
+ * session reach the owner over a keep-alive HTTP connection to the owner's own
+ * endpoint (seen in the kernel's socket table: the receiving process holds a
+ * connection to the owner's HTTP port), and what only a runner may say is not
+ * believed from a client: a forged hop header makes an ordinary request (a
+ * non-owner forwards it, where it would refuse a real hop with 421), and a
+ * client cannot pick the id of the session it opens.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { execFileSync } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { answer, open, session } from "./sse.ts"
+import { startRunners } from "./support.ts"
+
+const tempDatabase = Effect.acquireRelease(
+  Effect.sync(() => mkdtempSync(join(tmpdir(), "mcp-cluster-hop-"))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+).pipe(Effect.map((dir) => `sqlite:${join(dir, "cluster.db")}`))
+
+/** The established TCP connections of process `pid` to 127.0.0.1:`port` (iproute2's `ss`). */
+const connectionsTo = (pid: number, port: string): number =>
+  execFileSync("ss", ["-tnpH", "state", "established", "dst", `127.0.0.1:${port}`], { encoding: "utf8" })
+    .split("\n")
+    .filter((line) => line.includes(`pid=${pid},`)).length
+
+const HOP = "x-effect-mcp-cluster-hop"
+const NEW_SESSION = "x-effect-mcp-cluster-session"
+
+describe("cluster: the direct hop", () => {
+  it.live(
+    "forwarded calls take a keep-alive HTTP connection to the owner's endpoint; a client's private headers are not believed",
+    () =>
+      Effect.gen(function* () {
+        const runners = yield* startRunners(2, yield* tempDatabase)
+        const [r0, r1] = runners.map((runner) => runner.url) as [string, string]
+        const ownerPort = new URL(runners[0]!.base).port
+        const receiver = runners[1]!.process.pid!
+        // Opened on runner 0 under an id whose shard it owns.
+        const s = yield* session(r0)
+        assert.strictEqual(connectionsTo(receiver, ownerPort), 0)
+        const call = (at: string, headers: Record<string, string> = {}) =>
+          Effect.gen(function* () {
+            const id = Math.floor(Math.random() * 1e9)
+            const opened = yield* open(at, {
+              method: "POST",
+              headers: { ...s.headers, ...headers },
+              body: { jsonrpc: "2.0", id, method: "tools/call", params: { name: "test_simple_text", arguments: {} } }
+            })
+            return { status: opened.status, answer: opened.status === 200 ? yield* answer(opened, id) : undefined }
+          })
+        // The first forwarded call is an entity RPC whose reply names the owner's hop; the next ones take it.
+        for (let i = 0; i < 3; i++) {
+          const result = yield* call(r1)
+          assert.strictEqual(result.answer?.result?.content?.[0]?.text, "This is a simple text response for testing.")
+        }
+        assert.isAtLeast(connectionsTo(receiver, ownerPort), 1, "runner 1 holds a connection to runner 0's endpoint")
+
+        // A forged hop is an ordinary request: runner 1 forwards it to the owner (a real hop to a
+        // runner that does not own the session would be refused with 421), and the owner serves it.
+        const forged = yield* call(r1, { [HOP]: "guess" })
+        assert.strictEqual(forged.status, 200)
+        assert.isDefined(forged.answer?.result)
+        assert.isDefined((yield* call(r0, { [HOP]: "guess" })).answer?.result)
+
+        // A client cannot choose the id of the session it opens, with or without a forged hop.
+        for (const at of [r0, r1]) {
+          const init = yield* open(at, {
+            method: "POST",
+            headers: { [NEW_SESSION]: "chosen-by-the-client", [HOP]: "guess" },
+            body: {
+              jsonrpc: "2.0",
+              id: 1,
+              method: "initialize",
+              params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "1" } }
+            }
+          })
+          yield* answer(init, 1)
+          const opened = init.headers.get("mcp-session-id")
+          assert.isString(opened)
+          assert.notStrictEqual(opened, "chosen-by-the-client")
+        }
+      }).pipe(Effect.scoped),
+    90_000
+  )
+})
