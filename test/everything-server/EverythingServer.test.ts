@@ -79,7 +79,7 @@ describe("everything server: fixtures", () => {
     Effect.gen(function* () {
       const { request } = yield* connect({ version: "2025-11-25" })
       const { resources } = yield* request("resources/list")
-      // The test:// fixtures, then the files of the fixture skills (skill://..., see docs/skills.md).
+      // The test:// fixtures, then each fixture skill's SKILL.md (its other files are read by URI: docs/skills.md).
       assert.deepStrictEqual(
         resources.filter((r: Json) => r.uri.startsWith("test://")).map((r: Json) => [r.uri, typeof r.description]),
         [
@@ -90,8 +90,7 @@ describe("everything server: fixtures", () => {
       )
       const others = resources.filter((r: Json) => !r.uri.startsWith("test://")).map((r: Json) => r.uri)
       assert.isAbove(others.length, 0)
-      for (const uri of others) assert.match(uri, /^skill:\/\//)
-      assert.isTrue(others.some((uri: string) => uri.endsWith("/SKILL.md")))
+      for (const uri of others) assert.match(uri, /^skill:\/\/.*\/SKILL\.md$/)
       const binary = yield* request("resources/read", { uri: "test://static-binary" })
       assert.strictEqual(binary.contents[0].mimeType, "image/png")
       assert.isString(binary.contents[0].blob)
