@@ -8,7 +8,11 @@
  * process receiving a POST, GET or DELETE for a session it owns serves it
  * itself; otherwise it forwards the exchange to the owner as an entity RPC
  * (internal/forward.ts: a reply complete at once comes back in one message),
- * and the JSON or SSE reply flows back through it. An `initialize` is
+ * and the JSON or SSE reply flows back through it. With a `hop` (DirectHop),
+ * once the owner named its endpoint in an RPC reply, the shard's next
+ * exchanges go straight to that endpoint as one HTTP request instead: the
+ * RPC stays the way where no endpoint is known, where it cannot be connected
+ * to, and where the owner no longer holds the shard. An `initialize` is
  * served where it arrives: the process picks the new session an id whose
  * shard it owns. Stateless requests (2026-07-28) are served where they arrive.
  *
