@@ -72,6 +72,8 @@ export const forModel = (entry: Entry<Tools.Tool>): boolean => Apps.visibilityOf
 /** A tool as a model should see it: the server's tool under its catalog name. */
 export const toolAsListed = (entry: Entry<Tools.Tool>): Tools.Tool => ({ ...entry.item, name: entry.name })
 
+const skillMd = "/SKILL.md"
+
 // The literal text of a URI template before its first expression (`file:///{path}` -> `file:///`).
 const literalPrefix = (template: string): string => {
   const brace = template.indexOf("{")
@@ -79,13 +81,29 @@ const literalPrefix = (template: string): string => {
 }
 
 /**
- * The servers that may hold `uri`: those listing it, else those with a
- * template whose literal beginning it starts with (the longest such
- * beginning wins).
+ * The servers that may hold `uri`: those listing it, else those listing a
+ * skill's `SKILL.md` whose folder holds it (SEP-2640 servers list a skill's
+ * `SKILL.md` only; its other files are read by URI from the same server),
+ * else those with a template whose literal beginning it starts with (the
+ * longest such folder or beginning wins).
  */
 export const serversForUri = (catalog: Catalog, uri: string): ReadonlyArray<string> => {
   const listed = new Set(catalog.resources.filter((r) => r.name === uri).map((r) => r.server))
   if (listed.size > 0) return [...listed]
+  let folder = 0
+  let owners = new Set<string>()
+  for (const r of catalog.resources) {
+    if (!r.name.endsWith(skillMd)) continue
+    // The folder with its trailing slash: `skill://pdf/` holds `skill://pdf/x`, not `skill://pdf2/x`.
+    const root = r.name.slice(0, 1 - skillMd.length)
+    if (!uri.startsWith(root) || root.length < folder) continue
+    if (root.length > folder) {
+      folder = root.length
+      owners = new Set()
+    }
+    owners.add(r.server)
+  }
+  if (owners.size > 0) return [...owners]
   let best = 0
   let servers = new Set<string>()
   for (const t of catalog.resourceTemplates) {

@@ -7,6 +7,7 @@ import * as Prompt from "@effect-mcp/server/Prompt"
 import * as Resource from "@effect-mcp/server/Resource"
 import * as Sampling from "@effect-mcp/server/Sampling"
 import * as ServerRequest from "@effect-mcp/server/ServerRequest"
+import * as Skill from "@effect-mcp/server/Skill"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -509,6 +510,37 @@ describe("McpHost", () => {
         events.map((e) => (e._tag === "Progress" ? `progress ${e.update.progress}` : textOf(e.value))),
         ["progress 1", "progress 2", "progress 3", "stepped"]
       )
+    })
+  )
+
+  it.effect("readResource routes a skill's unlisted files to the server listing its SKILL.md", () =>
+    Effect.gen(function* () {
+      const skill = (name: string) =>
+        Skill.layer({
+          files: { "SKILL.md": `---\nname: ${name}\ndescription: d\n---\n`, "references/GUIDE.md": `${name} guide` }
+        }).pipe(Layer.orDie)
+      const servers = yield* memory({
+        a: Layer.provideMerge(skill("alpha"), echoServer("a")),
+        b: Layer.provideMerge(skill("beta"), echoServer("b"))
+      })
+      const host = yield* McpHost.make({ clientInfo, config: configOf("a", "b") }).pipe(
+        Effect.provide(servers.connector)
+      )
+      yield* Effect.all([host.awaitReady("a"), host.awaitReady("b")])
+      // Only the SKILL.md files are listed; a file under a skill's folder goes to that skill's server.
+      assert.deepStrictEqual(
+        (yield* host.catalog).resources.map((r) => [r.server, r.name]),
+        [
+          ["a", "skill://alpha/SKILL.md"],
+          ["b", "skill://beta/SKILL.md"]
+        ]
+      )
+      const guide = yield* host.readResource("skill://beta/references/GUIDE.md")
+      assert.strictEqual((guide.contents[0] as { readonly text: string }).text, "beta guide")
+      for (const uri of ["skill://gamma/references/GUIDE.md", "skill://betamax/references/GUIDE.md"]) {
+        const missing = yield* Effect.flip(host.readResource(uri))
+        assert.strictEqual(missing._tag === "HostError" ? missing.reason : missing._tag, "UnknownResource")
+      }
     })
   )
 
