@@ -13,7 +13,7 @@
  * (McpServer's `requestStateTtlMs`, 10 minutes by default), then drop it.
  * Keys are secrets: they are held `Redacted`, and never logged.
  */
-import * as Config from "effect/Config"
+import type * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Base64Url from "effect/encoding/Base64Url"
@@ -86,4 +86,12 @@ export const layer = (keys: ReadonlyArray<Key>): Layer.Layer<RequestStateKeys, R
 export const layerConfig = (
   name: string = defaultVariable
 ): Layer.Layer<RequestStateKeys, RequestStateKeyError | Config.ConfigError> =>
-  Layer.unwrap(Effect.map(Config.Redacted(name), (text) => layer(parse(Redacted.value(text)))))
+  Layer.unwrap(
+    // effect's Config is imported when this layer is built, not with this module: every server loads this module
+    // (the service above), and Config brings ConfigProvider, Path and LogLevel, four modules a server given its keys
+    // otherwise, or none, never runs (about 1.5% of a stdio server's start from its modules).
+    Effect.flatMap(
+      Effect.promise(() => import("effect/Config")),
+      (Config) => Effect.map(Config.Redacted(name), (text) => layer(parse(Redacted.value(text))))
+    )
+  )
