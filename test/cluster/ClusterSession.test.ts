@@ -21,6 +21,8 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { connect, type Json } from "../interop/sdkClient.ts"
+import * as SqlDatabase from "@effect-mcp/sql/SqlDatabase"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Postgres from "../support/postgres.ts"
 import { forwarder, kill, startRunners } from "./support.ts"
 
@@ -29,15 +31,77 @@ const tempDatabase = Effect.acquireRelease(
   (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
 ).pipe(Effect.map((dir) => `sqlite:${join(dir, "cluster.db")}`))
 
-const until = (condition: () => boolean, what: string, timeoutMs = 20_000) =>
+const until = (condition: () => boolean, what: string, timeoutMs = 20_000, seen?: () => unknown) =>
   Effect.suspend(function poll(): Effect.Effect<void> {
     return condition() ? Effect.void : Effect.andThen(Effect.sleep("50 millis"), poll)
   }).pipe(
     Effect.timeoutOption(`${timeoutMs} millis`),
-    Effect.flatMap((done) => (done._tag === "Some" ? Effect.void : Effect.die(new Error(`timed out waiting: ${what}`))))
+    Effect.flatMap((done) =>
+      done._tag === "Some"
+        ? Effect.void
+        : Effect.die(
+            new Error(`timed out waiting: ${what}${seen === undefined ? "" : `; saw ${JSON.stringify(seen())}`}`)
+          )
+    )
   )
 
 const text = (result: Json): string => result.content[0].text
+
+/** effect/cluster's default: every shard of the one group is held once the cluster has settled. */
+const SHARDS = 300
+
+/**
+ * Which runner holds each shard now, as sorted `shard=holder` pairs: the locks
+ * table on SQLite, the advisory locks of this database (one session per
+ * runner) on PostgreSQL.
+ */
+const holders = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql.onDialectOrElse({
+    pg: () =>
+      sql<{ readonly shard: string; readonly holder: string }>`SELECT objid::text AS shard, pid::text AS holder
+        FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2
+        AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+    orElse: () =>
+      sql<{
+        readonly shard: string
+        readonly holder: string
+      }>`SELECT shard_id AS shard, address AS holder FROM cluster_locks`
+  })
+  return rows.map((row) => `${row.shard}=${row.holder}`).sort()
+})
+
+/**
+ * Waits until the runners have settled: every shard held, by all three, and
+ * no shard changing hands for a few assignment refreshes. Shards move while
+ * runners join (each refresh, 500 ms here, then a lock taken on the next lock
+ * refresh); on a loaded machine that takes many seconds, and a request for a
+ * session whose shard is on the move waits for it (long enough, with the
+ * first GET, for the SDK client to give up on the stream: it never retries a
+ * GET that failed to open).
+ */
+const settled = (storage: string) =>
+  SqlDatabase.use(
+    storage,
+    Effect.gen(function* () {
+      let last = ""
+      let stable = 0
+      let seen: ReadonlyArray<string> = []
+      const deadline = Date.now() + 90_000
+      while (stable < 4) {
+        if (Date.now() > deadline) {
+          const by = new Set(seen.map((pair) => pair.slice(pair.indexOf("=") + 1)))
+          return yield* Effect.die(new Error(`the cluster never settled: ${seen.length} shards held by ${by.size}`))
+        }
+        yield* Effect.sleep("500 millis")
+        seen = yield* holders
+        const snapshot = seen.join(",")
+        const by = new Set(seen.map((pair) => pair.slice(pair.indexOf("=") + 1)))
+        stable = seen.length === SHARDS && by.size === 3 && snapshot === last ? stable + 1 : 0
+        last = snapshot
+      }
+    })
+  )
 
 const transportFor = (url: string) =>
   new StreamableHTTPClientTransport(new URL(url), {
@@ -54,13 +118,20 @@ const scenarios = (storage: () => Effect.Effect<string, unknown, Scope.Scope>) =
     "initialize on one, calls on the others, GET on a third; the third killed, the stream resumes elsewhere",
     () =>
       Effect.gen(function* () {
-        const runners = yield* startRunners(3, yield* storage())
+        const database = yield* storage()
+        const runners = yield* startRunners(3, database)
+        yield* settled(database)
         const lb = yield* forwarder(runners)
         // initialize on runner 0 (which then owns the session), GET on runner 2, the rest round-robin.
         lb.route = ({ method, rpc }) => (rpc === "initialize" ? 0 : method === "GET" ? 2 : undefined)
         const transport = transportFor(lb.url)
         const { client, listChanges } = yield* connect(transport)
-        yield* until(() => lb.hops.some((hop) => hop.method === "GET" && hop.status === 200), "the GET stream")
+        yield* until(
+          () => lb.hops.some((hop) => hop.method === "GET" && hop.status === 200),
+          "the GET stream",
+          20_000,
+          () => lb.hops
+        )
 
         const tools = yield* Effect.promise(() => client.listTools())
         assert.isTrue(tools.tools.some((tool) => tool.name === "test_simple_text"))
@@ -109,7 +180,9 @@ const scenarios = (storage: () => Effect.Effect<string, unknown, Scope.Scope>) =
     "the owner killed: its call in flight is answered with an error, the session continues elsewhere",
     () =>
       Effect.gen(function* () {
-        const runners = yield* startRunners(3, yield* storage())
+        const database = yield* storage()
+        const runners = yield* startRunners(3, database)
+        yield* settled(database)
         const lb = yield* forwarder(runners)
         // The session lives on runner 0; everything else goes to runner 1 (forwarded to 0).
         lb.route = ({ rpc }) => (rpc === "initialize" ? 0 : 1)
