@@ -52,6 +52,19 @@ export const make = (self: DirectHop.Target): DirectHop.DirectHop & { readonly c
   // as if the owner were lost (Node's agent keeps it until it sees the close, up to 6 s).
   const agent = new Agent({ keepAlive: true, scheduling: "lifo", timeout: IDLE_MS })
 
+  // Parsed once per owner: a URL string per request would be parsed each time.
+  const addresses = new Map<string, { readonly hostname: string; readonly port: string }>()
+  const addressOf = (origin: string) => {
+    let address = addresses.get(origin)
+    if (address === undefined) {
+      const url = new URL(origin)
+      // An IPv6 literal comes bracketed in a URL, bare in a socket address.
+      address = { hostname: url.hostname.replace(/^\[(.*)\]$/, "$1"), port: url.port || "80" }
+      addresses.set(origin, address)
+    }
+    return address
+  }
+
   const send = (target: DirectHop.Target, exchange: DirectHop.Request) =>
     Effect.callback<DirectHop.Result>((resume) => {
       let connected = false
@@ -65,7 +78,8 @@ export const make = (self: DirectHop.Target): DirectHop.DirectHop & { readonly c
       if (exchange.method === "POST") headers["content-length"] = Buffer.byteLength(exchange.body)
       else delete headers["content-length"]
       delete headers["transfer-encoding"]
-      const outgoing = httpRequest(`${target.origin}${exchange.url}`, { method: exchange.method, headers, agent })
+      const { hostname, port } = addressOf(target.origin)
+      const outgoing = httpRequest({ hostname, port, path: exchange.url, method: exchange.method, headers, agent })
       outgoing.on("socket", (socket) => {
         if (!socket.connecting) connected = true
         else socket.once("connect", () => (connected = true))
