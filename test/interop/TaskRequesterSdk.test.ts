@@ -6,6 +6,8 @@
  * `InMemoryTaskStore`; our tool's `Sampling.createMessage(..., { task })`
  * sends the request with `task`, polls the SDK's `tasks/get` and reads its
  * `tasks/result`, and the tool's handler gets the answer as from a plain ask.
+ * The SDK's task store tells the task's status with `notifications/tasks/status`
+ * when its result is stored: our ask reads it then, not a poll interval later.
  */
 import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
 import * as McpServer from "@effect-mcp/server/McpServer"
@@ -34,46 +36,74 @@ const Server = Tool.layer(
   })
 ).pipe(Layer.provideMerge(McpServer.layer({ name: "effect-mcp-asker", version: "1.0.0" })))
 
+/** The SDK 1.32.2 client as a task receiver whose tasks suggest `pollInterval` and complete after 200 ms. */
+const sdkReceiver = (pollInterval: number) => {
+  const taskStore = new InMemoryTaskStore()
+  const created: Array<{ readonly taskId: string; readonly ttl: number | null }> = []
+  const plain: Array<unknown> = []
+  const client = new Client(
+    { name: "sdk-task-receiver", version: "1.32.2" },
+    {
+      capabilities: { sampling: {}, tasks: { list: {}, cancel: {}, requests: { sampling: { createMessage: {} } } } },
+      taskStore
+    }
+  )
+  const answer = {
+    role: "assistant" as const,
+    content: { type: "text" as const, text: "an SDK summary" },
+    model: "sdk"
+  }
+  client.setRequestHandler(CreateMessageRequestSchema, async (request, extra) => {
+    if (request.params.task === undefined) {
+      plain.push(request.params)
+      return answer
+    }
+    const task = await extra.taskStore!.createTask({ ttl: request.params.task.ttl ?? null, pollInterval })
+    created.push({ taskId: task.taskId, ttl: task.ttl })
+    // Storing the result also sends notifications/tasks/status (the SDK's request task store does).
+    setTimeout(() => void extra.taskStore!.storeTaskResult(task.taskId, "completed", answer), 200)
+    return { task }
+  })
+  return { client, taskStore, created, plain }
+}
+
+const serve = Effect.gen(function* () {
+  const context = yield* Layer.build(NodeMcpServer.layerHttp(Server, { host: "127.0.0.1" }))
+  return `${yield* Effect.provideContext(NodeMcpServer.url, context)}/mcp`
+})
+
+const connected = (client: Client, url: string) =>
+  Effect.acquireRelease(
+    Effect.promise(() => client.connect(new StreamableHTTPClientTransport(new URL(url)))),
+    () => Effect.promise(() => client.close())
+  )
+
 describe("our server asks the SDK 1.32.2 client for a sampling run as a task", () => {
+  it.live(
+    "a minute between polls: the SDK's status notification has our ask read the result at once",
+    () =>
+      Effect.gen(function* () {
+        const url = yield* serve
+        const { client, created } = sdkReceiver(60_000)
+        yield* connected(client, url)
+        const started = Date.now()
+        const result = yield* Effect.promise(() => client.callTool({ name: "summarize", arguments: {} }))
+        assert.deepStrictEqual(result.content, [{ type: "text", text: "an SDK summary" }])
+        assert.strictEqual(created.length, 1)
+        // Done 200 ms in, heard at once: well before the first poll would have been sent.
+        assert.isBelow(Date.now() - started, 10_000)
+      }),
+    30_000
+  )
+
   it.live(
     "the SDK client makes the task, our server polls tasks/get and reads tasks/result",
     () =>
       Effect.gen(function* () {
-        const context = yield* Layer.build(NodeMcpServer.layerHttp(Server, { host: "127.0.0.1" }))
-        const url = `${yield* Effect.provideContext(NodeMcpServer.url, context)}/mcp`
-        const taskStore = new InMemoryTaskStore()
-        const created: Array<{ readonly taskId: string; readonly ttl: number | null }> = []
-        const plain: Array<unknown> = []
-        const client = new Client(
-          { name: "sdk-task-receiver", version: "1.32.2" },
-          {
-            capabilities: {
-              sampling: {},
-              tasks: { list: {}, cancel: {}, requests: { sampling: { createMessage: {} } } }
-            },
-            taskStore
-          }
-        )
-        const answer = {
-          role: "assistant" as const,
-          content: { type: "text" as const, text: "an SDK summary" },
-          model: "sdk"
-        }
-        client.setRequestHandler(CreateMessageRequestSchema, async (request, extra) => {
-          if (request.params.task === undefined) {
-            plain.push(request.params)
-            return answer
-          }
-          // Completes in the background, polled every 50 ms.
-          const task = await extra.taskStore!.createTask({ ttl: request.params.task.ttl ?? null, pollInterval: 50 })
-          created.push({ taskId: task.taskId, ttl: task.ttl })
-          setTimeout(() => void extra.taskStore!.storeTaskResult(task.taskId, "completed", answer), 200)
-          return { task }
-        })
-        yield* Effect.acquireRelease(
-          Effect.promise(() => client.connect(new StreamableHTTPClientTransport(new URL(url)))),
-          () => Effect.promise(() => client.close())
-        )
+        const url = yield* serve
+        // Polled every 50 ms.
+        const { client, taskStore, created, plain } = sdkReceiver(50)
+        yield* connected(client, url)
         const result = yield* Effect.promise(() => client.callTool({ name: "summarize", arguments: {} }))
         assert.deepStrictEqual(result.content, [{ type: "text", text: "an SDK summary" }])
         assert.strictEqual(plain.length, 0)
