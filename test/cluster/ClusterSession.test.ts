@@ -21,9 +21,8 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { connect, type Json } from "../interop/sdkClient.ts"
-import * as SqlDatabase from "@effect-mcp/sql/SqlDatabase"
-import * as SqlClient from "effect/sql/SqlClient"
 import * as Postgres from "../support/postgres.ts"
+import { settled } from "./settled.ts"
 import { forwarder, kill, startRunners } from "./support.ts"
 
 const tempDatabase = Effect.acquireRelease(
@@ -46,62 +45,6 @@ const until = (condition: () => boolean, what: string, timeoutMs = 20_000, seen?
   )
 
 const text = (result: Json): string => result.content[0].text
-
-/** effect/cluster's default: every shard of the one group is held once the cluster has settled. */
-const SHARDS = 300
-
-/**
- * Which runner holds each shard now, as sorted `shard=holder` pairs: the locks
- * table on SQLite, the advisory locks of this database (one session per
- * runner) on PostgreSQL.
- */
-const holders = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  const rows = yield* sql.onDialectOrElse({
-    pg: () =>
-      sql<{ readonly shard: string; readonly holder: string }>`SELECT objid::text AS shard, pid::text AS holder
-        FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2
-        AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
-    orElse: () =>
-      sql<{
-        readonly shard: string
-        readonly holder: string
-      }>`SELECT shard_id AS shard, address AS holder FROM cluster_locks`
-  })
-  return rows.map((row) => `${row.shard}=${row.holder}`).sort()
-})
-
-/**
- * Waits until the runners have settled: every shard held, by all three, and
- * no shard changing hands for a few assignment refreshes. Shards move while
- * runners join (each refresh, 500 ms here, then a lock taken on the next lock
- * refresh); on a loaded machine that takes many seconds, and a request for a
- * session whose shard is on the move waits for it (long enough, with the
- * first GET, for the SDK client to give up on the stream: it never retries a
- * GET that failed to open).
- */
-const settled = (storage: string) =>
-  SqlDatabase.use(
-    storage,
-    Effect.gen(function* () {
-      let last = ""
-      let stable = 0
-      let seen: ReadonlyArray<string> = []
-      const deadline = Date.now() + 90_000
-      while (stable < 4) {
-        if (Date.now() > deadline) {
-          const by = new Set(seen.map((pair) => pair.slice(pair.indexOf("=") + 1)))
-          return yield* Effect.die(new Error(`the cluster never settled: ${seen.length} shards held by ${by.size}`))
-        }
-        yield* Effect.sleep("500 millis")
-        seen = yield* holders
-        const snapshot = seen.join(",")
-        const by = new Set(seen.map((pair) => pair.slice(pair.indexOf("=") + 1)))
-        stable = seen.length === SHARDS && by.size === 3 && snapshot === last ? stable + 1 : 0
-        last = snapshot
-      }
-    })
-  )
 
 const transportFor = (url: string) =>
   new StreamableHTTPClientTransport(new URL(url), {

@@ -27,6 +27,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Postgres from "../support/postgres.ts"
 import { answer, type Json, open, session, until } from "./sse.ts"
+import { settled } from "./settled.ts"
 import { kill, startRunners } from "./support.ts"
 
 const tempDatabase = Effect.acquireRelease(
@@ -94,7 +95,9 @@ const scenarios = (storage: () => Effect.Effect<string, unknown, Scope.Scope>) =
     "2025-11-25: a session's tasks answer from every runner, and outlive the runner that ran them",
     () =>
       Effect.gen(function* () {
-        const runners = yield* startRunners(3, yield* storage(), flags)
+        const database = yield* storage()
+        const runners = yield* startRunners(3, database, flags)
+        yield* settled(database)
         const [r0, r1, r2] = runners.map((runner) => runner.url) as [string, string, string]
         const s = yield* session(r0)
         const stream = yield* s.stream(r2)
@@ -167,7 +170,9 @@ const scenarios = (storage: () => Effect.Effect<string, unknown, Scope.Scope>) =
     "2026-07-28: a task made on one runner is read, heard and cancelled on the others",
     () =>
       Effect.gen(function* () {
-        const runners = yield* startRunners(3, yield* storage(), flags)
+        const database = yield* storage()
+        const runners = yield* startRunners(3, database, flags)
+        yield* settled(database)
         const [r0, r1, r2] = runners.map((runner) => runner.url) as [string, string, string]
 
         const made = yield* call(r0, "tools/call", { name: "slow_compute", arguments: { seconds: 5, label: "x" } })
