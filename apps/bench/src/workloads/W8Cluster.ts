@@ -3,8 +3,10 @@
  * round-robin forwarder on loopback, to one effect-mcp process, then to three
  * processes of one cluster (NodeClusteredServer, SQLite), in the same run. In
  * the cluster two calls in three reach a process that does not own the
- * session and are forwarded to its owner; the difference of the p50s is the
- * per-call routing cost. JSON replies; the effect-mcp client on a 2025-11-25 session.
+ * session and are forwarded to its owner (by the direct HTTP hop to the
+ * owner's endpoint once the first entity RPC named it); the difference of the
+ * p50s is the per-call routing cost. JSON replies; the effect-mcp client on a
+ * 2025-11-25 session.
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
@@ -77,6 +79,7 @@ export const workload: Workload = {
       settings.log(`  W8 routing cost per call (p50 cluster - p50 one process): ${routing.toFixed(0)} µs`)
       const notes = [
         "Both through the same round-robin forwarder on 127.0.0.1; servers in child processes; JSON replies.",
+        "In the cluster a call reaching a process that does not own its session takes the direct HTTP hop to the owner.",
         `Per-call routing cost (median sequential p50, cluster minus one process): ${routing.toFixed(0)} µs.`,
         "latencies in microseconds."
       ]
