@@ -49,5 +49,14 @@ describe("mcp-everything-server --cluster", () => {
       String(Cli.parse(["--http", "--stateless", "--cluster", "sqlite:x", "--runner-port", "1"])),
       /cannot be combined/
     )
+    // Tasks live in the cluster's database, where every runner reads them.
+    assert.match(
+      String(Cli.parse(["--http", "--cluster", "sqlite:x", "--runner-port", "1", "--task-store", "sqlite:t"])),
+      /--task-store cannot be combined/
+    )
+    assert.deepInclude(
+      Cli.parse(["--http", "--cluster", "sqlite:x", "--runner-port", "1", "--task-heartbeat", "500"]),
+      { taskHeartbeatMs: 500 }
+    )
   })
 })

@@ -34,7 +34,8 @@ each other's multi-round-trip retries (default: a random key per process). Keys 
 
 --task-store keeps tasks (records, results, worker heartbeats) in a database instead of
 memory: a task's result survives a restart, and a task whose process died reads failed
-once its worker misses three heartbeats (--task-heartbeat, default 5000 ms).
+once its worker misses three heartbeats (--task-heartbeat, default 5000 ms). With --cluster
+tasks are kept in the cluster's database (--task-heartbeat applies; --task-store is refused).
 
 Telemetry follows the standard OpenTelemetry variables: OTEL_EXPORTER_OTLP_ENDPOINT (or
 OTEL_EXPORTER_OTLP_{TRACES,METRICS,LOGS}_ENDPOINT) exports traces, metrics and logs over
@@ -322,6 +323,10 @@ export const parse = (argv: ReadonlyArray<string>): Cli | string => {
   }
   if (clusterStorage !== undefined && runnerPort === undefined) return "--cluster needs --runner-port <n>"
   if (clusterStorage !== undefined && stateless) return "--cluster cannot be combined with --stateless"
+  // A runner's tasks must be where every runner reads them: the cluster's database.
+  if (clusterStorage !== undefined && taskStore !== undefined) {
+    return "--cluster keeps tasks in the cluster's database: --task-store cannot be combined with it"
+  }
   return {
     mode,
     port,
