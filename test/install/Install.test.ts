@@ -200,6 +200,30 @@ const packageImportsOf = async (dir: string): Promise<ReadonlyArray<string>> => 
 /** The text of the first content block of a tool result. */
 const textOf = (result: SdkClient.Json): string => result.content[0].text
 
+/** Starts the installed echo server (or a shipped build of it) for the SDK client, which lists and calls `echo`. */
+const echoesOverStdio = (
+  start: { readonly args: ReadonlyArray<string>; readonly cwd: string; readonly env: NodeJS.ProcessEnv },
+  text: string
+) =>
+  Effect.gen(function* () {
+    const transport = new StdioClientTransport({
+      command: node,
+      args: [...start.args],
+      cwd: start.cwd,
+      env: start.env as Record<string, string>,
+      stderr: "pipe"
+    })
+    const { client } = yield* SdkClient.connect(transport)
+    assert.strictEqual(client.getServerVersion()?.name, "installed-echo")
+    const tools = yield* Effect.promise(() => client.listTools())
+    assert.deepStrictEqual(
+      tools.tools.map((tool) => tool.name),
+      ["echo"]
+    )
+    const result = yield* Effect.promise(() => client.callTool({ name: "echo", arguments: { text } }))
+    assert.strictEqual(textOf(result), `echo: ${text}`)
+  })
+
 describe("installed packages (npm pack, npm install outside the workspace)", () => {
   beforeAll(async () => {
     project = await setUp()
@@ -287,22 +311,7 @@ describe("installed packages (npm pack, npm install outside the workspace)", () 
     () =>
       Effect.gen(function* () {
         const { dir, env } = installed()
-        const transport = new StdioClientTransport({
-          command: node,
-          args: ["server.mjs", "--stdio"],
-          cwd: dir,
-          env: env as Record<string, string>,
-          stderr: "pipe"
-        })
-        const { client } = yield* SdkClient.connect(transport)
-        assert.strictEqual(client.getServerVersion()?.name, "installed-echo")
-        const tools = yield* Effect.promise(() => client.listTools())
-        assert.deepStrictEqual(
-          tools.tools.map((tool) => tool.name),
-          ["echo"]
-        )
-        const result = yield* Effect.promise(() => client.callTool({ name: "echo", arguments: { text: "over stdio" } }))
-        assert.strictEqual(textOf(result), "echo: over stdio")
+        yield* echoesOverStdio({ args: ["server.mjs", "--stdio"], cwd: dir, env }, "over stdio")
       }),
     120_000
   )
@@ -347,27 +356,10 @@ describe("installed packages (npm pack, npm install outside the workspace)", () 
         // No NODE_COMPILE_CACHE: only the launcher can turn the cache on, in its default place under TMPDIR.
         const tmp = path.join(installedTemp(), "tmp")
         yield* Effect.promise(() => fs.mkdir(tmp))
+        const { NODE_COMPILE_CACHE: _cache, NODE_DISABLE_COMPILE_CACHE: _disabled, ...noCacheSetting } = env
+        const launcher = [path.join(shipped, "bin", "server.mjs"), "--stdio"]
         yield* Effect.scoped(
-          Effect.gen(function* () {
-            const transport = new StdioClientTransport({
-              command: node,
-              args: [path.join(shipped, "bin", "server.mjs"), "--stdio"],
-              cwd: shipped,
-              env: { ...(env as Record<string, string>), TMPDIR: tmp },
-              stderr: "pipe"
-            })
-            const { client } = yield* SdkClient.connect(transport)
-            assert.strictEqual(client.getServerVersion()?.name, "installed-echo")
-            const tools = yield* Effect.promise(() => client.listTools())
-            assert.deepStrictEqual(
-              tools.tools.map((tool) => tool.name),
-              ["echo"]
-            )
-            const result = yield* Effect.promise(() =>
-              client.callTool({ name: "echo", arguments: { text: "shipped" } })
-            )
-            assert.strictEqual(textOf(result), "echo: shipped")
-          })
+          echoesOverStdio({ args: launcher, cwd: shipped, env: { ...noCacheSetting, TMPDIR: tmp } }, "shipped")
         )
         // The server exited when the client closed its stdin, and Node wrote the compile cache on the way out.
         const cached = yield* Effect.promise(() => filesUnder(path.join(tmp, "node-compile-cache")).catch(() => []))
