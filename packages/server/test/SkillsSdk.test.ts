@@ -101,13 +101,13 @@ describe("@modelcontextprotocol/client 2.4.0 SkillsClient -> effect-mcp server",
 
   it.effect("2025-11-25: skills added and removed at run time reach the SDK with resources/list_changed", () =>
     Effect.gen(function* () {
-      let changes = 0
+      const changes = counter()
       const { skills, client, context } = yield* connectTo(
         McpServer.layer({ name: "plugins", version: "1.0.0", declare: ["skills"] }),
         "2025-11-25",
         (c) =>
           c.setNotificationHandler("notifications/resources/list_changed", () => {
-            changes++
+            changes.add()
           })
       )
       assert.strictEqual(client.getNegotiatedProtocolVersion(), "2025-11-25")
@@ -116,7 +116,8 @@ describe("@modelcontextprotocol/client 2.4.0 SkillsClient -> effect-mcp server",
       const made = yield* Skill.make({ prefix: "acme", files: { "SKILL.md": skillMd, "references/FORMS.md": forms } })
       const scope = yield* Scope.make()
       yield* Skill.register(made).pipe(Scope.provide(scope), Effect.provideContext(context))
-      yield* Effect.promise(() => settle(() => changes === 1))
+      yield* Effect.promise(() => changes.reach(1))
+      assert.strictEqual(changes.count(), 1)
       const [entry] = (yield* Effect.promise(() => skills.list())).skills
       assert.strictEqual(entry?.uri, "skill://acme/pdf-processing/SKILL.md")
       const file = yield* Effect.promise(() => skills.read(entry!, "references/FORMS.md"))
@@ -128,14 +129,26 @@ describe("@modelcontextprotocol/client 2.4.0 SkillsClient -> effect-mcp server",
         ["skill://acme/pdf-processing/SKILL.md"]
       )
       yield* Scope.close(scope, Exit.void)
-      yield* Effect.promise(() => settle(() => changes === 2))
+      yield* Effect.promise(() => changes.reach(2))
+      assert.strictEqual(changes.count(), 2)
       assert.deepStrictEqual((yield* Effect.promise(() => skills.list())).skills, [])
     })
   )
 })
 
-/** Waits (on the event loop: the SDK is promise-based) until `done` holds, at most a second. */
-const settle = async (done: () => boolean) => {
-  for (let i = 0; i < 100 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 10))
-  if (!done()) throw new Error("not settled")
+/**
+ * Counts notifications; `reach(n)` resolves when the count reaches n (the SDK is promise-based, so the wait is a
+ * promise, with no timer: a missing notification fails the test by its timeout).
+ */
+const counter = () => {
+  let n = 0
+  const waiters: Array<{ readonly at: number; readonly resolve: () => void }> = []
+  return {
+    count: () => n,
+    add: () => {
+      n++
+      for (const w of waiters.filter((w) => w.at <= n)) w.resolve()
+    },
+    reach: (at: number) => (n >= at ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ at, resolve })))
+  }
 }
