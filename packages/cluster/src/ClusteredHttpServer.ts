@@ -34,9 +34,7 @@ import * as ShardId from "effect/cluster/ShardId"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as ByteSize from "effect/ByteSize"
 import * as Headers from "effect/http/Headers"
-import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
@@ -49,6 +47,7 @@ import * as DirectHop from "./DirectHop.ts"
 import * as Forward from "./internal/forward.ts"
 import { Hops } from "./internal/hops.ts"
 import { Owner } from "./internal/owner.ts"
+import { hasPrivate, hopRefusal, isBatch, logLost, lostReply, readBody, withoutPrivate } from "./internal/replies.ts"
 import { SessionState } from "./SessionState.ts"
 
 /**
@@ -68,6 +67,11 @@ export interface Options<E = never, R = never>
    * one). Without it every forwarded exchange is an entity RPC.
    */
   readonly hop?: DirectHop.DirectHop | undefined
+  /**
+   * The hop a fast path in front of `handler` already sent for this request
+   * (see `DirectHop.Attempt`), if any.
+   */
+  readonly attemptOf?: ((request: HttpServerRequest.HttpServerRequest) => DirectHop.Attempt | undefined) | undefined
 }
 
 /** What a clustered server counts. */
@@ -94,18 +98,19 @@ export interface ClusteredHttpServer {
   readonly owns: (sessionId: string) => boolean
   /** What the server counted since it started. */
   readonly stats: () => Stats
+  /**
+   * For a fast path in front of `handler`: the owner's direct hop for a
+   * request on `sessionId`, when another runner owns it and its hop is known.
+   */
+  readonly directRoute: (sessionId: string) => DirectHop.Target | undefined
+  /** The fast path carried one exchange through the direct hop and answered it. */
+  readonly countDirect: () => void
 }
 
 const HEADER_SESSION_ID = "mcp-session-id"
 
 /** The reply of an exchange began again: its owner was lost and the cluster re-sent it. */
 const restarted = new Error("the exchange was re-sent to the session's new owner")
-
-const errorBody = (status: number, message: string) =>
-  HttpServerResponse.text(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message } }), {
-    status,
-    contentType: "application/json"
-  })
 
 const remoteAddressOf = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
   Option.getOrUndefined(request.remoteAddress)
@@ -186,19 +191,23 @@ export const make = Effect.fnUntraced(function* <E, R>(
   const forward = (
     request: HttpServerRequest.HttpServerRequest,
     sessionId: string,
-    extra?: Record<string, string>
+    extra?: Record<string, string>,
+    attempt?: DirectHop.Attempt
   ): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
     Effect.gen(function* () {
-      const read = request.method === "POST" ? yield* Effect.result(readBody(request, maxBodyBytes)) : undefined
+      const read =
+        request.method === "POST" && attempt === undefined
+          ? yield* Effect.result(readBody(request, maxBodyBytes))
+          : undefined
       if (read !== undefined && read._tag === "Failure") return read.failure
-      const body = read === undefined ? "" : read.success
+      const body = attempt?.body ?? (read === undefined ? "" : read.success)
       const sentAt = String(yield* Clock.currentTimeMillis)
       const exchange = Forward.toExchange(request, body, { ...extra, [Forward.HEADER_SENT_AT]: sentAt })
       counts.forwarded++
       const shard = hop === undefined ? undefined : ShardId.toString(shardOf(sessionId))
-      const target = shard === undefined || extra !== undefined ? undefined : hops.get(shard)
+      const target = attempt?.target ?? (shard === undefined || extra !== undefined ? undefined : hops.get(shard))
       if (target !== undefined) {
-        const result = yield* hop!.send(target, exchange)
+        const result = attempt?.result ?? (yield* hop!.send(target, exchange))
         switch (result._tag) {
           case "Reply":
             counts.direct++
@@ -377,6 +386,9 @@ export const make = Effect.fnUntraced(function* <E, R>(
   const handler = Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
     const sessionId = request.headers[HEADER_SESSION_ID]
+    const attempt = options.attemptOf?.(request)
+    // Its body is read already: wherever the session is now, the hop's result is settled here.
+    if (attempt !== undefined && sessionId !== undefined) return yield* forward(request, sessionId, undefined, attempt)
     if (hop !== undefined && DirectHop.isSecret(hop.self.secret, request.headers[DirectHop.HEADER_SECRET])) {
       return yield* servedHop(request, sessionId)
     }
@@ -403,68 +415,18 @@ export const make = Effect.fnUntraced(function* <E, R>(
     handler,
     local,
     owns,
-    stats: () => ({ ...counts, restored: owner.stats.restored, released: owner.stats.released })
+    stats: () => ({ ...counts, restored: owner.stats.restored, released: owner.stats.released }),
+    directRoute: (sessionId) => {
+      if (hop === undefined) return undefined
+      const shard = shardOf(sessionId)
+      return sharding.hasShardId(shard) ? undefined : hops.get(ShardId.toString(shard))
+    },
+    countDirect: () => {
+      counts.forwarded++
+      counts.direct++
+    }
   } satisfies ClusteredHttpServer
 })
-
-const readBody = (request: HttpServerRequest.HttpServerRequest, limit: number) =>
-  request.text.pipe(
-    Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit)),
-    Effect.mapError((error) =>
-      error.reason._tag === "RequestParseError" && error.reason.reason === "BodyTooLarge"
-        ? errorBody(413, `Payload Too Large: the body exceeds ${limit} bytes`)
-        : errorBody(400, "Bad Request: the body could not be read")
-    )
-  )
-
-const isBatch = (body: string) => /^\s*\[/.test(body)
-
-/**
- * The answer to a forwarded POST (its body) whose owner was lost before it
- * replied: an error per request, else 503. Its ids are read only then: a
- * reply that arrives needs no parse of the body here.
- */
-const lostReply = (body: string) => {
-  const ids = Forward.requestIdsOf(body)
-  const batch = isBatch(body)
-  if (ids.length === 0) return HttpServerResponse.empty({ status: 503, headers: { "retry-after": "1" } })
-  const answers = ids.map(Forward.lostResponse)
-  return HttpServerResponse.text(JSON.stringify(batch ? answers : answers[0]), {
-    status: 200,
-    contentType: "application/json"
-  })
-}
-
-/** The headers one runner sets for another, never taken from a client (nor passed to the server). */
-const privateHeaders = new Set([
-  Forward.HEADER_NEW_SESSION,
-  Forward.HEADER_CLIENT,
-  Forward.HEADER_SENT_AT,
-  DirectHop.HEADER_SECRET
-])
-
-const hasPrivate = (headers: Headers.Headers) =>
-  headers[Forward.HEADER_NEW_SESSION] !== undefined ||
-  headers[Forward.HEADER_CLIENT] !== undefined ||
-  headers[Forward.HEADER_SENT_AT] !== undefined ||
-  headers[DirectHop.HEADER_SECRET] !== undefined
-
-/** One copy without them (a hop carries two: one `Headers.remove` copy each cost more). */
-const withoutPrivate = (headers: Headers.Headers): Headers.Headers => {
-  const rest: Record<string, string> = {}
-  for (const name of Object.keys(headers)) if (!privateHeaders.has(name)) rest[name] = headers[name]!
-  return Headers.fromRecordUnsafe(rest)
-}
-
-/** An owner's answer to a hop it did not run: the shard is not its own (421), or the exchange was stale (503). */
-const hopRefusal = (reason: "not-owner" | "lost") =>
-  HttpServerResponse.empty({
-    status: reason === "not-owner" ? 421 : 503,
-    headers: { [DirectHop.HEADER_REFUSED]: reason }
-  })
-
-const logLost = (error: unknown) =>
-  Effect.logWarning("the runner owning a session was lost while serving a request", error)
 
 /**
  * Adds the clustered endpoint to the `HttpRouter` at `options.path` (default

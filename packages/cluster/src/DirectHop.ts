@@ -72,6 +72,19 @@ export interface Reply {
   readonly stream: Stream.Stream<string, unknown> | undefined
 }
 
+/**
+ * A hop already sent for a request by a fast path in front of the server's
+ * handler (NodeClusteredServer's Node relay), whose result it did not settle
+ * itself (a refusal, a lost owner, a streamed reply): the handler takes it
+ * from there without reading the body or sending the request again.
+ */
+export interface Attempt {
+  readonly target: Target
+  /** The request's body, read already. */
+  readonly body: string
+  readonly result: Result
+}
+
 /** The client side of the hop, one per process. */
 export interface DirectHop {
   /** This runner's endpoint and secret, as the other runners are told. */

@@ -43,12 +43,14 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as Option from "effect/Option"
+import * as HttpRouter from "effect/http/HttpRouter"
 import type * as HttpServer from "effect/http/HttpServer"
 import { randomBytes } from "node:crypto"
 import * as ChangeFeed from "./ChangeFeed.ts"
 import * as ClusteredHttpServer from "./ClusteredHttpServer.ts"
 import type * as DirectHop from "./DirectHop.ts"
 import * as NodeHop from "./internal/nodeHop.ts"
+import * as NodeRelay from "./internal/nodeRelay.ts"
 import * as SessionState from "./SessionState.ts"
 
 /** Where a runner listens and where the cluster keeps its state. */
@@ -120,6 +122,9 @@ const relaxedSync = (context: Context.Context<SqlClient.SqlClient>) => {
   })
 }
 
+/** The largest request body the endpoint reads (the Streamable HTTP server's default). */
+const MAX_BODY_BYTES = 4 * 1024 * 1024
+
 const isLoopback = (host: string) =>
   host === "localhost" || host === "::1" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host)
 
@@ -185,18 +190,30 @@ export const layer = <E, R>(
       const bound = yield* NodeHttpServer.url
       // A protection made from the endpoint's URL waits for the bind (port 0 is known then).
       const protection = auth === undefined ? undefined : typeof auth === "function" ? auth(`${bound}${path}`) : auth
-      const endpoint = ClusteredHttpServer.layer({
-        session: McpServer.makeSession,
-        path,
-        responseMode: options.responseMode,
-        rebinding: options.rebinding,
-        maxSessions: options.maxSessions,
-        maxSessionsPerClient: options.maxSessionsPerClient,
-        sessionIdleTimeout: options.sessionIdleTimeout,
-        hop: yield* hopOf(options, bound),
-        authentication: protection?.authentication,
-        requiredScopes: protection === undefined ? undefined : scopesOf(yield* McpServer.McpServer, protection)
-      })
+      const hop = yield* hopOf(options, bound)
+      const relay = hop === undefined ? undefined : NodeRelay.make(hop, { path, maxBodyBytes: MAX_BODY_BYTES })
+      const requiredScopes = protection === undefined ? undefined : scopesOf(yield* McpServer.McpServer, protection)
+      const endpoint = Layer.effectDiscard(
+        Effect.gen(function* () {
+          const server = yield* ClusteredHttpServer.make({
+            session: McpServer.makeSession,
+            path,
+            responseMode: options.responseMode,
+            rebinding: options.rebinding,
+            maxSessions: options.maxSessions,
+            maxSessionsPerClient: options.maxSessionsPerClient,
+            sessionIdleTimeout: options.sessionIdleTimeout,
+            maxBodyBytes: MAX_BODY_BYTES,
+            hop,
+            attemptOf: relay?.attemptOf,
+            authentication: protection?.authentication,
+            requiredScopes
+          })
+          yield* (yield* HttpRouter.HttpRouter).add("*", path, server.handler)
+          // Calls to sessions another runner owns skip effect's HTTP server on this one (internal/nodeRelay.ts).
+          if (relay !== undefined) yield* (yield* NodeHttpServer.RequestFilters).add(relay.filter(server))
+        })
+      )
       return protection?.routes === undefined ? endpoint : Layer.merge(endpoint, protection.routes)
     })
   )

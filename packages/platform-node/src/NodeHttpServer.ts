@@ -14,6 +14,7 @@ import * as SseServer from "@effect-mcp/engine/SseServer"
 import type { RebindingOptions } from "@effect-mcp/engine/StreamableHttpServer"
 import * as StreamableHttpServer from "@effect-mcp/engine/StreamableHttpServer"
 import * as PlatformNodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
@@ -21,7 +22,8 @@ import * as HttpServerError from "effect/http/HttpServerError"
 import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import { createServer, type Server } from "node:http"
+import type * as Scope from "effect/Scope"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 
 /** Where the HTTP server listens. */
 export interface ListenOptions {
@@ -78,13 +80,13 @@ export const layer = <E, R>(app: Layer.Layer<never, E, R>, options?: ListenOptio
   // the routes' own finalizers close their sessions, which run after it. Without it the handlers
   // detach, the sessions close and end their streams, then the listener closes (`close`, registered
   // after the listener's own finalizer so it runs first).
-  const listener = Layer.effect(
-    HttpServer.HttpServer,
+  const listener = Layer.effectContext(
     Effect.gen(function* () {
       const server = createServer()
+      const filters = filtered(server)
       const http = yield* PlatformNodeHttpServer.make(() => server, { host, port, disablePreemptiveShutdown: true })
       yield* Effect.addFinalizer(() => close(server))
-      return http
+      return Context.make(HttpServer.HttpServer, http).pipe(Context.add(RequestFilters, filters))
     })
   )
   const listening = Layer.merge(listener, PlatformNodeHttpServer.layerHttpServices)
@@ -95,6 +97,62 @@ export const layer = <E, R>(app: Layer.Layer<never, E, R>, options?: ListenOptio
       )
     )
   )
+}
+
+/**
+ * Sees a request before the Effect app: returns true when it took the
+ * request (it answers `response` itself, or hands both to `app` later, the
+ * Effect app as Node's `request` listener), false to leave it to the app.
+ * Runs for every request: it must decide at once and cheaply.
+ */
+export type RequestFilter = (
+  request: IncomingMessage,
+  response: ServerResponse,
+  app: (request: IncomingMessage, response: ServerResponse) => void
+) => boolean
+
+/**
+ * The request filters of the server `layer` made (available to its routes):
+ * a fast path in plain Node for some requests, ahead of effect's HTTP server
+ * (the cluster's relay of calls to another runner is one). A filter added
+ * is removed when its scope closes.
+ */
+export class RequestFilters extends Context.Service<
+  RequestFilters,
+  { readonly add: (filter: RequestFilter) => Effect.Effect<void, never, Scope.Scope> }
+>()("@effect-mcp/platform-node/NodeHttpServer/RequestFilters") {}
+
+/**
+ * Puts the filters in front of the server's `request` listeners (the Effect
+ * app, attached later by `serve`): Node has no way to stop an event from
+ * reaching the other listeners, so the server's own `emit` is wrapped.
+ */
+const filtered = (server: Server): RequestFilters["Service"] => {
+  const filters: Array<RequestFilter> = []
+  // Typed loosely: its overloads per event name would not take the arguments passed through.
+  const emit = server.emit as (this: Server, event: string | symbol, ...args: Array<unknown>) => boolean
+  const app = (request: IncomingMessage, response: ServerResponse) => {
+    emit.call(server, "request", request, response)
+  }
+  server.emit = function (this: Server, event: string | symbol, ...args: Array<unknown>): boolean {
+    if (event === "request" && filters.length > 0) {
+      const request = args[0] as IncomingMessage
+      const response = args[1] as ServerResponse
+      for (const filter of filters) if (filter(request, response, app)) return true
+    }
+    return emit.call(this, event, ...args)
+  } as Server["emit"]
+  return {
+    add: (filter) =>
+      Effect.acquireRelease(
+        Effect.sync(() => filters.push(filter)),
+        () =>
+          Effect.sync(() => {
+            const at = filters.indexOf(filter)
+            if (at >= 0) filters.splice(at, 1)
+          })
+      )
+  }
 }
 
 /** How long connections still open when the server closes may take to finish before they are cut. */

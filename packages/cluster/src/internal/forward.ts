@@ -141,6 +141,24 @@ export const toExchange = (
   return { method: request.method, url: request.url, headers, body }
 }
 
+/**
+ * The headers of an exchange from Node's parsed headers (the Node relay's
+ * requests): the private ones dropped, repeated ones joined, `sentAt` added.
+ */
+export const nodeExchangeHeaders = (
+  headers: { readonly [name: string]: string | ReadonlyArray<string> | undefined },
+  sentAt: number
+): Record<string, string> => {
+  const exchange: Record<string, string> = {}
+  for (const name in headers) {
+    const value = headers[name]
+    if (value === undefined || privateHeaders.has(name)) continue
+    exchange[name] = typeof value === "string" ? value : value.join(", ")
+  }
+  exchange[HEADER_SENT_AT] = String(sentAt)
+  return exchange
+}
+
 const decoder = new TextDecoder()
 
 // The body is re-chunked on its way back: its length is the receiving server's to set.

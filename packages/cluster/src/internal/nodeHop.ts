@@ -45,8 +45,27 @@ const headersOf = (response: IncomingMessage): Record<string, string> => {
   return headers
 }
 
-/** The hop of this process, `self` being its own endpoint; `close` drops its idle connections. */
-export const make = (self: DirectHop.Target): DirectHop.DirectHop & { readonly close: () => void } => {
+/** The direct hop on Node, with the callback form the Node relay (nodeRelay.ts) uses. */
+export interface NodeHop extends DirectHop.DirectHop {
+  /**
+   * Sends a request to `target` (`headers` as the client sent them, the
+   * secret added here) and calls `settle` once with the result; the function
+   * returned abandons the request (the client went away).
+   */
+  readonly exchange: (
+    target: DirectHop.Target,
+    method: string,
+    url: string,
+    headers: Record<string, string>,
+    body: string,
+    settle: (result: DirectHop.Result) => void
+  ) => () => void
+  /** Drops the idle connections. */
+  readonly close: () => void
+}
+
+/** The hop of this process, `self` being its own endpoint. */
+export const make = (self: DirectHop.Target): NodeHop => {
   // LIFO reuses the warmest connection. An idle one is closed after 2 s, well before the owner's
   // server closes it (5 s): a request written on a connection the owner is closing would fail
   // as if the owner were lost (Node's agent keeps it until it sees the close, up to 6 s).
@@ -65,59 +84,71 @@ export const make = (self: DirectHop.Target): DirectHop.DirectHop & { readonly c
     return address
   }
 
-  const send = (target: DirectHop.Target, exchange: DirectHop.Request) =>
-    Effect.callback<DirectHop.Result>((resume) => {
-      let connected = false
-      let settled = false
-      const settle = (result: DirectHop.Result) => {
-        if (settled) return
-        settled = true
-        resume(Effect.succeed(result))
+  const exchange: NodeHop["exchange"] = (target, method, url, clientHeaders, body, resume) => {
+    let connected = false
+    let settled = false
+    const settle = (result: DirectHop.Result) => {
+      if (settled) return
+      settled = true
+      resume(result)
+    }
+    const headers: Record<string, string | number> = { ...clientHeaders, [DirectHop.HEADER_SECRET]: target.secret }
+    if (method === "POST") headers["content-length"] = Buffer.byteLength(body)
+    else delete headers["content-length"]
+    delete headers["transfer-encoding"]
+    const { hostname, port } = addressOf(target.origin)
+    const outgoing = httpRequest({ hostname, port, path: url, method, headers, agent })
+    outgoing.on("socket", (socket) => {
+      if (!socket.connecting) connected = true
+      else socket.once("connect", () => (connected = true))
+    })
+    // Before a connection there is no exchange: the caller may send it another way.
+    outgoing.on("error", () => settle(connected ? lost : unsent))
+    outgoing.on("response", (response) => {
+      const refusal = response.headers[DirectHop.HEADER_REFUSED]
+      if (refusal !== undefined) {
+        response.resume()
+        return settle(refusal === "not-owner" ? refused : lost)
       }
-      const headers: Record<string, string | number> = { ...exchange.headers, [DirectHop.HEADER_SECRET]: target.secret }
-      if (exchange.method === "POST") headers["content-length"] = Buffer.byteLength(exchange.body)
-      else delete headers["content-length"]
-      delete headers["transfer-encoding"]
-      const { hostname, port } = addressOf(target.origin)
-      const outgoing = httpRequest({ hostname, port, path: exchange.url, method: exchange.method, headers, agent })
-      outgoing.on("socket", (socket) => {
-        if (!socket.connecting) connected = true
-        else socket.once("connect", () => (connected = true))
-      })
-      // Before a connection there is no exchange: the caller may send it another way.
-      outgoing.on("error", () => settle(connected ? lost : unsent))
-      outgoing.on("response", (response) => {
-        const refusal = response.headers[DirectHop.HEADER_REFUSED]
-        if (refusal !== undefined) {
-          response.resume()
-          return settle(refusal === "not-owner" ? refused : lost)
-        }
-        const status = response.statusCode ?? 502
-        const contentType = response.headers["content-type"]
-        // Only an event stream is piped: any other body (JSON) is one message, read whole.
-        if (contentType === undefined || !contentType.startsWith("text/event-stream")) {
-          const chunks: Array<Buffer> = []
-          response.on("data", (chunk: Buffer) => chunks.push(chunk))
-          response.on("error", () => settle(lost))
-          response.on("close", () => {
-            if (!response.complete) return settle(lost)
-            const body = chunks.length === 0 ? empty : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
-            settle({ _tag: "Reply", status, headers: headersOf(response), contentType, body, stream: undefined })
-          })
-          return
-        }
-        response.setEncoding("utf8")
-        const arriving = NodeStream.fromReadable<string, unknown>({ evaluate: () => response, onError: (e) => e })
-        // A stream that ends without its last chunk ended with its owner.
-        const stream = Stream.concat(
-          arriving,
-          Stream.suspend(() => (response.complete ? Stream.empty : Stream.fail(new Cut())))
-        )
-        settle({ _tag: "Reply", status, headers: headersOf(response), contentType, body: empty, stream })
-      })
-      outgoing.end(exchange.method === "POST" ? exchange.body : undefined)
-      return Effect.sync(() => outgoing.destroy())
+      const status = response.statusCode ?? 502
+      const contentType = response.headers["content-type"]
+      // Only an event stream is piped: any other body (JSON) is one message, read whole.
+      if (contentType === undefined || !contentType.startsWith("text/event-stream")) {
+        const chunks: Array<Buffer> = []
+        response.on("data", (chunk: Buffer) => chunks.push(chunk))
+        response.on("error", () => settle(lost))
+        response.on("close", () => {
+          if (!response.complete) return settle(lost)
+          const whole = chunks.length === 0 ? empty : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
+          settle({ _tag: "Reply", status, headers: headersOf(response), contentType, body: whole, stream: undefined })
+        })
+        return
+      }
+      response.setEncoding("utf8")
+      const arriving = NodeStream.fromReadable<string, unknown>({ evaluate: () => response, onError: (e) => e })
+      // A stream that ends without its last chunk ended with its owner.
+      const stream = Stream.concat(
+        arriving,
+        Stream.suspend(() => (response.complete ? Stream.empty : Stream.fail(new Cut())))
+      )
+      settle({ _tag: "Reply", status, headers: headersOf(response), contentType, body: empty, stream })
+    })
+    outgoing.end(method === "POST" ? body : undefined)
+    // Once settled the reply is the caller's (a socket back in the pool must not be destroyed).
+    return () => {
+      if (settled) return
+      settled = true
+      outgoing.destroy()
+    }
+  }
+
+  const send = (target: DirectHop.Target, request: DirectHop.Request) =>
+    Effect.callback<DirectHop.Result>((resume) => {
+      const abandon = exchange(target, request.method, request.url, request.headers, request.body, (result) =>
+        resume(Effect.succeed(result))
+      )
+      return Effect.sync(abandon)
     })
 
-  return { self, send, close: () => agent.destroy() }
+  return { self, send, exchange, close: () => agent.destroy() }
 }

@@ -1,0 +1,80 @@
+/**
+ * The replies a receiving process makes itself for a forwarded exchange (an
+ * unreadable body, a lost owner, a refused hop) and the headers one runner
+ * sets for another, which it strips from what clients send.
+ */
+import * as ByteSize from "effect/ByteSize"
+import * as Effect from "effect/Effect"
+import * as Headers from "effect/http/Headers"
+import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
+import type * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as DirectHop from "../DirectHop.ts"
+import * as Forward from "./forward.ts"
+
+/** A JSON-RPC error with no id, as the HTTP reply to a request that could not be read. */
+export const errorBody = (status: number, message: string) =>
+  HttpServerResponse.text(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message } }), {
+    status,
+    contentType: "application/json"
+  })
+
+/** The body of a request to forward, at most `limit` bytes (413 above it). */
+export const readBody = (request: HttpServerRequest.HttpServerRequest, limit: number) =>
+  request.text.pipe(
+    Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit)),
+    Effect.mapError((error) =>
+      error.reason._tag === "RequestParseError" && error.reason.reason === "BodyTooLarge"
+        ? errorBody(413, `Payload Too Large: the body exceeds ${limit} bytes`)
+        : errorBody(400, "Bad Request: the body could not be read")
+    )
+  )
+
+export const isBatch = (body: string) => /^\s*\[/.test(body)
+
+/**
+ * The answer to a forwarded POST (its body) whose owner was lost before it
+ * replied: an error per request, else 503. Its ids are read only then: a
+ * reply that arrives needs no parse of the body here.
+ */
+export const lostReply = (body: string) => {
+  const ids = Forward.requestIdsOf(body)
+  const batch = isBatch(body)
+  if (ids.length === 0) return HttpServerResponse.empty({ status: 503, headers: { "retry-after": "1" } })
+  const answers = ids.map(Forward.lostResponse)
+  return HttpServerResponse.text(JSON.stringify(batch ? answers : answers[0]), {
+    status: 200,
+    contentType: "application/json"
+  })
+}
+
+/** The headers one runner sets for another, never taken from a client (nor passed to the server). */
+export const privateHeaders = new Set([
+  Forward.HEADER_NEW_SESSION,
+  Forward.HEADER_CLIENT,
+  Forward.HEADER_SENT_AT,
+  DirectHop.HEADER_SECRET
+])
+
+export const hasPrivate = (headers: Headers.Headers) =>
+  headers[Forward.HEADER_NEW_SESSION] !== undefined ||
+  headers[Forward.HEADER_CLIENT] !== undefined ||
+  headers[Forward.HEADER_SENT_AT] !== undefined ||
+  headers[DirectHop.HEADER_SECRET] !== undefined
+
+/** One copy without them (a hop carries two: one `Headers.remove` copy each cost more). */
+export const withoutPrivate = (headers: Headers.Headers): Headers.Headers => {
+  const rest: Record<string, string> = {}
+  for (const name of Object.keys(headers)) if (!privateHeaders.has(name)) rest[name] = headers[name]!
+  return Headers.fromRecordUnsafe(rest)
+}
+
+/** An owner's answer to a hop it did not run: the shard is not its own (421), or the exchange was stale (503). */
+export const hopRefusal = (reason: "not-owner" | "lost") =>
+  HttpServerResponse.empty({
+    status: reason === "not-owner" ? 421 : 503,
+    headers: { [DirectHop.HEADER_REFUSED]: reason }
+  })
+
+export const logLost = (error: unknown) =>
+  Effect.logWarning("the runner owning a session was lost while serving a request", error)
