@@ -3,8 +3,8 @@
  * a real HTTP server on loopback: what it sends (the owner's secret, the
  * client's own headers), a whole reply and a streamed one, and the outcomes a
  * receiving process acts on: Unsent when nothing could be connected to (it may
- * send the exchange another way), Refused when the owner no longer holds the
- * shard, Lost when the owner was reached and died before its reply head, and a
+ * send the exchange another way; also when the owner's machine does not
+ * answer a connect in time), Refused when the owner no longer holds the shard, Lost when the owner was reached and died before its reply head, and a
  * streamed reply that fails when cut before its end.
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -13,13 +13,16 @@ import * as Exit from "effect/Exit"
 import * as Stream from "effect/Stream"
 import * as DirectHop from "../../packages/cluster/src/DirectHop.ts"
 import * as NodeHop from "../../packages/cluster/src/internal/nodeHop.ts"
-import { owner } from "./hopOwner.ts"
+import { owner, unanswering } from "./hopOwner.ts"
 import { freePort } from "./support.ts"
 
-const hop = Effect.acquireRelease(
-  Effect.sync(() => NodeHop.make({ origin: "http://127.0.0.1:1", secret: "mine" })),
-  (made) => Effect.sync(made.close)
-)
+const hopWith = (connectTimeoutMs?: number) =>
+  Effect.acquireRelease(
+    Effect.sync(() => NodeHop.make({ origin: "http://127.0.0.1:1", secret: "mine" }, connectTimeoutMs)),
+    (made) => Effect.sync(made.close)
+  )
+
+const hop = hopWith()
 
 const exchange: DirectHop.Request = {
   method: "POST",
@@ -123,6 +126,41 @@ describe("the direct hop's Node client", () => {
       const { target, seen } = yield* owner((_, response) => response.socket?.destroy())
       assert.strictEqual((yield* client.send(target, exchange))._tag, "Lost")
       assert.strictEqual(seen.length, 1)
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("an owner whose machine drops SYNs (a partition): Unsent once the connect timeout passes", () =>
+    Effect.gen(function* () {
+      const target = yield* unanswering
+      const client = yield* hopWith(300)
+      const started = Date.now()
+      // Without the connect timeout the OS would retry the SYN for about two minutes.
+      const result = yield* client.send(target, exchange).pipe(Effect.timeout("5 seconds"))
+      const waited = Date.now() - started
+      assert.strictEqual(result._tag, "Unsent")
+      // It waited for the handshake (nothing refused the connection outright) and then gave up.
+      assert.isAtLeast(waited, 290)
+      assert.isBelow(waited, 3_000)
+      // The exchange that follows is not held either: no half-made connection was pooled.
+      assert.strictEqual((yield* client.send(target, exchange).pipe(Effect.timeout("5 seconds")))._tag, "Unsent")
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("an owner that answers is not held to the connect timeout: only the handshake is", () =>
+    Effect.gen(function* () {
+      // The reply comes after longer than the connect timeout, on a new and then on a pooled connection.
+      const { target, seen } = yield* owner((_, response) => {
+        setTimeout(() => {
+          response.writeHead(200, { "content-type": "application/json" })
+          response.end('{"jsonrpc":"2.0","id":1,"result":{}}')
+        }, 400)
+      })
+      const client = yield* hopWith(100)
+      for (let i = 0; i < 2; i++) {
+        const result = yield* client.send(target, exchange)
+        assert.strictEqual(result._tag, "Reply")
+      }
+      assert.strictEqual(seen.length, 2)
     }).pipe(Effect.scoped)
   )
 })

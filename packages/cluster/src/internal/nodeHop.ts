@@ -29,6 +29,22 @@ const empty = new Uint8Array(0)
 /** How long (ms) an idle keep-alive connection to an owner is kept. */
 const IDLE_MS = 2_000
 
+/**
+ * How long (ms) a new connection to an owner may take. Runners share a network, where a handshake
+ * takes well under a millisecond, and a machine that does not answer (a partition drops its SYNs)
+ * would hold the exchange for the OS connect timeout (about two minutes on Linux). A second is the
+ * first SYN retransmission: past it the owner is taken as unreachable and, nothing having been
+ * sent, the exchange goes as an entity RPC at the cost of that second.
+ */
+export const CONNECT_TIMEOUT_MS = 1_000
+
+/** The owner did not accept the connection in time: nothing was sent. */
+class NotConnected extends Error {
+  constructor() {
+    super("the runner owning the session did not accept a connection in time")
+  }
+}
+
 /** The owner's reply was cut before its end: the owner was lost. */
 class Cut extends Error {
   constructor() {
@@ -64,8 +80,11 @@ export interface NodeHop extends DirectHop.DirectHop {
   readonly close: () => void
 }
 
-/** The hop of this process, `self` being its own endpoint. */
-export const make = (self: DirectHop.Target): NodeHop => {
+/**
+ * The hop of this process, `self` being its own endpoint; a connection not
+ * made within `connectTimeoutMs` (default `CONNECT_TIMEOUT_MS`) is `Unsent`.
+ */
+export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_TIMEOUT_MS): NodeHop => {
   // LIFO reuses the warmest connection. An idle one is closed after 2 s, well before the owner's
   // server closes it (5 s): a request written on a connection the owner is closing would fail
   // as if the owner were lost (Node's agent keeps it until it sees the close, up to 6 s).
@@ -99,8 +118,17 @@ export const make = (self: DirectHop.Target): NodeHop => {
     const { hostname, port } = addressOf(target.origin)
     const outgoing = httpRequest({ hostname, port, path: url, method, headers, agent })
     outgoing.on("socket", (socket) => {
-      if (!socket.connecting) connected = true
-      else socket.once("connect", () => (connected = true))
+      // A pooled connection (the usual case) has no timer to set.
+      if (!socket.connecting) {
+        connected = true
+        return
+      }
+      const timer = setTimeout(() => outgoing.destroy(new NotConnected()), connectTimeoutMs)
+      socket.once("connect", () => {
+        connected = true
+        clearTimeout(timer)
+      })
+      socket.once("close", () => clearTimeout(timer))
     })
     // Before a connection there is no exchange: the caller may send it another way.
     outgoing.on("error", () => settle(connected ? lost : unsent))
