@@ -1,10 +1,11 @@
 /**
  * The everything server's `--cluster` flags: the database URL, the runner's
- * port (required: it is the runner's identity) and host, and the combinations
- * refused.
+ * port (required: it is the runner's identity) and host, `--no-direct-hop`
+ * (as far as the runner's options), and the combinations refused.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Cli from "@effect-mcp/everything-server/Cli"
+import * as Cluster from "../../apps/everything-server/src/internal/cluster.ts"
 
 describe("mcp-everything-server --cluster", () => {
   it("reads the database URL and the runner's address", () => {
@@ -43,6 +44,8 @@ describe("mcp-everything-server --cluster", () => {
     assert.match(String(Cli.parse(["--http", "--cluster", "sqlite:/tmp/c.db"])), /--runner-port/)
     assert.match(String(Cli.parse(["--http", "--cluster", "mysql://x", "--runner-port", "1"])), /database URL/)
     assert.match(String(Cli.parse(["--http", "--runner-port", "1"])), /need --cluster/)
+    assert.match(String(Cli.parse(["--http", "--no-direct-hop"])), /need --cluster/)
+    assert.match(String(Cli.parse(["--stdio", "--no-direct-hop"])), /need --http/)
     assert.match(String(Cli.parse(["--http", "--cluster", "sqlite:x", "--runner-port", "0"])), /1 to 65535/)
     assert.match(String(Cli.parse(["--stdio", "--cluster", "sqlite:x", "--runner-port", "1"])), /need --http/)
     assert.match(
@@ -58,5 +61,22 @@ describe("mcp-everything-server --cluster", () => {
       Cli.parse(["--http", "--cluster", "sqlite:x", "--runner-port", "1", "--task-heartbeat", "500"]),
       { taskHeartbeatMs: 500 }
     )
+  })
+
+  it("--no-direct-hop turns the runner's direct hop off; it is on by default", () => {
+    const runner = ["--http", "--cluster", "sqlite:/tmp/c.db", "--runner-port", "3"]
+    const off = Cli.parse([...runner, "--no-direct-hop"]) as Cli.Http
+    assert.deepStrictEqual(off.cluster, {
+      storage: "sqlite:/tmp/c.db",
+      runnerHost: "127.0.0.1",
+      runnerPort: 3,
+      directHop: false
+    })
+    assert.strictEqual(Cluster.optionsOf(off).directHop, false)
+    const on = Cli.parse(runner) as Cli.Http
+    assert.notProperty(on.cluster, "directHop")
+    // NodeClusteredServer's default (absent) is the hop on.
+    assert.isUndefined(Cluster.optionsOf(on).directHop)
+    assert.include(Cli.usage, "--no-direct-hop")
   })
 })

@@ -24,30 +24,33 @@ export const serve = (cli: Cli.Http, auth?: NodeClusteredServer.Options["auth"])
       `mcp-everything-server listening on ${base}/mcp (cluster runner ${cluster.runnerHost}:${cluster.runnerPort}${protectedBy})`
     )
     return yield* Effect.never
-  }).pipe(
-    Effect.provide(
-      NodeClusteredServer.layer(serverOf(cli), {
-        storage: cli.cluster!.storage,
-        host: cli.host,
-        port: cli.port,
-        runnerHost: cli.cluster!.runnerHost,
-        runnerPort: cli.cluster!.runnerPort,
-        auth,
-        responseMode: cli.json ? "json" : "sse",
-        rebinding:
-          cli.dnsRebindingProtection === false
-            ? { enabled: false }
-            : cli.allowedHosts === undefined
-              ? undefined
-              : { allowedHosts: cli.allowedHosts, allowedOrigins: cli.allowedOrigins },
-        maxSessions: cli.maxSessions,
-        maxSessionsPerClient: cli.maxSessionsPerClient,
-        sessionIdleTimeout:
-          cli.sessionIdleTimeoutSeconds === undefined ? undefined : Duration.seconds(cli.sessionIdleTimeoutSeconds),
-        sharding: clusterTimings()
-      })
-    )
-  )
+  }).pipe(Effect.provide(NodeClusteredServer.layer(serverOf(cli), optionsOf(cli, auth))))
+
+/** The runner's options from the command line (`cli.cluster` set). */
+export const optionsOf = (cli: Cli.Http, auth?: NodeClusteredServer.Options["auth"]): NodeClusteredServer.Options => {
+  const cluster = cli.cluster!
+  return {
+    storage: cluster.storage,
+    host: cli.host,
+    port: cli.port,
+    runnerHost: cluster.runnerHost,
+    runnerPort: cluster.runnerPort,
+    directHop: cluster.directHop,
+    auth,
+    responseMode: cli.json ? "json" : "sse",
+    rebinding:
+      cli.dnsRebindingProtection === false
+        ? { enabled: false }
+        : cli.allowedHosts === undefined
+          ? undefined
+          : { allowedHosts: cli.allowedHosts, allowedOrigins: cli.allowedOrigins },
+    maxSessions: cli.maxSessions,
+    maxSessionsPerClient: cli.maxSessionsPerClient,
+    sessionIdleTimeout:
+      cli.sessionIdleTimeoutSeconds === undefined ? undefined : Duration.seconds(cli.sessionIdleTimeoutSeconds),
+    sharding: clusterTimings()
+  }
+}
 
 /** The everything server, its tasks in the cluster's database: `--task-heartbeat` sets how soon a lost runner's read `failed`. */
 const serverOf = (cli: Cli.Http) =>
