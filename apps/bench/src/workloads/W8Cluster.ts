@@ -5,8 +5,10 @@
  * the cluster two calls in three reach a process that does not own the
  * session and are forwarded to its owner (by the direct HTTP hop to the
  * owner's endpoint once the first entity RPC named it); the difference of the
- * p50s is the per-call routing cost. JSON replies; the effect-mcp client on a
- * 2025-11-25 session.
+ * p50s is the per-call routing cost. Then the same calls from 16 sessions at
+ * once, each sequential: the sessions spread over the runners (each opened
+ * where it arrived), as a cluster's load does. JSON replies; the effect-mcp
+ * client on 2025-11-25 sessions.
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
@@ -14,7 +16,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Forwarder from "../Forwarder.ts"
 import * as Http from "../Http.ts"
-import type { Metric, Series, Table } from "../Table.ts"
+import type { Measurement, Metric, Series, Table } from "../Table.ts"
 import { type Candidate, rounds, type Workload } from "../Workload.ts"
 import { echoRound, latencyMetrics, project } from "./common.ts"
 
@@ -33,6 +35,26 @@ const median = (values: ReadonlyArray<number>): number => {
   return sorted.length === 0 ? Number.NaN : sorted[Math.floor(sorted.length / 2)]!
 }
 
+/**
+ * `sessions` sessions at once, each making its share of `count` calls one
+ * after another: what a cluster is for, spreading sessions over processes.
+ * Calls per second over all sessions.
+ */
+const manySessions = async (url: string, sessions: number, count: number, text: string): Promise<Measurement> => {
+  const pairs = await Promise.all(Array.from({ length: sessions }, () => Http.effectClient(url)))
+  try {
+    for (const pair of pairs) if ((await pair.call(text)) !== text) throw new Error("echo returned something else")
+    const each = Math.ceil(count / sessions)
+    const start = performance.now()
+    const runs = await Promise.all(pairs.map((pair) => pair.sequential(each, text)))
+    const elapsed = performance.now() - start
+    const p50s = runs.map((run) => run.p50 * 1000)
+    return { sessionsRate: (each * sessions * 1000) / elapsed, sessionsP50: median(p50s) }
+  } finally {
+    await Promise.all(pairs.map((pair) => pair.close()))
+  }
+}
+
 interface ClusterCandidate extends Candidate {
   readonly forwarder: () => Forwarder.Forwarder
 }
@@ -43,6 +65,7 @@ export const workload: Workload = {
   run: async (settings) => {
     const count = settings.quick ? 200 : 5_000
     const inFlight = 32
+    const sessions = 16
     const text = "hello"
     const dir = mkdtempSync(join(tmpdir(), "bench-cluster-"))
     const servers: Array<Http.Server> = []
@@ -65,8 +88,16 @@ export const workload: Workload = {
       const series: Array<Series> = await rounds(
         settings,
         candidates,
-        (candidate) =>
-          echoRound(candidate.label, () => Http.effectClient(candidate.forwarder().url), count, inFlight, text),
+        async (candidate) => ({
+          ...(await echoRound(
+            candidate.label,
+            () => Http.effectClient(candidate.forwarder().url),
+            count,
+            inFlight,
+            text
+          )),
+          ...(await manySessions(candidate.forwarder().url, sessions, count, text))
+        }),
         async (candidate) => {
           const pair = await Http.effectClient(candidate.forwarder().url)
           await pair.sequential(Math.min(count, 300), text)
@@ -88,6 +119,10 @@ export const workload: Workload = {
       ]
       const seq: ReadonlyArray<Metric> = latencyMetrics("seq")
       const conc: ReadonlyArray<Metric> = latencyMetrics("conc")
+      const spread: ReadonlyArray<Metric> = [
+        { key: "sessionsRate", label: "calls/s", digits: 0 },
+        { key: "sessionsP50", label: "p50 µs (median of the sessions')", digits: 0 }
+      ]
       const tables: Array<Table> = [
         {
           id: "W8-sequential",
@@ -104,6 +139,17 @@ export const workload: Workload = {
           ratios: ratios(["concRate"]),
           notes,
           series: project(series, conc)
+        },
+        {
+          id: "W8-sessions",
+          title: `W8 clustered Streamable HTTP: ${count.toLocaleString("en-US")} calls over ${sessions} sessions at once, each sequential`,
+          metrics: spread,
+          ratios: ratios(["sessionsRate"]),
+          notes: [
+            `${sessions} sessions opened through the forwarder, spread over the runners by their ids; each makes its calls one after another.`,
+            ...notes
+          ],
+          series: project(series, spread)
         }
       ]
       return tables
