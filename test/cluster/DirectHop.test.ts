@@ -153,9 +153,9 @@ describe("the direct hop's Node client", () => {
         setTimeout(() => {
           response.writeHead(200, { "content-type": "application/json" })
           response.end('{"jsonrpc":"2.0","id":1,"result":{}}')
-        }, 400)
+        }, 500)
       })
-      const client = yield* hopWith(100)
+      const client = yield* hopWith(250)
       for (let i = 0; i < 2; i++) {
         const result = yield* client.send(target, exchange)
         assert.strictEqual(result._tag, "Reply")
