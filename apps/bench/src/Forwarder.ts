@@ -1,7 +1,8 @@
 /**
  * A round-robin forwarder on loopback (W8): what a load balancer without
- * sticky sessions does, each request to the next backend (its body read
- * first: requests are small), the reply piped back. Keep-alive on both sides,
+ * sticky sessions does (or, `sticky`, one with session affinity), each
+ * request to the next backend (its body read first: requests are small),
+ * the reply piped back. Keep-alive on both sides,
  * so it costs one extra hop and no connects.
  */
 import { Agent, createServer, request, type Server } from "node:http"
@@ -13,15 +14,24 @@ export interface Forwarder {
   readonly close: () => Promise<void>
 }
 
-/** Forwards each request to the next of `backends` (endpoint URLs), in turn. */
-export const start = (backends: ReadonlyArray<string>): Promise<Forwarder> =>
+/**
+ * Forwards each request to the next of `backends` (endpoint URLs), in turn;
+ * with `sticky`, a request naming a session goes to the backend that opened
+ * it (learned from the `Mcp-Session-Id` of its reply), as a load balancer
+ * with session affinity does.
+ */
+export const start = (backends: ReadonlyArray<string>, options?: { readonly sticky?: boolean }): Promise<Forwarder> =>
   new Promise((resolve) => {
     const targets = backends.map((backend) => new URL(backend))
     // Idle connections close before the backends' 5 s keep-alive timeout, as a load balancer's should.
     const agent = new Agent({ keepAlive: true, maxSockets: 256, timeout: 2_000 })
     let next = 0
+    const sticky = options?.sticky === true
+    const pins = new Map<string, URL>()
     const server: Server = createServer((req, res) => {
-      const target = targets[next++ % targets.length]!
+      const session = req.headers["mcp-session-id"]
+      const pinned = typeof session === "string" ? pins.get(session) : undefined
+      const target = pinned ?? targets[next++ % targets.length]!
       const chunks: Array<Buffer> = []
       req.on("data", (chunk: Buffer) => chunks.push(chunk))
       req.on("end", () => {
@@ -40,6 +50,8 @@ export const start = (backends: ReadonlyArray<string>): Promise<Forwarder> =>
               headers: { ...req.headers, host: target.host }
             },
             (reply) => {
+              const opened = reply.headers["mcp-session-id"]
+              if (sticky && typeof opened === "string" && !pins.has(opened)) pins.set(opened, target)
               res.writeHead(reply.statusCode ?? 502, reply.headers)
               reply.pipe(res)
             }

@@ -5,7 +5,10 @@
  * the cluster two calls in three reach a process that does not own the
  * session and are forwarded to its owner (by the direct HTTP hop to the
  * owner's endpoint once the first entity RPC named it); the difference of the
- * p50s is the per-call routing cost. Then the same calls from 16 sessions at
+ * p50s is the per-call routing cost. The same cluster behind a sticky
+ * forwarder (session affinity: each session's requests go to the process
+ * that opened it, which owns it) shows what the cluster costs when nothing
+ * is forwarded. Then the same calls from 16 sessions at
  * once, each sequential: the sessions spread over the runners (each opened
  * where it arrived), as a cluster's load does. JSON replies; the effect-mcp
  * client on 2025-11-25 sessions.
@@ -80,10 +83,15 @@ export const workload: Workload = {
       await new Promise((done) => setTimeout(done, 5_000))
       const one = await Forwarder.start([single.url])
       const three = await Forwarder.start(servers.slice(1).map((server) => server.url))
-      forwarders.push(one, three)
+      const pinned = await Forwarder.start(
+        servers.slice(1).map((server) => server.url),
+        { sticky: true }
+      )
+      forwarders.push(one, three, pinned)
       const candidates: ReadonlyArray<ClusterCandidate> = [
         { id: "single", label: "effect-mcp one process (forwarder)", forwarder: () => one },
-        { id: "cluster", label: "effect-mcp 3-process cluster (round-robin forwarder)", forwarder: () => three }
+        { id: "cluster", label: "effect-mcp 3-process cluster (round-robin forwarder)", forwarder: () => three },
+        { id: "sticky", label: "effect-mcp 3-process cluster (sticky forwarder)", forwarder: () => pinned }
       ]
       const series: Array<Series> = await rounds(
         settings,
@@ -111,11 +119,18 @@ export const workload: Workload = {
       const notes = [
         "Both through the same round-robin forwarder on 127.0.0.1; servers in child processes; JSON replies.",
         "In the cluster a call reaching a process that does not own its session takes the direct HTTP hop to the owner.",
+        "The sticky forwarder sends a session's requests to the process that opened it, its owner: no call is forwarded.",
         `Per-call routing cost (median sequential p50, cluster minus one process): ${routing.toFixed(0)} µs.`,
         "latencies in microseconds."
       ]
       const ratios = (metrics: ReadonlyArray<string>) => [
-        { label: "cluster / one process", numerator: "cluster", denominator: "single", metrics }
+        { label: "cluster / one process", numerator: "cluster", denominator: "single", metrics },
+        {
+          label: "cluster behind a sticky forwarder / one process",
+          numerator: "sticky",
+          denominator: "single",
+          metrics
+        }
       ]
       const seq: ReadonlyArray<Metric> = latencyMetrics("seq")
       const conc: ReadonlyArray<Metric> = latencyMetrics("conc")
