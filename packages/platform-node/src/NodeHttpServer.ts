@@ -119,7 +119,10 @@ export type RequestFilter = (
  */
 export class RequestFilters extends Context.Service<
   RequestFilters,
-  { readonly add: (filter: RequestFilter) => Effect.Effect<void, never, Scope.Scope> }
+  {
+    /** Puts `filter` after those added before it, until the scope closes. */
+    readonly add: (filter: RequestFilter) => Effect.Effect<void, never, Scope.Scope>
+  }
 >()("@effect-mcp/platform-node/NodeHttpServer/RequestFilters") {}
 
 /**
