@@ -31,6 +31,8 @@ export interface Server {
   readonly pid: number | undefined
   /** Heap and RSS of the server process after a full collection. */
   readonly memory: () => Promise<Memory>
+  /** User + system CPU time the server process used so far, microseconds. */
+  readonly cpu: () => Promise<number>
   readonly close: () => Promise<void>
 }
 
@@ -61,6 +63,11 @@ const spawnScript = (script: string, args: ReadonlyArray<string>, impl: string):
           new Promise((done) => {
             child.once("message", (m) => done(m as Memory))
             child.send("memory")
+          }),
+        cpu: () =>
+          new Promise((done) => {
+            child.once("message", (m) => done((m as { readonly cpuMicros: number }).cpuMicros))
+            child.send("cpu")
           }),
         close: () =>
           new Promise((done) => {

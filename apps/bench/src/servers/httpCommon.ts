@@ -2,7 +2,8 @@
  * What the HTTP echo servers (`httpEffect.ts`, `httpSdk.ts`, `httpFloor.ts`)
  * share. Each runs as a child process on 127.0.0.1 (W3, W4, W5), prints
  * `LISTENING <url>` on stdout when ready, and over the IPC channel answers
- * `"memory"` with its heap and RSS after a full collection (W4).
+ * `"memory"` with its heap and RSS after a full collection (W4) and `"cpu"`
+ * with the CPU time it used so far (W3, W8).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -17,6 +18,12 @@ export const ready = (url: string): void => {
 }
 
 process.on("message", (message) => {
+  if (message === "cpu") {
+    // User and system CPU of this process so far (µs): the workload takes the difference over a run.
+    const usage = process.cpuUsage()
+    process.send?.({ cpuMicros: usage.user + usage.system })
+    return
+  }
   if (message !== "memory") return
   const gc = (globalThis as { gc?: () => void }).gc
   gc?.()

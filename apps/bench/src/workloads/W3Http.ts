@@ -8,7 +8,7 @@ import * as Http from "../Http.ts"
 import type { Pair } from "../Pair.ts"
 import type { Metric, Series, Table } from "../Table.ts"
 import { type Candidate, rounds, type Workload } from "../Workload.ts"
-import { echoRound, latencyMetrics, project, standardRatios } from "./common.ts"
+import { echoRound, latencyMetrics, project, serverCpuMetric, standardRatios } from "./common.ts"
 
 interface HttpCandidate extends Candidate {
   readonly server: Http.Impl
@@ -47,7 +47,8 @@ export const workload: Workload = {
               () => candidate.client(servers.get(candidate.server)!.url),
               count,
               inFlight,
-              text
+              text,
+              () => servers.get(candidate.server)!.cpu()
             ),
           async (candidate) => {
             const pair = await candidate.client(servers.get(candidate.server)!.url)
@@ -59,16 +60,17 @@ export const workload: Workload = {
         const modeLabel = mode === "json" ? "JSON responses" : "SSE responses"
         const notes = [
           "Server in a child process on 127.0.0.1; the floor answers every POST with the JSON echo result (no session, no SSE).",
+          "Server CPU: user + system time of the server process over the run, per call (a ratio below 1 is less CPU).",
           "latencies in microseconds."
         ]
-        const seq: ReadonlyArray<Metric> = latencyMetrics("seq")
-        const conc: ReadonlyArray<Metric> = latencyMetrics("conc")
+        const seq: ReadonlyArray<Metric> = [...latencyMetrics("seq"), serverCpuMetric("seq")]
+        const conc: ReadonlyArray<Metric> = [...latencyMetrics("conc"), serverCpuMetric("conc")]
         tables.push(
           {
             id: `W3-${mode}-sequential`,
             title: `W3 Streamable HTTP, ${modeLabel}: ${count.toLocaleString("en-US")} sequential calls`,
             metrics: seq,
-            ratios: standardRatios(["seqRate"]),
+            ratios: standardRatios(["seqRate", "seqServerCpu"]),
             notes,
             series: project(series, seq)
           },
@@ -76,7 +78,7 @@ export const workload: Workload = {
             id: `W3-${mode}-concurrent`,
             title: `W3 Streamable HTTP, ${modeLabel}: ${count.toLocaleString("en-US")} calls, ${inFlight} in flight`,
             metrics: conc,
-            ratios: standardRatios(["concRate"]),
+            ratios: standardRatios(["concRate", "concServerCpu"]),
             notes,
             series: project(series, conc)
           }

@@ -21,7 +21,7 @@ import * as Forwarder from "../Forwarder.ts"
 import * as Http from "../Http.ts"
 import type { Measurement, Metric, Series, Table } from "../Table.ts"
 import { type Candidate, rounds, type Workload } from "../Workload.ts"
-import { echoRound, latencyMetrics, project } from "./common.ts"
+import { echoRound, latencyMetrics, project, serverCpuMetric } from "./common.ts"
 
 const freePort = (): Promise<number> =>
   new Promise((resolve) => {
@@ -60,6 +60,15 @@ const manySessions = async (url: string, sessions: number, count: number, text: 
 
 interface ClusterCandidate extends Candidate {
   readonly forwarder: () => Forwarder.Forwarder
+  /** The server processes behind the forwarder: their CPU is summed. */
+  readonly servers: () => ReadonlyArray<Http.Server>
+}
+
+/** The CPU time (µs) the server processes used so far, summed. */
+const cpuOf = async (servers: ReadonlyArray<Http.Server>): Promise<number> => {
+  let total = 0
+  for (const server of servers) total += await server.cpu()
+  return total
 }
 
 export const workload: Workload = {
@@ -88,10 +97,26 @@ export const workload: Workload = {
         { sticky: true }
       )
       forwarders.push(one, three, pinned)
+      const runners = servers.slice(1)
       const candidates: ReadonlyArray<ClusterCandidate> = [
-        { id: "single", label: "effect-mcp one process (forwarder)", forwarder: () => one },
-        { id: "cluster", label: "effect-mcp 3-process cluster (round-robin forwarder)", forwarder: () => three },
-        { id: "sticky", label: "effect-mcp 3-process cluster (sticky forwarder)", forwarder: () => pinned }
+        {
+          id: "single",
+          label: "effect-mcp one process (forwarder)",
+          forwarder: () => one,
+          servers: () => [single]
+        },
+        {
+          id: "cluster",
+          label: "effect-mcp 3-process cluster (round-robin forwarder)",
+          forwarder: () => three,
+          servers: () => runners
+        },
+        {
+          id: "sticky",
+          label: "effect-mcp 3-process cluster (sticky forwarder)",
+          forwarder: () => pinned,
+          servers: () => runners
+        }
       ]
       const series: Array<Series> = await rounds(
         settings,
@@ -102,7 +127,8 @@ export const workload: Workload = {
             () => Http.effectClient(candidate.forwarder().url),
             count,
             inFlight,
-            text
+            text,
+            () => cpuOf(candidate.servers())
           )),
           ...(await manySessions(candidate.forwarder().url, sessions, count, text))
         }),
@@ -116,11 +142,17 @@ export const workload: Workload = {
         median(series.find((s) => s.id === id)?.rounds.map((m) => m.seqP50 ?? Number.NaN) ?? [])
       const routing = p50("cluster") - p50("single")
       settings.log(`  W8 routing cost per call (p50 cluster - p50 one process): ${routing.toFixed(0)} µs`)
+      const cpu = (id: string) =>
+        median(series.find((s) => s.id === id)?.rounds.map((m) => m.seqServerCpu ?? Number.NaN) ?? [])
+      const routingCpu = cpu("cluster") - cpu("single")
+      settings.log(`  W8 routing CPU per call (servers' CPU, cluster - one process): ${routingCpu.toFixed(0)} µs`)
       const notes = [
         "Both through the same round-robin forwarder on 127.0.0.1; servers in child processes; JSON replies.",
         "In the cluster a call reaching a process that does not own its session takes the direct HTTP hop to the owner.",
         "The sticky forwarder sends a session's requests to the process that opened it, its owner: no call is forwarded.",
         `Per-call routing cost (median sequential p50, cluster minus one process): ${routing.toFixed(0)} µs.`,
+        `Per-call routing CPU (median sequential server CPU, cluster minus one process): ${routingCpu.toFixed(0)} µs.`,
+        "Server CPU: user + system time of the server processes (all three runners in the cluster) over the run, per call (a ratio above 1 is more CPU).",
         "latencies in microseconds."
       ]
       const ratios = (metrics: ReadonlyArray<string>) => [
@@ -132,8 +164,8 @@ export const workload: Workload = {
           metrics
         }
       ]
-      const seq: ReadonlyArray<Metric> = latencyMetrics("seq")
-      const conc: ReadonlyArray<Metric> = latencyMetrics("conc")
+      const seq: ReadonlyArray<Metric> = [...latencyMetrics("seq"), serverCpuMetric("seq")]
+      const conc: ReadonlyArray<Metric> = [...latencyMetrics("conc"), serverCpuMetric("conc")]
       const spread: ReadonlyArray<Metric> = [
         { key: "sessionsRate", label: "calls/s", digits: 0 },
         { key: "sessionsP50", label: "p50 µs (median of the sessions')", digits: 0 }
@@ -143,7 +175,7 @@ export const workload: Workload = {
           id: "W8-sequential",
           title: `W8 clustered Streamable HTTP: ${count.toLocaleString("en-US")} sequential calls`,
           metrics: seq,
-          ratios: ratios(["seqRate"]),
+          ratios: ratios(["seqRate", "seqServerCpu"]),
           notes,
           series: project(series, seq)
         },
@@ -151,7 +183,7 @@ export const workload: Workload = {
           id: "W8-concurrent",
           title: `W8 clustered Streamable HTTP: ${count.toLocaleString("en-US")} calls, ${inFlight} in flight`,
           metrics: conc,
-          ratios: ratios(["concRate"]),
+          ratios: ratios(["concRate", "concServerCpu"]),
           notes,
           series: project(series, conc)
         },

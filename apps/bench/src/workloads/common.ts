@@ -14,6 +14,17 @@ export const latencyMetrics = (prefix: string): ReadonlyArray<Metric> => [
 /** CPU microseconds per call under a key prefix (`<prefix>Cpu`, from `RunResult.cpuPerCall`). */
 export const cpuMetric = (prefix: string): Metric => ({ key: `${prefix}Cpu`, label: "CPU µs/call", digits: 1 })
 
+/**
+ * The servers' CPU microseconds per call under a key prefix
+ * (`<prefix>ServerCpu`): user + system time of the server process(es), the
+ * difference over the run divided by its calls.
+ */
+export const serverCpuMetric = (prefix: string): Metric => ({
+  key: `${prefix}ServerCpu`,
+  label: "server CPU µs/call",
+  digits: 0
+})
+
 /** effect-mcp over the SDK and over the floor, and each half alone against the SDK. */
 export const standardRatios = (metrics: ReadonlyArray<string>): ReadonlyArray<RatioSpec> => [
   { label: "effect-mcp / SDK", numerator: "effect", denominator: "sdk", metrics },
@@ -32,27 +43,36 @@ export const project = (series: ReadonlyArray<Series>, metrics: ReadonlyArray<Me
 /**
  * One round of echo calls on a fresh pair (W3, W8): checks the echo, then
  * `count` sequential calls and `count` with `inFlight` at once; the pair is
- * closed after. Rates in calls/s, latencies in microseconds.
+ * closed after. Rates in calls/s, latencies in microseconds. With
+ * `serverCpu` (the servers' CPU time so far, µs), each run also gives the
+ * servers' CPU per call.
  */
 export const echoRound = async (
   label: string,
   connect: () => Promise<Pair>,
   count: number,
   inFlight: number,
-  text: string
+  text: string,
+  serverCpu?: () => Promise<number>
 ): Promise<Measurement> => {
   const pair = await connect()
   try {
     if ((await pair.call(text)) !== text) throw new Error(`${label}: echo returned something else`)
+    const cpu = serverCpu ?? (async () => Number.NaN)
+    const before = await cpu()
     const sequential = await pair.sequential(count, text)
+    const between = await cpu()
     const concurrent = await pair.concurrent(count, inFlight, text)
+    const after = await cpu()
     return {
       seqRate: sequential.callsPerSecond,
       seqP50: sequential.p50 * 1000,
       seqP99: sequential.p99 * 1000,
+      seqServerCpu: (between - before) / count,
       concRate: concurrent.callsPerSecond,
       concP50: concurrent.p50 * 1000,
-      concP99: concurrent.p99 * 1000
+      concP99: concurrent.p99 * 1000,
+      concServerCpu: (after - between) / count
     }
   } finally {
     await pair.close()
