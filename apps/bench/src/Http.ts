@@ -83,6 +83,9 @@ const spawnScript = (script: string, args: ReadonlyArray<string>, impl: string):
 export const spawnClusterRunner = (mode: Mode, storage: string, runnerPort: number): Promise<Server> =>
   spawnScript("httpCluster.ts", [mode, storage, String(runnerPort)], "clustered")
 
+/** Starts a bare `node:http` relay to `endpoint` in its own process (W8): `servers/httpRelay.ts`. */
+export const spawnRelay = (endpoint: string): Promise<Server> => spawnScript("httpRelay.ts", [endpoint], "relay")
+
 /** The effect-mcp client on a stateful 2025-11-25 session. */
 export const effectClient = async (url: string): Promise<Pair> => {
   const [client, release] = await EffectMcp.scoped(

@@ -8,7 +8,10 @@
  * p50s is the per-call routing cost. The same cluster behind a sticky
  * forwarder (session affinity: each session's requests go to the process
  * that opened it, which owns it) shows what the cluster costs when nothing
- * is forwarded. Then the same calls from 16 sessions at
+ * is forwarded. The one process behind two bare node:http relay processes
+ * (the forwarder round robin over it and them) has the cluster's topology
+ * with nothing of effect-mcp on the extra hop: what one more process on two
+ * calls in three costs by itself. Then the same calls from 16 sessions at
  * once, each sequential: the sessions spread over the runners (each opened
  * where it arrived), as a cluster's load does. JSON replies; the effect-mcp
  * client on 2025-11-25 sessions.
@@ -98,6 +101,11 @@ export const workload: Workload = {
       )
       forwarders.push(one, three, pinned)
       const runners = servers.slice(1)
+      // The one process behind the same topology as the cluster: two calls in three through one more process.
+      const relays = [await Http.spawnRelay(single.url), await Http.spawnRelay(single.url)]
+      servers.push(...relays)
+      const relayed = await Forwarder.start([single.url, ...relays.map((relay) => relay.url)])
+      forwarders.push(relayed)
       const candidates: ReadonlyArray<ClusterCandidate> = [
         {
           id: "single",
@@ -116,6 +124,12 @@ export const workload: Workload = {
           label: "effect-mcp 3-process cluster (sticky forwarder)",
           forwarder: () => pinned,
           servers: () => runners
+        },
+        {
+          id: "relayed",
+          label: "effect-mcp one process, two calls in three through a bare node:http relay process",
+          forwarder: () => relayed,
+          servers: () => [single, ...relays]
         }
       ]
       const series: Array<Series> = await rounds(
@@ -150,6 +164,7 @@ export const workload: Workload = {
         "Both through the same round-robin forwarder on 127.0.0.1; servers in child processes; JSON replies.",
         "In the cluster a call reaching a process that does not own its session takes the direct HTTP hop to the owner.",
         "The sticky forwarder sends a session's requests to the process that opened it, its owner: no call is forwarded.",
+        "The bare relays: two node:http relay processes in front of the one process, the round-robin forwarder over it and them, so two calls in three cross one more process as in the cluster, with nothing of effect-mcp on that hop (the cost of the extra process alone).",
         `Per-call routing cost (median sequential p50, cluster minus one process): ${routing.toFixed(0)} µs.`,
         `Per-call routing CPU (median sequential server CPU, cluster minus one process): ${routingCpu.toFixed(0)} µs.`,
         "Server CPU: user + system time of the server processes (all three runners in the cluster) over the run, per call (a ratio above 1 is more CPU).",
@@ -157,6 +172,18 @@ export const workload: Workload = {
       ]
       const ratios = (metrics: ReadonlyArray<string>) => [
         { label: "cluster / one process", numerator: "cluster", denominator: "single", metrics },
+        {
+          label: "one process through bare relays / one process",
+          numerator: "relayed",
+          denominator: "single",
+          metrics
+        },
+        {
+          label: "cluster / one process through bare relays",
+          numerator: "cluster",
+          denominator: "relayed",
+          metrics
+        },
         {
           label: "cluster behind a sticky forwarder / one process",
           numerator: "sticky",
