@@ -41,10 +41,17 @@ export const withoutSourceCondition = (value: Json): Json => {
   return out
 }
 
-/** The manifest as published: no source condition, no scripts or devDependencies of the workspace. */
+/**
+ * The Node versions the built JavaScript runs on. Only the published manifests declare it: in the workspace
+ * (which runs on the pinned Node 24 whatever Node installed it) an `engines` field only makes `npm ci` on
+ * another Node print an EBADENGINE block per package.
+ */
+export const publishedEngines = { node: ">=22" } as const
+
+/** The manifest as published: no source condition, no scripts or devDependencies of the workspace; `engines` added. */
 export const publishedManifest = (manifest: { readonly [key: string]: Json }): { readonly [key: string]: Json } => {
   const { scripts: _scripts, devDependencies: _devDependencies, ...rest } = manifest
-  const out: Record<string, Json> = { ...rest }
+  const out: Record<string, Json> = { ...rest, engines: publishedEngines }
   if (out.exports !== undefined) out.exports = withoutSourceCondition(out.exports)
   if (out.imports !== undefined) out.imports = withoutSourceCondition(out.imports)
   return out

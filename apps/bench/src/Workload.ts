@@ -8,6 +8,12 @@ import type { Measurement, Series, Table } from "./Table.ts"
 export interface Settings {
   /** A few hundred iterations and few rounds: checks the harness, measures nothing. */
   readonly quick: boolean
+  /**
+   * `--smoke` (which sets `quick` too): tens of iterations, and the costly
+   * setup a harness check does not need (the packed install of W2) left out,
+   * so that `npm test` can run the harness end to end in seconds.
+   */
+  readonly smoke?: boolean | undefined
   readonly rounds: number
   readonly log: (line: string) => void
   /** `--tracing`: workloads add effect-mcp rows with a tracer installed, next to the untraced ones. */
@@ -24,6 +30,10 @@ export interface Candidate {
   readonly id: string
   readonly label: string
 }
+
+/** The value for the run's mode: `smoke` under `--smoke`, `quick` under `--quick`, `full` otherwise. */
+export const byMode = <A>(settings: Settings, values: { readonly full: A; readonly quick: A; readonly smoke: A }): A =>
+  settings.smoke === true ? values.smoke : settings.quick ? values.quick : values.full
 
 /** Collects garbage when the process allows it, so one measurement does not pay for the last one's garbage. */
 export const collectGarbage = (): void => {

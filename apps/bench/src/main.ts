@@ -3,11 +3,15 @@
  * bare floor, side by side, in interleaved rounds. Prints one table per
  * workload and writes them as Markdown (`RESULTS.md`) and JSON (`results.json`).
  *
- *   node --expose-gc src/main.ts [--quick] [--rounds N] [--only W1,W3] [--out DIR] [--tracing]
+ *   node --expose-gc src/main.ts [--quick | --smoke] [--rounds N] [--only W1,W3] [--out DIR] [--tracing]
  *
  * `--quick` runs a few hundred iterations of everything (a check that the
  * harness works end to end, not a measurement) and writes to a temporary
- * directory unless `--out` is given. `--tracing` adds an effect-mcp row with
+ * directory unless `--out` is given. `--smoke` is the check `npm test` runs
+ * (`test/bench.test.ts`), in seconds: one round of tens of iterations of the
+ * workloads in `smokeWorkloads` (any other with `--only`), W2 without its
+ * installed cold-start table. Both check the tables they wrote (`Check.ts`)
+ * and exit 1 when one is malformed. `--tracing` adds an effect-mcp row with
  * a tracer installed on both sides to W1, next to the untraced one, and
  * reports the tracing overhead per call.
  */
@@ -15,6 +19,7 @@ import { mkdirSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import * as Check from "./Check.ts"
 import { markdown, resultOf, type Table } from "./Table.ts"
 import type { Settings, Workload } from "./Workload.ts"
 import * as W1 from "./workloads/W1InProcess.ts"
@@ -37,8 +42,17 @@ const workloads: ReadonlyArray<Workload> = [
   W8.workload
 ]
 
+/**
+ * What `--smoke` runs without `--only`: every implementation side by side in
+ * process (W1), with their ratio rows, and the in-flight curve (W7). The
+ * others start servers in child processes (seconds each on two cores); the
+ * full structural checks of all of them run with `--quick`.
+ */
+const smokeWorkloads: ReadonlySet<string> = new Set(["W1", "W7"])
+
 interface Args {
   readonly quick: boolean
+  readonly smoke: boolean
   readonly rounds: number | undefined
   readonly only: ReadonlySet<string> | undefined
   readonly out: string | undefined
@@ -47,6 +61,7 @@ interface Args {
 
 const parseArgs = (argv: ReadonlyArray<string>): Args => {
   let quick = false
+  let smoke = false
   let rounds: number | undefined
   let only: Set<string> | undefined
   let out: string | undefined
@@ -59,6 +74,7 @@ const parseArgs = (argv: ReadonlyArray<string>): Args => {
       return v
     }
     if (arg === "--quick") quick = true
+    else if (arg === "--smoke") smoke = true
     else if (arg === "--rounds") rounds = Number(value())
     else if (arg === "--only")
       only = new Set(
@@ -70,7 +86,8 @@ const parseArgs = (argv: ReadonlyArray<string>): Args => {
     else if (arg === "--tracing") tracing = true
     else throw new Error(`unknown argument ${arg}`)
   }
-  return { quick, rounds, only, out, tracing }
+  if (quick && smoke) throw new Error("--quick and --smoke are two different runs: choose one")
+  return { quick, smoke, rounds, only, out, tracing }
 }
 
 const environment = () => {
@@ -87,20 +104,29 @@ const environment = () => {
 
 const main = async () => {
   const args = parseArgs(process.argv.slice(2))
-  const rounds = args.rounds ?? (args.quick ? 1 : 5)
+  // A smoke run is a quick run with smaller counts still.
+  const quick = args.quick || args.smoke
+  const mode = args.smoke ? "smoke" : args.quick ? "quick" : undefined
+  const rounds = args.rounds ?? (quick ? 1 : 5)
+  const only = args.only ?? (args.smoke ? smokeWorkloads : undefined)
   const settings: Settings = {
-    quick: args.quick,
+    quick,
+    smoke: args.smoke,
     rounds,
     log: (line) => process.stderr.write(`${line}\n`),
     tracing: args.tracing
   }
   const env = environment()
   const started = performance.now()
-  process.stderr.write(`effect-mcp bench: ${rounds} rounds${args.quick ? " (quick)" : ""}; ${env.node}, ${env.cpu}\n`)
+  process.stderr.write(
+    `effect-mcp bench: ${rounds} rounds${mode === undefined ? "" : ` (${mode})`}; ${env.node}, ${env.cpu}\n`
+  )
   if (!env.gc) process.stderr.write("note: run with --expose-gc for a collection before each measurement\n")
   const tables: Array<Table> = []
+  const ran: Array<string> = []
   for (const workload of workloads) {
-    if (args.only !== undefined && !args.only.has(workload.id)) continue
+    if (only !== undefined && !only.has(workload.id)) continue
+    ran.push(workload.id)
     process.stderr.write(`${workload.id} ${workload.title}\n`)
     const workloadStart = performance.now()
     for (const table of await workload.run(settings)) {
@@ -111,7 +137,7 @@ const main = async () => {
   }
   const seconds = (performance.now() - started) / 1000
   const here = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
-  const out = args.out ?? (args.quick ? path.join(os.tmpdir(), "effect-mcp-bench-quick") : here)
+  const out = args.out ?? (mode === undefined ? here : path.join(os.tmpdir(), `effect-mcp-bench-${mode}`))
   mkdirSync(out, { recursive: true })
   const header = [
     "# effect-mcp benchmarks",
@@ -119,15 +145,22 @@ const main = async () => {
     `Run ${env.date} in ${seconds.toFixed(0)} s: Node ${env.node}, ${env.cpu}, ${env.platform};`,
     `load average at start ${env.loadAverage.join(" / ")}. ${rounds} rounds; each cell is the median with (min-max);`,
     "ratios are computed round by round. Reproduce with `npm run bench` from the repository root",
-    "(`npm run bench -- --only W1,W3` for some workloads, `--rounds N`, `--quick` to check the harness).",
+    "(`npm run bench -- --only W1,W3` for some workloads, `--rounds N`, `--quick` or `--smoke` to check the harness).",
     ""
   ]
   writeFileSync(path.join(out, "RESULTS.md"), `${[...header, ...tables.map(markdown)].join("\n\n")}\n`)
+  const results = tables.map(resultOf)
   writeFileSync(
     path.join(out, "results.json"),
-    `${JSON.stringify({ environment: env, rounds, quick: args.quick, seconds, tables: tables.map(resultOf) }, null, 2)}\n`
+    `${JSON.stringify({ environment: env, rounds, quick, smoke: args.smoke, seconds, tables: results }, null, 2)}\n`
   )
   process.stderr.write(`wrote ${path.join(out, "RESULTS.md")} and results.json (${seconds.toFixed(0)} s)\n`)
+  // A harness check fails on malformed tables (after writing them, so they can be looked at).
+  if (mode !== undefined) {
+    const problems = Check.problems(results, Check.expectedIds(ran, args.smoke))
+    if (problems.length > 0) throw new Error(`malformed tables:\n  ${problems.join("\n  ")}`)
+    process.stderr.write(`${mode}: ${results.length} tables well formed\n`)
+  }
 }
 
 main().then(

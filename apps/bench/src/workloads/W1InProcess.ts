@@ -9,7 +9,7 @@ import type { Pair } from "../Pair.ts"
 import * as Sdk from "../Sdk.ts"
 import * as Traced from "../Traced.ts"
 import type { Metric, Series, Table } from "../Table.ts"
-import { type Candidate, rounds, type Workload } from "../Workload.ts"
+import { byMode, type Candidate, rounds, type Workload } from "../Workload.ts"
 import { cpuMetric, latencyMetrics, project, standardRatios } from "./common.ts"
 
 interface InProcess extends Candidate {
@@ -63,7 +63,7 @@ export const workload: Workload = {
   id: "W1",
   title: "in-process",
   run: async (settings) => {
-    const count = settings.quick ? 300 : 20_000
+    const count = byMode(settings, { full: 20_000, quick: 300, smoke: 50 })
     const inFlight = 64
     const text = "hello"
     const series: Array<Series> = await rounds(

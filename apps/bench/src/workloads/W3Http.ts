@@ -7,7 +7,7 @@
 import * as Http from "../Http.ts"
 import type { Pair } from "../Pair.ts"
 import type { Metric, Series, Table } from "../Table.ts"
-import { type Candidate, rounds, type Workload } from "../Workload.ts"
+import { byMode, type Candidate, rounds, type Workload } from "../Workload.ts"
 import { echoRound, latencyMetrics, project, serverCpuMetric, standardRatios } from "./common.ts"
 
 interface HttpCandidate extends Candidate {
@@ -27,7 +27,7 @@ export const workload: Workload = {
   id: "W3",
   title: "Streamable HTTP",
   run: async (settings) => {
-    const count = settings.quick ? 200 : 5_000
+    const count = byMode(settings, { full: 5_000, quick: 200, smoke: 20 })
     const inFlight = 32
     const text = "hello"
     const tables: Array<Table> = []

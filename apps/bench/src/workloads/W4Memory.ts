@@ -6,7 +6,7 @@
 import { Agent } from "node:http"
 import * as Http from "../Http.ts"
 import type { Metric } from "../Table.ts"
-import { type Candidate, rounds, type Workload } from "../Workload.ts"
+import { byMode, type Candidate, rounds, type Workload } from "../Workload.ts"
 
 const candidates: ReadonlyArray<Candidate & { readonly impl: Http.Impl }> = [
   { id: "effect", label: "effect-mcp", impl: "effect" },
@@ -23,8 +23,8 @@ export const workload: Workload = {
   id: "W4",
   title: "memory of idle sessions",
   run: async (settings) => {
-    const sessions = settings.quick ? 20 : 1_000
-    const warmup = settings.quick ? 5 : 50
+    const sessions = byMode(settings, { full: 1_000, quick: 20, smoke: 5 })
+    const warmup = byMode(settings, { full: 50, quick: 5, smoke: 2 })
     const series = await rounds(settings, candidates, async (candidate) => {
       const server = await Http.spawnServer(candidate.impl, "json")
       const agent = new Agent({ keepAlive: true, maxSockets: 16 })

@@ -6,7 +6,7 @@
 import * as Http from "../Http.ts"
 import type { Pair } from "../Pair.ts"
 import type { Metric, Table } from "../Table.ts"
-import { type Candidate, rounds, type Workload } from "../Workload.ts"
+import { byMode, type Candidate, rounds, type Workload } from "../Workload.ts"
 import * as W1 from "./W1InProcess.ts"
 import * as W2 from "./W2Stdio.ts"
 
@@ -23,15 +23,20 @@ export const workload: Workload = {
   id: "W5",
   title: "large results",
   run: async (settings) => {
-    const sizes = settings.quick
-      ? [
-          { key: "small", bytes: 64 * 1024, label: "64 KiB", calls: 2 },
-          { key: "large", bytes: 256 * 1024, label: "256 KiB", calls: 2 }
-        ]
-      : [
-          { key: "small", bytes: 1024 * 1024, label: "1 MiB", calls: 10 },
-          { key: "large", bytes: 10 * 1024 * 1024, label: "10 MiB", calls: 3 }
-        ]
+    const sizes = byMode(settings, {
+      full: [
+        { key: "small", bytes: 1024 * 1024, label: "1 MiB", calls: 10 },
+        { key: "large", bytes: 10 * 1024 * 1024, label: "10 MiB", calls: 3 }
+      ],
+      quick: [
+        { key: "small", bytes: 64 * 1024, label: "64 KiB", calls: 2 },
+        { key: "large", bytes: 256 * 1024, label: "256 KiB", calls: 2 }
+      ],
+      smoke: [
+        { key: "small", bytes: 16 * 1024, label: "16 KiB", calls: 1 },
+        { key: "large", bytes: 64 * 1024, label: "64 KiB", calls: 1 }
+      ]
+    })
     const metrics: ReadonlyArray<Metric> = sizes.map((s) => ({ key: s.key, label: `${s.label} ms/call`, digits: 1 }))
     const payloads = new Map(sizes.map((s) => [s.key, text(s.bytes)]))
     // A call that takes longer than this is given up (the SDK's stdio framing is quadratic in the line length).

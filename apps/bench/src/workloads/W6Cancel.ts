@@ -9,7 +9,7 @@ import { fork } from "node:child_process"
 import * as EffectMcp from "../EffectMcp.ts"
 import { quantile } from "../Stats.ts"
 import type { Metric } from "../Table.ts"
-import { type Candidate, rounds, type Workload } from "../Workload.ts"
+import { byMode, type Candidate, rounds, type Workload } from "../Workload.ts"
 
 interface Outcome {
   readonly delays: ReadonlyArray<number>
@@ -44,8 +44,8 @@ export const workload: Workload = {
   id: "W6",
   title: "cancellation",
   run: async (settings) => {
-    const samples = settings.quick ? 5 : 50
-    const cancels = settings.quick ? 50 : 1_000
+    const samples = byMode(settings, { full: 50, quick: 5, smoke: 2 })
+    const cancels = byMode(settings, { full: 1_000, quick: 50, smoke: 10 })
     const metrics: ReadonlyArray<Metric> = [
       { key: "p50", label: "handler stopped after arrival, p50 µs", digits: 0 },
       { key: "max", label: "max µs", digits: 0 },

@@ -8,7 +8,7 @@ import * as EffectMcp from "../EffectMcp.ts"
 import type { Pair } from "../Pair.ts"
 import * as Sdk from "../Sdk.ts"
 import type { Metric, Series, Table } from "../Table.ts"
-import { type Candidate, rounds, type Workload } from "../Workload.ts"
+import { byMode, type Candidate, rounds, type Workload } from "../Workload.ts"
 
 interface InProcess extends Candidate {
   readonly connect: () => Promise<Pair>
@@ -23,9 +23,9 @@ export const workload: Workload = {
   id: "W7",
   title: "in-flight curve",
   run: async (settings) => {
-    const levels = settings.quick ? [1, 16, 64] : [1, 1024, 10_000]
+    const levels = byMode(settings, { full: [1, 1024, 10_000], quick: [1, 16, 64], smoke: [1, 4, 16] })
     // Two waves at the highest level, so the curve measures a full window, not its filling alone.
-    const count = settings.quick ? 300 : 20_000
+    const count = byMode(settings, { full: 20_000, quick: 300, smoke: 50 })
     const text = "hello"
     const series: Array<Series> = await rounds(
       settings,

@@ -23,7 +23,7 @@ import { join } from "node:path"
 import * as Forwarder from "../Forwarder.ts"
 import * as Http from "../Http.ts"
 import type { Measurement, Metric, Series, Table } from "../Table.ts"
-import { type Candidate, rounds, type Workload } from "../Workload.ts"
+import { byMode, type Candidate, rounds, type Workload } from "../Workload.ts"
 import { echoRound, latencyMetrics, project, serverCpuMetric } from "./common.ts"
 
 const freePort = (): Promise<number> =>
@@ -78,7 +78,7 @@ export const workload: Workload = {
   id: "W8",
   title: "Clustered Streamable HTTP",
   run: async (settings) => {
-    const count = settings.quick ? 200 : 5_000
+    const count = byMode(settings, { full: 5_000, quick: 200, smoke: 20 })
     const inFlight = 32
     const sessions = 16
     const text = "hello"
