@@ -42,6 +42,11 @@ export default defineConfig({
       project("apps/bench"),
       project("apps/cli")
     ],
+    // Most test files wait on child processes, sockets and databases rather than compute, so on a
+    // 2-core machine four files at a time keep both cores busy where vitest's default (cores - 1) would run
+    // them one after another. Every file is isolated (port 0, its own temp directory and database), so the
+    // order and overlap do not matter. MCP_TEST_WORKERS overrides the count (1 runs files one at a time).
+    maxWorkers: Number(process.env.MCP_TEST_WORKERS ?? 4),
     sequence: { concurrent: false },
     testTimeout: 30_000,
     hookTimeout: 30_000

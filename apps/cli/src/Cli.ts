@@ -186,8 +186,14 @@ const connect = (
   }).pipe(
     Effect.mapError((error) => {
       if (error instanceof ExitCode.Exit) return error
+      // docs/cli.md: a server that cannot be reached is a bad target (3), one that refused the handshake a
+      // protocol error (4), one that did not answer it in time a timeout (5).
       const code =
-        error._tag === "InitializeError" && error.reason !== "Transport" ? ExitCode.Protocol : ExitCode.Target
+        error._tag !== "InitializeError" || error.reason === "Transport"
+          ? ExitCode.Target
+          : error.reason === "Timeout"
+            ? ExitCode.Connection
+            : ExitCode.Protocol
       return new ExitCode.Exit({ code, message: `cannot connect: ${Target.oneLine(error.message)}` })
     })
   )

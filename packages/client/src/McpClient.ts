@@ -53,7 +53,10 @@ export interface Options {
   /** Revisions this client speaks. Default: all of them (the newest is offered first). */
   readonly supportedVersions?: ReadonlyArray<ProtocolVersion.ProtocolVersion> | undefined
   readonly peer?: Peer.Options | undefined
-  /** Timeout of the handshake requests, in milliseconds. Default: the Peer's request timeout. */
+  /**
+   * The handshake's one deadline, in milliseconds: discovery and the fallback `initialize` share it (an
+   * `InitializeError` with reason `Timeout` names the step that ran out). Default: the Peer's request timeout.
+   */
   readonly handshakeTimeout?: number | undefined
   /** Most pages a `list*` Stream reads before failing with `PaginationError` (TooManyPages). Default 1000. */
   readonly maxPages?: number | undefined

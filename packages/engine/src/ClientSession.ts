@@ -5,13 +5,15 @@
  */
 import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as Registry from "@effect-mcp/protocol/Registry"
-import type * as Duration from "effect/Duration"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Gate from "./internal/gate.ts"
 import type * as Peer from "./Peer.ts"
+import type * as PeerError from "./PeerError.ts"
 import * as Session from "./Session.ts"
 import type * as Transport from "./Transport.ts"
 
@@ -24,13 +26,20 @@ export interface Options {
   readonly handlers?: ReadonlyMap<string, Session.Handler> | undefined
   readonly notificationHandlers?: ReadonlyMap<string, Session.NotificationHandler> | undefined
   readonly peer?: Peer.Options | undefined
-  /** Timeout of the handshake requests. Default: the Peer's request timeout. */
+  /**
+   * The handshake's one deadline: `server/discover`, the fallback `initialize` and any retry share it (a
+   * probe that gets no answer may use half of it). Default: the Peer's request timeout.
+   */
   readonly handshakeTimeout?: Duration.Input | undefined
 }
 
-/** The handshake failed: no revision in common (`UnsupportedVersion`), the server refused (`Rejected`), or the connection failed (`Transport`). */
+/**
+ * The handshake failed: no revision in common (`UnsupportedVersion`), the server refused (`Rejected`), the
+ * connection failed (`Transport`), or the server did not answer within the handshake's deadline (`Timeout`;
+ * the message names the step and how long it waited).
+ */
 export class InitializeError extends Schema.TaggedError<InitializeError>()("InitializeError", {
-  reason: Schema.Literals(["UnsupportedVersion", "Rejected", "Transport"]),
+  reason: Schema.Literals(["UnsupportedVersion", "Rejected", "Transport", "Timeout"]),
   message: Schema.String,
   /** The revision the server answered with, when it answered one we do not speak. */
   serverVersion: Schema.optional(Schema.String),
@@ -38,6 +47,9 @@ export class InitializeError extends Schema.TaggedError<InitializeError>()("Init
 }) {}
 
 const SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+
+/** The handshake's deadline when neither `handshakeTimeout` nor the Peer's request timeout is set. */
+const defaultHandshakeTimeout = Duration.seconds(60)
 
 const asObject = (u: unknown): { readonly [key: string]: unknown } =>
   (Predicate.isObject(u) ? u : {}) as { readonly [key: string]: unknown }
@@ -68,7 +80,29 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   const state = session.state
   // What this client declares, for those who report it (a host's connection status).
   state.declared = options.capabilities
-  const callOptions = options.handshakeTimeout === undefined ? undefined : { timeout: options.handshakeTimeout }
+  // One budget for the whole handshake, on the Clock: each request gets what is left of it.
+  const budgetMs = Duration.toMillis(
+    Duration.fromInputUnsafe(options.handshakeTimeout ?? options.peer?.requestTimeout ?? defaultHandshakeTimeout)
+  )
+  const startedAt = yield* Clock.currentTimeMillis
+  /** The options of the next handshake request: what is left of the budget, at most `shareMs`. */
+  const callOptions = (method: string, shareMs = Number.POSITIVE_INFINITY) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      const left = budgetMs - (now - startedAt)
+      return left <= 0 ? Effect.fail(outOfTime(method, now)) : Effect.succeed({ timeout: Math.min(left, shareMs) })
+    })
+  const seconds = (ms: number) => `${Number((ms / 1000).toFixed(1))} s`
+  const outOfTime = (method: string, now: number) =>
+    new InitializeError({
+      reason: "Timeout",
+      message: `no time left for ${method}: the handshake's ${seconds(budgetMs)} ran out after ${seconds(now - startedAt)}`
+    })
+  const timedOut = (error: PeerError.RequestTimeout) =>
+    new InitializeError({
+      reason: "Timeout",
+      message: `${error.method} got no answer within ${seconds(error.elapsedMs)} (the handshake's deadline is ${seconds(budgetMs)})`,
+      cause: error
+    })
 
   /** What the `server/discover` probe decided: the session is ready, or which revisions to try next. */
   type Probe =
@@ -87,8 +121,11 @@ export const make = Effect.fnUntraced(function* (options: Options) {
     listed
   })
 
+  // A server that does not answer the probe at all may still answer `initialize`: the probe takes at most
+  // half of the budget, so the fallback has the rest.
   const discover = (version: ProtocolVersion.ProtocolVersion) =>
-    session.peer.request("server/discover", { _meta: statelessMeta({ version }) }, callOptions).pipe(
+    callOptions("server/discover", budgetMs / 2).pipe(
+      Effect.flatMap((call) => session.peer.request("server/discover", { _meta: statelessMeta({ version }) }, call)),
       Effect.map((result): Probe => {
         const r = asObject(result)
         const versions = Array.isArray(r.supportedVersions) ? (r.supportedVersions as ReadonlyArray<unknown>) : []
@@ -129,7 +166,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
         yield* session.peer.request(
           "initialize",
           { protocolVersion: version, capabilities: options.capabilities, clientInfo: options.clientInfo },
-          callOptions
+          yield* callOptions("initialize")
         )
       )
       const answered = result.protocolVersion
@@ -174,11 +211,13 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       (e): e is Exclude<typeof e, InitializeError> => !(e instanceof InitializeError),
       (cause) =>
         Effect.fail(
-          new InitializeError({
-            reason: cause._tag === "TransportError" || cause._tag === "SessionClosed" ? "Transport" : "Rejected",
-            message: `initialization failed: ${cause.message}`,
-            cause
-          })
+          cause._tag === "RequestTimeout"
+            ? timedOut(cause)
+            : new InitializeError({
+                reason: cause._tag === "TransportError" || cause._tag === "SessionClosed" ? "Transport" : "Rejected",
+                message: `initialization failed: ${cause.message}`,
+                cause
+              })
         )
     )
   )

@@ -177,13 +177,21 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
   // ---- outgoing requests -------------------------------------------------
 
   // The other side is told a request was given up, unless its method may not be
-  // cancelled (the lifecycle forbids cancelling `initialize`).
+  // cancelled (the lifecycle forbids cancelling `initialize`). The caller never waits on
+  // the peer for it: a transport that takes the frame as a plain call sends it at once;
+  // otherwise it goes on a fiber of its own, bounded by the Peer's request timeout (an
+  // HTTP server that stopped answering would hold a POST of the notice forever).
   private cancelNotice(entry: Pending, reason: string): Effect.Effect<void> {
     if (!this.dispatcher.cancellable(entry.method)) return Effect.void
-    return this.sendQuietly(
-      JsonRpc.notification("notifications/cancelled", { requestId: entry.id, reason }),
-      entry.relatedRequestId
-    )
+    const frame = JsonRpc.notification("notifications/cancelled", { requestId: entry.id, reason })
+    return Effect.suspend(() => {
+      if (this.sendNow?.(frame, entry.relatedRequestId) === true) return Effect.void
+      return Effect.asVoid(
+        Effect.forkDetach(
+          Effect.ignore(Effect.timeoutOption(this.send(frame, entry.relatedRequestId), this.config.timeoutMs))
+        )
+      )
+    })
   }
 
   // The waiting caller runs this effect: it tells the other side, then fails.
@@ -262,23 +270,48 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
     const frame = JsonRpc.request(entry.id, method, params as JsonRpc.Params | undefined)
     const abandon = Effect.suspend(() => this.abandon(entry))
     if (this.sendNow?.(frame, options?.relatedRequestId) === true) {
+      // Sent as a plain call: no time passed since the request started.
       pending.startTimer(entry)
       return pending.wait(entry, abandon)
     }
-    return Effect.onExit(
-      Effect.andThen(
-        this.send(frame, options?.relatedRequestId),
-        Effect.suspend(() => {
-          pending.startTimer(entry)
-          return pending.wait(entry, abandon)
-        })
-      ),
-      (exit) => {
-        if (Exit.isSuccess(exit) || entry.settled) return Effect.void
-        if (Cause.hasInterrupts(exit.cause)) return this.abandon(entry)
-        pending.abandon(entry)
-        return Effect.void
-      }
+    return this.sendAndWait(entry, frame, options?.relatedRequestId, abandon)
+  }
+
+  /**
+   * A request whose send may take time (an HTTP POST, a write to a child that
+   * stopped reading): the deadline starts before the first byte is written and
+   * covers the send. The send runs on a fiber of its own so that the caller
+   * leaves when the request settles (timed out, the session closed) or is
+   * interrupted, whatever the send is waiting on; a send that fails settles
+   * the request with its error.
+   */
+  private sendAndWait(
+    entry: Pending,
+    frame: Transport.Outgoing,
+    relatedRequestId: JsonRpc.RequestId | undefined,
+    abandon: Effect.Effect<void>
+  ): Effect.Effect<unknown, Peer.CallError> {
+    const pending = this.pending
+    pending.startTimer(entry)
+    if (entry.settled) return pending.wait(entry, abandon)
+    const sending = Effect.catch(this.send(frame, relatedRequestId), (error) =>
+      Effect.sync(() => {
+        pending.settle(entry, Effect.fail(error))
+      })
+    )
+    // Started at once, in this turn: the frame goes out as early as a send in the caller would.
+    return Effect.flatMap(Effect.forkDetach(sending, { startImmediately: true }), (fiber) =>
+      Effect.onExit(
+        pending.wait(
+          entry,
+          Effect.andThen(
+            Effect.sync(() => fiber.interruptUnsafe()),
+            abandon
+          )
+        ),
+        // A request that ended without its answer (timed out, the session closed) stops its send.
+        (exit) => (Exit.isFailure(exit) ? Effect.sync(() => fiber.interruptUnsafe()) : Effect.void)
+      )
     )
   }
 

@@ -18,8 +18,12 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as CurrentRequest from "../CurrentRequest.ts"
 import type * as PeerError from "../PeerError.ts"
+import type * as Transport from "../Transport.ts"
 
-export type Outcome = Effect.Effect<unknown, McpError.McpError | PeerError.SessionClosed | PeerError.RequestTimeout>
+export type Outcome = Effect.Effect<
+  unknown,
+  McpError.McpError | PeerError.SessionClosed | PeerError.RequestTimeout | Transport.TransportError
+>
 
 export interface Pending {
   readonly id: number
@@ -36,7 +40,7 @@ export interface Pending {
   settled: boolean
   /** Its timeouts: shared by every request made with the Peer's defaults. */
   readonly timing: Timing
-  /** Clock time the wait for the response started (after sending); NaN until then. */
+  /** Clock time the request's deadline started (before sending); NaN until then. */
   start: number
 }
 
