@@ -90,9 +90,9 @@ describe("every server feature on every revision", () => {
         Effect.gen(function* () {
           const { client, server, wire } = yield* connect(version)
           const fiber = yield* client.callTool("slow").pipe(Effect.forkChild)
-          while (!server.log.requests.some((r) => r.method === "tools/call")) yield* Effect.yieldNow
+          yield* server.awaitLog((log) => log.requests.some((r) => r.method === "tools/call"))
           yield* Fiber.interrupt(fiber)
-          while (server.log.cancelled.length === 0) yield* Effect.yieldNow
+          yield* server.awaitLog((log) => log.cancelled.length > 0)
           assert.deepStrictEqual(server.log.cancelled, ["tools/call"])
           assert.isTrue(wire.methods().includes("notifications/cancelled"))
         })
@@ -127,9 +127,8 @@ describe("every server feature on every revision", () => {
           const fiber = yield* client
             .resourceUpdates("test://r/1")
             .pipe(Stream.take(2), Stream.runCollect, Effect.forkChild)
-          const opened = () => (stateless(version) ? server.log.listens.length > 0 : server.log.subscribed.length > 0)
-          while (!opened()) yield* Effect.yieldNow
-          yield* Effect.yieldNow
+          // Open once the server has the subscription: the client listens before it asks.
+          yield* server.awaitLog((log) => (stateless(version) ? log.listens.length > 0 : log.subscribed.length > 0))
           yield* server.emit("notifications/resources/updated", { uri: "test://r/2" })
           yield* server.emit("notifications/resources/updated", { uri: "test://r/1" })
           yield* server.emit("notifications/resources/updated", { uri: "test://r/1" })
@@ -140,11 +139,11 @@ describe("every server feature on every revision", () => {
           )
           if (stateless(version)) {
             assert.deepStrictEqual(server.log.listens, [{ resourceSubscriptions: ["test://r/1"] }])
-            while (server.log.cancelled.length === 0) yield* Effect.yieldNow
+            yield* server.awaitLog((log) => log.cancelled.length > 0)
             assert.deepStrictEqual(server.log.cancelled, ["subscriptions/listen"])
             assert.isFalse(wire.methods().includes("resources/subscribe"))
           } else {
-            while (server.log.unsubscribed.length === 0) yield* Effect.yieldNow
+            yield* server.awaitLog((log) => log.unsubscribed.length > 0)
             assert.deepStrictEqual(server.log.subscribed, ["test://r/1"])
             assert.deepStrictEqual(server.log.unsubscribed, ["test://r/1"])
           }
@@ -154,13 +153,10 @@ describe("every server feature on every revision", () => {
       it.effect("list_changed notifications as Streams", () =>
         Effect.gen(function* () {
           const { client, server } = yield* connect(version)
-          const fiber = yield* client.toolListChanged.pipe(
-            Stream.take(1),
-            Stream.runCollect,
-            Effect.forkChild({ startImmediately: true })
-          )
-          if (stateless(version)) while (server.log.listens.length === 0) yield* Effect.yieldNow
-          yield* Effect.yieldNow
+          // At rest once the stream listens (stateful: on the client's hub).
+          const fiber = yield* McpTest.forkIdle(client.toolListChanged.pipe(Stream.take(1), Stream.runCollect))
+          // Stateless: once the server has the listen stream.
+          if (stateless(version)) yield* server.awaitLog((log) => log.listens.length > 0)
           yield* server.emit("notifications/prompts/list_changed")
           yield* server.emit("notifications/tools/list_changed")
           assert.strictEqual((yield* Fiber.join(fiber)).length, 1)

@@ -7,6 +7,7 @@ import * as MemoryTransport from "@effect-mcp/engine/MemoryTransport"
 import type * as Session from "@effect-mcp/engine/Session"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import * as Context from "effect/Context"
+import * as McpTest from "@effect-mcp/testing/McpTest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { ServerControl } from "./fixtures.ts"
@@ -240,7 +241,7 @@ describe("roots", () => {
       const result = yield* client.callTool("ask", { method: "roots/list", params: {} })
       assert.deepStrictEqual(textOf(result), { roots })
       yield* list.set([...roots, { uri: "file:///tmp" }])
-      while (!wire.methods().includes("notifications/roots/list_changed")) yield* Effect.yieldNow
+      yield* wire.awaitMethod("notifications/roots/list_changed")
       const again = yield* client.callTool("ask", { method: "roots/list", params: {} })
       assert.deepStrictEqual(textOf(again), { roots: [...roots, { uri: "file:///tmp" }] })
     })
@@ -254,8 +255,8 @@ describe("roots", () => {
       const { client, wire } = yield* connect("2026-07-28", { server, handlers: Layer.succeedContext(context) })
       const result = yield* client.callTool("ask", { method: "roots/list", params: {} })
       assert.deepStrictEqual(answerOf("2026-07-28", result), { roots })
-      yield* list.set([])
-      yield* Effect.yieldNow
+      // Returns once all the change set going has come to rest.
+      yield* McpTest.runIdle(list.set([]))
       assert.isFalse(wire.methods().includes("notifications/roots/list_changed"))
     })
   )

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import type * as McpClient from "@effect-mcp/client/McpClient"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as McpTest from "@effect-mcp/testing/McpTest"
@@ -133,19 +134,32 @@ describe("subscriptions/listen (2026-07-28)", () => {
       const { client, server } = yield* connect("2026-07-28")
       const a: Array<void> = []
       const b: Array<void> = []
+      const gotA = yield* Deferred.make<void>()
+      const gotB = yield* Deferred.make<void>()
       yield* client.toolListChanged.pipe(
-        Stream.runForEach((n) => Effect.sync(() => a.push(n))),
+        Stream.runForEach((n) =>
+          Effect.andThen(
+            Effect.sync(() => a.push(n)),
+            Deferred.succeed(gotA, undefined)
+          )
+        ),
         Effect.forkChild
       )
       yield* client.toolListChanged.pipe(
-        Stream.runForEach((n) => Effect.sync(() => b.push(n))),
+        Stream.runForEach((n) =>
+          Effect.andThen(
+            Effect.sync(() => b.push(n)),
+            Deferred.succeed(gotB, undefined)
+          )
+        ),
         Effect.forkChild
       )
-      while (server.log.listens.length < 2) yield* Effect.yieldNow
-      for (let i = 0; i < 5; i++) yield* Effect.yieldNow
-      // One change reaches both listens: two notifications on the wire, one per stream.
+      yield* server.awaitLog((log) => log.listens.length >= 2)
+      // One change reaches both listens: two notifications on the wire, one per stream. Routed
+      // wrongly, one stream would get both and the other none (and this would wait forever).
       yield* server.emit("notifications/tools/list_changed")
-      for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+      yield* Deferred.await(gotA)
+      yield* Deferred.await(gotB)
       assert.strictEqual(a.length, 1)
       assert.strictEqual(b.length, 1)
     })

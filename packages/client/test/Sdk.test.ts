@@ -17,6 +17,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -29,10 +30,19 @@ interface SdkLog {
   readonly subscribed: Array<string>
   readonly unsubscribed: Array<string>
   aborted: boolean
+  /** Completed at the first subscribe and the first unsubscribe. */
+  readonly firstSubscribe: Deferred.Deferred<void>
+  readonly firstUnsubscribe: Deferred.Deferred<void>
 }
 
 const makeSdkServer = (started: Deferred.Deferred<void>, aborted: Deferred.Deferred<void>) => {
-  const log: SdkLog = { subscribed: [], unsubscribed: [], aborted: false }
+  const log: SdkLog = {
+    subscribed: [],
+    unsubscribed: [],
+    aborted: false,
+    firstSubscribe: Deferred.makeUnsafe<void>(),
+    firstUnsubscribe: Deferred.makeUnsafe<void>()
+  }
   const server = new McpServer(
     { name: "sdk-server", version: "1.32.2" },
     { capabilities: { logging: {}, resources: { subscribe: true } }, instructions: "from the sdk" }
@@ -108,10 +118,12 @@ const makeSdkServer = (started: Deferred.Deferred<void>, aborted: Deferred.Defer
   )
   server.server.setRequestHandler(SubscribeRequestSchema, async (request) => {
     log.subscribed.push(request.params.uri)
+    Deferred.doneUnsafe(log.firstSubscribe, Exit.void)
     return {}
   })
   server.server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
     log.unsubscribed.push(request.params.uri)
+    Deferred.doneUnsafe(log.firstUnsubscribe, Exit.void)
     return {}
   })
   return { server, log }
@@ -183,14 +195,14 @@ describe("McpClient -> official SDK McpServer (1.32.2)", () => {
       const fiber = yield* client
         .resourceUpdates("test://static")
         .pipe(Stream.take(1), Stream.runCollect, Effect.forkChild)
-      while (log.subscribed.length === 0) yield* Effect.yieldNow
+      yield* Deferred.await(log.firstSubscribe)
       yield* Effect.promise(() => server.server.sendResourceUpdated({ uri: "test://static" }))
       const updates = yield* Fiber.join(fiber)
       assert.deepStrictEqual(
         updates.map((u) => u.uri),
         ["test://static"]
       )
-      while (log.unsubscribed.length === 0) yield* Effect.yieldNow
+      yield* Deferred.await(log.firstUnsubscribe)
       assert.deepStrictEqual(log.unsubscribed, ["test://static"])
     })
   )

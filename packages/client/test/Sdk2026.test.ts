@@ -102,19 +102,32 @@ const against2026 = <R = never>(handlers?: Layer.Layer<R>) =>
     const started = yield* Deferred.make<void>()
     const [sdkEnd, clientEnd] = yield* MemoryTransport.makePair()
     const instances: Array<McpServer> = []
+    // Completed once the server acknowledges a subscriptions/listen: it has the stream then.
+    const acknowledged = yield* Deferred.make<void>()
+    const watched: MemoryTransport.End = {
+      incoming: sdkEnd.incoming,
+      close: sdkEnd.close,
+      send: (frame, options) =>
+        Effect.andThen(
+          sdkEnd.send(frame, options),
+          (frame as { readonly method?: string }).method === "notifications/subscriptions/acknowledged"
+            ? Deferred.succeed(acknowledged, undefined)
+            : Effect.void
+        )
+    }
     const handle = serveStdio(
       () => {
         const server = makeServer(aborted, started)
         instances.push(server)
         return server
       },
-      { transport: new SdkTransportAdapter(sdkEnd) as never }
+      { transport: new SdkTransportAdapter(watched) as never }
     )
     yield* Effect.addFinalizer(() => Effect.promise(() => handle.close()))
     const context = handlers === undefined ? undefined : yield* Layer.build(handlers)
     const make = McpClient.make({ clientInfo }).pipe(Effect.provideService(Transport.Transport, clientEnd))
     const client = yield* context === undefined ? make : Effect.provideContext(make, context)
-    return { client, instances, aborted, started }
+    return { client, instances, aborted, started, listenAcknowledged: Deferred.await(acknowledged) }
   })
 
 describe("McpClient -> @modelcontextprotocol/server 2.4.0 on 2026-07-28", () => {
@@ -185,13 +198,11 @@ describe("McpClient -> @modelcontextprotocol/server 2.4.0 on 2026-07-28", () => 
 
   it.effect("tool list changes arrive on a subscriptions/listen stream", () =>
     Effect.gen(function* () {
-      const { client, instances } = yield* against2026()
+      const { client, instances, listenAcknowledged } = yield* against2026()
       const fiber = yield* client.toolListChanged.pipe(Stream.take(1), Stream.runCollect, Effect.forkChild)
       // The listen is open once the server acknowledged it; then a change reaches it.
-      for (let i = 0; i < 100 && fiber.pollUnsafe() === undefined; i++) {
-        yield* Effect.sync(() => instances[0]?.sendToolListChanged())
-        yield* Effect.yieldNow
-      }
+      yield* listenAcknowledged
+      yield* Effect.sync(() => instances[0]?.sendToolListChanged())
       assert.strictEqual((yield* Fiber.join(fiber)).length, 1)
     })
   )

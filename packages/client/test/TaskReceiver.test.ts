@@ -72,13 +72,6 @@ const timed = <A, E>(effect: Effect.Effect<A, E>) =>
     McpTest.advanceUntilDone(fiber, "250 millis")
   )
 
-/** Lets in-flight deliveries land until `done` holds (at most 1,000 turns). */
-const settled = (done: () => boolean) =>
-  Effect.gen(function* () {
-    for (let i = 0; i < 1_000 && !done(); i++) yield* Effect.yieldNow
-    assert.isTrue(done())
-  })
-
 const responses = (sent: ReadonlyArray<JsonRpc.Message>) =>
   sent.flatMap((m) => ("result" in m ? [m.result as Obj] : []))
 
@@ -174,10 +167,9 @@ describe("the client as a task receiver (2025-11-25)", () => {
         })
         const call = yield* Effect.forkChild(client.callTool("summarize"), { startImmediately: true })
         yield* TestClock.adjust("3 seconds")
-        yield* settled(() => call.pollUnsafe() !== undefined)
+        // The clock stands still from here: a call that waited for the next poll would hang.
         assert.strictEqual(textOf(yield* Fiber.join(call)), "early 1")
         const quick = yield* Effect.forkChild(client.callTool("summarize"), { startImmediately: true })
-        yield* settled(() => quick.pollUnsafe() !== undefined)
         assert.strictEqual(textOf(yield* Fiber.join(quick)), "early 2")
       })
   )
@@ -213,11 +205,11 @@ describe("the client as a task receiver (2025-11-25)", () => {
       // The server's tasks/cancel is answered with the cancelled task (after the handler's finalizer ran).
       const created = responses(wire!.sent).find((r) => r.task !== undefined)!
       const statuses = () => responses(wire!.sent).flatMap((r) => (r.taskId === created.task.taskId ? [r.status] : []))
-      yield* settled(() => statuses().includes("cancelled"))
+      yield* wire!.awaitSent(() => statuses().includes("cancelled"))
       // Polled every 500 ms (the default interval) while it ran: 4 polls in 2 seconds, all `working`.
       assert.deepStrictEqual(statuses(), ["working", "working", "working", "working", "cancelled"])
       // The cancel was told once (the interrupted handler's own outcome changes nothing after it).
-      yield* settled(() => statusNotifications(wire!.sent).length > 0)
+      yield* wire!.awaitSent(() => statusNotifications(wire!.sent).length > 0)
       assert.deepStrictEqual(statusNotifications(wire!.sent), [[created.task.taskId, "cancelled"]])
     })
   )
@@ -239,14 +231,16 @@ describe("the client as a task receiver (2025-11-25)", () => {
               model: "m"
             })
       )
-      yield* McpTest.makeClientFor(scripted, {
+      const client = yield* McpTest.makeClientFor(scripted, {
         revision: "2025-11-25",
         clientInfo,
         clientHandlers: handlers,
         client: { taskRequests: { sampling: true, elicitation: true, maxTtlMs: 10_000 } }
       })
       const session = server!
-      yield* settled(() => session.state.phase === "Ready")
+      // The client sent `initialized` before its ping; the server handles frames in order.
+      yield* client.ping()
+      assert.strictEqual(session.state.phase, "Ready")
       // Declared for the handlers it has (no elicitation handler: not declared).
       assert.deepStrictEqual((session.state.peerCapabilities as Obj).tasks, {
         list: {},
@@ -296,13 +290,15 @@ describe("the client as a task receiver (2025-11-25)", () => {
 
       // Without the option: nothing declared, and the session refuses tasks/* before sending.
       let plainServer: Session.SessionShape | undefined
-      yield* McpTest.makeClientFor(
+      const plainClient = yield* McpTest.makeClientFor(
         ServerSession.make({ serverInfo: { name: "s", version: "1" }, capabilities: {}, handlers: new Map() }).pipe(
           Effect.tap((s) => Effect.sync(() => (plainServer = s)))
         ),
         { revision: "2025-11-25", clientInfo, clientHandlers: handlers }
       )
-      yield* settled(() => plainServer!.state.phase === "Ready")
+      // The client sent `initialized` before its ping; the server handles frames in order.
+      yield* plainClient.ping()
+      assert.strictEqual(plainServer!.state.phase, "Ready")
       assert.isUndefined((plainServer!.state.peerCapabilities as Obj).tasks)
       const refused = yield* Effect.flip(plainServer!.request("tasks/list", {}))
       assert.strictEqual((refused as Obj)._tag, "NotSupported")

@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as McpTest from "@effect-mcp/testing/McpTest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
@@ -31,17 +32,16 @@ describe("tool output", () => {
         const good = yield* client.callTool("structured", { a: 1, b: 1 })
         assert.deepStrictEqual(good.structuredContent, { sum: 2, label: "sum" })
         // A changed tool list makes what was learnt stale.
-        const changed = yield* client.toolListChanged.pipe(
-          Stream.take(1),
-          Stream.runDrain,
-          Effect.forkChild({ startImmediately: true })
-        )
-        if (version === "2026-07-28") while (server.log.listens.length === 0) yield* Effect.yieldNow
-        yield* Effect.yieldNow
+        // At rest once the stream listens (stateful: on the client's hub).
+        const changed = yield* McpTest.forkIdle(client.toolListChanged.pipe(Stream.take(1), Stream.runDrain))
+        // Stateless: once the server has the listen stream.
+        if (version === "2026-07-28") yield* server.awaitLog((log) => log.listens.length > 0)
         yield* server.emit("notifications/tools/list_changed")
         yield* Fiber.join(changed)
-        // The client's own reset runs in its own fiber, off the same notification.
-        for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+        // The client's own reset runs in its own fiber, woken by the same notification before
+        // this request is even sent: it runs before the answer can arrive (a listing that
+        // leaves tool schemas alone, so it cannot teach the client the schema again).
+        yield* client.listPrompts()
         const after = yield* client.callTool("bad-structured")
         assert.deepStrictEqual(after.structuredContent, { sum: "not a number" })
       })

@@ -6,7 +6,9 @@ import * as Transport from "@effect-mcp/engine/Transport"
 import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as McpTest from "@effect-mcp/testing/McpTest"
 import type * as Layer from "effect/Layer"
 
@@ -33,6 +35,8 @@ export interface ServerLog {
 /** Sends notifications to every open listen stream (2026-07-28) or the session (stateful). */
 export interface ServerControl {
   readonly log: ServerLog
+  /** Waits until `check` holds of the log; re-checked on every entry, no polling. */
+  readonly awaitLog: (check: (log: ServerLog) => boolean) => Effect.Effect<void>
   readonly session: () => Session.SessionShape
   /** Emits a notification on every listen stream whose filter asked for it, or session-wide. */
   readonly emit: (method: string, params?: Params) => Effect.Effect<void>
@@ -98,10 +102,20 @@ export const makeServer = (end: Transport.TransportShape, options: ServerOptions
       cancelled: [],
       clientCapabilities: []
     }
+    // Completed (and replaced) on every log entry, for `awaitLog`.
+    let logged = Deferred.makeUnsafe<void>()
+    const touch = () => {
+      const current = logged
+      logged = Deferred.makeUnsafe<void>()
+      Deferred.doneUnsafe(current, Exit.void)
+    }
+    const awaitLog = (check: (log: ServerLog) => boolean): Effect.Effect<void> =>
+      Effect.suspend(() => (check(log) ? Effect.void : Effect.andThen(Deferred.await(logged), awaitLog(check))))
     const listeners = new Set<{ readonly filter: Params; readonly current: CurrentRequest.CurrentRequestShape }>()
     let session: Session.SessionShape | undefined
     const control: ServerControl = {
       log,
+      awaitLog,
       session: () => session!,
       emit: (method, params = {}) =>
         Effect.gen(function* () {
@@ -131,6 +145,7 @@ export const makeServer = (end: Transport.TransportShape, options: ServerOptions
       (params, info) => {
         log.requests.push({ method, params: asParams(params) })
         log.clientCapabilities.push(info.peerCapabilities)
+        touch()
         return handler(params, info)
       }
     const base: Array<readonly [string, Session.Handler]> = [
@@ -167,7 +182,10 @@ export const makeServer = (end: Transport.TransportShape, options: ServerOptions
         "resources/subscribe",
         (p) =>
           Effect.as(
-            Effect.sync(() => log.subscribed.push(String(asParams(p).uri))),
+            Effect.sync(() => {
+              log.subscribed.push(String(asParams(p).uri))
+              touch()
+            }),
             {}
           )
       ],
@@ -175,7 +193,10 @@ export const makeServer = (end: Transport.TransportShape, options: ServerOptions
         "resources/unsubscribe",
         (p) =>
           Effect.as(
-            Effect.sync(() => log.unsubscribed.push(String(asParams(p).uri))),
+            Effect.sync(() => {
+              log.unsubscribed.push(String(asParams(p).uri))
+              touch()
+            }),
             {}
           )
       ],
@@ -209,18 +230,21 @@ export const makeServer = (end: Transport.TransportShape, options: ServerOptions
           Effect.gen(function* () {
             const current = yield* CurrentRequest.CurrentRequest
             const filter = asParams(asParams(p).notifications)
-            log.listens.push(filter)
             const entry = { filter, current }
             yield* current.notify("notifications/subscriptions/acknowledged", {
               notifications: filter,
               _meta: { "io.modelcontextprotocol/subscriptionId": current.id }
             })
             listeners.add(entry)
+            // Logged once `emit` reaches it.
+            log.listens.push(filter)
+            touch()
             return yield* Effect.never.pipe(
               Effect.onInterrupt(() =>
                 Effect.sync(() => {
                   listeners.delete(entry)
                   log.cancelled.push("subscriptions/listen")
+                  touch()
                 })
               )
             )
@@ -258,7 +282,12 @@ export const makeServer = (end: Transport.TransportShape, options: ServerOptions
               }
               case "slow":
                 return yield* Effect.never.pipe(
-                  Effect.onInterrupt(() => Effect.sync(() => log.cancelled.push("tools/call")))
+                  Effect.onInterrupt(() =>
+                    Effect.sync(() => {
+                      log.cancelled.push("tools/call")
+                      touch()
+                    })
+                  )
                 )
               default:
                 return text(`echo ${String(args.text ?? params.name)}`)
@@ -282,16 +311,26 @@ export const makeServer = (end: Transport.TransportShape, options: ServerOptions
 /** Wraps a transport end so the frames it sends are recorded. */
 export const recording = (end: Transport.TransportShape) => {
   const sent: Array<JsonRpc.Message> = []
+  // Completed (and replaced) on every send, for `awaitMethod`.
+  let wrote = Deferred.makeUnsafe<void>()
   const transport: Transport.TransportShape = {
     incoming: end.incoming,
     send: (frame, options) =>
       Effect.suspend(() => {
         for (const message of Array.isArray(frame) ? frame : [frame]) sent.push(message as JsonRpc.Message)
+        const current = wrote
+        wrote = Deferred.makeUnsafe<void>()
+        Deferred.doneUnsafe(current, Exit.void)
         return end.send(frame, options)
       })
   }
   const methods = () => sent.flatMap((m) => ("method" in m ? [m.method] : []))
-  return { transport, sent, methods }
+  /** Waits until `check` holds of what was sent; re-checked on every send, no polling. */
+  const awaitSent = (check: () => boolean): Effect.Effect<void> =>
+    Effect.suspend(() => (check() ? Effect.void : Effect.andThen(Deferred.await(wrote), awaitSent(check))))
+  /** Waits until a message of `method` has been sent. */
+  const awaitMethod = (method: string): Effect.Effect<void> => awaitSent(() => methods().includes(method))
+  return { transport, sent, methods, awaitSent, awaitMethod }
 }
 
 /** An McpClient for `version` against the test server, connected by the McpTest harness. */

@@ -12,7 +12,15 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { TestClock } from "effect/testing"
-import { clientInfo, initializeRequest, linked, rawAgainstClient, rawAgainstServer } from "./fixtures.ts"
+import {
+  clientInfo,
+  forkIdle,
+  initializeRequest,
+  linked,
+  rawAgainstClient,
+  rawAgainstServer,
+  runIdle
+} from "./fixtures.ts"
 
 const call = (id: number, name: string) =>
   ({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: {} } }) as const
@@ -89,14 +97,17 @@ describe("cancellation", () => {
 })
 
 describe("timeouts", () => {
-  const hanging = {
-    capabilities: { tools: {} },
-    handlers: new Map<string, Session.Handler>([["tools/call", () => Effect.never]])
-  }
-
   it.effect("a 5 s timeout fails with RequestTimeout at exactly 5 s and the server handler is cancelled", () =>
     Effect.gen(function* () {
-      const { client, server } = yield* linked({ server: hanging })
+      const interrupted = yield* Deferred.make<void>()
+      const { client, server } = yield* linked({
+        server: {
+          capabilities: { tools: {} },
+          handlers: new Map<string, Session.Handler>([
+            ["tools/call", () => Effect.onInterrupt(Effect.never, () => Deferred.succeed(interrupted, undefined))]
+          ])
+        }
+      })
       const fiber = yield* client
         .request("tools/call", { name: "x" }, { timeout: "5 seconds" })
         .pipe(Effect.flip, Effect.forkChild)
@@ -110,8 +121,11 @@ describe("timeouts", () => {
         assert.strictEqual(error.elapsedMs, 5000)
         assert.strictEqual(error.reason, "Idle")
       }
-      // The server received notifications/cancelled and stopped the handler.
-      yield* Effect.yieldNow
+      // The server received notifications/cancelled and stopped the handler. The wait ends inside
+      // the handler's finalizer (a Deferred resumes its waiter at once); coming to rest lets the
+      // handler's fiber end and leave the in-flight table.
+      yield* Deferred.await(interrupted)
+      yield* runIdle(Effect.void)
       assert.strictEqual(server.peer.inFlight(), 0)
     })
   )
@@ -215,17 +229,20 @@ describe("timeouts", () => {
           ),
           Effect.forkScoped
         )
-        const client = yield* ClientSession.make({
-          clientInfo,
-          capabilities: {},
-          supportedVersions: ["2025-03-26"],
-          handshakeTimeout: "5 seconds"
-        }).pipe(Effect.provideService(Transport.Transport, clientEnd), Effect.exit, Effect.forkChild)
-        yield* Effect.yieldNow
+        // Returns once the client has sent its initialize and waits for the answer.
+        const client = yield* forkIdle(
+          ClientSession.make({
+            clientInfo,
+            capabilities: {},
+            supportedVersions: ["2025-03-26"],
+            handshakeTimeout: "5 seconds"
+          }).pipe(Effect.provideService(Transport.Transport, clientEnd), Effect.exit)
+        )
+        // Returns once the woken handshake timeout, and all it set going, has come to rest:
+        // a cancel it sent would be in `seen` by then.
         yield* TestClock.adjust("6 seconds")
         const exit = yield* Fiber.join(client)
         assert.isTrue(Exit.isFailure(exit), "the handshake failed")
-        for (let i = 0; i < 5; i++) yield* Effect.yieldNow
         const methods = seen.map((m) => ("method" in m ? m.method : "response"))
         assert.include(methods, "initialize")
         assert.notInclude(methods, "notifications/cancelled")

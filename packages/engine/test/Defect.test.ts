@@ -35,6 +35,8 @@ const capture = () => {
   return { logs, layer }
 }
 
+// `later`: the handler dies after yielding, not while it is being started (the yield is
+// the subject: the defect must be reported the same way either way).
 const dies =
   (later: boolean): Session.Handler =>
   () =>
@@ -91,13 +93,15 @@ describe("Defect: a handler's defect is logged, the peer gets a correlation id",
   it.effect("a client handler that dies (sampling)", () => {
     const { logs, layer } = capture()
     return Effect.gen(function* () {
-      const { server } = yield* linked({
+      const { server, client } = yield* linked({
         codec: true,
         clientVersions: ["2025-06-18"],
         client: { capabilities: { sampling: {} }, handlers: new Map([["sampling/createMessage", dies(true)]]) }
       })
-      // The server is ready once `notifications/initialized` arrived.
-      while (server.state.phase !== "Ready") yield* Effect.yieldNow
+      // The server is ready once `notifications/initialized` arrived: the client sent it before
+      // its ping, and the server handles frames in order, so it has once it answers the ping.
+      yield* client.request("ping")
+      assert.strictEqual(server.state.phase, "Ready")
       const error = yield* Effect.flip(server.request("sampling/createMessage", { messages: [], maxTokens: 1 }))
       checkReported(error, logs, "sampling/createMessage")
     }).pipe(Effect.provide(layer))

@@ -8,18 +8,22 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { TestClock } from "effect/testing"
 import { PostOrder, type Slot } from "../src/internal/httpClientOrder.ts"
+import { forkIdle, runIdle } from "./fixtures.ts"
 
 const MiB = 1024 * 1024
 
-/** Starts waiting for the slot's turn; `done()` tells whether it came. */
+/**
+ * Starts waiting for the slot's turn and returns once the waiter has come to
+ * rest (see `forkIdle`: the clock moves 1 ms); `done()` tells whether it came.
+ */
 const waitFor = (slot: Slot) =>
-  Effect.map(Effect.forkChild(slot.before), (fiber) => ({
+  Effect.map(forkIdle(slot.before), (fiber) => ({
     fiber,
     done: () => fiber.pollUnsafe() !== undefined
   }))
 
-/** Lets woken fibers run without moving the clock. */
-const settle = Effect.andThen(TestClock.adjust(0), Effect.yieldNow)
+/** Takes a step of the order (an upload, an acceptance) and returns once every waiter it woke has come to rest. */
+const step = (f: () => void) => runIdle(Effect.sync(f))
 
 describe("Streamable HTTP client: the POST order rule", () => {
   it.effect("a notification after a request waits for its acceptance, or acceptTimeout after its upload", () =>
@@ -27,9 +31,8 @@ describe("Streamable HTTP client: the POST order rule", () => {
       const order = new PostOrder(1000)
       const request = order.next(true, false)
       const notification = yield* waitFor(order.next(false, false))
-      yield* settle
       assert.isFalse(notification.done(), "nothing uploaded yet")
-      order.uploaded(request.entry)
+      yield* step(() => order.uploaded(request.entry))
       yield* TestClock.adjust(999)
       assert.isFalse(notification.done(), "the server may still be reading the request")
       yield* TestClock.adjust(1)
@@ -42,11 +45,9 @@ describe("Streamable HTTP client: the POST order rule", () => {
       const order = new PostOrder(1000)
       const request = order.next(true, false)
       const notification = yield* waitFor(order.next(false, false))
-      order.uploaded(request.entry)
-      yield* settle
+      yield* step(() => order.uploaded(request.entry))
       assert.isFalse(notification.done())
-      order.accept(request.entry)
-      yield* settle
+      yield* step(() => order.accept(request.entry))
       assert.isTrue(notification.done())
     })
   )
@@ -57,7 +58,7 @@ describe("Streamable HTTP client: the POST order rule", () => {
       const request = order.next(true, false)
       request.entry.bytes = 4 * MiB
       const notification = yield* waitFor(order.next(false, false))
-      order.uploaded(request.entry)
+      yield* step(() => order.uploaded(request.entry))
       yield* TestClock.adjust(1399)
       assert.isFalse(notification.done())
       yield* TestClock.adjust(1)
@@ -70,10 +71,8 @@ describe("Streamable HTTP client: the POST order rule", () => {
       const order = new PostOrder(1000)
       const first = order.next(true, false)
       const second = yield* waitFor(order.next(true, false))
-      yield* settle
       assert.isFalse(second.done(), "the previous body is still being uploaded")
-      order.uploaded(first.entry)
-      yield* settle
+      yield* step(() => order.uploaded(first.entry))
       assert.isTrue(second.done(), "no acceptance needed between requests")
     })
   )
@@ -85,8 +84,7 @@ describe("Streamable HTTP client: the POST order rule", () => {
       const request = yield* waitFor(order.next(true, false))
       yield* TestClock.adjust(60_000)
       assert.isFalse(request.done(), "a notification has no upload to time out from")
-      order.accept(notification.entry)
-      yield* settle
+      yield* step(() => order.accept(notification.entry))
       assert.isTrue(request.done())
     })
   )
@@ -96,8 +94,7 @@ describe("Streamable HTTP client: the POST order rule", () => {
       const order = new PostOrder(1000)
       const request = order.next(true, true)
       const notification = yield* waitFor(order.next(false, false))
-      order.uploaded(request.entry)
-      yield* settle
+      yield* step(() => order.uploaded(request.entry))
       assert.isTrue(notification.done())
     })
   )
@@ -108,11 +105,9 @@ describe("Streamable HTTP client: the POST order rule", () => {
       const request = order.next(true, false)
       const notification = order.next(false, false)
       const last = yield* waitFor(order.next(false, false))
-      yield* order.settle(request.entry)
-      yield* settle
+      yield* runIdle(order.settle(request.entry))
       assert.isFalse(last.done(), "the notification ahead is not accepted yet")
-      yield* order.settle(notification.entry)
-      yield* settle
+      yield* runIdle(order.settle(notification.entry))
       assert.isTrue(last.done())
       yield* Fiber.join(last.fiber)
     })

@@ -12,7 +12,7 @@ import * as Fiber from "effect/Fiber"
 import * as Queue from "effect/Queue"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
-import { clientInfo, initializeRequest, serverInfo } from "./fixtures.ts"
+import { clientInfo, forkIdle, initializeRequest, runIdle, serverInfo } from "./fixtures.ts"
 
 const echo: Session.Handler = (params) =>
   Effect.succeed({ content: [{ type: "text", text: String((params as { arguments: { n: number } }).arguments.n) }] })
@@ -90,6 +90,7 @@ describe("MemoryTransport push delivery", () => {
   it.effect("a notification handler that waits holds the frames behind it, which are then handled in order", () =>
     Effect.gen(function* () {
       const release = yield* Deferred.make<void>()
+      const entered = yield* Deferred.make<void>()
       const seen: Array<string> = []
       const { rawEnd, inbox } = yield* rawServer(4, {
         handlers: new Map<string, Session.Handler>([
@@ -106,21 +107,24 @@ describe("MemoryTransport push delivery", () => {
           [
             "notifications/roots/list_changed",
             () =>
-              Effect.andThen(
-                Deferred.await(release),
-                Effect.sync(() => seen.push("notification"))
+              Deferred.succeed(entered, undefined).pipe(
+                Effect.andThen(Deferred.await(release)),
+                Effect.andThen(Effect.sync(() => seen.push("notification")))
               )
           ]
         ])
       })
       yield* rawEnd.send(JsonRpc.notification("notifications/roots/list_changed"))
       // More frames than the mailbox holds: the later sends wait for room.
-      const sender = yield* Effect.forEach(
-        [1, 2, 3, 4, 5, 6],
-        (id) => rawEnd.send(JsonRpc.request(id, "tools/call", { name: "echo", arguments: { n: id } })),
-        { discard: true }
-      ).pipe(Effect.forkChild)
-      for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+      // Returns once the sender has come to rest: waiting for room, or done.
+      const sender = yield* forkIdle(
+        Effect.forEach(
+          [1, 2, 3, 4, 5, 6],
+          (id) => rawEnd.send(JsonRpc.request(id, "tools/call", { name: "echo", arguments: { n: id } })),
+          { discard: true }
+        )
+      )
+      yield* Deferred.await(entered)
       assert.deepStrictEqual(seen, [])
       assert.isUndefined(sender.pollUnsafe(), "the sender waits for room")
       yield* Deferred.succeed(release, undefined)
@@ -137,6 +141,7 @@ describe("MemoryTransport push delivery", () => {
     () =>
       Effect.gen(function* () {
         const release = yield* Deferred.make<void>()
+        const entered = yield* Deferred.make<void>()
         let calls = 0
         const { server, rawEnd } = yield* rawServer(8, {
           handlers: new Map<string, Session.Handler>([
@@ -150,15 +155,18 @@ describe("MemoryTransport push delivery", () => {
             ]
           ]),
           notificationHandlers: new Map<string, Session.NotificationHandler>([
-            ["notifications/roots/list_changed", () => Deferred.await(release)]
+            [
+              "notifications/roots/list_changed",
+              () => Effect.andThen(Deferred.succeed(entered, undefined), Deferred.await(release))
+            ]
           ])
         })
         yield* rawEnd.send(JsonRpc.notification("notifications/roots/list_changed"))
         yield* rawEnd.send(JsonRpc.request(7, "tools/call", { name: "echo", arguments: { n: 7 } }))
         const closed = yield* Effect.forkChild(server.closed)
-        for (let i = 0; i < 5; i++) yield* Effect.yieldNow
-        yield* rawEnd.close
-        for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+        yield* Deferred.await(entered)
+        // Returns once all the close set going has come to rest.
+        yield* runIdle(rawEnd.close)
         assert.isUndefined(closed.pollUnsafe(), "the input is not over while a frame waits")
         assert.strictEqual(calls, 0)
         yield* Deferred.succeed(release, undefined)

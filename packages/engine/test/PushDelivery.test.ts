@@ -11,11 +11,20 @@ import * as Fiber from "effect/Fiber"
 import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { initializeRequest, serverInfo } from "./fixtures.ts"
+import { forkIdle, initializeRequest, runIdle, serverInfo } from "./fixtures.ts"
 
 /** A transport that pushes frames to its receiver; it counts every attempt to read `incoming`. */
 const pushTransport = () => {
   const sent: Array<Transport.Outgoing> = []
+  const waiters: Array<{ readonly count: number; readonly done: Deferred.Deferred<void> }> = []
+  /** Waits until `count` messages have been sent. */
+  const sentCount = (count: number) =>
+    Effect.suspend(() => {
+      if (ids(sent).length >= count) return Effect.void
+      const done = Deferred.makeUnsafe<void>()
+      waiters.push({ count, done })
+      return Deferred.await(done)
+    })
   const state = { reads: 0, receiver: undefined as Transport.Receiver | undefined }
   const transport: Transport.TransportShape = {
     incoming: Stream.unwrap(
@@ -27,6 +36,10 @@ const pushTransport = () => {
     send: (frame) =>
       Effect.sync(() => {
         sent.push(frame)
+        for (const waiter of waiters.splice(0)) {
+          if (ids(sent).length >= waiter.count) Deferred.doneUnsafe(waiter.done, Exit.void)
+          else waiters.push(waiter)
+        }
       }),
     attach: (receiver) => {
       state.receiver = receiver
@@ -34,13 +47,8 @@ const pushTransport = () => {
     }
   }
   const offer = (message: JsonRpcCodec.Decoded) => state.receiver!.offer(Result.succeed(message))
-  return { transport, sent, state, offer }
+  return { transport, sent, sentCount, state, offer }
 }
-
-/** Lets the drainer fiber (started a tick after an offer) run. */
-const settle = Effect.gen(function* () {
-  for (let i = 0; i < 5; i++) yield* Effect.yieldNow
-})
 
 const ready = (
   push: ReturnType<typeof pushTransport>,
@@ -52,7 +60,12 @@ const ready = (
     )
     assert.isTrue(yield* push.offer(initializeRequest(1)))
     assert.isTrue(yield* push.offer(JsonRpc.notification("notifications/initialized")))
-    yield* settle
+    yield* push.sentCount(1)
+    // The session handles frames in order: once it answers a ping, it has handled
+    // `initialized`. The ping's answer is taken out again so tests count from here.
+    assert.isTrue(yield* push.offer(JsonRpc.request("ready", "ping")))
+    yield* push.sentCount(2)
+    push.sent.pop()
     return session
   })
 
@@ -68,7 +81,10 @@ describe("push delivery (Transport.attach)", () => {
       assert.isTrue(yield* push.offer(JsonRpc.request(2, "ping")))
       // Handled a tick later, not inside `offer`: the offering side finishes what it does around it first.
       assert.deepStrictEqual(ids(push.sent), [1])
-      yield* settle
+      yield* push.sentCount(2)
+      // That wait ended inside the handler fiber's send; the fiber has yet to end
+      // and leave the in-flight table. It ends once this fiber suspends to rest.
+      yield* runIdle(Effect.void)
       assert.deepStrictEqual(ids(push.sent), [1, 2])
       assert.strictEqual(push.state.reads, 0)
       assert.strictEqual(session.peer.inFlight(), 0)
@@ -78,6 +94,7 @@ describe("push delivery (Transport.attach)", () => {
   it.effect("a slow notification handler holds the frames behind it, in order, and a full backlog suspends", () =>
     Effect.gen(function* () {
       const release = yield* Deferred.make<void>()
+      const entered = yield* Deferred.make<void>()
       const seen: Array<string> = []
       const push = pushTransport()
       yield* ready(push, {
@@ -85,24 +102,23 @@ describe("push delivery (Transport.attach)", () => {
           [
             "notifications/roots/list_changed",
             () =>
-              Effect.andThen(
-                Deferred.await(release),
-                Effect.sync(() => seen.push("notification"))
+              Deferred.succeed(entered, undefined).pipe(
+                Effect.andThen(Deferred.await(release)),
+                Effect.andThen(Effect.sync(() => seen.push("notification")))
               )
           ]
         ])
       })
       assert.isTrue(yield* push.offer(JsonRpc.notification("notifications/roots/list_changed")))
-      yield* settle
+      yield* Deferred.await(entered)
       // 256 frames wait behind the handler; the next offer suspends until there is room.
       for (let i = 0; i < 256; i++) assert.isTrue(yield* push.offer(JsonRpc.request(100 + i, "ping")))
-      const blocked = yield* Effect.forkChild(push.offer(JsonRpc.request(999, "ping")))
-      yield* Effect.yieldNow
+      const blocked = yield* forkIdle(push.offer(JsonRpc.request(999, "ping")))
       assert.isUndefined(blocked.pollUnsafe())
       assert.deepStrictEqual(ids(push.sent), [1])
       yield* Deferred.succeed(release, undefined)
       assert.isTrue(yield* Fiber.join(blocked))
-      yield* settle
+      yield* push.sentCount(258)
       assert.deepStrictEqual(seen, ["notification"])
       const answered = ids(push.sent)
       assert.strictEqual(answered.length, 258)
@@ -114,6 +130,7 @@ describe("push delivery (Transport.attach)", () => {
   it.effect("ending the input handles what was offered, then closes the session; later offers are refused", () =>
     Effect.gen(function* () {
       const release = yield* Deferred.make<void>()
+      const entered = yield* Deferred.make<void>()
       let handled = 0
       const push = pushTransport()
       const session = yield* ready(push, {
@@ -121,19 +138,18 @@ describe("push delivery (Transport.attach)", () => {
           [
             "notifications/roots/list_changed",
             () =>
-              Effect.andThen(
-                Deferred.await(release),
-                Effect.sync(() => handled++)
+              Deferred.succeed(entered, undefined).pipe(
+                Effect.andThen(Deferred.await(release)),
+                Effect.andThen(Effect.sync(() => handled++))
               )
           ]
         ])
       })
       yield* push.offer(JsonRpc.notification("notifications/roots/list_changed"))
       yield* push.offer(JsonRpc.notification("notifications/roots/list_changed"))
-      yield* settle
+      yield* Deferred.await(entered)
       push.state.receiver!.end()
-      const drained = yield* Effect.forkChild(push.state.receiver!.drained)
-      yield* Effect.yieldNow
+      const drained = yield* forkIdle(push.state.receiver!.drained)
       assert.isUndefined(drained.pollUnsafe())
       assert.isFalse(yield* push.offer(JsonRpc.request(5, "ping")))
       yield* Deferred.succeed(release, undefined)

@@ -4,6 +4,7 @@ import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import * as Schema from "effect/Schema"
 import { PushQueue } from "../src/internal/pushQueue.ts"
+import { forkIdle } from "./fixtures.ts"
 
 const collect = <A>(queue: PushQueue<A>) => Stream.runCollect(Stream.fromPull(Effect.succeed(queue.take)))
 
@@ -90,8 +91,8 @@ describe("PushQueue", () => {
         assert.isFalse(queue.tryOffer(-1))
         const waiting = []
         for (let i = 0; i < extra; i++) {
-          waiting.push(yield* Effect.forkChild(queue.offer(cap + i)))
-          yield* Effect.yieldNow
+          // Each writer is in line (at rest) before the next one comes.
+          waiting.push(yield* forkIdle(queue.offer(cap + i)))
         }
         for (const fiber of waiting) assert.isUndefined(fiber.pollUnsafe(), "a writer past capacity waits")
         assert.strictEqual(queue.size, cap)
@@ -114,8 +115,8 @@ describe("PushQueue", () => {
         for (let i = 0; i < cap; i++) yield* queue.offer(i)
         const writers = []
         for (let w = 0; w < interrupted.length; w++) {
-          writers.push(yield* Effect.forkChild(queue.offer(100 + w)))
-          yield* Effect.yieldNow
+          // Each writer is in line (at rest) before the next one comes.
+          writers.push(yield* forkIdle(queue.offer(100 + w)))
         }
         yield* Effect.forEach(
           writers.filter((_, w) => interrupted[w]),
@@ -145,8 +146,8 @@ describe("PushQueue", () => {
         const writers = []
         for (let i = 0; i < kinds.length; i++) {
           const place = queue.enterLine(i)
-          if (kinds[i] !== "hold") writers.push([i, yield* Effect.forkChild(queue.awaitAdmission(place))] as const)
-          yield* Effect.yieldNow
+          // Each writer waits (at rest) before the next one comes.
+          if (kinds[i] !== "hold") writers.push([i, yield* forkIdle(queue.awaitAdmission(place))] as const)
         }
         assert.strictEqual(queue.size, 0, "nothing is buffered")
         for (const [, fiber] of writers) assert.isUndefined(fiber.pollUnsafe(), "a writer in line waits for admit")
@@ -189,8 +190,7 @@ describe("PushQueue", () => {
     Effect.gen(function* () {
       const queue = new PushQueue<number, string>(1)
       yield* queue.offer(1)
-      const writer = yield* Effect.forkChild(queue.offer(2))
-      yield* Effect.yieldNow
+      const writer = yield* forkIdle(queue.offer(2))
       queue.close("boom")
       assert.isFalse(yield* Fiber.join(writer))
       assert.isFalse(yield* queue.offer(3))

@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import { PushQueue } from "../src/internal/pushQueue.ts"
+import { forkIdle } from "./fixtures.ts"
 
 const collect = (mailbox: PushQueue<number>) => Stream.runCollect(Stream.fromPull(Effect.succeed(mailbox.take)))
 
@@ -43,10 +44,7 @@ describe("PushQueue scenarios (MemoryTransport inbox)", () => {
   it.effect("send suspends at capacity; an interrupted sender's frame is never delivered", () =>
     Effect.gen(function* () {
       const mailbox = new PushQueue<number>(3)
-      const sender = yield* Effect.forkChild(
-        Effect.forEach([0, 1, 2, 3, 4], (i) => mailbox.offer(i), { discard: true })
-      )
-      yield* Effect.yieldNow
+      const sender = yield* forkIdle(Effect.forEach([0, 1, 2, 3, 4], (i) => mailbox.offer(i), { discard: true }))
       assert.isUndefined(sender.pollUnsafe(), "the fourth offer suspends")
       yield* Fiber.interrupt(sender)
       const reader = yield* Effect.forkChild(collect(mailbox))
@@ -88,8 +86,7 @@ describe("PushQueue scenarios (MemoryTransport inbox)", () => {
         // 3 waits in front; the mailbox is full again after 4 and 5, so 6 waits for room.
         yield* mailbox.offer(4)
         yield* mailbox.offer(5)
-        const sender = yield* Effect.forkChild(mailbox.offer(6))
-        yield* Effect.yieldNow
+        const sender = yield* forkIdle(mailbox.offer(6))
         assert.isUndefined(sender.pollUnsafe())
         mailbox.resume()
         yield* Effect.promise(() => Promise.resolve())

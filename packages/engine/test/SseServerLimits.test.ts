@@ -9,24 +9,23 @@ import * as Transport from "@effect-mcp/engine/Transport"
 import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
+import * as Queue from "effect/Queue"
 import { TestClock } from "effect/testing"
+import { forkIdle } from "./fixtures.ts"
 import { inMemoryClient, rawRequest } from "./StreamableHttpFixtures.ts"
 
 const SSE_URL = "http://localhost/sse"
 
-/** Turns of the scheduler, enough for every runnable fiber to reach its next suspension. */
-const settle = Effect.forEach(Array.from({ length: 32 }), () => Effect.yieldNow, { discard: true })
-
 /** An SseServer whose sessions hand their transport out instead of running an MCP session. */
 const make = (options: Partial<SseServer.Options<never, Transport.Transport>>) =>
   Effect.gen(function* () {
-    const transports: Array<Transport.TransportShape> = []
+    // Each session hands its transport over here once it runs.
+    const transports = yield* Queue.unbounded<Transport.TransportShape>()
     const server = yield* SseServer.make({
       ...options,
-      session: Effect.flatMap(Transport.Transport, (transport) => {
-        transports.push(transport)
-        return Effect.never
-      })
+      session: Effect.flatMap(Transport.Transport, (transport) =>
+        Effect.andThen(Queue.offer(transports, transport), Effect.never)
+      )
     })
     const app = yield* HttpRouter.toHttpEffect(HttpRouter.addAll([HttpRouter.route("GET", "/sse", server.sse)]))
     const open = (headers: Record<string, string> = {}) =>
@@ -39,8 +38,7 @@ describe("legacy HTTP+SSE server: a client that never reads", () => {
     Effect.gen(function* () {
       const { server, transports, open } = yield* make({ maxBufferedMessages: 2, writeTimeout: "10 seconds" })
       yield* open()
-      yield* settle
-      const transport = transports[0]!
+      const transport = yield* Queue.take(transports)
       // The endpoint event, one list_changed and one message fill the buffer (2 + the endpoint);
       // the same list_changed again is dropped.
       const floods = Effect.forEach(
@@ -48,15 +46,13 @@ describe("legacy HTTP+SSE server: a client that never reads", () => {
         () => transport.send(JsonRpc.notification("notifications/tools/list_changed")),
         { discard: true }
       )
-      const flood = yield* Effect.forkChild(floods)
-      yield* settle
-      assert.isDefined(flood.pollUnsafe(), "a list_changed waited on a client that never reads")
+      // Nobody reads and the clock stands still: a list_changed that waited would hang here.
+      yield* floods
       yield* transport.send(JsonRpc.notification("notifications/message"))
-      const blocked = yield* Effect.forkChild(transport.send(JsonRpc.notification("notifications/message")))
-      yield* settle
+      const blocked = yield* forkIdle(transport.send(JsonRpc.notification("notifications/message")))
       assert.isUndefined(blocked.pollUnsafe(), "a send on a full stream waits for the reader")
+      // Returns once the woken write timeout, and all it set going, has come to rest.
       yield* TestClock.adjust("16 seconds")
-      yield* settle
       assert.strictEqual(server.evictedConnections(), 1)
       assert.strictEqual(server.sessionCount(), 0)
       const exit = yield* Effect.exit(transport.send(JsonRpc.notification("notifications/message")))

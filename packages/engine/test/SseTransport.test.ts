@@ -16,7 +16,7 @@ import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as Stream from "effect/Stream"
-import { clientInfo } from "./fixtures.ts"
+import { clientInfo, forkIdle, runIdle } from "./fixtures.ts"
 import { inMemoryClient, initialize, openEvents, rawPost, rawRequest, serverOptions } from "./StreamableHttpFixtures.ts"
 
 const SSE_URL = "http://localhost/sse"
@@ -196,8 +196,8 @@ describe("legacy HTTP+SSE server send", () => {
           HttpRouter.route("POST", "/messages", server.messages)
         ])
       )
-      const response = yield* rawRequest(inMemoryClient(app), "GET", { accept: "text/event-stream" }, SSE_URL)
-      yield* Effect.yieldNow
+      // Returns once the session the stream opened has come to rest, its transport captured.
+      const response = yield* runIdle(rawRequest(inMemoryClient(app), "GET", { accept: "text/event-stream" }, SSE_URL))
       assert.strictEqual(transports.length, 1)
       return { response, transport: transports[0]!, server }
     })
@@ -207,8 +207,8 @@ describe("legacy HTTP+SSE server send", () => {
       const { response, transport } = yield* captured(2)
       yield* transport.send(JsonRpc.notification("one"))
       yield* transport.send(JsonRpc.notification("two"))
-      const blocked = yield* Effect.forkChild(transport.send(JsonRpc.notification("blocked")))
-      for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+      // Returns once the send has come to rest: waiting for room, or done.
+      const blocked = yield* forkIdle(transport.send(JsonRpc.notification("blocked")))
       assert.isUndefined(blocked.pollUnsafe(), "send did not wait for room")
       yield* Fiber.interrupt(blocked)
       const events = yield* openEvents(response)

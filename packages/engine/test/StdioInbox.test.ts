@@ -1,28 +1,34 @@
 import { assert, describe, it } from "@effect/vitest"
 import type * as Transport from "@effect-mcp/engine/Transport"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { type DirectHandlers, Inbox } from "../src/internal/stdioInbox.ts"
+import { forkIdle } from "./fixtures.ts"
 
-/** A push source the test drives by hand; it records pause/resume/stop. */
+/** A push source the test drives by hand; it records pause/resume/stop and signals resume. */
 const fakeReader = () => {
   const state = { handlers: undefined as DirectHandlers | undefined, events: [] as Array<string> }
+  const resumed = Deferred.makeUnsafe<void>()
   const reader = {
     start: (handlers: DirectHandlers) => {
       state.handlers = handlers
       state.events.push("start")
       return {
         pause: () => state.events.push("pause"),
-        resume: () => state.events.push("resume"),
+        resume: () => {
+          state.events.push("resume")
+          Deferred.doneUnsafe(resumed, Exit.void)
+        },
         stop: () => state.events.push("stop")
       }
     }
   }
   const bytes = (text: string) => state.handlers!.chunk(new TextEncoder().encode(text))
-  return { reader, state, bytes }
+  return { reader, state, bytes, resumed: Deferred.await(resumed) }
 }
 
 const line = (id: number) => `${JSON.stringify({ jsonrpc: "2.0", id, method: "ping" })}\n`
@@ -44,8 +50,8 @@ describe("stdio inbox over a DirectReader", () => {
         const fake = fakeReader()
         const inbox = yield* makeInbox(fake.reader)
         assert.deepStrictEqual(fake.state.events, [], "nothing is read before the stream is")
-        const reader = yield* Effect.forkChild(Stream.runCollect(inbox.stream))
-        yield* Effect.yieldNow
+        // Returns once the reader waits for frames, its source started.
+        const reader = yield* forkIdle(Stream.runCollect(inbox.stream))
         assert.deepStrictEqual(fake.state.events, ["start"])
         const two = line(2)
         fake.bytes(line(1) + two.slice(0, 10))
@@ -60,14 +66,18 @@ describe("stdio inbox over a DirectReader", () => {
       const fake = fakeReader()
       const inbox = yield* makeInbox(fake.reader, 2)
       const taken: Array<unknown> = []
-      const reader = yield* Effect.forkChild(
-        Stream.runForEach(inbox.stream, (frame) => Effect.sync(() => taken.push(idOf(frame))))
+      const allTaken = Deferred.makeUnsafe<void>()
+      const reader = yield* forkIdle(
+        Stream.runForEach(inbox.stream, (frame) =>
+          Effect.sync(() => {
+            if (taken.push(idOf(frame)) === 3) Deferred.doneUnsafe(allTaken, Exit.void)
+          })
+        )
       )
-      yield* Effect.yieldNow
       fake.bytes(line(1) + line(2) + line(3))
       assert.deepStrictEqual(fake.state.events, ["start", "pause"])
-      yield* Effect.promise(() => Promise.resolve())
-      yield* Effect.yieldNow
+      yield* Deferred.await(allTaken)
+      yield* fake.resumed
       assert.deepStrictEqual(taken, [1, 2, 3])
       assert.deepStrictEqual(fake.state.events, ["start", "pause", "resume"])
       fake.state.handlers!.end()
@@ -80,10 +90,9 @@ describe("stdio inbox over a DirectReader", () => {
       const fake = fakeReader()
       const inbox = yield* makeInbox(fake.reader)
       const taken: Array<unknown> = []
-      const reader = yield* Effect.forkChild(
+      const reader = yield* forkIdle(
         Effect.exit(Stream.runForEach(inbox.stream, (frame) => Effect.sync(() => taken.push(idOf(frame)))))
       )
-      yield* Effect.yieldNow
       fake.bytes(line(7) + '{"partial')
       fake.state.handlers!.fail(new Error("EIO"))
       const exit = yield* Fiber.join(reader)
@@ -102,8 +111,7 @@ describe("stdio inbox over a DirectReader", () => {
     Effect.gen(function* () {
       const fake = fakeReader()
       const inbox = yield* makeInbox(fake.reader)
-      const pull = yield* Effect.forkChild(Stream.runCollect(inbox.stream))
-      yield* Effect.yieldNow
+      const pull = yield* forkIdle(Stream.runCollect(inbox.stream))
       yield* inbox.halt()
       fake.bytes(line(1))
       assert.deepStrictEqual(yield* Fiber.join(pull), [])

@@ -11,6 +11,7 @@ import * as Result from "effect/Result"
 import * as Sink from "effect/Sink"
 import * as Stream from "effect/Stream"
 import { TestClock } from "effect/testing"
+import { forkIdle, runIdle } from "./fixtures.ts"
 import { bytes } from "./stdioFakes.ts"
 
 const decoder = new TextDecoder()
@@ -22,6 +23,17 @@ const decoder = new TextDecoder()
  */
 const makeProcess = (options: { readonly exitOnStdinEnd: boolean }) => {
   const written: Array<string> = []
+  // Completed (and replaced) whenever something reaches stdin.
+  let wrote = Deferred.makeUnsafe<void>()
+  const record = (text: string) => {
+    written.push(text)
+    const current = wrote
+    wrote = Deferred.makeUnsafe<void>()
+    Deferred.doneUnsafe(current, Exit.void)
+  }
+  /** Waits until `n` writes have reached stdin. */
+  const awaitWritten = (n: number): Effect.Effect<void> =>
+    Effect.suspend(() => (written.length >= n ? Effect.void : Effect.andThen(Deferred.await(wrote), awaitWritten(n))))
   const events: Array<string> = []
   const exited = Deferred.makeUnsafe<StdioTransport.ProcessExit>()
   let handlers: StdioTransport.DirectReader extends { start: (h: infer H) => unknown } ? H | undefined : never
@@ -35,7 +47,7 @@ const makeProcess = (options: { readonly exitOnStdinEnd: boolean }) => {
     pid: 7,
     stdin: Sink.forEachArray((chunks: ReadonlyArray<Uint8Array>) =>
       Effect.sync(() => {
-        for (const chunk of chunks) written.push(`sink ${decoder.decode(chunk)}`)
+        for (const chunk of chunks) record(`sink ${decoder.decode(chunk)}`)
       })
     ).pipe(
       Sink.ensuring(
@@ -47,7 +59,9 @@ const makeProcess = (options: { readonly exitOnStdinEnd: boolean }) => {
     ),
     directStdin: {
       ready: () => ready,
-      write: (chunk) => written.push(`direct ${decoder.decode(chunk)}`)
+      write: (chunk) => {
+        record(`direct ${decoder.decode(chunk)}`)
+      }
     },
     stdout: {
       start: (started) => {
@@ -73,6 +87,7 @@ const makeProcess = (options: { readonly exitOnStdinEnd: boolean }) => {
     launch,
     launched,
     written,
+    awaitWritten,
     events,
     exit,
     push: (text: string) => handlers?.chunk(bytes(text)),
@@ -83,18 +98,15 @@ const makeProcess = (options: { readonly exitOnStdinEnd: boolean }) => {
 }
 
 const line = (frame: JsonRpc.Message) => `${JsonRpcCodec.encode(frame)}\n`
-const settle = Effect.gen(function* () {
-  for (let i = 0; i < 20; i++) yield* Effect.yieldNow
-})
 
 describe("StdioTransport.makeClientWith (a launched process with direct pipes)", () => {
   it.effect("frames go straight to stdin while nothing is queued, through the sink otherwise, in order", () =>
     Effect.gen(function* () {
       const child = makeProcess({ exitOnStdinEnd: true })
-      const client = yield* StdioTransport.makeClientWith(child.launch, { command: "server", args: ["-x"] })
+      // Returns once the client's fibers have come to rest.
+      const client = yield* runIdle(StdioTransport.makeClientWith(child.launch, { command: "server", args: ["-x"] }))
       assert.strictEqual(child.launched[0]?.command, "server")
       assert.strictEqual(client.pid, 7)
-      yield* settle
       const note = (n: number) => JsonRpc.notification("n", { n })
       yield* client.send(note(1))
       child.setReady(false)
@@ -102,7 +114,11 @@ describe("StdioTransport.makeClientWith (a launched process with direct pipes)",
       child.setReady(true)
       // The sink still holds a frame: a direct write now would overtake it.
       yield* client.send(note(3))
-      yield* settle
+      // The sink writes what it held before the next frame may go direct. That wait ends
+      // inside the sink's write (a Deferred resumes its waiter at once); coming to rest
+      // lets the sink's writer finish and go idle.
+      yield* child.awaitWritten(3)
+      yield* runIdle(Effect.void)
       yield* client.send(note(4))
       assert.deepStrictEqual(child.written, [
         `direct ${line(note(1))}`,
@@ -118,11 +134,9 @@ describe("StdioTransport.makeClientWith (a launched process with direct pipes)",
       const child = makeProcess({ exitOnStdinEnd: true })
       const client = yield* StdioTransport.makeClientWith(child.launch, { command: "server" })
       const frames: Array<Transport.Incoming> = []
-      const reader = yield* client.incoming.pipe(
-        Stream.runForEach((frame) => Effect.sync(() => frames.push(frame))),
-        Effect.forkScoped
+      const reader = yield* forkIdle(
+        client.incoming.pipe(Stream.runForEach((frame) => Effect.sync(() => frames.push(frame))))
       )
-      yield* settle
       const response = line(JsonRpc.success(1, { ok: true }))
       child.push(response.slice(0, 10))
       child.push(response.slice(10))
@@ -147,8 +161,7 @@ describe("StdioTransport.makeClientWith (a launched process with direct pipes)",
         command: "server",
         shutdown: { exitGrace: "1 second", termGrace: "2 seconds", killGrace: "3 seconds" }
       })
-      const closing = yield* Effect.forkChild(client.close)
-      yield* settle
+      const closing = yield* forkIdle(client.close)
       assert.deepStrictEqual(child.events, ["stdin closed"])
       yield* TestClock.adjust("1 second")
       assert.deepStrictEqual(child.events, ["stdin closed", "SIGTERM"])

@@ -19,6 +19,7 @@ import * as Sink from "effect/Sink"
 import * as Stdio from "effect/Stdio"
 import * as Stream from "effect/Stream"
 import { TestClock } from "effect/testing"
+import { forkIdle, runIdle } from "./fixtures.ts"
 import { bytes, makeChild, makeStdio } from "./stdioFakes.ts"
 
 const serverInfo = { name: "stdio-test-server", version: "1.0.0" }
@@ -29,15 +30,33 @@ const ping = (id: number) => JSON.stringify(JsonRpc.request(id, "ping"))
 const collect = (incoming: Stream.Stream<Transport.Incoming, Transport.TransportError>) =>
   Effect.gen(function* () {
     const frames: Array<Transport.Incoming> = []
+    // Completed (and replaced) on every frame and at the end of the stream.
+    let arrived = Deferred.makeUnsafe<void>()
+    const signal = () => {
+      const current = arrived
+      arrived = Deferred.makeUnsafe<void>()
+      Deferred.doneUnsafe(current, Exit.void)
+    }
+    let ended = false
     const fiber = yield* incoming.pipe(
-      Stream.runForEach((frame) => Effect.sync(() => frames.push(frame))),
+      Stream.runForEach((frame) =>
+        Effect.sync(() => {
+          frames.push(frame)
+          signal()
+        })
+      ),
+      Effect.ensuring(
+        Effect.sync(() => {
+          ended = true
+          signal()
+        })
+      ),
       Effect.forkScoped
     )
-    const waitFor = (n: number) =>
-      Effect.gen(function* () {
-        while (frames.length < n && fiber.pollUnsafe() === undefined) yield* Effect.yieldNow
-        return frames
-      })
+    const waitFor = (n: number): Effect.Effect<Array<Transport.Incoming>> =>
+      Effect.suspend(() =>
+        frames.length >= n || ended ? Effect.succeed(frames) : Effect.andThen(Deferred.await(arrived), waitFor(n))
+      )
     return { frames, fiber, waitFor }
   })
 
@@ -237,10 +256,9 @@ describe("StdioTransport server side (fake Stdio)", () => {
       const server = yield* StdioTransport.makeServer({ outgoingCapacity: 2 }).pipe(
         Effect.provideService(Stdio.Stdio, stdio)
       )
-      const sender = yield* Effect.forEach([1, 2, 3, 4, 5], (i) => server.send(JsonRpc.notification("n", { i })), {
-        discard: true
-      }).pipe(Effect.forkChild)
-      for (let i = 0; i < 50; i++) yield* Effect.yieldNow
+      const sender = yield* forkIdle(
+        Effect.forEach([1, 2, 3, 4, 5], (i) => server.send(JsonRpc.notification("n", { i })), { discard: true })
+      )
       assert.isUndefined(sender.pollUnsafe(), "five frames fit a buffer of two while stdout is blocked")
       yield* Deferred.succeed(latch, undefined)
       yield* Fiber.join(sender)
@@ -358,8 +376,7 @@ describe("StdioTransport client side (fake ChildProcessSpawner)", () => {
     Effect.gen(function* () {
       const child = yield* makeChild({ exitOnStdinEnd: false, dieOnSigterm: false })
       const client = yield* spawnClient(child, { shutdown })
-      const closing = yield* Effect.forkChild(client.close)
-      yield* Effect.yieldNow
+      const closing = yield* forkIdle(client.close)
       assert.deepStrictEqual(child.events, ["spawned", "stdin closed"])
       yield* TestClock.adjust("999 millis")
       assert.deepStrictEqual(child.events, ["spawned", "stdin closed"])
@@ -424,8 +441,8 @@ describe("StdioTransport client side (fake ChildProcessSpawner)", () => {
         capabilities: {},
         supportedVersions: ["2025-11-25"]
       }).pipe(Effect.provideService(Transport.Transport, transport))
-      const call = yield* client.request("tools/call", { name: "hang", arguments: {} }).pipe(Effect.forkChild)
-      yield* Effect.yieldNow
+      // Returns once the call has come to rest: sent, and waiting for its answer.
+      const call = yield* forkIdle(client.request("tools/call", { name: "hang", arguments: {} }))
       yield* child.stderr.write("segfault\n")
       yield* child.exit(null, "SIGSEGV")
       const callError = yield* Effect.flip(Fiber.join(call))
@@ -456,15 +473,14 @@ describe("StdioTransport client side (fake ChildProcessSpawner)", () => {
         stderrTailBytes: 8,
         stderr: (chunk) => Effect.sync(() => seen.push(new TextDecoder().decode(chunk)))
       })
-      yield* child.stderr.write("0123456789")
-      yield* child.stderr.write("abcdef")
+      // Each write returns once the reading of stderr it woke has come to rest.
+      yield* runIdle(child.stderr.write("0123456789"))
+      yield* runIdle(child.stderr.write("abcdef"))
       // The last 8 bytes start inside "é": the half character is dropped, not shown as U+FFFD.
-      yield* child.stderr.write("é1234567")
-      for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+      yield* runIdle(child.stderr.write("é1234567"))
       assert.deepStrictEqual(seen, ["0123456789", "abcdef", "é1234567"])
       assert.strictEqual(yield* client.stderrTail, "1234567")
-      yield* child.stderr.write("xy")
-      for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+      yield* runIdle(child.stderr.write("xy"))
       assert.strictEqual(yield* client.stderrTail, "234567xy")
     })
   )

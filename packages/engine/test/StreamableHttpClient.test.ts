@@ -21,7 +21,7 @@ import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as Stream from "effect/Stream"
 import { TestClock } from "effect/testing"
 import * as Tracer from "effect/Tracer"
-import { advanceUntilDone, clientInfo } from "./fixtures.ts"
+import { advanceUntilDone, clientInfo, forkIdle } from "./fixtures.ts"
 import { inMemoryClient, serverOptions, tools, URL_MCP } from "./StreamableHttpFixtures.ts"
 import * as HttpClientService from "effect/http/HttpClient"
 
@@ -324,8 +324,8 @@ describe("Streamable HTTP client", () => {
       const stop = yield* Deferred.make<void>()
       const handler: Session.Handler = () => Effect.andThen(Deferred.await(stop), Effect.never)
       const { client, server, transport } = yield* setup(new Map([["tools/call", handler]]), { eventStore: false })
-      const fiber = yield* client.request("tools/call", { name: "x", arguments: {} }).pipe(Effect.forkChild)
-      yield* Effect.yieldNow
+      // Returns once the request is in flight (its handler waiting).
+      const fiber = yield* forkIdle(client.request("tools/call", { name: "x", arguments: {} }))
       // The session ends on the server: its streams end with no event id to resume from.
       yield* server.closeSession(transport.sessionId()!)
       const error = yield* Fiber.join(fiber).pipe(Effect.flip)

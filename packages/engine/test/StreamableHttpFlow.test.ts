@@ -20,6 +20,7 @@ import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Stream from "effect/Stream"
 import { TestClock } from "effect/testing"
+import { forkIdle } from "./fixtures.ts"
 import {
   inMemoryClient,
   openEvents,
@@ -32,9 +33,6 @@ import {
 } from "./StreamableHttpFixtures.ts"
 
 const session = (id: string, version = "2025-11-25") => ({ "mcp-session-id": id, "mcp-protocol-version": version })
-
-/** Turns of the scheduler, enough for every runnable fiber to reach its next suspension. */
-const settle = Effect.forEach(Array.from({ length: 32 }), () => Effect.yieldNow, { discard: true })
 
 const notifications = (texts: ReadonlyArray<string>) =>
   texts.map((data) => ({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data } }))
@@ -55,12 +53,9 @@ describe("Streamable HTTP server: bounded SSE buffers", () => {
       const notify = (data: string) => sessions[0]!.peer.notify("notifications/message", { level: "info", data })
       yield* notify("m0")
       yield* notify("m1")
-      const m2 = yield* Effect.forkChild(notify("m2"))
-      yield* settle
-      const m3 = yield* Effect.forkChild(notify("m3"))
-      yield* settle
-      const m4 = yield* Effect.forkChild(notify("m4"))
-      yield* settle
+      const m2 = yield* forkIdle(notify("m2"))
+      const m3 = yield* forkIdle(notify("m3"))
+      const m4 = yield* forkIdle(notify("m4"))
       assert.isUndefined(m2.pollUnsafe(), "a send on a full stream suspends")
       assert.isUndefined(m4.pollUnsafe(), "a later send waits behind the suspended ones")
       yield* Fiber.interrupt(m3)
@@ -98,8 +93,7 @@ describe("Streamable HTTP server: bounded SSE buffers", () => {
       const notify = (data: string) => sessions[0]!.peer.notify("notifications/message", { level: "info", data })
       yield* notify("a")
       yield* notify("b")
-      const blocked = yield* Effect.forkChild(notify("lost"))
-      yield* settle
+      const blocked = yield* forkIdle(notify("lost"))
       assert.isUndefined(blocked.pollUnsafe(), "a send on a full stream suspends")
       yield* Fiber.interrupt(blocked)
       const events = yield* openEvents(get)
@@ -148,8 +142,7 @@ describe("Streamable HTTP: a POST is accepted before its result", () => {
       // The status line and headers arrived while the handler still waits.
       assert.strictEqual(response.status, 200)
       assert.strictEqual(response.headers["content-type"], "application/json")
-      const body = yield* Effect.forkChild(Effect.orDie(response.text))
-      yield* settle
+      const body = yield* forkIdle(Effect.orDie(response.text))
       assert.isUndefined(body.pollUnsafe(), "the body waits for the result")
       yield* Deferred.succeed(gate, undefined)
       assert.deepStrictEqual(JSON.parse(yield* Fiber.join(body)), {
@@ -182,8 +175,7 @@ describe("Streamable HTTP: a POST is accepted before its result", () => {
         )
       )
       assert.strictEqual(response.status, 200)
-      const chunks = yield* Effect.forkChild(response.stream.pipe(Stream.decodeText, Stream.runCollect, Effect.orDie))
-      yield* settle
+      const chunks = yield* forkIdle(response.stream.pipe(Stream.decodeText, Stream.runCollect, Effect.orDie))
       assert.isUndefined(chunks.pollUnsafe(), "the reply is still open")
       yield* Deferred.succeed(gate, undefined)
       const text = (yield* Fiber.join(chunks)).join("")
@@ -223,8 +215,7 @@ describe("Streamable HTTP client: acceptance of a request's POST", () => {
         [1, 2]
       )
       // A notification must not overtake them: it waits for their replies to start, or for acceptTimeout.
-      const next = yield* Effect.forkChild(transport.send(JsonRpc.notification("notifications/progress")))
-      yield* settle
+      const next = yield* forkIdle(transport.send(JsonRpc.notification("notifications/progress")))
       assert.strictEqual(bodies.length, 2, "the notification waits for the requests' acceptance")
       assert.isUndefined(next.pollUnsafe())
       yield* TestClock.adjust("1 second")
@@ -260,8 +251,7 @@ describe("Streamable HTTP client: acceptance of a request's POST", () => {
       yield* transport.send(JsonRpc.notification("notifications/initialized"))
       yield* transport.send(JsonRpc.request(1, "tools/call", { name: "slow" }))
       // The JSON reply's headers came before the result: nothing waits for acceptTimeout.
-      const next = yield* Effect.forkChild(transport.send(JsonRpc.notification("notifications/roots/list_changed")))
-      yield* settle
+      const next = yield* forkIdle(transport.send(JsonRpc.notification("notifications/roots/list_changed")))
       assert.isDefined(next.pollUnsafe(), "the notification went while the request is still running")
       yield* Deferred.succeed(gate, undefined)
       const replies = yield* transport.incoming.pipe(Stream.take(2), Stream.runCollect)

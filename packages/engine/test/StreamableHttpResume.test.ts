@@ -11,6 +11,7 @@ import type * as Session from "@effect-mcp/engine/Session"
 import * as StreamableHttpServer from "@effect-mcp/engine/StreamableHttpServer"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import { runIdle } from "./fixtures.ts"
 import { openSession, rawPost, rawRequest, readAll, serve, serverOptions, sseData } from "./StreamableHttpFixtures.ts"
 
 const session = (id: string) => ({ "mcp-session-id": id, "mcp-protocol-version": "2025-11-25" })
@@ -35,8 +36,8 @@ describe("Streamable HTTP: resuming a stream again", () => {
       const id = yield* openSession(http)
       const reply = yield* rawPost(http, call(7, "test_reconnection"), session(id))
       const primingId = /id: (\S+)/.exec(reply.text)![1]!
-      yield* Deferred.succeed(release, undefined)
-      yield* Effect.yieldNow
+      // Returns once the released handler, and the answer it stores, have come to rest.
+      yield* runIdle(Deferred.succeed(release, undefined))
       const expected = [{ jsonrpc: "2.0", id: 7, result: { content: [{ type: "text", text: "reconnected" }] } }]
       // Each resume reads the stream to its end; the client may still have lost it and come back.
       for (let round = 0; round < 3; round++) {

@@ -26,6 +26,7 @@ import {
   sseData,
   tools
 } from "./StreamableHttpFixtures.ts"
+import { forkIdle, runIdle } from "./fixtures.ts"
 import * as Wire from "../src/internal/httpWire.ts"
 
 const call = (id: number, name: string, text = "") => ({
@@ -175,8 +176,8 @@ describe("Streamable HTTP server: requests", () => {
     Effect.gen(function* () {
       const { http } = yield* serve()
       const id = yield* openSession(http)
-      const slow = yield* rawPost(http, call(2, "never"), session(id)).pipe(Effect.forkChild)
-      yield* Effect.yieldNow
+      // Returns once the first request is in flight (its handler waiting).
+      const slow = yield* forkIdle(rawPost(http, call(2, "never"), session(id)))
       const duplicate = yield* rawPost(http, call(2, "echo"), session(id))
       assert.strictEqual(duplicate.status, 400)
       yield* Fiber.interrupt(slow)
@@ -187,8 +188,8 @@ describe("Streamable HTTP server: requests", () => {
     Effect.gen(function* () {
       const { http } = yield* serve()
       const id = yield* openSession(http)
-      const pending = yield* rawPost(http, call(2, "never"), session(id)).pipe(Effect.forkChild)
-      yield* Effect.yieldNow
+      // Returns once the request is in flight (its handler waiting).
+      const pending = yield* forkIdle(rawPost(http, call(2, "never"), session(id)))
       const cancel = { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 2, reason: "user" } }
       assert.strictEqual((yield* rawPost(http, cancel, session(id))).status, 202)
       const reply = yield* Fiber.join(pending)
@@ -759,8 +760,8 @@ describe("Streamable HTTP server: streams", () => {
       assert.deepStrictEqual(sseData(reply.text), [])
       const primingId = /id: (\S+)/.exec(reply.text)![1]!
       assert.match(reply.text, /retry: 1000/)
-      yield* Deferred.succeed(release, undefined)
-      yield* Effect.yieldNow
+      // Returns once the released handler, and the answer it stores, have come to rest.
+      yield* runIdle(Deferred.succeed(release, undefined))
       const resumed = yield* readAll(
         yield* rawRequest(http, "GET", { ...session(id), accept: "text/event-stream", "last-event-id": primingId })
       )

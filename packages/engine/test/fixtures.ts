@@ -103,3 +103,20 @@ export const rawAgainstClient = (options: Partial<ClientSession.Options> = {}, s
     const client = yield* Fiber.join(clientFiber)
     return { client, rawEnd, send: (frame: Transport.Outgoing) => rawEnd.send(frame), next, initialized }
   })
+
+/**
+ * Forks `effect` and returns its fiber once the work it set going has come to
+ * rest: it, and every fiber it resumed or forked, has suspended or finished.
+ * It starts on a TestClock wake (the clock moves 1 ms), and `TestClock.adjust`
+ * returns only then: a signal from the clock, not a count of scheduler turns.
+ * Work resumed by I/O or a microtask is not waited for.
+ */
+export const forkIdle = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const fiber = yield* Effect.forkChild(Effect.andThen(Effect.sleep(1), effect))
+    yield* TestClock.adjust(1)
+    return fiber
+  })
+
+/** Runs `effect` and returns its result once all it set going has come to rest (see `forkIdle`). */
+export const runIdle = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.flatMap(forkIdle(effect), Fiber.join)

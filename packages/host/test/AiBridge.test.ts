@@ -261,12 +261,16 @@ describe("AiToolkit", () => {
   it.effect("a call past its timeout is a RequestTimeout failure the model sees, and is cancelled on its server", () =>
     Effect.gen(function* () {
       const cancelled = yield* Deferred.make<void>()
+      const started = yield* Deferred.make<void>()
       const slow = Tool.make("slow", {
         input: Schema.Struct({}),
         handler: () =>
-          Effect.sleep("1 minute").pipe(
-            Effect.as("late"),
-            Effect.onInterrupt(() => Deferred.succeed(cancelled, undefined))
+          Effect.andThen(
+            Deferred.succeed(started, undefined),
+            Effect.sleep("1 minute").pipe(
+              Effect.as("late"),
+              Effect.onInterrupt(() => Deferred.succeed(cancelled, undefined))
+            )
           )
       })
       const model = scripted({ name: "a__slow", params: {} })
@@ -274,7 +278,8 @@ describe("AiToolkit", () => {
       const run = Effect.gen(function* () {
         const toolkit = AiToolkit.toolkit({ call: { timeout: "5 seconds" } })
         const fiber = yield* Effect.forkChild(LanguageModel.generateText({ prompt: question, toolkit }))
-        yield* Effect.repeat(Effect.yieldNow, { times: 50 })
+        // The call is on the server (and its timeout running) before time moves.
+        yield* Deferred.await(started)
         yield* TestClock.adjust("6 seconds")
         const first = yield* Fiber.join(fiber)
         yield* Deferred.await(cancelled)

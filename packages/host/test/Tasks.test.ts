@@ -14,7 +14,9 @@ import * as Elicitation from "@effect-mcp/server/Elicitation"
 import * as Sampling from "@effect-mcp/server/Sampling"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as LanguageModel from "effect/ai/LanguageModel"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -26,11 +28,18 @@ import * as Consent from "../src/Consent.ts"
 import * as McpHost from "../src/McpHost.ts"
 import { clientInfo, configOf, echoServer, memory, textOf } from "./fixtures.ts"
 
+/** Completed when a build starts; a test that waits for that replaces it first. */
+let buildStarted = Deferred.makeUnsafe<void>()
+
 const build = Tool.make("build", {
   description: "Builds a target (minutes of work: only as a task)",
   input: Schema.Struct({ target: Schema.String }),
   taskSupport: "required",
-  handler: ({ target }) => Effect.as(Effect.sleep("3 seconds"), `built ${target}`)
+  handler: ({ target }) =>
+    Effect.andThen(
+      Effect.sync(() => Deferred.doneUnsafe(buildStarted, Exit.void)),
+      Effect.as(Effect.sleep("3 seconds"), `built ${target}`)
+    )
 })
 
 const hostOn = (version: "2025-11-25" | "2026-07-28") =>
@@ -90,6 +99,7 @@ describe("McpHost tasks", () => {
           streamText: () => Stream.empty
         })
       )
+      buildStarted = Deferred.makeUnsafe<void>()
       const answer = yield* Effect.forkChild(
         LanguageModel.generateText({ prompt: "build it", toolkit: AiToolkit.toolkit() }).pipe(
           Effect.provide(model),
@@ -97,8 +107,8 @@ describe("McpHost tasks", () => {
         ),
         { startImmediately: true }
       )
-      // Let the model's call reach the host before time moves.
-      yield* Effect.repeat(Effect.yieldNow, { times: 100 })
+      // The model's call reaches the server's build before time moves.
+      yield* Deferred.await(buildStarted)
       yield* TestClock.adjust("5 seconds")
       const response = yield* Fiber.join(answer)
       assert.strictEqual(response.toolResults.length, 1)

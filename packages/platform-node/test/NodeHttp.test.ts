@@ -13,16 +13,21 @@ import * as NodeHttpServer from "@effect-mcp/platform-node/NodeHttpServer"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 
 const TIMEOUT = 20_000
 const serverInfo = { name: "node-http-test", version: "1.0.0" }
 const clientInfo = { name: "node-http-client", version: "1.0.0" }
+
+/** Completed when a client resumes a stream of the server `listen` made last. */
+let resumed = Deferred.makeUnsafe<void>()
 
 const handlers = new Map<string, Session.Handler>([
   [
@@ -49,7 +54,8 @@ const handlers = new Map<string, Session.Handler>([
         }
         if (p.name === "test_reconnection") {
           yield* StreamableHttpServer.closeRequestStream
-          yield* Effect.sleep("50 millis")
+          // The result goes out only once the client has come back for the stream.
+          yield* Deferred.await(resumed)
         }
         return { content: [{ type: "text", text: `${p.name}:${p.arguments?.text ?? ""}` }] }
       })
@@ -62,7 +68,18 @@ const sessionFactory = ServerSession.make({ serverInfo, capabilities: { tools: {
 const listen = (options: Partial<StreamableHttpServer.Options<never, StreamableHttpServer.SessionServices>> = {}) =>
   Effect.gen(function* () {
     const server = yield* StreamableHttpServer.make({ session: sessionFactory, ...options })
-    const context = yield* Layer.build(NodeHttpServer.layer(HttpRouter.add("*", "/mcp", server.handler)))
+    resumed = Deferred.makeUnsafe<void>()
+    const signalled = resumed
+    // A GET with Last-Event-ID is a client resuming a stream: `resumed` tells the handlers.
+    const handler = Effect.andThen(
+      Effect.tap(HttpServerRequest.HttpServerRequest, (request) =>
+        request.method === "GET" && request.headers["last-event-id"] !== undefined
+          ? Deferred.succeed(signalled, undefined)
+          : Effect.void
+      ),
+      server.handler
+    )
+    const context = yield* Layer.build(NodeHttpServer.layer(HttpRouter.add("*", "/mcp", handler)))
     const base = yield* NodeHttpServer.url.pipe(Effect.provideContext(context))
     return { server, url: `${base}/mcp`, base }
   })

@@ -16,6 +16,7 @@ import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Schema from "effect/Schema"
+import * as Http from "node:http"
 import * as Net from "node:net"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -248,8 +249,18 @@ describe("NodeMcpServer: shutdown with streams open", () => {
         })
         yield* Effect.addFinalizer(() => Effect.sync(() => socket.destroy()))
         // Headers never finished: the connection is neither idle nor serving a request.
-        socket.write("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-        yield* Effect.sleep("50 millis")
+        yield* Effect.callback<void>((resume) => {
+          socket.write("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n", () => resume(Effect.void))
+        })
+        // A barrier: the server runs in this process and reads its ready sockets in one event-loop
+        // pass, so once it has answered a request sent after those bytes were written, it has read them.
+        yield* Effect.callback<void>((resume) => {
+          const request = Http.get(`${base}/barrier`, { agent: false }, (response) => {
+            response.resume()
+            response.on("end", () => resume(Effect.void))
+          })
+          request.on("error", (error) => resume(Effect.die(error)))
+        })
         assert.isTrue(yield* closeWithin(scope), "shutdown took over a second")
       }),
     TIMEOUT

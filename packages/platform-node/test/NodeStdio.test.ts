@@ -4,6 +4,7 @@ import * as ClientSession from "@effect-mcp/engine/ClientSession"
 import * as StdioTransport from "@effect-mcp/engine/StdioTransport"
 import * as Transport from "@effect-mcp/engine/Transport"
 import * as NodeStdio from "@effect-mcp/platform-node/NodeStdio"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -22,8 +23,45 @@ const mcpServer = fixture("mcp-server.ts")
 const shutdown = { exitGrace: "300 millis", termGrace: "300 millis", killGrace: "2 seconds" } as const
 const TIMEOUT = 10_000
 
+/** Text waited for on each client's stderr, checked as every chunk arrives. */
+const stderrWaiters = new WeakMap<StdioTransport.StdioClient, (text: string) => Effect.Effect<void>>()
+
+/**
+ * Spawns a client whose stderr chunks (also passed to a handler in `options`)
+ * are watched, so `awaitStderr` wakes on the chunk that completes the text.
+ */
+const spawnWatched = (options: StdioTransport.ClientOptions) =>
+  Effect.gen(function* () {
+    const decoder = new TextDecoder()
+    let seen = ""
+    let waiters: Array<{ readonly text: string; readonly done: Deferred.Deferred<void> }> = []
+    const forward = typeof options.stderr === "function" ? options.stderr : undefined
+    const client = yield* NodeStdio.makeClient({
+      ...options,
+      stderr: (chunk) =>
+        Effect.andThen(
+          Effect.sync(() => {
+            seen += decoder.decode(chunk, { stream: true })
+            const found = waiters.filter((waiter) => seen.includes(waiter.text))
+            waiters = waiters.filter((waiter) => !seen.includes(waiter.text))
+            for (const waiter of found) Deferred.doneUnsafe(waiter.done, Exit.void)
+          }),
+          forward === undefined ? Effect.void : forward(chunk)
+        )
+    })
+    stderrWaiters.set(client, (text) =>
+      Effect.suspend(() => {
+        if (seen.includes(text)) return Effect.void
+        const done = Deferred.makeUnsafe<void>()
+        waiters.push({ text, done })
+        return Deferred.await(done)
+      })
+    )
+    return client
+  })
+
 const spawnEcho = (flags: ReadonlyArray<string> = [], options: Partial<StdioTransport.ClientOptions> = {}) =>
-  NodeStdio.makeClient({ command: process.execPath, args: [echoServer, ...flags], shutdown, ...options })
+  spawnWatched({ command: process.execPath, args: [echoServer, ...flags], shutdown, ...options })
 
 /** Reads a client's incoming frames into a queue; the fiber's exit tells how incoming ended. */
 const reader = (client: StdioTransport.StdioClient) =>
@@ -38,11 +76,8 @@ const reader = (client: StdioTransport.StdioClient) =>
     return { next: Queue.take(inbox), fiber }
   })
 
-/** Waits until the stderr tail contains `text` (the child writes it asynchronously). */
-const awaitStderr = (client: StdioTransport.StdioClient, text: string) =>
-  Effect.gen(function* () {
-    while (!(yield* client.stderrTail).includes(text)) yield* Effect.sleep("10 millis")
-  })
+/** Waits until the child (spawned by `spawnWatched`) has written `text` to stderr. */
+const awaitStderr = (client: StdioTransport.StdioClient, text: string) => stderrWaiters.get(client)!(text)
 
 describe("NodeStdio client over real child processes", () => {
   it.live(
@@ -234,7 +269,7 @@ describe("a full MCP session across processes", () => {
         Effect.gen(function* () {
           // The child entry is a .ts file: Node 24 strips its types, and the workspace packages it
           // imports resolve to their src/*.ts through the package exports.
-          const transport = yield* NodeStdio.makeClient({ command: process.execPath, args: [mcpServer], shutdown })
+          const transport = yield* spawnWatched({ command: process.execPath, args: [mcpServer], shutdown })
           const client = yield* ClientSession.make({ ...clientOptions, supportedVersions: [version] }).pipe(
             Effect.provideService(Transport.Transport, transport)
           )
@@ -261,7 +296,7 @@ describe("a full MCP session across processes", () => {
     "console output of a stdio server goes to stderr, never into the protocol stream",
     () =>
       Effect.gen(function* () {
-        const transport = yield* NodeStdio.makeClient({ command: process.execPath, args: [mcpServer], shutdown })
+        const transport = yield* spawnWatched({ command: process.execPath, args: [mcpServer], shutdown })
         const client = yield* ClientSession.make(clientOptions).pipe(
           Effect.provideService(Transport.Transport, transport)
         )
@@ -283,7 +318,7 @@ describe("a full MCP session across processes", () => {
     "a server process that crashes closes the client session with ServerExited",
     () =>
       Effect.gen(function* () {
-        const transport = yield* NodeStdio.makeClient({ command: process.execPath, args: [mcpServer], shutdown })
+        const transport = yield* spawnWatched({ command: process.execPath, args: [mcpServer], shutdown })
         const client = yield* ClientSession.make(clientOptions).pipe(
           Effect.provideService(Transport.Transport, transport)
         )

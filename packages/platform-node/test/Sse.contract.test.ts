@@ -10,7 +10,9 @@ import * as HttpPairs from "./fixtures/httpPairs.ts"
 
 const live = {
   test: it.live,
-  // Long enough for a sender that never suspends to get through every filling frame.
+  // Real time, because the subject is a send that never completes without a reader: only
+  // waiting shows it. Long enough for a sender that never suspends to get through every
+  // filling frame; a sender that finishes sooner ends the wait (and fails the case) at once.
   settle: Effect.sleep("1 second"),
   // The client reads SSE events of at most 10 MiB (effect's Sse parser default); the
   // default 10 MiB payload, JSON-escaped, is larger and ends the event stream.

@@ -73,6 +73,8 @@ const live = {
   test: it.live,
   // Pipes and socket buffers hold hundreds of KiB; 10,000 frames of 1 KiB overflow them.
   fillSize: 1024,
+  // Real time, because the subject is a send that never completes without a reader: only
+  // waiting shows it. A sender that finishes sooner ends the wait (and fails the case) at once.
   settle: Effect.sleep("200 millis")
 } as const
 

@@ -8,6 +8,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import type * as Session from "@effect-mcp/engine/Session"
+import * as McpTest from "@effect-mcp/testing/McpTest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/testing/TestClock"
@@ -47,11 +48,10 @@ const scripted = (onCreate: (tell: Effect.Effect<void>) => Effect.Effect<void>, 
 
 const runs = (client: ReturnType<typeof scripted>) =>
   Effect.gen(function* () {
-    const fiber = yield* Effect.forkChild(
-      AskTask.run(client.session, "sampling/createMessage", { messages: [], maxTokens: 1 }, {}, client.send),
-      { startImmediately: true }
+    // Returns once the ask has come to rest: done, or waiting (for the clock).
+    const fiber = yield* McpTest.forkIdle(
+      AskTask.run(client.session, "sampling/createMessage", { messages: [], maxTokens: 1 }, {}, client.send)
     )
-    for (let i = 0; i < 100 && fiber.pollUnsafe() === undefined; i++) yield* Effect.yieldNow
     assert.isDefined(fiber.pollUnsafe(), `still waiting after ${client.sent.join(", ")}`)
     return yield* Fiber.join(fiber)
   })
@@ -68,12 +68,11 @@ describe("a task ask hears the client's status notifications", () => {
   it.effect("told while a tasks/get is in flight: the wait after it is skipped, not the one after that", () =>
     Effect.gen(function* () {
       const client = scripted(() => Effect.void, ["working", "working", "completed"])
-      const fiber = yield* Effect.forkChild(
-        AskTask.run(client.session, "sampling/createMessage", { messages: [], maxTokens: 1 }, {}, client.send),
-        { startImmediately: true }
+      const fiber = yield* McpTest.forkIdle(
+        AskTask.run(client.session, "sampling/createMessage", { messages: [], maxTokens: 1 }, {}, client.send)
       )
+      // Returns once the woken ask, and all it set going, has come to rest.
       yield* TestClock.adjust("1 minute")
-      for (let i = 0; i < 100; i++) yield* Effect.yieldNow
       // The first poll (told during it), the second at once; the third waits its minute.
       assert.deepStrictEqual(client.sent, ["sampling/createMessage", "tasks/get", "tasks/get"])
       yield* TestClock.adjust("1 minute")
@@ -91,11 +90,9 @@ describe("a task ask hears the client's status notifications", () => {
   it.effect("never told: the ask waits for the poll interval", () =>
     Effect.gen(function* () {
       const client = scripted(() => Effect.void, ["completed"])
-      const fiber = yield* Effect.forkChild(
-        AskTask.run(client.session, "sampling/createMessage", { messages: [], maxTokens: 1 }, {}, client.send),
-        { startImmediately: true }
+      const fiber = yield* McpTest.forkIdle(
+        AskTask.run(client.session, "sampling/createMessage", { messages: [], maxTokens: 1 }, {}, client.send)
       )
-      for (let i = 0; i < 100; i++) yield* Effect.yieldNow
       assert.isUndefined(fiber.pollUnsafe())
       assert.deepStrictEqual(client.sent, ["sampling/createMessage"])
       yield* Fiber.interrupt(fiber)

@@ -35,6 +35,7 @@ class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", { user: Sch
 class Other extends Schema.TaggedError<Other>()("Other", { message: Schema.String }) {}
 
 const boom = () => Effect.die(new Error(secret))
+// Dies after a yield, not while starting: the yield is the subject (both must be reported alike).
 const boomLater = () => Effect.andThen(Effect.yieldNow, Effect.die(new Error(secret)))
 
 const tools = Tool.layer(
@@ -52,6 +53,7 @@ const tools = Tool.layer(
     input: Schema.Struct({ id: Schema.String }),
     output: Schema.Struct({ title: Schema.String }),
     failure: NotFound,
+    // Fails after a yield, not while starting: the yield is the subject.
     handler: ({ id }) => Effect.andThen(Effect.yieldNow, Effect.fail(new NotFound({ id })))
   }),
   Tool.make("explodes", { input: Schema.Struct({}), handler: boom }),
@@ -171,7 +173,10 @@ describe("honest errors", () => {
         const { request, call, seen } = yield* connect(version, logs)
         // The log channel is open: a handler's own log reaches the client.
         yield* call("logs", {})
-        yield* Effect.yieldNow
+        // A barrier: the server answers after the log it sent before, and the client hands
+        // each notification to its handler before it reads the next frame.
+        const barrier = request(Features.has(version, "discover") ? "server/discover" : "ping", {})
+        yield* barrier
         assert.include(JSON.stringify(seen), "a log the client sees")
         const ids: Array<string> = []
         for (const name of ["explodes", "explodes-later"]) {
@@ -199,7 +204,8 @@ describe("honest errors", () => {
           assert.notInclude(JSON.stringify(error), "hunter2")
           ids.push(match![1]!)
         }
-        for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+        // The same barrier: every log sent for those requests has been seen.
+        yield* barrier
         assert.notInclude(JSON.stringify(seen), "hunter2")
         // Each id names one logged Cause, with the message and the stack.
         for (const id of ids) {

@@ -21,8 +21,10 @@ import * as Tool from "@effect-mcp/server/Tool"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/testing/TestClock"
 import { type Obj, testServer } from "./fixtures.ts"
@@ -77,7 +79,17 @@ const tools = Tool.layer(
 interface ClientSide {
   started: number
   interrupted: number
+  /** Completed at the first start and the first interruption of the handler. */
+  readonly firstStart: Deferred.Deferred<void>
+  readonly firstInterrupt: Deferred.Deferred<void>
 }
+
+const makeSide = (): ClientSide => ({
+  started: 0,
+  interrupted: 0,
+  firstStart: Deferred.makeUnsafe<void>(),
+  firstInterrupt: Deferred.makeUnsafe<void>()
+})
 
 /** A raw client session on the server in `context`; `asked` answers the server's sampling, elicitation and roots requests. */
 const clientSession = (
@@ -92,7 +104,17 @@ const clientSession = (
       Effect.provideContext(context)
     )
     const notifications: Array<string> = []
-    const record = (method: string) => [method, () => Effect.sync(() => void notifications.push(method))] as const
+    // Each notification is also offered to `arrived`, for tests that wait for one.
+    const arrived = yield* Queue.unbounded<string>()
+    const record = (method: string) =>
+      [
+        method,
+        () =>
+          Effect.andThen(
+            Effect.sync(() => void notifications.push(method)),
+            Queue.offer(arrived, method)
+          )
+      ] as const
     const client = yield* ClientSession.make({
       clientInfo: { name: "asks-client", version: "1.0.0" },
       capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: true } },
@@ -104,7 +126,7 @@ const clientSession = (
       ]),
       notificationHandlers: new Map([record("notifications/tools/list_changed")])
     }).pipe(Effect.provideService(Transport.Transport, clientEnd), Effect.orDie)
-    return { client, notifications }
+    return { client, notifications, nextNotification: Queue.take(arrived) }
   })
 
 const serverWith = (features: Layer.Layer<never, never, McpServer.McpServer>) =>
@@ -116,24 +138,14 @@ const hanging =
   () =>
     Effect.suspend(() => {
       side.started++
-      return Effect.onInterrupt(Effect.never, () => Effect.sync(() => void side.interrupted++))
+      Deferred.doneUnsafe(side.firstStart, Exit.void)
+      return Effect.onInterrupt(Effect.never, () =>
+        Effect.sync(() => {
+          side.interrupted++
+          Deferred.doneUnsafe(side.firstInterrupt, Exit.void)
+        })
+      )
     })
-
-const settle = Effect.gen(function* () {
-  for (let i = 0; i < 50; i++) yield* Effect.yieldNow
-})
-
-/**
- * Lets real I/O turns pass until `condition` holds (at most ~1,000): the server
- * loads its ask machinery on the first ask, a real import that no count of
- * fiber turns covers.
- */
-const until = (condition: () => boolean) =>
-  Effect.gen(function* () {
-    for (let i = 0; i < 1000 && !condition(); i++) {
-      yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
-    }
-  })
 
 const textOf = (result: unknown) => (result as Obj).content[0].text as string
 
@@ -143,16 +155,17 @@ describe("server requests to the client", () => {
       `${tool}: an ask with a timeout fails with Timeout when it passes, and the client's handler is cancelled`,
       () =>
         Effect.gen(function* () {
-          const side: ClientSide = { started: 0, interrupted: 0 }
+          const side = makeSide()
           const { client } = yield* clientSession(yield* serverWith(tools), hanging(side))
           const call = yield* Effect.forkChild(client.request("tools/call", { name: tool, arguments: {} }))
-          yield* until(() => side.started === 1)
+          // The server loads its ask machinery on the first ask (a real import): wait for the ask.
+          yield* Deferred.await(side.firstStart)
           assert.strictEqual(side.started, 1)
           yield* TestClock.adjust("2 seconds")
           assert.isUndefined(call.pollUnsafe())
           yield* TestClock.adjust("1 second")
           assert.strictEqual(textOf(yield* Fiber.join(call)), "Timeout")
-          yield* settle
+          yield* Deferred.await(side.firstInterrupt)
           assert.strictEqual(side.interrupted, 1)
         })
     )
@@ -192,15 +205,15 @@ describe("server requests to the client", () => {
     "cancelling the call whose handler awaits an ask cancels the ask: the client's handler is interrupted",
     () =>
       Effect.gen(function* () {
-        const side: ClientSide = { started: 0, interrupted: 0 }
+        const side = makeSide()
         const { client } = yield* clientSession(yield* serverWith(tools), hanging(side))
         const call = yield* Effect.forkChild(client.request("tools/call", { name: "ask", arguments: {} }))
-        yield* settle
+        yield* Deferred.await(side.firstStart)
         assert.strictEqual(side.started, 1)
         // The client gives up: it sends notifications/cancelled, the server interrupts the tool's
         // handler, whose pending ask then sends notifications/cancelled back.
         yield* Fiber.interrupt(call)
-        yield* settle
+        yield* Deferred.await(side.firstInterrupt)
         assert.strictEqual(side.interrupted, 1)
         // Only that request was cancelled: the session still serves (the Peer consumes the notification).
         assert.isDefined(yield* client.request("tools/list", {}))
@@ -247,8 +260,9 @@ describe("broadcasts", () => {
       const healthy = yield* clientSession(context, () => Effect.succeed(answer))
       assert.strictEqual(server.sessionCount(), 2)
       const broadcast = yield* Effect.forkChild(server.listChanged("tools"))
-      yield* settle
-      assert.isDefined(broadcast.pollUnsafe(), "the broadcaster is not held up")
+      assert.strictEqual(yield* healthy.nextNotification, "notifications/tools/list_changed")
+      // Nobody takes the stuck session's copy and the clock stands still: a broadcaster held up would hang here.
+      yield* Fiber.join(broadcast)
       assert.deepStrictEqual(healthy.notifications, ["notifications/tools/list_changed"])
       assert.deepStrictEqual(stuck.notifications, [])
       // The stuck session still answers requests.

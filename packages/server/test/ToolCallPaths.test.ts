@@ -40,6 +40,7 @@ const tools = cases.flatMap(([name, make, output]) => [
   Tool.make(`${name}-later`, {
     input: Schema.Struct({}),
     ...(output === undefined ? {} : { output }),
+    // Ends after a yield, not while starting: the yield is the subject (both paths must agree).
     handler: () => Effect.andThen(Effect.yieldNow, make()) as Effect.Effect<never, unknown>
   })
 ])

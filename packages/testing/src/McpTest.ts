@@ -42,6 +42,7 @@ import * as ClientSession from "@effect-mcp/engine/ClientSession"
 import * as MemoryTransport from "@effect-mcp/engine/MemoryTransport"
 import type * as Session from "@effect-mcp/engine/Session"
 import * as Transport from "@effect-mcp/engine/Transport"
+import * as Features from "@effect-mcp/protocol/Features"
 import type * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Context from "effect/Context"
@@ -244,7 +245,10 @@ export interface RawClient {
   readonly request: (method: string, params?: object) => Effect.Effect<unknown, unknown>
   /** Notifications received, in order. */
   readonly notifications: Queue.Queue<Notice>
-  /** Takes the notifications received so far, after letting in-flight deliveries land. */
+  /**
+   * Takes the notifications received so far, after a ping round trip: every
+   * notification the server sent before answering the ping is included.
+   */
   readonly drain: Effect.Effect<ReadonlyArray<Notice>>
 }
 
@@ -292,10 +296,17 @@ export const makeRawClient = (
       ...(options?.handlers === undefined ? {} : { handlers: options.handlers }),
       notificationHandlers: new Map((options?.notifications ?? recorded).map((m) => [m, record(m)]))
     }).pipe(Effect.provideService(Transport.Transport, end))
-    const drain = Effect.gen(function* () {
-      for (let i = 0; i < 20; i++) yield* Effect.yieldNow
-      return yield* Queue.clear(notifications)
+    // A ping round trip is the barrier: the server answers after the notifications it
+    // sent before reading the ping, they cross the link in order, and the session
+    // hands each to its handler before it reads the next frame.
+    // (`server/discover` on revisions without `ping`; an error answer is a round trip as well.)
+    const barrier = Effect.suspend(() => {
+      const version = session.state.revision?.version
+      return Effect.ignore(
+        session.request(version !== undefined && Features.has(version, "discover") ? "server/discover" : "ping", {})
+      )
     })
+    const drain = Effect.andThen(barrier, Queue.clear(notifications))
     return {
       session,
       server: yield* McpServer.McpServer,
@@ -364,3 +375,53 @@ export const advanceUntilDone = <A, E>(
     for (let i = 0; i < maxSteps && fiber.pollUnsafe() === undefined; i++) yield* TestClock.adjust(step)
     return yield* Fiber.join(fiber)
   })
+
+/**
+ * Forks `effect` and returns its fiber once the work it set going has come to
+ * rest: it, and every fiber it resumed or forked, has suspended or finished.
+ * The fiber starts on a TestClock wake (the clock moves 1 millisecond), and
+ * `TestClock.adjust` returns only then: a signal from the clock, not a count
+ * of scheduler turns. Work resumed by I/O or a microtask is not waited for.
+ * Needs the TestClock (`it.effect`).
+ *
+ * @example
+ * ```ts
+ * import { McpTest } from "@effect-mcp/testing"
+ * import { Effect, Queue } from "effect"
+ *
+ * // A sender on a full queue: once at rest, it is waiting for room.
+ * export const blocked = Effect.gen(function* () {
+ *   const queue = yield* Queue.bounded<number>(1)
+ *   yield* Queue.offer(queue, 1)
+ *   const sender = yield* McpTest.forkIdle(Queue.offer(queue, 2))
+ *   return sender.pollUnsafe() === undefined
+ * })
+ * ```
+ */
+export const forkIdle = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<Fiber.Fiber<A, E>, never, R> =>
+  Effect.gen(function* () {
+    const fiber = yield* Effect.forkChild(Effect.andThen(Effect.sleep(1), effect))
+    yield* TestClock.adjust(1)
+    return fiber
+  })
+
+/**
+ * Runs `effect` and returns its result once all it set going has come to rest
+ * (see `forkIdle`).
+ *
+ * @example
+ * ```ts
+ * import { McpTest } from "@effect-mcp/testing"
+ * import { Deferred, Effect } from "effect"
+ *
+ * // Completing the Deferred wakes its waiter; runIdle returns once that has run.
+ * export const released = Effect.gen(function* () {
+ *   const release = yield* Deferred.make<void>()
+ *   const waiter = yield* Effect.forkChild(Deferred.await(release))
+ *   yield* McpTest.runIdle(Deferred.succeed(release, undefined))
+ *   return waiter.pollUnsafe() !== undefined
+ * })
+ * ```
+ */
+export const runIdle = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(forkIdle(effect), Fiber.join)

@@ -43,7 +43,18 @@ export interface Options {
   readonly timeout?: Duration.Input | undefined
   /** Received messages the peer records but never expects (e.g. log notifications). */
   readonly ignore?: ((message: JsonRpc.Message) => boolean) | undefined
-  /** Scheduler turns `settle` and `expectNothing` give the code under test. Default 64. */
+  /**
+   * Whether `settle` (and `expectNothing` without `within`) sends a `ping`
+   * to the code under test and waits for its answer. Default true, for code
+   * that answers requests (an MCP server or client, a `Peer`); pass false
+   * when the code under test is a bare transport that reads no requests,
+   * and `settle` then only waits for the frames it already sent.
+   */
+  readonly ping?: boolean | undefined
+  /**
+   * @deprecated Ignored: `settle` no longer counts scheduler turns, it waits
+   * for a ping round trip (see `ping`).
+   */
   readonly settleTurns?: number | undefined
 }
 
@@ -164,7 +175,8 @@ export interface TestPeer {
   /**
    * Fails with `Unexpected` if a frame is pending once the code under test
    * has had its turn: after `within` of Clock time if given (the test
-   * advances the TestClock), otherwise after `settle`.
+   * advances the TestClock), otherwise after `settle`. Either way every frame
+   * the code under test's `send` had accepted by then is looked at.
    */
   readonly expectNothing: (options?: {
     readonly within?: Duration.Input | undefined
@@ -191,7 +203,15 @@ export interface TestPeer {
   readonly messages: Effect.Effect<ReadonlyArray<JsonRpc.Message>>
   /** Frames no expectation has taken yet. */
   readonly pending: Effect.Effect<ReadonlyArray<Transport.Incoming>>
-  /** Gives the code under test scheduler turns to react, without moving the clock. */
+  /**
+   * A barrier, without moving the clock: sends a `ping` (unless `ping: false`)
+   * and waits for the answer, which the code under test sends after everything
+   * it sent before reading the ping; then waits until every frame its `send`
+   * accepted has arrived here. The answer is neither pending nor recorded.
+   * Work the code under test does apart from its reading of requests (a
+   * forked handler, a timer) is not covered: wait for its message instead.
+   * Dies if no answer comes within the default timeout of Clock time.
+   */
   readonly settle: Effect.Effect<void>
   /** Closes the peer's end: the code under test sees end-of-stream. */
   readonly close: Effect.Effect<void>

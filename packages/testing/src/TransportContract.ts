@@ -49,8 +49,13 @@ export interface Options {
   /** Payload length of each filling frame. Default 16; raise it for transports with large OS buffers. */
   readonly fillSize?: number | undefined
   /**
-   * Lets the transport react before the cancellation test checks that the
-   * sender is blocked. Default: scheduler turns; live transports pass a short sleep.
+   * How long a live suite waits for a sender to run out of room before the
+   * cancellation test checks that it is blocked (and the push test that the
+   * receiver's wait holds). Only waiting can show that a send never completes,
+   * so live transports (`it.live`) pass a real-time sleep, long enough for a
+   * sender that never suspends to get through every filling frame. Leave it
+   * out under `it.effect`: a sender then starts on a TestClock wake, and the
+   * check runs once it, and every fiber it woke, has suspended.
    */
   readonly settle?: Effect.Effect<void> | undefined
   /**

@@ -17,8 +17,12 @@ const n = (i: number) => JsonRpc.notification("n", { i })
 const indexOf = (message: JsonRpc.Message): number =>
   (message as JsonRpc.Notification & { params: { i: number } }).params.i
 
-/** A TestPeer whose counterpart (the code-under-test end) is wrapped in faults. */
-const faulty = (options: FaultTransport.Options, peerOptions?: TestPeer.Options) =>
+/**
+ * A TestPeer whose counterpart (the code-under-test end) is wrapped in faults.
+ * That end is a bare transport that answers no request, so the peer's
+ * `settle` waits only for the frames already sent (`ping: false`).
+ */
+const faulty = (options: FaultTransport.Options, peerOptions: TestPeer.Options = { ping: false }) =>
   Effect.gen(function* () {
     const tp = yield* TestPeer.make(peerOptions)
     const transport = yield* FaultTransport.make(tp.transport, options)
@@ -263,10 +267,15 @@ describe("FaultTransport", () => {
     Effect.gen(function* () {
       const [a, b] = yield* MemoryTransport.makePair({ capacity: 4 })
       yield* FaultTransport.make(b, { capacity: 4, incoming: { duplicate: "all" } })
+      // The sender starts on a TestClock wake: `adjust` returns once it, and every
+      // fiber it woke (the fault pump), has suspended, blocked or done.
       const sender = yield* Effect.forkChild(
-        Effect.forEach([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11], (i) => a.send(n(i)))
+        Effect.andThen(
+          Effect.sleep(1),
+          Effect.forEach([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11], (i) => a.send(n(i)))
+        )
       )
-      yield* Effect.yieldNow.pipe(Effect.repeat({ times: 50 }))
+      yield* TestClock.adjust(1)
       assert.isUndefined(sender.pollUnsafe())
       yield* Fiber.interrupt(sender)
     })
@@ -274,7 +283,7 @@ describe("FaultTransport", () => {
 
   it.effect("layer wraps the current Transport", () =>
     Effect.gen(function* () {
-      const tp = yield* TestPeer.make()
+      const tp = yield* TestPeer.make({ ping: false })
       yield* Effect.gen(function* () {
         const transport = yield* Transport.Transport
         yield* transport.send(n(0))

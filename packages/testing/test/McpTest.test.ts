@@ -11,6 +11,7 @@ import * as Sampling from "@effect-mcp/server/Sampling"
 import * as ServerRequest from "@effect-mcp/server/ServerRequest"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as McpTest from "@effect-mcp/testing/McpTest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -22,6 +23,8 @@ import { TestClock } from "effect/testing"
 const text = (t: string) => ({ content: [{ type: "text" as const, text: t }] })
 
 let interrupted = 0
+// Completed when the slow handler is interrupted, for the test that waits for that.
+let onInterrupted: Deferred.Deferred<void> | undefined
 
 const Echo = Tool.make("echo", {
   input: Schema.Struct({ text: Schema.String }),
@@ -32,7 +35,12 @@ const Slow = Tool.make("slow", {
   handler: () =>
     Effect.sleep("1 hour").pipe(
       Effect.as(text("late")),
-      Effect.onInterrupt(() => Effect.sync(() => interrupted++))
+      Effect.onInterrupt(() =>
+        Effect.sync(() => {
+          interrupted++
+          if (onInterrupted !== undefined) Deferred.doneUnsafe(onInterrupted, Exit.void)
+        })
+      )
     )
 })
 const Steps = Tool.make("steps", {
@@ -80,6 +88,8 @@ describe("McpTest", () => {
     Effect.gen(function* () {
       const client = yield* McpClient.McpClient
       const before = interrupted
+      const handlerInterrupted = Deferred.makeUnsafe<void>()
+      onInterrupted = handlerInterrupted
       const fiber = yield* Effect.forkChild(client.callTool("slow", {}, { timeout: "5 seconds" }))
       yield* TestClock.adjust("4 seconds")
       assert.isUndefined(fiber.pollUnsafe())
@@ -87,7 +97,8 @@ describe("McpTest", () => {
       const exit = yield* Fiber.await(fiber)
       assert.isTrue(Exit.isFailure(exit))
       assert.match(String(Exit.isFailure(exit) ? exit.cause : ""), /RequestTimeout/)
-      for (let i = 0; i < 20; i++) yield* Effect.yieldNow
+      // The cancellation the timeout sends interrupts the handler on the server.
+      yield* Deferred.await(handlerInterrupted)
       assert.strictEqual(interrupted, before + 1)
     }).pipe(Effect.provide(McpTest.layer(Server, { revision: "2025-11-25" })))
   )

@@ -160,7 +160,7 @@ describe("TestPeer", () => {
 
   it.effect("expectNothing fails with Unexpected when a frame is pending", () =>
     Effect.gen(function* () {
-      const tp = yield* TestPeer.make()
+      const tp = yield* TestPeer.make({ ping: false })
       yield* tp.expectNothing()
       yield* tp.transport.send(JsonRpc.notification("surprise"))
       const error = yield* Effect.flip(tp.expectNothing())
@@ -182,9 +182,57 @@ describe("TestPeer", () => {
     })
   )
 
+  it.effect("settle waits for what the code under test sent before answering its ping", () =>
+    Effect.gen(function* () {
+      const tp = yield* TestPeer.make()
+      // Code under test that reads in order and, on "go", works for far more
+      // scheduler turns than any fixed count would wait before it sends "late".
+      // The turns are the subject: settle must not depend on how many there are.
+      yield* Stream.runForEach(tp.transport.incoming, (frame) => {
+        if (Result.isFailure(frame)) return Effect.void
+        const message = frame.success as JsonRpc.Message
+        if (JsonRpc.isNotification(message) && message.method === "go") {
+          return Effect.andThen(
+            Effect.repeat(Effect.yieldNow, { times: 500 }),
+            tp.transport.send(JsonRpc.notification("late"))
+          )
+        }
+        return JsonRpc.isRequest(message) ? tp.transport.send(JsonRpc.success(message.id, {})) : Effect.void
+      }).pipe(Effect.forkScoped)
+      yield* tp.notify("go")
+      const error = yield* Effect.flip(tp.expectNothing())
+      assert.strictEqual(error.reason, "Unexpected")
+      assert.include(error.message, "late")
+      // The barrier's own answer is neither pending nor recorded.
+      assert.deepStrictEqual(yield* tp.messages, [JsonRpc.notification("late")])
+      yield* tp.expectNotification("late")
+      yield* tp.expectNothing()
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("settle without ping waits until every frame the code under test sent has arrived", () =>
+    Effect.gen(function* () {
+      const tp = yield* TestPeer.make({ ping: false })
+      for (let i = 0; i < 100; i++) yield* tp.transport.send(JsonRpc.notification("n", { i }))
+      yield* tp.settle
+      // Read at once: the inbox's reader must already have taken all of them.
+      assert.strictEqual((yield* tp.received).length, 100)
+    })
+  )
+
+  it.effect("settle returns at once when the code under test has closed its end", () =>
+    Effect.gen(function* () {
+      const tp = yield* TestPeer.make()
+      yield* tp.transport.close
+      yield* tp.settle
+      yield* tp.expectNothing()
+    })
+  )
+
   it.effect("ignored messages are recorded but never expected", () =>
     Effect.gen(function* () {
       const tp = yield* TestPeer.make({
+        ping: false,
         ignore: (m) => JsonRpc.isNotification(m) && m.method === "notifications/message"
       })
       yield* tp.transport.send(JsonRpc.notification("notifications/message", { level: "info" }))

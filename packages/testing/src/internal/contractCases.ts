@@ -13,10 +13,10 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Predicate from "effect/Predicate"
 import * as Result from "effect/Result"
+import { TestClock } from "effect/testing"
 import type * as TransportContract from "../TransportContract.ts"
 import * as Inbox from "./inbox.ts"
 import * as Match from "./match.ts"
-import { yieldTurns } from "./yieldTurns.ts"
 
 export interface Config {
   readonly messages: number
@@ -25,7 +25,8 @@ export interface Config {
   readonly perFiber: number
   readonly fillFrames: number
   readonly fillSize: number
-  readonly settle: Effect.Effect<void>
+  /** A live suite's real-time wait; undefined under `it.effect` (see `startQuiet`). */
+  readonly settle: Effect.Effect<void> | undefined
   readonly solicitedResponses: 0 | 1 | undefined
   readonly closedOnPeerClose: 0 | 1 | undefined
 }
@@ -37,7 +38,7 @@ export const config = (options: TransportContract.Options | undefined): Config =
   perFiber: 32,
   fillFrames: options?.fillFrames ?? 10_000,
   fillSize: options?.fillSize ?? 16,
-  settle: options?.settle ?? yieldTurns(64),
+  settle: options?.settle,
   solicitedResponses: options?.solicitedResponses,
   closedOnPeerClose: options?.closedOnPeerClose
 })
@@ -45,6 +46,29 @@ export const config = (options: TransportContract.Options | undefined): Config =
 const defaults = config(undefined)
 
 export const range = (n: number): ReadonlyArray<number> => Array.from({ length: n }, (_, i) => i)
+
+const quietTick = 1
+
+/**
+ * Forks `effect` and returns its fiber once all it set going has come to rest
+ * (suspended or finished). Under `it.effect` the fiber starts on a TestClock
+ * wake, and `TestClock.adjust` returns only once the woken fiber, and every
+ * fiber it resumed or forked, has suspended: a signal, not a count of turns.
+ * A live suite has no such signal for "nothing more will happen", so it waits
+ * its `settle` (or less, if the fiber finishes first).
+ */
+export const startQuiet = <A, E>(config: Config, effect: Effect.Effect<A, E>) =>
+  Effect.gen(function* () {
+    const live = config.settle
+    if (live !== undefined) {
+      const fiber = yield* Effect.forkChild(effect)
+      yield* Effect.raceFirst(Effect.asVoid(Fiber.await(fiber)), live)
+      return fiber
+    }
+    const fiber = yield* Effect.forkChild(Effect.andThen(Effect.sleep(quietTick), effect))
+    yield* TestClock.adjust(quietTick)
+    return fiber
+  })
 
 // ---------------------------------------------------------------------------
 // Reading an end
@@ -200,7 +224,10 @@ export const concurrent = (makePair: TransportContract.MakePair, config: Config)
         }),
       { concurrency: "unbounded", discard: true }
     )
-    const frames = yield* rb.take(config.fibers * config.perFiber)
+    // Sent after every concurrent send returned, so a duplicate arrives before it.
+    yield* a.send(JsonRpc.notification("concurrent-done"))
+    const through = yield* rb.takeThrough("the frame sent after the concurrent ones", methodIs("concurrent-done"))
+    const frames = through.slice(0, -1)
     const seen = new Map<number, Array<number>>()
     for (const frame of frames) {
       const params = paramsOf(frame)
@@ -211,20 +238,19 @@ export const concurrent = (makePair: TransportContract.MakePair, config: Config)
     for (const fiber of range(config.fibers)) {
       assert.deepStrictEqual(seen.get(fiber), [...range(config.perFiber)], `messages of sender ${fiber}`)
     }
-    yield* config.settle
-    assert.strictEqual(rb.pending.length, 0, "frames beyond those sent (duplicates)")
+    assert.strictEqual(frames.length, config.fibers * config.perFiber, "frames beyond those sent (duplicates)")
   })
 
 export const cancellation = (makePair: TransportContract.MakePair, config: Config) =>
   Effect.gen(function* () {
     const [a, b] = yield* makePair
     const pad = "p".repeat(config.fillSize)
-    const sender = yield* Effect.forkChild(
+    const sender = yield* startQuiet(
+      config,
       Effect.forEach(range(config.fillFrames), (i) => a.send(JsonRpc.notification("fill", { i, pad })), {
         discard: true
       })
     )
-    yield* config.settle
     assert.isUndefined(
       sender.pollUnsafe(),
       `${config.fillFrames} frames were accepted without a reader: send never suspended on a full transport`

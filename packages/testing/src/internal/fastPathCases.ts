@@ -9,8 +9,9 @@ import { assert } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import type * as TransportContract from "../TransportContract.ts"
-import { type Config, methodIs, paramsOf, range, reader } from "./contractCases.ts"
+import { type Config, methodIs, paramsOf, range, reader, startQuiet } from "./contractCases.ts"
 
 /** Which fast paths a transport declares; an end that has one it did not declare fails the suite. */
 export interface FastPaths {
@@ -124,28 +125,27 @@ export const push = (makePair: TransportContract.MakePair, config: Config) =>
         yield* rb.take(1)
         continue
       }
-      const sending = yield* Effect.forkChild(
+      const sending = yield* startQuiet(
+        config,
         Effect.forEach(range(config.messages), (i) => sender.send(JsonRpc.notification("push", { i })), {
           discard: true
         })
       )
+      // Each step returns once everything has come to rest: the receiver then
+      // waits (a frame pushed while it waited counts as a violation), or the
+      // sender is done, or delivery is stuck.
       while (got.length < config.messages) {
-        yield* config.settle
         const source = paused
-        if (source !== undefined) {
-          // Held: nothing more arrives until it resumes.
-          const before = got.length
-          yield* config.settle
-          assert.strictEqual(got.length, before, `${label}: a frame arrived while the receiver waited`)
-          paused = undefined
-          source.resume()
-        } else if (sending.pollUnsafe() !== undefined && got.length < config.messages) {
-          yield* config.settle
-          if (paused === undefined && got.length < config.messages) {
-            assert.fail(`${label}: ${got.length} of ${config.messages} frames arrived`)
-          }
+        if (source === undefined) {
+          assert.fail(`${label}: ${got.length} of ${config.messages} frames arrived`)
         }
+        paused = undefined
+        yield* startQuiet(
+          config,
+          Effect.sync(() => source.resume())
+        )
       }
+      yield* Fiber.join(sending)
       assert.strictEqual(violations, 0, `${label}: frames pushed while paused`)
       assert.deepStrictEqual(got, [...range(config.messages)], `${label}: order`)
       if (paused !== undefined) paused.resume()

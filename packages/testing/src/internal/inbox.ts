@@ -22,10 +22,15 @@ export interface Inbox<A, E> {
   readonly waitFor: <B>(check: () => B | undefined) => Effect.Effect<B | undefined>
 }
 
-/** Reads `source` into an inbox on a fiber of the current scope. `keep` decides what becomes pending. */
+/**
+ * Reads `source` into an inbox on a fiber of the current scope. `keep` decides
+ * what becomes pending; `record` what is recorded at all (a frame it refuses
+ * still wakes the waiters, so a waiter can watch for it through its own state).
+ */
 export const make = Effect.fnUntraced(function* <A, E>(
   source: Stream.Stream<A, E>,
-  keep: (a: A) => boolean = () => true
+  keep: (a: A) => boolean = () => true,
+  record: (a: A) => boolean = () => true
 ): Effect.fn.Return<Inbox<A, E>, never, Scope.Scope> {
   const history: Array<A> = []
   const pending: Array<A> = []
@@ -48,6 +53,7 @@ export const make = Effect.fnUntraced(function* <A, E>(
   yield* Stream.runForEachArray(source, (items) =>
     Effect.sync(() => {
       for (const item of items) {
+        if (!record(item)) continue
         history.push(item)
         if (keep(item)) pending.push(item)
       }

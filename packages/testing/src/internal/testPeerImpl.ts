@@ -19,7 +19,6 @@ import type * as TestPeer from "../TestPeer.ts"
 import * as Inbox from "./inbox.ts"
 import * as Match from "./match.ts"
 import * as RawFrame from "./rawFrame.ts"
-import { yieldTurns } from "./yieldTurns.ts"
 
 /** Makes the error an expectation fails with (the class is TestPeer.ts's). */
 export type Fail = (reason: TestPeer.TestPeerError["reason"], message: string) => TestPeer.TestPeerError
@@ -49,26 +48,63 @@ export const make = Effect.fnUntraced(function* (
 ): Effect.fn.Return<TestPeer.TestPeer, never, Scope.Scope> {
   const codec = options?.codec === true
   const defaultTimeout = options?.timeout ?? Duration.seconds(5)
-  const turns = options?.settleTurns ?? 64
+  const ping = options?.ping ?? true
   const ignore = options?.ignore
   const [mine, theirs] = yield* MemoryTransport.makePair({ capacity: options?.capacity })
+
+  // What the settle barrier watches: frames the code under test handed to its
+  // transport (counted once `send` accepted them), frames that reached this end,
+  // and the answers to the barrier's own pings (kept out of the inbox).
+  let accepted = 0
+  let arrived = 0
+  const answered = new Set<JsonRpc.RequestId>()
+  const barrierPrefix = "effect-mcp-test-peer/settle/"
+  let nextBarrier = 1
+  const isBarrierAnswer = (frame: Transport.Incoming): JsonRpc.RequestId | undefined => {
+    const message = asMessage(frame)
+    return message !== undefined &&
+      JsonRpc.isResponse(message) &&
+      typeof message.id === "string" &&
+      message.id.startsWith(barrierPrefix)
+      ? message.id
+      : undefined
+  }
 
   const encoding = (end: MemoryTransport.End) => (frame: Transport.Outgoing, sendOptions?: Transport.SendOptions) =>
     codec
       ? Effect.flatMap(RawFrame.encode(frame), (wrapped) => end.send(wrapped, sendOptions))
       : end.send(frame, sendOptions)
 
+  const sendTheirs = encoding(theirs)
   const transport: MemoryTransport.End = {
     incoming: Stream.map(theirs.incoming, RawFrame.unwrap),
-    send: encoding(theirs),
+    send: (frame, sendOptions) =>
+      Effect.andThen(
+        sendTheirs(frame, sendOptions),
+        Effect.sync(() => {
+          accepted++
+        })
+      ),
     close: theirs.close
   }
 
-  const inbox = yield* Inbox.make(Stream.map(mine.incoming, RawFrame.unwrap), (frame) => {
-    if (ignore === undefined) return true
-    const message = asMessage(frame)
-    return message === undefined || !ignore(message)
-  })
+  const inbox = yield* Inbox.make(
+    Stream.map(mine.incoming, (frame) => {
+      arrived++
+      return RawFrame.unwrap(frame)
+    }),
+    (frame) => {
+      if (ignore === undefined) return true
+      const message = asMessage(frame)
+      return message === undefined || !ignore(message)
+    },
+    (frame) => {
+      const id = isBarrierAnswer(frame)
+      if (id === undefined) return true
+      answered.add(id)
+      return false
+    }
+  )
 
   const sendOwn = encoding(mine)
   const send = (frame: Transport.Outgoing | string, sendOptions?: Transport.SendOptions) =>
@@ -218,11 +254,43 @@ export const make = Effect.fnUntraced(function* (
   const expectFrame = (match: (frame: Transport.Incoming) => boolean, expectOptions?: TestPeer.ExpectOptions) =>
     expectWith("a frame matching the predicate", (frame) => (match(frame) ? frame : undefined), expectOptions)
 
-  const settle = yieldTurns(turns)
+  /** Waits until every frame the code under test's `send` accepted has reached this end (or it closed). */
+  const arrival = inbox.waitFor(() => (arrived >= accepted ? true : undefined))
+
+  /**
+   * A ping round trip: the code under test answers after everything it sent
+   * before reading the ping, and frames keep their order, so once the answer
+   * is in, so is all of that. A closed end answers nothing and needs no wait.
+   */
+  const pingBarrier = Effect.suspend(() => {
+    const id = `${barrierPrefix}${nextBarrier++}`
+    return send(JsonRpc.request(id, "ping")).pipe(
+      Effect.matchEffect({
+        onFailure: () => Effect.void,
+        onSuccess: () =>
+          inbox
+            .waitFor(() => (answered.has(id) ? true : undefined))
+            .pipe(
+              Effect.timeoutOption(defaultTimeout),
+              Effect.flatMap((outcome) =>
+                Option.isSome(outcome)
+                  ? Effect.void
+                  : Effect.die(
+                      new Error(
+                        `settle: the code under test did not answer the barrier ping within ${Duration.format(Duration.fromInputUnsafe(defaultTimeout))}; make the TestPeer with \`ping: false\` if it does not answer requests`
+                      )
+                    )
+              )
+            )
+      })
+    )
+  })
+
+  const settle = ping ? Effect.andThen(pingBarrier, arrival) : arrival
 
   const expectNothing = (nothingOptions?: { readonly within?: Duration.Input | undefined }) =>
     Effect.andThen(
-      nothingOptions?.within === undefined ? settle : Effect.sleep(nothingOptions.within),
+      nothingOptions?.within === undefined ? settle : Effect.andThen(Effect.sleep(nothingOptions.within), arrival),
       Effect.suspend(() =>
         inbox.pending.length === 0
           ? Effect.void
