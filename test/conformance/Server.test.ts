@@ -10,9 +10,8 @@
  * scenarios). `expected-failures.yml` may excuse only authorization and
  * unbuilt extension scenarios.
  *
- * Client legs (`conformance client --command <apps/conformance-client>`)
- * belong in `Client.test.ts` beside this file, built on the same
- * `ConformanceSuite` support with a `runClient` counterpart of `runServer`.
+ * The suite runs server scenarios one after another, so unlike the client
+ * legs (`test/conformance-client/`) there is no crowd to bound here.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"

@@ -1,6 +1,6 @@
 /**
  * Streamable HTTP pieces: the server child processes (`servers/http*.ts`) and
- * the three clients: effect-mcp's (undici through `NodeHttpClient`), the
+ * the three clients: effect-mcp's (Node's http client through `NodeHttpClient`), the
  * SDK's `StreamableHTTPClientTransport` (fetch), and the floor's bare
  * `node:http` keep-alive POSTs.
  */

@@ -110,15 +110,53 @@ const operands = (
   names: ReadonlyArray<string>
 ): Effect.Effect<{ readonly target: string | undefined; readonly values: ReadonlyArray<string> }, ExitCode.Exit> => {
   const [target, values] = stdioCommand.length > 0 ? [undefined, input.args] : [input.args[0], input.args.slice(1)]
+  // No target at all: that is what to say (Target.resolve says it), not that the arguments are missing.
+  if (target === undefined && stdioCommand.length === 0) return Effect.succeed({ target, values })
   const required = names.filter((n) => !n.endsWith("?")).length
   if (values.length < required || values.length > names.length) {
     const expected = names.map((n) => (n.endsWith("?") ? `[${n.slice(0, -1)}]` : `<${n}>`)).join(" ")
     return Effect.fail(
-      usage(`expected ${expected === "" ? "no arguments" : expected} after the target, got ${values.length}`)
+      usage(`expected ${expected === "" ? "no arguments" : expected} after the target, got ${received(values)}`)
     )
   }
   return Effect.succeed({ target, values })
 }
+
+/** The longest part of one argument a message quotes, and how many it quotes. */
+const quoteChars = 40
+const quoteCount = 4
+
+/** A value as a message quotes it: JSON-quoted, cut to `max` characters. */
+const quoted = (value: string, max = quoteChars): string =>
+  JSON.stringify(value.length <= max ? value : `${value.slice(0, max)}...`)
+
+/** The longest URI a message quotes. */
+const uriChars = 200
+
+/** A server error about a URI, with the URI (the server may not repeat it): the read says which. */
+const aboutUri = (error: McpError.McpError, uri: string): ExitCode.Exit =>
+  new ExitCode.Exit({
+    code: ExitCode.Protocol,
+    message: `server error ${error.code}: ${Target.oneLine(error.message)} (${quoted(uri, uriChars)})`
+  })
+
+/**
+ * What was given, for a message that says it was wrong: `nothing`, or the
+ * count and the first few, each bounded (an argument may be a long JSON text).
+ */
+const received = (values: ReadonlyArray<string>): string => {
+  if (values.length === 0) return "nothing"
+  const shown = values
+    .slice(0, quoteCount)
+    .map((v) => quoted(v))
+    .join(" ")
+  const more = values.length > quoteCount ? ` and ${values.length - quoteCount} more` : ""
+  return `${values.length} (${shown}${more})`
+}
+
+/** The JSON type of a parsed value, for a message. */
+const jsonType = (value: unknown): string =>
+  value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`
 
 /** A JSON object given on the command line (tool or prompt arguments). */
 const jsonObject = (text: string | undefined): Effect.Effect<{ readonly [key: string]: unknown }, ExitCode.Exit> => {
@@ -127,11 +165,13 @@ const jsonObject = (text: string | undefined): Effect.Effect<{ readonly [key: st
   try {
     parsed = JSON.parse(text)
   } catch (e) {
-    return Effect.fail(usage(`the arguments are not JSON: ${(e as Error).message}`))
+    return Effect.fail(usage(`the arguments are not JSON (${(e as Error).message}): ${quoted(text)}`))
   }
   return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
     ? Effect.succeed(parsed as { readonly [key: string]: unknown })
-    : Effect.fail(usage('the arguments must be a JSON object, like \'{"name": "value"}\''))
+    : Effect.fail(
+        usage(`the arguments must be a JSON object, like '{"name": "value"}', got ${jsonType(parsed)}: ${quoted(text)}`)
+      )
 }
 
 const connectionLost = new Set(["RequestTimeout", "SessionClosed", "SessionExpired", "TransportError"])
@@ -139,7 +179,17 @@ const connectionLost = new Set(["RequestTimeout", "SessionClosed", "SessionExpir
 /** The exit code and one-line message of a failure of a command. */
 export const classify = (error: unknown): ExitCode.Exit => {
   if (error instanceof ExitCode.Exit) return error
+  return withCause(classified(error), error)
+}
+
+const withCause = (exit: ExitCode.Exit, cause: unknown): ExitCode.Exit =>
+  new ExitCode.Exit({ code: exit.code, message: exit.message, cause })
+
+const classified = (error: unknown): ExitCode.Exit => {
   if (McpError.isMcpError(error)) {
+    // A resource error carries its URI in `data` (the server repeats it once, there): say which.
+    const uri = (error.data as { readonly uri?: unknown } | undefined)?.uri
+    if (typeof uri === "string" && !error.message.includes(uri)) return aboutUri(error, uri)
     return new ExitCode.Exit({
       code: ExitCode.Protocol,
       message: `server error ${error.code}: ${Target.oneLine(error.message)}`
@@ -194,7 +244,7 @@ const connect = (
           : error.reason === "Timeout"
             ? ExitCode.Connection
             : ExitCode.Protocol
-      return new ExitCode.Exit({ code, message: `cannot connect: ${Target.oneLine(error.message)}` })
+      return new ExitCode.Exit({ code, message: `cannot connect: ${Target.oneLine(error.message)}`, cause: error })
     })
   )
 
@@ -268,8 +318,11 @@ const resources = command("resources", "List the server's resources and resource
 )
 
 const read = command("read", "Read a resource by URI", ["uri"], (client, [uri], input) =>
-  Effect.flatMap(client.readResource(uri!, requestOptions(input)), (result) =>
-    print(input, result, () => Render.readResult(result))
+  client.readResource(uri!, requestOptions(input)).pipe(
+    Effect.mapError((error) =>
+      McpError.isMcpError(error) && !error.message.includes(uri!) ? withCause(aboutUri(error, uri!), error) : error
+    ),
+    Effect.flatMap((result) => print(input, result, () => Render.readResult(result)))
   )
 )
 
@@ -385,6 +438,8 @@ export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, C
         )
       }
       const exit = classify(error)
+      // With --json the failure is a JSON object on stderr, so a script reads its fields rather than the text.
+      if (own.includes("--json")) return Effect.as(Console.error(JSON.stringify(Render.errorReport(exit))), exit.code)
       return Effect.as(exit.message === "" ? Effect.void : Console.error(`effect-mcp: ${exit.message}`), exit.code)
     })
   )

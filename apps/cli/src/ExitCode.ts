@@ -36,5 +36,7 @@ export type ExitCode =
  */
 export class Exit extends Schema.TaggedError<Exit>()("Exit", {
   code: Schema.Int,
-  message: Schema.String
+  message: Schema.String,
+  /** The error behind it, for `--json`'s structured report (never printed whole: no stack reaches the output). */
+  cause: Schema.optional(Schema.Defect())
 }) {}

@@ -4,6 +4,7 @@
  * stderr while a call reports progress (only on a terminal: piped stderr
  * gets nothing, so logs and scripts stay clean).
  */
+import * as Transport from "@effect-mcp/engine/Transport"
 import type * as Content from "@effect-mcp/protocol/Content"
 import type * as Logging from "@effect-mcp/protocol/Logging"
 import type * as Prompts from "@effect-mcp/protocol/Prompts"
@@ -21,9 +22,25 @@ const table = (rows: ReadonlyArray<readonly [string, string]>): string => {
   return rows.map(([name, text]) => (text === "" ? name : `${name.padEnd(width)}  ${text}`)).join("\n")
 }
 
-/** Tools: one line each, name and the first line of the description. */
+/** A tool's arguments from its input schema's `properties`, `*` marking the `required` ones. */
+const toolArguments = (tool: Tools.Tool): ReadonlyArray<string> => {
+  const schema = tool.inputSchema as { readonly properties?: unknown; readonly required?: unknown }
+  const properties = typeof schema.properties === "object" && schema.properties !== null ? schema.properties : {}
+  const required = new Set(Array.isArray(schema.required) ? schema.required : [])
+  return Object.keys(properties).map((name) => (required.has(name) ? `${name}*` : name))
+}
+
+/** Tools: name, the first line of the description, and the arguments (`*` marks a required one), as `prompts`. */
 export const tools = (list: ReadonlyArray<Tools.Tool>): string =>
-  list.length === 0 ? "(no tools)" : table(list.map((t) => [t.name, firstLine(t.description ?? t.title)]))
+  list.length === 0
+    ? "(no tools)"
+    : table(
+        list.map((t) => {
+          const args = toolArguments(t)
+          const text = firstLine(t.description ?? t.title)
+          return [t.name, args.length === 0 ? text : `${text} (${args.join(", ")})`.trim()]
+        })
+      )
 
 /** Prompts: name, description, and the arguments (`*` marks a required one). */
 export const prompts = (list: ReadonlyArray<Prompts.Prompt>): string =>
@@ -130,4 +147,45 @@ export const progressLine = (
       drawn = false
     }
   }
+}
+
+/** What `--json` prints on stderr for a failure: the exit code, the one-line message, and what matches. */
+export interface ErrorReport {
+  readonly error: {
+    readonly exitCode: number
+    readonly message: string
+    /** The failure's tag (`InitializeError`, `RequestTimeout`, `ResourceNotFound`, ...). */
+    readonly type?: string | undefined
+    /** Its `reason` (`InitializeError`: `Transport`, `Timeout`, `Rejected`, ...). */
+    readonly reason?: string | undefined
+    /** The system error code behind it (`ECONNREFUSED`, `ENOTFOUND`, `ENOENT`, ...). */
+    readonly systemCode?: string | undefined
+    /** A JSON-RPC error's code and data, as the server sent them. */
+    readonly rpcCode?: number | undefined
+    readonly data?: unknown
+  }
+}
+
+/**
+ * A failure as `--json` reports it. Only named fields are read from the
+ * error behind it: its message is already the one line, and a stack or a
+ * nested cause (which may quote a request's headers) is never printed.
+ */
+export const errorReport = (exit: { readonly code: number; readonly message: string; readonly cause?: unknown }) => {
+  const cause = exit.cause as
+    | { readonly _tag?: unknown; readonly reason?: unknown; readonly code?: unknown; readonly data?: unknown }
+    | undefined
+  const error: { -readonly [K in keyof ErrorReport["error"]]: ErrorReport["error"][K] } = {
+    exitCode: exit.code,
+    message: exit.message
+  }
+  if (typeof cause?._tag === "string") error.type = cause._tag
+  if (typeof cause?.reason === "string") error.reason = cause.reason
+  const systemCode = Transport.systemErrorCode(cause)
+  if (systemCode !== undefined) error.systemCode = systemCode
+  if (typeof cause?.code === "number") {
+    error.rpcCode = cause.code
+    if (cause.data !== undefined) error.data = cause.data
+  }
+  return { error } satisfies ErrorReport
 }

@@ -47,7 +47,13 @@ export const resolve = (input: Input): Effect.Effect<Target, ExitCode.Exit, File
   }
   return McpConfig.load(input.config).pipe(
     Effect.mapError(
-      (e) => new ExitCode.Exit({ code: ExitCode.Target, message: `${input.config}: ${oneLine(e.message)}` })
+      (e) =>
+        new ExitCode.Exit({
+          code: ExitCode.Target,
+          // The error names the file already when it was read from one.
+          message: e.message.includes(input.config) ? oneLine(e.message) : `${input.config}: ${oneLine(e.message)}`,
+          cause: e
+        })
     ),
     Effect.flatMap((config) => {
       const server = config.mcpServers[target]
@@ -63,5 +69,15 @@ export const resolve = (input: Input): Effect.Effect<Target, ExitCode.Exit, File
   )
 }
 
-/** `text` on one line: the errors go to a terminal or a log, one line each. */
-export const oneLine = (text: string): string => text.replace(/\s*\n\s*/g, "; ").trim()
+/**
+ * `text` on one line: the errors go to a terminal or a log, one line each.
+ * Lines are joined with "; ", except after a colon (`stderr ends with:` and
+ * its lines read `stderr ends with: a; b`); a colon that ends the text (an
+ * empty tail) is dropped.
+ */
+export const oneLine = (text: string): string =>
+  text
+    .replace(/:\s*\n\s*/g, ": ")
+    .replace(/\s*\n\s*/g, "; ")
+    .replace(/[\s:;]+$/, "")
+    .trim()

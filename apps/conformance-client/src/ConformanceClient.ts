@@ -11,9 +11,9 @@ import * as McpClient from "@effect-mcp/client/McpClient"
 import * as RootsHandler from "@effect-mcp/client/RootsHandler"
 import * as SamplingHandler from "@effect-mcp/client/SamplingHandler"
 import * as StreamableHttpClient from "@effect-mcp/engine/StreamableHttpClient"
+import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
-import * as PlatformNodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
@@ -44,13 +44,14 @@ const handlers = Layer.mergeAll(
   RootsHandler.layer([])
 )
 
-/** The HTTP client of the transport: undici, logging in through `auth` when given. */
+/**
+ * The HTTP client of the transport: platform-node's (a POST that met a keep-alive connection the server had just
+ * closed is sent again on a new one), logging in through `auth` when given.
+ */
 const httpClient = (url: string, auth: Layer.Layer<OAuthClient.OAuthClient> | undefined) =>
   auth === undefined
-    ? PlatformNodeHttpClient.layerUndici
-    : OAuthHttpClient.layer({ serverUrl: url }).pipe(
-        Layer.provide(Layer.merge(PlatformNodeHttpClient.layerUndici, auth))
-      )
+    ? NodeHttpClient.layer
+    : OAuthHttpClient.layer({ serverUrl: url }).pipe(Layer.provide(Layer.merge(NodeHttpClient.layer, auth)))
 
 const connect = (
   url: string,

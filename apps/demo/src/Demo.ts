@@ -129,7 +129,8 @@ export const respawn = (
             const how = failure.signal ?? (failure.exitCode === undefined ? "" : `exit ${failure.exitCode}`)
             // The message ends with the tail of the server's stderr: its first line says what happened.
             const what = failure.message.split("\n", 1)[0]!.replace(/[;:]? ?stderr ends with:?$/, "")
-            return more(`${status._tag}: ${what}${how === "" ? "" : ` (${how})`}`)
+            // The signal or exit code once: the message may already name it ("exited on SIGKILL").
+            return more(`${status._tag}: ${what}${how === "" || what.includes(how) ? "" : ` (${how})`}`)
           }
           case "Connecting":
             return more(`Connecting (attempt ${status.attempt})`)

@@ -27,7 +27,25 @@ export interface Options {
   readonly timeout?: Duration.Input | undefined
   /** Allows `http:` URLs (loopback servers in tests); `https:` only otherwise. */
   readonly allowInsecureRequests?: boolean | undefined
+  /**
+   * The MCP revision named in the `MCP-Protocol-Version` header of every
+   * discovery request (2025-03-26 on: clients MUST send it, so that a server
+   * can answer for that revision); {@link defaultProtocolVersion} by default.
+   */
+  readonly protocolVersion?: string | undefined
 }
+
+/**
+ * The revision discovery names when none is given: the newest whose
+ * authorization this client implements (protected resource metadata, RFC
+ * 9728, with the 2025-03-26 fallbacks).
+ */
+export const defaultProtocolVersion = "2025-11-25"
+
+/** The header every discovery request carries. */
+const protocolHeader = (options: Options | undefined) => ({
+  "mcp-protocol-version": options?.protocolVersion ?? defaultProtocolVersion
+})
 
 /** Everything discovery found for one MCP server. */
 export interface Discovered {
@@ -98,11 +116,16 @@ type Fetched =
   | { readonly _tag: "Found"; readonly document: unknown }
   | { readonly _tag: "Absent"; readonly status: number }
 
-const getJson = (url: URL, http: Http.HttpOptions, step: string): Effect.Effect<Fetched, DiscoveryFailed> =>
+const getJson = (
+  url: URL,
+  http: Http.HttpOptions,
+  step: string,
+  headers: Readonly<Record<string, string>>
+): Effect.Effect<Fetched, DiscoveryFailed> =>
   Http.attempt(
     async (): Promise<Fetched> => {
       const response = await fetch(url, {
-        headers: { accept: "application/json" },
+        headers: { accept: "application/json", ...headers },
         redirect: "manual",
         signal: AbortSignal.timeout(http.timeoutMs)
       })
@@ -149,7 +172,7 @@ export const protectedResourceMetadata = (
       if (typeof url === "string") {
         return yield* new DiscoveryFailed({ step: prmStep, url: candidate, detail: url })
       }
-      const fetched = yield* getJson(url, http, prmStep)
+      const fetched = yield* getJson(url, http, prmStep, protocolHeader(options))
       if (fetched._tag === "Absent") {
         statuses.push(`${url.href} ${fetched.status}`)
         continue
@@ -193,7 +216,11 @@ export const authorizationServerMetadata = (
     const fetchWith = (algorithm: "oauth2" | "oidc") =>
       Http.attempt(
         async () => {
-          const response = await oauth.discoveryRequest(url, { ...Http.requestOptions(http), algorithm })
+          const response = await oauth.discoveryRequest(url, {
+            ...Http.requestOptions(http),
+            headers: protocolHeader(options),
+            algorithm
+          })
           return oauth.processDiscoveryResponse(sameOrigin ? await issuerAtOrigin(url, response) : url, response)
         },
         (detail) => new DiscoveryFailed({ step: asStep, url: issuer, detail: `${algorithm}: ${detail}` })

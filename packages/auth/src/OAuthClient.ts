@@ -19,10 +19,10 @@ import * as Challenge from "./Challenge.ts"
 import { ClientRegistration } from "./ClientRegistration.ts"
 import * as Discovery from "./Discovery.ts"
 import * as Grants from "./internal/grants.ts"
-import { DiscoveryFailed, type OAuthClientError } from "./OAuthClientError.ts"
+import { AuthorizationFailed, DiscoveryFailed, type OAuthClientError } from "./OAuthClientError.ts"
 import * as ProtectedResourceMetadata from "./ProtectedResourceMetadata.ts"
 import { TokenStore, type Tokens } from "./TokenStore.ts"
-import { UserAgent } from "./UserAgent.ts"
+import { checkRedirectUri, UserAgent } from "./UserAgent.ts"
 import { Dpop } from "./Dpop.ts"
 import { jwtBearer, jwtBearerGrantType } from "./internal/assertionGrants.ts"
 import type * as JwtBearer from "./JwtBearer.ts"
@@ -92,6 +92,15 @@ export const make = (options: Options = {}): Effect.Effect<OAuthClientShape, nev
     const grant = options.grant ?? "authorization_code"
     const marginMs = Duration.toMillis(options.expiryMargin ?? Duration.seconds(30))
     const lock = yield* Semaphore.make(1)
+    // Redirect URIs must be loopback or HTTPS (UserAgent.checkRedirectUri): checked whatever made the user agent.
+    const invalidRedirect =
+      grant === "authorization_code" && Option.isSome(userAgent)
+        ? checkRedirectUri(userAgent.value.redirectUri)
+        : undefined
+    const redirectRefused =
+      invalidRedirect === undefined
+        ? undefined
+        : new AuthorizationFailed({ step: "redirect uri", detail: invalidRedirect.message })
     // What discovery and registration found per server, so a refresh needs neither again.
     const known = new Map<string, Known>()
 
@@ -108,6 +117,8 @@ export const make = (options: Options = {}): Effect.Effect<OAuthClientShape, nev
       granted?: ReadonlyArray<string> | undefined
     ) =>
       Effect.gen(function* () {
+        // Before anything is sent: a user agent made by hand bypasses `UserAgent.make`'s check.
+        if (redirectRefused !== undefined) return yield* redirectRefused
         const discovered = yield* Discovery.discover(key, wwwAuthenticate, options)
         const credentials = yield* registration.register(discovered.authorizationServer, {
           redirectUris: grant === "authorization_code" && Option.isSome(userAgent) ? [userAgent.value.redirectUri] : [],

@@ -39,6 +39,7 @@ import type * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
 import type * as ClientError from "./ClientError.ts"
 import type * as ElicitationForm from "./ElicitationForm.ts"
+import type * as RootsHandler from "./RootsHandler.ts"
 import * as Internal from "./internal/client.ts"
 import type * as Hub from "./internal/hub.ts"
 import type * as TaskRequests from "./TaskRequests.ts"
@@ -117,6 +118,8 @@ export type StructuredToolResult<A> = {
  * message could not be delivered (the server is unreachable, say), as
  * opposed to an error the server answered. `TaskError`: a tool call run as
  * a task came to no result (the task was cancelled, or failed without an error).
+ * `InvalidRoot`: on 2026-07-28 the server asked for the roots and the client's
+ * list held a root that is not a `file://` URI (nothing was sent).
  */
 export type CallError =
   | Peer.CallError
@@ -125,6 +128,7 @@ export type CallError =
   | ClientError.InvalidResult
   | ClientError.InputRequiredError
   | ElicitationForm.FormError
+  | RootsHandler.InvalidRoot
   | ClientError.TaskError
 
 /** What a typed tool call can fail with. */

@@ -15,7 +15,7 @@ import * as Gate from "./internal/gate.ts"
 import type * as Peer from "./Peer.ts"
 import type * as PeerError from "./PeerError.ts"
 import * as Session from "./Session.ts"
-import type * as Transport from "./Transport.ts"
+import * as Transport from "./Transport.ts"
 
 /** The client role's settings: who it is, what it declares, which revisions it speaks, and its handlers. */
 export interface Options {
@@ -57,7 +57,12 @@ const asObject = (u: unknown): { readonly [key: string]: unknown } =>
 /** Negotiates with the server over the current transport and returns the ready session. */
 export const make = Effect.fnUntraced(function* (options: Options) {
   const supportedVersions = options.supportedVersions ?? ProtocolVersion.all
-  const statelessVersion = ProtocolVersion.newest(supportedVersions.filter((v) => Registry.get(v).stateless))
+  const transport = yield* Transport.Transport
+  /** False when the transport cannot carry a stateless revision: then `initialize` is the first message. */
+  const carriesStateless = () => transport.carriesStateless?.() !== false
+  const statelessVersion = carriesStateless()
+    ? ProtocolVersion.newest(supportedVersions.filter((v) => Registry.get(v).stateless))
+    : undefined
   const statelessMeta = (revision: { readonly version: string }) => ({
     [Gate.META_PROTOCOL_VERSION]: revision.version,
     [Gate.META_CLIENT_CAPABILITIES]: options.capabilities,
@@ -157,6 +162,11 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       // Servers of earlier revisions answer the probe with some other error: fall back to the handshake.
       Effect.catchTag(["MethodNotFound", "InvalidRequest", "InvalidParams", "JsonRpcError", "RequestTimeout"], () =>
         Effect.succeed(retry(supportedVersions, false))
+      ),
+      // The transport found, on this first request, that it cannot carry it (a Streamable HTTP client that
+      // fell back to legacy HTTP+SSE): the probe never reached the server, `initialize` goes first.
+      Effect.catchTag("TransportError", (error) =>
+        carriesStateless() ? Effect.fail(error) : Effect.succeed(retry(supportedVersions, false))
       )
     )
 

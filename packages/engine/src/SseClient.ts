@@ -65,7 +65,9 @@ export const make = (
     return {
       endpoint: connection.endpoint,
       incoming: Stream.fromQueue(incoming),
-      send: (frame) => Effect.suspend(() => (closed ? Effect.fail(closedError) : connection.post(frame)))
+      send: (frame) => Effect.suspend(() => (closed ? Effect.fail(closedError) : connection.post(frame))),
+      // No 2026-07-28 server speaks this transport: a client opens with `initialize`, never `server/discover`.
+      carriesStateless: () => false
     } satisfies SseClientShape
   })
 

@@ -42,6 +42,7 @@ import * as Stdio from "effect/Stdio"
 import * as Stream from "effect/Stream"
 import * as Inbox from "./internal/stdioInbox.ts"
 import * as Outbox from "./internal/stdioOutbox.ts"
+import * as StdioStart from "./internal/stdioStart.ts"
 import { Tail } from "./internal/stdioTail.ts"
 import * as McpMetrics from "./McpMetrics.ts"
 import * as Transport from "./Transport.ts"
@@ -150,6 +151,17 @@ const lastLines = (text: string): string => {
   if (tail.length > messageTailChars) tail = tail.slice(tail.length - messageTailChars)
   return tail
 }
+
+/**
+ * The error of a server process that could not be started, naming the
+ * command and why, from the system error code along `cause`'s chain:
+ * "failed to start the server process `x`: not found (ENOENT)". Every
+ * `Launch` fails with it.
+ */
+export const startFailed: (
+  options: { readonly command: string; readonly cwd?: string | undefined },
+  cause: unknown
+) => Transport.TransportError = StdioStart.startFailed
 
 /**
  * The `ServerExited` behind an error, if that is what it was: found along the
@@ -405,7 +417,24 @@ export const makeClientWith = Effect.fnUntraced(function* (
   })
   // A descendant that inherited the child's stdout could hold it open after the child exited.
   yield* exited.pipe(Effect.andThen(Effect.sleep(exitGrace)), Effect.andThen(inbox.halt()), Effect.forkScoped)
-  const incoming = inbox.stream.pipe(Stream.concat(Stream.fromEffectDrain(afterStdout)))
+  // A process that dies at start can break its stdout pipe before its exit is seen: the exit (code or signal,
+  // stderr tail) is the root cause, and is what the error says when it follows within the grace.
+  const readFailed = (error: Transport.TransportError) =>
+    Effect.flatMap(closeStarted ? Effect.succeedNone : Effect.timeoutOption(exited, exitGrace), (exit) =>
+      Option.isSome(exit) && exit.value.code !== 0
+        ? Effect.flatMap(exitError(exit.value), Effect.fail)
+        : Effect.fail(
+            new Transport.TransportError({
+              reason: error.reason,
+              message: `${error.message}: ${StdioStart.describe(error.cause)}`,
+              cause: error.cause
+            })
+          )
+    )
+  const incoming = inbox.stream.pipe(
+    Stream.catch((error) => Stream.fromEffectDrain(readFailed(error))),
+    Stream.concat(Stream.fromEffectDrain(afterStdout))
+  )
 
   // Waits up to `grace` for the exit after `signal`; true when it came.
   const signalAndWait = (signal: Signal, grace: Duration.Input) =>

@@ -17,7 +17,9 @@
  *
  * A server that answers the first POST with a 4xx that is not JSON-RPC is
  * taken for a 2024-11-05 HTTP+SSE server: the transport opens the event
- * stream at the same URL and continues over the legacy transport.
+ * stream at the same URL and continues over the legacy transport. A
+ * `server/discover` probe (2026-07-28) is not sent there: it fails, and the
+ * session opens the legacy server with `initialize` (`carriesStateless`).
  */
 import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import type * as Cause from "effect/Cause"
@@ -122,6 +124,16 @@ const millis = (input: Duration.Input | undefined, fallback: number) =>
 // The handshake is sent and answered before anything else, so it may block `send`.
 const handshakeMethods = new Set(["initialize", "server/discover"])
 
+/** A stateless request met a server that fell back to legacy HTTP+SSE: it is not sent there. */
+const legacyOnly = new Transport.TransportError({
+  reason: "Protocol",
+  message: "the server speaks only the legacy HTTP+SSE transport, which carries no 2026-07-28 request"
+})
+
+/** True when the frame holds a request of a stateless revision (its `_meta` names one). */
+const hasStatelessRequest = (frame: Transport.Outgoing): boolean =>
+  Sniff.messagesOf(frame).some((m) => JsonRpc.isRequest(m) && Headers.isStatelessVersion(Headers.metaVersionOf(m)))
+
 interface InFlight {
   /** The ids the POST's reader still waits for (shared with it). */
   readonly pending: Set<JsonRpc.RequestId>
@@ -199,6 +211,9 @@ export const make = Effect.fnUntraced(function* (options: Options) {
         onEnd: (error) => (error === undefined ? session.end() : session.fail(error))
       }).pipe(Scope.provide(scope))
       legacy = connection
+      // A legacy server speaks no stateless revision: a request of one (the `server/discover` probe) is not
+      // sent there. Its failure, with `carriesStateless` now false, has the session open with `initialize`.
+      if (hasStatelessRequest(frame)) return yield* Effect.fail(legacyOnly)
       yield* connection.post(frame)
     })
 
@@ -310,6 +325,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
     },
     /** Which transport is in use. */
     mode: () => (legacy === undefined ? "streamable" : "sse"),
+    carriesStateless: () => legacy === undefined,
     expired: session.expired,
     terminate,
     renew

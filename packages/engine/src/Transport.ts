@@ -11,6 +11,7 @@ import type * as Effect from "effect/Effect"
 import type * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
+import * as NetCause from "./internal/netCause.ts"
 
 /**
  * One received frame: a message or a batch, or the reason it could not be
@@ -36,6 +37,14 @@ export class TransportError extends Schema.TaggedError<TransportError>()("Transp
   message: Schema.String,
   cause: Schema.optional(Schema.Defect())
 }) {}
+
+/**
+ * The system error code behind a failure (`ECONNREFUSED`, `ENOTFOUND`,
+ * `ENOENT`, a TLS certificate code, undici's `UND_ERR_*`), found along its
+ * chain of causes: what a caller matches on to tell "nothing listens" from
+ * "no such host" (the messages say it in words).
+ */
+export const systemErrorCode: (error: unknown) => string | undefined = NetCause.codeOf
 
 /** A connection to the other side: frames in as a Stream, frames out with `send`. */
 export interface TransportShape {
@@ -83,6 +92,16 @@ export interface TransportShape {
    * annotated (`mcp.session.id`), only with tracing on.
    */
   readonly sessionId?: (() => string | undefined) | undefined
+  /**
+   * Optional: false when the transport cannot carry the stateless revisions
+   * (2026-07-28, which a client opens with `server/discover`); missing means
+   * it can. The legacy HTTP+SSE transport says false, and so does a
+   * Streamable HTTP client once it fell back to it: a client session then
+   * opens with `initialize` (from 2025-03-26 initialization MUST be the first
+   * interaction). Read before the handshake and again when its first request
+   * failed on the transport.
+   */
+  readonly carriesStateless?: (() => boolean) | undefined
 }
 
 /** A transport pushing frames to a `Receiver`: it pauses when `push` says so, until `resume`. */

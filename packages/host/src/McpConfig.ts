@@ -94,6 +94,28 @@ const pathOf = (path: ReadonlyArray<unknown> | undefined): string | undefined =>
 const isRecord = (u: unknown): u is { readonly [key: string]: unknown } =>
   typeof u === "object" && u !== null && !Array.isArray(u)
 
+/** The longest part of a configured value an error quotes. */
+const quoteChars = 60
+
+/**
+ * What a wrong field holds, for its error: the value (cut to `quoteChars`),
+ * but only its type under `headers` and `env`, which carry tokens and keys.
+ */
+const received = (entry: { readonly [key: string]: unknown }, field: string | undefined): string => {
+  if (field === undefined) return ""
+  const keys = field.split(".")
+  let value: unknown = entry
+  for (const key of keys) {
+    if (typeof value !== "object" || value === null) return ""
+    value = (value as { readonly [key: string]: unknown })[key]
+  }
+  if (value === undefined) return ""
+  const type = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`
+  if (keys[0] === "headers" || keys[0] === "env") return `, got ${type}`
+  const text = JSON.stringify(value) ?? type
+  return `, got ${text.length <= quoteChars ? text : `${text.slice(0, quoteChars)}...`}`
+}
+
 const remoteTypes: ReadonlySet<unknown> = new Set(["http", "streamable-http", "sse"])
 
 const invalid = (server: string | undefined, field: string | undefined, detail: string) =>
@@ -126,7 +148,8 @@ const decodeServer = (name: string, entry: unknown): Result.Result<ServerConfig,
   const decoded: Result.Result<ServerConfig, Schema.SchemaError> = stdio ? decodeStdio(entry) : decodeRemote(entry)
   return Result.mapError(decoded, (error) => {
     const first = formatter(error.issue).issues[0]
-    return invalid(name, pathOf(first?.path), first?.message ?? error.message)
+    const field = pathOf(first?.path)
+    return invalid(name, field, `${first?.message ?? error.message}${received(entry, field)}`)
   })
 }
 
@@ -150,6 +173,18 @@ export const decode = (input: unknown): Effect.Effect<Config, ConfigError> =>
     }
     return Effect.succeed({ mcpServers: out })
   })
+
+/** Why a file could not be read, in a few words: the file system's own message repeats the path and the call. */
+const readFailure = (cause: { readonly message: string; readonly reason?: unknown }): string => {
+  const tag = (cause.reason as { readonly _tag?: unknown } | undefined)?._tag
+  return tag === "NotFound"
+    ? "no such file"
+    : tag === "PermissionDenied"
+      ? "permission denied"
+      : tag === "BadResource"
+        ? "not a file"
+        : cause.message
+}
 
 /** Parses JSON text and decodes it (see `decode`). */
 export const parse = (text: string, path?: string): Effect.Effect<Config, ConfigError> =>
@@ -181,7 +216,8 @@ export const load = (path: string): Effect.Effect<Config, ConfigError, FileSyste
       .readFileString(path)
       .pipe(
         Effect.mapError(
-          (cause) => new ConfigError({ reason: "Read", path, message: `cannot read ${path}: ${cause.message}`, cause })
+          (cause) =>
+            new ConfigError({ reason: "Read", path, message: `cannot read ${path}: ${readFailure(cause)}`, cause })
         )
       )
     return yield* parse(text, path)

@@ -50,6 +50,8 @@ export interface ServerOptions {
    * out), and the longest the call waits for a turn, and for a reconnect, before it is sent.
    */
   readonly callTimeout?: Duration.Input | undefined
+  /** How long a connection to this server may take to be ready (a slow-starting process, a remote far away). */
+  readonly startTimeout?: Duration.Input | undefined
 }
 
 /** How the host connects, supervises, names and routes. */
@@ -59,7 +61,11 @@ export interface Options {
   readonly config: McpConfig.Config
   /** The rest of each client's options (revisions, Peer limits, handshake timeout, ...). */
   readonly client?: Omit<McpClient.Options, "clientInfo"> | undefined
-  /** How long a connection may take to be ready (spawning a process included). Default 30 seconds. */
+  /**
+   * How long a connection may take to be ready (spawning a process, the transport, the handshake). A server
+   * still silent then (an HTTP server that accepts and never answers) is `Degraded` and retried under
+   * `reconnect`, while the others serve. Default 30 seconds.
+   */
   readonly startTimeout?: Duration.Input | undefined
   /**
    * When to connect again after a connection was lost or could not be made;
@@ -237,11 +243,19 @@ export const make = (options: Options): Effect.Effect<McpHostShape, never, Conne
             },
       concurrency: options.concurrency ?? 16,
       statusChanges,
-      onListing: rebuild
+      onListing: rebuild,
+      warnedCapabilities: new Set()
     }
     for (const name of names) {
-      const concurrency = options.servers?.[name]?.concurrency ?? settings.concurrency
-      slots.set(name, yield* Supervisor.makeSlot(name, options.config.mcpServers[name]!, concurrency))
+      const own = options.servers?.[name]
+      const startTimeout =
+        own?.startTimeout === undefined ? settings.startTimeout : Duration.fromInputUnsafe(own.startTimeout)
+      slots.set(
+        name,
+        yield* Supervisor.makeSlot(name, options.config.mcpServers[name]!, own?.concurrency ?? settings.concurrency, {
+          startTimeout
+        })
+      )
     }
     // Made before the supervisors are forked, so closed after they are interrupted (finalizers run in reverse).
     const connections = yield* Scope.fork(yield* Effect.scope)

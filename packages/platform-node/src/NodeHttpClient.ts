@@ -1,16 +1,54 @@
 /**
- * Node wiring for the engine's HTTP client transports: an `HttpClient` backed
- * by undici, and the Streamable HTTP and legacy SSE transports over it.
+ * Node wiring for the engine's HTTP client transports: an `HttpClient` on
+ * Node's `http`/`https` with keep-alive connections, and the Streamable HTTP
+ * and legacy SSE transports over it.
  */
 import * as SseClient from "@effect-mcp/engine/SseClient"
 import * as StreamableHttpClient from "@effect-mcp/engine/StreamableHttpClient"
 import type * as Transport from "@effect-mcp/engine/Transport"
 import * as PlatformNodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import type * as HttpClient from "effect/http/HttpClient"
+import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
+import * as Http from "node:http"
+import * as Https from "node:https"
+import * as KeepAlive from "./internal/keepAlive.ts"
 
-/** An undici-backed `HttpClient` with its own connection pool. */
-export const layer: Layer.Layer<HttpClient.HttpClient> = PlatformNodeHttpClient.layerUndici
+/** A client over a pair of agents closed with the scope. */
+const client = (http: () => Http.Agent, https: () => Https.Agent) =>
+  PlatformNodeHttpClient.makeNodeHttp.pipe(
+    Effect.provideServiceEffect(
+      PlatformNodeHttpClient.HttpAgent,
+      Effect.all({
+        http: Effect.acquireRelease(Effect.sync(http), (agent) => Effect.sync(() => agent.destroy())),
+        https: Effect.acquireRelease(Effect.sync(https), (agent) => Effect.sync(() => agent.destroy()))
+      })
+    )
+  )
+
+/**
+ * An `HttpClient` on Node's `http`/`https` with its own pool of keep-alive
+ * connections, closed with the layer. A request written on a reused
+ * connection that the server had already closed (its idle timeout racing the
+ * request: `ECONNRESET` before any byte of a response) is sent once more on a
+ * new connection; a request that may have reached the server is never resent,
+ * its failure is reported. See "Connections" in docs/clients.md.
+ */
+export const layer: Layer.Layer<HttpClient.HttpClient> = Layer.effect(
+  HttpClient.HttpClient,
+  Effect.gen(function* () {
+    const pooled = yield* client(
+      () => new KeepAlive.HttpAgent({ keepAlive: true }),
+      () => new KeepAlive.HttpsAgent({ keepAlive: true })
+    )
+    // Keeps no connection, so the one resend opens a new one.
+    const fresh = yield* client(
+      () => new Http.Agent({ keepAlive: false }),
+      () => new Https.Agent({ keepAlive: false })
+    )
+    return KeepAlive.resendUnsent(pooled, fresh)
+  })
+)
 
 /**
  * A Streamable HTTP client transport (falling back to legacy SSE) over Node's HTTP stack.

@@ -1,6 +1,6 @@
 /**
  * Node wiring of effect-mcp: stdio transports over this process and over
- * child processes, and the HTTP transports over Node's http server and undici.
+ * child processes, and the HTTP transports over Node's http server and client.
  *
  * @packageDocumentation
  * @module @effect-mcp/platform-node

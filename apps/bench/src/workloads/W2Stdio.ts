@@ -13,7 +13,7 @@ import type { Pair } from "../Pair.ts"
 import * as Sdk from "../Sdk.ts"
 import type { Metric } from "../Table.ts"
 import { byMode, type Candidate, rounds, type Workload } from "../Workload.ts"
-import { latencyMetrics, standardRatios } from "./common.ts"
+import { cpuMetric, latencyMetrics, standardRatios } from "./common.ts"
 import * as W2ColdStart from "./W2ColdStart.ts"
 
 interface Started {
@@ -56,6 +56,7 @@ export const candidates: ReadonlyArray<Spawned> = [
 
 const metrics: ReadonlyArray<Metric> = [
   ...latencyMetrics("seq"),
+  cpuMetric("seq"),
   { key: "coldStart", label: "cold start ms", digits: 0 },
   { key: "coldStartBundled", label: "cold start ms, bundled", digits: 0 }
 ]
@@ -99,6 +100,7 @@ export const workload: Workload = {
             seqRate: sequential.callsPerSecond,
             seqP50: sequential.p50 * 1000,
             seqP99: sequential.p99 * 1000,
+            seqCpu: sequential.cpuPerCall,
             coldStart: coldStartMs
           }
         } finally {
@@ -113,10 +115,11 @@ export const workload: Workload = {
         id: "W2-stdio",
         title: `W2 stdio: ${count.toLocaleString("en-US")} sequential calls, cold start`,
         metrics,
-        ratios: standardRatios(["seqRate", "coldStart", "coldStartBundled"]),
+        ratios: standardRatios(["seqRate", "seqCpu", "coldStart", "coldStartBundled"]),
         notes: [
           "Servers are `.ts` entry points run by this Node (type stripping), each with Node's compile cache on (filled by the warm-up); cold start is spawn to initialized.",
           "Cold start, bundled: the same three servers each bundled by rolldown (ESM, tree-shaken, not minified) into one file and started the same way, as a stdio server shipped through a registry usually is; loading the modules one by one is most of a start.",
+          "CPU µs/call is the client's: this process's `process.cpuUsage()` (user + system) over the sequential calls, divided by their count (the server's CPU is not in it); the floor row is a bare Node client (NDJSON over the child's pipes, no framework), the floor a client's CPU is measured against. A ratio below 1 is less CPU.",
           "effect-mcp speaks 2025-11-25 to itself here; its client offers every revision to the SDK server (a `server/discover` probe, then `initialize`)."
         ],
         series

@@ -16,6 +16,7 @@ import * as Schema from "effect/Schema"
 import type * as Tracer from "effect/Tracer"
 import { InputRequiredError } from "../ClientError.ts"
 import type * as ElicitationForm from "../ElicitationForm.ts"
+import type * as RootsHandler from "../RootsHandler.ts"
 import type { Answer } from "./serverRequests.ts"
 
 const omitCurrentRequest = Context.omit(CurrentRequest.CurrentRequest)
@@ -53,7 +54,10 @@ export const answerInput = (
   request: InputRequired.InputRequest,
   answer: Answer,
   tracing: boolean
-): Effect.Effect<object, InputRequiredError | McpError.McpError | ElicitationForm.FormError> => {
+): Effect.Effect<
+  object,
+  InputRequiredError | McpError.McpError | ElicitationForm.FormError | RootsHandler.InvalidRoot
+> => {
   const answered = answer(request.method, request.params)
   return (tracing ? Tracing.incoming(request, undefined, answered) : answered).pipe(
     // Not an answer to a server request: a handler's progress has nowhere to go (and must not go
@@ -78,7 +82,10 @@ export const run = Effect.fnUntraced(function* <E>(options: {
   readonly maxRounds: number
   readonly send: (params: object | undefined) => Effect.Effect<unknown, E>
   readonly answer: Answer
-}): Effect.fn.Return<unknown, E | InputRequiredError | McpError.McpError | ElicitationForm.FormError> {
+}): Effect.fn.Return<
+  unknown,
+  E | InputRequiredError | McpError.McpError | ElicitationForm.FormError | RootsHandler.InvalidRoot
+> {
   let params = options.params
   // Tracing on: the span of the server's round that asked, under which the next round is sent, so
   // every round and every answer belong to one trace even when the caller has no span of its own.

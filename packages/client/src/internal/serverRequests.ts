@@ -56,7 +56,7 @@ const unsupported = (message: string) => new McpError.InvalidParams({ message })
 export type Answer = (
   method: string,
   params: unknown
-) => Effect.Effect<object, McpError.McpError | ElicitationForm.FormError>
+) => Effect.Effect<object, McpError.McpError | ElicitationForm.FormError | RootsHandler.InvalidRoot>
 
 /** Elicitation: runs the mode's handler; an accepted form gets its defaults and is validated before it is sent. */
 const elicit = (handler: ElicitationHandler.Handlers, params: Elicitation.ElicitParams) =>
@@ -100,11 +100,18 @@ export const answerer =
       case "roots/list": {
         const roots = handlers.roots
         if (roots === undefined) break
-        return Effect.map(roots.list, (list) => ({ roots: list }))
+        // The one gate every source passes (a RootsHandler provided by hand too): no invalid root is sent.
+        return roots.list.pipe(
+          Effect.flatMap(RootsHandler.validate),
+          Effect.map((list) => ({ roots: list }))
+        )
       }
     }
     return Effect.fail(new McpError.MethodNotFound({ message: `${method}: this client has no handler for it` }))
   }
+
+/** What the server gets when the client's roots are not all `file://` URIs: the offending URI is not sent. */
+const invalidRoots = new McpError.InternalError({ message: "roots/list: the client's roots are not all file:// URIs" })
 
 /** The session handler map for stateful revisions: one entry per handler present. */
 export const sessionHandlers = (handlers: Handlers, answer: Answer): ReadonlyMap<string, Session.Handler> => {
@@ -114,7 +121,11 @@ export const sessionHandlers = (handlers: Handlers, answer: Answer): ReadonlyMap
     (params) =>
       answer(method, params).pipe(
         // A form answer that fails validation is never sent; the server learns the client could not answer.
-        Effect.catchTag("FormError", (e) => Effect.fail(new McpError.InternalError({ message: e.message })))
+        Effect.catchTag("FormError", (e) => Effect.fail(new McpError.InternalError({ message: e.message }))),
+        // Nor is a root list with a root that is not file://; the root itself stays here (in the log).
+        Effect.catchTag("InvalidRoot", (e) =>
+          Effect.andThen(Effect.logWarning(`roots/list not answered: ${e.message}`), Effect.fail(invalidRoots))
+        )
       )
   if (handlers.sampling !== undefined) map.set("sampling/createMessage", serve("sampling/createMessage"))
   if (handlers.elicitation !== undefined) map.set("elicitation/create", serve("elicitation/create"))

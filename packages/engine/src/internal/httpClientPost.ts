@@ -29,6 +29,7 @@ import * as HttpClientSse from "./httpClientSse.ts"
 import * as Headers from "./httpHeaders.ts"
 import * as Wire from "./httpWire.ts"
 import * as Sniff from "./jsonRpcSniff.ts"
+import * as NetCause from "./netCause.ts"
 
 // The package compiles without DOM or Node typings; the global is the platform's own.
 declare const TextEncoder: new () => { encode(input: string): Uint8Array }
@@ -160,7 +161,9 @@ export class Poster {
       const response = yield* execute(
         config.http,
         HttpClientRequest.post(config.url).pipe(HttpClientRequest.setHeaders(headers), body)
-      ).pipe(Effect.mapError((cause) => HttpClientSse.io(`POST ${config.url} failed: ${cause.message}`, cause)))
+      ).pipe(
+        Effect.mapError((cause) => HttpClientSse.io(`POST ${config.url} failed: ${NetCause.describe(cause)}`, cause))
+      )
       order.accept(entry)
       // The getter builds the headers anew on every read.
       const responseHeaders = response.headers
@@ -181,7 +184,7 @@ export class Poster {
       if (HttpClientSse.isSseContent(responseHeaders["content-type"]))
         return yield* HttpClientSse.run(config.sse, response, pending)
       const reply = yield* response.text.pipe(
-        Effect.mapError((cause) => HttpClientSse.io("reading the reply failed", cause))
+        Effect.mapError((cause) => HttpClientSse.io(`reading the reply failed: ${NetCause.describe(cause)}`, cause))
       )
       // A server that sent its headers before the result leaves the body blank when the request was cancelled.
       if (reply.trim() !== "") yield* session.deliver(reply)

@@ -13,6 +13,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Transport from "../Transport.ts"
 import { io, isSse, tooLarge } from "./httpClientSse.ts"
+import * as NetCause from "./netCause.ts"
 
 export { defaultMaxEventBytes } from "./httpClientSse.ts"
 import { CONTENT_JSON, CONTENT_SSE } from "./httpWire.ts"
@@ -65,7 +66,7 @@ export const connect = (options: Options): Effect.Effect<Connection, Transport.T
           HttpClientRequest.setHeaders({ ...options.headers(), accept: CONTENT_SSE })
         )
       )
-      .pipe(Effect.mapError((cause) => io(`GET ${options.url} failed: ${cause.message}`, cause)))
+      .pipe(Effect.mapError((cause) => io(`GET ${options.url} failed: ${NetCause.describe(cause)}`, cause)))
     if (response.status !== 200 || !isSse(response)) {
       return yield* io(`GET ${options.url} did not open an event stream (HTTP ${response.status})`)
     }
@@ -130,7 +131,7 @@ export const connect = (options: Options): Effect.Effect<Connection, Transport.T
                   )
                 )
                 .pipe(
-                  Effect.mapError((cause) => io(`POST ${url} failed: ${cause.message}`, cause)),
+                  Effect.mapError((cause) => io(`POST ${url} failed: ${NetCause.describe(cause)}`, cause)),
                   Effect.flatMap((reply) =>
                     Effect.andThen(
                       Effect.ignore(reply.text),

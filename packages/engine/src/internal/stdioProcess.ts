@@ -9,7 +9,7 @@ import * as Predicate from "effect/Predicate"
 import * as ChildProcess from "effect/process/ChildProcess"
 import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import type * as StdioTransport from "../StdioTransport.ts"
-import * as Transport from "../Transport.ts"
+import * as StdioStart from "./stdioStart.ts"
 
 export const commandOf = (options: StdioTransport.ClientOptions): ChildProcess.StandardCommand => {
   const stderr = options.stderr ?? "capture"
@@ -50,16 +50,9 @@ export const launcher =
   (spawner: ChildProcessSpawner.ChildProcessSpawner["Service"]): StdioTransport.Launch =>
   (options) =>
     Effect.gen(function* () {
-      const handle = yield* spawner.spawn(commandOf(options)).pipe(
-        Effect.mapError(
-          (cause) =>
-            new Transport.TransportError({
-              reason: "Io",
-              message: `failed to start the server process \`${options.command}\``,
-              cause
-            })
-        )
-      )
+      const handle = yield* spawner
+        .spawn(commandOf(options))
+        .pipe(Effect.mapError((cause) => StdioStart.startFailed(options, cause)))
       const exited = Deferred.makeUnsafe<StdioTransport.ProcessExit>()
       yield* handle.exitCode.pipe(
         Effect.match({

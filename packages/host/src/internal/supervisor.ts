@@ -40,6 +40,7 @@ export interface Settings {
   readonly clientOptions: McpClient.Options
   readonly connect: Connector.Connect
   readonly handlers: Handlers.Handlers
+  /** The host's start timeout (a slot may have its own). */
   readonly startTimeout: Duration.Duration
   readonly reconnect: Schedule.Schedule<unknown, ServerStatus.Failure>
   readonly stableAfter: Duration.Duration
@@ -50,12 +51,20 @@ export interface Settings {
   readonly statusChanges: PubSub.PubSub<ServerStatus.StatusChange>
   /** Called after the server's listing changed (the host rebuilds the catalog). */
   readonly onListing: Effect.Effect<void>
+  /**
+   * The client capabilities the host lacks that were already warned about:
+   * the handlers are the host's, the same for every server, so the warning
+   * is said once per host, not once per server.
+   */
+  readonly warnedCapabilities: Set<string>
 }
 
 /** One supervised server. */
 export interface Slot {
   readonly name: string
   readonly config: McpConfig.ServerConfig
+  /** How long a connection may take to be ready (the host's `startTimeout`, or this server's own). */
+  readonly startTimeout: Duration.Duration
   readonly status: SubscriptionRef.SubscriptionRef<ServerStatus.ServerStatus>
   /** The connected client, while ready (or degraded but still connected). */
   client: McpClient.McpClientShape | undefined
@@ -65,7 +74,7 @@ export interface Slot {
   readonly permits: Semaphore.Semaphore
   /** Completed to end the current connection (or the wait of a failed server) and start over. */
   restart: Deferred.Deferred<void>
-  /** What was already warned about for this server: capability names the host lacks, `tool:<name>` for refused tools. */
+  /** What was already warned about for this server: `tool:<name>` for tools refused for a capability the host lacks. */
   readonly warned: Set<string>
 }
 
@@ -73,10 +82,16 @@ type Outcome = { readonly _tag: "Lost"; readonly failure: ServerStatus.Failure }
 
 const restarted: Outcome = { _tag: "Restart" }
 
-export const makeSlot = (name: string, config: McpConfig.ServerConfig, concurrency: number): Effect.Effect<Slot> =>
+export const makeSlot = (
+  name: string,
+  config: McpConfig.ServerConfig,
+  concurrency: number,
+  options: { readonly startTimeout: Duration.Duration }
+): Effect.Effect<Slot> =>
   Effect.map(SubscriptionRef.make<ServerStatus.ServerStatus>({ _tag: "Connecting", attempt: 1 }), (status) => ({
     name,
     config,
+    startTimeout: options.startTimeout,
     status,
     client: undefined,
     listing: Catalog.emptyListing,
@@ -254,23 +269,33 @@ const followListing = (
 
 const capabilityNames = ["sampling", "elicitation", "roots"] as const
 
-/** Warns (once per server and capability) about the client capabilities the host does not declare. */
-const warnMissing = (slot: Slot, declared: ServerStatus.Connection): Effect.Effect<void> => {
+/**
+ * Warns (once per host and capability) about the client capabilities the
+ * host does not declare; a server that then refuses a tool for want of one
+ * is warned about by the host, naming the tool.
+ */
+const warnMissing = (settings: Settings, slot: Slot, declared: ServerStatus.Connection): Effect.Effect<void> => {
   const missing = capabilityNames.filter(
-    (name) => declared.clientCapabilities[name] === undefined && !slot.warned.has(name)
+    (name) => declared.clientCapabilities[name] === undefined && !settings.warnedCapabilities.has(name)
   )
   if (missing.length === 0) return Effect.void
-  for (const name of missing) slot.warned.add(name)
+  for (const name of missing) settings.warnedCapabilities.add(name)
   return Effect.logWarning(
-    `server ${JSON.stringify(slot.name)}: this host declares no ${missing.join(", ")} capability ` +
-      "(no handler service for it), so the server may hide the tools that need it or refuse their calls"
+    `this host declares no ${missing.join(", ")} capability (no handler service for it), so its servers may ` +
+      `hide the tools that need it or refuse their calls (said once; first seen connecting to ${JSON.stringify(slot.name)})`
   ).pipe(Effect.annotateLogs({ server: slot.name }))
 }
 
-/** Connects once, in the current scope: the transport, then the client with the host's handlers. */
-const connectOnce = (settings: Settings, slot: Slot) =>
-  Effect.gen(function* () {
+/**
+ * Connects once, in the current scope: the transport, then the client with
+ * the host's handlers, both within the start timeout (which says the step it
+ * stopped at).
+ */
+const connectOnce = (settings: Settings, slot: Slot) => {
+  let step = "the transport did not open"
+  return Effect.gen(function* () {
     const connected = yield* settings.connect(slot.name, slot.config)
+    step = "no answer to the handshake"
     const client = yield* McpClient.make(settings.clientOptions).pipe(
       Effect.provideService(Transport.Transport, Transport.Transport.of(connected.transport)),
       Handlers.provide(settings.handlers, slot.name)
@@ -278,11 +303,12 @@ const connectOnce = (settings: Settings, slot: Slot) =>
     return { client, pid: connected.pid }
   }).pipe(
     Effect.timeoutOrElse({
-      duration: settings.startTimeout,
+      duration: slot.startTimeout,
       orElse: () =>
-        Effect.fail({ message: `the server was not ready within ${Duration.format(settings.startTimeout)}` })
+        Effect.fail({ message: `the server was not ready within ${Duration.format(slot.startTimeout)}: ${step}` })
     })
   )
+}
 
 /** One connection, from connecting to its loss (or a restart); the connection's scope is closed after. */
 const connection = (settings: Settings, slot: Slot, parent: Scope.Scope) =>
@@ -310,10 +336,11 @@ const connection = (settings: Settings, slot: Slot, parent: Scope.Scope) =>
     )
     const ready: ServerStatus.Ready = { _tag: "Ready", connection: declared }
     const since = yield* Clock.currentTimeMillis
+    // Warned before the server is ready: whoever waited for `Ready` has the warning in the log already.
+    yield* warnMissing(settings, slot, declared)
     // The client is in place before the status says so: a caller woken by `Ready` finds it.
     slot.client = client
     yield* setStatus(settings, slot, ready)
-    yield* warnMissing(slot, declared)
     const restart = slot.restart
     const outcome: Outcome = yield* Effect.raceFirst(
       Effect.map(

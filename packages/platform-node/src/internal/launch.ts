@@ -8,8 +8,8 @@
  * frame). Like that spawner, the child gets a process group of its own on
  * POSIX, and signals go to the group.
  */
-import type * as StdioTransport from "@effect-mcp/engine/StdioTransport"
-import * as Transport from "@effect-mcp/engine/Transport"
+import * as StdioTransport from "@effect-mcp/engine/StdioTransport"
+import type * as Transport from "@effect-mcp/engine/Transport"
 import * as NodeSink from "@effect/platform-node/NodeSink"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Deferred from "effect/Deferred"
@@ -62,16 +62,7 @@ const signal = (child: NodeChildProcess.ChildProcess, name: NodeJS.Signals): voi
 
 const spawn = (options: StdioTransport.ClientOptions, exited: Deferred.Deferred<StdioTransport.ProcessExit>) =>
   Effect.callback<NodeChildProcess.ChildProcess, Transport.TransportError>((resume) => {
-    const failed = (cause: unknown) =>
-      resume(
-        Effect.fail(
-          new Transport.TransportError({
-            reason: "Io",
-            message: `failed to start the server process \`${options.command}\``,
-            cause
-          })
-        )
-      )
+    const failed = (cause: unknown) => resume(Effect.fail(StdioTransport.startFailed(options, cause)))
     let child: NodeChildProcess.ChildProcess
     try {
       child = NodeChildProcess.spawn(options.command, options.args ?? [], {
@@ -93,6 +84,10 @@ const spawn = (options: StdioTransport.ClientOptions, exited: Deferred.Deferred<
     child.on("error", ignore)
     child.stdin?.on("error", ignore)
     child.stdout?.on("error", ignore)
+    // Node discards what a child wrote to a pipe nobody listens to yet when the child exits (it resumes the
+    // stream so the pipe can close); a server that dies at start does so before the stderr reader starts,
+    // and its last words (why it died) would be lost. A `readable` listener keeps them buffered for the reader.
+    child.stderr?.on("readable", ignore)
     child.once("exit", (code, signalName) => {
       Deferred.doneUnsafe(exited, Exit.succeed({ code, signal: signalName }))
       // A crashed server's own children would otherwise be left behind.

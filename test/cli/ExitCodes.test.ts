@@ -1,0 +1,292 @@
+/**
+ * Each exit code docs/cli.md lists, for the cases test/cli/Cli.test.ts does
+ * not cover, with the one line (or, with `--json`, the JSON object) each
+ * prints on stderr: usage errors that say what they got, a config file that
+ * cannot be read or decoded, a command that cannot be spawned, a refused
+ * handshake, a missing capability, a missing resource, a lost connection, a
+ * request timeout, a handshake timeout against servers that accept and never
+ * answer, and SIGTERM. `effect-mcp` runs as a real process; the servers are
+ * the everything server, a scripted stdio server and silent `node:http` ones.
+ */
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as http from "node:http"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { assert, describe, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as ServerProcess from "../support/ServerProcess.ts"
+
+const cliBin = fileURLToPath(new URL("../../apps/cli/bin/effect-mcp.js", import.meta.url))
+const scripted = fileURLToPath(new URL("./scriptedServer.mjs", import.meta.url))
+
+interface Ran {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+  /** When the process exited (Date.now()). */
+  readonly exitedAt: number
+}
+
+/** Runs `effect-mcp args` to its end (killed with the scope, or after 20 s: a hung CLI fails the test). */
+const runCli = (args: ReadonlyArray<string>, onSpawn?: (child: ReturnType<typeof spawn>) => void) =>
+  Effect.callback<Ran>((resume) => {
+    const child = spawn(ServerProcess.node, [cliBin, ...args], {
+      cwd: ServerProcess.root,
+      env: process.env,
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+    const timer = setTimeout(() => child.kill("SIGKILL"), 20_000)
+    child.on("close", (code) => {
+      clearTimeout(timer)
+      resume(Effect.succeed({ code, stdout, stderr, exitedAt: Date.now() }))
+    })
+    onSpawn?.(child)
+    return Effect.sync(() => {
+      clearTimeout(timer)
+      child.kill("SIGKILL")
+    })
+  })
+
+/** The one line a failure prints on stderr, without its `effect-mcp: ` prefix. */
+const errorLine = (ran: Ran): string => {
+  const lines = ran.stderr.trimEnd().split("\n")
+  assert.strictEqual(lines.length, 1, `one line expected on stderr, got:\n${ran.stderr}`)
+  assert.match(lines[0]!, /^effect-mcp: /)
+  return lines[0]!.slice("effect-mcp: ".length)
+}
+
+/** The JSON object `--json` prints on stderr for a failure. */
+const errorJson = (ran: Ran) => {
+  const lines = ran.stderr.trimEnd().split("\n")
+  assert.strictEqual(lines.length, 1, `one line expected on stderr, got:\n${ran.stderr}`)
+  return (JSON.parse(lines[0]!) as { readonly error: { readonly [key: string]: unknown } }).error
+}
+
+const everything = ["--", ServerProcess.node, ServerProcess.everythingBin, "--stdio"]
+const scriptedServer = (mode: string) => ["--", ServerProcess.node, scripted, mode]
+
+/** An HTTP server on 127.0.0.1:0 that takes every request and never answers (`sse`: after event-stream headers). */
+const silentServer = (sse: boolean) =>
+  Effect.acquireRelease(
+    Effect.callback<{
+      readonly url: string
+      readonly server: http.Server
+      readonly requested: Deferred.Deferred<number>
+    }>((resume) => {
+      const requested = Deferred.makeUnsafe<number>()
+      const server = http.createServer((_request, response) => {
+        if (sse) {
+          response.writeHead(200, { "content-type": "text/event-stream" })
+          response.flushHeaders()
+        }
+        Deferred.doneUnsafe(requested, Exit.succeed(Date.now()))
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const { port } = server.address() as { readonly port: number }
+        resume(Effect.succeed({ url: `http://127.0.0.1:${port}/mcp`, server, requested }))
+      })
+    }),
+    ({ server }) =>
+      Effect.callback<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+  )
+
+const tempDir = Effect.acquireRelease(
+  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "effect-mcp-exit-"))),
+  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+)
+
+describe.concurrent("effect-mcp exit codes", () => {
+  it.live(
+    "2: a missing argument, too many, a JSON value that is not an object and no target each say what they got",
+    () =>
+      Effect.gen(function* () {
+        const missing = yield* runCli(["call", ...everything])
+        assert.strictEqual(missing.code, 2)
+        assert.strictEqual(errorLine(missing), "expected <tool> [json-args] after the target, got nothing")
+
+        const tooMany = yield* runCli(["read", "a://1", "b", "c", ...everything])
+        assert.strictEqual(tooMany.code, 2)
+        assert.strictEqual(errorLine(tooMany), 'expected <uri> after the target, got 3 ("a://1" "b" "c")')
+
+        const array = yield* runCli(["call", "test_simple_text", "[1, 2]", ...everything])
+        assert.strictEqual(array.code, 2)
+        assert.match(errorLine(array), /must be a JSON object, like .*, got an array: "\[1, 2\]"$/)
+
+        const noTarget = yield* runCli(["call"])
+        assert.strictEqual(noTarget.code, 2)
+        assert.match(errorLine(noTarget), /^no target: give a URL/)
+      }),
+    60_000
+  )
+
+  it.live(
+    "3: a config file that is missing, not JSON, or with a header of the wrong type (its value never quoted)",
+    () =>
+      Effect.gen(function* () {
+        const dir = yield* tempDir
+        const missing = yield* runCli(["info", "--config", path.join(dir, "none.json"), "server"])
+        assert.strictEqual(missing.code, 3)
+        assert.strictEqual(errorLine(missing), `cannot read ${path.join(dir, "none.json")}: no such file`)
+
+        const bad = path.join(dir, "bad.json")
+        fs.writeFileSync(bad, "{ not json")
+        const undecodable = yield* runCli(["info", "--config", bad, "server"])
+        assert.strictEqual(undecodable.code, 3)
+        assert.match(errorLine(undecodable), /bad\.json is not JSON: /)
+
+        // A header of the wrong type: its type is said, never its value (a header carries tokens).
+        const secret = path.join(dir, "secret.json")
+        fs.writeFileSync(
+          secret,
+          JSON.stringify({
+            mcpServers: { s: { url: "http://127.0.0.1:1/mcp", headers: { authorization: ["sekrit"] } } }
+          })
+        )
+        const wrongHeader = yield* runCli(["info", "--config", secret, "s"])
+        assert.strictEqual(wrongHeader.code, 3)
+        assert.strictEqual(
+          errorLine(wrongHeader),
+          `${secret}: server "s", field headers.authorization: Expected string, got an array`
+        )
+      }).pipe(Effect.scoped),
+    60_000
+  )
+
+  it.live(
+    "3: a command not found, a server that exits at start, a refused connection (--json: the structured error)",
+    () =>
+      Effect.gen(function* () {
+        const notFound = yield* runCli(["info", "--", "no-such-mcp-server-command"])
+        assert.strictEqual(notFound.code, 3)
+        assert.strictEqual(
+          errorLine(notFound),
+          "cannot connect: failed to start the server process `no-such-mcp-server-command`: not found (ENOENT)"
+        )
+
+        const exits = yield* runCli(["info", "--", ServerProcess.node, "-e", "process.exit(3)"])
+        assert.strictEqual(exits.code, 3)
+        // An empty stderr tail is left out, not printed as "stderr ends with:".
+        assert.match(errorLine(exits), /the server process exited with code 3$/)
+
+        // Dead before the CLI reads anything: its exit and its last words, not a broken pipe.
+        const badOption = yield* runCli(["info", "--", ServerProcess.node, "--no-such-node-option"])
+        assert.strictEqual(badOption.code, 3)
+        assert.match(
+          errorLine(badOption),
+          /the server process exited with code 9; stderr ends with: .*bad option: --no-such-node-option$/
+        )
+
+        // Nothing listens on port 1.
+        const refused = yield* runCli(["info", "--json", "http://127.0.0.1:1/mcp"])
+        assert.strictEqual(refused.code, 3)
+        const report = errorJson(refused)
+        assert.strictEqual(report.exitCode, 3)
+        assert.strictEqual(report.systemCode, "ECONNREFUSED")
+        assert.strictEqual(report.type, "InitializeError")
+        assert.match(
+          String(report.message),
+          /POST http:\/\/127\.0\.0\.1:1\/mcp failed: connection refused \(ECONNREFUSED\)/
+        )
+        assert.notInclude(refused.stderr, "    at ")
+      }).pipe(Effect.scoped),
+    60_000
+  )
+
+  it.live(
+    "4: a refused handshake, a capability the server lacks, a resource that does not exist (its URI named)",
+    () =>
+      Effect.gen(function* () {
+        const refused = yield* runCli(["info", ...scriptedServer("refuse")])
+        assert.strictEqual(refused.code, 4)
+        assert.strictEqual(errorLine(refused), "cannot connect: initialization failed: not today")
+
+        const lacking = yield* runCli(["prompts", "--revision", "2025-06-18", ...scriptedServer("exit-on-call")])
+        assert.strictEqual(lacking.code, 4)
+        assert.match(errorLine(lacking), /prompts\/list: the server did not declare capability prompts/)
+
+        const noResource = yield* runCli(["read", "test://no-such-resource", ...everything])
+        assert.strictEqual(noResource.code, 4)
+        assert.match(errorLine(noResource), /^server error -32\d+: Resource not found \("test:\/\/no-such-resource"\)$/)
+      }),
+    60_000
+  )
+
+  it.live(
+    "5: the connection lost during the command, a request that timed out",
+    () =>
+      Effect.gen(function* () {
+        const lost = yield* runCli(["call", "--revision", "2025-06-18", "crash", ...scriptedServer("exit-on-call")])
+        assert.strictEqual(lost.code, 5)
+        // The exit code and the stderr tail, on one line (the tail after a colon, no empty "ends with:;").
+        assert.match(
+          errorLine(lost),
+          /^SessionClosed: tools\/call: .*the server process exited with code 7; stderr ends with: crashing on purpose$/
+        )
+
+        // The request's deadline is the behaviour under test: 1 s, the shortest --timeout.
+        const timedOut = yield* runCli([
+          "call",
+          "--revision",
+          "2025-06-18",
+          "--timeout",
+          "1",
+          "crash",
+          ...scriptedServer("hang-on-call")
+        ])
+        assert.strictEqual(timedOut.code, 5)
+        assert.match(errorLine(timedOut), /^RequestTimeout: .*tools\/call/)
+      }),
+    60_000
+  )
+
+  it.live(
+    "5: a handshake timeout against HTTP servers that accept and never answer (--timeout 1), naming the step",
+    () =>
+      Effect.gen(function* () {
+        for (const sse of [false, true]) {
+          const server = yield* silentServer(sse)
+          // The handshake's deadline is the behaviour under test: 1 s, the shortest --timeout.
+          const ran = yield* runCli(["info", "--timeout", "1", server.url])
+          assert.strictEqual(ran.code, 5, ran.stderr)
+          assert.match(
+            errorLine(ran),
+            /^cannot connect: (initialize|server\/discover) got no answer within .*the handshake's deadline is 1 s/
+          )
+          // From the server's first request to the exit: the deadline and a margin for the exit itself.
+          const requestedAt = yield* Deferred.await(server.requested)
+          assert.isBelow(ran.exitedAt - requestedAt, 2_500, sse ? "event-stream headers then nothing" : "no answer")
+        }
+      }).pipe(Effect.scoped),
+    60_000
+  )
+
+  it.live(
+    "130: SIGTERM while watching ends the run (the stdio server stopped)",
+    () =>
+      Effect.gen(function* () {
+        const watching = Deferred.makeUnsafe<void>()
+        const ran = yield* runCli(["watch", ...everything], (child) => {
+          child.stderr?.on("data", (chunk: Buffer) => {
+            if (chunk.toString().includes("watching")) {
+              Deferred.doneUnsafe(watching, Exit.void)
+              child.kill("SIGTERM")
+            }
+          })
+        })
+        assert.isTrue(Deferred.isDoneUnsafe(watching), ran.stderr)
+        assert.strictEqual(ran.code, 130, ran.stderr)
+      }),
+    60_000
+  )
+})

@@ -1,0 +1,33 @@
+// A scripted MCP server over stdio for the CLI's exit-code tests, in plain JavaScript (no build, no imports):
+// it answers `initialize` with no capabilities but tools, lists one tool, and then does what its first argument
+// says: "exit-on-call" exits when a tool is called (the connection is lost mid-command), "hang-on-call" never
+// answers a tool call (the request times out), "refuse" answers `initialize` with a JSON-RPC error.
+import * as readline from "node:readline"
+
+const mode = process.argv[2] ?? "exit-on-call"
+const send = (message) => process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`)
+
+readline.createInterface({ input: process.stdin }).on("line", (line) => {
+  const message = JSON.parse(line)
+  if (message.id === undefined) return
+  switch (message.method) {
+    case "initialize":
+      if (mode === "refuse") return send({ id: message.id, error: { code: -32600, message: "not today" } })
+      return send({
+        id: message.id,
+        result: {
+          protocolVersion: message.params.protocolVersion,
+          capabilities: { tools: {} },
+          serverInfo: { name: "scripted", version: "1.0.0" }
+        }
+      })
+    case "tools/list":
+      return send({ id: message.id, result: { tools: [{ name: "crash", inputSchema: { type: "object" } }] } })
+    case "tools/call":
+      if (mode === "hang-on-call") return
+      console.error("crashing on purpose")
+      return process.exit(7)
+    default:
+      return send({ id: message.id, error: { code: -32601, message: `Method not found: ${message.method}` } })
+  }
+})

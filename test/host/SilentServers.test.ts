@@ -1,0 +1,201 @@
+/**
+ * The host's start timeout holds for every transport: a Streamable HTTP
+ * server that accepts and never answers, one that sends the headers of an
+ * event stream and then nothing, and a legacy SSE server that never announces
+ * its endpoint each go `Connecting` -> `Degraded` -> `Failed` on schedule,
+ * while a healthy stdio server (a real child process) serves calls; closing
+ * the host returns within a bound, mid-connect included, and leaves no child.
+ */
+import * as http from "node:http"
+import { assert, describe, it } from "@effect/vitest"
+import * as McpHost from "@effect-mcp/host/McpHost"
+import * as NodeConnector from "@effect-mcp/host/NodeConnector"
+import type * as ServerStatus from "@effect-mcp/host/ServerStatus"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as ServerProcess from "../support/ServerProcess.ts"
+
+/**
+ * An HTTP server on 127.0.0.1:0 that takes every request and never answers it (`sse`: after the headers of an
+ * event stream). `requested` is completed by the first request: a client is then waiting on it.
+ */
+const silentServer = (sse: boolean) =>
+  Effect.acquireRelease(
+    Effect.callback<{
+      readonly url: string
+      readonly server: http.Server
+      readonly requested: Deferred.Deferred<void>
+    }>((resume) => {
+      const requested = Deferred.makeUnsafe<void>()
+      const server = http.createServer((_request, response) => {
+        if (sse) {
+          response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+          response.flushHeaders()
+        }
+        Deferred.doneUnsafe(requested, Exit.void)
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const { port } = server.address() as { readonly port: number }
+        resume(Effect.succeed({ url: `http://127.0.0.1:${port}/mcp`, server, requested }))
+      })
+    }),
+    ({ server }) =>
+      Effect.callback<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+  )
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const healthy = {
+  command: ServerProcess.node,
+  args: [...ServerProcess.sourceConditions, ServerProcess.everythingBin, "--stdio"],
+  cwd: ServerProcess.root
+}
+
+const silentNames = ["mute", "sseHeaders", "legacy"] as const
+
+/** The host over the three silent servers and the healthy one, in a scope of its own the test closes. */
+const startHost = (startTimeout: Duration.Input) =>
+  Effect.gen(function* () {
+    const mute = yield* silentServer(false)
+    const sseHeaders = yield* silentServer(true)
+    const legacy = yield* silentServer(true)
+    const hostScope = yield* Scope.make()
+    const context = yield* Layer.buildWithScope(
+      McpHost.layer({
+        clientInfo: { name: "silent-servers", version: "1.0.0" },
+        config: {
+          mcpServers: {
+            healthy,
+            mute: { type: "http", url: mute.url },
+            sseHeaders: { type: "http", url: sseHeaders.url },
+            legacy: { type: "sse", url: legacy.url }
+          }
+        },
+        startTimeout,
+        // The stdio child may take a while to start on a busy machine: it is not what is tested.
+        servers: { healthy: { startTimeout: "30 seconds" } },
+        reconnect: McpHost.backoff({ base: "100 millis", times: 1 }),
+        healthCheck: false
+      }).pipe(Layer.provide(NodeConnector.layer())),
+      hostScope
+    )
+    return { host: Context.get(context, McpHost.McpHost), hostScope, silent: [mute, sseHeaders, legacy] }
+  })
+
+/** Every status of `server` until `until` holds (the first, from the host's snapshot, included). */
+const statusesUntil = (
+  host: McpHost.McpHostShape,
+  server: string,
+  until: (status: ServerStatus.ServerStatus) => boolean
+) =>
+  host.statusChanges.pipe(
+    Stream.filter((c) => c.server === server),
+    Stream.map((c) => c.status),
+    Stream.takeUntil(until),
+    Stream.runCollect
+  )
+
+/**
+ * Closes the host's scope, failing the test when that takes over 10 s. The close runs on a fiber of its own: a
+ * close that cannot be interrupted would hold a plain timeout until it ends, the awaiting of a fiber does not.
+ */
+const closeWithin = (scope: Scope.Closeable) =>
+  Effect.gen(function* () {
+    const closing = yield* Effect.forkDetach(Scope.close(scope, Exit.void))
+    yield* Fiber.await(closing).pipe(
+      Effect.timeoutOrElse({ duration: "10 seconds", orElse: () => Effect.die("closing the host hung") })
+    )
+  })
+
+const describeStatus = (status: ServerStatus.ServerStatus): string =>
+  status._tag === "Connecting"
+    ? `Connecting(${status.attempt})`
+    : status._tag === "Ready"
+      ? "Ready"
+      : `${status._tag}: ${status.failure.message}`
+
+describe("McpHost with servers that never answer", () => {
+  it.live(
+    "HTTP and SSE servers that accept and never answer are Degraded then Failed on schedule; the stdio server serves; close stops it",
+    () =>
+      Effect.gen(function* () {
+        const started = Date.now()
+        // A real start timeout: it is the behaviour under test (1 s, two attempts 100 ms apart).
+        const { host, hostScope } = yield* startHost("1 second")
+        const watched = yield* Effect.forEach(
+          silentNames,
+          (name) => Effect.forkScoped(statusesUntil(host, name, (s) => s._tag === "Failed")),
+          { concurrency: "unbounded" }
+        )
+        const ready = yield* host.awaitReady("healthy")
+        const result = yield* host.callTool("healthy__test_simple_text", {})
+        assert.deepStrictEqual(result.content, [{ type: "text", text: "This is a simple text response for testing." }])
+
+        // Each silent server: the first attempt times out, the retry too, then the schedule gives up.
+        const seen = yield* Effect.forEach(watched, Fiber.join).pipe(
+          // A backstop far beyond the schedule (2 x 1 s + 100 ms): a server stuck in Connecting fails here.
+          Effect.timeoutOrElse({ duration: "10 seconds", orElse: () => Effect.die("a silent server never Failed") })
+        )
+        const failedAfter = Date.now() - started
+        for (const [i, name] of silentNames.entries()) {
+          const why = `the server was not ready within 1s: ${
+            name === "legacy" ? "the transport did not open" : "no answer to the handshake"
+          }`
+          const statuses = seen[i]!.map(describeStatus)
+          // The watch starts with the status of the moment (Connecting(1), unless the machine was slow enough for
+          // the first attempt to have run out already), then every change.
+          const expected = ["Connecting(1)", `Degraded: ${why}`, "Connecting(2)", `Failed: ${why}`]
+          assert.deepStrictEqual(statuses, expected.slice(expected.length - statuses.length), name)
+          assert.isAtLeast(statuses.length, 3, name)
+        }
+        assert.isAtLeast(failedAfter, 2_000) // two attempts of 1 s each
+        assert.isBelow(failedAfter, 8_000)
+        // The healthy server still serves after the others gave up.
+        yield* host.callTool("healthy__test_simple_text", {})
+        assert.strictEqual((yield* host.status("healthy"))._tag, "Ready")
+
+        const pid = ready.pid!
+        assert.isTrue(alive(pid))
+        const closing = Date.now()
+        yield* closeWithin(hostScope)
+        // Closing stops the child (stdin closed, then SIGTERM, then SIGKILL after 2 s by default).
+        assert.isBelow(Date.now() - closing, 5_000)
+        assert.isFalse(alive(pid), "the stdio child is still running")
+      }).pipe(Effect.scoped),
+    30_000
+  )
+
+  it.live(
+    "closing the host while every silent server is mid-connect returns at once and stops the stdio child",
+    () =>
+      Effect.gen(function* () {
+        const { host, hostScope, silent } = yield* startHost("30 seconds")
+        const ready = yield* host.awaitReady("healthy")
+        // Each silent server holds a request of the host's: the connections are under way.
+        yield* Effect.forEach(silent, (s) => Deferred.await(s.requested))
+        for (const name of silentNames) assert.strictEqual((yield* host.status(name))._tag, "Connecting", name)
+        const closing = Date.now()
+        yield* closeWithin(hostScope)
+        assert.isBelow(Date.now() - closing, 5_000)
+        assert.isFalse(alive(ready.pid!), "the stdio child is still running")
+      }).pipe(Effect.scoped),
+    30_000
+  )
+})
