@@ -21,22 +21,29 @@ const project = (root: string, extra: Record<string, unknown> = {}) => ({
   }
 })
 
+// The packages' own tests run in memory (on the TestClock, or on sockets of their own at port 0) and keep no
+// state between files, so each worker reuses its modules from one file to the next instead of importing effect
+// and the engine again per file: that import was half of their time. The cross-package tests (`test/`, the
+// examples, the apps) start processes and count them, so each of their files keeps a fresh worker.
+const shared = { isolate: false }
+
 export default defineConfig({
   resolve: { conditions: [sourceCondition] },
   ssr: { resolve: { conditions: [sourceCondition] } },
   test: {
     env: { NODE_OPTIONS: nodeOptions },
     projects: [
+      // Fresh modules per file: its JIT test checks that the first decode of a message schema compiles it.
       project("packages/protocol"),
-      project("packages/engine"),
-      project("packages/testing"),
-      project("packages/client"),
-      project("packages/server"),
-      project("packages/auth"),
-      project("packages/platform-node"),
-      project("packages/host"),
-      project("packages/sql"),
-      project("packages/cluster"),
+      project("packages/engine", shared),
+      project("packages/testing", shared),
+      project("packages/client", shared),
+      project("packages/server", shared),
+      project("packages/auth", shared),
+      project("packages/platform-node", shared),
+      project("packages/host", shared),
+      project("packages/sql", shared),
+      project("packages/cluster", shared),
       project("test"),
       project("examples"),
       project("apps/bench"),

@@ -6,6 +6,7 @@
 import * as net from "node:net"
 import * as NodeLoopbackUserAgent from "@effect-mcp/platform-node/NodeLoopbackUserAgent"
 import { assert, describe, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 
@@ -122,10 +123,16 @@ describe("NodeLoopbackUserAgent", () => {
 
   it.live("a port in use fails with AuthorizationFailed naming it", () =>
     Effect.gen(function* () {
-      const first = yield* NodeLoopbackUserAgent.make({ open: () => Effect.void, timeout: "2 seconds" })
+      // The user is sent to the browser once the listener is up: `open` tells the test.
+      const opened = yield* Deferred.make<void>()
+      const first = yield* NodeLoopbackUserAgent.make({
+        open: () => Deferred.succeed(opened, undefined),
+        timeout: "20 seconds"
+      })
       const port = Number(new URL(first.redirectUri).port)
       const waiting = yield* Effect.forkChild(first.authorize(new URL("https://auth.example/authorize")))
-      while (!(yield* accepting(port))) yield* Effect.sleep("10 millis")
+      yield* Deferred.await(opened)
+      assert.isTrue(yield* accepting(port))
       const error = yield* Effect.flip(NodeLoopbackUserAgent.make({ port }))
       assert.include(error.message, `127.0.0.1:${port}`)
       yield* get(first.redirectUri)

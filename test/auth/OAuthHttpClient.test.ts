@@ -34,6 +34,7 @@ import * as References from "effect/References"
 import * as Schema from "effect/Schema"
 import { inspect } from "node:util"
 import * as Scope from "effect/Scope"
+import * as ServerProcess from "../support/ServerProcess.ts"
 import { listen } from "./listen.ts"
 
 const clientInfo = { name: "oauth-http-client-test", version: "1.0.0" }
@@ -64,7 +65,9 @@ const gatedServer = Effect.gen(function* () {
     scoped: new Set<string>(),
     stepUp: false,
     seen: [] as Array<Seen>,
-    bodies: [] as Array<number>
+    bodies: [] as Array<number>,
+    /** Fired after each request is added to `seen`. */
+    arrived: ServerProcess.makeChanges()
   }
   const server = yield* listen((request, response) => {
     const chunks: Array<Buffer> = []
@@ -73,6 +76,7 @@ const gatedServer = Effect.gen(function* () {
       const body = Buffer.concat(chunks)
       const authorization = request.headers.authorization
       state.seen.push({ method: request.method ?? "", path: request.url ?? "", authorization })
+      state.arrived.notify()
       if (request.method === "POST") state.bodies.push(body.length)
       const token = authorization?.startsWith("Bearer ") === true ? authorization.slice(7) : undefined
       const metadata = `http://127.0.0.1:${(server.address() as AddressInfo).port}/.well-known/oauth-protected-resource`
@@ -160,7 +164,12 @@ describe("OAuthHttpClient", () => {
         )
         assert.strictEqual(yield* echo(transport, "hi"), "echo:hi")
         // The GET stream opens once the session is initialized, in the background.
-        for (let i = 0; i < 100 && !state.seen.some((s) => s.method === "GET"); i++) yield* Effect.sleep("20 millis")
+        yield* ServerProcess.waitFor(
+          () => state.seen.map((s) => s.method).join(" "),
+          /\bGET\b/,
+          undefined,
+          state.arrived
+        )
         yield* Scope.close(scope, Exit.void)
         assert.strictEqual(oauth.calls.length, 1)
         assert.include(oauth.calls[0]!.challenge, "resource_metadata=")

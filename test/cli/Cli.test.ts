@@ -11,8 +11,14 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import * as McpClient from "@effect-mcp/client/McpClient"
+import * as EverythingServer from "@effect-mcp/everything-server/EverythingServer"
 import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
+import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
+import type * as McpServer from "@effect-mcp/server/McpServer"
+import * as Middleware from "@effect-mcp/server/Middleware"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as ServerProcess from "../support/ServerProcess.ts"
 
@@ -24,8 +30,8 @@ interface Ran {
   readonly stderr: string
 }
 
-/** Runs `effect-mcp args` to its end (killed after `timeoutMs`). */
-const runCli = (args: ReadonlyArray<string>, timeoutMs = 20_000): Effect.Effect<Ran> =>
+/** Runs `effect-mcp args` to its end (killed after `timeoutMs`: only a hung run, even on a loaded machine). */
+const runCli = (args: ReadonlyArray<string>, timeoutMs = 60_000): Effect.Effect<Ran> =>
   Effect.callback<Ran>((resume) => {
     const child = spawn(ServerProcess.node, [cliBin, ...args], {
       cwd: ServerProcess.root,
@@ -47,7 +53,19 @@ const runCli = (args: ReadonlyArray<string>, timeoutMs = 20_000): Effect.Effect<
     })
   })
 
+// Each check runs the CLI several times (each a Node process loading the sources): the limit only catches a hang.
+const TIMEOUT = 180_000
+
 const stdioServer = ["--", ServerProcess.node, ServerProcess.everythingBin, "--stdio"]
+
+/** The everything server over Streamable HTTP in this process (127.0.0.1, port 0), with `extra` (middleware). */
+const serveEverything = (extra: Layer.Layer<never, never, McpServer.McpServer>) =>
+  Effect.gen(function* () {
+    const context = yield* Layer.build(
+      NodeMcpServer.layerHttp(Layer.provideMerge(extra, EverythingServer.layer()), { host: "127.0.0.1" })
+    )
+    return { url: `${yield* NodeMcpServer.url.pipe(Effect.provideContext(context))}/mcp` }
+  })
 
 /** The one line a failure prints on stderr. */
 const oneLineError = (ran: Ran): string => {
@@ -69,14 +87,13 @@ const spawnInPty = (args: ReadonlyArray<string>) =>
         env: { ...process.env, COLUMNS: "100", LINES: "30" },
         stdio: ["pipe", "pipe", "pipe"]
       })
-      let output = ""
-      child.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk))
+      const output = ServerProcess.record(child.stdout, "the terminal")
       child.stderr.resume()
       const exited = Effect.callback<number | null>((resume) => {
         if (child.exitCode !== null) return resume(Effect.succeed(child.exitCode))
         child.once("exit", (code) => resume(Effect.succeed(code)))
       })
-      return { child, output: () => output, exited }
+      return { child, output, exited }
     }),
     ({ child }) => ServerProcess.terminate(child)
   )
@@ -98,7 +115,7 @@ describe("effect-mcp", () => {
         assert.isAbove(expected.length, 20)
         assert.deepStrictEqual([...listed].sort(), [...expected].sort())
       }).pipe(Effect.scoped),
-    60_000
+    TIMEOUT
   )
 
   it.live(
@@ -141,7 +158,7 @@ describe("effect-mcp", () => {
         assert.strictEqual(unknownName.code, 3)
         assert.match(oneLineError(unknownName), /no server "nowhere" in .*mcp\.json \(it has local, remote\)/)
       }).pipe(Effect.scoped),
-    90_000
+    TIMEOUT
   )
 
   it.live(
@@ -171,14 +188,27 @@ describe("effect-mcp", () => {
         const usage = yield* runCli(["call", "--no-such-flag", server.url, "test_simple_text"])
         assert.strictEqual(usage.code, 2)
       }).pipe(Effect.scoped),
-    90_000
+    TIMEOUT
   )
 
   it.live(
     "watch --json prints the notifications as they arrive until SIGINT",
     () =>
       Effect.gen(function* () {
-        const server = yield* ServerProcess.spawnHttp()
+        // The everything server in this process, telling the test when the watcher's `subscriptions/listen` for
+        // tool list changes reaches it (the CLI speaks 2026-07-28): handling it registers the watcher, in this
+        // process, well before another process's call below can change the list.
+        const listening = yield* Deferred.make<void>()
+        const asksForToolChanges = (params: unknown) =>
+          (params as { readonly notifications?: { readonly toolsListChanged?: unknown } } | undefined)?.notifications
+            ?.toolsListChanged === true
+        const server = yield* serveEverything(
+          Middleware.layer((request, next) =>
+            request.method === "subscriptions/listen" && asksForToolChanges(request.params)
+              ? Effect.andThen(Deferred.succeed(listening, undefined), next)
+              : next
+          )
+        )
         const watch = yield* Effect.acquireRelease(
           Effect.sync(() => {
             const child = spawn(ServerProcess.node, [cliBin, "watch", "--json", server.url], {
@@ -186,29 +216,25 @@ describe("effect-mcp", () => {
               env: process.env,
               stdio: ["ignore", "pipe", "pipe"]
             })
-            let stdout = ""
-            child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
+            const stdout = ServerProcess.record(child.stdout, "the watcher's stdout")
             child.stderr.resume()
             const exited = Effect.callback<number | null>((resume) => {
               if (child.exitCode !== null) return resume(Effect.succeed(child.exitCode))
               child.once("exit", (code) => resume(Effect.succeed(code)))
             })
-            return { child, stdout: () => stdout, exited }
+            return { child, stdout, exited }
           }),
           ({ child }) => ServerProcess.terminate(child)
         )
+        yield* Deferred.await(listening)
         // Another session changes the tool list; the server tells every session, the watcher among them.
-        const notified = Effect.gen(function* () {
-          const changed = yield* runCli(["call", server.url, "test_trigger_tool_change"])
-          assert.strictEqual(changed.code, 0, changed.stderr)
-          return yield* ServerProcess.waitFor(watch.stdout, /^\{"kind":"tools\/list_changed"\}$/m, 2_000)
-        })
-        // The watcher may still be connecting when the first change is made: change the list until it sees one.
-        yield* notified.pipe(Effect.retry({ times: 4 }))
+        const changed = yield* runCli(["call", server.url, "test_trigger_tool_change"])
+        assert.strictEqual(changed.code, 0, changed.stderr)
+        yield* ServerProcess.waitFor(watch.stdout, /^\{"kind":"tools\/list_changed"\}$/m)
         watch.child.kill("SIGINT")
         assert.strictEqual(yield* watch.exited.pipe(Effect.timeout("15 seconds")), 130)
       }).pipe(Effect.scoped),
-    90_000
+    TIMEOUT
   )
 
   it.live(
@@ -223,13 +249,13 @@ describe("effect-mcp", () => {
         assert.include(progress.output(), "Tool with progress executed successfully")
 
         const long = yield* spawnInPty(["call", server.url, "test_long_running", '{"durationMs": 60000}'])
-        const started = yield* server.waitForStderr(/started (\S+)/, 30_000)
-        yield* ServerProcess.waitFor(long.output, /\[#*-+\]\s+\d+% \d+\/60000/, 15_000)
+        const started = yield* server.waitForStderr(/started (\S+)/)
+        yield* ServerProcess.waitFor(long.output, /\[#*-+\]\s+\d+% \d+\/60000/)
         long.child.stdin.write("\x03") // Ctrl-C, turned into SIGINT by the terminal
-        yield* server.waitForStderr(new RegExp(`cancelled ${started[1]}`), 15_000)
+        yield* server.waitForStderr(new RegExp(`cancelled ${started[1]}`))
         assert.strictEqual(yield* long.exited.pipe(Effect.timeout("15 seconds")), 130)
         assert.include(long.output(), "cancelled test_long_running")
       }).pipe(Effect.scoped),
-    90_000
+    TIMEOUT
   )
 })

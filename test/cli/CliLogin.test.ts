@@ -27,15 +27,13 @@ const spawnCli = (args: ReadonlyArray<string>) =>
         env: process.env,
         stdio: ["ignore", "pipe", "pipe"]
       })
-      let stdout = ""
-      let stderr = ""
-      child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
-      child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+      const stdout = ServerProcess.record(child.stdout, "the CLI's stdout")
+      const stderr = ServerProcess.record(child.stderr, "the CLI's stderr")
       const exited = Effect.callback<number | null>((resume) => {
         if (child.exitCode !== null) return resume(Effect.succeed(child.exitCode))
         child.once("exit", (code) => resume(Effect.succeed(code)))
       }).pipe(Effect.timeout("30 seconds"))
-      return { child, stdout: () => stdout, stderr: () => stderr, exited }
+      return { child, stdout, stderr, exited }
     }),
     ({ child }) => ServerProcess.terminate(child)
   )
@@ -72,7 +70,7 @@ describe("effect-mcp login", () => {
         assert.match(refused.stderr(), /^effect-mcp: cannot connect: .*\n$/)
 
         const first = yield* spawnCli(["call", "--token-file", tokenFile, server.url, "test_simple_text"])
-        const printed = yield* ServerProcess.waitFor(first.stderr, /^\s+(http:\/\/127\.0\.0\.1:\d+\/\S+)$/m, 30_000)
+        const printed = yield* ServerProcess.waitFor(first.stderr, /^\s+(http:\/\/127\.0\.0\.1:\d+\/\S+)$/m)
         const authorizationUrl = new URL(printed[1]!)
         const redirectUri = authorizationUrl.searchParams.get("redirect_uri")!
         assert.match(redirectUri, /^http:\/\/127\.0\.0\.1:\d+\/callback$/)

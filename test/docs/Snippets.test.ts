@@ -74,10 +74,14 @@ describe("docs", () => {
     "every ts block of the guides and every @example of the packages type-checks",
     () =>
       Effect.gen(function* () {
-        // Inside the workspace (under node_modules/.cache) so the packages resolve as they do for a user.
-        const dir = path.join(root, "node_modules/.cache/doc-snippets")
-        fs.rmSync(dir, { recursive: true, force: true })
-        fs.mkdirSync(dir, { recursive: true })
+        // Inside the workspace (under node_modules/.cache) so the packages resolve as they do for a user; a
+        // folder of its own, so two runs at once do not share it.
+        const cache = path.join(root, "node_modules/.cache")
+        fs.mkdirSync(cache, { recursive: true })
+        const dir = yield* Effect.acquireRelease(
+          Effect.sync(() => fs.mkdtempSync(path.join(cache, "doc-snippets-"))),
+          (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+        )
         const files: Array<string> = []
         for (const guide of guides) {
           const blocks = snippets(fs.readFileSync(path.join(root, "docs", guide), "utf8"))

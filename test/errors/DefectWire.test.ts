@@ -50,10 +50,13 @@ const start = (mode: "--stdio" | "--http"): ChildProcess =>
     stdio: ["pipe", "pipe", "pipe"]
   })
 
-/** Collects a stream's bytes as they arrive. */
-const collect = (stream: NodeJS.ReadableStream | null) => {
+/** The bytes `stream` emitted so far; `output` is told of each chunk. */
+const collect = (stream: NodeJS.ReadableStream | null, output: ServerProcess.Changes) => {
   const chunks: Array<Buffer> = []
-  stream?.on("data", (chunk: Buffer) => chunks.push(chunk))
+  stream?.on("data", (chunk: Buffer) => {
+    chunks.push(chunk)
+    output.notify()
+  })
   return () => Buffer.concat(chunks)
 }
 
@@ -114,8 +117,9 @@ const check = (bytes: Buffer, log: string, ids: ReadonlyArray<string>) => {
   }
 }
 
-const until = (done: () => boolean, what: () => string) =>
-  ServerProcess.waitFor(() => (done() ? "done" : what()), /^done$/, 20_000)
+/** Waits until `done()`, looking again at each chunk of output; `what` says what was seen when it fails. */
+const until = (done: () => boolean, what: () => string, output: ServerProcess.Changes) =>
+  ServerProcess.waitFor(() => (done() ? "done" : what()), /^done$/, undefined, output)
 
 describe("a defect's text never reaches the wire", () => {
   it.live(
@@ -126,21 +130,26 @@ describe("a defect's text never reaches the wire", () => {
           Effect.sync(() => start("--stdio")),
           (child) => ServerProcess.terminate(child)
         )
-        const stdout = collect(child.stdout)
-        const stderr = collect(child.stderr)
+        const output = ServerProcess.makeChanges()
+        // "close" comes once the server exited and both its streams are read to the end.
+        child.on("close", (code, signal) => output.end(`the server exited (code ${code}, signal ${signal})`))
+        const stdout = collect(child.stdout, output)
+        const stderr = collect(child.stderr, output)
         for (const message of [initialize, initialized, setLevel, ...numbered]) {
           child.stdin!.write(`${JSON.stringify(message)}\n`)
         }
         yield* until(
           () => responsesIn(stdout().toString("utf8")).size === numbered.length + 2,
-          () => `${stdout().toString("utf8")}\n${stderr().toString("utf8")}`
+          () => `${stdout().toString("utf8")}\n${stderr().toString("utf8")}`,
+          output
         )
         const ids = correlationIds(responsesIn(stdout().toString("utf8")))
         checkOthers(responsesIn(stdout().toString("utf8")))
         // The log is written as the answer is made; give the pipe a moment.
         yield* until(
           () => ids.every((id) => stderr().toString("utf8").includes(`correlationId: '${id}'`)),
-          () => stderr().toString("utf8")
+          () => stderr().toString("utf8"),
+          output
         )
         check(stdout(), stderr().toString("utf8"), ids)
       }).pipe(Effect.scoped),
@@ -156,11 +165,19 @@ describe("a defect's text never reaches the wire", () => {
           (child) => ServerProcess.terminate(child)
         )
         // Off stdio the default logger writes to stdout: the server's log is both streams.
-        const stdout = collect(child.stdout)
-        const stderr = collect(child.stderr)
+        const output = ServerProcess.makeChanges()
+        // "close" comes once the server exited and both its streams are read to the end.
+        child.on("close", (code, signal) => output.end(`the server exited (code ${code}, signal ${signal})`))
+        const stdout = collect(child.stdout, output)
+        const stderr = collect(child.stderr, output)
         const log = () => `${stdout().toString("utf8")}${stderr().toString("utf8")}`
         const url = new URL(
-          (yield* ServerProcess.waitFor(() => stderr().toString("utf8"), /listening on (http:\/\/\S+\/mcp)/))[1]!
+          (yield* ServerProcess.waitFor(
+            () => stderr().toString("utf8"),
+            /listening on (http:\/\/\S+\/mcp)/,
+            undefined,
+            output
+          ))[1]!
         )
         const wire: Array<Buffer> = []
         let sessionId: string | undefined
@@ -195,7 +212,7 @@ describe("a defect's text never reaches the wire", () => {
         assert.strictEqual(responses.size, numbered.length + 2, bodies)
         const ids = correlationIds(responses)
         checkOthers(responses)
-        yield* until(() => ids.every((id) => log().includes(`correlationId: '${id}'`)), log)
+        yield* until(() => ids.every((id) => log().includes(`correlationId: '${id}'`)), log, output)
         const bytes = Buffer.concat(wire)
         assert.isAbove(bytes.length, bodies.length)
         check(bytes, log(), ids)

@@ -10,7 +10,7 @@ import type * as Session from "@effect-mcp/engine/Session"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/testing/TestClock"
-import { connect, type Json, settle } from "../support/InMemory.ts"
+import { connect, type Json } from "../support/InMemory.ts"
 
 const conformanceTools = [
   "test_simple_text",
@@ -161,7 +161,7 @@ describe("everything server: test_long_running", () => {
 
   it.effect("cancelled, it stops and writes `cancelled <request id>`", () =>
     Effect.gen(function* () {
-      const { client, stderr } = yield* connect({ version: "2025-11-25" })
+      const { client, stderr, until } = yield* connect({ version: "2025-11-25" })
       let id: string | number | undefined
       let updates = 0
       const call = yield* Effect.forkChild(
@@ -175,7 +175,7 @@ describe("everything server: test_long_running", () => {
       assert.strictEqual(updates, 2)
       // Interrupting the caller sends notifications/cancelled.
       yield* Fiber.interrupt(call)
-      yield* settle
+      yield* until(() => stderr.length >= 2)
       assert.deepStrictEqual(stderr, [`started ${id}`, `cancelled ${id}`])
       yield* TestClock.adjust("1 second")
       assert.strictEqual(updates, 2)
@@ -336,7 +336,7 @@ describe("everything server: stateful asks and list changes", () => {
 
   it.effect("the trigger tools add and remove an item and announce each change", () =>
     Effect.gen(function* () {
-      const { request, notifications } = yield* connect({ version: "2025-11-25" })
+      const { request, notifications, until } = yield* connect({ version: "2025-11-25" })
       const toolNames = Effect.map(request("tools/list"), (r) => r.tools.map((t: Json) => t.name) as Array<string>)
       assert.notInclude(yield* toolNames, "test_dynamic_tool")
       const added = yield* request("tools/call", { name: "test_trigger_tool_change", arguments: {} })
@@ -346,7 +346,7 @@ describe("everything server: stateful asks and list changes", () => {
       assert.strictEqual(textOf(removed), "test_dynamic_tool removed")
       assert.notInclude(yield* toolNames, "test_dynamic_tool")
       yield* request("tools/call", { name: "test_trigger_prompt_change", arguments: {} })
-      yield* settle
+      yield* until(() => notifications.length >= 3)
       assert.deepStrictEqual(
         notifications.map((n) => n.method),
         ["notifications/tools/list_changed", "notifications/tools/list_changed", "notifications/prompts/list_changed"]

@@ -71,6 +71,24 @@ const next = (
     Effect.map((found) => (found._tag === "Some" ? found.value.status : undefined))
   )
 
+/**
+ * Runs `watch` on `changes` in the scope; returns its fiber once the stream is subscribed, i.e. once its first
+ * element (the snapshot `statusChanges` starts with, read after subscribing) went through: a change made after
+ * this returns is seen by the watcher.
+ */
+const watching = <A, E>(
+  changes: Stream.Stream<ServerStatus.StatusChange>,
+  watch: (changes: Stream.Stream<ServerStatus.StatusChange>) => Effect.Effect<A, E>
+) =>
+  Effect.gen(function* () {
+    const subscribed = yield* Deferred.make<void>()
+    const fiber = yield* Effect.forkScoped(
+      watch(changes.pipe(Stream.tap(() => Deferred.succeed(subscribed, undefined))))
+    )
+    yield* Deferred.await(subscribed)
+    return fiber
+  })
+
 describe("McpHost over real servers", () => {
   it.live(
     "three servers from one config file: catalog, concurrent calls, a cancelled call, respawn, list_changed, no child left",
@@ -100,14 +118,11 @@ describe("McpHost over real servers", () => {
         )
 
         // What the stdio everything server writes to stderr (its test_long_running says started / cancelled there).
-        let stderr = ""
+        const stderr = ServerProcess.makeRecorder()
         const decoder = new TextDecoder()
         const keepStderr = (name: string) =>
           name === "effect"
-            ? (chunk: Uint8Array) =>
-                Effect.sync(() => {
-                  stderr += decoder.decode(chunk, { stream: true })
-                })
+            ? (chunk: Uint8Array) => Effect.sync(() => stderr.append(decoder.decode(chunk, { stream: true })))
             : "capture"
         const hostScope = yield* Scope.make()
         const context = yield* Layer.buildWithScope(
@@ -174,9 +189,9 @@ describe("McpHost over real servers", () => {
 
         // Interrupting a routed call cancels it on its server.
         const long = yield* Effect.forkScoped(host.callTool("effect__test_long_running", { durationMs: 30_000 }))
-        const started = yield* ServerProcess.waitFor(() => stderr, /started (\S+)/)
+        const started = yield* ServerProcess.waitFor(stderr, /started (\S+)/)
         yield* Fiber.interrupt(long)
-        yield* ServerProcess.waitFor(() => stderr, new RegExp(`cancelled ${started[1]}`))
+        yield* ServerProcess.waitFor(stderr, new RegExp(`cancelled ${started[1]}`))
 
         // list_changed refreshes the catalog.
         const dynamic = Deferred.makeUnsafe<void>()
@@ -191,12 +206,13 @@ describe("McpHost over real servers", () => {
         assert.strictEqual(textOf(yield* host.callTool("effect__test_dynamic_tool", {})), "The dynamic tool is here")
 
         // Killing the stdio child: reported with the signal, respawned, and a later call succeeds.
-        const degraded = yield* Effect.forkScoped(next(host.statusChanges, "effect", (s) => s._tag === "Degraded"))
-        const respawned = yield* Effect.forkScoped(
-          next(host.statusChanges, "effect", (s) => s._tag === "Ready" && s.connection.pid !== effect.pid)
+        // Both watchers are subscribed before the kill.
+        const degraded = yield* watching(host.statusChanges, (changes) =>
+          next(changes, "effect", (s) => s._tag === "Degraded")
         )
-        // Both watchers subscribe before the kill.
-        yield* Effect.sleep("50 millis")
+        const respawned = yield* watching(host.statusChanges, (changes) =>
+          next(changes, "effect", (s) => s._tag === "Ready" && s.connection.pid !== effect.pid)
+        )
         process.kill(effect.pid!, "SIGKILL")
         const lost = yield* Fiber.join(degraded)
         assert.strictEqual(lost?._tag, "Degraded")
@@ -215,7 +231,8 @@ describe("McpHost over real servers", () => {
         yield* Scope.close(hostScope, Exit.void)
         assert.isFalse(alive(newPid!), "the respawned everything server")
         assert.isFalse(alive(reference.pid!), "the reference server")
-        // Nothing else either: this process's only child left is the HTTP server the test started.
+        // Nothing else either: this process's only child left is the HTTP server the test started. (Each test file
+        // runs in a process of its own, vitest's default `forks` pool: another file's children are not listed here.)
         const children = execFileSync("ps", ["-o", "pid=,comm=", "--ppid", String(process.pid)], { encoding: "utf8" })
           .split("\n")
           .map((line) => line.trim().split(/\s+/))
@@ -272,8 +289,9 @@ describe("McpHost over real servers", () => {
         )
         const host = Context.get(context, McpHost.McpHost)
         yield* host.awaitReady("remote")
-        const seen = yield* Effect.forkScoped(
-          host.statusChanges.pipe(
+        // Subscribed before the kill.
+        const seen = yield* watching(host.statusChanges, (changes) =>
+          changes.pipe(
             Stream.filter((c) => c.server === "remote"),
             Stream.takeUntil((c) => c.status._tag === "Failed"),
             Stream.map((c) => c.status),
@@ -281,7 +299,6 @@ describe("McpHost over real servers", () => {
             Effect.timeout("20 seconds")
           )
         )
-        yield* Effect.sleep("50 millis")
         http.process.kill("SIGKILL")
         const statuses = yield* Fiber.join(seen)
         const tags = statuses.map((s) => (s._tag === "Degraded" && s.retryIn === undefined ? "Unhealthy" : s._tag))

@@ -28,7 +28,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import * as Effect from "effect/Effect"
 import { type Packed, packAll } from "../../scripts/pack.ts"
 import * as SdkClient from "../interop/sdkClient.ts"
-import { ProcessError, root, terminate } from "../support/ServerProcess.ts"
+import { makeRecorder, root, terminate, waitFor } from "../support/ServerProcess.ts"
 
 const fixture = fileURLToPath(new URL("fixture/", import.meta.url))
 const rootManifest = JSON.parse(await fs.readFile(path.join(root, "package.json"), "utf8")) as {
@@ -153,35 +153,19 @@ const spawnHttpServer = Effect.acquireRelease(
     const { dir, env } = installed()
     const child = spawn(node, ["server.mjs", "--http"], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] })
     // serveHttp logs its URL with Effect's default logger (stdout over HTTP); errors go to stderr.
-    let output = ""
+    const output = makeRecorder()
     for (const stream of [child.stdout, child.stderr]) {
       stream.setEncoding("utf8")
-      stream.on("data", (chunk: string) => {
-        output += chunk
-      })
+      stream.on("data", (chunk: string) => output.append(chunk))
     }
-    return { child, output: () => output }
+    child.on("close", (code, signal) => output.end(`server.mjs --http exited (${code ?? signal})`))
+    return { child, output }
   }),
   ({ child }) => terminate(child)
 ).pipe(
-  Effect.flatMap(({ child, output }) => {
-    const listening: Effect.Effect<string, ProcessError> = Effect.suspend(() => {
-      const match = output().match(/listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/)
-      if (match !== null) return Effect.succeed(match[1]!)
-      if (child.exitCode !== null || child.signalCode !== null) {
-        return Effect.fail(
-          new ProcessError(`server.mjs --http exited (${child.exitCode ?? child.signalCode}):\n${output()}`)
-        )
-      }
-      return Effect.andThen(Effect.sleep("20 millis"), listening)
-    })
-    return listening.pipe(
-      Effect.timeoutOrElse({
-        duration: "60 seconds",
-        orElse: () => Effect.fail(new ProcessError(`server.mjs --http never said where it listens:\n${output()}`))
-      })
-    )
-  })
+  Effect.flatMap(({ output }) =>
+    waitFor(output, /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/, 60_000).pipe(Effect.map((match) => match[1]!))
+  )
 )
 
 /** The package specifiers (neither relative nor `node:`) a bundle's `.mjs` files import. */
@@ -224,70 +208,79 @@ const echoesOverStdio = (
     assert.strictEqual(textOf(result), `echo: ${text}`)
   })
 
-describe("installed packages (npm pack, npm install outside the workspace)", () => {
+// The checks share the one install (made once, in beforeAll) and touch nothing of each other's (each its own
+// files and processes), so they run at once: most of their time is waiting on child processes.
+describe.concurrent("installed packages (npm pack, npm install outside the workspace)", () => {
+  // Build, pack and install take a minute alone, several on a loaded machine: the limit only catches a hang.
   beforeAll(async () => {
     project = await setUp()
-  }, 300_000)
+  }, 600_000)
 
   afterAll(async () => {
     if (tempDir !== undefined) await fs.rm(tempDir, { recursive: true, force: true })
   })
 
-  it.live("every publishable package is packed and installed, pointing only at built JavaScript", () =>
-    Effect.gen(function* () {
-      const { dir, packed } = installed()
-      assert.deepStrictEqual(
-        packed.map((p) => p.name),
-        [
-          "@effect-mcp/protocol",
-          "@effect-mcp/engine",
-          "@effect-mcp/server",
-          "@effect-mcp/client",
-          "@effect-mcp/auth",
-          "@effect-mcp/platform-node",
-          "@effect-mcp/host",
-          "@effect-mcp/sql",
-          "@effect-mcp/cluster",
-          "@effect-mcp/testing",
-          "@effect-mcp/everything-server",
-          "@effect-mcp/cli"
-        ]
-      )
-      for (const { name } of packed) {
-        const pkgDir = path.join(dir, "node_modules", name)
-        const manifest = JSON.parse(yield* Effect.promise(() => fs.readFile(path.join(pkgDir, "package.json"), "utf8")))
-        const targets = [...targetsOf(manifest.exports), ...targetsOf(manifest.imports), ...targetsOf(manifest.bin)]
-        for (const target of targets) {
-          assert.notMatch(target, /(?<!\.d)\.ts$|\/src\//, `${name} exports ${target}`)
-          if (!target.includes("*")) assert.isTrue(existsSync(path.join(pkgDir, target)), `${name}: ${target} missing`)
-        }
-        assert.isTrue(existsSync(path.join(pkgDir, "LICENSE")), `${name} has no LICENSE`)
-        assert.isTrue(existsSync(path.join(pkgDir, "README.md")), `${name} has no README.md`)
-        const built = (yield* Effect.promise(() => filesUnder(path.join(pkgDir, "dist")))).filter((file) =>
-          /\.(?:js|d\.ts)$/.test(file)
+  it.live(
+    "every publishable package is packed and installed, pointing only at built JavaScript",
+    () =>
+      Effect.gen(function* () {
+        const { dir, packed } = installed()
+        assert.deepStrictEqual(
+          packed.map((p) => p.name),
+          [
+            "@effect-mcp/protocol",
+            "@effect-mcp/engine",
+            "@effect-mcp/server",
+            "@effect-mcp/client",
+            "@effect-mcp/auth",
+            "@effect-mcp/platform-node",
+            "@effect-mcp/host",
+            "@effect-mcp/sql",
+            "@effect-mcp/cluster",
+            "@effect-mcp/testing",
+            "@effect-mcp/everything-server",
+            "@effect-mcp/cli"
+          ]
         )
-        assert.isAbove(built.length, 0, `${name} has no dist`)
-        const declared = new Set([
-          name,
-          ...Object.keys(manifest.dependencies ?? {}),
-          ...Object.keys(manifest.peerDependencies ?? {})
-        ])
-        for (const file of built) {
-          const text = yield* Effect.promise(() => fs.readFile(file, "utf8"))
-          assert.notMatch(text, /["']\.{1,2}\/[^"'\n]*(?<!\.d)\.ts["']/, `a .ts specifier in ${file}`)
-          // Every package the built code imports is one the manifest declares (a consumer installs nothing else).
-          const code = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "")
-          for (const [, specifier] of code.matchAll(/(?:from|import|import\()\s*["']([^"'.#][^"']*)["']/g)) {
-            if (specifier!.startsWith("node:")) continue
-            const pkg = specifier!
-              .split("/")
-              .slice(0, specifier!.startsWith("@") ? 2 : 1)
-              .join("/")
-            assert.isTrue(declared.has(pkg), `${file} imports ${specifier}, which ${name} does not declare`)
+        for (const { name } of packed) {
+          const pkgDir = path.join(dir, "node_modules", name)
+          const manifest = JSON.parse(
+            yield* Effect.promise(() => fs.readFile(path.join(pkgDir, "package.json"), "utf8"))
+          )
+          const targets = [...targetsOf(manifest.exports), ...targetsOf(manifest.imports), ...targetsOf(manifest.bin)]
+          for (const target of targets) {
+            assert.notMatch(target, /(?<!\.d)\.ts$|\/src\//, `${name} exports ${target}`)
+            if (!target.includes("*"))
+              assert.isTrue(existsSync(path.join(pkgDir, target)), `${name}: ${target} missing`)
+          }
+          assert.isTrue(existsSync(path.join(pkgDir, "LICENSE")), `${name} has no LICENSE`)
+          assert.isTrue(existsSync(path.join(pkgDir, "README.md")), `${name} has no README.md`)
+          const built = (yield* Effect.promise(() => filesUnder(path.join(pkgDir, "dist")))).filter((file) =>
+            /\.(?:js|d\.ts)$/.test(file)
+          )
+          assert.isAbove(built.length, 0, `${name} has no dist`)
+          const declared = new Set([
+            name,
+            ...Object.keys(manifest.dependencies ?? {}),
+            ...Object.keys(manifest.peerDependencies ?? {})
+          ])
+          for (const file of built) {
+            const text = yield* Effect.promise(() => fs.readFile(file, "utf8"))
+            assert.notMatch(text, /["']\.{1,2}\/[^"'\n]*(?<!\.d)\.ts["']/, `a .ts specifier in ${file}`)
+            // Every package the built code imports is one the manifest declares (a consumer installs nothing else).
+            const code = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "")
+            for (const [, specifier] of code.matchAll(/(?:from|import|import\()\s*["']([^"'.#][^"']*)["']/g)) {
+              if (specifier!.startsWith("node:")) continue
+              const pkg = specifier!
+                .split("/")
+                .slice(0, specifier!.startsWith("@") ? 2 : 1)
+                .join("/")
+              assert.isTrue(declared.has(pkg), `${file} imports ${specifier}, which ${name} does not declare`)
+            }
           }
         }
-      }
-    })
+      }),
+    120_000
   )
 
   it.live(
@@ -299,11 +292,12 @@ describe("installed packages (npm pack, npm install outside the workspace)", () 
         assert.isAtLeast(readmes.length, packed.length, "every package's README has a TypeScript example")
         const tsc = path.join(root, "node_modules", "typescript", "bin", "tsc")
         const result = yield* Effect.promise(() =>
-          run(node, [tsc, "-p", "tsconfig.json"], { cwd: dir, env: cleanEnv() })
+          run(node, [tsc, "-p", "tsconfig.json"], { cwd: dir, env: cleanEnv(), timeoutMs: 240_000 })
         )
         assert.strictEqual(result.code, 0, describeRun("tsc --noEmit", result))
       }),
-    120_000
+    // The longest check (type-checking every installed .d.ts), beside the others: a loaded machine takes its time.
+    240_000
   )
 
   it.live(

@@ -20,7 +20,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { node, spawnChild, waitFor } from "../support/ServerProcess.ts"
+import { node, spawnChild, type Watched, waitFor } from "../support/ServerProcess.ts"
 import { stdioChild } from "../support/StdioChild.ts"
 
 const fixture = fileURLToPath(new URL("./sdkServer.ts", import.meta.url))
@@ -30,7 +30,7 @@ const clientOptions: McpClient.Options = { clientInfo: { name: "effect-mcp-inter
 interface Connection {
   readonly client: McpClient.McpClientShape
   /** What the server process wrote to stderr so far. */
-  readonly stderr: () => string
+  readonly stderr: Watched
 }
 
 const connect = <E>(transport: Layer.Layer<Transport.Transport, E>) =>
@@ -117,11 +117,11 @@ const exercise = (connection: Connection) =>
     const seen = connection.stderr().length
     const after = () => connection.stderr().slice(seen)
     const call = yield* Effect.forkChild(client.callTool("slow", { ms: 60_000 }))
-    const id = (yield* waitFor(after, /started (\S+)/))[1]!
+    const id = (yield* waitFor(after, /started (\S+)/, undefined, connection.stderr))[1]!
     yield* Fiber.interrupt(call)
     const exit = yield* Fiber.await(call)
     assert.isTrue(Exit.hasInterrupts(exit))
-    yield* waitFor(after, new RegExp(`aborted ${id}\\b`))
+    yield* waitFor(after, new RegExp(`aborted ${id}\\b`), undefined, connection.stderr)
 
     // The session is still usable after the cancellation.
     assert.strictEqual(textOf(yield* client.callTool("echo", { text: "still here" })), "echo: still here")

@@ -18,6 +18,7 @@ import * as StreamableHttpClient from "@effect-mcp/engine/StreamableHttpClient"
 import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
 import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
 import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Middleware from "@effect-mcp/server/Middleware"
 import * as Resource from "@effect-mcp/server/Resource"
 import * as Tool from "@effect-mcp/server/Tool"
 import type * as Tools from "@effect-mcp/protocol/Tools"
@@ -29,7 +30,6 @@ import * as Fiber from "effect/Fiber"
 import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
@@ -44,20 +44,16 @@ const textOf = (result: Tools.CallToolResult): string => {
   return block?.type === "text" ? block.text : ""
 }
 
-let started = 0
+/** What a test waits on: each start of `slow`, and each `resources/subscribe` the server has answered. */
+interface Signals {
+  readonly slowStarted: Queue.Queue<void>
+  readonly subscribed: Queue.Queue<string>
+}
+
 const Echo = Tool.make("echo", {
   description: "Echoes its text",
   input: Schema.Struct({ text: Schema.String }),
   handler: ({ text }) => Effect.succeed({ content: [{ type: "text" as const, text: `echo:${text}` }] })
-})
-const Slow = Tool.make("slow", {
-  description: "Waits far longer than the test",
-  input: Schema.Struct({}),
-  handler: () =>
-    Effect.sync(() => started++).pipe(
-      Effect.andThen(Effect.never),
-      Effect.as({ content: [{ type: "text" as const, text: "never" }] })
-    )
 })
 const Touch = Tool.make("touch", {
   description: "Announces that the note changed",
@@ -65,17 +61,35 @@ const Touch = Tool.make("touch", {
   handler: () => Effect.as(McpServer.resourceUpdated("test://note"), { content: [] })
 })
 const Note = Resource.make({ uri: "test://note", name: "note", read: Effect.succeed("a note") })
-const Server = Layer.mergeAll(Tool.layer(Echo, Slow, Touch), Resource.layer(Note)).pipe(
-  Layer.provideMerge(McpServer.layer({ name: "expiry", version: "1.0.0" }))
-)
+const serverWith = (signals: Signals) => {
+  const Slow = Tool.make("slow", {
+    description: "Waits far longer than the test",
+    input: Schema.Struct({}),
+    handler: () =>
+      Queue.offer(signals.slowStarted, undefined).pipe(
+        Effect.andThen(Effect.never),
+        Effect.as({ content: [{ type: "text" as const, text: "never" }] })
+      )
+  })
+  // Tells the test once the server has answered a subscription: updates announced after it reach the client.
+  const Subscribed = Middleware.layer((request, next) =>
+    request.method === "resources/subscribe"
+      ? Effect.tap(next, () => Queue.offer(signals.subscribed, String(request.target)))
+      : next
+  )
+  return Layer.mergeAll(Tool.layer(Echo, Slow, Touch), Resource.layer(Note), Subscribed).pipe(
+    Layer.provideMerge(McpServer.layer({ name: "expiry", version: "1.0.0" }))
+  )
+}
 
 /** The effect-mcp server listening in a scope of its own (closed by the test or with it); its /mcp URL. */
 const listen = Effect.gen(function* () {
+  const signals: Signals = { slowStarted: yield* Queue.unbounded<void>(), subscribed: yield* Queue.unbounded<string>() }
   const scope = yield* Scope.make()
   yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
-  const context = yield* Layer.buildWithScope(NodeMcpServer.layerHttp(Server), scope)
+  const context = yield* Layer.buildWithScope(NodeMcpServer.layerHttp(serverWith(signals)), scope)
   const base = yield* NodeMcpServer.url.pipe(Effect.provideContext(context))
-  return { url: `${base}/mcp`, close: Scope.close(scope, Exit.void) }
+  return { url: `${base}/mcp`, close: Scope.close(scope, Exit.void), signals }
 })
 
 /**
@@ -119,9 +133,8 @@ describe("McpClient: a session the server ended", () => {
         const { client, http } = yield* connect(server.url)
         assert.strictEqual(textOf(yield* client.callTool("echo", { text: "one" })), "echo:one")
         const first = http.sessionId()!
-        const before = started
         const inFlight = yield* Effect.forkChild(client.callTool("slow", {}))
-        while (started === before) yield* Effect.sleep("10 millis")
+        yield* Queue.take(server.signals.slowStarted)
         assert.strictEqual(yield* deleteSession(server.url, first, http.protocolVersion()), 200)
         const exit = yield* Fiber.await(inFlight)
         assert.isTrue(Exit.isFailure(exit))
@@ -162,21 +175,17 @@ describe("McpClient: a session the server ended", () => {
           Stream.runForEach((update) => Queue.offer(updates, update.uri)),
           Effect.forkScoped
         )
-        // The subscription is in place once an update gets through.
-        let first: Option.Option<string> = Option.none()
-        while (Option.isNone(first)) {
-          yield* client.callTool("touch", {})
-          first = yield* Queue.take(updates).pipe(Effect.timeoutOption("200 millis"))
-        }
+        // The subscription is in place once the server answered it: an update announced after that gets through.
+        assert.strictEqual(yield* Queue.take(server.signals.subscribed), "test://note")
+        yield* client.callTool("touch", {})
+        assert.strictEqual(yield* Queue.take(updates), "test://note")
         yield* Queue.clear(updates)
         assert.strictEqual(yield* deleteSession(server.url, http.sessionId()!, http.protocolVersion()), 200)
         assert.strictEqual(textOf(yield* client.callTool("echo", { text: "renewed" })), "echo:renewed")
-        let again: Option.Option<string> = Option.none()
-        for (let i = 0; i < 25 && Option.isNone(again); i++) {
-          yield* client.callTool("touch", {})
-          again = yield* Queue.take(updates).pipe(Effect.timeoutOption("200 millis"))
-        }
-        assert.deepStrictEqual(again, Option.some("test://note"), "updates flow on the new session")
+        // The client subscribes again on the new session by itself; updates flow there.
+        assert.strictEqual(yield* Queue.take(server.signals.subscribed), "test://note")
+        yield* client.callTool("touch", {})
+        assert.strictEqual(yield* Queue.take(updates), "test://note", "updates flow on the new session")
       }),
     TIMEOUT
   )
@@ -197,7 +206,7 @@ describe("McpClient: a session the server ended", () => {
         // The in-flight case against the SDK: its stream ends when the session is deleted.
         const seen = child.stderr().length
         const call = yield* Effect.forkChild(client.callTool("slow", { ms: 60_000 }))
-        yield* waitFor(() => child.stderr().slice(seen), /started \S+/)
+        yield* waitFor(() => child.stderr().slice(seen), /started \S+/, undefined, child.stderr)
         assert.strictEqual(yield* deleteSession(url, http.sessionId()!, http.protocolVersion()), 200)
         const exit = yield* Fiber.await(call)
         assert.isTrue(Exit.isFailure(exit), "the call in flight does not succeed")

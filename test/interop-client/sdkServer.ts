@@ -47,6 +47,7 @@ const make = (): McpServer => {
     async ({ ms }, extra) => {
       log(`started ${extra.requestId}`)
       await new Promise<void>((resolve) => {
+        // The tool's own duration (the tests pass a minute and cancel it): nothing waits on this timer.
         const timer = setTimeout(resolve, ms)
         extra.signal.addEventListener("abort", () => {
           clearTimeout(timer)

@@ -2,6 +2,7 @@
  * The official SDK client drives the everything server over stdio: the
  * server is a real child process spawned by the SDK's StdioClientTransport.
  */
+import type { ChildProcess } from "node:child_process"
 import { assert, describe, it } from "@effect/vitest"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import * as Effect from "effect/Effect"
@@ -18,12 +19,11 @@ const spawn = Effect.gen(function* () {
     cwd: ServerProcess.root,
     stderr: "pipe"
   })
-  let stderr = ""
-  transport.stderr?.on("data", (chunk: Buffer) => {
-    stderr += chunk.toString("utf8")
-  })
+  const stderr = ServerProcess.record(transport.stderr, "the server's stderr")
   const sdk = yield* SdkClient.connect(transport)
-  return { sdk, stderr: () => stderr, pid: () => transport.pid }
+  // The SDK keeps its child private; the test reads it to hear the exit instead of probing the pid.
+  const child = (transport as unknown as { readonly _process?: ChildProcess })._process
+  return { sdk, stderr, pid: () => transport.pid, child }
 })
 
 describe("interop: SDK client -> everything server over stdio", () => {
@@ -55,19 +55,17 @@ describe("interop: SDK client -> everything server over stdio", () => {
     "the server exits when the client closes it",
     () =>
       Effect.gen(function* () {
-        const { sdk, pid } = yield* spawn
+        const { sdk, pid, child } = yield* spawn
         const serverPid = pid()
         assert.isNumber(serverPid)
+        assert.strictEqual(child?.pid, serverPid)
         yield* Effect.promise(() => sdk.client.close())
-        const alive = () => {
-          try {
-            process.kill(serverPid!, 0)
-            return "alive"
-          } catch {
-            return "gone"
-          }
-        }
-        yield* ServerProcess.waitFor(alive, /^gone$/, 10_000)
+        // The exit event (the child reaped), then the pid is free: no process answers signal 0 any more.
+        yield* Effect.callback<void>((resume) => {
+          if (child!.exitCode !== null || child!.signalCode !== null) return resume(Effect.void)
+          child!.once("exit", () => resume(Effect.void))
+        }).pipe(Effect.timeout("10 seconds"))
+        assert.throws(() => process.kill(serverPid!, 0))
       }),
     30_000
   )

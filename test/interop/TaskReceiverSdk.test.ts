@@ -20,7 +20,7 @@ import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { node, root } from "../support/ServerProcess.ts"
+import { node, root, waitFor } from "../support/ServerProcess.ts"
 import { stdioChild } from "../support/StdioChild.ts"
 
 const fixture = fileURLToPath(new URL("./sdkTaskRequester.ts", import.meta.url))
@@ -37,17 +37,17 @@ describe("the SDK 1.32.2 server asks our client for a sampling run as a task", (
       Effect.gen(function* () {
         const finalized = yield* Deferred.make<void>()
         let calls = 0
+        const child = stdioChild([fixture])
         const sampling = SamplingHandler.layer(() =>
-          // The first run takes a moment (the SDK polls it); the second never ends and is cancelled.
+          // The first run works until the SDK has polled it and read "working"; the second never ends and is cancelled.
           ++calls === 1
-            ? Effect.as(Effect.sleep("300 millis"), {
+            ? Effect.as(Effect.orDie(waitFor(child.stderr, /^polled working$/m)), {
                 role: "assistant" as const,
                 content: { type: "text" as const, text: "a summary" },
                 model: "m"
               })
             : Effect.never.pipe(Effect.ensuring(Deferred.succeed(finalized, undefined)))
         )
-        const child = stdioChild([fixture])
         const context = yield* Layer.build(
           McpClient.layer({
             clientInfo: { name: "effect-mcp-task-receiver", version: "0.1.0" },
@@ -86,6 +86,7 @@ describe("the SDK 1.32.2 server asks our client for a sampling run as a task", (
     () =>
       Effect.gen(function* () {
         const sampling = SamplingHandler.layer(() =>
+          // Simulated work, so the SDK sees the task working first; nothing here waits on it.
           Effect.as(Effect.sleep("200 millis"), {
             role: "assistant" as const,
             content: { type: "text" as const, text: "hosted" },

@@ -60,7 +60,8 @@ const sdkReceiver = (pollInterval: number) => {
     }
     const task = await extra.taskStore!.createTask({ ttl: request.params.task.ttl ?? null, pollInterval })
     created.push({ taskId: task.taskId, ttl: task.ttl })
-    // Storing the result also sends notifications/tasks/status (the SDK's request task store does).
+    // Storing the result also sends notifications/tasks/status (the SDK's request task store does). Simulated
+    // work: the task completes after it was answered as created; nothing in the test waits on this timer.
     setTimeout(() => void extra.taskStore!.storeTaskResult(task.taskId, "completed", answer), 200)
     return { task }
   })

@@ -80,6 +80,7 @@ const serve = Effect.gen(function* () {
       description: `builds a target (${taskSupport} task)`,
       input: Schema.Struct({ target: Schema.String }),
       taskSupport,
+      // Simulated work, so the task is seen working first; no assertion depends on how long it takes.
       handler: ({ target }) => Effect.as(Effect.sleep("300 millis"), `built ${target}`)
     })
   const stuck = Tool.make("stuck", {

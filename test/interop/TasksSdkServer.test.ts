@@ -20,14 +20,14 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { node, spawnChild, waitFor } from "../support/ServerProcess.ts"
+import { node, spawnChild, type Watched, waitFor } from "../support/ServerProcess.ts"
 import { stdioChild } from "../support/StdioChild.ts"
 
 const fixture = fileURLToPath(new URL("./sdkTaskServer.ts", import.meta.url))
 
 interface Connection {
   readonly client: McpClient.McpClientShape
-  readonly stderr: () => string
+  readonly stderr: Watched
 }
 
 const Elicitation = ElicitationHandler.layer({
@@ -106,10 +106,13 @@ const exercise = (connection: Connection) =>
     assert.strictEqual(textOf(yield* client.callTool("ask")), "hello Ada")
 
     // Interrupting the caller cancels the task on the server.
+    const seen = connection.stderr().length
+    const after = () => connection.stderr().slice(seen)
     const stuck = yield* Effect.forkChild(client.callTool("stuck"), { startImmediately: true })
-    yield* Effect.sleep("200 millis")
+    // The client has the task once it reads it back (`tasks/get`/`tasks/result`): interrupting then cancels it.
+    const stuckId = (yield* waitFor(after, /followed (\S+)/, undefined, connection.stderr))[1]!
     yield* Fiber.interrupt(stuck)
-    yield* waitFor(connection.stderr, /cancelled \S+/, 5_000)
+    yield* waitFor(after, new RegExp(`cancelled ${stuckId}\\b`), undefined, connection.stderr)
   })
 
 describe("interop: McpClient -> SDK 1.32.2 task server (2025-11-25 tasks)", () => {

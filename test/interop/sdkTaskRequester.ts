@@ -7,7 +7,8 @@
  * Tools:
  * - `summarize`: asks the client's model as a task (ttl 60 s) and answers with
  *   JSON `{ taskId, statuses, text, notified }` (the statuses the SDK polled,
- *   and those the client told it with `notifications/tasks/status`);
+ *   and those the client told it with `notifications/tasks/status`); each polled status is also
+ *   printed on stderr as `polled <status>` (what a test's handler waits on);
  * - `abandon`: asks as a task, then, once the client has made it, cancels it
  *   with `tasks/cancel` and answers with JSON `{ cancelled, listed }` (the
  *   cancel's answer and the client's `tasks/list`).
@@ -37,7 +38,10 @@ server.registerTool("summarize", { description: "samples as a task" }, async () 
   let answer = ""
   for await (const message of low.experimental.tasks.createMessageStream(params, { task: { ttl: 60_000 } })) {
     if (message.type === "taskCreated") taskId = message.task.taskId
-    if (message.type === "taskStatus") statuses.push(message.task.status)
+    if (message.type === "taskStatus") {
+      statuses.push(message.task.status)
+      process.stderr.write(`polled ${message.task.status}\n`)
+    }
     if (message.type === "result") {
       const content = message.result.content
       answer = !Array.isArray(content) && content.type === "text" ? content.text : ""

@@ -11,7 +11,9 @@
  * Tools (all `taskSupport: "required"` but `maybe`):
  * - `build {target}`: completes after 150 ms with `built <target>`, polled every 50 ms;
  * - `maybe {target}`: the same, `taskSupport: "optional"`;
- * - `stuck`: never completes; prints `cancelled <taskId>` on stderr when its task is cancelled;
+ * - `stuck`: never completes; prints `followed <taskId>` on stderr when a client first reads its task
+ *   (`tasks/get` or `tasks/result`: the client has the task and follows it) and `cancelled <taskId>`
+ *   when the task is cancelled;
  * - `ask`: asks the client for a name (elicitation inside the task), completes with `hello <name>`.
  */
 import { InMemoryTaskMessageQueue, InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks/index.js"
@@ -25,8 +27,24 @@ type Loose = any
 
 const text = (t: string) => ({ content: [{ type: "text" as const, text: t }] })
 
+/**
+ * The SDK's in-memory store, telling its listeners of each status it stores (a cancellation among them)
+ * and of each read (only a client's `tasks/get`, `tasks/result` and `tasks/cancel` read a task here).
+ */
+class WatchedTaskStore extends InMemoryTaskStore {
+  readonly listeners = new Set<(taskId: string, event: string) => void>()
+  override async updateTaskStatus(...args: Parameters<InMemoryTaskStore["updateTaskStatus"]>): Promise<void> {
+    await super.updateTaskStatus(...args)
+    for (const listener of [...this.listeners]) listener(args[0], args[1])
+  }
+  override getTask(...args: Parameters<InMemoryTaskStore["getTask"]>): ReturnType<InMemoryTaskStore["getTask"]> {
+    for (const listener of [...this.listeners]) listener(args[0], "read")
+    return super.getTask(...args)
+  }
+}
+
 const make = (): McpServer => {
-  const taskStore = new InMemoryTaskStore()
+  const taskStore = new WatchedTaskStore()
   const server = new McpServer(
     { name: "sdk-task-server", version: "1.32.2" },
     {
@@ -62,6 +80,7 @@ const make = (): McpServer => {
       name,
       { description: `builds (${taskSupport})`, inputSchema: { target: z.string() }, execution: { taskSupport } },
       taskTool((taskId, args) => {
+        // Simulated work: the task stays "working" for a while so the client polls it; nothing waits on this.
         setTimeout(() => void taskStore.storeTaskResult(taskId, "completed", text(`built ${String(args.target)}`)), 150)
       })
     )
@@ -71,13 +90,18 @@ const make = (): McpServer => {
     "stuck",
     { description: "never completes", execution: { taskSupport: "required" } },
     taskTool((taskId) => {
-      const watch = setInterval(async () => {
-        const now = await taskStore.getTask(taskId)
-        if (now?.status === "cancelled") {
-          clearInterval(watch)
-          log(`cancelled ${taskId}`)
+      let followed = false
+      const onEvent = (id: string, event: string) => {
+        if (id !== taskId) return
+        if (event === "read" && !followed) {
+          followed = true
+          log(`followed ${taskId}`)
         }
-      }, 10)
+        if (event !== "cancelled") return
+        taskStore.listeners.delete(onEvent)
+        log(`cancelled ${taskId}`)
+      }
+      taskStore.listeners.add(onEvent)
     })
   )
 

@@ -56,9 +56,13 @@ const CLIENT = 3
 
 const cliBin = fileURLToPath(new URL("../../apps/cli/bin/effect-mcp.js", import.meta.url))
 
-/** Waits (up to 15 s) until `find` finds something; returns it. */
-const until = <A>(find: () => A | undefined): Effect.Effect<A, ServerProcess.ProcessError> =>
-  ServerProcess.waitFor(() => (find() === undefined ? "" : "found"), /found/).pipe(Effect.map(() => find()!))
+/** Waits until `find` finds something in what `receiver` got, looking again at each request it records. */
+const untilIn =
+  (receiver: OtlpReceiver.Receiver) =>
+  <A>(find: () => A | undefined): Effect.Effect<A, ServerProcess.ProcessError> =>
+    ServerProcess.waitFor(() => (find() === undefined ? "" : "found"), /found/, undefined, receiver.received).pipe(
+      Effect.map(() => find()!)
+    )
 
 describe("OTLP export configured by OTEL_* variables", () => {
   it.live(
@@ -66,6 +70,7 @@ describe("OTLP export configured by OTEL_* variables", () => {
     () =>
       Effect.gen(function* () {
         const receiver = yield* OtlpReceiver.start
+        const until = untilIn(receiver)
         const url = yield* spawn({
           OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
           OTEL_EXPORTER_OTLP_HEADERS: "x-collector-token=secret%20value",
@@ -162,6 +167,7 @@ describe("OTLP export configured by OTEL_* variables", () => {
     () =>
       Effect.gen(function* () {
         const receiver = yield* OtlpReceiver.start
+        const until = untilIn(receiver)
         const url = yield* spawn({
           OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
           OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
@@ -190,6 +196,7 @@ describe("OTLP export configured by OTEL_* variables", () => {
     () =>
       Effect.gen(function* () {
         const receiver = yield* OtlpReceiver.start
+        const until = untilIn(receiver)
         const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint }
         const url = yield* spawn(otel)
         const cli = yield* ServerProcess.spawnChild(
@@ -227,6 +234,7 @@ describe("OTLP export configured by OTEL_* variables", () => {
     () =>
       Effect.gen(function* () {
         const receiver = yield* OtlpReceiver.start
+        const until = untilIn(receiver)
         // Long intervals: what arrives was flushed as the server ended, not exported on a timer.
         const env = envWith({
           OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,

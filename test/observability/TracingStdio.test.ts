@@ -19,8 +19,13 @@ import * as TraceChain from "./traceChain.ts"
 
 const fixture = new URL("./fixtures/tracedStdioServer.ts", import.meta.url).pathname
 
+/** The spans a child wrote, and the signal fired as each lands. */
+type ChildSpans = Array<SpanRecorder.RecordedSpan> & { readonly changes: ServerProcess.Changes }
+
+const childSpansOf = (): ChildSpans => Object.assign([], { changes: ServerProcess.makeChanges() })
+
 /** The client's transport to a fresh child; the spans the child writes to stderr land in `childSpans`. */
-const spawn = (childSpans: Array<SpanRecorder.RecordedSpan>) => {
+const spawn = (childSpans: ChildSpans) => {
   let pending = ""
   return NodeStdio.layerClient({
     command: ServerProcess.node,
@@ -32,23 +37,25 @@ const spawn = (childSpans: Array<SpanRecorder.RecordedSpan>) => {
         const lines = pending.split("\n")
         pending = lines.pop()!
         for (const line of lines) if (line.startsWith("span ")) childSpans.push(JSON.parse(line.slice(5)))
+        childSpans.changes.notify()
       })
   })
 }
 
 /** A client (answering samplings with `TraceChain.answer`) of a fresh child speaking `revision`. */
-const connect = (childSpans: Array<SpanRecorder.RecordedSpan>, revision: ProtocolVersion.ProtocolVersion) =>
+const connect = (childSpans: ChildSpans, revision: ProtocolVersion.ProtocolVersion) =>
   McpClient.connect(spawn(childSpans), {
     clientInfo: { name: "tracing-stdio-test", version: "1.0.0" },
     supportedVersions: [revision]
   }).pipe(Effect.provide(TraceChain.answer))
 
 /** Waits until the child has written a span named `name` of `kind` (its stderr may trail its stdout). */
-const childWrote = (childSpans: ReadonlyArray<SpanRecorder.RecordedSpan>, name: string, kind: string) =>
+const childWrote = (childSpans: ChildSpans, name: string, kind: string) =>
   ServerProcess.waitFor(
     () => childSpans.map((span) => `${span.kind} ${span.name}`).join("\n"),
     new RegExp(`^${kind} ${name}$`, "m"),
-    10_000
+    undefined,
+    childSpans.changes
   )
 
 const revisions: ReadonlyArray<ProtocolVersion.ProtocolVersion> = ["2025-11-25", "2026-07-28"]
@@ -59,7 +66,7 @@ describe("request spans over stdio (a child process)", () => {
       `client -> server -> sampling -> handler is one trace across the processes (${revision})`,
       () => {
         const recorder = SpanRecorder.make()
-        const childSpans: Array<SpanRecorder.RecordedSpan> = []
+        const childSpans = childSpansOf()
         return Effect.gen(function* () {
           const client = yield* connect(childSpans, revision)
           const result = yield* client.callTool("ask", {}).pipe(Effect.withSpan("app"))
@@ -79,7 +86,7 @@ describe("request spans over stdio (a child process)", () => {
     "W3C baggage reaches the server's handler and, through its sampling request, the client's handler",
     () => {
       const recorder = SpanRecorder.make()
-      const childSpans: Array<SpanRecorder.RecordedSpan> = []
+      const childSpans = childSpansOf()
       return Effect.gen(function* () {
         const client = yield* connect(childSpans, "2025-11-25")
         const result = yield* client.callTool("tenant", {}).pipe(Baggage.withEntries({ tenant: "acme", user: "a b" }))

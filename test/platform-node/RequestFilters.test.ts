@@ -46,7 +46,7 @@ describe("NodeHttpServer request filters", () => {
           }
           if (request.url === "/x?later") {
             // Taken now, handed to the app once something asynchronous is done.
-            setTimeout(() => app(request, response), 5)
+            setImmediate(() => app(request, response))
             return true
           }
           return false

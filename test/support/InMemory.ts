@@ -13,6 +13,7 @@ import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { makeChanges } from "./ServerProcess.ts"
 
 /** JSON results read by path in assertions. */
 // biome-ignore lint/suspicious/noExplicitAny: tests read JSON results by path; the assertions are the type check
@@ -30,6 +31,11 @@ export interface Connected {
   readonly notifications: Array<Notice>
   /** Lines the server wrote with `Console.error`. */
   readonly stderr: Array<string>
+  /**
+   * Waits until `done()` holds, looking again after each notification the client receives and each line the
+   * server writes: what a test waits on instead of letting fibers run for a while.
+   */
+  readonly until: (done: () => boolean) => Effect.Effect<void>
 }
 
 export interface Options {
@@ -50,10 +56,12 @@ const listened = [
 export const connect = (options: Options) =>
   Effect.gen(function* () {
     const stderr: Array<string> = []
+    const changes = makeChanges()
     const console: Console.Console = {
       ...globalThis.console,
       error: (...args: ReadonlyArray<unknown>) => {
         stderr.push(args.map(String).join(" "))
+        changes.notify()
       }
     }
     const context = yield* Layer.build(
@@ -73,7 +81,11 @@ export const connect = (options: Options) =>
       notificationHandlers: new Map(
         listened.map((method): [string, Session.NotificationHandler] => [
           method,
-          (params) => Effect.sync(() => notifications.push({ method, params }))
+          (params) =>
+            Effect.sync(() => {
+              notifications.push({ method, params })
+              changes.notify()
+            })
         ])
       )
     }).pipe(Effect.provideService(Transport.Transport, clientEnd), Effect.orDie)
@@ -81,9 +93,16 @@ export const connect = (options: Options) =>
       client,
       request: (method: string, params?: object): Effect.Effect<Json, unknown> => client.request(method, params ?? {}),
       notifications,
-      stderr
+      stderr,
+      until: (done) =>
+        Effect.callback<void>((resume) => {
+          if (done()) return resume(Effect.void)
+          const unsubscribe = changes.subscribe(() => {
+            if (!done()) return
+            unsubscribe()
+            resume(Effect.void)
+          })
+          return Effect.sync(unsubscribe)
+        })
     } satisfies Connected
   })
-
-/** Lets deliveries in flight land (in-memory hops are fibers). */
-export const settle = Effect.repeat(Effect.yieldNow, { times: 20 })

@@ -9,6 +9,7 @@
 import * as Http from "node:http"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
+import { makeChanges, type Signal } from "./ServerProcess.ts"
 
 /** A span as received: ids in lower-case hex, attributes flattened to plain values. */
 export interface Span {
@@ -51,6 +52,8 @@ export interface Receiver {
   readonly requests: () => ReadonlyArray<Request>
   /** Requests that could not be decoded (their error messages): a test expects none. */
   readonly errors: () => ReadonlyArray<string>
+  /** Fired after each request is recorded: what a test waits on (`ServerProcess.waitFor(..., received)`). */
+  readonly received: Signal
 }
 
 // ---- protobuf wire format -------------------------------------------------------------------------
@@ -393,7 +396,10 @@ export const start: Effect.Effect<Receiver, never, Scope.Scope> = Effect.acquire
     const points: Array<Point> = []
     const requests: Array<Request> = []
     const errors: Array<string> = []
+    const received = makeChanges()
     const server = Http.createServer((request, response) => {
+      // Whatever the request turned into (spans, points, an error), waiters look again once it is recorded.
+      response.on("finish", received.notify)
       body(request).then(
         (bytes) => {
           const path = request.url ?? ""
@@ -436,7 +442,8 @@ export const start: Effect.Effect<Receiver, never, Scope.Scope> = Effect.acquire
             spans: () => spans,
             points: () => points,
             requests: () => requests,
-            errors: () => errors
+            errors: () => errors,
+            received
           }
         })
       })

@@ -4,6 +4,7 @@
  * SIGKILL) and waits for its exit. Its stderr is kept for assertions.
  */
 import { type ChildProcess, spawn } from "node:child_process"
+import type { Stream } from "node:stream"
 import { fileURLToPath } from "node:url"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -30,10 +31,89 @@ export class ProcessError extends Error {
   override readonly name = "ProcessError"
 }
 
+/**
+ * What a wait listens to: `subscribe` calls its listener after each change (and once more when the
+ * source ends) and returns the unsubscribe; `ended` says why nothing more will come, once that is so.
+ */
+export interface Signal {
+  readonly subscribe: (listener: () => void) => () => void
+  readonly ended?: () => string | undefined
+}
+
+/** A signal someone fires: `notify` after each change, `end` when no more will come. */
+export interface Changes extends Signal {
+  readonly notify: () => void
+  readonly end: (reason: string) => void
+  readonly ended: () => string | undefined
+}
+
+/** Makes a {@link Changes}. */
+export const makeChanges = (): Changes => {
+  const listeners = new Set<() => void>()
+  let reason: string | undefined
+  const notify = () => {
+    for (const listener of [...listeners]) listener()
+  }
+  return {
+    subscribe: (listener) => {
+      listeners.add(listener)
+      return () => {
+        listeners.delete(listener)
+      }
+    },
+    ended: () => reason,
+    notify,
+    end: (why) => {
+      if (reason !== undefined) return
+      reason = why
+      notify()
+    }
+  }
+}
+
+/** A growing text (a child's stderr, a captured stream): call it to read it; it is its own {@link Signal}. */
+export interface Watched extends Signal {
+  (): string
+  readonly ended: () => string | undefined
+}
+
+/** A {@link Watched} text its writer appends to, and ends when the stream closes. */
+export interface Recorder extends Watched {
+  readonly append: (chunk: string) => void
+  readonly end: (reason: string) => void
+}
+
+/** Makes an empty {@link Recorder}. */
+export const makeRecorder = (): Recorder => {
+  const changes = makeChanges()
+  let text = ""
+  return Object.assign(() => text, {
+    subscribe: changes.subscribe,
+    ended: changes.ended,
+    append: (chunk: string) => {
+      text += chunk
+      changes.notify()
+    },
+    end: changes.end
+  })
+}
+
+/** Records everything `stream` emits (decoded as UTF-8), ending when it ends or closes. */
+export const record = (stream: Stream | null | undefined, name = "the stream"): Recorder => {
+  const recorder = makeRecorder()
+  const decoder = new TextDecoder()
+  stream?.on("data", (chunk: Uint8Array | string) =>
+    recorder.append(typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true }))
+  )
+  stream?.on("end", () => recorder.end(`${name} ended`))
+  stream?.on("close", () => recorder.end(`${name} closed`))
+  return recorder
+}
+
 export interface Child {
   readonly process: ChildProcess
-  /** Everything written to stderr so far. */
-  readonly stderr: () => string
+  /** Everything written to stderr so far (a {@link Watched}: `waitFor(child.stderr, ...)` waits on its writes). */
+  readonly stderr: Watched
   /** Waits (up to `timeoutMs`) until stderr has a line matching `pattern`; returns the match. */
   readonly waitForStderr: (pattern: RegExp, timeoutMs?: number) => Effect.Effect<RegExpMatchArray, ProcessError>
 }
@@ -45,17 +125,51 @@ export interface HttpServer extends Child {
   readonly base: string
 }
 
-/** Waits (up to `timeoutMs`, default 15 s) until `read()` matches `pattern`; returns the match. */
-export const waitFor = (
+/**
+ * Waits until `read()` matches `pattern` and returns the match. It checks at once and then on each change
+ * `on` reports (a {@link Watched} text is its own signal); it fails as soon as `on` ends without a match
+ * (the child exited: its stderr is in the error). `timeoutMs` (default 60 s: a loaded 2-core machine can take
+ * over 15 s to start a server from the sources) only fires when something is broken.
+ */
+export function waitFor(
+  read: Watched,
+  pattern: RegExp,
+  timeoutMs?: number
+): Effect.Effect<RegExpMatchArray, ProcessError>
+export function waitFor(
   read: () => string,
   pattern: RegExp,
-  timeoutMs = 15_000
-): Effect.Effect<RegExpMatchArray, ProcessError> => {
-  const poll: Effect.Effect<RegExpMatchArray> = Effect.suspend(() => {
-    const match = read().match(pattern)
-    return match === null ? Effect.andThen(Effect.sleep("20 millis"), poll) : Effect.succeed(match)
+  timeoutMs: number | undefined,
+  on: Signal
+): Effect.Effect<RegExpMatchArray, ProcessError>
+export function waitFor(
+  read: () => string,
+  pattern: RegExp,
+  timeoutMs = 60_000,
+  on: Signal = read as Watched
+): Effect.Effect<RegExpMatchArray, ProcessError> {
+  const found = Effect.callback<RegExpMatchArray, ProcessError>((resume) => {
+    let settled = false
+    let unsubscribe = () => {}
+    const check = () => {
+      if (settled) return
+      const match = read().match(pattern)
+      const reason = match === null ? on.ended?.() : undefined
+      if (match === null && reason === undefined) return
+      settled = true
+      unsubscribe()
+      resume(
+        match !== null
+          ? Effect.succeed(match)
+          : Effect.fail(new ProcessError(`${reason} before anything matched ${pattern} in:\n${read()}`))
+      )
+    }
+    check()
+    if (settled) return
+    unsubscribe = on.subscribe(check)
+    return Effect.sync(() => unsubscribe())
   })
-  return poll.pipe(
+  return found.pipe(
     Effect.timeoutOption(`${timeoutMs} millis`),
     Effect.flatMap((found) =>
       found._tag === "Some"
@@ -96,15 +210,16 @@ export const spawnChild = (
         env: options.env ?? process.env,
         stdio: [options.stdin ?? "ignore", "pipe", "pipe"]
       })
-      let stderr = ""
+      const stderr = makeRecorder()
       child.stderr?.setEncoding("utf8")
-      child.stderr?.on("data", (chunk: string) => {
-        stderr += chunk
-      })
+      child.stderr?.on("data", (chunk: string) => stderr.append(chunk))
+      // "close" comes after the exit and after the last stderr chunk: a wait still pending then fails at once.
+      child.on("close", (code, signal) => stderr.end(`the child exited (code ${code}, signal ${signal})`))
+      child.on("error", (error) => stderr.end(`the child failed to start (${error.message})`))
       // Nothing reads stdout here; drain it so the child never blocks on a full pipe.
       child.stdout?.resume()
-      const waitForStderr = (pattern: RegExp, timeoutMs?: number) => waitFor(() => stderr, pattern, timeoutMs)
-      return { process: child, stderr: () => stderr, waitForStderr } satisfies Child
+      const waitForStderr = (pattern: RegExp, timeoutMs?: number) => waitFor(stderr, pattern, timeoutMs)
+      return { process: child, stderr, waitForStderr } satisfies Child
     }),
     (child) => terminate(child.process)
   )

@@ -5,11 +5,14 @@
  */
 import * as NodeStdio from "@effect-mcp/platform-node/NodeStdio"
 import * as Effect from "effect/Effect"
-import { node, root } from "./ServerProcess.ts"
+import { makeRecorder, node, root, type Watched } from "./ServerProcess.ts"
 
-/** The transport Layer (the process lives as long as the Layer's scope) and the stderr written so far. */
+/**
+ * The transport Layer (the process lives as long as the Layer's scope) and the stderr written so far
+ * (a {@link Watched}: `ServerProcess.waitFor(stderr, pattern)` wakes on each write).
+ */
 export const stdioChild = (args: ReadonlyArray<string>) => {
-  let stderr = ""
+  const stderr = makeRecorder()
   const decoder = new TextDecoder()
   const layer = NodeStdio.layerClient({
     command: node,
@@ -17,8 +20,8 @@ export const stdioChild = (args: ReadonlyArray<string>) => {
     cwd: root,
     stderr: (chunk) =>
       Effect.sync(() => {
-        stderr += decoder.decode(chunk, { stream: true })
+        stderr.append(decoder.decode(chunk, { stream: true }))
       })
   })
-  return { layer, stderr: () => stderr }
+  return { layer, stderr: stderr as Watched }
 }

@@ -12,17 +12,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as ServerProcess from "../support/ServerProcess.ts"
-import { type Rpc, session, stateless } from "./rpc.ts"
-
-const untilStatus = (rpc: Rpc, taskId: string, statuses: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
-    for (let i = 0; i < 100; i++) {
-      const got = yield* rpc.request("tasks/get", { taskId })
-      if (statuses.includes(got.result?.status)) return got.result
-      yield* Effect.sleep("100 millis")
-    }
-    return assert.fail(`task ${taskId} never reached ${statuses.join("/")}`)
-  })
+import { session, stateless } from "./rpc.ts"
 
 describe("tasks survive a restart on the SQLite task store", () => {
   it.live(
@@ -44,7 +34,10 @@ describe("tasks survive a restart on the SQLite task store", () => {
           })
         const done: string = (yield* call(0.1)).result.task.taskId
         const running: string = (yield* call(3600)).result.task.taskId
-        assert.strictEqual((yield* untilStatus(before, done, ["completed"])).status, "completed")
+        // `tasks/result` (2025-11-25) answers once the task is terminal: no polling of `tasks/get`.
+        const finished = (yield* before.request("tasks/result", { taskId: done })).result
+        assert.deepStrictEqual(finished.content, [{ type: "text", text: "computed restart after 0.1 s" }])
+        assert.strictEqual((yield* before.request("tasks/get", { taskId: done })).result.status, "completed")
         assert.strictEqual((yield* before.request("tasks/get", { taskId: running })).result.status, "working")
 
         first.process.kill("SIGKILL")
@@ -63,11 +56,12 @@ describe("tasks survive a restart on the SQLite task store", () => {
         assert.deepStrictEqual(inlined.result.content, result.content)
 
         // Its worker stopped heartbeating with the killed process: failed, never working forever.
-        const orphan = yield* untilStatus(after, running, ["failed", "completed", "cancelled"])
-        assert.strictEqual(orphan.status, "failed")
+        // `tasks/result` answers once the task is terminal (its lapsed heartbeat found): then it reads failed.
         const lost = yield* after.request("tasks/result", { taskId: running })
         assert.strictEqual(lost.error.code, -32603)
         assert.match(lost.error.message, /lost/)
+        const orphan = (yield* after.request("tasks/get", { taskId: running })).result
+        assert.strictEqual(orphan.status, "failed")
         const extension = (yield* stateless(second.url, "tasks/get", { taskId: running })).result
         assert.strictEqual(extension.status, "failed")
         assert.strictEqual(extension.error.code, -32603)
