@@ -20,6 +20,7 @@ import * as NodeConnector from "@effect-mcp/host/NodeConnector"
 import type * as Tools from "@effect-mcp/protocol/Tools"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Console from "effect/Console"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -66,21 +67,33 @@ const program = Effect.gen(function* () {
   yield* Console.log(`work note -> ${textOf(bodies[0])}; home note -> ${textOf(bodies[1])}`)
   assert.deepEqual(bodies.map(textOf), ["at ten", "milk"])
 
-  // A call interrupted here is cancelled on its server (notifications/cancelled).
-  const slow = yield* Effect.forkChild(host.callTool("work__count_to", { to: 50, stepMs: 100 }))
-  yield* Effect.sleep("150 millis")
+  // A call interrupted here is cancelled on its server (notifications/cancelled); interrupted once it has
+  // reported progress, so it is running there.
+  const counting = yield* Deferred.make<void>()
+  const slow = yield* Effect.forkChild(
+    host
+      .callToolWithProgress("work__count_to", { to: 50, stepMs: 100 })
+      .pipe(
+        Stream.runForEach((event) => (event._tag === "Progress" ? Deferred.succeed(counting, undefined) : Effect.void))
+      )
+  )
+  yield* Deferred.await(counting)
   yield* Fiber.interrupt(slow)
   yield* Console.log("count_to cancelled")
 
   // The home server's process is killed: the host reports it and spawns it again.
   const before = yield* host.awaitReady("home")
+  // The Stream starts with every server's current status, read after it subscribed: once one arrives, no
+  // change is missed.
+  const subscribed = yield* Deferred.make<void>()
   const changes = yield* host.statusChanges.pipe(
+    Stream.tap(() => Deferred.succeed(subscribed, undefined)),
     Stream.filter((change) => change.server === "home"),
     Stream.takeUntil((change) => change.status._tag === "Ready" && change.status.connection.pid !== before.pid),
     Stream.runCollect,
     Effect.forkChild
   )
-  yield* Effect.sleep("50 millis")
+  yield* Deferred.await(subscribed)
   process.kill(before.pid!, "SIGKILL")
   const seen = yield* Fiber.join(changes).pipe(Effect.timeout("20 seconds"))
   const lost = seen.find((change) => change.status._tag === "Degraded")?.status

@@ -12,24 +12,36 @@ import * as McpClient from "@effect-mcp/client/McpClient"
 import * as NodeStdio from "@effect-mcp/platform-node/NodeStdio"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Console from "effect/Console"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { spawnArgs } from "./notes-server.ts"
 
-// The server's stderr, kept to see its handler report the interruption.
+// The server's stderr, kept to see its handler report the interruption; `written` is completed (and
+// replaced) on each chunk.
 let serverStderr = ""
+let written = Deferred.makeUnsafe<void>()
 const decoder = new TextDecoder()
 
-/** Waits until the server has written `count` interruption lines on stderr (at most 5 seconds). */
-const interruptions = (count: number) =>
-  Effect.gen(function* () {
-    for (let waited = 0; waited < 5000; waited += 20) {
-      if (serverStderr.split("count_to: interrupted").length - 1 >= count) return
-      yield* Effect.sleep("20 millis")
-    }
-    assert.fail(`the server reported fewer than ${count} interruptions: ${JSON.stringify(serverStderr)}`)
+/** Waits until the server has written `count` interruption lines on stderr (re-checked on each chunk). */
+const interruptions = (count: number): Effect.Effect<void> => {
+  const seen = (): Effect.Effect<void> =>
+    Effect.suspend(() =>
+      serverStderr.split("count_to: interrupted").length - 1 >= count
+        ? Effect.void
+        : Effect.andThen(Deferred.await(written), seen())
+    )
+  // A bound on a failure, not a wait: the line comes as soon as the handler is interrupted.
+  return Effect.timeoutOrElse(seen(), {
+    duration: "5 seconds",
+    orElse: () =>
+      Effect.sync(() =>
+        assert.fail(`the server reported fewer than ${count} interruptions: ${JSON.stringify(serverStderr)}`)
+      )
   })
+}
 
 const Client = McpClient.layer({ clientInfo: { name: "progress-example", version: "1.0.0" } }).pipe(
   Layer.provide(
@@ -39,6 +51,9 @@ const Client = McpClient.layer({ clientInfo: { name: "progress-example", version
       stderr: (chunk) =>
         Effect.sync(() => {
           serverStderr += decoder.decode(chunk, { stream: true })
+          const current = written
+          written = Deferred.makeUnsafe<void>()
+          Deferred.doneUnsafe(current, Exit.void)
         })
     })
   )

@@ -81,7 +81,9 @@ describe("testing a server with McpTest and the TestClock", () => {
       const interrupted = yield* Deferred.make<void>()
       const { client } = yield* McpTest.connect(serverWith(interrupted), { revision: "2025-11-25" })
 
-      const call = yield* Effect.forkChild(client.callTool("export", {}, { timeout: "30 seconds" }))
+      // forkIdle returns once the call has come to rest (on the server, its timeout running): the clock
+      // then moves from a known point.
+      const call = yield* McpTest.forkIdle(client.callTool("export", {}, { timeout: "30 seconds" }))
       yield* TestClock.adjust("29 seconds")
       assert.isUndefined(call.pollUnsafe(), "still waiting after 29 s")
       yield* TestClock.adjust("1 second")
@@ -99,11 +101,15 @@ describe("testing a server with McpTest and the TestClock", () => {
       const { client } = yield* McpTest.connect(serverWith(interrupted), { revision: "2025-06-18" })
       const seen = yield* Queue.unbounded<string>()
 
-      const run = yield* client.callToolWithProgress("countdown", { from: 3 }).pipe(
-        Stream.runForEach((event) =>
-          Queue.offer(seen, event._tag === "Progress" ? `${event.update.message}` : `result ${textOf(event.value)}`)
-        ),
-        Effect.forkChild
+      // Returns once the handler is asleep on its first step.
+      const run = yield* McpTest.forkIdle(
+        client
+          .callToolWithProgress("countdown", { from: 3 })
+          .pipe(
+            Stream.runForEach((event) =>
+              Queue.offer(seen, event._tag === "Progress" ? `${event.update.message}` : `result ${textOf(event.value)}`)
+            )
+          )
       )
       for (const expected of ["2 left", "1 left", "0 left"]) {
         yield* TestClock.adjust("1 second")
@@ -119,8 +125,11 @@ describe("testing a server with McpTest and the TestClock", () => {
       const interrupted = yield* Deferred.make<void>()
       const { client } = yield* McpTest.connect(serverWith(interrupted), { revision: "2025-03-26" })
 
-      const call = yield* Effect.forkChild(client.callTool("export", {}))
-      yield* TestClock.adjust("1 minute")
+      // Returns once the call has come to rest: the handler is running (asleep) on the server.
+      const call = yield* McpTest.forkIdle(client.callTool("export", {}))
+      // Within the client's 60-second default timeout: what cancels the call is the interruption.
+      yield* TestClock.adjust("30 seconds")
+      assert.isUndefined(call.pollUnsafe(), "still exporting after 30 s")
       yield* Fiber.interrupt(call)
       yield* Deferred.await(interrupted)
       assert.isTrue(yield* Deferred.isDone(interrupted))

@@ -16,6 +16,8 @@ import * as SqlDatabase from "@effect-mcp/sql/SqlDatabase"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as Postgres from "../support/postgres.ts"
 
 const watched = Resource.make({ uri: "test://watched", name: "watched", read: Effect.succeed("w") })
@@ -31,11 +33,38 @@ const process = (url: string) =>
       Effect.provideContext(sql)
     )
     yield* connection.session
-      .request("subscriptions/listen", { notifications: { resourceSubscriptions: ["test://watched"] } })
+      .request("subscriptions/listen", {
+        notifications: { resourcesListChanged: true, resourceSubscriptions: ["test://watched"] }
+      })
       .pipe(Effect.forkChild)
     assert.strictEqual((yield* Queue.take(connection.notifications)).method, "notifications/subscriptions/acknowledged")
     return connection
   })
+
+const UPDATED = "notifications/resources/updated"
+const LIST_CHANGED = "notifications/resources/list_changed"
+
+/**
+ * Waits until `count` sessions on the database of `url` have run LISTEN (their last statement, held
+ * since). Nothing tells the test that a feed's LISTEN went out, so the server's view is read again
+ * every 50 ms; the 30 s bound only fires on breakage.
+ */
+const listening = (url: string, count: number) =>
+  SqlDatabase.use(
+    url,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const listeners = Effect.map(
+        sql<{ readonly n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND query ILIKE 'LISTEN%'`,
+        (rows) => rows[0]?.n ?? 0
+      )
+      yield* listeners.pipe(
+        Effect.repeat({ until: (n) => n >= count, schedule: Schedule.spaced("50 millis") }),
+        Effect.timeout("30 seconds")
+      )
+    })
+  )
 
 let databases = 0
 Postgres.describePostgres("ChangeFeed on PostgreSQL", (postgres) => {
@@ -47,7 +76,7 @@ Postgres.describePostgres("ChangeFeed on PostgreSQL", (postgres) => {
         const a = yield* process(url)
         const b = yield* process(url)
         // LISTEN is registered in the background: the first change may be read by the poll only.
-        yield* Effect.sleep("500 millis")
+        yield* listening(url, 2)
 
         const latencies: Array<number> = []
         for (let i = 0; i < 10; i++) {
@@ -63,11 +92,17 @@ Postgres.describePostgres("ChangeFeed on PostgreSQL", (postgres) => {
         console.info(
           `ChangeFeed on PostgreSQL: cross-pool latency median ${latencies[5]!.toFixed(1)} ms, max ${latencies[9]!.toFixed(1)} ms`
         )
-        // Given time to arrive twice, nothing does; A heard each of its own changes once, at once.
-        yield* Effect.sleep("500 millis")
+        // Nothing arrives twice. The barrier: a later change of another kind, heard after any duplicate would be.
+        yield* a.server.listChanged("resources")
+        const next = yield* Queue.take(b.notifications).pipe(Effect.timeoutOption("5 seconds"))
+        assert.strictEqual(next._tag === "Some" ? next.value.method : "nothing", LIST_CHANGED)
         assert.deepStrictEqual(yield* b.drain, [])
+        // A heard each of its own changes once, at once.
         const own = yield* a.drain
-        assert.strictEqual(own.length, 10)
+        assert.deepStrictEqual(
+          own.map((n) => n.method),
+          [...Array.from({ length: 10 }, () => UPDATED), LIST_CHANGED]
+        )
       }).pipe(Effect.scoped),
     60_000
   )

@@ -15,7 +15,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as OidcProvider from "../support/OidcProvider.ts"
 import { answer, open, session } from "./sse.ts"
-import { kill, startRunners } from "./support.ts"
+import { fastFailover, kill, startRunners } from "./support.ts"
 
 const tempDatabase = Effect.acquireRelease(
   Effect.sync(() => mkdtempSync(join(tmpdir(), "mcp-cluster-auth-"))),
@@ -35,13 +35,12 @@ describe("cluster: --auth", () => {
           acceptResource: (indicator) => indicator === audience,
           extraClients: [other]
         })
-        const runners = yield* startRunners(2, yield* tempDatabase, [
-          "--auth",
-          "--auth-issuer",
-          provider.issuer,
-          "--auth-audience",
-          audience
-        ])
+        const runners = yield* startRunners(
+          2,
+          yield* tempDatabase,
+          ["--auth", "--auth-issuer", provider.issuer, "--auth-audience", audience],
+          { timings: fastFailover }
+        )
         const [r0, r1] = runners.map((runner) => runner.url) as [string, string]
         const mine = `Bearer ${yield* provider.token(audience, "notes:read")}`
         const theirs = `Bearer ${yield* provider.token(audience, "notes:read", other)}`

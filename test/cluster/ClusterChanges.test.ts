@@ -1,7 +1,9 @@
 /**
- * List changes and resource updates fanned out across the processes of a
+ * List changes and resource updates fanned out across the runners of a
  * cluster (issue 17: `subscriptions/listen` notifications across processes).
- * Three everything-server runners on one SQLite file: session A (2025-11-25)
+ * Three everything-server runners on one database, in this process (nothing
+ * here needs a process of its own: each runner has its own connections, HTTP
+ * server and runner port, as a process would; ./inProcess.ts): session A (2025-11-25)
  * lives on runner 0 with its GET stream held through runner 2 and a
  * subscription to test://watched-resource; session B lives on runner 1; a
  * 2026-07-28 `subscriptions/listen` stream is served by runner 2. A change
@@ -17,7 +19,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Postgres from "../support/postgres.ts"
 import { type Open, session, stateless, until } from "./sse.ts"
-import { startRunners } from "./support.ts"
+import { startInProcess } from "./inProcess.ts"
 
 const tempDatabase = Effect.acquireRelease(
   Effect.sync(() => mkdtempSync(join(tmpdir(), "mcp-cluster-changes-"))),
@@ -35,7 +37,7 @@ const scenario = (storage: () => Effect.Effect<string, unknown, Scope.Scope>) =>
     "a change on one runner reaches the sessions and listen streams of every runner exactly once",
     () =>
       Effect.gen(function* () {
-        const runners = yield* startRunners(3, yield* storage())
+        const runners = yield* startInProcess(3, yield* storage())
         const [r0, r1, r2] = runners.map((runner) => runner.url) as [string, string, string]
 
         const a = yield* session(r0)
@@ -67,12 +69,20 @@ const scenario = (storage: () => Effect.Effect<string, unknown, Scope.Scope>) =>
           "the prompt change on runners 1 and 2"
         )
 
-        // Given time to arrive twice, nothing does.
-        yield* Effect.sleep("1500 millis")
-        assert.deepStrictEqual(counts(aStream), [1, 1, 1], "session A (runner 0, GET through runner 2)")
+        // Nothing arrives twice. The barrier: a second prompt change, made after the others, reaches every
+        // stream; the runners read the changes again for seconds (ChangeFeed), each read in order, so a
+        // change delivered twice would be on its stream before this one.
+        yield* a.request(r0, "tools/call", { name: "test_trigger_prompt_change", arguments: {} })
+        yield* until(
+          () => [aStream, bStream, listen].every((stream) => stream.count(PROMPTS) === 2),
+          "the second prompt change on every stream",
+          20_000,
+          () => [counts(aStream), counts(bStream), counts(listen)]
+        )
+        assert.deepStrictEqual(counts(aStream), [1, 2, 1], "session A (runner 0, GET through runner 2)")
         // B did not subscribe to the resource.
-        assert.deepStrictEqual(counts(bStream), [1, 1, 0], "session B (runner 1)")
-        assert.deepStrictEqual(counts(listen), [1, 1, 1], "the listen stream (runner 2)")
+        assert.deepStrictEqual(counts(bStream), [1, 2, 0], "session B (runner 1)")
+        assert.deepStrictEqual(counts(listen), [1, 2, 1], "the listen stream (runner 2)")
       }).pipe(Effect.scoped),
     120_000
   )

@@ -14,6 +14,7 @@
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { PromptListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
@@ -22,27 +23,13 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { connect, type Json } from "../interop/sdkClient.ts"
 import * as Postgres from "../support/postgres.ts"
-import { settled } from "./settled.ts"
-import { forwarder, kill, startRunners } from "./support.ts"
+import { progressed, until } from "./sse.ts"
+import { fastFailover, forwarder, kill, startRunners } from "./support.ts"
 
 const tempDatabase = Effect.acquireRelease(
   Effect.sync(() => mkdtempSync(join(tmpdir(), "mcp-cluster-"))),
   (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
 ).pipe(Effect.map((dir) => `sqlite:${join(dir, "cluster.db")}`))
-
-const until = (condition: () => boolean, what: string, timeoutMs = 20_000, seen?: () => unknown) =>
-  Effect.suspend(function poll(): Effect.Effect<void> {
-    return condition() ? Effect.void : Effect.andThen(Effect.sleep("50 millis"), poll)
-  }).pipe(
-    Effect.timeoutOption(`${timeoutMs} millis`),
-    Effect.flatMap((done) =>
-      done._tag === "Some"
-        ? Effect.void
-        : Effect.die(
-            new Error(`timed out waiting: ${what}${seen === undefined ? "" : `; saw ${JSON.stringify(seen())}`}`)
-          )
-    )
-  )
 
 const text = (result: Json): string => result.content[0].text
 
@@ -62,13 +49,17 @@ const scenarios = (storage: () => Effect.Effect<string, unknown, Scope.Scope>) =
     () =>
       Effect.gen(function* () {
         const database = yield* storage()
-        const runners = yield* startRunners(3, database)
-        yield* settled(database)
+        const runners = yield* startRunners(3, database, [], { timings: fastFailover })
         const lb = yield* forwarder(runners)
         // initialize on runner 0 (which then owns the session), GET on runner 2, the rest round-robin.
         lb.route = ({ method, rpc }) => (rpc === "initialize" ? 0 : method === "GET" ? 2 : undefined)
         const transport = transportFor(lb.url)
         const { client, listChanges } = yield* connect(transport)
+        // The same record as connect's handler keeps, which also wakes `until` when a change arrives.
+        client.setNotificationHandler(PromptListChangedNotificationSchema, async (n) => {
+          listChanges.push(n.method)
+          progressed()
+        })
         yield* until(
           () => lb.hops.some((hop) => hop.method === "GET" && hop.status === 200),
           "the GET stream",
@@ -105,15 +96,18 @@ const scenarios = (storage: () => Effect.Effect<string, unknown, Scope.Scope>) =
           const result = yield* Effect.promise(() => client.callTool({ name: "test_simple_text", arguments: {} }))
           assert.strictEqual(text(result), "This is a simple text response for testing.")
         }
-        // Nothing arrives twice: the replay held only what the client had not read.
-        yield* Effect.sleep("500 millis")
+        // Nothing arrives twice: the replay held only what the client had not read. A third change, sent
+        // after the replay on the same stream, is the barrier: a duplicate of the replay would be ahead of it.
+        yield* Effect.promise(() => client.callTool({ name: "test_trigger_prompt_change", arguments: {} }))
+        yield* until(() => listChanges.length >= 3, "the list change sent after the stream resumed")
         assert.deepStrictEqual(listChanges, [
+          "notifications/prompts/list_changed",
           "notifications/prompts/list_changed",
           "notifications/prompts/list_changed"
         ])
         for (const [id, count] of lb.answers) assert.strictEqual(count, 1, `response ${id} relayed ${count} times`)
-        // initialize, tools/list, 10 calls of test_simple_text, 2 triggers: each answered once.
-        assert.strictEqual(lb.answers.size, 14)
+        // initialize, tools/list, 10 calls of test_simple_text, 3 triggers: each answered once.
+        assert.strictEqual(lb.answers.size, 15)
         yield* Effect.promise(() => client.close())
       }).pipe(Effect.scoped),
     120_000
@@ -124,8 +118,7 @@ const scenarios = (storage: () => Effect.Effect<string, unknown, Scope.Scope>) =
     () =>
       Effect.gen(function* () {
         const database = yield* storage()
-        const runners = yield* startRunners(3, database)
-        yield* settled(database)
+        const runners = yield* startRunners(3, database, [], { timings: fastFailover })
         const lb = yield* forwarder(runners)
         // The session lives on runner 0; everything else goes to runner 1 (forwarded to 0).
         lb.route = ({ rpc }) => (rpc === "initialize" ? 0 : 1)

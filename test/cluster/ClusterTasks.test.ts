@@ -11,7 +11,8 @@
  * still serves the finished ones, and `tasks/list` shows the session every
  * task it made.
  *
- * 2026-07-28: a task made on runner 0 is read on runner 1, and the
+ * 2026-07-28 (three runners in this process, ./inProcess.ts: none is lost,
+ * so none needs a process of its own): a task made on runner 0 is read on runner 1, and the
  * `subscriptions/listen` stream served by runner 2 hears its
  * `notifications/tasks`; a task cancelled through runner 1 reads
  * `cancelled` everywhere, heard there too (its work on runner 0 interrupted:
@@ -21,14 +22,15 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Postgres from "../support/postgres.ts"
 import { answer, type Json, open, session, until } from "./sse.ts"
-import { settled } from "./settled.ts"
-import { kill, startRunners } from "./support.ts"
+import { startInProcess } from "./inProcess.ts"
+import { fastFailover, kill, startRunners } from "./support.ts"
 
 const tempDatabase = Effect.acquireRelease(
   Effect.sync(() => mkdtempSync(join(tmpdir(), "mcp-cluster-tasks-"))),
@@ -39,6 +41,7 @@ const tempDatabase = Effect.acquireRelease(
 const flags = ["--task-heartbeat", "500"]
 
 const STATUS = "notifications/tasks/status"
+const PROMPTS = "notifications/prompts/list_changed"
 
 /** The `notifications/tasks/status` of `taskId` seen on `stream`, in order. */
 const statuses = (stream: { readonly messages: () => ReadonlyArray<Json> }, taskId: string): Array<string> =>
@@ -96,9 +99,13 @@ const scenarios = (storage: () => Effect.Effect<string, unknown, Scope.Scope>) =
     () =>
       Effect.gen(function* () {
         const database = yield* storage()
-        const runners = yield* startRunners(3, database, flags)
-        yield* settled(database)
+        const runners = yield* startRunners(3, database, flags, { timings: fastFailover })
         const [r0, r1, r2] = runners.map((runner) => runner.url) as [string, string, string]
+        // On a timeout: what the stream got, and the end of each runner's stderr.
+        const lastWords = () => ({
+          stream: stream.messages().map((message) => message.method ?? message.id),
+          stderr: runners.map((runner) => runner.stderr().slice(-1500))
+        })
         const s = yield* session(r0)
         const stream = yield* s.stream(r2)
         assert.strictEqual(stream.status, 200)
@@ -115,7 +122,12 @@ const scenarios = (storage: () => Effect.Effect<string, unknown, Scope.Scope>) =
         const result = yield* s.request(r1, "tasks/result", { taskId: first })
         assert.strictEqual(result.result.content[0].text, "computed first after 1 s")
         // The owner (runner 0) tells the session, on the stream runner 2 relays.
-        yield* until(() => statuses(stream, first).includes("completed"), "the completed status on the GET stream")
+        yield* until(
+          () => statuses(stream, first).includes("completed"),
+          "the completed status on the GET stream",
+          20_000,
+          lastWords
+        )
 
         const long = yield* s.request(r1, "tools/call", {
           name: "slow_compute",
@@ -125,7 +137,12 @@ const scenarios = (storage: () => Effect.Effect<string, unknown, Scope.Scope>) =
         const cancelled = long.result.task.taskId as string
         const cancel = yield* s.request(r2, "tasks/cancel", { taskId: cancelled })
         assert.strictEqual(cancel.result.status, "cancelled")
-        yield* until(() => statuses(stream, cancelled).includes("cancelled"), "the cancelled status on the GET stream")
+        yield* until(
+          () => statuses(stream, cancelled).includes("cancelled"),
+          "the cancelled status on the GET stream",
+          20_000,
+          lastWords
+        )
 
         const running = (yield* s.request(r1, "tools/call", {
           name: "slow_compute",
@@ -135,12 +152,16 @@ const scenarios = (storage: () => Effect.Effect<string, unknown, Scope.Scope>) =
         assert.strictEqual((yield* s.request(r2, "tasks/get", { taskId: running })).result.status, "working")
 
         yield* kill(runners[0]!)
-        // Once runner 0's shards have moved, its session (and its tasks) are served elsewhere.
-        const lost = yield* Effect.suspend(function poll(): Effect.Effect<Json, never, Scope.Scope> {
-          return Effect.flatMap(s.request(r1, "tasks/get", { taskId: running }), (reply) =>
-            reply.result?.status === "failed" ? Effect.succeed(reply) : Effect.andThen(Effect.sleep("250 millis"), poll)
-          )
-        }).pipe(Effect.timeout("60 seconds"))
+        // Once runner 0's shards have moved, its session (and its tasks) are served elsewhere, and the task
+        // reads `failed` once its heartbeats are missed. Nothing outside tells when that happened, so the
+        // request is asked again until it does; the 60 s bound only fires on breakage.
+        const lost = yield* s.request(r1, "tasks/get", { taskId: running }).pipe(
+          Effect.repeat({
+            until: (reply) => reply.result?.status === "failed",
+            schedule: Schedule.spaced("100 millis")
+          }),
+          Effect.timeout("60 seconds")
+        )
         assert.match(lost.result.statusMessage, /stopped|lost|died/)
         const gone = yield* s.request(r2, "tasks/result", { taskId: running })
         assert.isDefined(gone.error, "the lost task's result is its error")
@@ -171,15 +192,16 @@ const scenarios = (storage: () => Effect.Effect<string, unknown, Scope.Scope>) =
     () =>
       Effect.gen(function* () {
         const database = yield* storage()
-        const runners = yield* startRunners(3, database, flags)
-        yield* settled(database)
+        // No runner is lost here: the runners run in this process (./inProcess.ts).
+        const runners = yield* startInProcess(3, database, { taskHeartbeatMs: 500 })
         const [r0, r1, r2] = runners.map((runner) => runner.url) as [string, string, string]
 
         const made = yield* call(r0, "tools/call", { name: "slow_compute", arguments: { seconds: 5, label: "x" } })
         assert.strictEqual(made.result.resultType, "task")
         const taskId = made.result.taskId as string
+        // Prompt list changes too: the barrier of the end.
         const { opened: listen } = yield* extensionRequest(r2, "subscriptions/listen", {
-          notifications: { taskIds: [taskId] }
+          notifications: { taskIds: [taskId], promptsListChanged: true }
         })
         yield* until(() => listen.count("notifications/subscriptions/acknowledged") === 1, "the listen acknowledged")
         const working = yield* call(r1, "tasks/get", { taskId })
@@ -201,7 +223,7 @@ const scenarios = (storage: () => Effect.Effect<string, unknown, Scope.Scope>) =
         const long = yield* call(r0, "tools/call", { name: "slow_compute", arguments: { seconds: 600 } })
         const stopped = long.result.taskId as string
         const { opened: watch } = yield* extensionRequest(r2, "subscriptions/listen", {
-          notifications: { taskIds: [stopped] }
+          notifications: { taskIds: [stopped], promptsListChanged: true }
         })
         yield* until(() => watch.count("notifications/subscriptions/acknowledged") === 1, "the second listen")
         assert.deepStrictEqual((yield* call(r1, "tasks/cancel", { taskId: stopped })).result, {
@@ -216,8 +238,14 @@ const scenarios = (storage: () => Effect.Effect<string, unknown, Scope.Scope>) =
           "the cancel heard on runner 2"
         )
         assert.strictEqual((yield* call(r0, "tasks/get", { taskId: stopped })).result.status, "cancelled")
-        // Given time to arrive twice, nothing does.
-        yield* Effect.sleep("1 second")
+        // Nothing arrives twice. The barrier: a prompt list change made on runner 0 after the tasks ended
+        // reaches both streams; runner 2 reads the changes again for seconds (ChangeFeed), each read in
+        // order, so a task's status delivered twice would be on its stream before it.
+        yield* call(r0, "tools/call", { name: "test_trigger_prompt_change", arguments: {} })
+        yield* until(
+          () => listen.count(PROMPTS) === 1 && watch.count(PROMPTS) === 1,
+          "the prompt list change on both listen streams"
+        )
         assert.strictEqual(listen.count("notifications/tasks"), 1)
         assert.strictEqual(watch.count("notifications/tasks"), 1)
       }).pipe(Effect.scoped),

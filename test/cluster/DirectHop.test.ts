@@ -75,6 +75,7 @@ describe("the direct hop's Node client", () => {
         const { target } = yield* owner((_, response) => {
           response.writeHead(200, { "content-type": "text/event-stream" })
           response.write("event: message\ndata: 1\n\n")
+          // Real time on purpose: the subject is the Node agent's 2 s idle timeout, which a silent stream outlives.
           setTimeout(() => response.end("event: message\ndata: 2\n\n"), 2_300)
         })
         const client = yield* hop
@@ -87,14 +88,17 @@ describe("the direct hop's Node client", () => {
 
   it.live("a streamed reply cut before its end fails: its owner was lost", () =>
     Effect.gen(function* () {
+      let cut: (() => void) | undefined
       const { target } = yield* owner((_, response) => {
         response.writeHead(200, { "content-type": "text/event-stream" })
         response.write("event: message\ndata: 1\n\n")
-        setTimeout(() => response.socket?.destroy(), 20)
+        cut = () => response.socket?.destroy()
       })
       const client = yield* hop
       const result = yield* client.send(target, exchange)
       if (result._tag !== "Reply" || result.stream === undefined) return assert.fail(`not streamed: ${result._tag}`)
+      // Cut once the head has arrived (the reply is known streamed), before its end.
+      cut?.()
       const exit = yield* Effect.exit(Stream.runCollect(result.stream))
       assert.isTrue(Exit.isFailure(exit))
     }).pipe(Effect.scoped)
@@ -150,6 +154,7 @@ describe("the direct hop's Node client", () => {
     Effect.gen(function* () {
       // The reply comes after longer than the connect timeout, on a new and then on a pooled connection.
       const { target, seen } = yield* owner((_, response) => {
+        // Real time on purpose: the subject is the hop's real connect timeout (250 ms), which a slow reply outlasts.
         setTimeout(() => {
           response.writeHead(200, { "content-type": "application/json" })
           response.end('{"jsonrpc":"2.0","id":1,"result":{}}')

@@ -7,6 +7,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -85,17 +86,22 @@ const resumeOnTheOther = (eventStore: string) =>
       [""]
     )
     const lastEventId = primed[0]!.id!
-    // The result is stored 100 ms after the reply closed; wait until B can replay it.
-    let replayed: ReadonlyArray<{ readonly id: string | undefined; readonly data: string }> = []
-    for (let attempt = 0; attempt < 50 && replayed.length === 0; attempt++) {
-      yield* Effect.sleep("100 millis")
-      const resumed = yield* exchange(b!, {
+    // The result is stored 100 ms after the reply closed, inside process A: nothing outside tells when,
+    // so B is asked to replay again until it has something; the 20 s bound only fires on breakage.
+    const resume = Effect.map(
+      exchange(b!, {
         method: "GET",
         headers: headers(session, { accept: "text/event-stream", "last-event-id": lastEventId })
-      })
-      assert.strictEqual(resumed.response.status, 200)
-      replayed = events(resumed.text)
-    }
+      }),
+      (resumed) => {
+        assert.strictEqual(resumed.response.status, 200)
+        return events(resumed.text)
+      }
+    )
+    const replayed = yield* resume.pipe(
+      Effect.repeat({ until: (replay) => replay.length > 0, schedule: Schedule.spaced("50 millis") }),
+      Effect.timeout("20 seconds")
+    )
     assert.strictEqual(replayed.length, 1)
     const result = JSON.parse(replayed[0]!.data)
     assert.strictEqual(result.id, 2)

@@ -238,15 +238,16 @@ describe("the Node relay of a clustered server", () => {
     Effect.gen(function* () {
       let ownerClosed!: () => void
       const closed = new Promise<void>((done) => (ownerClosed = done))
+      let ownerReached!: () => void
+      const reached = new Promise<void>((done) => (ownerReached = done))
       const remote = yield* owner((_, response) => {
         // Never answers: the relay's request to it is what the client's departure must end.
         response.on("close", ownerClosed)
+        ownerReached()
       })
       const { url, app } = yield* receiver(remote.target)
       const client = yield* Effect.forkChild(send(url, { headers: onSession("remote"), body: BODY }))
-      yield* Effect.promise(async () => {
-        for (let i = 0; i < 200 && remote.seen.length === 0; i++) await new Promise((done) => setTimeout(done, 10))
-      })
+      yield* Effect.promise(() => reached)
       assert.strictEqual(remote.seen.length, 1)
       yield* Fiber.interrupt(client)
       yield* Effect.promise(() => closed)

@@ -42,7 +42,7 @@ describe("SQLite: processes starting together", () => {
     () =>
       Effect.gen(function* () {
         const storage = `sqlite:${join(yield* tempDir, "cluster.db")}`
-        const runners = yield* startRunners(3, storage, [], true)
+        const runners = yield* startRunners(3, storage, [], { together: true })
         for (const runner of runners) {
           assert.notInclude(runner.stderr(), "database is locked")
           const s = yield* session(runner.url)

@@ -67,7 +67,10 @@ export const open = (
       const decoder = new TextDecoder()
       void (async () => {
         try {
-          for await (const chunk of response.body ?? []) text += decoder.decode(chunk as Uint8Array, { stream: true })
+          for await (const chunk of response.body ?? []) {
+            text += decoder.decode(chunk as Uint8Array, { stream: true })
+            progressed()
+          }
         } catch {
           // Aborted when the scope closed.
         }
@@ -84,13 +87,43 @@ export const open = (
     ({ abort }) => Effect.sync(() => abort.abort())
   ).pipe(Effect.map(({ opened }) => opened))
 
-/** Waits until `condition` holds (polling), or dies after `timeoutMs`. */
-export const until = (condition: () => boolean, what: string, timeoutMs = 20_000) =>
-  Effect.suspend(function poll(): Effect.Effect<void> {
-    return condition() ? Effect.void : Effect.andThen(Effect.sleep("50 millis"), poll)
+/** The conditions `until` is waiting on, checked again each time something a test reads arrives. */
+const waiting = new Set<() => void>()
+
+/**
+ * Says that something a condition of `until` may read has changed (a chunk of a
+ * body read here, a hop of the forwarder, a notification a client received):
+ * every waiting condition is checked again.
+ */
+export const progressed = (): void => {
+  for (const check of [...waiting]) check()
+}
+
+/**
+ * Waits until `condition` holds, checked now and on every `progressed`; dies
+ * after `timeoutMs` (a bound that only fires when the behaviour is broken).
+ */
+export const until = (condition: () => boolean, what: string, timeoutMs = 20_000, seen?: () => unknown) =>
+  Effect.callback<void>((resume) => {
+    let done = false
+    const check = () => {
+      if (done || !condition()) return
+      done = true
+      waiting.delete(check)
+      resume(Effect.void)
+    }
+    waiting.add(check)
+    check()
+    return Effect.sync(() => waiting.delete(check))
   }).pipe(
     Effect.timeoutOption(`${timeoutMs} millis`),
-    Effect.flatMap((done) => (done._tag === "Some" ? Effect.void : Effect.die(new Error(`timed out waiting: ${what}`))))
+    Effect.flatMap((done) =>
+      done._tag === "Some"
+        ? Effect.void
+        : Effect.die(
+            new Error(`timed out waiting: ${what}${seen === undefined ? "" : `; saw ${JSON.stringify(seen())}`}`)
+          )
+    )
   )
 
 /** The response of a request: the first message with its id, once it arrived. */

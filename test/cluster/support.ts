@@ -1,17 +1,19 @@
 /**
- * A cluster of everything-server processes for the tests: runners started
- * one after another on one database (each with its own runner port), and a
+ * A cluster of everything-server processes for the tests: runners on one
+ * database (each with its own runner port), and a
  * forwarder on loopback standing in for a load balancer without sticky
  * sessions. The forwarder picks a backend per request (round-robin unless a
  * route says otherwise), skips backends the test marked dead, and tallies the
  * JSON-RPC responses it relays so a test can check each request was answered
- * exactly once.
+ * exactly once. What it sees wakes the conditions of ./sse.ts's `until`.
  */
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from "node:http"
 import { createServer as createNetServer } from "node:net"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { everythingBin, type HttpServer, node, spawnChild } from "../support/ServerProcess.ts"
+import { settled } from "./settled.ts"
+import { progressed } from "./sse.ts"
 
 /** Shard locks expire in seconds, so a lost runner's sessions move within a test. */
 export const fastFailover: Record<string, string> = {
@@ -19,6 +21,17 @@ export const fastFailover: Record<string, string> = {
   MCP_CLUSTER_LOCK_REFRESH_MS: "1000",
   MCP_CLUSTER_REFRESH_ASSIGNMENTS_MS: "500",
   MCP_CLUSTER_HEALTH_CHECK_MS: "1000"
+}
+
+/**
+ * Shard timings for a cluster in which no runner is lost: assignments read as
+ * often as with `fastFailover` (shards move as soon, and settle as fast), but
+ * a lock lasts effect's default 35 s and each lock operation may take 5 s, so
+ * a runner starved of CPU on a loaded machine keeps its shards (and its sessions).
+ */
+export const steady: Record<string, string> = {
+  MCP_CLUSTER_LOCK_REFRESH_MS: "5000",
+  MCP_CLUSTER_REFRESH_ASSIGNMENTS_MS: "500"
 }
 
 /** A port free on 127.0.0.1 now (a runner's port is its identity: it cannot be 0). */
@@ -39,14 +52,21 @@ export interface Runner extends HttpServer {
 }
 
 /**
- * Starts `count` runners one after another, or all at once with `together` (they
- * then create the cluster's tables at the same moment).
+ * Starts `count` runners: the first, then the others at once once it listens
+ * (its tables made); or all at once with `together` (they then create the
+ * cluster's tables at the same moment). Returns once the
+ * cluster has settled (./settled.ts): every shard held by the runner it is
+ * assigned to.
  */
 export const startRunners = (
   count: number,
   storage: string,
   flags: ReadonlyArray<string> = [],
-  together = false
+  options: {
+    readonly together?: boolean | undefined
+    /** `fastFailover` for a test that loses a runner; `steady` otherwise. */
+    readonly timings?: Record<string, string> | undefined
+  } = {}
 ): Effect.Effect<Array<Runner>, unknown, Scope.Scope> =>
   Effect.gen(function* () {
     const start = Effect.gen(function* () {
@@ -54,23 +74,30 @@ export const startRunners = (
       const child = yield* spawnChild(
         node,
         [everythingBin, "--http", "--port", "0", ...flags, "--cluster", storage, "--runner-port", String(runnerPort)],
-        { env: { ...process.env, ...fastFailover } }
+        { env: { ...process.env, ...(options.timings ?? steady) } }
       )
       return { child, runnerPort }
     })
-    const spawned = together
-      ? yield* Effect.all(Array.from({ length: count }, () => start))
-      : yield* Effect.forEach(Array.from({ length: count }), () =>
-          Effect.tap(start, ({ child }) => child.waitForStderr(listening, 60_000))
-        )
+    // Without `together`, the first runner creates the tables alone; the others then start side by side.
+    const first =
+      options.together === true ? [] : [yield* Effect.tap(start, ({ child }) => child.waitForStderr(listening, 60_000))]
+    const spawned = [...first, ...(yield* Effect.all(Array.from({ length: count - first.length }, () => start)))]
+    // At the end, all at once and without a graceful shutdown (each would take up to seconds, one
+    // after another): runs before the children's own finalizers, which then find them gone.
+    yield* Effect.addFinalizer(() =>
+      Effect.forEach(spawned, ({ child }) => kill(child), { concurrency: "unbounded", discard: true })
+    )
     const runners: Array<Runner> = []
     for (const { child, runnerPort } of spawned) {
       const match = yield* child.waitForStderr(listening, 60_000)
       const base = match[1]!
       runners.push({ ...child, base, url: `${base}/mcp`, runnerPort })
     }
-    // Shards move as runners join; a few assignment refreshes later each runner holds its share.
-    yield* Effect.sleep("3 seconds")
+    // Shards move as runners join: the test starts once each runner holds exactly its share.
+    yield* settled(
+      storage,
+      runners.map((runner) => runner.runnerPort)
+    )
     return runners
   })
 
@@ -168,6 +195,7 @@ export const forwarder = (
           const headers = { ...req.headers, host: target.host }
           const upstream = httpRequest(target, { method: req.method, headers }, (reply) => {
             state.hops.push({ method: req.method ?? "", rpc, backend, status: reply.statusCode ?? 0 })
+            progressed()
             res.writeHead(reply.statusCode ?? 502, reply.headers)
             const sse = (reply.headers["content-type"] ?? "").startsWith("text/event-stream")
             const counter = tally(state.answers)
@@ -181,6 +209,7 @@ export const forwarder = (
                 for (const line of lines) if (line.startsWith("data:")) counter.parse(line.slice(5))
               } else json += piece
               res.write(chunk)
+              progressed()
             })
             reply.on("end", () => {
               if (!sse && json.trim() !== "") counter.parse(json)
@@ -190,6 +219,7 @@ export const forwarder = (
           })
           upstream.on("error", () => {
             state.hops.push({ method: req.method ?? "", rpc, backend, status: 502 })
+            progressed()
             if (!res.headersSent) res.writeHead(502).end()
             else res.destroy()
           })
@@ -212,7 +242,7 @@ export const forwarder = (
   ).pipe(Effect.map(({ forwarder }) => forwarder))
 
 /** Kills a runner at once (no shutdown: its shards are left to expire). */
-export const kill = (runner: Runner): Effect.Effect<void> =>
+export const kill = (runner: Pick<Runner, "process">): Effect.Effect<void> =>
   Effect.callback<void>((resume) => {
     const child = runner.process
     if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)

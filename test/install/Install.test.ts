@@ -253,6 +253,9 @@ describe.concurrent("installed packages (npm pack, npm install outside the works
             if (!target.includes("*"))
               assert.isTrue(existsSync(path.join(pkgDir, target)), `${name}: ${target} missing`)
           }
+          // The workspace manifests declare no engines (npm ci on another Node would warn per package); the
+          // published ones say which Node the built JavaScript runs on.
+          assert.deepStrictEqual(manifest.engines, { node: ">=22" }, `${name} engines`)
           assert.isTrue(existsSync(path.join(pkgDir, "LICENSE")), `${name} has no LICENSE`)
           assert.isTrue(existsSync(path.join(pkgDir, "README.md")), `${name} has no README.md`)
           const built = (yield* Effect.promise(() => filesUnder(path.join(pkgDir, "dist")))).filter((file) =>

@@ -4,6 +4,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as ElicitationHandler from "@effect-mcp/client/ElicitationHandler"
 import * as SamplingHandler from "@effect-mcp/client/SamplingHandler"
+import type * as Transport from "@effect-mcp/engine/Transport"
+import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import type * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as Elicitation from "@effect-mcp/server/Elicitation"
 import * as McpServer from "@effect-mcp/server/McpServer"
@@ -13,9 +16,12 @@ import * as Sampling from "@effect-mcp/server/Sampling"
 import * as ServerRequest from "@effect-mcp/server/ServerRequest"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as McpTest from "@effect-mcp/testing/McpTest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { clientInfo } from "./fixtures.ts"
@@ -103,11 +109,50 @@ const handlers = Layer.mergeAll(
   )
 )
 
-const againstMcpServer = (version: ProtocolVersion.ProtocolVersion) =>
+const againstMcpServer = (
+  version: ProtocolVersion.ProtocolVersion,
+  clientTransport?: McpTest.CommonOptions["clientTransport"]
+) =>
   McpTest.connect(
     Layer.provideMerge(features, McpServer.layer({ name: "effect-server", version: "1.0.0", pageSize: 10 })),
-    { revision: version, clientInfo, clientHandlers: handlers }
+    { revision: version, clientInfo, clientHandlers: handlers, clientTransport }
   )
+
+/**
+ * Watches the client's end of the connection: `until(check)` waits until a frame the server sent satisfies
+ * `check`, given the method of each request the client sent by id (re-checked on every frame, no polling).
+ */
+const watched = () => {
+  const sent = new Map<JsonRpc.RequestId, string>()
+  const received: Array<JsonRpc.Message> = []
+  let changed = Deferred.makeUnsafe<void>()
+  const until = (
+    check: (message: JsonRpc.Message, sent: ReadonlyMap<JsonRpc.RequestId, string>) => boolean
+  ): Effect.Effect<void> =>
+    Effect.suspend(() =>
+      received.some((m) => check(m, sent)) ? Effect.void : Effect.andThen(Deferred.await(changed), until(check))
+    )
+  const messages = (frame: Transport.Outgoing | JsonRpcCodec.Decoded): ReadonlyArray<JsonRpc.Message> =>
+    (Array.isArray(frame) ? frame : [frame]) as ReadonlyArray<JsonRpc.Message>
+  const clientTransport = (end: Transport.TransportShape) =>
+    Effect.succeed<Transport.TransportShape>({
+      incoming: Stream.tap(end.incoming, (frame) =>
+        Effect.sync(() => {
+          if (Result.isFailure(frame)) return
+          received.push(...messages(frame.success))
+          const current = changed
+          changed = Deferred.makeUnsafe<void>()
+          Deferred.doneUnsafe(current, Exit.void)
+        })
+      ),
+      send: (frame, options) =>
+        Effect.suspend(() => {
+          for (const m of messages(frame)) if ("method" in m && "id" in m) sent.set(m.id, m.method)
+          return end.send(frame, options)
+        })
+    })
+  return { clientTransport, until }
+}
 
 const textOf = (result: { readonly content: ReadonlyArray<unknown> }) =>
   (result.content[0] as { readonly text?: string } | undefined)?.text
@@ -172,14 +217,19 @@ describe("McpClient -> effect-mcp McpServer", () => {
   it.effect("resource updates and tool list changes as Streams (2025-11-25 and 2026-07-28)", () =>
     Effect.gen(function* () {
       for (const version of ["2025-11-25", "2026-07-28"] as const) {
-        const { client, server } = yield* againstMcpServer(version)
+        const watch = watched()
+        const { client, server } = yield* againstMcpServer(version, watch.clientTransport)
         const updates = yield* client
           .resourceUpdates("test://readme")
           .pipe(Stream.take(1), Stream.runCollect, Effect.forkChild)
-        for (let i = 0; i < 100 && updates.pollUnsafe() === undefined; i++) {
-          yield* server.resourceUpdated("test://readme")
-          yield* Effect.yieldNow
-        }
+        // The server has the subscription: it answered `resources/subscribe` after recording it, or (2026-07-28)
+        // acknowledged the `subscriptions/listen` and registered the listener in the same step.
+        yield* watch.until((m, sent) =>
+          "method" in m
+            ? m.method === "notifications/subscriptions/acknowledged"
+            : "id" in m && m.id !== null && sent.get(m.id) === "resources/subscribe"
+        )
+        yield* server.resourceUpdated("test://readme")
         assert.deepStrictEqual(
           (yield* Fiber.join(updates)).map((u) => u.uri),
           ["test://readme"],

@@ -3,7 +3,7 @@ import type * as Session from "@effect-mcp/engine/Session"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { TestClock } from "effect/testing"
-import { linked } from "./fixtures.ts"
+import { forkIdle, linked } from "./fixtures.ts"
 
 describe("concurrency", () => {
   it.effect("10,000 concurrent calls each get exactly one response and the cap of 8 running handlers holds", () =>
@@ -29,15 +29,18 @@ describe("concurrency", () => {
         client: { peer: { requestTimeout: "1 hour" } }
       })
       const n = 10_000
-      const fiber = yield* Effect.forEach(
-        Array.from({ length: n }, (_, i) => i),
-        (i) => client.request("tools/call", { name: "echo", arguments: { n: i } }),
-        { concurrency: "unbounded" }
-      ).pipe(Effect.forkChild)
-      // 10,000 handlers of 10 ms, 8 at a time: 12.5 s of virtual time.
-      for (let step = 0; step < 1300 && fiber.pollUnsafe() === undefined; step++) {
-        yield* TestClock.adjust("10 millis")
-      }
+      // Returns once every request is sent and the first 8 handlers are sleeping (the rest wait for a turn).
+      const fiber = yield* forkIdle(
+        Effect.forEach(
+          Array.from({ length: n }, (_, i) => i),
+          (i) => client.request("tools/call", { name: "echo", arguments: { n: i } }),
+          { concurrency: "unbounded" }
+        )
+      )
+      // 10,000 handlers of 10 ms, 8 at a time: 12.5 s of virtual time, in one adjust. It wakes the due sleeps
+      // in order and waits, after each, for what it set going (answers sent, the next handlers asleep) to rest.
+      yield* TestClock.adjust("12500 millis")
+      assert.isDefined(fiber.pollUnsafe(), "every call answered within 12.5 s of virtual time")
       const results = (yield* Fiber.join(fiber)) as ReadonlyArray<{ content: ReadonlyArray<{ text: string }> }>
       assert.strictEqual(results.length, n)
       for (const [i, r] of results.entries()) assert.strictEqual(r.content[0]?.text, String(i))

@@ -20,7 +20,7 @@ import * as AiToolkit from "../src/AiToolkit.ts"
 import * as Consent from "../src/Consent.ts"
 import * as McpHost from "../src/McpHost.ts"
 import * as ToolkitServer from "../src/ToolkitServer.ts"
-import { clientInfo, configOf, echoServer, memory } from "./fixtures.ts"
+import { clientInfo, configOf, echoServer, listensForTools, type Memory, memory } from "./fixtures.ts"
 
 const textOfBlocks = (result: { readonly content: ReadonlyArray<unknown> }) =>
   result.content.map((block) => (block as { readonly text?: string }).text ?? "").join("")
@@ -111,9 +111,14 @@ const blocks = Tool.make("blocks", {
     ])
 })
 
-/** Runs `effect` with a host over in-memory servers `a` (echo, add, fail, blocks; or `options.a`) and `b` (echo), once both are ready. */
+/**
+ * Runs `effect` with a host over in-memory servers `a` (echo, add, fail, blocks; or `options.a`) and `b` (echo),
+ * once both are ready; `effect` may be a function of the servers.
+ */
 const withHost = <A, E>(
-  effect: Effect.Effect<A, E, McpHost.McpHost | LanguageModel.LanguageModel>,
+  effect:
+    | Effect.Effect<A, E, McpHost.McpHost | LanguageModel.LanguageModel>
+    | ((servers: Memory) => Effect.Effect<A, E, McpHost.McpHost | LanguageModel.LanguageModel>),
   model: Layer.Layer<LanguageModel.LanguageModel>,
   options: {
     readonly revision?: "2025-06-18" | "2025-11-25"
@@ -131,7 +136,7 @@ const withHost = <A, E>(
     return yield* Effect.gen(function* () {
       const h = yield* McpHost.McpHost
       yield* Effect.all([h.awaitReady("a"), h.awaitReady("b")])
-      return yield* effect
+      return yield* typeof effect === "function" ? effect(servers) : effect
     }).pipe(Effect.provide(Layer.merge(host, model)))
   })
 
@@ -234,17 +239,27 @@ describe("AiToolkit", () => {
       const model = scripted({ name: "a__add_tool", params: {} })
       const toolkit = AiToolkit.toolkit()
       yield* withHost(
-        Effect.gen(function* () {
-          const before = yield* toolkit
-          assert.strictEqual(yield* toolkit, before, "rebuilt only when the catalog changes")
-          const first = yield* LanguageModel.generateText({ prompt: "add a tool", toolkit })
-          assert.deepStrictEqual(first.toolResults[0]!.result, "registered")
-          yield* Effect.repeat(Effect.yieldNow, { times: 50 })
-          yield* LanguageModel.generateText({ prompt: "again", toolkit })
-          const after = yield* toolkit
-          assert.notStrictEqual(after, before)
-          assert.isDefined(after.tools.a__added)
-        }),
+        (servers) =>
+          Effect.gen(function* () {
+            const host = yield* McpHost.McpHost
+            const before = yield* toolkit
+            assert.strictEqual(yield* toolkit, before, "rebuilt only when the catalog changes")
+            // The host speaks 2026-07-28: list_changed comes on a `subscriptions/listen` stream, live once
+            // the server acknowledged it.
+            assert.strictEqual((yield* host.awaitReady("a")).revision, "2026-07-28")
+            yield* servers.received("a", listensForTools)
+            const first = yield* LanguageModel.generateText({ prompt: "add a tool", toolkit })
+            assert.deepStrictEqual(first.toolResults[0]!.result, "registered")
+            // The server said its list changed: the host lists again and publishes the new catalog.
+            yield* host.catalogChanges.pipe(
+              Stream.filter((catalog) => catalog.tools.some((entry) => entry.name === "a__added")),
+              Stream.runHead
+            )
+            yield* LanguageModel.generateText({ prompt: "again", toolkit })
+            const after = yield* toolkit
+            assert.notStrictEqual(after, before)
+            assert.isDefined(after.tools.a__added)
+          }),
         model.layer,
         { a: Layer.provideMerge(registrar, echoServer("a")) }
       )

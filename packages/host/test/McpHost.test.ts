@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -23,11 +24,7 @@ import { TestClock } from "effect/testing"
 import * as Consent from "../src/Consent.ts"
 import * as McpHost from "../src/McpHost.ts"
 import type * as ServerStatus from "../src/ServerStatus.ts"
-import { captureLogs, clientInfo, configOf, echoServer, memory, textOf } from "./fixtures.ts"
-
-/** Lets in-memory deliveries and forked fibers run. */
-// Scheduler turns: still used by the tests below that have no signal of their own yet (issue 25).
-const settle = Effect.repeat(Effect.yieldNow, { times: 50 })
+import { captureLogs, clientInfo, configOf, echoServer, listensForTools, memory, textOf } from "./fixtures.ts"
 
 /**
  * Records every status change of the host from now on; `until` waits for the
@@ -90,16 +87,28 @@ describe("McpHost", () => {
 
   it.effect("closing the host closes every connection and connects nothing again", () =>
     Effect.gen(function* () {
-      const servers = yield* memory({ a: echoServer("a"), b: echoServer("b") })
+      // Each connection's close takes until the test lets it end (after its ends are closed), as stopping a
+      // process does: a supervisor still running then would see the loss and connect again.
+      const release = yield* Deferred.make<void>()
+      const servers = yield* memory({ a: echoServer("a"), b: echoServer("b") }, { closing: Deferred.await(release) })
       const scope = yield* Scope.make()
       const host = yield* McpHost.make({ clientInfo, config: configOf("a", "b") }).pipe(
         Effect.provide(servers.connector),
         Scope.provide(scope)
       )
       yield* Effect.all([host.awaitReady("a"), host.awaitReady("b")])
-      yield* Scope.close(scope, Exit.void)
+      const statuses = Effect.all([host.status("a"), host.status("b")]).pipe(
+        Effect.map((both) => both.map((s) => s._tag))
+      )
+      // Returns once the close, and all it set going, has come to rest: held up in a connection's close.
+      const closing = yield* McpTest.forkIdle(Scope.close(scope, Exit.void))
       // The connections closed after their supervisors stopped: no loss was seen, nothing reconnects.
-      assert.deepStrictEqual([(yield* host.status("a"))._tag, (yield* host.status("b"))._tag], ["Ready", "Ready"])
+      yield* Effect.gen(function* () {
+        assert.isUndefined(closing.pollUnsafe(), "the close is held up")
+        assert.deepStrictEqual(yield* statuses, ["Ready", "Ready"])
+      }).pipe(Effect.ensuring(Deferred.succeed(release, undefined)))
+      yield* Fiber.join(closing)
+      assert.deepStrictEqual(yield* statuses, ["Ready", "Ready"])
       // Returns once every woken timer, and all it set going, has come to rest.
       yield* TestClock.adjust("1 minute")
       assert.deepStrictEqual([servers.attempts.get("a"), servers.attempts.get("b")], [1, 1])
@@ -269,10 +278,15 @@ describe("McpHost", () => {
         }).pipe(Effect.provide(servers.connector))
         yield* host.awaitReady("a")
         assert.deepStrictEqual((yield* host.tools).map((t) => t.name).sort(), ["a__add_tool", "a__echo"])
-        // On 2026-07-28 the notifications come on a `subscriptions/listen` stream, live once acknowledged.
-        yield* settle
+        // On 2026-07-28 the notifications come on a `subscriptions/listen` stream, live once the server
+        // acknowledged it (before, they go to the session, which the host follows before it is ready).
+        if (revision === "2026-07-28") yield* servers.received("a", listensForTools)
         yield* host.callTool("a__add_tool", {})
-        yield* settle
+        // The server said its list changed: the host lists again and publishes the new catalog.
+        yield* host.catalogChanges.pipe(
+          Stream.filter((catalog) => catalog.tools.some((entry) => entry.name === "a__added")),
+          Stream.runHead
+        )
         assert.deepStrictEqual((yield* host.tools).map((t) => t.name).sort(), ["a__add_tool", "a__added", "a__echo"])
         assert.strictEqual(textOf(yield* host.callTool("a__added", {})), "new")
       })
@@ -299,16 +313,15 @@ describe("McpHost", () => {
         Effect.provide(servers.connector)
       )
       yield* host.awaitReady("a")
-      const calls = yield* Effect.forkScoped(
+      // Returns once the calls have come to rest: two handlers asleep, three calls waiting for a turn.
+      const calls = yield* McpTest.forkIdle(
         Effect.all(
           Array.from({ length: 5 }, () => host.callTool("a__slow", {})),
           { concurrency: "unbounded" }
         )
       )
-      for (let i = 0; i < 3; i++) {
-        yield* settle
-        yield* TestClock.adjust("1 second")
-      }
+      // Each adjust returns once the woken handlers' answers, and the calls they made room for, are at rest.
+      for (let i = 0; i < 3; i++) yield* TestClock.adjust("1 second")
       const results = yield* Fiber.join(calls)
       assert.deepStrictEqual(results.map(textOf), ["done", "done", "done", "done", "done"])
       assert.strictEqual(most, 2)
@@ -317,13 +330,19 @@ describe("McpHost", () => {
 
   it.effect("interrupting a routed call cancels it on its server; the call timeout does too", () =>
     Effect.gen(function* () {
-      const started = yield* Deferred.make<void>()
+      const started = yield* Queue.unbounded<void>()
+      const ended = yield* Queue.unbounded<void>()
       let finalized = 0
       const hang = Tool.make("hang", {
         input: Schema.Struct({}),
         handler: () =>
-          Effect.andThen(Deferred.succeed(started, undefined), Effect.never).pipe(
-            Effect.ensuring(Effect.sync(() => finalized++))
+          Effect.andThen(Queue.offer(started, undefined), Effect.never).pipe(
+            Effect.ensuring(
+              Effect.andThen(
+                Effect.sync(() => finalized++),
+                Queue.offer(ended, undefined)
+              )
+            )
           )
       })
       const servers = yield* memory({ a: echoServer("a", hang) })
@@ -332,17 +351,19 @@ describe("McpHost", () => {
       )
       yield* host.awaitReady("a")
       const call = yield* Effect.forkScoped(host.callTool("a__hang", {}))
-      yield* Deferred.await(started)
+      yield* Queue.take(started)
       yield* Fiber.interrupt(call)
-      yield* settle
+      // The server was told: the handler was interrupted.
+      yield* Queue.take(ended)
       assert.strictEqual(finalized, 1)
 
       const timed = yield* Effect.forkScoped(Effect.flip(host.callTool("a__hang", {})))
-      yield* settle
+      // The call is on the server (and its timeout running) before time moves.
+      yield* Queue.take(started)
       yield* TestClock.adjust("5 seconds")
-      yield* settle
       const error = yield* Fiber.join(timed)
       assert.strictEqual(error._tag, "RequestTimeout")
+      yield* Queue.take(ended)
       assert.strictEqual(finalized, 2)
     })
   )
@@ -447,7 +468,7 @@ describe("McpHost", () => {
       const ready = yield* host.awaitReady("a")
       // What the client sent: the handlers' capabilities and the Tasks extension every client declares.
       assert.deepStrictEqual(Object.keys(ready.clientCapabilities).sort(), ["extensions", "sampling"])
-      yield* settle
+      // Logged before the server was ready.
       const warning = logs.find((l) => l.includes("declares no"))
       assert.isDefined(warning)
       assert.match(warning!, /this host declares no elicitation, roots capability/)
@@ -465,10 +486,8 @@ describe("McpHost", () => {
       yield* host.awaitReady("a")
       const seen = yield* record(host)
       servers.mute("a")
-      for (let i = 0; i < 24; i++) {
-        yield* TestClock.adjust("1 second")
-        yield* settle
-      }
+      // Each adjust returns once the woken checks, and the reconnect they lead to, are at rest.
+      for (let i = 0; i < 24; i++) yield* TestClock.adjust("1 second")
       const statuses = seen.map((c) => describeStatus(c.status))
       assert.deepStrictEqual(statuses, ["Ready", "Degraded(connected)", "Degraded(500)", "Connecting(1)", "Ready"])
       const unhealthy = seen[1]!.status
@@ -595,10 +614,8 @@ describe("McpHost", () => {
         }).pipe(Effect.provide(servers.connector))
         assert.strictEqual((yield* host.awaitReady("a")).revision, revision)
         const seen = yield* record(host)
-        for (let i = 0; i < 5; i++) {
-          yield* TestClock.adjust("1 second")
-          yield* settle
-        }
+        // Each adjust returns once the woken check, and what it set going, is at rest.
+        for (let i = 0; i < 5; i++) yield* TestClock.adjust("1 second")
         assert.deepStrictEqual(
           seen.map((c) => c.status._tag),
           ["Ready"],

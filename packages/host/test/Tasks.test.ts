@@ -13,6 +13,7 @@ import * as SamplingHandler from "@effect-mcp/client/SamplingHandler"
 import * as Elicitation from "@effect-mcp/server/Elicitation"
 import * as Sampling from "@effect-mcp/server/Sampling"
 import * as Tool from "@effect-mcp/server/Tool"
+import * as McpTest from "@effect-mcp/testing/McpTest"
 import * as LanguageModel from "effect/ai/LanguageModel"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -66,18 +67,12 @@ describe("McpHost tasks", () => {
         const tasks = yield* host.tasks("jobs")
         assert.strictEqual(tasks.form, form)
 
-        const call = yield* Effect.forkChild(host.callTool("jobs__build", { target: "docs" }), {
-          startImmediately: true
-        })
+        // Returns once the call has come to rest: the task created, the build asleep, the client polling.
+        const call = yield* McpTest.forkIdle(host.callTool("jobs__build", { target: "docs" }))
         yield* TestClock.adjust("5 seconds")
         assert.strictEqual(textOf(yield* Fiber.join(call)), "built docs")
 
-        const events = yield* Effect.forkChild(
-          Stream.runCollect(host.callToolAsTask("jobs__build", { target: "app" })),
-          {
-            startImmediately: true
-          }
-        )
+        const events = yield* McpTest.forkIdle(Stream.runCollect(host.callToolAsTask("jobs__build", { target: "app" })))
         yield* TestClock.adjust("5 seconds")
         const seen = (yield* Fiber.join(events)).map((e) =>
           e._tag === "Status" ? e.task.status : `result ${textOf(e.value)}`
@@ -192,10 +187,11 @@ describe("McpHost tasks", () => {
         requests: { sampling: { createMessage: {} }, elicitation: { create: {} } }
       })
 
-      const summarize = yield* Effect.forkChild(host.callTool("asker__summarize"), { startImmediately: true })
+      // Each call returns once at rest: the server's ask handed over as a task, its handler asleep, polled.
+      const summarize = yield* McpTest.forkIdle(host.callTool("asker__summarize"))
       yield* TestClock.adjust("5 seconds")
       assert.strictEqual(textOf(yield* Fiber.join(summarize)), "short")
-      const confirm = yield* Effect.forkChild(host.callTool("asker__confirm"), { startImmediately: true })
+      const confirm = yield* McpTest.forkIdle(host.callTool("asker__confirm"))
       yield* TestClock.adjust("5 seconds")
       assert.strictEqual(textOf(yield* Fiber.join(confirm)), "hello Ada")
       // Each ask was answered at once with a task (then polled and read), and went through the consent hook.

@@ -5,15 +5,21 @@
  * current connection as a crash would.
  */
 import * as MemoryTransport from "@effect-mcp/engine/MemoryTransport"
+import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 import * as Transport from "@effect-mcp/engine/Transport"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Tool from "@effect-mcp/server/Tool"
 import type * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import * as Connector from "../src/Connector.ts"
 import type * as McpConfig from "../src/McpConfig.ts"
 
@@ -25,15 +31,36 @@ export interface Memory {
   readonly crash: (name: string) => Effect.Effect<void>
   /** Drops everything the client sends on the server's current connection (a server that stopped answering). */
   readonly mute: (name: string) => void
+  /**
+   * Waits until a client of server `name` has been handed a frame from the server (on any of its
+   * connections) that satisfies `check`; re-checked on every frame, no polling.
+   */
+  readonly received: (name: string, check: (message: JsonRpc.Message) => boolean) => Effect.Effect<void>
 }
+
+/**
+ * Whether `message` acknowledges a 2026-07-28 `subscriptions/listen` for tools' `list_changed`: the server
+ * sends it and registers the listener in one step, so a change made after it reaches the stream.
+ */
+export const listensForTools = (message: JsonRpc.Message): boolean =>
+  "method" in message &&
+  message.method === "notifications/subscriptions/acknowledged" &&
+  (message.params as { readonly notifications?: { readonly toolsListChanged?: boolean } } | undefined)?.notifications
+    ?.toolsListChanged === true
 
 /**
  * A connector over in-memory servers; `failFirst` attempts of a server fail
  * to connect (a refused transport), as a server that is not up yet.
+ * `closing` runs as each connection closes, after its ends are closed: a
+ * close that takes a while, as stopping a process does (e.g. waiting on a
+ * `Deferred` the test completes).
  */
 export const memory = (
   servers: { readonly [name: string]: Layer.Layer<McpServer.McpServer> },
-  options: { readonly failFirst?: { readonly [name: string]: number } } = {}
+  options: {
+    readonly failFirst?: { readonly [name: string]: number }
+    readonly closing?: Effect.Effect<void>
+  } = {}
 ): Effect.Effect<Memory, never, Scope.Scope> =>
   Effect.gen(function* () {
     const contexts = new Map<string, Context.Context<McpServer.McpServer>>()
@@ -41,6 +68,24 @@ export const memory = (
     const attempts = new Map<string, number>()
     const current = new Map<string, MemoryTransport.End>()
     const mutes = new Map<string, () => void>()
+    // Every frame the clients were handed, by server; `changed` is completed (and replaced) on each.
+    const frames: Array<{ readonly name: string; readonly message: JsonRpc.Message }> = []
+    let changed = Deferred.makeUnsafe<void>()
+    const receive = (name: string, frame: Transport.Incoming) => {
+      if (Result.isFailure(frame)) return
+      for (const message of JsonRpcCodec.isBatch(frame.success) ? frame.success : [frame.success]) {
+        frames.push({ name, message: message as JsonRpc.Message })
+      }
+      const current = changed
+      changed = Deferred.makeUnsafe<void>()
+      Deferred.doneUnsafe(current, Exit.void)
+    }
+    const received = (name: string, check: (message: JsonRpc.Message) => boolean): Effect.Effect<void> =>
+      Effect.suspend(() =>
+        frames.some((f) => f.name === name && check(f.message))
+          ? Effect.void
+          : Effect.andThen(Deferred.await(changed), received(name, check))
+      )
     const connect: Connector.Connect = (name) =>
       Effect.gen(function* () {
         const attempt = (attempts.get(name) ?? 0) + 1
@@ -48,8 +93,8 @@ export const memory = (
         if (attempt <= (options.failFirst?.[name] ?? 0)) {
           return yield* new Transport.TransportError({ reason: "Io", message: `connection refused (${attempt})` })
         }
-        // Closing takes a while after the ends are closed, as stopping a process does (finalizers run in reverse).
-        yield* Effect.addFinalizer(() => Effect.repeat(Effect.yieldNow, { times: 50 }))
+        // Runs after the ends are closed (finalizers run in reverse).
+        if (options.closing !== undefined) yield* Effect.addFinalizer(() => options.closing!)
         const [serverEnd, clientEnd] = yield* MemoryTransport.makePair({ codec: true })
         yield* McpServer.makeSession.pipe(
           Effect.provideService(Transport.Transport, serverEnd),
@@ -62,7 +107,7 @@ export const memory = (
         })
         // A wrapper of the end's reading and sending (it has no push delivery, so the client reads `incoming`).
         const transport: Transport.TransportShape = {
-          incoming: clientEnd.incoming,
+          incoming: Stream.tap(clientEnd.incoming, (frame) => Effect.sync(() => receive(name, frame))),
           send: (frame, sendOptions) => (muted ? Effect.void : clientEnd.send(frame, sendOptions))
         }
         return { transport }
@@ -71,7 +116,8 @@ export const memory = (
       connector: Connector.layer(connect),
       attempts,
       crash: (name) => Effect.suspend(() => current.get(name)?.close ?? Effect.void),
-      mute: (name) => mutes.get(name)?.()
+      mute: (name) => mutes.get(name)?.(),
+      received
     }
   })
 
