@@ -325,6 +325,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
     },
     /** Which transport is in use. */
     mode: () => (legacy === undefined ? "streamable" : "sse"),
+    /** Whether a 2026-07-28 server can be behind it: not once it fell back to legacy HTTP+SSE. */
     carriesStateless: () => legacy === undefined,
     expired: session.expired,
     terminate,

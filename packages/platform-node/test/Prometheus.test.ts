@@ -11,10 +11,13 @@ import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
 import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Tool from "@effect-mcp/server/Tool"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Schema from "effect/Schema"
+import * as Tracer from "effect/Tracer"
 import * as Http from "node:http"
 
 const Echo = Tool.make("prometheus-echo", {
@@ -28,16 +31,34 @@ const listen = (options?: NodeMcpServer.HttpOptions) =>
     NodeMcpServer.url.pipe(Effect.provideContext(context))
   )
 
-/** Polls `read` (every 10 ms, up to 5 s) until it gives `expected`; returns the last value. */
-const settled = (read: () => Effect.Effect<number>, expected: number) =>
-  Effect.gen(function* () {
-    for (let i = 0; i < 500; i++) {
-      const value = yield* read()
-      if (value === expected) return value
-      yield* Effect.sleep("10 millis")
+/**
+ * Tells when the server has finished serving a request. Installed as the tracer, it makes the span effect's
+ * HTTP server opens for each request it serves, which ends when the request's fiber does: once its response
+ * is written, a streamed body to its end, and the body's finalizers have run (an interrupted body's too,
+ * when the client went away). `served` gives a Deferred done at the next such end of `method path`.
+ */
+const servedRequests = () => {
+  const waiting: Array<{ readonly method: string; readonly path: string; readonly done: Deferred.Deferred<void> }> = []
+  class ServerSpan extends Tracer.NativeSpan {
+    override end(endTime: bigint, exit: Exit.Exit<unknown, unknown>): void {
+      super.end(endTime, exit)
+      if (this.kind !== "server") return
+      const method = this.attributes.get("http.request.method")
+      const path = this.attributes.get("url.path")
+      for (const waiter of waiting) {
+        if (waiter.method === method && waiter.path === path) Deferred.doneUnsafe(waiter.done, Exit.void)
+      }
     }
-    return yield* read()
-  })
+  }
+  return {
+    tracer: Tracer.make({ span: (options) => new ServerSpan(options) }),
+    served: (method: string, path: string) => {
+      const done = Deferred.makeUnsafe<void>()
+      waiting.push({ method, path, done })
+      return done
+    }
+  }
+}
 
 /** A GET with headers of our own (fetch would not let us set Host). */
 const get = (url: string, headers: Record<string, string> = {}) =>
@@ -117,11 +138,16 @@ describe("NodeMcpServer metrics (Prometheus)", () => {
       const open = (transport: string) => count(McpMetrics.serverActiveSessions, { "mcp.transport": transport })
       const io = (transport: string, direction: string) =>
         count(McpMetrics.transportIo, { "mcp.transport": transport, "network.io.direction": direction })
-      const base = yield* listen({ metrics: true, legacySse: true })
-      for (const [transport, layer] of [
-        ["streamable-http", NodeHttpClient.layerStreamableHttp({ url: `${base}/mcp` })],
-        ["sse", NodeHttpClient.layerSse({ url: `${base}/sse` })]
+      const { tracer, served } = servedRequests()
+      // Built under the tracer: the server serves its requests with it.
+      const base = yield* listen({ metrics: true, legacySse: true }).pipe(Effect.withTracer(tracer))
+      // The request whose end closes the session on the server: the DELETE the client sends as it closes
+      // (the session is closed before its answer), or the legacy event stream (the session lives as long).
+      for (const [transport, layer, [method, path]] of [
+        ["streamable-http", NodeHttpClient.layerStreamableHttp({ url: `${base}/mcp` }), ["DELETE", "/mcp"]],
+        ["sse", NodeHttpClient.layerSse({ url: `${base}/sse` }), ["GET", "/sse"]]
       ] as const) {
+        const ended = served(method, path)
         const [opened, received, sent] = [
           yield* open(transport),
           yield* io(transport, "receive"),
@@ -141,9 +167,9 @@ describe("NodeMcpServer metrics (Prometheus)", () => {
             assert.isAbove((yield* io(transport, "transmit")) - sent, text.length, transport)
           })
         )
-        // Closed by the client: the server's count goes back (the legacy stream ends a moment later).
-        const closed = yield* settled(() => open(transport), opened)
-        assert.strictEqual(closed, opened, transport)
+        // Closed by the client: once the server has served the request that ended the session, its count is back.
+        yield* Deferred.await(ended)
+        assert.strictEqual(yield* open(transport), opened, transport)
       }
     })
   )

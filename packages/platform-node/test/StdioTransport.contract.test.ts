@@ -75,7 +75,10 @@ const live = {
   fillSize: 1024,
   // Real time, because the subject is a send that never completes without a reader: only
   // waiting shows it. A sender that finishes sooner ends the wait (and fails the case) at once.
-  settle: Effect.sleep("200 millis")
+  settle: Effect.sleep("200 millis"),
+  // Both ends take a frame as a plain call while their outgoing buffer has room, and push frames to a
+  // receiver that attaches itself (the client always; the server here reads a socket stream, so it declines).
+  fastPaths: { trySend: true, push: true }
 } as const
 
 TransportContract.suite("stdio client (spawning a relay) -> stdio server", makePair("client"), live)

@@ -10,6 +10,10 @@
  * frames (`halt`) is a method call: racing every pull against a close signal
  * (`Stream.interruptWhen`) would put a fiber and a queue between the bytes and
  * the reader.
+ *
+ * A receiver may attach itself instead of reading (push delivery, over a
+ * `DirectReader` only): the queue then hands it each frame on the same
+ * microtask, with no reader fiber to resume per frame.
  */
 import * as Ndjson from "@effect-mcp/protocol/Ndjson"
 import * as Cause from "effect/Cause"
@@ -70,6 +74,11 @@ export class Inbox<E> {
   private fiber: Fiber.Fiber<void> | undefined = undefined
   private subscription: DirectSubscription | undefined = undefined
   private started = false
+  private attached = false
+  // Push delivery: told once how the input ended (after the last frame), or that it was halted.
+  private onEnd: ((error: Transport.TransportError | undefined) => void) | undefined = undefined
+  // The failure the queue was closed with, for an attached receiver (the queue tells it only the end).
+  private error: Transport.TransportError | undefined = undefined
   private readonly splitter: Ndjson.Splitter
   private readonly source: Source<E>
   private readonly options: Options
@@ -86,18 +95,52 @@ export class Inbox<E> {
     Effect.sync(() => this.pull)
   )
 
+  /**
+   * Hands every frame to `receiver` from now on, as a plain call (its
+   * `push`), instead of `stream` (which then never emits). `onEnd` is told
+   * once, after the last frame, how the input ended (the source's failure, or
+   * none), or that it was halted (none); the owner then ends the receiver.
+   * False when push delivery is not possible (the stream was read already,
+   * the source is a stream that needs a reading fiber, or the receiver has no
+   * `push`): the receiver reads `stream`. The source is stopped by `halt`,
+   * which the owner runs when its scope closes.
+   */
+  attach(receiver: Transport.Receiver, onEnd: (error: Transport.TransportError | undefined) => void): boolean {
+    const push = receiver.push
+    const source = this.source
+    if (this.started || this.queue.closed || push === undefined || Stream.isStream(source)) return false
+    this.started = true
+    this.attached = true
+    this.onEnd = onEnd
+    const queue = this.queue
+    queue.attach({ push: (frame) => push.call(receiver, frame, queue), end: () => this.ended() })
+    this.subscription = source.start(this.handlers)
+    return true
+  }
+
   /** Ends the stream now: frames not yet taken are dropped and the source is no longer read. */
   halt(): Effect.Effect<void> {
     return Effect.suspend(() => {
       this.queue.halt()
       this.resumeSource()
       this.subscription?.stop()
+      // The queue tells an attached receiver nothing once halted.
+      this.ended()
       const fiber = this.fiber
       return fiber === undefined ? Effect.void : Fiber.interrupt(fiber)
     })
   }
 
+  private ended(): void {
+    const onEnd = this.onEnd
+    if (onEnd === undefined) return
+    this.onEnd = undefined
+    onEnd(this.error)
+  }
+
   private readonly pull: Effect.Effect<Batch, Transport.TransportError | Cause.Done> = Effect.suspend(() => {
+    // An attached receiver takes every frame.
+    if (this.attached) return Effect.never
     if (this.started || this.queue.closed) return this.queue.take
     this.started = true
     const source = this.source
@@ -128,7 +171,13 @@ export class Inbox<E> {
       this.flush()
       this.queue.close()
     },
-    fail: (cause) => this.queue.close(this.failure(cause))
+    fail: (cause) => this.close(this.failure(cause))
+  }
+
+  private close(error: Transport.TransportError): void {
+    if (this.queue.closed) return
+    this.error = error
+    this.queue.close(error)
   }
 
   // The reader took the frames: a paused source reads again.

@@ -8,6 +8,10 @@
  * queued or being written goes straight to the stream, skipping the wake-up
  * of the writer fiber (a scheduler turn per frame); the sink still owns the
  * stream, so write failures and the end are handled in one place.
+ *
+ * `tryOffer` is `offer` without the wait, for the Transport's `trySend`: the
+ * frame is written straight out or queued while there is room, else refused
+ * and the sender falls back to `offer`.
  */
 import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 import type * as Cause from "effect/Cause"
@@ -54,6 +58,13 @@ export interface DirectWriter {
 export interface Outbox {
   /** Encodes and queues one frame; suspends while the buffer is full. */
   readonly offer: (frame: Transport.Outgoing) => Effect.Effect<void, Transport.TransportError>
+  /**
+   * Takes one frame as a plain call when that needs no wait: written straight
+   * out, or queued while the buffer has room. False when nothing was taken
+   * (the buffer is full, the outbox refuses, the frame cannot be encoded or
+   * is too large): `offer` then waits, or fails with the reason.
+   */
+  readonly tryOffer: (frame: Transport.Outgoing) => boolean
   /**
    * Fails every later `offer` with `error`; queued frames are still written.
    * The first refusal wins, except that `Closed` replaces an `Io` write
@@ -127,35 +138,64 @@ export const make = Effect.fnUntraced(function* (
     return Effect.fail(refusal ?? closedError(`${options.target} is closed`))
   }
 
+  // The frame as one NDJSON line, or the error `offer` fails with.
+  const lineOf = (frame: Transport.Outgoing): Uint8Array | Transport.TransportError => {
+    const encoded = JsonRpcCodec.encodeResult(frame)
+    if (Result.isFailure(encoded)) {
+      return new Transport.TransportError({
+        reason: "Protocol",
+        message: encoded.failure.message,
+        cause: encoded.failure
+      })
+    }
+    const line = utf8Encoder.encode(`${encoded.success}\n`)
+    if (line.length - 1 > options.maxFrameBytes) {
+      return new Transport.TransportError({
+        reason: "FrameTooLarge",
+        message: `frame of ${line.length - 1} bytes exceeds the limit of ${options.maxFrameBytes}`
+      })
+    }
+    return line
+  }
+
+  // Writes `line` at once when nothing is queued before it; false when it must be queued.
+  const writeNow = (line: Uint8Array): boolean => {
+    if (direct === undefined || pending !== 0 || !listening || !direct.ready()) return false
+    options.meter?.sent(line.length)
+    direct.write(line)
+    return true
+  }
+
+  const tryOffer = (frame: Transport.Outgoing): boolean => {
+    if (refusal !== undefined) return false
+    const line = lineOf(frame)
+    if (!(line instanceof Uint8Array)) return false
+    if (writeNow(line)) return true
+    pending++
+    if (Queue.offerUnsafe(queue, line)) {
+      options.meter?.sent(line.length)
+      return true
+    }
+    // Full: the sender falls back to `offer`, which encodes the frame again (a
+    // rare path, not worth holding a possibly large line for).
+    pending--
+    return false
+  }
+
   const offer = (frame: Transport.Outgoing): Effect.Effect<void, Transport.TransportError> =>
     Effect.suspend(() => {
       if (refusal !== undefined) return Effect.fail(refusal)
-      const encoded = JsonRpcCodec.encodeResult(frame)
-      if (Result.isFailure(encoded)) {
-        return Effect.fail(
-          new Transport.TransportError({ reason: "Protocol", message: encoded.failure.message, cause: encoded.failure })
-        )
-      }
-      const line = utf8Encoder.encode(`${encoded.success}\n`)
-      if (line.length - 1 > options.maxFrameBytes) {
-        return Effect.fail(
-          new Transport.TransportError({
-            reason: "FrameTooLarge",
-            message: `frame of ${line.length - 1} bytes exceeds the limit of ${options.maxFrameBytes}`
-          })
-        )
-      }
+      const line = lineOf(frame)
+      if (!(line instanceof Uint8Array)) return Effect.fail(line)
+      if (writeNow(line)) return Effect.void
       options.meter?.sent(line.length)
-      if (direct !== undefined && pending === 0 && listening && direct.ready()) {
-        direct.write(line)
-        return Effect.void
-      }
       pending++
       return Effect.flatMap(Queue.offer(queue, line), refused)
     })
 
   return {
     offer,
+    tryOffer,
     refuse,
     drain: Effect.andThen(Queue.end(queue), Effect.asVoid(Fiber.await(writer))),
     abort: Effect.andThen(Queue.shutdown(queue), Fiber.interrupt(writer)),

@@ -98,9 +98,13 @@ export const push = (makePair: TransportContract.MakePair, config: Config) =>
       const ended = Deferred.makeUnsafe<void>()
       let paused: Transport.PushSource | undefined
       let violations = 0
+      // Completed when the receiver pauses or has every frame: a live transport whose frames cross
+      // another process delivers them after the sender is done, so a live suite waits for this.
+      let progressed = Deferred.makeUnsafe<void>()
       const take = (frame: Transport.Incoming) => {
         if (paused !== undefined) violations++
         got.push(methodIs("push")(frame) ? paramsOf(frame).i : "other")
+        if (got.length >= config.messages) Deferred.doneUnsafe(progressed, Exit.void)
       }
       const receiver: Transport.Receiver = {
         push: (frame, source) => {
@@ -108,6 +112,7 @@ export const push = (makePair: TransportContract.MakePair, config: Config) =>
           // Every seventh frame is handled "in a fiber": the source must wait.
           if (got.length % 7 !== 0) return true
           paused = source
+          Deferred.doneUnsafe(progressed, Exit.void)
           return false
         },
         offer: (frame) =>
@@ -135,11 +140,14 @@ export const push = (makePair: TransportContract.MakePair, config: Config) =>
       // waits (a frame pushed while it waited counts as a violation), or the
       // sender is done, or delivery is stuck.
       while (got.length < config.messages) {
+        if (paused === undefined && config.settle !== undefined) yield* Deferred.await(progressed)
+        if (got.length >= config.messages) break
         const source = paused
         if (source === undefined) {
           assert.fail(`${label}: ${got.length} of ${config.messages} frames arrived`)
         }
         paused = undefined
+        progressed = Deferred.makeUnsafe<void>()
         yield* startQuiet(
           config,
           Effect.sync(() => source.resume())
