@@ -21,6 +21,11 @@ const project = (root: string, extra: Record<string, unknown> = {}) => ({
   }
 })
 
+// The official conformance suites time what they test (a reconnection at most 200 ms late, a streamed tool
+// result's first frame within 600 ms): they run last, on their own, once every other file is done, so that
+// what they measure is the implementation and not the rest of the suite sharing two cores with them.
+const conformance = ["conformance/**/*.test.ts", "conformance-client/**/*.test.ts"]
+
 // The packages' own tests run in memory (on the TestClock, or on sockets of their own at port 0) and keep no
 // state between files, so each worker reuses its modules from one file to the next instead of importing effect
 // and the engine again per file: that import was half of their time. The cross-package tests (`test/`, the
@@ -44,7 +49,8 @@ export default defineConfig({
       project("packages/host", shared),
       project("packages/sql", shared),
       project("packages/cluster", shared),
-      project("test"),
+      project("test", { exclude: ["**/node_modules/**", "**/dist/**", ...conformance] }),
+      { test: { name: "test/conformance", root: "test", include: conformance, sequence: { groupOrder: 1 } } },
       project("examples"),
       project("apps/bench"),
       project("apps/cli")

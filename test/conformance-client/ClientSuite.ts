@@ -10,7 +10,8 @@
  * command it runs is `gate.ts` in front of the client: each waits for a permit
  * from a gate this module serves on a Unix socket, so only `concurrency`
  * clients run at a time (the scenarios' mock servers, idle until their client
- * comes, all start at once as before). The suite runs in its own process
+ * comes, all start at once as before); a timed scenario's client runs alone
+ * (`timedScenarios`). The suite runs in its own process
  * group, so a run that overstays its bound is ended together with every
  * client it started.
  */
@@ -112,8 +113,17 @@ const signalGroup = (pid: number, signal: NodeJS.Signals) => {
 }
 
 /**
+ * Scenarios whose checks time the client (`sse-retry`: the reconnection delay against the server's `retry`,
+ * at most 200 ms late). Their client runs alone: the suite's mock servers share one process, so a crowd of
+ * other scenarios (authorization flows, each signing and verifying tokens) would delay the suite's own
+ * record of the reconnection as much as the client.
+ */
+export const timedScenarios: ReadonlySet<string> = new Set(["sse-retry"])
+
+/**
  * A Unix socket at `socketPath` that grants at most `permits` connections at a time, in arrival order, by
- * writing them a line; a permit returns when its connection closes (see gate.ts).
+ * writing them a line; a permit returns when its connection closes (see gate.ts). Each launcher first
+ * names its scenario on a line; a timed one takes every permit.
  */
 const serveGate = (
   socketPath: string,
@@ -125,16 +135,17 @@ const serveGate = (
       ProcessError
     >((resume) => {
       const open = new Set<Net.Socket>()
-      const waiting: Array<Net.Socket> = []
+      const waiting: Array<{ readonly socket: Net.Socket; readonly weight: number }> = []
       let free = permits
       let granted = 0
+      // First come, first served: a timed launcher at the head waits for every permit, and those behind it wait too.
       const grant = () => {
-        while (free > 0 && waiting.length > 0) {
-          const socket = waiting.shift()!
-          free--
+        while (waiting.length > 0 && free >= waiting[0]!.weight) {
+          const { socket, weight } = waiting.shift()!
+          free -= weight
           granted++
           socket.once("close", () => {
-            free++
+            free += weight
             grant()
           })
           socket.write("go\n")
@@ -146,11 +157,19 @@ const serveGate = (
         socket.on("error", () => {})
         socket.once("close", () => {
           open.delete(socket)
-          const queued = waiting.indexOf(socket)
+          const queued = waiting.findIndex((w) => w.socket === socket)
           if (queued >= 0) waiting.splice(queued, 1)
         })
-        waiting.push(socket)
-        grant()
+        let name = ""
+        const onData = (chunk: Buffer) => {
+          name += chunk.toString("utf8")
+          const end = name.indexOf("\n")
+          if (end === -1) return
+          socket.off("data", onData)
+          waiting.push({ socket, weight: timedScenarios.has(name.slice(0, end)) ? permits : 1 })
+          grant()
+        }
+        socket.on("data", onData)
       })
       server.once("error", (error) => resume(Effect.fail(new ProcessError(`gate: ${error.message}`))))
       server.listen(socketPath, () => resume(Effect.succeed({ server, open, granted: () => granted })))

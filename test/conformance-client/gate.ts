@@ -8,7 +8,8 @@
  * ends, however it ends.
  *
  * The suite starts every scenario at once; this bounds how many clients run
- * at a time without changing what each one does.
+ * at a time without changing what each one does. The launcher names its
+ * scenario (`MCP_CONFORMANCE_SCENARIO`) on the socket's first line.
  */
 import { spawn } from "node:child_process"
 import * as Net from "node:net"
@@ -20,6 +21,8 @@ if (socketPath === undefined || command === undefined) {
 }
 
 const gate = Net.connect(socketPath)
+// The scenario this client runs (the suite sets it), so that the gate can run a timed one alone.
+gate.write(`${process.env.MCP_CONFORMANCE_SCENARIO ?? ""}\n`)
 gate.on("error", (error) => {
   process.stderr.write(`conformance gate: ${error.message}\n`)
   process.exit(2)
