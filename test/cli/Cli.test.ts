@@ -166,8 +166,9 @@ describe("effect-mcp", () => {
     () =>
       Effect.gen(function* () {
         const server = yield* ServerProcess.spawnHttp()
-        // Nothing listens on port 1.
-        const badTarget = yield* runCli(["call", "http://127.0.0.1:1/mcp", "test_simple_text"])
+        // Nothing listens there: the connection is refused.
+        const closed = yield* ServerProcess.closedPort
+        const badTarget = yield* runCli(["call", `http://127.0.0.1:${closed}/mcp`, "test_simple_text"])
         assert.strictEqual(badTarget.code, 3)
         assert.match(oneLineError(badTarget), /cannot connect/)
 

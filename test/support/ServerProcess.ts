@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import type { Stream } from "node:stream"
+import * as Net from "node:net"
 import { fileURLToPath } from "node:url"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
@@ -232,3 +233,17 @@ export const spawnHttp = (flags: ReadonlyArray<string> = []): Effect.Effect<Http
     const base = match[1]!
     return { ...child, base, url: `${base}/mcp` }
   })
+
+/**
+ * A port on 127.0.0.1 that nothing listens on: one the OS just handed out, closed again. Connecting to it is
+ * refused. (A fixed low port such as 1 is not safe for that here: the tests run as root in CI, where any
+ * process may bind it.)
+ */
+export const closedPort: Effect.Effect<number> = Effect.callback<number>((resume) => {
+  const server = Net.createServer()
+  server.listen(0, "127.0.0.1", () => {
+    const address = server.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
