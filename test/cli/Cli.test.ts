@@ -21,37 +21,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as ServerProcess from "../support/ServerProcess.ts"
+import { oneLineError, runCli } from "./runCli.ts"
 
 const cliBin = fileURLToPath(new URL("../../apps/cli/bin/effect-mcp.js", import.meta.url))
-
-interface Ran {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
-/** Runs `effect-mcp args` to its end (killed after `timeoutMs`: only a hung run, even on a loaded machine). */
-const runCli = (args: ReadonlyArray<string>, timeoutMs = 60_000): Effect.Effect<Ran> =>
-  Effect.callback<Ran>((resume) => {
-    const child = spawn(ServerProcess.node, [cliBin, ...args], {
-      cwd: ServerProcess.root,
-      env: process.env,
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
-    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs)
-    child.on("close", (code) => {
-      clearTimeout(timer)
-      resume(Effect.succeed({ code, stdout, stderr }))
-    })
-    return Effect.sync(() => {
-      clearTimeout(timer)
-      child.kill("SIGKILL")
-    })
-  })
 
 // Each check runs the CLI several times (each a Node process loading the sources): the limit only catches a hang.
 const TIMEOUT = 180_000
@@ -66,14 +38,6 @@ const serveEverything = (extra: Layer.Layer<never, never, McpServer.McpServer>) 
     )
     return { url: `${yield* NodeMcpServer.url.pipe(Effect.provideContext(context))}/mcp` }
   })
-
-/** The one line a failure prints on stderr. */
-const oneLineError = (ran: Ran): string => {
-  const lines = ran.stderr.trimEnd().split("\n")
-  assert.strictEqual(lines.length, 1, `one line expected on stderr, got:\n${ran.stderr}`)
-  assert.match(lines[0]!, /^effect-mcp: /)
-  return lines[0]!
-}
 
 const quote = (arg: string): string => `'${arg.replaceAll("'", `'\\''`)}'`
 

@@ -8,9 +8,7 @@
  * answer, and SIGTERM. `effect-mcp` runs as a real process; the servers are
  * the everything server, a scripted stdio server and silent `node:http` ones.
  */
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -19,53 +17,10 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as ServerProcess from "../support/ServerProcess.ts"
+import * as SilentServer from "../support/SilentServer.ts"
+import { errorLine, type Ran, runCli } from "./runCli.ts"
 
-const cliBin = fileURLToPath(new URL("../../apps/cli/bin/effect-mcp.js", import.meta.url))
 const scripted = fileURLToPath(new URL("./scriptedServer.mjs", import.meta.url))
-
-interface Ran {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-  /** When its first line on stderr was complete (Date.now()), if it printed one. */
-  readonly erroredAt: number | undefined
-}
-
-/** Runs `effect-mcp args` to its end (killed with the scope, or after 60 s: only a hung run, even on a loaded machine). */
-const runCli = (args: ReadonlyArray<string>, onSpawn?: (child: ReturnType<typeof spawn>) => void) =>
-  Effect.callback<Ran>((resume) => {
-    const child = spawn(ServerProcess.node, [cliBin, ...args], {
-      cwd: ServerProcess.root,
-      env: process.env,
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    let erroredAt: number | undefined
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr += chunk
-      if (erroredAt === undefined && stderr.includes("\n")) erroredAt = Date.now()
-    })
-    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000)
-    child.on("close", (code) => {
-      clearTimeout(timer)
-      resume(Effect.succeed({ code, stdout, stderr, erroredAt }))
-    })
-    onSpawn?.(child)
-    return Effect.sync(() => {
-      clearTimeout(timer)
-      child.kill("SIGKILL")
-    })
-  })
-
-/** The one line a failure prints on stderr, without its `effect-mcp: ` prefix. */
-const errorLine = (ran: Ran): string => {
-  const lines = ran.stderr.trimEnd().split("\n")
-  assert.strictEqual(lines.length, 1, `one line expected on stderr, got:\n${ran.stderr}`)
-  assert.match(lines[0]!, /^effect-mcp: /)
-  return lines[0]!.slice("effect-mcp: ".length)
-}
 
 /** The JSON object `--json` prints on stderr for a failure. */
 const errorJson = (ran: Ran) => {
@@ -79,34 +34,6 @@ const TIMEOUT = 180_000
 
 const everything = ["--", ServerProcess.node, ServerProcess.everythingBin, "--stdio"]
 const scriptedServer = (mode: string) => ["--", ServerProcess.node, scripted, mode]
-
-/** An HTTP server on 127.0.0.1:0 that takes every request and never answers (`sse`: after event-stream headers). */
-const silentServer = (sse: boolean) =>
-  Effect.acquireRelease(
-    Effect.callback<{
-      readonly url: string
-      readonly server: http.Server
-      readonly requested: Deferred.Deferred<number>
-    }>((resume) => {
-      const requested = Deferred.makeUnsafe<number>()
-      const server = http.createServer((_request, response) => {
-        if (sse) {
-          response.writeHead(200, { "content-type": "text/event-stream" })
-          response.flushHeaders()
-        }
-        Deferred.doneUnsafe(requested, Exit.succeed(Date.now()))
-      })
-      server.listen(0, "127.0.0.1", () => {
-        const { port } = server.address() as { readonly port: number }
-        resume(Effect.succeed({ url: `http://127.0.0.1:${port}/mcp`, server, requested }))
-      })
-    }),
-    ({ server }) =>
-      Effect.callback<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
-  )
 
 const tempDir = Effect.acquireRelease(
   Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "effect-mcp-exit-"))),
@@ -263,7 +190,7 @@ describe.concurrent("effect-mcp exit codes", () => {
     () =>
       Effect.gen(function* () {
         for (const sse of [false, true]) {
-          const server = yield* silentServer(sse)
+          const server = yield* SilentServer.make(sse)
           // The handshake's deadline is the behaviour under test: 1 s, the shortest --timeout.
           const ran = yield* runCli(["info", "--timeout", "1", server.url])
           assert.strictEqual(ran.code, 5, ran.stderr)
@@ -288,13 +215,15 @@ describe.concurrent("effect-mcp exit codes", () => {
     () =>
       Effect.gen(function* () {
         const watching = Deferred.makeUnsafe<void>()
-        const ran = yield* runCli(["watch", ...everything], (child) => {
-          child.stderr?.on("data", (chunk: Buffer) => {
-            if (chunk.toString().includes("watching")) {
-              Deferred.doneUnsafe(watching, Exit.void)
-              child.kill("SIGTERM")
-            }
-          })
+        const ran = yield* runCli(["watch", ...everything], {
+          onSpawn: (child) => {
+            child.stderr?.on("data", (chunk: Buffer) => {
+              if (chunk.toString().includes("watching")) {
+                Deferred.doneUnsafe(watching, Exit.void)
+                child.kill("SIGTERM")
+              }
+            })
+          }
         })
         assert.isTrue(Deferred.isDoneUnsafe(watching), ran.stderr)
         assert.strictEqual(ran.code, 130, ran.stderr)

@@ -44,15 +44,6 @@ const Handlers = Layer.mergeAll(
   RootsHandler.layer([{ uri: "file:///tmp", name: "tmp" }])
 )
 
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
-
 const textOf = (result: { readonly content: ReadonlyArray<unknown> }): string => {
   const block = result.content[0] as { readonly type: string; readonly text?: string } | undefined
   return block?.type === "text" ? (block.text ?? "") : ""
@@ -224,13 +215,13 @@ describe("McpHost over real servers", () => {
         assert.strictEqual(back?._tag, "Ready")
         const newPid = back?._tag === "Ready" ? back.connection.pid : undefined
         assert.isNumber(newPid)
-        assert.isFalse(alive(effect.pid!))
+        assert.isFalse(ServerProcess.isAlive(effect.pid!))
         assert.match(textOf(yield* host.callTool("effect__test_simple_text", {})), /simple text/i)
 
         // Closing the host's scope stops every stdio server.
         yield* Scope.close(hostScope, Exit.void)
-        assert.isFalse(alive(newPid!), "the respawned everything server")
-        assert.isFalse(alive(reference.pid!), "the reference server")
+        assert.isFalse(ServerProcess.isAlive(newPid!), "the respawned everything server")
+        assert.isFalse(ServerProcess.isAlive(reference.pid!), "the reference server")
         // Nothing else either: this process's only child left is the HTTP server the test started. (Each test file
         // runs in a process of its own, vitest's default `forks` pool: another file's children are not listed here.)
         const children = execFileSync("ps", ["-o", "pid=,comm=", "--ppid", String(process.pid)], { encoding: "utf8" })

@@ -6,7 +6,6 @@
  * while a healthy stdio server (a real child process) serves calls; closing
  * the host returns within a bound, mid-connect included, and leaves no child.
  */
-import * as http from "node:http"
 import { assert, describe, it } from "@effect/vitest"
 import * as McpHost from "@effect-mcp/host/McpHost"
 import * as NodeConnector from "@effect-mcp/host/NodeConnector"
@@ -21,46 +20,7 @@ import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as ServerProcess from "../support/ServerProcess.ts"
-
-/**
- * An HTTP server on 127.0.0.1:0 that takes every request and never answers it (`sse`: after the headers of an
- * event stream). `requested` is completed by the first request: a client is then waiting on it.
- */
-const silentServer = (sse: boolean) =>
-  Effect.acquireRelease(
-    Effect.callback<{
-      readonly url: string
-      readonly server: http.Server
-      readonly requested: Deferred.Deferred<void>
-    }>((resume) => {
-      const requested = Deferred.makeUnsafe<void>()
-      const server = http.createServer((_request, response) => {
-        if (sse) {
-          response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
-          response.flushHeaders()
-        }
-        Deferred.doneUnsafe(requested, Exit.void)
-      })
-      server.listen(0, "127.0.0.1", () => {
-        const { port } = server.address() as { readonly port: number }
-        resume(Effect.succeed({ url: `http://127.0.0.1:${port}/mcp`, server, requested }))
-      })
-    }),
-    ({ server }) =>
-      Effect.callback<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
-  )
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
+import * as SilentServer from "../support/SilentServer.ts"
 
 const healthy = {
   command: ServerProcess.node,
@@ -73,9 +33,9 @@ const silentNames = ["mute", "sseHeaders", "legacy"] as const
 /** The host over the three silent servers and the healthy one, in a scope of its own the test closes. */
 const startHost = (startTimeout: Duration.Input) =>
   Effect.gen(function* () {
-    const mute = yield* silentServer(false)
-    const sseHeaders = yield* silentServer(true)
-    const legacy = yield* silentServer(true)
+    const mute = yield* SilentServer.make(false)
+    const sseHeaders = yield* SilentServer.make(true)
+    const legacy = yield* SilentServer.make(true)
     const hostScope = yield* Scope.make()
     const context = yield* Layer.buildWithScope(
       McpHost.layer({
@@ -172,12 +132,12 @@ describe("McpHost with servers that never answer", () => {
         assert.strictEqual((yield* host.status("healthy"))._tag, "Ready")
 
         const pid = ready.pid!
-        assert.isTrue(alive(pid))
+        assert.isTrue(ServerProcess.isAlive(pid))
         const closing = Date.now()
         yield* closeWithin(hostScope)
         // Closing stops the child (stdin closed, then SIGTERM, then SIGKILL after 2 s by default).
         assert.isBelow(Date.now() - closing, 5_000)
-        assert.isFalse(alive(pid), "the stdio child is still running")
+        assert.isFalse(ServerProcess.isAlive(pid), "the stdio child is still running")
       }).pipe(Effect.scoped),
     30_000
   )
@@ -194,7 +154,7 @@ describe("McpHost with servers that never answer", () => {
         const closing = Date.now()
         yield* closeWithin(hostScope)
         assert.isBelow(Date.now() - closing, 5_000)
-        assert.isFalse(alive(ready.pid!), "the stdio child is still running")
+        assert.isFalse(ServerProcess.isAlive(ready.pid!), "the stdio child is still running")
       }).pipe(Effect.scoped),
     30_000
   )

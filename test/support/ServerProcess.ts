@@ -247,3 +247,13 @@ export const closedPort: Effect.Effect<number> = Effect.callback<number>((resume
     server.close(() => resume(Effect.succeed(port)))
   })
 })
+
+/** Whether a process with this pid exists (signal 0 checks without sending anything). */
+export const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
