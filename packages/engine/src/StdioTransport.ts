@@ -34,17 +34,13 @@
  * fiber resumed per frame). Per sequential call they save the client about a
  * fifth of its CPU (W2).
  */
-import * as Cause from "effect/Cause"
-import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
 import type * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
-import * as Schema from "effect/Schema"
 import type * as Sink from "effect/Sink"
 import type * as Scope from "effect/Scope"
 import * as Stdio from "effect/Stdio"
@@ -53,7 +49,9 @@ import * as Inbox from "./internal/stdioInbox.ts"
 import * as Outbox from "./internal/stdioOutbox.ts"
 import * as StdioStart from "./internal/stdioStart.ts"
 import { Tail } from "./internal/stdioTail.ts"
+import { failureOf, once, withFastPaths } from "./internal/stdioWiring.ts"
 import * as McpMetrics from "./McpMetrics.ts"
+import { type ProcessExit, ServerExited } from "./StdioExit.ts"
 import * as Transport from "./Transport.ts"
 
 // ---------------------------------------------------------------------------
@@ -124,67 +122,8 @@ const defaults = {
 // Errors and handles
 // ---------------------------------------------------------------------------
 
-/** How a child process ended: an exit code, or the signal that killed it. */
-export interface ProcessExit {
-  readonly code: number | null
-  readonly signal: string | null
-}
-
-/**
- * The server process ended on its own. Carried as the `cause` of the
- * `TransportError` (reason `Closed`) that fails the client's `incoming`, and
- * so the session's `closed`; `serverExited` digs it out.
- */
-export class ServerExited extends Schema.TaggedError<ServerExited>()("StdioServerExited", {
-  exitCode: Schema.NullOr(Schema.Number),
-  signal: Schema.NullOr(Schema.String),
-  stderrTail: Schema.String
-}) {
-  /** The exit and the last lines of stderr (at most 20 lines, 4 KiB; `stderrTail` has all that was kept). */
-  override get message(): string {
-    const how = this.signal === null ? `with code ${this.exitCode}` : `on ${this.signal}`
-    const tail = lastLines(this.stderrTail)
-    return tail === ""
-      ? `the server process exited ${how}`
-      : `the server process exited ${how}; stderr ends with:\n${tail}`
-  }
-}
-
-const messageTailLines = 20
-const messageTailChars = 4096
-
-/** The last lines of `text`, as many as fit the bounds (trailing blank lines dropped). */
-const lastLines = (text: string): string => {
-  const lines = text.replace(/\s+$/, "").split("\n")
-  let tail = lines.slice(-messageTailLines).join("\n")
-  if (tail.length > messageTailChars) tail = tail.slice(tail.length - messageTailChars)
-  return tail
-}
-
-/**
- * The error of a server process that could not be started, naming the
- * command and why, from the system error code along `cause`'s chain:
- * "failed to start the server process `x`: not found (ENOENT)". Every
- * `Launch` fails with it.
- */
-export const startFailed: (
-  options: { readonly command: string; readonly cwd?: string | undefined },
-  cause: unknown
-) => Transport.TransportError = StdioStart.startFailed
-
-/**
- * The `ServerExited` behind an error, if that is what it was: found along the
- * chain of `cause`s (a client's `InitializeError`, the `SessionClosed` it
- * wraps, the transport's `TransportError`).
- */
-export const serverExited = (error: unknown): ServerExited | undefined => {
-  let current = error
-  for (let depth = 0; depth < 8 && typeof current === "object" && current !== null; depth++) {
-    if (current instanceof ServerExited) return current
-    current = (current as { readonly cause?: unknown }).cause
-  }
-  return undefined
-}
+// How a server process ended, or failed to start: a concept of its own (StdioExit.ts), exported from here too.
+export { type ProcessExit, ServerExited, serverExited, startFailed } from "./StdioExit.ts"
 
 /** The server side: the transport plus a way to close it (flush, end stdout, stop reading stdin). */
 export interface StdioServer extends Transport.TransportShape {
@@ -200,39 +139,6 @@ export interface StdioClient extends Transport.TransportShape {
   readonly exit: Effect.Effect<ProcessExit>
   /** The stderr tail so far (empty unless stderr is piped). */
   readonly stderrTail: Effect.Effect<string>
-}
-
-/**
- * Gives `end` the fast paths of the Transport contract: the outbox's
- * plain-call send (`trySend`: a Peer sends a request or a response without a
- * fiber of its own) and push delivery (`attach`: frames are handed to the
- * Peer as they are decoded, with no reader fiber resumed per frame). Not
- * enumerable, like the memory transport's, so a wrapper made by spreading the
- * end (to change `send` or `incoming`) keeps neither.
- */
-const withFastPaths = <T extends Transport.TransportShape>(
-  end: T,
-  outbox: Outbox.Outbox,
-  attach: (receiver: Transport.Receiver) => boolean
-): T =>
-  Object.defineProperties(end, {
-    trySend: { value: (frame: Transport.Outgoing) => outbox.tryOffer(frame) },
-    attach: { value: attach }
-  })
-
-/** The error an exit failed with; none for a success or an interruption. */
-const failureOf = (exit: Exit.Exit<void, Transport.TransportError>): Transport.TransportError | undefined =>
-  Exit.isFailure(exit) ? Option.getOrUndefined(Cause.findErrorOption(exit.cause)) : undefined
-
-/** Runs `effect` once; later callers wait for that run. */
-const once = (effect: Effect.Effect<void>): Effect.Effect<void> => {
-  const done = Deferred.makeUnsafe<void>()
-  let started = false
-  return Effect.suspend(() => {
-    if (started) return Deferred.await(done)
-    started = true
-    return Effect.ensuring(Effect.uninterruptible(effect), Deferred.succeed(done, undefined))
-  })
 }
 
 // ---------------------------------------------------------------------------
