@@ -11,7 +11,6 @@
  * after the first 401 (POSTs, the GET stream, the DELETE) carries one in its
  * `Authorization` header.
  */
-import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as ClientRegistration from "@effect-mcp/auth/ClientRegistration"
 import * as OAuthClient from "@effect-mcp/auth/OAuthClient"
@@ -33,6 +32,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import { listen } from "./listen.ts"
+import { forward } from "../support/ForwardToServer.ts"
 
 const redirectUri = "http://127.0.0.1:9/callback"
 
@@ -113,17 +113,7 @@ const origin = Effect.gen(function* () {
         return
       }
       if (request.method === "GET") Deferred.doneUnsafe(getStream, Exit.void)
-      const headers = { ...request.headers, host: target.host }
-      delete headers.authorization
-      const forwarded = http.request(
-        { host: target.hostname, port: target.port, method: request.method, path: request.url, headers },
-        (answer) => {
-          response.writeHead(answer.statusCode ?? 502, answer.headers)
-          answer.pipe(response)
-        }
-      )
-      forwarded.on("error", () => response.destroy())
-      forwarded.end(body)
+      forward(target, request, response, body)
     })
   })
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`

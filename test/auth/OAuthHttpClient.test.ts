@@ -8,7 +8,6 @@
  * bounded, that a large (streamed) body is sent whole again on the retry, and
  * that no token reaches another origin, an error or a log line.
  */
-import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import type * as OAuthClient from "@effect-mcp/auth/OAuthClient"
 import { AuthorizationFailed } from "@effect-mcp/auth/OAuthClientError"
@@ -36,6 +35,7 @@ import { inspect } from "node:util"
 import * as Scope from "effect/Scope"
 import * as ServerProcess from "../support/ServerProcess.ts"
 import { listen } from "./listen.ts"
+import { forward } from "../support/ForwardToServer.ts"
 
 const clientInfo = { name: "oauth-http-client-test", version: "1.0.0" }
 
@@ -97,17 +97,7 @@ const gatedServer = Effect.gen(function* () {
           .end()
         return
       }
-      const headers = { ...request.headers, host: target.host }
-      delete headers.authorization
-      const forwarded = http.request(
-        { host: target.hostname, port: target.port, method: request.method, path: request.url, headers },
-        (answer) => {
-          response.writeHead(answer.statusCode ?? 502, answer.headers)
-          answer.pipe(response)
-        }
-      )
-      forwarded.on("error", () => response.destroy())
-      forwarded.end(body)
+      forward(target, request, response, body)
     })
   })
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
