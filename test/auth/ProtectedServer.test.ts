@@ -29,7 +29,7 @@ import * as Logger from "effect/Logger"
 import * as References from "effect/References"
 import * as Schema from "effect/Schema"
 import * as OidcProvider from "../support/OidcProvider.ts"
-import { initialize, post } from "./rawMcp.ts"
+import { initialize, post, postWithAuthorizations } from "./rawMcp.ts"
 
 const other = { id: "other-client", secret: "other-client-secret-0123456789abcdef" }
 
@@ -177,47 +177,54 @@ describe("a protected MCP server (HttpProtection) against oidc-provider", () => 
     })
   )
 
-  it.live("refuses a garbage token, another audience's, an expired one and one in the query string", () => {
-    const lines: Array<string> = []
-    return Effect.gen(function* () {
-      const { provider, endpoint, setSkew, token } = yield* setup
-      const garbage = yield* post(endpoint, initialize, "not-a-jwt")
-      assert.strictEqual(garbage.status, 401)
-      assert.include(garbage.challenge, 'error="invalid_token"')
-      assert.include(garbage.challenge, "resource_metadata=")
-      const elsewhere = yield* provider.token(provider.otherResource)
-      const wrongAudience = yield* post(endpoint, initialize, elsewhere)
-      assert.strictEqual(wrongAudience.status, 401)
-      assert.include(wrongAudience.challenge, 'error="invalid_token"')
-      const good = yield* token()
-      const inQuery = yield* post(`${endpoint}?access_token=${good}`, initialize, good)
-      assert.strictEqual(inQuery.status, 400)
-      assert.include(inQuery.challenge, 'error="invalid_request"')
-      // An hour later by the verifier's clock, the 5-minute token has expired.
-      setSkew(60 * 60 * 1000)
-      const expired = yield* post(endpoint, initialize, good)
-      assert.strictEqual(expired.status, 401)
-      assert.include(expired.challenge, "expired")
-      setSkew(0)
-      assert.strictEqual((yield* post(endpoint, initialize, good)).status, 200)
-      // No answer and no log line (debug included) quotes a token.
-      assert.isAbove(lines.length, 0, "the refusals are logged")
-      for (const text of [
-        ...[garbage, wrongAudience, inQuery, expired].map((a) => `${a.challenge} ${a.text}`),
-        ...lines
-      ]) {
-        assert.notInclude(text, good)
-        assert.notInclude(text, elsewhere)
-      }
-    }).pipe(
-      Effect.provide(
-        Logger.layer([
-          Logger.make((options) => lines.push(`${String(options.message)} ${Cause.pretty(options.cause)}`))
-        ])
-      ),
-      Effect.provideService(References.MinimumLogLevel, "All")
-    )
-  })
+  it.live(
+    "refuses a garbage token, another audience's, an expired one, one in the query string and two headers",
+    () => {
+      const lines: Array<string> = []
+      return Effect.gen(function* () {
+        const { provider, endpoint, setSkew, token } = yield* setup
+        const garbage = yield* post(endpoint, initialize, "not-a-jwt")
+        assert.strictEqual(garbage.status, 401)
+        assert.include(garbage.challenge, 'error="invalid_token"')
+        assert.include(garbage.challenge, "resource_metadata=")
+        const elsewhere = yield* provider.token(provider.otherResource)
+        const wrongAudience = yield* post(endpoint, initialize, elsewhere)
+        assert.strictEqual(wrongAudience.status, 401)
+        assert.include(wrongAudience.challenge, 'error="invalid_token"')
+        const good = yield* token()
+        const inQuery = yield* post(`${endpoint}?access_token=${good}`, initialize, good)
+        assert.strictEqual(inQuery.status, 400)
+        assert.include(inQuery.challenge, 'error="invalid_request"')
+        // Two Authorization headers (each a valid token) are refused, not served with the first.
+        const twice = yield* postWithAuthorizations(endpoint, initialize, [`Bearer ${good}`, `Bearer ${good}`])
+        assert.strictEqual(twice.status, 400)
+        assert.include(twice.challenge, 'error="invalid_request"')
+        // An hour later by the verifier's clock, the 5-minute token has expired.
+        setSkew(60 * 60 * 1000)
+        const expired = yield* post(endpoint, initialize, good)
+        assert.strictEqual(expired.status, 401)
+        assert.include(expired.challenge, "expired")
+        setSkew(0)
+        assert.strictEqual((yield* post(endpoint, initialize, good)).status, 200)
+        // No answer and no log line (debug included) quotes a token.
+        assert.isAbove(lines.length, 0, "the refusals are logged")
+        for (const text of [
+          ...[garbage, wrongAudience, inQuery, expired].map((a) => `${a.challenge} ${a.text}`),
+          ...lines
+        ]) {
+          assert.notInclude(text, good)
+          assert.notInclude(text, elsewhere)
+        }
+      }).pipe(
+        Effect.provide(
+          Logger.layer([
+            Logger.make((options) => lines.push(`${String(options.message)} ${Cause.pretty(options.cause)}`))
+          ])
+        ),
+        Effect.provideService(References.MinimumLogLevel, "All")
+      )
+    }
+  )
 
   it.live(
     "a tool's scope is checked before dispatch: 403 insufficient_scope naming it, then a step-up token works",

@@ -123,10 +123,10 @@ const scenarios = (storage: () => Effect.Effect<string, unknown, Scope.Scope>) =
         // The session lives on runner 0; everything else goes to runner 1 (forwarded to 0).
         lb.route = ({ rpc }) => (rpc === "initialize" ? 0 : 1)
         const transport = transportFor(lb.url)
-        const { client } = yield* connect(transport)
+        const { client, logs } = yield* connect(transport)
         const sessionId = transport.sessionId
         assert.isDefined(sessionId)
-        yield* Effect.promise(() => client.setLoggingLevel("debug"))
+        yield* Effect.promise(() => client.setLoggingLevel("warning"))
         const first = yield* Effect.promise(() => client.callTool({ name: "test_simple_text", arguments: {} }))
         assert.strictEqual(text(first), "This is a simple text response for testing.")
 
@@ -152,6 +152,11 @@ const scenarios = (storage: () => Effect.Effect<string, unknown, Scope.Scope>) =
         )
         assert.strictEqual(text(again), "This is a simple text response for testing.")
         assert.strictEqual(transport.sessionId, sessionId)
+        // The log level it set on its first owner came along in its snapshot: of the tool's info, warning
+        // and info, only the warning is sent (a session that set no level gets all three).
+        logs.length = 0
+        yield* Effect.promise(() => client.callTool({ name: "test_logging_tool", arguments: {} }))
+        assert.deepStrictEqual(logs, ["Logging tool warning"])
         assert.isFalse(lb.hops.slice(1).some((hop) => hop.rpc === "initialize"))
         for (const [id, count] of lb.answers) assert.strictEqual(count, 1, `response ${id} relayed ${count} times`)
         yield* Effect.promise(() => client.close())

@@ -49,6 +49,10 @@ const expected: { readonly [file: string]: ReadonlyArray<RegExp> } = {
     /^ui:\/\/weather\/dashboard: text\/html;profile=mcp-app, \d+ bytes, connect-src https:\/\/api\.weather\.example$/m,
     /^forecast -> Sunny all week in Lisbon \(see the dashboard\)$/m
   ],
+  "session-handoff.ts": [
+    /^snapshot: \{"revision":"2025-11-25",.*"features":\{"logging\/level":"warning","resources\/subscriptions":\["status:\/\/now"\]\}\}$/m,
+    /^on the second server, same session: work -> done; logs heard: almost out of coffee$/m
+  ],
   "revisions.ts": [
     /^client offering only 2024-11-05 -> 2024-11-05, 6 tools$/m,
     /^client offering only 2026-07-28 -> 2026-07-28, 6 tools$/m,

@@ -214,11 +214,20 @@ export const spawnChild = (
       const stderr = makeRecorder()
       child.stderr?.setEncoding("utf8")
       child.stderr?.on("data", (chunk: string) => stderr.append(chunk))
-      // "close" comes after the exit and after the last stderr chunk: a wait still pending then fails at once.
-      child.on("close", (code, signal) => stderr.end(`the child exited (code ${code}, signal ${signal})`))
+      // Nothing reads stdout here; its end is kept (a failing program may print its error there), and
+      // reading it keeps the child from blocking on a full pipe.
+      let stdoutTail = ""
+      child.stdout?.setEncoding("utf8")
+      child.stdout?.on("data", (chunk: string) => {
+        stdoutTail = (stdoutTail + chunk).slice(-4_000)
+      })
+      // "close" comes after the exit and after the last output chunk: a wait still pending then fails at once.
+      child.on("close", (code, signal) =>
+        stderr.end(
+          `the child exited (code ${code}, signal ${signal})${stdoutTail === "" ? "" : `; its stdout ended with:\n${stdoutTail}`}`
+        )
+      )
       child.on("error", (error) => stderr.end(`the child failed to start (${error.message})`))
-      // Nothing reads stdout here; drain it so the child never blocks on a full pipe.
-      child.stdout?.resume()
       const waitForStderr = (pattern: RegExp, timeoutMs?: number) => waitFor(stderr, pattern, timeoutMs)
       return { process: child, stderr, waitForStderr } satisfies Child
     }),

@@ -109,6 +109,22 @@ const refusal = (answer: { readonly status: number; readonly challenge: string |
 const documentHeaders = { "access-control-allow-origin": "*", "cache-control": "public, max-age=3600" }
 
 /**
+ * Every `Authorization` header of a request. Node keeps only the first of a
+ * repeated `Authorization` in `headers` (it drops the rest), so on Node the
+ * raw header list is read: a request with two must be refused (400), not
+ * served with whichever came first.
+ */
+const authorizationOf = (request: HttpServerRequest.HttpServerRequest): string | ReadonlyArray<string> | undefined => {
+  const raw = (request.source as { readonly rawHeaders?: unknown } | undefined)?.rawHeaders
+  if (!Array.isArray(raw)) return request.headers["authorization"]
+  const values: Array<string> = []
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    if (String(raw[i]).toLowerCase() === "authorization") values.push(String(raw[i + 1]))
+  }
+  return values.length === 0 ? undefined : values.length === 1 ? values[0] : values
+}
+
+/**
  * The protection of one MCP endpoint. Throws `InvalidResource` for a
  * resource identifier that is not an absolute http(s) URL without fragment,
  * or no authorization server (configuration, checked at start). Nothing is
@@ -136,7 +152,7 @@ export const make = (options: Options): HttpProtection => {
   const authenticate = (
     request: HttpServerRequest.HttpServerRequest
   ): Effect.Effect<HttpAuthentication.Authenticated, HttpServerResponse.HttpServerResponse> =>
-    resource.authenticate({ url: request.url, authorization: request.headers["authorization"] }).pipe(
+    resource.authenticate({ url: request.url, authorization: authorizationOf(request) }).pipe(
       Effect.provideService(TokenVerifier, verifier),
       Effect.map((principal) => ({ owner: ownerOf(principal), scopes: principal.scopes, value: principal })),
       Effect.mapError(answer)

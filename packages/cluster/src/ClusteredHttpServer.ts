@@ -25,7 +25,6 @@
  * it is not run again, so nothing is delivered twice.
  */
 import * as StreamableHttpServer from "@effect-mcp/engine/StreamableHttpServer"
-import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as EntityId from "effect/cluster/EntityId"
@@ -129,7 +128,6 @@ export const make = Effect.fnUntraced(function* <E, R>(
   const sharding = yield* Sharding.Sharding
   const store = yield* SessionState
   const clientOf = options.clientOf ?? remoteAddressOf
-  const supported = options.supportedVersions ?? ProtocolVersion.all
   const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024
   const local = yield* StreamableHttpServer.make<E, R>({
     ...options,
@@ -138,13 +136,8 @@ export const make = Effect.fnUntraced(function* <E, R>(
     sessionIdOf: (request) => request.headers[Forward.HEADER_NEW_SESSION],
     clientOf: (request) => request.headers[Forward.HEADER_CLIENT] ?? clientOf(request)
   })
-  const owner = new Owner(
-    local,
-    store,
-    supported,
-    (request) => request.headers[Forward.HEADER_CLIENT] ?? clientOf(request),
-    options.authentication
-  )
+  const owner = new Owner(local, store, options.authentication)
+  yield* owner.run
   const counts = { forwarded: 0, direct: 0, lost: 0 }
   const hop = options.hop
   const hops = new Hops()
@@ -165,7 +158,6 @@ export const make = Effect.fnUntraced(function* <E, R>(
           return owner.serveForwarded(
             Forward.toRequest(exchange),
             exchange.headers[HEADER_SESSION_ID],
-            exchange.body,
             Number.isFinite(sentAt) ? sentAt : undefined
           )
         },
@@ -376,7 +368,6 @@ export const make = Effect.fnUntraced(function* <E, R>(
       owner.serveForwarded(
         request.modify({ headers: withoutPrivate(request.headers) }),
         sessionId,
-        undefined,
         Number.isFinite(sentAt) ? sentAt : undefined
       ),
       (response) => response ?? hopRefusal("lost")

@@ -1,15 +1,14 @@
 /**
- * The durable state of a clustered Streamable HTTP session: what its owner
- * needs to reopen it in another process without a new `initialize` (the
- * negotiated revision, the client's capabilities and info, whom it counts
- * against, the principal it is bound to, its log level and resource
- * subscriptions).
+ * The durable state of a clustered Streamable HTTP session: its snapshot
+ * (`SessionSnapshot`), what its owner needs to reopen it in another process
+ * without a new `initialize`, stored as the snapshot's JSON.
  *
  * The owner of a session is its only writer (its shard is held by one runner
  * at a time), so each change rewrites one row; a runner that takes the shard
  * over reads it once. Rows live in the cluster's own SQL database (SQLite or
  * PostgreSQL), next to effect/cluster's runner and message tables.
  */
+import * as SessionSnapshot from "@effect-mcp/engine/SessionSnapshot"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -18,27 +17,13 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as SqlClient from "effect/sql/SqlClient"
 
-/** What a session's owner writes down so the session can continue elsewhere. */
-export interface State {
-  /** The revision `initialize` negotiated. */
-  readonly revision: string
-  /** The client's capabilities. */
-  readonly capabilities: { readonly [key: string]: unknown }
-  /** The client's `clientInfo`. */
-  readonly clientInfo: { readonly name: string; readonly version: string } | undefined
-  /** Whom the session counts against (the principal's owner when the server authenticates). */
-  readonly client: string | undefined
-  /** The level the client asked for with `logging/setLevel`, if it did. */
-  readonly logLevel: string | undefined
-  /** The resource URIs the client subscribed to. */
-  readonly subscriptions: ReadonlyArray<string>
-  /**
-   * The principal the session is bound to (`Authenticated.owner`) when the
-   * server authenticates: it is reopened only for a request of that
-   * principal, and stays bound to it.
-   */
-  readonly principal?: string | undefined
-}
+/**
+ * What a session's owner writes down so the session can continue elsewhere:
+ * the engine's `SessionSnapshot` (negotiated revision, the client's
+ * capabilities and info, whom it counts against, the principal it is bound
+ * to, where its request ids go on, its log level and subscriptions).
+ */
+export type State = SessionSnapshot.SessionSnapshot
 
 /** The session state store could not be read or written. */
 export class SessionStateError extends Schema.TaggedError<SessionStateError>()("SessionStateError", {
@@ -79,14 +64,6 @@ const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A
   return out
 }
 
-const decode = (text: string): State | undefined => {
-  try {
-    return JSON.parse(text) as State
-  } catch {
-    return undefined
-  }
-}
-
 /** The store on the `SqlClient` (SQLite or PostgreSQL); creates its table when absent. */
 export const makeSql = Effect.fnUntraced(function* (options?: SqlOptions) {
   const sql = yield* SqlClient.SqlClient
@@ -103,7 +80,7 @@ export const makeSql = Effect.fnUntraced(function* (options?: SqlOptions) {
   return SessionState.of({
     get: (sessionId) =>
       sql<{ readonly state: string }>`SELECT state FROM ${table} WHERE id = ${sessionId}`.pipe(
-        Effect.map((rows) => (rows.length === 0 ? undefined : decode(rows[0]!.state))),
+        Effect.map((rows) => (rows.length === 0 ? undefined : SessionSnapshot.fromJson(rows[0]!.state))),
         Effect.mapError(fail("cannot read a session's state"))
       ),
     put: (sessionId, state) =>
@@ -111,7 +88,7 @@ export const makeSql = Effect.fnUntraced(function* (options?: SqlOptions) {
         Effect.flatMap(
           (
             now
-          ) => sql`INSERT INTO ${table} (id, state, updated_at) VALUES (${sessionId}, ${JSON.stringify(state)}, ${now})
+          ) => sql`INSERT INTO ${table} (id, state, updated_at) VALUES (${sessionId}, ${SessionSnapshot.toJson(state)}, ${now})
         ON CONFLICT (id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`
         ),
         Effect.asVoid,

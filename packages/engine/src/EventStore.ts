@@ -6,8 +6,9 @@
  *
  * The in-memory store is the default; it bounds the events kept per stream,
  * the number of streams and the size of everything kept, dropping the oldest
- * first. An event stays replayable until those bounds drop it, however many
- * times a client resumes after it.
+ * first. An event stays replayable until those bounds drop it (or its
+ * session ends: the server then forgets every stream of the session, those
+ * delivered in full included), however many times a client resumes after it.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -52,6 +53,18 @@ export interface EventStoreShape {
   /** Drops a stream: its session ended. */
   readonly forget: (streamId: StreamId) => Effect.Effect<void, EventStoreError>
   /**
+   * Drops every stream of a session that ended: the streams whose id is
+   * `sessionId`, an underscore and a suffix without one (the server names a
+   * session's streams so). Without it, a session that ends forgets only the
+   * streams it still lists; the ones it delivered in full stay until the
+   * store's own bounds drop them.
+   *
+   * Used only when the store is not `shared`: in a cluster a session moves
+   * by being closed on one process while another already writes its streams
+   * under the same session id.
+   */
+  readonly forgetSession?: ((sessionId: string) => Effect.Effect<void, EventStoreError>) | undefined
+  /**
    * Whether several server processes share this store (a database): a GET
    * resuming a session this process does not hold is then answered with the
    * events the store kept for it. Default false (the in-memory store).
@@ -81,6 +94,12 @@ interface MemoryStream {
   next: number
 }
 
+/** The session a stream id names (see `forgetSession`); undefined for an id of no session. */
+const sessionOf = (streamId: StreamId): string | undefined => {
+  const at = streamId.lastIndexOf("_")
+  return at < 0 ? undefined : streamId.slice(0, at)
+}
+
 /** An in-memory store for one server process. */
 export const makeMemory = (options?: MemoryOptions): EventStoreShape => {
   const maxEvents = Math.max(1, options?.maxEventsPerStream ?? 1024)
@@ -90,6 +109,24 @@ export const makeMemory = (options?: MemoryOptions): EventStoreShape => {
   // Map iteration follows insertion order, so the first key is the oldest stream.
   const streams = new Map<StreamId, MemoryStream>()
   const index = new Map<EventId, StreamId>()
+  // The streams of each session, so the end of one drops its streams without a scan of every stream.
+  const bySession = new Map<string, Set<StreamId>>()
+
+  const link = (streamId: StreamId) => {
+    const session = sessionOf(streamId)
+    if (session === undefined) return
+    const own = bySession.get(session)
+    if (own === undefined) bySession.set(session, new Set([streamId]))
+    else own.add(streamId)
+  }
+
+  const unlink = (streamId: StreamId) => {
+    streams.delete(streamId)
+    const session = sessionOf(streamId)
+    if (session === undefined) return
+    const own = bySession.get(session)
+    if (own?.delete(streamId) === true && own.size === 0) bySession.delete(session)
+  }
 
   const drop = (streamId: StreamId) => {
     const stream = streams.get(streamId)
@@ -98,7 +135,7 @@ export const makeMemory = (options?: MemoryOptions): EventStoreShape => {
       index.delete(event.id)
       bytes -= event.data.length
     }
-    streams.delete(streamId)
+    unlink(streamId)
   }
 
   const evictOldest = (stream: MemoryStream) => {
@@ -113,7 +150,7 @@ export const makeMemory = (options?: MemoryOptions): EventStoreShape => {
     for (const [streamId, stream] of streams) {
       while (bytes > maxBytes && stream.events.length > (streamId === current ? 1 : 0)) evictOldest(stream)
       if (bytes <= maxBytes) return
-      if (streamId !== current) streams.delete(streamId)
+      if (streamId !== current) unlink(streamId)
     }
   }
 
@@ -128,6 +165,7 @@ export const makeMemory = (options?: MemoryOptions): EventStoreShape => {
           }
           stream = { events: [], next: 0 }
           streams.set(streamId, stream)
+          link(streamId)
         }
         const id = `${streamId}_${stream.next++}`
         stream.events.push({ id, data })
@@ -145,7 +183,12 @@ export const makeMemory = (options?: MemoryOptions): EventStoreShape => {
         const at = stream.events.findIndex((event) => event.id === eventId)
         return at < 0 ? undefined : { streamId, events: stream.events.slice(at + 1) }
       }),
-    forget: (streamId) => Effect.sync(() => drop(streamId))
+    forget: (streamId) => Effect.sync(() => drop(streamId)),
+    forgetSession: (sessionId) =>
+      Effect.sync(() => {
+        const own = bySession.get(sessionId)
+        if (own !== undefined) for (const streamId of [...own]) drop(streamId)
+      })
   }
 }
 

@@ -55,6 +55,10 @@ export interface Dispatcher {
    * of a request in either direction; called only when tracing is on.
    */
   readonly annotateSpan?: ((span: Tracer.Span, params: unknown) => void) | undefined
+  /** The id of the first outgoing request (a session continued elsewhere goes on from its last). Default 1. */
+  readonly firstRequestId?: (() => number) | undefined
+  /** Told each outgoing request id as it is taken (a session reserves ids ahead for its snapshot). */
+  readonly requestIdTaken?: ((id: number) => void) | undefined
 }
 
 /** Settings of a Peer: request timeout, concurrency of incoming requests, keepalive. */

@@ -107,9 +107,11 @@ const roleOf = (options: Options): Session.RoleOptions => {
           const s = info.state
           const request = initializeParams(params)
           const version = Session.negotiate(request.protocolVersion, supportedVersions)
-          if (s.revision !== undefined) {
-            // A repeat that changes nothing (a bridge initializing for its own client
-            // on a session it initialized) gets the same answer; a change is refused.
+          // Before `notifications/initialized` the handshake is still open: a repeated initialize
+          // (a bridge such as supergateway forwarding its own client's) negotiates again and
+          // replaces what the first said, as the reference servers answer it. Once the client said
+          // it is initialized, a repeat that changes nothing gets the same answer, a change is refused.
+          if (s.revision !== undefined && s.phase !== "Initializing") {
             if (version !== s.revision.version || !sameJson(request.capabilities, s.peerCapabilities)) {
               return Effect.fail(
                 new McpError.InvalidRequest({ message: "initialize: the session is already initialized" })
@@ -126,6 +128,8 @@ const roleOf = (options: Options): Session.RoleOptions => {
           s.phase = "Initializing"
           const declared = capabilitiesNow(s.revision)
           s.declared = declared
+          // Negotiated: what the session's snapshot holds is now known (or changed, on a repeat).
+          s.onChange?.()
           return Effect.succeed(initializeResult(version, declared))
         })
     ],

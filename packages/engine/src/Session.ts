@@ -70,6 +70,21 @@ export interface State {
   peerExtras: { readonly [key: string]: unknown }
   /** What this side declared at initialization, when its role computes its capabilities then. */
   declared: Capabilities | undefined
+  /**
+   * What features keep about the session beyond the handshake (a server's log
+   * level, its resource subscriptions), as JSON values by key: part of its
+   * snapshot, so a session continued elsewhere has them (see `SessionSnapshot`).
+   * Written through `SessionShape.setFeature`.
+   */
+  features: { readonly [key: string]: unknown }
+  /**
+   * Every outgoing request id so far is below this: ids are reserved in blocks,
+   * and a session continued elsewhere numbers its requests from here, so no
+   * id repeats within the session.
+   */
+  requestIdsBelow: number
+  /** Called when what a snapshot of the session holds changed (set by whoever keeps its snapshots). */
+  onChange: (() => void) | undefined
 }
 
 /** What a role (client or server) gives the session core. */
@@ -122,6 +137,10 @@ export interface SessionShape {
     options?: Transport.SendOptions
   ) => Effect.Effect<void, Transport.TransportError | PeerError.NotSupported>
   readonly closed: Effect.Effect<Exit.Exit<void, Transport.TransportError | PeerError.KeepaliveFailed>>
+  /** What a feature kept about this session under `key` (see `State.features`); undefined when nothing. */
+  readonly feature: (key: string) => unknown
+  /** Keeps `value` (a JSON value; undefined removes it) under `key` in the session's snapshot. */
+  readonly setFeature: (key: string, value: unknown) => void
 }
 
 /** The current session, as a service. */
@@ -135,6 +154,10 @@ export interface Initialized {
   readonly peerCapabilities: Capabilities
   /** The other side's `clientInfo` / `serverInfo`, when known. */
   readonly peerInfo: Implementation | undefined
+  /** What features kept about the session where it was before (see `State.features`). */
+  readonly features?: { readonly [key: string]: unknown } | undefined
+  /** Where its outgoing request ids continue (see `State.requestIdsBelow`). Default 1. */
+  readonly nextRequestId?: number | undefined
 }
 
 /**
@@ -153,6 +176,16 @@ export const StartInitialized = Context.Reference<Initialized | undefined>(
 )
 
 const noExtras: { readonly [key: string]: unknown } = Object.freeze({})
+
+/**
+ * Called with each session made while it is set, once it exists: how the
+ * keeper of a transport's sessions (the Streamable HTTP server's registry)
+ * reaches the MCP session a factory made over its transport. Default: unset.
+ */
+export const OnSessionStart = Context.Reference<((session: SessionShape) => void) | undefined>(
+  "@effect-mcp/engine/Session/OnSessionStart",
+  { defaultValue: () => undefined }
+)
 
 /**
  * The session core: the state, its gate and the Peer. Behaviour lives on the
@@ -208,6 +241,16 @@ class SessionCore implements SessionShape {
       return this.peer.notify(method, params, sendOptions)
     })
   }
+
+  feature(key: string): unknown {
+    return this.state.features[key]
+  }
+
+  setFeature(key: string, value: unknown): void {
+    const { [key]: _, ...rest } = this.state.features
+    this.state.features = value === undefined ? rest : { ...rest, [key]: value }
+    this.state.onChange?.()
+  }
 }
 
 /**
@@ -225,11 +268,17 @@ export const make = Effect.fnUntraced(function* (
     peerCapabilities: initialized?.peerCapabilities ?? noExtras,
     peerInfo: initialized?.peerInfo,
     peerExtras: noExtras,
-    declared: undefined
+    declared: undefined,
+    features: initialized?.features ?? noExtras,
+    requestIdsBelow: initialized?.nextRequestId ?? 1,
+    onChange: undefined
   }
   const gate = new Gate.Gate(options, state)
   const peer = yield* Peer.make(transport, gate, options.peer)
-  return new SessionCore(options.side, state, gate, peer)
+  const session = new SessionCore(options.side, state, gate, peer)
+  const onStart = yield* OnSessionStart
+  if (onStart !== undefined) onStart(session)
+  return session
 })
 
 /**

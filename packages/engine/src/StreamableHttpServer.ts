@@ -29,6 +29,7 @@ import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import type * as Metric from "effect/Metric"
 import * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
 import type { CurrentHttpSession } from "./CurrentHttpSession.ts"
 import * as EventStore from "./EventStore.ts"
 import type * as HttpAuthentication from "./HttpAuthentication.ts"
@@ -41,7 +42,7 @@ import * as Sessions from "./internal/httpServerSessions.ts"
 import * as Meter from "./internal/httpMeter.ts"
 import * as Wire from "./internal/httpWire.ts"
 import * as McpMetrics from "./McpMetrics.ts"
-import type * as Session from "./Session.ts"
+import type * as SessionSnapshot from "./SessionSnapshot.ts"
 import * as Tracing from "./Tracing.ts"
 import type * as Transport from "./Transport.ts"
 
@@ -144,15 +145,15 @@ export interface Options<E = never, R = never> {
   readonly sessionIdOf?: ((request: HttpServerRequest.HttpServerRequest) => string | undefined) | undefined
 }
 
-/** How `restoreSession` reopens a session that was initialized elsewhere. */
-export interface RestoreOptions {
-  /** What the session negotiated: it starts ready, no handshake. */
-  readonly initialized: Session.Initialized
-  /** Who the session counts against for `maxSessionsPerClient` (the principal's owner when authenticated). */
-  readonly client?: string | undefined
-  /** The principal the session belongs to, when the server authenticates. */
-  readonly authenticated?: HttpAuthentication.Authenticated | undefined
-}
+/**
+ * Why a session closed: `"Deleted"` (a DELETE, or `closeSession`), `"Expired"`
+ * (idle past the timeout), `"Released"` (`closeSession(id, "Released")`: its
+ * keeper let it go to continue elsewhere) or `"Shutdown"` (the server ended).
+ */
+export type CloseReason = Sessions.CloseReason
+
+/** A change of a session: its new snapshot (`Saved`), or that it closed and why (`Closed`). */
+export type SessionChange = Sessions.SessionChange
 
 /** A tool argument mirrored into the `Mcp-Param-<header>` header. */
 export type ParamHeader = Headers.ParamHeader
@@ -175,16 +176,35 @@ export interface StreamableHttpServer {
   readonly handler: Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>
   /** Stateful sessions open now. */
   readonly sessionCount: () => number
-  /** Ends a session as a DELETE would; false when it does not exist. */
-  readonly closeSession: (sessionId: string) => Effect.Effect<boolean>
+  /** Ends a session as a DELETE would (or for another `reason`); false when it does not exist. */
+  readonly closeSession: (sessionId: string, reason?: CloseReason) => Effect.Effect<boolean>
   /** Whether a stateful session of this id is open here. */
   readonly hasSession: (sessionId: string) => boolean
+  /** The snapshot of an open session; undefined when unknown here or not initialized yet. */
+  readonly snapshot: (sessionId: string) => SessionSnapshot.SessionSnapshot | undefined
   /**
-   * Reopens a session under the id it had in another process, already
-   * initialized (a cluster moves sessions this way); false when the id is
-   * open already or the server is at `maxSessions`.
+   * Starts keeping every change of a session's snapshot and every close,
+   * until the scope closes; the stream reads them (each session once per
+   * read, its latest state). One reader at a time: a cluster writes them down.
    */
-  readonly restoreSession: (sessionId: string, options: RestoreOptions) => Effect.Effect<boolean>
+  readonly changes: Effect.Effect<Stream.Stream<SessionChange>, never, Scope.Scope>
+  /**
+   * The change of a session nobody read yet, taken now (undefined when none):
+   * a keeper writes a session's snapshot down before answering the request
+   * that changed it.
+   */
+  readonly takeChange: (sessionId: string) => SessionChange | undefined
+  /**
+   * Reopens a session under the id it had in another process from its
+   * snapshot: ready at once, no handshake (a cluster moves sessions this
+   * way). False when the id is open already, the server is at `maxSessions`,
+   * or the session is bound to a principal other than `authenticated`.
+   */
+  readonly restoreSession: (
+    sessionId: string,
+    snapshot: SessionSnapshot.SessionSnapshot,
+    authenticated?: HttpAuthentication.Authenticated | undefined
+  ) => Effect.Effect<boolean>
   /** What the server counted since it started. */
   readonly stats: () => Stats
 }
@@ -316,13 +336,13 @@ export const make = Effect.fnUntraced(function* <E, R>(
   return {
     handler,
     sessionCount: () => sessions.size,
-    closeSession: (id) => sessions.closeSession(id),
+    closeSession: (id, reason) => sessions.closeSession(id, reason),
     hasSession: (id) => sessions.has(id),
-    restoreSession: (id, restore) =>
-      Effect.sync(() => {
-        const client = restore.authenticated?.owner ?? restore.client
-        return sessions.restore(id, restore.initialized, client, restore.authenticated) !== undefined
-      }),
+    snapshot: (id) => sessions.snapshot(id),
+    changes: sessions.changeStream,
+    takeChange: (id) => sessions.takeChange(id),
+    restoreSession: (id, snapshot, authenticated) =>
+      Effect.sync(() => sessions.restore(id, snapshot, authenticated) !== undefined),
     stats: () => ({ evictedConnections: counters.evicted, coalescedNotifications: counters.coalesced })
   } satisfies StreamableHttpServer
 })

@@ -16,11 +16,12 @@ describe("lifecycle and capability gate", () => {
     })
   )
 
-  it.effect("a second initialize that would change the session's revision is refused", () =>
+  it.effect("once initialized, a second initialize that would change the session's revision is refused", () =>
     Effect.gen(function* () {
       const { send, next } = yield* rawAgainstServer()
       yield* send(initializeRequest(1))
       yield* next
+      yield* send({ jsonrpc: "2.0", method: "notifications/initialized" })
       yield* send(initializeRequest(2, "2025-06-18"))
       assert.strictEqual(errorCode(yield* next), -32600)
     })

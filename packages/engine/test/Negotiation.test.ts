@@ -180,27 +180,35 @@ describe("client fallback", () => {
     })
   )
 
-  it.effect("a repeated initialize that changes nothing gets the same result; one that changes them is refused", () =>
+  it.effect("a repeated initialize negotiates again until initialized; then only an identical one is answered", () =>
     Effect.gen(function* () {
       const raw = yield* rawAgainstServer({ capabilities: { tools: {} }, instructions: "hi" })
       const capabilities = { roots: { listChanged: true } }
-      yield* raw.send(initializeRequest(1, "2025-06-18", capabilities))
-      const first = (yield* raw.next) as JsonRpc.Response
-      // A bridge forwarding its own client's initialize on a session it initialized.
-      yield* raw.send(initializeRequest(2, "2025-06-18", { roots: { listChanged: true } }))
+      yield* raw.send(initializeRequest(1, "2025-06-18", { sampling: {} }))
+      const first = (yield* raw.next) as JsonRpc.SuccessResponse
+      assert.strictEqual((first.result as { protocolVersion: string }).protocolVersion, "2025-06-18")
+      // Before notifications/initialized (a bridge forwarding its own client's initialize): answered
+      // again, in the version and with the capabilities it asks for now.
+      yield* raw.send(initializeRequest(2, "2025-03-26", capabilities))
+      const renegotiated = (yield* raw.next) as JsonRpc.SuccessResponse
+      assert.strictEqual((renegotiated.result as { protocolVersion: string }).protocolVersion, "2025-03-26")
+      assert.strictEqual(raw.server.state.revision?.version, "2025-03-26")
+      assert.deepStrictEqual(raw.server.state.peerCapabilities, capabilities)
+      yield* raw.send({ jsonrpc: "2.0", method: "notifications/initialized" })
+      yield* raw.send(initializeRequest(3, "2025-03-26", { roots: { listChanged: true } }))
       const again = (yield* raw.next) as JsonRpc.Response
-      assert.deepStrictEqual(again, { ...first, id: 2 })
-      yield* raw.send(initializeRequest(3, "2025-03-26", capabilities))
+      assert.deepStrictEqual(again, { ...renegotiated, id: 3 })
+      yield* raw.send(initializeRequest(4, "2025-06-18", capabilities))
       const otherVersion = (yield* raw.next) as JsonRpc.ErrorResponse
       assert.strictEqual(otherVersion.error.code, -32600)
-      yield* raw.send(initializeRequest(4, "2025-06-18", { sampling: {} }))
+      yield* raw.send(initializeRequest(5, "2025-03-26", { sampling: {} }))
       const otherCapabilities = (yield* raw.next) as JsonRpc.ErrorResponse
       assert.strictEqual(otherCapabilities.error.code, -32600)
-      assert.strictEqual(raw.server.state.revision?.version, "2025-06-18")
+      assert.strictEqual(raw.server.state.revision?.version, "2025-03-26")
     })
   )
 
-  it.effect("over legacy HTTP+SSE, a bridge's repeated initialize on its own session gets the same result", () =>
+  it.effect("over legacy HTTP+SSE, a bridge's repeated initialize before initialized is negotiated again", () =>
     Effect.gen(function* () {
       const app = yield* HttpRouter.toHttpEffect(SseServer.layer({ session: ServerSession.make(serverOptions()) }))
       const http = inMemoryClient(app)
@@ -210,9 +218,14 @@ describe("client fallback", () => {
       const endpoint = `http://localhost${(yield* events.next).data}`
       yield* rawPost(http, initialize(1, "2024-11-05"), {}, endpoint)
       const first = JSON.parse((yield* events.next).data) as JsonRpc.SuccessResponse
-      yield* rawPost(http, initialize(2, "2024-11-05"), {}, endpoint)
-      const again = JSON.parse((yield* events.next).data) as JsonRpc.Response
-      assert.deepStrictEqual(again, { ...first, id: 2 })
+      // supergateway's SSE bridge: its own client initialized the session, then it forwards its user's.
+      yield* rawPost(http, initialize(2, "2025-03-26"), {}, endpoint)
+      const again = JSON.parse((yield* events.next).data) as JsonRpc.SuccessResponse
+      assert.deepStrictEqual(again, {
+        ...first,
+        id: 2,
+        result: { ...(first.result as object), protocolVersion: "2025-03-26" }
+      })
       yield* Fiber.interrupt(events.fiber)
     })
   )

@@ -255,8 +255,6 @@ const withBridge = (loggers: ReadonlySet<Logger.Logger<unknown, unknown>>) => {
  */
 class Entry implements Server.SessionEntry {
   session: Session.SessionShape = undefined as never
-  logLevel: Logging.LoggingLevel | undefined = undefined
-  subscriptions: Set<string> | undefined = undefined
   private readonly sessions: Set<Server.SessionEntry>
 
   constructor(sessions: Set<Server.SessionEntry>) {

@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Features from "@effect-mcp/protocol/Features"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Tool from "@effect-mcp/server/Tool"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -250,6 +251,25 @@ describe("runtime changes", () => {
         relisted.tools.map((t: Obj) => t.name),
         ["add"]
       )
+    })
+  )
+
+  it.effect("a session initialized before the first tool existed is not told the tool list changed", () =>
+    Effect.gen(function* () {
+      const context = yield* Layer.build(testServer(Layer.empty))
+      const server = Context.get(context, McpServer.McpServer)
+      const before = yield* McpTest.makeRawClient({ revision: "2025-06-18" }).pipe(Effect.provideContext(context))
+      assert.isUndefined((before.session.state.peerCapabilities as Obj).tools, "no tools declared to it")
+      yield* Tool.register(add).pipe(Effect.provideService(McpServer.McpServer, server))
+      const after = yield* McpTest.makeRawClient({ revision: "2025-06-18" }).pipe(Effect.provideContext(context))
+      assert.deepStrictEqual((after.session.state.peerCapabilities as Obj).tools, { listChanged: true })
+      yield* Effect.all([before.drain, after.drain])
+      yield* Tool.register(raw).pipe(Effect.provideService(McpServer.McpServer, server))
+      assert.deepStrictEqual(
+        (yield* after.drain).map((n) => n.method),
+        ["notifications/tools/list_changed"]
+      )
+      assert.deepStrictEqual(yield* before.drain, [], "it did not declare tools.listChanged to this session")
     })
   )
 

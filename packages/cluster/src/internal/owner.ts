@@ -1,22 +1,27 @@
 /**
  * The owner's side of clustered sessions: the Streamable HTTP server holding
- * the sessions whose shards this runner owns, what it writes down about
- * them (SessionState) as their requests pass, reopening a session another
- * runner started when its shard moved here, and letting go of sessions whose
- * shard moved away.
+ * the sessions whose shards this runner owns, writing down each session's
+ * snapshot (SessionState) as it changes, reopening a session another runner
+ * started from its snapshot when its shard moved here, and letting go of
+ * sessions whose shard moved away.
+ *
+ * The snapshots come from the server's own change stream: nothing here reads
+ * a request body. A change a request made is written before its reply goes
+ * out (`takeChange`), so a client that heard the answer finds it on the
+ * session's next owner; the rest (a session idle-expired, request ids
+ * reserved by a server-initiated request) are written as the stream brings them.
  */
 import type * as HttpAuthentication from "@effect-mcp/engine/HttpAuthentication"
 import type * as StreamableHttpServer from "@effect-mcp/engine/StreamableHttpServer"
-import * as Session from "@effect-mcp/engine/Session"
-import type * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type { SessionStateError, SessionStateShape, State } from "../SessionState.ts"
+import type { SessionStateError, SessionStateShape } from "../SessionState.ts"
 
 const HEADER_SESSION_ID = "mcp-session-id"
 
@@ -26,24 +31,6 @@ const HEADER_SESSION_ID = "mcp-session-id"
  * expire, seconds later); the margin covers clocks a little apart.
  */
 const STALE_MS = 1_000
-
-/** The methods whose effect on a session is part of its durable state. */
-const statefulMethod = /"(?:logging\/setLevel|resources\/(?:un)?subscribe)"/
-
-interface Message {
-  readonly id?: unknown
-  readonly method?: unknown
-  readonly params?: { readonly [key: string]: unknown }
-}
-
-const parse = (body: string): ReadonlyArray<Message> => {
-  try {
-    const parsed = JSON.parse(body) as unknown
-    return (Array.isArray(parsed) ? parsed : [parsed]) as ReadonlyArray<Message>
-  } catch {
-    return []
-  }
-}
 
 /** What the owner counts. */
 export interface OwnerStats {
@@ -55,32 +42,53 @@ export interface OwnerStats {
 
 /** The sessions this runner owns. */
 export class Owner {
-  /** What was written down about each session held here (its owner is its only writer). */
-  private readonly states = new Map<string, State>()
+  /** The sessions held here whose snapshot is written down (their owner is its only writer). */
+  private readonly held = new Set<string>()
   private readonly restoring = new Map<string, Deferred.Deferred<void>>()
   /** When each session reopened here was reopened (epoch ms). */
   private readonly reopenedAt = new Map<string, number>()
-  private replayId = 0
   readonly stats: OwnerStats = { restored: 0, released: 0 }
 
   readonly server: StreamableHttpServer.StreamableHttpServer
   private readonly store: SessionStateShape
-  private readonly supported: ReadonlyArray<ProtocolVersion.ProtocolVersion>
-  private readonly clientOf: (request: HttpServerRequest.HttpServerRequest) => string | undefined
   private readonly authentication: HttpAuthentication.Authentication | undefined
 
   constructor(
     server: StreamableHttpServer.StreamableHttpServer,
     store: SessionStateShape,
-    supported: ReadonlyArray<ProtocolVersion.ProtocolVersion>,
-    clientOf: (request: HttpServerRequest.HttpServerRequest) => string | undefined,
     authentication?: HttpAuthentication.Authentication | undefined
   ) {
     this.server = server
     this.store = store
-    this.supported = supported
-    this.clientOf = clientOf
     this.authentication = authentication
+  }
+
+  /** Writes down the server's session changes as they come, until the scope closes. */
+  get run(): Effect.Effect<void, never, Scope.Scope> {
+    return Effect.flatMap(this.server.changes, (changes) =>
+      Effect.asVoid(Effect.forkScoped(Stream.runForEach(changes, (change) => this.apply(change))))
+    )
+  }
+
+  /** Writes one change down: a snapshot saved, a session ended by its client or its idle timeout forgotten. */
+  private apply(change: StreamableHttpServer.SessionChange): Effect.Effect<void> {
+    const id = change.sessionId
+    if (change._tag === "Saved") {
+      this.held.add(id)
+      return this.write(this.store.put(id, change.snapshot))
+    }
+    this.held.delete(id)
+    this.reopenedAt.delete(id)
+    // Released (moved to another runner) or Shutdown (this runner stops): the session goes on elsewhere.
+    return change.reason === "Deleted" || change.reason === "Expired" ? this.write(this.store.remove(id)) : Effect.void
+  }
+
+  /** Writes down now what serving a request changed about its session (before its reply goes out). */
+  private flush(sessionId: string | undefined): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const change = sessionId === undefined ? undefined : this.server.takeChange(sessionId)
+      return change === undefined ? Effect.void : this.apply(change)
+    })
   }
 
   /** The principal of a request, when the server authenticates and its credentials hold. */
@@ -90,26 +98,21 @@ export class Owner {
       : Effect.orElseSucceed(this.authentication.authenticate(request), () => undefined)
   }
 
-  /**
-   * Serves a request of a session this runner owns (or one opening a
-   * session, or a stateless one); `body` is the POST body when it was read
-   * already (a forwarded request).
-   */
+  /** Serves a request of a session this runner owns (or one opening a session, or a stateless one). */
   serve(
     request: HttpServerRequest.HttpServerRequest,
-    sessionId: string | undefined,
-    body?: string
+    sessionId: string | undefined
   ): Effect.Effect<HttpServerResponse.HttpServerResponse> {
     const served = Effect.flatMap(
       sessionId === undefined || this.server.hasSession(sessionId) ? Effect.void : this.restore(sessionId, request),
       () => Effect.provideService(this.server.handler, HttpServerRequest.HttpServerRequest, request)
     )
-    return Effect.tap(served, (response) => this.record(request, sessionId, body, response))
+    // A session an `initialize` opened is named by its reply.
+    return Effect.tap(served, (response) => this.flush(sessionId ?? response.headers[HEADER_SESSION_ID]))
   }
 
   /**
-   * Serves a forwarded exchange sent at `sentAt` (the sender's clock; `body`
-   * is undefined when the request still holds it: a direct hop), or
+   * Serves a forwarded exchange sent at `sentAt` (the sender's clock), or
    * refuses it (undefined) when it was sent well before this runner reopened
    * its session: the cluster re-sent it after the session's former owner was
    * lost, which may have run it already.
@@ -117,80 +120,14 @@ export class Owner {
   serveForwarded(
     request: HttpServerRequest.HttpServerRequest,
     sessionId: string | undefined,
-    body: string | undefined,
     sentAt: number | undefined
   ): Effect.Effect<HttpServerResponse.HttpServerResponse | undefined> {
-    if (sessionId === undefined || sentAt === undefined) return this.serve(request, sessionId, body)
+    if (sessionId === undefined || sentAt === undefined) return this.serve(request, sessionId)
     return Effect.flatMap(this.server.hasSession(sessionId) ? Effect.void : this.restore(sessionId, request), () => {
       const reopened = this.reopenedAt.get(sessionId)
       return reopened !== undefined && sentAt < reopened - STALE_MS
         ? Effect.succeed(undefined)
-        : this.serve(request, sessionId, body)
-    })
-  }
-
-  /** Writes down what a request changed in its session's durable state. */
-  private record(
-    request: HttpServerRequest.HttpServerRequest,
-    sessionId: string | undefined,
-    body: string | undefined,
-    response: HttpServerResponse.HttpServerResponse
-  ): Effect.Effect<void> {
-    if (response.status >= 300) return Effect.void
-    if (request.method === "DELETE") {
-      if (sessionId === undefined) return Effect.void
-      this.states.delete(sessionId)
-      return this.write(this.store.remove(sessionId))
-    }
-    if (request.method !== "POST") return Effect.void
-    const opened = sessionId === undefined ? response.headers[HEADER_SESSION_ID] : undefined
-    if (sessionId === undefined && opened === undefined) return Effect.void
-    return Effect.flatMap(
-      body === undefined ? Effect.orElseSucceed(request.text, () => "") : Effect.succeed(body),
-      (text) => {
-        if (opened !== undefined) return this.opened(opened, text, request)
-        if (!statefulMethod.test(text)) return Effect.void
-        const state = this.states.get(sessionId!)
-        if (state === undefined) return Effect.void
-        let logLevel = state.logLevel
-        const subscriptions = new Set(state.subscriptions)
-        for (const message of parse(text)) {
-          const params = message.params ?? {}
-          if (message.method === "logging/setLevel" && typeof params.level === "string") logLevel = params.level
-          else if (message.method === "resources/subscribe" && typeof params.uri === "string") {
-            subscriptions.add(params.uri)
-          } else if (message.method === "resources/unsubscribe" && typeof params.uri === "string") {
-            subscriptions.delete(params.uri)
-          }
-        }
-        const next: State = { ...state, logLevel, subscriptions: [...subscriptions] }
-        this.states.set(sessionId!, next)
-        return this.write(this.store.put(sessionId!, next))
-      }
-    )
-  }
-
-  /** A session was opened by `initialize`: its negotiated state is written down. */
-  private opened(sessionId: string, body: string, request: HttpServerRequest.HttpServerRequest): Effect.Effect<void> {
-    const initialize = parse(body).find((message) => message.method === "initialize")
-    const params = initialize?.params
-    if (params === undefined) return Effect.void
-    const requested = typeof params.protocolVersion === "string" ? params.protocolVersion : undefined
-    const revision = requested === undefined ? undefined : Session.negotiate(requested, this.supported)
-    if (revision === undefined) return Effect.void
-    // Authenticated already by the server that opened it: this only reads whom it is bound to.
-    return Effect.flatMap(this.principalOf(request), (authenticated) => {
-      const state: State = {
-        revision,
-        capabilities: (params.capabilities as State["capabilities"] | undefined) ?? {},
-        clientInfo: params.clientInfo as State["clientInfo"],
-        client: authenticated?.owner ?? this.clientOf(request),
-        logLevel: undefined,
-        subscriptions: [],
-        ...(authenticated === undefined ? {} : { principal: authenticated.owner })
-      }
-      this.states.set(sessionId, state)
-      return this.write(this.store.put(sessionId, state))
+        : this.serve(request, sessionId)
     })
   }
 
@@ -223,67 +160,19 @@ export class Owner {
   private reopen(sessionId: string, request: HttpServerRequest.HttpServerRequest): Effect.Effect<void> {
     const self = this
     return Effect.gen(function* () {
-      const state = yield* Effect.catch(self.store.get(sessionId), (error) =>
+      const snapshot = yield* Effect.catch(self.store.get(sessionId), (error) =>
         Effect.as(Effect.logWarning(`clustered session state not read: ${error.message}`), undefined)
       )
-      if (state === undefined) return
-      // A session bound to a principal is reopened for that principal only: for anyone else
-      // it stays unknown here, and the server answers 404 (or 401 to bad credentials).
-      let authenticated: HttpAuthentication.Authenticated | undefined
-      if (self.authentication !== undefined) {
-        authenticated = yield* self.principalOf(request)
-        if (authenticated === undefined || authenticated.owner !== state.principal) return
-      }
-      const reopened = yield* self.server.restoreSession(sessionId, {
-        initialized: {
-          revision: state.revision as ProtocolVersion.ProtocolVersion,
-          peerCapabilities: state.capabilities,
-          peerInfo: state.clientInfo
-        },
-        client: state.client,
-        authenticated
-      })
+      if (snapshot === undefined) return
+      // A session bound to a principal reopens for that principal only (the server checks):
+      // for anyone else it stays unknown here, and the server answers 404 (or 401 to bad credentials).
+      const authenticated = yield* self.principalOf(request)
+      const reopened = yield* self.server.restoreSession(sessionId, snapshot, authenticated)
       if (!reopened) return
       self.stats.restored++
+      self.held.add(sessionId)
       self.reopenedAt.set(sessionId, yield* Clock.currentTimeMillis)
-      self.states.set(sessionId, state)
-      if (state.logLevel !== undefined) {
-        yield* self.replay(sessionId, state, request, "logging/setLevel", { level: state.logLevel })
-      }
-      for (const uri of state.subscriptions)
-        yield* self.replay(sessionId, state, request, "resources/subscribe", { uri })
     })
-  }
-
-  /** Sends a reopened session a request its client had sent to its former owner; the reply is dropped. */
-  private replay(
-    sessionId: string,
-    state: State,
-    request: HttpServerRequest.HttpServerRequest,
-    method: string,
-    params: { readonly [key: string]: unknown }
-  ): Effect.Effect<void> {
-    const headers: Record<string, string> = {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      [HEADER_SESSION_ID]: sessionId,
-      "mcp-protocol-version": state.revision
-    }
-    // The same Host and credentials as the request that brought the session here pass the same checks.
-    for (const name of ["host", "authorization"]) {
-      const value = request.headers[name]
-      if (value !== undefined) headers[name] = value
-    }
-    const body = JSON.stringify({ jsonrpc: "2.0", id: `effect-mcp-cluster-${this.replayId++}`, method, params })
-    const replayed = HttpServerRequest.fromWeb(
-      new Request(`http://cluster${request.url}`, { method: "POST", headers, body })
-    )
-    return Effect.provideService(this.server.handler, HttpServerRequest.HttpServerRequest, replayed).pipe(
-      Effect.flatMap((response) =>
-        response.body._tag === "Stream" ? Stream.runDrain(response.body.stream) : Effect.void
-      ),
-      Effect.catchCause((cause) => Effect.logWarning("a reopened session's state was not fully replayed", cause))
-    )
   }
 
   /**
@@ -296,17 +185,17 @@ export class Owner {
     return Effect.suspend(() => {
       const moved: Array<string> = []
       const ended: Array<string> = []
-      for (const id of this.states.keys()) {
+      for (const id of this.held) {
         if (!owns(id)) moved.push(id)
         else if (!this.server.hasSession(id)) ended.push(id)
       }
       for (const id of [...moved, ...ended]) {
-        this.states.delete(id)
+        this.held.delete(id)
         this.reopenedAt.delete(id)
       }
       this.stats.released += moved.length
-      const held = [...this.states.keys()]
-      return Effect.forEach(moved, (id) => this.server.closeSession(id), { discard: true }).pipe(
+      const held = [...this.held]
+      return Effect.forEach(moved, (id) => this.server.closeSession(id, "Released"), { discard: true }).pipe(
         Effect.andThen(Effect.forEach(ended, (id) => this.write(this.store.remove(id)), { discard: true })),
         Effect.andThen(held.length === 0 ? Effect.void : this.write(this.store.touch(held))),
         Effect.andThen(Clock.currentTimeMillis),

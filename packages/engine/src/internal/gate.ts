@@ -140,6 +140,18 @@ const completeResult = (result: unknown): unknown => {
   return { ...result, resultType: "complete" }
 }
 
+/**
+ * How many request ids a session reserves at a time: its snapshot changes
+ * once per block, not once per request.
+ */
+const REQUEST_ID_BLOCK = 1_000
+
+/** Reserves the block of request ids from `id` on: the session's snapshot changed. */
+const reserveRequestIds = (state: Session.State, id: number): void => {
+  state.requestIdsBelow = id + REQUEST_ID_BLOCK
+  state.onChange?.()
+}
+
 /** An outgoing request the gate allowed, and what it was allowed under. */
 interface Allowed {
   readonly method: string
@@ -210,7 +222,7 @@ export class Gate implements Peer.Dispatcher {
   }
 
   private checkIncoming(spec: Revision.MethodSpec): McpError.McpError | undefined {
-    const { mySide, peerSide, options } = this.spec
+    const { mySide, peerSide } = this.spec
     if (spec.sender !== peerSide && spec.sender !== "both") {
       return methodNotFound(spec.method, `not a method the ${peerSide} sends`)
     }
@@ -218,10 +230,7 @@ export class Gate implements Peer.Dispatcher {
     if (
       capability !== undefined &&
       (capability.side === mySide || capability.side === "receiver") &&
-      !hasCapability(
-        typeof options.capabilities === "function" ? options.capabilities(this.state) : options.capabilities,
-        capability.path
-      )
+      !hasCapability(this.ownCapabilities(), capability.path)
     ) {
       return methodNotFound(spec.method, `capability ${capability.path.join(".")} was not declared`)
     }
@@ -282,6 +291,15 @@ export class Gate implements Peer.Dispatcher {
     return request.method === "initialize" ? initializeInBatch : undefined
   }
 
+  firstRequestId(): number {
+    return this.state.requestIdsBelow
+  }
+
+  requestIdTaken(id: number): void {
+    // Below the reserved bound: the common case, one comparison.
+    if (id >= this.state.requestIdsBelow) reserveRequestIds(this.state, id)
+  }
+
   cancellable(method: string): boolean {
     return method !== "initialize"
   }
@@ -333,8 +351,8 @@ export class Gate implements Peer.Dispatcher {
       })
     }
     const capability = spec.capability
+    if (capability === undefined) return undefined
     if (
-      capability !== undefined &&
       (capability.side === peerSide || capability.side === "receiver") &&
       !hasCapability(state.peerCapabilities, capability.path)
     ) {
@@ -344,7 +362,26 @@ export class Gate implements Peer.Dispatcher {
         detail: `the ${peerSide} did not declare capability ${capability.path.join(".")}`
       })
     }
+    // A notification gated by the sender's own declaration (`tools/list_changed` needs
+    // `tools.listChanged`): what this session declared when it was initialized, which a
+    // server that grew a tool since does not change for a session made before.
+    if (
+      kind === "Notification" &&
+      capability.side === mySide &&
+      !hasCapability(this.ownCapabilities(), capability.path)
+    ) {
+      return new PeerError.NotSupported({
+        method,
+        reason: "CapabilityNotDeclared",
+        detail: `this ${mySide} did not declare capability ${capability.path.join(".")} to the session`
+      })
+    }
     return undefined
+  }
+
+  private ownCapabilities(): Session.Capabilities {
+    const declared = this.spec.options.capabilities
+    return typeof declared === "function" ? declared(this.state) : declared
   }
 
   encodeOutgoingParams(params: object | undefined): object | undefined {

@@ -134,9 +134,28 @@ export abstract class SendLine extends Lock {
     return store === undefined ? Effect.void : Effect.ignore(store.forget(stream.id), { log: "Warn" })
   }
 
+  /**
+   * Forgets every stream of a session that ends. A stream delivered in full
+   * is no longer listed but its events stay stored (for a client that resumes
+   * it), so only the store can say which streams the session still has there:
+   * a store that is not shared drops them all by the session's key. A shared
+   * one is only told of the listed streams: in a cluster the session may live
+   * on in another process (closing it here is how it moves), writing streams
+   * under the same key; the shared store's own retention drops the rest.
+   */
+  protected forgetAll(streams: ReadonlyArray<LogicalStream>): Effect.Effect<void> {
+    const store = this.store
+    if (store?.forgetSession === undefined || store.shared === true) {
+      return Effect.forEach(streams, (stream) => this.forget(stream), { discard: true })
+    }
+    for (const stream of streams) this.unlist(stream)
+    return Effect.ignore(store.forgetSession(this.key), { log: "Warn" })
+  }
+
   /** Stores (when resumable) and writes one event; callers hold the lock so event order is send order. */
   protected write(stream: LogicalStream, data: string, retryMs?: number, key?: string): Effect.Effect<void> {
-    const store = this.store
+    // A closed session stores nothing more: a POST that found it just before it closed would leave a stream behind.
+    const store = this.closed ? undefined : this.store
     if (store === undefined) return Effect.sync(() => this.writeText(stream, data, undefined, retryMs, key))
     return Effect.map(
       store

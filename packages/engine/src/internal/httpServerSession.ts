@@ -370,7 +370,8 @@ export class HttpSession extends SendLine implements Transport.TransportShape {
       this.byRequestMap = undefined
       if (this.receiver !== undefined) this.receiver.end()
       else if (this.pull !== undefined) Queue.endUnsafe(this.pull.queue)
-      return Effect.forEach(streams, (stream) => this.forget(stream), { discard: true })
+      // Its finished streams too: an ended session holds nothing in the store.
+      return this.forgetAll(streams)
     })
   }
 }

@@ -14,10 +14,13 @@ import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import { CurrentHttpSession, type CurrentHttpSessionShape } from "../CurrentHttpSession.ts"
 import type { Authenticated } from "../HttpAuthentication.ts"
 import * as Session from "../Session.ts"
+import * as SessionSnapshot from "../SessionSnapshot.ts"
 import * as Run from "./httpServerRun.ts"
 import { HttpSession } from "./httpServerSession.ts"
 import type { Settings } from "./httpServerStream.ts"
@@ -69,9 +72,45 @@ export const evictedConnections: Metric.Metric<number, Metric.CounterState<numbe
   { description: "SSE connections closed because their client stopped reading past the write timeout" }
 )
 
+/**
+ * Why a session closed: its client deleted it, it sat idle past the timeout,
+ * its keeper let it go to continue elsewhere (`closeSession(id, "Released")`),
+ * or the server ended.
+ */
+export type CloseReason = "Deleted" | "Expired" | "Released" | "Shutdown"
+
+/** What changed about a session: its snapshot now, or that it closed (and why). */
+export type SessionChange =
+  | { readonly _tag: "Saved"; readonly sessionId: string; readonly snapshot: SessionSnapshot.SessionSnapshot }
+  | { readonly _tag: "Closed"; readonly sessionId: string; readonly reason: CloseReason }
+
+/**
+ * The sessions whose snapshot changed and nobody read yet, each once (the
+ * next read sees the latest state): bounded by the number of sessions.
+ */
+class Changes {
+  readonly pending = new Map<string, CloseReason | "Changed">()
+  readonly ids: Queue.Queue<string>
+
+  constructor(ids: Queue.Queue<string>) {
+    this.ids = ids
+  }
+
+  mark(id: string, what: CloseReason | "Changed"): void {
+    const queued = this.pending.has(id)
+    // A close stays a close; a change after it (none happens) would not undo it.
+    if (!queued || what !== "Changed") this.pending.set(id, what)
+    if (!queued) Queue.offerUnsafe(this.ids, id)
+  }
+}
+
 /** The session table of one server. */
 export class Sessions {
   private readonly table = new Map<string, HttpSession>()
+  /** The MCP session over each stateful HttpSession, once its factory made it. */
+  private readonly cores = new Map<string, Session.SessionShape>()
+  /** Set once someone reads the changes: until then none are kept. */
+  private changes: Changes | undefined = undefined
   // Sessions open per client; a client without any is not kept.
   private readonly perClient = new Map<string, number>()
   private stateless = 0
@@ -155,18 +194,20 @@ export class Sessions {
   }
 
   /**
-   * Opens a session under a known id, already initialized as `initialized`
-   * says (no handshake): a session another process started continues here.
-   * Undefined when that id is open already, or at the session limit.
+   * Opens a session under a known id from its snapshot (no handshake): a
+   * session another process started continues here. Undefined when that id is
+   * open already, at the session limit, or when the session is bound to a
+   * principal and `authenticated` is not that principal.
    */
   restore(
     id: string,
-    initialized: Session.Initialized,
-    client: string | undefined,
+    snapshot: SessionSnapshot.SessionSnapshot,
     authenticated?: Authenticated | undefined
   ): HttpSession | undefined {
     if (this.table.has(id) || this.table.size >= this.limits.maxSessions) return undefined
-    const http = this.register(id, client, initialized, authenticated)
+    if (snapshot.principal !== undefined && authenticated?.owner !== snapshot.principal) return undefined
+    const initialized = SessionSnapshot.toInitialized(snapshot)
+    const http = this.register(id, authenticated?.owner ?? snapshot.client, initialized, authenticated)
     http.protocolVersion = initialized.revision
     // Stream ids after any the session had where it was before (numbered from 0 there).
     http.continueStreamsFrom(this.settings.clock.currentTimeMillisUnsafe())
@@ -176,6 +217,55 @@ export class Sessions {
   /** Whether a stateful session of this id is open. */
   has(id: string): boolean {
     return this.table.has(id)
+  }
+
+  /** The snapshot of an open session, or undefined (unknown here, or not initialized yet). */
+  snapshot(id: string): SessionSnapshot.SessionSnapshot | undefined {
+    const http = this.table.get(id)
+    const core = this.cores.get(id)
+    if (http === undefined || core === undefined) return undefined
+    return SessionSnapshot.of(core.state, { client: http.client, principal: http.authenticated?.owner })
+  }
+
+  /**
+   * The change of session `id` nobody read yet, taken now (so a keeper can
+   * write a session's snapshot down before its reply goes out); undefined
+   * when there is none.
+   */
+  takeChange(id: string): SessionChange | undefined {
+    const changes = this.changes
+    const what = changes?.pending.get(id)
+    if (changes === undefined || what === undefined) return undefined
+    changes.pending.delete(id)
+    if (what !== "Changed") return { _tag: "Closed", sessionId: id, reason: what }
+    const snapshot = this.snapshot(id)
+    return snapshot === undefined ? undefined : { _tag: "Saved", sessionId: id, snapshot }
+  }
+
+  /**
+   * Starts keeping the changes of every session's snapshot, and every close,
+   * until the scope closes: the stream reads them, each session at most once
+   * per read (its latest state). One reader at a time.
+   */
+  get changeStream(): Effect.Effect<Stream.Stream<SessionChange>, never, Scope.Scope> {
+    return Effect.map(
+      Effect.acquireRelease(
+        Effect.map(Queue.unbounded<string>(), (ids) => (this.changes = new Changes(ids))),
+        (changes) =>
+          Effect.sync(() => {
+            if (this.changes === changes) this.changes = undefined
+          })
+      ),
+      (changes) =>
+        Stream.fromQueue(changes.ids).pipe(
+          Stream.map((id) => this.takeChange(id)),
+          Stream.filter((change): change is SessionChange => change !== undefined)
+        )
+    )
+  }
+
+  private changed(id: string, what: CloseReason | "Changed"): void {
+    this.changes?.mark(id, what)
   }
 
   private register(
@@ -229,7 +319,11 @@ export class Sessions {
       transport: http,
       scope,
       extend: (services) => {
-        const withHttp = Context.add(services, CurrentHttpSession, current)
+        const withHttp = Context.add(
+          Context.add(services, CurrentHttpSession, current),
+          Session.OnSessionStart,
+          id === undefined ? undefined : (core) => this.started(id, http, core)
+        )
         // Already negotiated: the session starts Ready, no handshake runs.
         return initialized === undefined ? withHttp : Context.add(withHttp, Session.StartInitialized, initialized)
       },
@@ -238,11 +332,22 @@ export class Sessions {
     return http
   }
 
-  /** Ends a session and its MCP session. */
-  close(http: HttpSession): Effect.Effect<void> {
+  /** The MCP session over a stateful HttpSession started: its snapshot is kept from now on. */
+  private started(id: string, http: HttpSession, core: Session.SessionShape): void {
+    if (http.isClosed()) return
+    this.cores.set(id, core)
+    core.state.onChange = () => this.changed(id, "Changed")
+  }
+
+  /** Ends a session and its MCP session; `reason` goes with the change it makes. */
+  close(http: HttpSession, reason: CloseReason = "Deleted"): Effect.Effect<void> {
     return Effect.suspend(() => {
       if (http.id !== undefined && this.table.get(http.id) === http) {
         this.table.delete(http.id)
+        const core = this.cores.get(http.id)
+        if (core !== undefined) core.state.onChange = undefined
+        this.cores.delete(http.id)
+        this.changed(http.id, reason)
         this.settings.meter?.sessions(-1)
         const client = http.client
         if (client !== undefined) {
@@ -255,17 +360,19 @@ export class Sessions {
     })
   }
 
-  /** Ends a session as a DELETE would; false when it does not exist. */
-  closeSession(id: string): Effect.Effect<boolean> {
+  /** Ends a session as a DELETE would (or for `reason`); false when it does not exist. */
+  closeSession(id: string, reason: CloseReason = "Deleted"): Effect.Effect<boolean> {
     return Effect.suspend(() => {
       const http = this.table.get(id)
-      return http === undefined ? Effect.succeed(false) : Effect.as(this.close(http), true)
+      return http === undefined ? Effect.succeed(false) : Effect.as(this.close(http, reason), true)
     })
   }
 
   /** Closes every session (the server ends). */
   get closeAll(): Effect.Effect<void> {
-    return Effect.suspend(() => Effect.forEach([...this.table.values()], (http) => this.close(http), { discard: true }))
+    return Effect.suspend(() =>
+      Effect.forEach([...this.table.values()], (http) => this.close(http, "Shutdown"), { discard: true })
+    )
   }
 
   /** Closes the sessions idle for the idle timeout. */
@@ -276,7 +383,7 @@ export class Sessions {
       for (const http of this.table.values()) {
         if (!http.isBusy() && http.idleFor(now) >= this.limits.idleMs) idle.push(http)
       }
-      return Effect.forEach(idle, (http) => this.close(http), { discard: true })
+      return Effect.forEach(idle, (http) => this.close(http, "Expired"), { discard: true })
     })
   }
 

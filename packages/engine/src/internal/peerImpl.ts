@@ -154,7 +154,11 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
   }
 
   private get pending(): PendingTable {
-    if (this.table === undefined) this.table = new PendingTable(this)
+    if (this.table === undefined) {
+      const dispatcher = this.dispatcher
+      const taken = dispatcher.requestIdTaken === undefined ? undefined : (id: number) => dispatcher.requestIdTaken!(id)
+      this.table = new PendingTable(this, dispatcher.firstRequestId?.() ?? 1, taken)
+    }
     return this.table
   }
 

@@ -79,13 +79,20 @@ export class PendingTable {
   private wakeAt = Number.POSITIVE_INFINITY
   private cancelTimer: (() => void) | undefined = undefined
 
-  constructor(timer: Timer) {
+  /** Told each id as it is taken. */
+  private readonly taken: ((id: number) => void) | undefined
+
+  constructor(timer: Timer, firstId = 1, taken?: ((id: number) => void) | undefined) {
     this.timer = timer
+    this.nextId = firstId
+    this.taken = taken
   }
 
   open(method: string, relatedRequestId: JsonRpc.RequestId | undefined, timing: Timing): Pending {
+    const id = this.nextId++
+    this.taken?.(id)
     const entry: Pending = {
-      id: this.nextId++,
+      id,
       method,
       relatedRequestId,
       resume: undefined,

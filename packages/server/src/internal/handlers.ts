@@ -22,7 +22,16 @@ import * as Lazy from "./lazy.ts"
 import * as Page from "./page.ts"
 import { type Obj, paramsOf } from "./params.ts"
 import type * as RequestScope from "./requestScope.ts"
-import { CurrentEntry, type Listener, type SessionEntry, type State } from "./server.ts"
+import {
+  CurrentEntry,
+  LOG_LEVEL,
+  type Listener,
+  logLevelOf,
+  SUBSCRIPTIONS,
+  type SessionEntry,
+  type State,
+  subscriptionsOf
+} from "./server.ts"
 import * as Shape from "./shape.ts"
 import * as Tasking from "./tasking.ts"
 import * as AskTask from "./askTask.ts"
@@ -57,7 +66,10 @@ export const make = (
     get session() {
       return entryOf()?.session
     },
-    sessionLogLevel: () => entryOf()?.logLevel,
+    sessionLogLevel: () => {
+      const entry = entryOf()
+      return entry === undefined ? undefined : logLevelOf(entry)
+    },
     defaultLogLevel: defaultLevel,
     codec: server.requestState,
     newId: () => SecureRandom.uuidV4Unsafe()
@@ -101,7 +113,7 @@ export const make = (
   const setLevel: Session.Handler = (params) =>
     Effect.sync(() => {
       const entry = entryOf()
-      if (entry !== undefined) entry.logLevel = paramsOf(params).level as Logging.LoggingLevel
+      if (entry !== undefined) entry.session.setFeature(LOG_LEVEL, paramsOf(params).level as Logging.LoggingLevel)
       return {}
     })
 
@@ -112,9 +124,9 @@ export const make = (
         const uri = paramsOf(params).uri
         const entry = entryOf()
         if (entry !== undefined && typeof uri === "string") {
-          if (!subscribe) entry.subscriptions?.delete(uri)
-          else if (entry.subscriptions === undefined) entry.subscriptions = new Set([uri])
-          else entry.subscriptions.add(uri)
+          const now = subscriptionsOf(entry)
+          const next = subscribe ? (now.includes(uri) ? now : [...now, uri]) : now.filter((u) => u !== uri)
+          if (next !== now) entry.session.setFeature(SUBSCRIPTIONS, next.length === 0 ? undefined : next)
         }
         return {}
       })

@@ -36,11 +36,24 @@ export type Registered<A> = Entry<A>
 /** A stateful session the server is serving. */
 export interface SessionEntry {
   readonly session: Session.SessionShape
-  /** Set by `logging/setLevel`. */
-  logLevel: Logging.LoggingLevel | undefined
-  /** URIs subscribed with `resources/subscribe` (made by the first one). */
-  subscriptions: Set<string> | undefined
 }
+
+/**
+ * What the server keeps about a session lives in the session's features, so
+ * the session's snapshot carries it (a session continued in another process
+ * keeps its log level and subscriptions): the level `logging/setLevel` set...
+ */
+export const LOG_LEVEL = "logging/level"
+/** ...and the URIs subscribed with `resources/subscribe`, in order. */
+export const SUBSCRIPTIONS = "resources/subscriptions"
+
+/** The level a session's client set with `logging/setLevel`, if it did. */
+export const logLevelOf = (entry: SessionEntry): Logging.LoggingLevel | undefined =>
+  entry.session.feature(LOG_LEVEL) as Logging.LoggingLevel | undefined
+
+/** The URIs a session's client subscribed to. */
+export const subscriptionsOf = (entry: SessionEntry): ReadonlyArray<string> =>
+  (entry.session.feature(SUBSCRIPTIONS) as ReadonlyArray<string> | undefined) ?? []
 
 /**
  * The stateful session a request is served in. A session's Peer carries it in
@@ -345,7 +358,7 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
       Effect.suspend(() => {
         const sends: Array<Effect.Effect<void>> = []
         for (const entry of sessions) {
-          if (entry.subscriptions !== undefined && [...entry.subscriptions].some((s) => subscribedTo(s, uri))) {
+          if (subscriptionsOf(entry).some((s) => subscribedTo(s, uri))) {
             sends.push(Effect.ignore(entry.session.notify("notifications/resources/updated", { uri })))
           }
         }
@@ -378,7 +391,7 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
         const params = logger === undefined ? { level, data } : { level, logger, data }
         const sends: Array<Effect.Effect<void>> = []
         for (const entry of sessions) {
-          const threshold = entry.logLevel ?? defaultLevel
+          const threshold = logLevelOf(entry) ?? defaultLevel
           if (threshold !== undefined && Logging.isEnabled(level, threshold)) {
             sends.push(Effect.ignore(entry.session.notify("notifications/message", params)))
           }
