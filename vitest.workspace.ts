@@ -41,6 +41,7 @@ export default defineConfig({
       // Fresh modules per file: its JIT test checks that the first decode of a message schema compiles it.
       project("packages/protocol"),
       project("packages/engine", shared),
+      project("packages/http", shared),
       project("packages/testing", shared),
       project("packages/client", shared),
       project("packages/server", shared),

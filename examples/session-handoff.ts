@@ -20,7 +20,7 @@
  */
 import * as assert from "node:assert/strict"
 import * as SessionSnapshot from "@effect-mcp/engine/SessionSnapshot"
-import * as StreamableHttpServer from "@effect-mcp/engine/StreamableHttpServer"
+import * as StreamableHttpServer from "@effect-mcp/http/StreamableHttpServer"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Resource from "@effect-mcp/server/Resource"
 import * as ServerRequest from "@effect-mcp/server/ServerRequest"

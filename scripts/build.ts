@@ -23,6 +23,7 @@ export const root = fileURLToPath(new URL("../", import.meta.url))
 export const publishable: ReadonlyArray<string> = [
   "packages/protocol",
   "packages/engine",
+  "packages/http",
   "packages/server",
   "packages/client",
   "packages/auth",

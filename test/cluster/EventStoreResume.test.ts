@@ -6,8 +6,8 @@
  * A keeps sending; the client resumes on server B, which does not hold the
  * session, and gets exactly the events it missed, then the end of the stream.
  */
-import type * as EventStore from "@effect-mcp/engine/EventStore"
-import type * as HttpAuthentication from "@effect-mcp/engine/HttpAuthentication"
+import type * as EventStore from "@effect-mcp/http/EventStore"
+import type * as HttpAuthentication from "@effect-mcp/http/HttpAuthentication"
 import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Tool from "@effect-mcp/server/Tool"

@@ -11,7 +11,7 @@
  */
 import * as ElicitationHandler from "@effect-mcp/client/ElicitationHandler"
 import * as McpClient from "@effect-mcp/client/McpClient"
-import * as StreamableHttpClient from "@effect-mcp/engine/StreamableHttpClient"
+import * as StreamableHttpClient from "@effect-mcp/http/StreamableHttpClient"
 import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"

@@ -3,7 +3,7 @@
  * and the OS error, not an empty `ServeError`.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as StreamableHttpServer from "@effect-mcp/engine/StreamableHttpServer"
+import * as StreamableHttpServer from "@effect-mcp/http/StreamableHttpServer"
 import * as NodeHttpServer from "@effect-mcp/platform-node/NodeHttpServer"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Effect from "effect/Effect"

@@ -10,7 +10,7 @@
  */
 import * as NodeHttpServer from "@effect-mcp/platform-node/NodeHttpServer"
 import * as NodeStdio from "@effect-mcp/platform-node/NodeStdio"
-import * as StreamableHttpServer from "@effect-mcp/engine/StreamableHttpServer"
+import * as StreamableHttpServer from "@effect-mcp/http/StreamableHttpServer"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Prompt from "@effect-mcp/server/Prompt"
 import * as Resource from "@effect-mcp/server/Resource"

@@ -230,6 +230,7 @@ describe.concurrent("installed packages (npm pack, npm install outside the works
           [
             "@effect-mcp/protocol",
             "@effect-mcp/engine",
+            "@effect-mcp/http",
             "@effect-mcp/server",
             "@effect-mcp/client",
             "@effect-mcp/auth",

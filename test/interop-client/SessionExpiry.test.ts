@@ -14,7 +14,7 @@
  */
 import { fileURLToPath } from "node:url"
 import * as McpClient from "@effect-mcp/client/McpClient"
-import * as StreamableHttpClient from "@effect-mcp/engine/StreamableHttpClient"
+import * as StreamableHttpClient from "@effect-mcp/http/StreamableHttpClient"
 import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
 import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
 import * as McpServer from "@effect-mcp/server/McpServer"

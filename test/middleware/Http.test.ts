@@ -8,8 +8,8 @@
  */
 import * as HttpHeaders from "@effect-mcp/client/HttpHeaders"
 import * as McpClient from "@effect-mcp/client/McpClient"
-import type * as HttpAuthentication from "@effect-mcp/engine/HttpAuthentication"
-import * as StreamableHttpClient from "@effect-mcp/engine/StreamableHttpClient"
+import type * as HttpAuthentication from "@effect-mcp/http/HttpAuthentication"
+import * as StreamableHttpClient from "@effect-mcp/http/StreamableHttpClient"
 import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
 import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
 import * as McpServer from "@effect-mcp/server/McpServer"

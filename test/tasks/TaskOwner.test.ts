@@ -5,7 +5,7 @@
  * every method of both forms, and `tasks/list` shows a principal its tasks
  * from any of its sessions and no one else's.
  */
-import type * as HttpAuthentication from "@effect-mcp/engine/HttpAuthentication"
+import type * as HttpAuthentication from "@effect-mcp/http/HttpAuthentication"
 import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Tool from "@effect-mcp/server/Tool"

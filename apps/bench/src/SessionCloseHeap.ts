@@ -9,10 +9,10 @@
  * Run with `node --expose-gc` (and `--conditions=@effect-mcp/source` inside
  * the workspace); the engine's `SessionCloseFreesStreams` test runs it.
  */
-import * as EventStore from "@effect-mcp/engine/EventStore"
+import * as EventStore from "@effect-mcp/http/EventStore"
 import * as ServerSession from "@effect-mcp/engine/ServerSession"
 import type * as Session from "@effect-mcp/engine/Session"
-import * as StreamableHttpServer from "@effect-mcp/engine/StreamableHttpServer"
+import * as StreamableHttpServer from "@effect-mcp/http/StreamableHttpServer"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"

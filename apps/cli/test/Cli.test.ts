@@ -1,5 +1,5 @@
 import * as ClientError from "@effect-mcp/client/ClientError"
-import * as StreamableHttpClient from "@effect-mcp/engine/StreamableHttpClient"
+import * as StreamableHttpClient from "@effect-mcp/http/StreamableHttpClient"
 import * as PeerError from "@effect-mcp/engine/PeerError"
 import * as Transport from "@effect-mcp/engine/Transport"
 import * as McpError from "@effect-mcp/protocol/McpError"

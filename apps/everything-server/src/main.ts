@@ -17,7 +17,7 @@
  * export traces, metrics and logs over OTLP (`NodeTelemetry`); without an
  * endpoint the exporters are not loaded.
  */
-import type * as EventStore from "@effect-mcp/engine/EventStore"
+import type * as EventStore from "@effect-mcp/http/EventStore"
 import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
 import * as TaskStore from "@effect-mcp/server/TaskStore"
 import * as NodeTelemetry from "@effect-mcp/platform-node/NodeTelemetry"

@@ -15,7 +15,7 @@
  *
  * `NodeMcpServer`'s `auth` option takes what {@link make} returns.
  */
-import type * as HttpAuthentication from "@effect-mcp/engine/HttpAuthentication"
+import type * as HttpAuthentication from "@effect-mcp/http/HttpAuthentication"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

@@ -6,7 +6,7 @@
  * asks for them with {@link requireCurrentScopes}. The {@link Principal}
  * service is the same caller for code that takes it from its context.
  */
-import * as CurrentHttpSession from "@effect-mcp/engine/CurrentHttpSession"
+import * as CurrentHttpSession from "@effect-mcp/http/CurrentHttpSession"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

@@ -41,7 +41,7 @@ export const wrap = (
  * import * as HttpHeaders from "@effect-mcp/client/HttpHeaders"
  * import * as McpClient from "@effect-mcp/client/McpClient"
  * import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
- * import * as StreamableHttpClient from "@effect-mcp/engine/StreamableHttpClient"
+ * import * as StreamableHttpClient from "@effect-mcp/http/StreamableHttpClient"
  * import * as Layer from "effect/Layer"
  *
  * export const Client = McpClient.layer({ clientInfo: { name: "c", version: "1.0.0" } }).pipe(

@@ -24,7 +24,7 @@
  * runner is answered with an error (-32603) by the process that received it;
  * it is not run again, so nothing is delivered twice.
  */
-import * as StreamableHttpServer from "@effect-mcp/engine/StreamableHttpServer"
+import * as StreamableHttpServer from "@effect-mcp/http/StreamableHttpServer"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as EntityId from "effect/cluster/EntityId"

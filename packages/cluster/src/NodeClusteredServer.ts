@@ -26,8 +26,8 @@ import * as SqlClient from "effect/sql/SqlClient"
  * })
  * ```
  */
-import type * as StreamableHttpServer from "@effect-mcp/engine/StreamableHttpServer"
-import type * as HttpAuthentication from "@effect-mcp/engine/HttpAuthentication"
+import type * as StreamableHttpServer from "@effect-mcp/http/StreamableHttpServer"
+import type * as HttpAuthentication from "@effect-mcp/http/HttpAuthentication"
 import * as NodeHttpServer from "@effect-mcp/platform-node/NodeHttpServer"
 import type * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
 import * as McpServer from "@effect-mcp/server/McpServer"

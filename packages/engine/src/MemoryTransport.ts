@@ -12,7 +12,7 @@ import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { PushQueue } from "./internal/pushQueue.ts"
+import { PushQueue } from "./PushQueue.ts"
 import * as Transport from "./Transport.ts"
 
 /** Settings of a memory pair. */

@@ -11,7 +11,7 @@ import type * as Effect from "effect/Effect"
 import type * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
-import * as NetCause from "./internal/netCause.ts"
+import * as NetCause from "./NetCause.ts"
 
 /**
  * One received frame: a message or a batch, or the reason it could not be

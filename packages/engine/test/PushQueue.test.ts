@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import * as Schema from "effect/Schema"
-import { PushQueue } from "../src/internal/pushQueue.ts"
+import { PushQueue } from "../src/PushQueue.ts"
 import { forkIdle } from "./fixtures.ts"
 
 const collect = <A>(queue: PushQueue<A>) => Stream.runCollect(Stream.fromPull(Effect.succeed(queue.take)))

@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
-import { PushQueue } from "../src/internal/pushQueue.ts"
+import { PushQueue } from "../src/PushQueue.ts"
 import { forkIdle } from "./fixtures.ts"
 
 const collect = (mailbox: PushQueue<number>) => Stream.runCollect(Stream.fromPull(Effect.succeed(mailbox.take)))

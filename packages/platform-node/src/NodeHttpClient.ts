@@ -3,8 +3,8 @@
  * Node's `http`/`https` with keep-alive connections, and the Streamable HTTP
  * and legacy SSE transports over it.
  */
-import * as SseClient from "@effect-mcp/engine/SseClient"
-import * as StreamableHttpClient from "@effect-mcp/engine/StreamableHttpClient"
+import * as SseClient from "@effect-mcp/http/SseClient"
+import * as StreamableHttpClient from "@effect-mcp/http/StreamableHttpClient"
 import type * as Transport from "@effect-mcp/engine/Transport"
 import * as PlatformNodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Effect from "effect/Effect"

@@ -10,9 +10,9 @@
  * `rebinding.allowedHosts` with the names clients use, or the named opt-out
  * `rebinding: { enabled: false }` (behind a proxy that checks them itself).
  */
-import * as SseServer from "@effect-mcp/engine/SseServer"
-import type { RebindingOptions } from "@effect-mcp/engine/StreamableHttpServer"
-import * as StreamableHttpServer from "@effect-mcp/engine/StreamableHttpServer"
+import * as SseServer from "@effect-mcp/http/SseServer"
+import type { RebindingOptions } from "@effect-mcp/http/StreamableHttpServer"
+import * as StreamableHttpServer from "@effect-mcp/http/StreamableHttpServer"
 import * as PlatformNodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"

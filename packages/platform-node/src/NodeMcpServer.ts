@@ -25,8 +25,8 @@
  * NodeRuntime.runMain(NodeMcpServer.serveHttp(Server, { port: 3000 }))
  * ```
  */
-import type * as EventStore from "@effect-mcp/engine/EventStore"
-import type * as HttpAuthentication from "@effect-mcp/engine/HttpAuthentication"
+import type * as EventStore from "@effect-mcp/http/EventStore"
+import type * as HttpAuthentication from "@effect-mcp/http/HttpAuthentication"
 import type * as StdioTransport from "@effect-mcp/engine/StdioTransport"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import type * as Duration from "effect/Duration"

@@ -22,7 +22,7 @@
  * middleware to some requests. See docs/middleware.md.
  */
 import * as McpError from "@effect-mcp/protocol/McpError"
-import type * as HttpAuthentication from "@effect-mcp/engine/HttpAuthentication"
+import type * as HttpAuthentication from "@effect-mcp/http/HttpAuthentication"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

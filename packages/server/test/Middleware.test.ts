@@ -6,7 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import type { ProtocolVersion } from "@effect-mcp/protocol/ProtocolVersion"
-import * as CurrentHttpSession from "@effect-mcp/engine/CurrentHttpSession"
+import * as CurrentHttpSession from "@effect-mcp/http/CurrentHttpSession"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Middleware from "@effect-mcp/server/Middleware"
 import * as Prompt from "@effect-mcp/server/Prompt"

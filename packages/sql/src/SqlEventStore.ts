@@ -9,7 +9,7 @@
  * effect's `Migrator`, with its own migrations table (other stores of this
  * package keep theirs), so several processes may start on one database.
  */
-import * as EventStore from "@effect-mcp/engine/EventStore"
+import * as EventStore from "@effect-mcp/http/EventStore"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

@@ -5,7 +5,7 @@
  * file shared by two stores as two processes would share it.
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as EventStore from "@effect-mcp/engine/EventStore"
+import * as EventStore from "@effect-mcp/http/EventStore"
 import * as NodeSqlite from "@effect-mcp/sql/NodeSqlite"
 import * as SqlEventStore from "@effect-mcp/sql/SqlEventStore"
 import * as Effect from "effect/Effect"

@@ -4,7 +4,7 @@
  * case gets a fresh store bounded to 3 events per stream.
  */
 import { assert, it } from "@effect/vitest"
-import type * as EventStore from "@effect-mcp/engine/EventStore"
+import type * as EventStore from "@effect-mcp/http/EventStore"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 

@@ -9,7 +9,7 @@
  */
 import * as HttpProtection from "@effect-mcp/auth/HttpProtection"
 import * as JwtVerifier from "@effect-mcp/auth/JwtVerifier"
-import type * as HttpAuthentication from "@effect-mcp/engine/HttpAuthentication"
+import type * as HttpAuthentication from "@effect-mcp/http/HttpAuthentication"
 import type * as HttpRouter from "effect/http/HttpRouter"
 import type * as Layer from "effect/Layer"
 import type * as Cli from "../Cli.ts"

@@ -4,7 +4,7 @@
  * never loads SQL) and the request-state keys (`--request-state-key`, else
  * `MCP_REQUEST_STATE_KEYS`). Keys are secrets: held Redacted, never printed.
  */
-import type * as EventStore from "@effect-mcp/engine/EventStore"
+import type * as EventStore from "@effect-mcp/http/EventStore"
 import * as RequestStateKeys from "@effect-mcp/server/RequestStateKeys"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"

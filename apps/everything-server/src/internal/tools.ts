@@ -4,7 +4,7 @@
  */
 import type * as Elicit from "@effect-mcp/protocol/Elicitation"
 import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
-import * as CurrentHttpSession from "@effect-mcp/engine/CurrentHttpSession"
+import * as CurrentHttpSession from "@effect-mcp/http/CurrentHttpSession"
 import * as Elicitation from "@effect-mcp/server/Elicitation"
 import * as Sampling from "@effect-mcp/server/Sampling"
 import * as ServerRequest from "@effect-mcp/server/ServerRequest"

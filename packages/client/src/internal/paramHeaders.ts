@@ -5,7 +5,7 @@
  * themselves are the transport's business (StreamableHttpClient remembers
  * the declarations of the tools it carried in `tools/list` results).
  */
-import * as ParamHeaders from "@effect-mcp/engine/ParamHeaders"
+import * as ParamHeaders from "@effect-mcp/http/ParamHeaders"
 import type * as Tools from "@effect-mcp/protocol/Tools"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"

@@ -11,8 +11,8 @@
  * session's next owner; the rest (a session idle-expired, request ids
  * reserved by a server-initiated request) are written as the stream brings them.
  */
-import type * as HttpAuthentication from "@effect-mcp/engine/HttpAuthentication"
-import type * as StreamableHttpServer from "@effect-mcp/engine/StreamableHttpServer"
+import type * as HttpAuthentication from "@effect-mcp/http/HttpAuthentication"
+import type * as StreamableHttpServer from "@effect-mcp/http/StreamableHttpServer"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"

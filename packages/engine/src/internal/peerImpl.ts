@@ -24,7 +24,6 @@ import * as PeerError from "../PeerError.ts"
 import * as ProgressStream from "../ProgressStream.ts"
 import type * as Transport from "../Transport.ts"
 import * as Inbound from "./inbound.ts"
-import { CurrentHttpSession } from "../CurrentHttpSession.ts"
 import * as McpMetrics from "../McpMetrics.ts"
 import * as Tracing from "../Tracing.ts"
 import * as Incoming from "./incomingRequests.ts"
@@ -122,9 +121,8 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
   // ---- spans (Tracing.Annotate, when tracing is on) ------------------------------
 
   annotateSpan(span: Tracer.Span, params: unknown): void {
-    // The Streamable HTTP session a server-side Peer serves, or a client's transport session.
-    const sessionId =
-      Context.getOrUndefined(this.context, CurrentHttpSession)?.sessionId ?? this.transport.sessionId?.()
+    // The transport's session: the Streamable HTTP session a server-side Peer serves, or a client's.
+    const sessionId = this.transport.sessionId?.()
     if (sessionId !== undefined) span.attribute(Tracing.Attributes.sessionId, sessionId)
     this.dispatcher.annotateSpan?.(span, params)
   }

@@ -14,7 +14,7 @@ import * as Fiber from "effect/Fiber"
 import type * as Context from "effect/Context"
 import type * as PeerError from "../PeerError.ts"
 import type * as Transport from "../Transport.ts"
-import { PushQueue } from "./pushQueue.ts"
+import { PushQueue } from "../PushQueue.ts"
 
 export type ClosedExit = Exit.Exit<void, Transport.TransportError | PeerError.KeepaliveFailed>
 

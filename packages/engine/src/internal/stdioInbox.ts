@@ -25,7 +25,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as McpMetrics from "../McpMetrics.ts"
 import * as Transport from "../Transport.ts"
-import { PushQueue } from "./pushQueue.ts"
+import { PushQueue } from "../PushQueue.ts"
 
 type Batch = readonly [Transport.Incoming, ...Array<Transport.Incoming>]
 

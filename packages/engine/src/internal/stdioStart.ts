@@ -5,7 +5,7 @@
  * the spawner's own message repeats the command and hides it.
  */
 import * as Transport from "../Transport.ts"
-import * as NetCause from "./netCause.ts"
+import * as NetCause from "../NetCause.ts"
 
 /** A pipe's or a spawn's failure in a few words, with its system code (`EPIPE`, `ECONNRESET`, ...). */
 export const describe = NetCause.describe

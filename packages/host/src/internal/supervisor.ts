@@ -12,7 +12,7 @@
  */
 import * as McpClient from "@effect-mcp/client/McpClient"
 import type * as Peer from "@effect-mcp/engine/Peer"
-import * as StreamableHttpClient from "@effect-mcp/engine/StreamableHttpClient"
+import * as StreamableHttpClient from "@effect-mcp/http/StreamableHttpClient"
 import * as Transport from "@effect-mcp/engine/Transport"
 import * as Features from "@effect-mcp/protocol/Features"
 import * as McpError from "@effect-mcp/protocol/McpError"

@@ -3,11 +3,11 @@
  * legacy HTTP+SSE endpoints) for an McpServer Layer on Node's http server.
  * Loaded on first use, so a stdio server never loads the HTTP stack.
  */
-import type * as HttpAuthentication from "@effect-mcp/engine/HttpAuthentication"
+import type * as HttpAuthentication from "@effect-mcp/http/HttpAuthentication"
 import * as McpMetrics from "@effect-mcp/engine/McpMetrics"
-import * as PrometheusEndpoint from "@effect-mcp/engine/PrometheusEndpoint"
-import * as SseServer from "@effect-mcp/engine/SseServer"
-import * as StreamableHttpServer from "@effect-mcp/engine/StreamableHttpServer"
+import * as PrometheusEndpoint from "@effect-mcp/http/PrometheusEndpoint"
+import * as SseServer from "@effect-mcp/http/SseServer"
+import * as StreamableHttpServer from "@effect-mcp/http/StreamableHttpServer"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Effect from "effect/Effect"
 import type * as HttpServer from "effect/http/HttpServer"

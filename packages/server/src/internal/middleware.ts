@@ -6,9 +6,9 @@
  * middleware pays one field read per request.
  */
 import type * as McpError from "@effect-mcp/protocol/McpError"
-import * as CurrentHttpSession from "@effect-mcp/engine/CurrentHttpSession"
+import * as CurrentHttpSession from "@effect-mcp/http/CurrentHttpSession"
 import type * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
-import type * as HttpAuthentication from "@effect-mcp/engine/HttpAuthentication"
+import type * as HttpAuthentication from "@effect-mcp/http/HttpAuthentication"
 import type * as Session from "@effect-mcp/engine/Session"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"

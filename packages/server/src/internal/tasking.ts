@@ -12,7 +12,7 @@
  */
 import * as McpError from "@effect-mcp/protocol/McpError"
 import * as Tasks from "@effect-mcp/protocol/Tasks"
-import * as CurrentHttpSession from "@effect-mcp/engine/CurrentHttpSession"
+import * as CurrentHttpSession from "@effect-mcp/http/CurrentHttpSession"
 import type * as Session from "@effect-mcp/engine/Session"
 import * as SecureRandom from "effect/crypto/SecureRandom"
 import type * as Context from "effect/Context"

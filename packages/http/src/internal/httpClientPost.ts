@@ -1,0 +1,233 @@
+/**
+ * One POST of the Streamable HTTP client: the frame's headers (session id,
+ * revision, the stateless revision's routing and `Mcp-Param-*` headers), its
+ * body, and its reply read to the end: 202, a JSON body, or an SSE stream
+ * (resumed when it drops). A refusal carrying JSON-RPC errors answers the
+ * frame's requests; the first POST refused the way a 2024-11-05 server
+ * refuses falls back to the legacy transport; a 404 expires the session.
+ */
+import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
+import * as McpError from "@effect-mcp/protocol/McpError"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as HttpClient from "effect/http/HttpClient"
+import type * as HttpClientError from "effect/http/HttpClientError"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
+import * as Result from "effect/Result"
+import * as Stream from "effect/Stream"
+import * as Tracer from "effect/Tracer"
+import * as Tracing from "@effect-mcp/engine/Tracing"
+import * as Transport from "@effect-mcp/engine/Transport"
+import type { Slot } from "./httpClientOrder.ts"
+import type * as PostOrder from "./httpClientOrder.ts"
+import type { HttpClientSession } from "./httpClientSession.ts"
+import * as HttpClientSse from "./httpClientSse.ts"
+import * as Headers from "./httpHeaders.ts"
+import * as Wire from "./httpWire.ts"
+import * as Sniff from "./jsonRpcSniff.ts"
+import * as NetCause from "@effect-mcp/engine/NetCause"
+
+// The package compiles without DOM or Node typings; the global is the platform's own.
+declare const TextEncoder: new () => { encode(input: string): Uint8Array }
+const utf8 = new TextEncoder()
+
+const ACCEPT_BOTH = `${Wire.CONTENT_JSON}, ${Wire.CONTENT_SSE}`
+
+// A body this small fits the socket's send buffer: it is written in full when the request is dispatched.
+const SMALL_BODY_BYTES = 64 * 1024
+
+// What a server of 2024-11-05 answers a POST to its event-stream URL with.
+const fallbackStatuses = new Set([400, 404, 405])
+
+/**
+ * Executes a POST. Without a tracer installed no one can see the client's
+ * span of it, nor the trace its `traceparent`/`b3` headers would name: the
+ * POST goes without them, which spares a span and two headers to write and
+ * parse per message. Traced, the HTTP client's span is a child of the MCP
+ * request's span (the POST runs under it), its `traceparent` header names it,
+ * and the trace's `tracestate` goes along, as the W3C Trace Context headers
+ * the MCP conventions expect on the transport.
+ */
+const execute = (
+  http: HttpClient.HttpClient,
+  request: HttpClientRequest.HttpClientRequest
+): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> =>
+  Effect.withFiber((fiber) => {
+    if (fiber.getRef(Tracer.Tracer) === Tracer.nativeTracer) {
+      return Effect.provideService(http.execute(request), Tracer.DisablePropagation, true)
+    }
+    const tracestate = Tracing.tracestateOf(Context.getOrUndefined(fiber.context, Tracer.ParentSpan))
+    return http.execute(
+      tracestate === undefined ? request : HttpClientRequest.setHeader(request, Tracing.TRACESTATE, tracestate)
+    )
+  })
+
+/** What a POST needs of the transport around it. */
+export interface Config {
+  readonly http: HttpClient.HttpClient
+  readonly url: string
+  readonly headers: Readonly<Record<string, string>> | undefined
+  readonly session: HttpClientSession
+  readonly order: PostOrder.PostOrder
+  readonly sse: HttpClientSse.Config
+  /** Continues over the legacy transport, sending `frame` there; undefined when fallback is off. */
+  readonly fallback: ((frame: Transport.Outgoing) => Effect.Effect<void, Transport.TransportError>) | undefined
+  /** The session is initialized (`notifications/initialized` was accepted): open the GET stream. */
+  readonly initialized: Effect.Effect<void>
+}
+
+/**
+ * The answer a request gets when its POST failed with no JSON-RPC answer: an
+ * `InternalError` carrying the transport's error itself in `data.transportError`
+ * (an object no server can send), so the session layer can tell it from an
+ * error the server answered.
+ */
+export const failedAnswer = (id: JsonRpc.RequestId, error: Transport.TransportError): JsonRpc.ErrorResponse =>
+  JsonRpc.failure(id, {
+    ...McpError.toErrorObject(new McpError.InternalError({ message: `HTTP transport: ${error.message}` })),
+    data: { transportError: error }
+  })
+
+/** Posts frames in order; remembers whether any POST was made (only the first may fall back). */
+export class Poster {
+  private attempted = false
+  private readonly config: Config
+
+  constructor(config: Config) {
+    this.config = config
+  }
+
+  /** A POST that failed without a JSON-RPC answer: its requests are answered with the reason. */
+  answerFailed(pending: Set<JsonRpc.RequestId>, error: Transport.TransportError): Effect.Effect<void> {
+    const session = this.config.session
+    // Once the session ended its frames are over: the session layer fails what is pending.
+    if (session.closed) return Effect.void
+    return Effect.forEach([...pending], (id) => session.deliverLocal(failedAnswer(id, error)), { discard: true })
+  }
+
+  /**
+   * POSTs a frame and reads its reply to the end; `pending` holds the ids
+   * still owed a response. The POST starts once the slot's `before`
+   * completed, and settles the slot's entry: accepted when the response
+   * headers arrive, uploaded once the whole body was handed to the connection.
+   */
+  post(
+    frame: Transport.Outgoing,
+    pending: Set<JsonRpc.RequestId>,
+    slot: Slot
+  ): Effect.Effect<void, Transport.TransportError> {
+    const { config } = this
+    const { session, order } = config
+    const entry = slot.entry
+    const self = this
+    return Effect.gen(function* () {
+      yield* slot.before
+      const messages = Sniff.messagesOf(frame)
+      const requestIds = [...pending]
+      const single = messages.length === 1 ? messages[0]! : undefined
+      const version = (single === undefined ? undefined : Headers.metaVersionOf(single)) ?? session.protocolVersion
+      // Built in place: spreads of optional parts cost more than the rest of the request.
+      const headers: Record<string, string> = { ...config.headers }
+      if (session.sessionId !== undefined) headers[Wire.HEADER_SESSION_ID] = session.sessionId
+      if (version !== undefined) headers[Wire.HEADER_PROTOCOL_VERSION] = version
+      if (single !== undefined && Headers.isStatelessVersion(version)) {
+        Object.assign(headers, Headers.statelessHeaders(single), session.toolParams.headersFor(single))
+      }
+      headers.accept = ACCEPT_BOTH
+      const first = !self.attempted
+      self.attempted = true
+      const hadSession = session.sessionId !== undefined
+      const bytes = utf8.encode(JsonRpcCodec.encode(frame))
+      let body = HttpClientRequest.bodyUint8Array(bytes, Wire.CONTENT_JSON)
+      const uploaded = entry.uploaded
+      if (uploaded !== undefined) {
+        entry.bytes = bytes.length
+        if (bytes.length <= SMALL_BODY_BYTES) {
+          // The connection takes the whole body at once when the request is dispatched, which
+          // happens before anyone woken by this runs: a stream only to learn that costs a
+          // Readable and a fiber per request.
+          Deferred.doneUnsafe(uploaded, Exit.void)
+        } else {
+          body = HttpClientRequest.bodyStream(
+            Stream.make(bytes).pipe(Stream.ensuring(Deferred.succeed(uploaded, undefined))),
+            { contentType: Wire.CONTENT_JSON, contentLength: bytes.length }
+          )
+        }
+      }
+      const response = yield* execute(
+        config.http,
+        HttpClientRequest.post(config.url).pipe(HttpClientRequest.setHeaders(headers), body)
+      ).pipe(
+        Effect.mapError((cause) => HttpClientSse.io(`POST ${config.url} failed: ${NetCause.describe(cause)}`, cause))
+      )
+      order.accept(entry)
+      // The getter builds the headers anew on every read.
+      const responseHeaders = response.headers
+      const assigned = responseHeaders[Wire.HEADER_SESSION_ID]
+      if (assigned !== undefined) session.sessionId = assigned
+      if (response.status === 404 && hadSession) {
+        yield* Effect.ignore(response.text)
+        return yield* Effect.fail(session.expire(requestIds, failedAnswer))
+      }
+      if (response.status >= 400) return yield* self.refused(response, frame, requestIds, first)
+      if (requestIds.length === 0 || response.status === 202) {
+        yield* Effect.ignore(response.text)
+        if (messages.some((m) => JsonRpc.isNotification(m) && m.method === "notifications/initialized")) {
+          yield* config.initialized
+        }
+        return
+      }
+      if (HttpClientSse.isSseContent(responseHeaders["content-type"]))
+        return yield* HttpClientSse.run(config.sse, response, pending)
+      const reply = yield* response.text.pipe(
+        Effect.mapError((cause) => HttpClientSse.io(`reading the reply failed: ${NetCause.describe(cause)}`, cause))
+      )
+      // A server that sent its headers before the result leaves the body blank when the request was cancelled.
+      if (reply.trim() !== "") yield* session.deliver(reply)
+    }).pipe(Effect.onExit(() => order.settle(entry)))
+  }
+
+  /** A refusal: JSON-RPC errors answer the frame's requests; anything else is a transport failure. */
+  private refused(
+    response: HttpClientResponse.HttpClientResponse,
+    frame: Transport.Outgoing,
+    requestIds: ReadonlyArray<JsonRpc.RequestId>,
+    first: boolean
+  ): Effect.Effect<void, Transport.TransportError> {
+    const { session, fallback } = this.config
+    return Effect.gen(function* () {
+      const text = yield* Effect.orElseSucceed(response.text, () => "")
+      const decoded = JsonRpcCodec.decode(text)
+      const replies = (Result.isSuccess(decoded) ? Sniff.messagesOf(decoded.success) : []).filter(JsonRpc.isResponse)
+      const general = replies.find((r): r is JsonRpc.ErrorResponse => r.id === null && JsonRpc.isFailure(r))
+      if (requestIds.length > 0 && replies.length > 0) {
+        const answers: Array<JsonRpc.Message> = []
+        for (const id of requestIds) {
+          const own = replies.find((r) => r.id === id)
+          if (own !== undefined) answers.push(own)
+          else if (general !== undefined) answers.push(JsonRpc.failure(id, general.error))
+        }
+        if (answers.length === requestIds.length) {
+          // One frame per answer: a batch frame would be refused on revisions without batches.
+          yield* Effect.forEach(answers, (answer) => session.deliver(JsonRpcCodec.encode(answer)), { discard: true })
+          return
+        }
+      }
+      const status = response.status
+      if (first && fallback !== undefined && fallbackStatuses.has(status) && replies.length === 0) {
+        return yield* fallback(frame)
+      }
+      const detail = general === undefined ? "" : `: ${general.error.message}`
+      return yield* Effect.fail(
+        new Transport.TransportError({
+          reason: "Protocol",
+          message: `the server refused the message (HTTP ${status})${detail}`
+        })
+      )
+    })
+  }
+}

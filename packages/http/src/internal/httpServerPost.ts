@@ -1,0 +1,322 @@
+/**
+ * The POST side of the Streamable HTTP server: checks a request (Accept,
+ * Content-Type, size, protocol-version and mirrored headers), finds or makes
+ * its session, hands the frame over and answers with 202, a JSON body or an
+ * SSE stream.
+ */
+import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
+import * as McpError from "@effect-mcp/protocol/McpError"
+import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
+import * as Registry from "@effect-mcp/protocol/Registry"
+import * as EffectContext from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import type * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Result from "effect/Result"
+import * as Stream from "effect/Stream"
+import * as Tracer from "effect/Tracer"
+import type { Authenticated, Authentication, RequiredScopes } from "../HttpAuthentication.ts"
+import * as Session from "@effect-mcp/engine/Session"
+import * as Tracing from "@effect-mcp/engine/Tracing"
+import * as Headers from "./httpHeaders.ts"
+import * as HttpSession from "./httpServerSession.ts"
+import type { Sessions } from "./httpServerSessions.ts"
+import * as Streams from "./httpServerStream.ts"
+import * as Wire from "./httpWire.ts"
+import { missingScopesOf } from "./jsonRpcSniff.ts"
+import type * as McpMetrics from "@effect-mcp/engine/McpMetrics"
+
+export interface Context {
+  readonly supportedVersions: ReadonlyArray<ProtocolVersion.ProtocolVersion>
+  readonly stateful: boolean
+  readonly json: boolean
+  readonly maxBodyBytes: number
+  /** Counts the bodies read, when metrics are on. */
+  readonly meter?: McpMetrics.TransportMeter | undefined
+  /** Where a request finds (or makes) its session. */
+  readonly sessions: Sessions
+  /** The arguments a tool mirrors into `Mcp-Param-*` headers (checked on stateless `tools/call`). */
+  readonly paramHeaders: ((toolName: string) => ReadonlyArray<Headers.ParamHeader> | undefined) | undefined
+  /** How requests are authenticated (the 403 for missing scopes); undefined when they are not. */
+  readonly authentication: Authentication | undefined
+  /** The scopes each message needs (checked only with `authentication`). */
+  readonly requiredScopes: RequiredScopes | undefined
+  /** Tracing is on where the sessions are made (`Tracing.enabled`): requests link to their POST's span. */
+  readonly traced: boolean
+}
+
+/**
+ * Traced, each request's SERVER span will link to the span of the HTTP
+ * request that carried it (effect's HTTP server span, continuing the POST's
+ * `traceparent` header), as the MCP conventions ask.
+ */
+const linkTransport = (requests: ReadonlyArray<JsonRpc.Request>) =>
+  Effect.withFiber((fiber) => {
+    const span = EffectContext.getOrUndefined(fiber.context, Tracer.ParentSpan)
+    if (span !== undefined) for (const request of requests) Tracing.linkTransport(request, span)
+    return Effect.void
+  })
+
+const isInitialize = (message: JsonRpc.Message): message is JsonRpc.Request =>
+  JsonRpc.isRequest(message) && message.method === "initialize"
+
+const requestedVersion = (message: JsonRpc.Request): string | undefined => {
+  const params = message.params as { readonly protocolVersion?: unknown } | undefined
+  return typeof params?.protocolVersion === "string" ? params.protocolVersion : undefined
+}
+
+const batchesAllowed = (version: string | undefined) =>
+  version !== undefined && ProtocolVersion.isSupported(version) && Registry.get(version).batches
+
+/**
+ * A JSON reply whose status line and headers go out at once, before the
+ * result exists: the client learns that its message was taken (in order)
+ * and may send the next. The body, led by a space (JSON allows it; it is
+ * what flushes the headers), is the response once every one was collected;
+ * a request cancelled meanwhile leaves it blank.
+ */
+const jsonReply = (
+  session: HttpSession.HttpSession,
+  frame: JsonRpcCodec.Decoded,
+  stream: HttpSession.LogicalStream,
+  onBodyEnd: Effect.Effect<void>,
+  headers: Record<string, string>
+) => {
+  const result = Effect.map(Deferred.await(stream.done), () => {
+    const collected = stream.collected ?? []
+    const body = JsonRpcCodec.isBatch(frame) ? collected : collected[0]
+    return body === undefined || (Array.isArray(body) && body.length === 0) ? "" : JsonRpcCodec.encode(body)
+  })
+  // An open exchange keeps the session from idling out while the result is pending.
+  const body = Stream.unwrap(
+    Effect.sync(() => {
+      session.beginExchange()
+      return Stream.concat(Stream.succeed(" "), Stream.fromEffect(result)).pipe(
+        Stream.ensuring(Effect.sync(() => session.endExchange()))
+      )
+    })
+  )
+  return HttpServerResponse.stream(Stream.encodeText(body).pipe(Stream.ensuring(onBodyEnd)), {
+    status: 200,
+    contentType: Wire.CONTENT_JSON,
+    headers
+  })
+}
+
+/**
+ * Hands a frame to a session and builds the reply. With `statusFromErrors`
+ * (stateless revisions) the status line waits for the first message: an
+ * error the status table maps is answered as JSON with that status, anything
+ * else streams as usual.
+ */
+const serve = (
+  context: Context,
+  session: HttpSession.HttpSession,
+  frame: JsonRpcCodec.Decoded,
+  messages: ReadonlyArray<JsonRpc.Message>,
+  onBodyEnd: Effect.Effect<void>,
+  statusFromErrors = false
+) =>
+  Effect.gen(function* () {
+    const headers: Record<string, string> = session.id === undefined ? {} : { [Wire.HEADER_SESSION_ID]: session.id }
+    const requests = messages.filter(JsonRpc.isRequest)
+    for (const request of requests) {
+      if (session.isPending(request.id)) {
+        return Wire.errorResponse(
+          400,
+          new McpError.InvalidRequest({ message: `request id ${String(request.id)} is already in flight` }),
+          { id: request.id, headers }
+        )
+      }
+      if (isInitialize(request)) session.trackInitialize(request.id)
+    }
+    if (context.traced && requests.length > 0) yield* linkTransport(requests)
+    if (requests.length === 0) {
+      if (!(yield* session.offer(frame))) return Wire.transportError(404, "Session not found")
+      yield* onBodyEnd
+      return HttpServerResponse.empty({ status: 202, headers })
+    }
+    const initialize = requests.find(isInitialize)
+    const version = session.protocolVersion ?? (initialize === undefined ? undefined : requestedVersion(initialize))
+    const stream = yield* session.openPost(
+      requests.map((r) => r.id),
+      context.json ? "json" : "sse",
+      Streams.primes(version)
+    )
+    if (!(yield* session.offer(frame))) return Wire.transportError(404, "Session not found")
+    if (stream.collected === undefined) {
+      if (statusFromErrors) {
+        const first = yield* Deferred.await(stream.first)
+        const status = Wire.errorStatusOf(first)
+        if (status !== undefined) {
+          // The SSE text already queued for it is never read: the connection ends with the session.
+          yield* onBodyEnd
+          return Wire.jsonResponse(status, first!, headers)
+        }
+      }
+      // A quick handler has answered by the next turn of the event loop: its
+      // events then go out as one plain body with the headers.
+      const connection = stream.connection
+      yield* Effect.yieldNow
+      const whole = connection === undefined ? undefined : yield* session.completeText(stream, connection)
+      if (whole !== undefined) {
+        yield* onBodyEnd
+        return HttpServerResponse.text(whole, {
+          contentType: Wire.CONTENT_SSE,
+          headers: { ...Wire.sseHeaders, ...headers }
+        })
+      }
+      return Streams.sseResponse(session.body(stream, connection).pipe(Stream.ensuring(onBodyEnd)), headers)
+    }
+    if (!statusFromErrors) {
+      // A quick handler has answered by the next turn of the event loop: then
+      // one plain JSON response says both "accepted" and the result, and only
+      // a slower one needs the headers-first reply.
+      yield* Effect.yieldNow
+      if (!Deferred.isDoneUnsafe(stream.done)) return jsonReply(session, frame, stream, onBodyEnd, headers)
+    }
+    yield* Deferred.await(stream.done)
+    yield* onBodyEnd
+    const body = JsonRpcCodec.isBatch(frame) ? stream.collected : stream.collected[0]
+    if (body === undefined) return HttpServerResponse.empty({ status: 202, headers })
+    const status = statusFromErrors && !Array.isArray(body) ? Wire.errorStatusOf(body as JsonRpc.Message) : undefined
+    return Wire.jsonResponse(status ?? 200, body, headers)
+  })
+
+/**
+ * A per-request session of a stateful revision starts as if initialized in
+ * the revision the request names (no client capabilities known): it serves
+ * the request with no handshake run on its behalf.
+ */
+const statelessClient: Session.Initialized["peerInfo"] = { name: "stateless-http-client", version: "0.0.0" }
+
+const servePerRequest = (
+  context: Context,
+  frame: JsonRpcCodec.Decoded,
+  messages: ReadonlyArray<JsonRpc.Message>,
+  legacyVersion: string | undefined,
+  authenticated: Authenticated | undefined
+) =>
+  Effect.gen(function* () {
+    const single = messages.length === 1 ? messages[0]! : undefined
+    // An initialize is answered by the session itself; anything else is served as already initialized.
+    const revision =
+      legacyVersion === undefined || (single !== undefined && isInitialize(single))
+        ? undefined
+        : Session.negotiate(legacyVersion, context.supportedVersions)
+    if (legacyVersion !== undefined && revision === undefined && (single === undefined || !isInitialize(single))) {
+      return Wire.badRequest(`unsupported protocol version ${legacyVersion}`)
+    }
+    const { http, close } = yield* context.sessions.oneShot(
+      revision === undefined ? undefined : { revision, peerCapabilities: {}, peerInfo: statelessClient },
+      authenticated
+    )
+    // Notifications are processed before the session ends; replies end it when complete.
+    const end = Effect.andThen(Effect.andThen(http.endInput, http.drained), close)
+    return yield* serve(context, http, frame, messages, end, legacyVersion === undefined).pipe(
+      Effect.onInterrupt(() => close)
+    )
+  })
+
+const refuse = (problem: { readonly error: McpError.McpError; readonly id: JsonRpc.RequestId | null }) =>
+  Wire.errorResponse(400, problem.error, { id: problem.id })
+
+/**
+ * Answers a POST. `authenticated` is the request's principal when the server
+ * authenticates (its session must be the principal's own, its messages may
+ * need scopes); undefined otherwise.
+ */
+export const handle = (
+  request: HttpServerRequest.HttpServerRequest,
+  context: Context,
+  authenticated?: Authenticated | undefined
+) =>
+  Effect.gen(function* () {
+    if (!Wire.acceptsJsonAndSse(request.headers["accept"])) {
+      return Wire.transportError(406, "Not Acceptable: the client must accept application/json and text/event-stream")
+    }
+    if (!Wire.isJsonContent(request.headers["content-type"])) {
+      return Wire.transportError(415, "Unsupported Media Type: the body must be application/json")
+    }
+    const headerVersion = request.headers[Wire.HEADER_PROTOCOL_VERSION]
+    const read = yield* Wire.readFrame(request, context.maxBodyBytes, context.meter)
+    if (Result.isFailure(read)) return read.failure
+    const frame = read.success
+    const batch = JsonRpcCodec.isBatch(frame)
+    const entries = batch ? frame : [frame]
+    const failures = entries.filter(JsonRpcCodec.isDecodeFailure)
+    if (failures.length > 0)
+      return Wire.jsonResponse(
+        400,
+        failures.map((f) => f.toResponse())
+      )
+    const messages = entries as ReadonlyArray<JsonRpc.Message>
+    // Before anything reaches a session: the answer is an HTTP 403 the client can step up from.
+    if (authenticated !== undefined && context.requiredScopes !== undefined) {
+      const required = missingScopesOf(messages, context.requiredScopes, authenticated.scopes)
+      if (required !== undefined) return context.authentication!.insufficientScope(authenticated, required)
+    }
+    // Refused after reading the body, so the error names the request it answers.
+    if (headerVersion !== undefined && !(context.supportedVersions as ReadonlyArray<string>).includes(headerVersion)) {
+      const single = messages.length === 1 ? messages[0]! : undefined
+      return refuse({
+        error: new McpError.UnsupportedProtocolVersion({
+          message: `Bad Request: unsupported protocol version ${headerVersion}`,
+          data: { requested: headerVersion, supported: [...context.supportedVersions] }
+        }),
+        id: single !== undefined && JsonRpc.isRequest(single) ? single.id : null
+      })
+    }
+
+    let bodyVersion: string | undefined
+    for (const message of messages) {
+      const version = Headers.metaVersionOf(message)
+      if (Headers.isStatelessVersion(version)) {
+        bodyVersion = version
+        break
+      }
+    }
+    const statelessVersion = bodyVersion ?? (Headers.isStatelessVersion(headerVersion) ? headerVersion : undefined)
+    if (statelessVersion !== undefined) {
+      if (batch) return Wire.badRequest(`batches are not supported by revision ${statelessVersion}`)
+      const problem = Headers.checkStateless(request.headers, messages[0]!, context.paramHeaders)
+      if (problem !== undefined) return refuse(problem)
+      if (!(context.supportedVersions as ReadonlyArray<string>).includes(statelessVersion)) {
+        return refuse({
+          error: new McpError.UnsupportedProtocolVersion({
+            message: `unsupported protocol version ${statelessVersion}`,
+            data: { requested: statelessVersion, supported: [...context.supportedVersions] }
+          }),
+          id: JsonRpc.isRequest(messages[0]!) ? messages[0].id : null
+        })
+      }
+      return yield* servePerRequest(context, frame, messages, undefined, authenticated)
+    }
+    if (batch && messages.some(isInitialize)) return Wire.badRequest("initialize must not be part of a batch")
+    if (!context.stateful) {
+      const version = headerVersion ?? "2025-03-26"
+      if (batch && !batchesAllowed(version)) return Wire.badRequest(`batches are not supported by revision ${version}`)
+      return yield* servePerRequest(context, frame, messages, version, authenticated)
+    }
+
+    let session: HttpSession.HttpSession
+    if (request.headers[Wire.HEADER_SESSION_ID] === undefined && !batch && isInitialize(messages[0]!)) {
+      const created = yield* context.sessions.create(request, authenticated)
+      if (!(created instanceof HttpSession.HttpSession)) return created
+      session = created
+    } else {
+      const found = context.sessions.of(request, authenticated)
+      if (!(found instanceof HttpSession.HttpSession)) return found
+      session = found
+    }
+    if (batch && !batchesAllowed(session.protocolVersion)) {
+      return Wire.badRequest(`batches are not supported by revision ${session.protocolVersion ?? "(none yet)"}`)
+    }
+    session.beginExchange()
+    const done = Effect.sync(() => session.touch())
+    return yield* serve(context, session, frame, messages, done).pipe(
+      Effect.ensuring(Effect.sync(() => session.endExchange()))
+    )
+  })

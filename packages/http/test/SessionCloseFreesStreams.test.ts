@@ -1,0 +1,188 @@
+/**
+ * Closing a stateful Streamable HTTP session frees what it holds in the
+ * event store: its finished streams too (a reply delivered in full is no
+ * longer listed by the session, but its events stay stored for a client that
+ * resumes it), whether the session ends by DELETE, idle expiry, `closeSession`
+ * or the server's end. Checked on the store's observable state: every event
+ * id the client was given stops being replayable. The heap itself is measured
+ * by `apps/bench/src/SessionCloseHeap.ts` in a process of its own (a worker
+ * has no `gc`), run by the last test here.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as EventStore from "@effect-mcp/http/EventStore"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import type * as HttpClient from "effect/http/HttpClient"
+import * as Scope from "effect/Scope"
+import { TestClock } from "effect/testing"
+import { execFile } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import { openEvents, openSession, rawPost, rawRequest, readAll, serve } from "./StreamableHttpFixtures.ts"
+
+const headers = (id: string) => ({ "mcp-session-id": id, "mcp-protocol-version": "2025-11-25" })
+const call = (id: number, text: string) => ({
+  jsonrpc: "2.0",
+  id,
+  method: "tools/call",
+  params: { name: "echo", arguments: { text } }
+})
+
+/** The SSE event ids in a text. */
+const idsOf = (text: string): Array<string> => [...text.matchAll(/^id: (\S+)$/gm)].map((match) => match[1]!)
+
+/** Whether the store can still replay after any of `ids`. */
+const anyKept = (store: EventStore.EventStoreShape, ids: ReadonlyArray<string>) =>
+  Effect.map(
+    Effect.forEach(ids, (id) => Effect.orDie(store.replayAfter(id))),
+    (replays) => replays.some((replay) => replay !== undefined)
+  )
+
+/**
+ * A session on `http` with finished streams in the store: three POST replies
+ * read in full (no longer listed by the session), and its GET stream, whose
+ * connection the client dropped. Returns its id and every event id the client saw.
+ */
+const withFinishedStreams = (http: HttpClient.HttpClient, store: EventStore.EventStoreShape) =>
+  Effect.gen(function* () {
+    const id = yield* openSession(http)
+    const seen: Array<string> = []
+    for (let i = 0; i < 3; i++) {
+      const reply = yield* rawPost(http, call(10 + i, "x".repeat(1000)), headers(id))
+      assert.strictEqual(reply.status, 200)
+      seen.push(...idsOf(reply.text))
+    }
+    const events = yield* openEvents(yield* rawRequest(http, "GET", { ...headers(id), accept: "text/event-stream" }))
+    const priming = yield* events.next
+    seen.push(priming.id!)
+    yield* Fiber.interrupt(events.fiber)
+    // Each POST reply had a priming event and its result; the GET stream its priming event.
+    assert.strictEqual(seen.length, 7)
+    // Before the session ends, each reply can still be resumed after its priming event.
+    assert.isDefined(yield* Effect.orDie(store.replayAfter(seen[0]!)))
+    assert.isTrue(yield* anyKept(store, seen))
+    return { id, seen }
+  })
+
+describe("Streamable HTTP: a closed session frees its streams in the event store", () => {
+  it.effect("DELETE forgets every stream of the session, finished ones included", () =>
+    Effect.gen(function* () {
+      const store = EventStore.makeMemory()
+      const { http } = yield* serve({ eventStore: store })
+      const other = yield* withFinishedStreams(http, store)
+      const { id, seen } = yield* withFinishedStreams(http, store)
+      const deleted = yield* readAll(yield* rawRequest(http, "DELETE", headers(id)))
+      assert.strictEqual(deleted.status, 200)
+      assert.isFalse(yield* anyKept(store, seen))
+      // Another session's streams are its own.
+      assert.isTrue(yield* anyKept(store, other.seen))
+    })
+  )
+
+  it.effect("idle expiry forgets every stream of the session", () =>
+    Effect.gen(function* () {
+      const store = EventStore.makeMemory()
+      const { http, server } = yield* serve({ eventStore: store, sessionIdleTimeout: "1 minute" })
+      const { seen } = yield* withFinishedStreams(http, store)
+      yield* TestClock.adjust("2 minutes")
+      assert.strictEqual(server.sessionCount(), 0)
+      assert.isFalse(yield* anyKept(store, seen))
+    })
+  )
+
+  it.effect("closeSession and the server's end forget every stream of their sessions", () =>
+    Effect.gen(function* () {
+      const store = EventStore.makeMemory()
+      const scope = yield* Scope.make()
+      const { http, server } = yield* serve({ eventStore: store }).pipe(Scope.provide(scope))
+      const closed = yield* withFinishedStreams(http, store)
+      const open = yield* withFinishedStreams(http, store)
+      assert.isTrue(yield* server.closeSession(closed.id))
+      assert.isFalse(yield* anyKept(store, closed.seen))
+      assert.isTrue(yield* anyKept(store, open.seen))
+      yield* Scope.close(scope, Exit.void)
+      assert.isFalse(yield* anyKept(store, open.seen))
+    })
+  )
+
+  it.effect("a shared store is told only of the streams still listed (the session may live on elsewhere)", () =>
+    Effect.gen(function* () {
+      const store: EventStore.EventStoreShape = { ...EventStore.makeMemory(), shared: true }
+      const { http } = yield* serve({ eventStore: store })
+      const { id, seen } = yield* withFinishedStreams(http, store)
+      assert.strictEqual((yield* readAll(yield* rawRequest(http, "DELETE", headers(id)))).status, 200)
+      // The replies delivered in full stay for the store's own retention; the GET stream was listed.
+      assert.isDefined(yield* Effect.orDie(store.replayAfter(seen[0]!)))
+      assert.isUndefined(yield* Effect.orDie(store.replayAfter(seen[6]!)))
+    })
+  )
+
+  it.effect("the memory store's forgetSession drops that session's streams only", () =>
+    Effect.gen(function* () {
+      const store = EventStore.makeMemory()
+      const append = (stream: string) => Effect.orDie(store.append(stream, "data"))
+      const own = [yield* append("a_0"), yield* append("a_get"), yield* append("a_7")]
+      // A session whose id begins like another's, and an id of no session.
+      const others = [yield* append("a_b_0"), yield* append("ab_0"), yield* append("plain")]
+      yield* Effect.orDie(store.forgetSession!("a"))
+      assert.isFalse(yield* anyKept(store, own))
+      for (const id of others) assert.isDefined(yield* Effect.orDie(store.replayAfter(id)))
+      // A session reopened under the id starts anew; a session with no streams is no error.
+      const again = yield* append("a_8")
+      assert.isDefined(yield* Effect.orDie(store.replayAfter(again)))
+      yield* Effect.orDie(store.forgetSession!("a"))
+      assert.isUndefined(yield* Effect.orDie(store.replayAfter(again)))
+      yield* Effect.orDie(store.forgetSession!("never"))
+    })
+  )
+})
+
+const heapScript = fileURLToPath(new URL("../../../apps/bench/src/SessionCloseHeap.ts", import.meta.url))
+
+interface HeapReport {
+  readonly before: number
+  readonly held: number
+  readonly after: number
+  readonly stored: number
+}
+
+/** Runs the heap measurement in a Node process with `gc` exposed, and waits for its exit. */
+const measureHeap = Effect.callback<HeapReport, Error>((resume) => {
+  const nodeOptions = process.env["NODE_OPTIONS"] ?? ""
+  const child = execFile(
+    process.execPath,
+    ["--expose-gc", heapScript],
+    {
+      env: {
+        ...process.env,
+        NODE_OPTIONS: nodeOptions.includes("@effect-mcp/source")
+          ? nodeOptions
+          : `${nodeOptions} --conditions=@effect-mcp/source`
+      }
+    },
+    (error, stdout, stderr) =>
+      resume(
+        error === null
+          ? Effect.succeed(JSON.parse(stdout) as HeapReport)
+          : Effect.fail(new Error(`heap script failed: ${error.message}\n${stderr}`))
+      )
+  )
+  return Effect.sync(() => child.kill())
+})
+
+describe("Streamable HTTP: the heap after a session with 50 MiB of finished streams is deleted", () => {
+  it.live(
+    "is back within 2 MiB of before",
+    () =>
+      Effect.gen(function* () {
+        const report = yield* measureHeap
+        const mib = (bytes: number) => (bytes / 1024 / 1024).toFixed(1)
+        const summary = `before ${mib(report.before)} MiB, held ${mib(report.held)} MiB, after ${mib(report.after)} MiB`
+        // The streams were there to be freed: 50 MiB of events stored, and (most of it) held until the DELETE.
+        assert.isAtLeast(report.stored, 50 * 1024 * 1024, summary)
+        assert.isAtLeast(report.held - report.before, 45 * 1024 * 1024, summary)
+        assert.isAtMost(report.after - report.before, 2 * 1024 * 1024, summary)
+      }),
+    30_000
+  )
+})
