@@ -20,6 +20,7 @@
  */
 import * as assert from "node:assert/strict"
 import * as SessionSnapshot from "@effect-mcp/engine/SessionSnapshot"
+import * as McpHeaders from "@effect-mcp/http/McpHeaders"
 import * as StreamableHttpServer from "@effect-mcp/http/StreamableHttpServer"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Resource from "@effect-mcp/server/Resource"
@@ -65,7 +66,9 @@ const post = (server: StreamableHttpServer.StreamableHttpServer, message: object
       host: "localhost",
       accept: "application/json, text/event-stream",
       "content-type": "application/json",
-      ...(sessionId === undefined ? {} : { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-11-25" })
+      ...(sessionId === undefined
+        ? {}
+        : { [McpHeaders.SESSION_ID]: sessionId, [McpHeaders.PROTOCOL_VERSION]: "2025-11-25" })
     }
     const request = HttpServerRequest.fromWeb(
       new Request("http://localhost/mcp", { method: "POST", headers, body: JSON.stringify(message) })
@@ -76,7 +79,7 @@ const post = (server: StreamableHttpServer.StreamableHttpServer, message: object
       .split("\n")
       .filter((line) => line.startsWith("data: {"))
       .map((line) => JSON.parse(line.slice(6)) as Message)
-    return { sessionId: response.headers["mcp-session-id"], messages }
+    return { sessionId: response.headers[McpHeaders.SESSION_ID], messages }
   })
 
 const program = Effect.gen(function* () {

@@ -5,6 +5,7 @@
  * the reply piped back. Keep-alive on both sides,
  * so it costs one extra hop and no connects.
  */
+import * as McpHeaders from "@effect-mcp/http/McpHeaders"
 import { Agent, createServer, request, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 
@@ -29,7 +30,7 @@ export const start = (backends: ReadonlyArray<string>, options?: { readonly stic
     const sticky = options?.sticky === true
     const pins = new Map<string, URL>()
     const server: Server = createServer((req, res) => {
-      const session = req.headers["mcp-session-id"]
+      const session = req.headers[McpHeaders.SESSION_ID]
       const pinned = typeof session === "string" ? pins.get(session) : undefined
       const target = pinned ?? targets[next++ % targets.length]!
       const chunks: Array<Buffer> = []
@@ -50,7 +51,7 @@ export const start = (backends: ReadonlyArray<string>, options?: { readonly stic
               headers: { ...req.headers, host: target.host }
             },
             (reply) => {
-              const opened = reply.headers["mcp-session-id"]
+              const opened = reply.headers[McpHeaders.SESSION_ID]
               if (sticky && typeof opened === "string" && !pins.has(opened)) pins.set(opened, target)
               res.writeHead(reply.statusCode ?? 502, reply.headers)
               reply.pipe(res)

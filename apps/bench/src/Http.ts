@@ -7,6 +7,7 @@
 import { type ChildProcess, fork } from "node:child_process"
 import { Agent, request } from "node:http"
 import * as Transport from "@effect-mcp/engine/Transport"
+import * as McpHeaders from "@effect-mcp/http/McpHeaders"
 import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import * as Context from "effect/Context"
@@ -158,7 +159,7 @@ export const openIdleSession = async (url: string, agent: Agent): Promise<string
         (res) => {
           res.resume()
           res.on("end", () => {
-            const id = res.headers["mcp-session-id"]
+            const id = res.headers[McpHeaders.SESSION_ID]
             resolve({ status: res.statusCode ?? 0, sessionId: typeof id === "string" ? id : undefined })
           })
           res.on("error", reject)
@@ -179,7 +180,7 @@ export const openIdleSession = async (url: string, agent: Agent): Promise<string
   if (initialized.status !== 200 || initialized.sessionId === undefined) {
     throw new Error(`initialize answered ${initialized.status} without a session`)
   }
-  const headers = { "mcp-session-id": initialized.sessionId, "mcp-protocol-version": "2025-11-25" }
+  const headers = { [McpHeaders.SESSION_ID]: initialized.sessionId, [McpHeaders.PROTOCOL_VERSION]: "2025-11-25" }
   const notified = await post({ jsonrpc: "2.0", method: "notifications/initialized" }, headers)
   if (notified.status !== 202) throw new Error(`notifications/initialized answered ${notified.status}`)
   return initialized.sessionId

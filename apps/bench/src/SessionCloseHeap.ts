@@ -10,6 +10,7 @@
  * the workspace); the engine's `SessionCloseFreesStreams` test runs it.
  */
 import * as EventStore from "@effect-mcp/http/EventStore"
+import * as McpHeaders from "@effect-mcp/http/McpHeaders"
 import * as ServerSession from "@effect-mcp/engine/ServerSession"
 import type * as Session from "@effect-mcp/engine/Session"
 import * as StreamableHttpServer from "@effect-mcp/http/StreamableHttpServer"
@@ -73,9 +74,9 @@ const makeServer = Effect.gen(function* () {
         host: "localhost",
         "content-type": "application/json",
         accept: "application/json, text/event-stream",
-        "mcp-protocol-version": version
+        [McpHeaders.PROTOCOL_VERSION]: version
       }
-      if (session !== undefined) headers["mcp-session-id"] = session
+      if (session !== undefined) headers[McpHeaders.SESSION_ID] = session
       const web = new Request("http://localhost/mcp", {
         method,
         headers,
@@ -86,7 +87,7 @@ const makeServer = Effect.gen(function* () {
         HttpServerRequest.HttpServerRequest,
         HttpServerRequest.fromWeb(web)
       )
-      return { session: response.headers["mcp-session-id"], text: yield* textOf(response) }
+      return { session: response.headers[McpHeaders.SESSION_ID], text: yield* textOf(response) }
     }).pipe(Effect.scoped)
 
   /** A new session that got `count` replies of `size` characters, all read; its id. */

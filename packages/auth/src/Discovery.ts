@@ -12,6 +12,7 @@
  * authorization server, and when that has no metadata either, the default
  * endpoints `/authorize`, `/token` and `/register` at the origin are used.
  */
+import * as McpHeaders from "@effect-mcp/http/McpHeaders"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -44,7 +45,7 @@ export const defaultProtocolVersion = "2025-11-25"
 
 /** The header every discovery request carries. */
 const protocolHeader = (options: Options | undefined) => ({
-  "mcp-protocol-version": options?.protocolVersion ?? defaultProtocolVersion
+  [McpHeaders.PROTOCOL_VERSION]: options?.protocolVersion ?? defaultProtocolVersion
 })
 
 /** Everything discovery found for one MCP server. */

@@ -129,7 +129,7 @@ const roleOf = (options: Options): Session.RoleOptions => {
           const declared = capabilitiesNow(s.revision)
           s.declared = declared
           // Negotiated: what the session's snapshot holds is now known (or changed, on a repeat).
-          s.onChange?.()
+          s.onChange?.(s)
           return Effect.succeed(initializeResult(version, declared))
         })
     ],

@@ -83,8 +83,13 @@ export interface State {
    * id repeats within the session.
    */
   requestIdsBelow: number
-  /** Called when what a snapshot of the session holds changed (set by whoever keeps its snapshots). */
-  onChange: (() => void) | undefined
+  /** The id its keeper knows it by (a Streamable HTTP session's id), once one registered it. */
+  id: string | undefined
+  /**
+   * Called when what a snapshot of the session holds changed; set by whoever
+   * keeps its snapshots (one function for all its sessions, told which by the state).
+   */
+  onChange: ((state: State) => void) | undefined
 }
 
 /** What a role (client or server) gives the session core. */
@@ -178,14 +183,14 @@ export const StartInitialized = Context.Reference<Initialized | undefined>(
 const noExtras: { readonly [key: string]: unknown } = Object.freeze({})
 
 /**
- * Called with each session made while it is set, once it exists: how the
- * keeper of a transport's sessions (the Streamable HTTP server's registry)
- * reaches the MCP session a factory made over its transport. Default: unset.
+ * Called with each session made while it is set, and the transport it runs
+ * over, once it exists: how the keeper of a transport's sessions (a
+ * `SessionRegistry`) reaches the MCP session a factory made over its
+ * transport. Default: unset.
  */
-export const OnSessionStart = Context.Reference<((session: SessionShape) => void) | undefined>(
-  "@effect-mcp/engine/Session/OnSessionStart",
-  { defaultValue: () => undefined }
-)
+export const OnSessionStart = Context.Reference<
+  ((session: SessionShape, transport: Transport.TransportShape) => void) | undefined
+>("@effect-mcp/engine/Session/OnSessionStart", { defaultValue: () => undefined })
 
 /**
  * The session core: the state, its gate and the Peer. Behaviour lives on the
@@ -249,7 +254,7 @@ class SessionCore implements SessionShape {
   setFeature(key: string, value: unknown): void {
     const { [key]: _, ...rest } = this.state.features
     this.state.features = value === undefined ? rest : { ...rest, [key]: value }
-    this.state.onChange?.()
+    this.state.onChange?.(this.state)
   }
 }
 
@@ -271,13 +276,14 @@ export const make = Effect.fnUntraced(function* (
     declared: undefined,
     features: initialized?.features ?? noExtras,
     requestIdsBelow: initialized?.nextRequestId ?? 1,
+    id: undefined,
     onChange: undefined
   }
   const gate = new Gate.Gate(options, state)
   const peer = yield* Peer.make(transport, gate, options.peer)
   const session = new SessionCore(options.side, state, gate, peer)
   const onStart = yield* OnSessionStart
-  if (onStart !== undefined) onStart(session)
+  if (onStart !== undefined) onStart(session, transport)
   return session
 })
 

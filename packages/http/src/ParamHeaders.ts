@@ -20,6 +20,7 @@
  * (checking the headers against the arguments).
  */
 import * as Base64 from "effect/encoding/Base64"
+import * as McpHeaders from "./McpHeaders.ts"
 import * as Predicate from "effect/Predicate"
 import * as Result from "effect/Result"
 
@@ -27,7 +28,7 @@ import * as Result from "effect/Result"
 export const ANNOTATION = "x-mcp-header"
 
 /** The lower-case prefix of the headers (header names ignore case). */
-export const HEADER_PREFIX = "mcp-param-"
+export const HEADER_PREFIX: typeof McpHeaders.PARAM_PREFIX = McpHeaders.PARAM_PREFIX
 
 /** The types a mirrored argument may have. */
 export type ParamType = "string" | "integer" | "boolean"

@@ -35,6 +35,7 @@ import * as Wire from "./internal/httpWire.ts"
 import { idempotencyKeyOf, messagesOf, missingScopesOf } from "./internal/jsonRpcSniff.ts"
 import { textOf } from "./internal/httpServerStream.ts"
 import { PushQueue } from "@effect-mcp/engine/PushQueue"
+import * as SessionRegistry from "@effect-mcp/engine/SessionRegistry"
 import { newSessionId } from "./internal/sessionId.ts"
 import * as Transport from "@effect-mcp/engine/Transport"
 import * as McpMetrics from "@effect-mcp/engine/McpMetrics"
@@ -96,7 +97,11 @@ export interface SseServer {
  */
 export type SessionServices = Transport.Transport | Scope.Scope | CurrentHttpSession
 
-interface Entry {
+/**
+ * One legacy session as the registry holds it: its input queue, the SSE text
+ * waiting for its event stream, and when the client last read.
+ */
+class Entry implements SessionRegistry.Held {
   readonly incoming: Queue.Queue<Transport.Incoming, Transport.TransportError | Cause.Done>
   /** The SSE text for the client, in the engine's push queue (its body is woken on a microtask). */
   readonly outgoing: PushQueue<string>
@@ -105,9 +110,64 @@ interface Entry {
   /** When the client last took events (or the stream opened). */
   takenAt: number
   /** Idempotent notifications queued and not yet taken: key -> event text. */
-  unread: Map<string, string> | undefined
+  unread: Map<string, string> | undefined = undefined
   /** The principal of the latest authenticated request of the session (with `authentication` only). */
   authenticated: HttpAuthentication.Authenticated | undefined
+  private readonly clock: Clock.Clock
+  private readonly writeTimeoutMs: number
+  /** Closes this session through the registry (a halted stream may never be read to its end). */
+  private readonly closeSelf: () => Effect.Effect<void>
+
+  constructor(options: {
+    readonly incoming: Queue.Queue<Transport.Incoming, Transport.TransportError | Cause.Done>
+    readonly outgoing: PushQueue<string>
+    readonly scope: Scope.Closeable
+    readonly client: string | undefined
+    readonly authenticated: HttpAuthentication.Authenticated | undefined
+    readonly clock: Clock.Clock
+    readonly writeTimeoutMs: number
+    readonly closeSelf: () => Effect.Effect<void>
+  }) {
+    this.incoming = options.incoming
+    this.outgoing = options.outgoing
+    this.scope = options.scope
+    this.client = options.client
+    this.authenticated = options.authenticated
+    this.clock = options.clock
+    this.writeTimeoutMs = options.writeTimeoutMs
+    this.closeSelf = options.closeSelf
+    this.takenAt = options.clock.currentTimeMillisUnsafe()
+  }
+
+  get principal(): string | undefined {
+    return this.authenticated?.owner
+  }
+
+  // The session lives as long as its event stream: never idle-expired.
+  isBusy(): boolean {
+    return true
+  }
+
+  idleFor(): number {
+    return 0
+  }
+
+  /** A stream whose client took nothing for the write timeout while messages waited ends its session (1), else 0. */
+  watch(): Effect.Effect<number> {
+    return Effect.suspend(() => {
+      const now = this.clock.currentTimeMillisUnsafe()
+      if (this.outgoing.size === 0 || now - this.takenAt < this.writeTimeoutMs) return Effect.succeed(0)
+      // Halted, not closed: the body stops now instead of waiting for a reader that never comes.
+      this.outgoing.halt()
+      return Effect.as(this.closeSelf(), 1)
+    })
+  }
+
+  end(): Effect.Effect<void> {
+    // Outgoing ends first: from the moment the session sees its input end, sends fail with Closed.
+    this.outgoing.close()
+    return Effect.andThen(Queue.end(this.incoming), Scope.close(this.scope, Exit.void))
+  }
 }
 
 /** CurrentHttpSession of a legacy session: no resumable streams to close, no negotiated revision kept. */
@@ -167,54 +227,26 @@ export const make = Effect.fnUntraced(function* <E, R>(
   const clock = yield* Clock.Clock
   const authentication = options.authentication
   const requiredScopes = options.requiredScopes
-  const sessions = new Map<string, Entry>()
-  const perClient = new Map<string, number>()
   // Undefined when metrics are off: nothing is counted.
   const meter = McpMetrics.transportMeter("sse", context as Context.Context<never>)
   let evicted = 0
-
-  const close = (id: string, entry: Entry) =>
-    Effect.suspend(() => {
-      if (sessions.get(id) === entry) {
-        sessions.delete(id)
-        meter?.sessions(-1)
-        if (entry.client !== undefined) {
-          const left = (perClient.get(entry.client) ?? 1) - 1
-          if (left > 0) perClient.set(entry.client, left)
-          else perClient.delete(entry.client)
-        }
-      }
-      // Outgoing ends first: from the moment the session sees its input end, sends fail with Closed.
-      entry.outgoing.close()
-      return Effect.andThen(Queue.end(entry.incoming), Scope.close(entry.scope, Exit.void))
-    })
-  yield* Effect.addFinalizer(() =>
-    Effect.forEach([...sessions.entries()], ([id, entry]) => close(id, entry), { discard: true })
+  const sessions = new SessionRegistry.SessionRegistry<Entry>(
+    {
+      maxSessions,
+      maxSessionsPerClient: maxPerClient,
+      idleTimeout: Duration.infinity,
+      watchEvery: Math.max(1, writeTimeoutMs / 2),
+      onStalled: (halted) =>
+        Effect.sync(() => {
+          evicted += halted
+        }),
+      onCount: meter === undefined ? undefined : (delta) => meter.sessions(delta)
+    },
+    clock
   )
-
-  // Streams whose client took nothing for the write timeout while messages waited are closed.
-  const watch = Effect.suspend(() => {
-    const now = clock.currentTimeMillisUnsafe()
-    const stalled: Array<readonly [string, Entry]> = []
-    for (const [id, entry] of sessions) {
-      if (entry.outgoing.size > 0 && now - entry.takenAt >= writeTimeoutMs) stalled.push([id, entry])
-    }
-    evicted += stalled.length
-    return Effect.forEach(
-      stalled,
-      ([id, entry]) => {
-        // Halted, not closed: the body stops now instead of waiting for a reader that never comes.
-        entry.outgoing.halt()
-        return close(id, entry)
-      },
-      { discard: true }
-    )
-  })
-  yield* Effect.sleep(Duration.millis(Math.max(1, writeTimeoutMs / 2))).pipe(
-    Effect.andThen(watch),
-    Effect.forever,
-    Effect.forkScoped
-  )
+  const close = (id: string, entry: Entry) => sessions.closeHeld(id, entry, "Deleted")
+  yield* Effect.addFinalizer(() => sessions.closeAll)
+  yield* sessions.runTimers
 
   const sse = Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
@@ -227,29 +259,30 @@ export const make = Effect.fnUntraced(function* <E, R>(
       if (Result.isFailure(result)) return result.failure
       authenticated = result.success
     }
-    if (sessions.size >= maxSessions) return Wire.transportError(503, "Service Unavailable: too many sessions")
     // With authentication the session belongs to its principal, whose sessions the quota counts.
     const client = authenticated === undefined ? clientOf(request) : authenticated.owner
-    if (client !== undefined && (perClient.get(client) ?? 0) >= maxPerClient) {
-      return Wire.transportError(429, `Too Many Requests: at most ${maxPerClient} sessions per client`)
+    const refusal = sessions.admit(client)
+    if (refusal !== undefined) {
+      return refusal._tag === "Full"
+        ? Wire.transportError(503, "Service Unavailable: too many sessions")
+        : Wire.transportError(429, `Too Many Requests: at most ${refusal.limit} sessions per client`)
     }
-    if (client !== undefined) perClient.set(client, (perClient.get(client) ?? 0) + 1)
     const id = newSessionId()
     const scope = yield* Scope.fork(serverScope)
     const incoming = yield* Queue.bounded<Transport.Incoming, Transport.TransportError | Cause.Done>(256)
     // Bounded, so a slow reader makes `send` wait instead of growing memory.
     const outgoing = new PushQueue<string>(maxBuffered + 1)
-    const entry: Entry = {
+    const entry: Entry = new Entry({
       incoming,
       outgoing,
       scope,
       client,
-      takenAt: clock.currentTimeMillisUnsafe(),
-      unread: undefined,
-      authenticated
-    }
-    sessions.set(id, entry)
-    meter?.sessions(1)
+      authenticated,
+      clock,
+      writeTimeoutMs,
+      closeSelf: () => close(id, entry)
+    })
+    sessions.add(id, entry)
     outgoing.offerNow(Wire.formatEvent({ event: "endpoint", data: endpoint(id) }))
     yield* Scope.addFinalizer(
       scope,
@@ -311,11 +344,9 @@ export const make = Effect.fnUntraced(function* <E, R>(
     }
     const id = sessionIdOf(request.url)
     if (id === undefined) return Wire.badRequest("the sessionId query parameter is required")
-    const entry = sessions.get(id)
     // Another principal's session is unknown to this one: nothing says it exists.
-    if (entry === undefined || (authenticated !== undefined && entry.client !== authenticated.owner)) {
-      return Wire.transportError(404, "Session not found")
-    }
+    const entry = sessions.find(id, authenticated?.owner)
+    if (entry === undefined) return Wire.transportError(404, "Session not found")
     if (!Wire.isJsonContent(request.headers["content-type"])) {
       return Wire.transportError(415, "Unsupported Media Type: the body must be application/json")
     }

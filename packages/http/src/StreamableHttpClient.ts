@@ -46,7 +46,12 @@ import * as Transport from "@effect-mcp/engine/Transport"
 
 export { SessionExpired }
 
-/** How the client reconnects a dropped SSE stream (with `Last-Event-ID`). */
+/**
+ * How the client reconnects a dropped SSE stream (with `Last-Event-ID`): it
+ * waits the server's `retry` (else `initialDelay`), then retries a failed
+ * attempt after that wait times `factor`, `factor`², … (never more than
+ * `maxDelay`), `maxRetries` times.
+ */
 export interface ReconnectOptions {
   /** Delay before the first reconnection when the server sent no `retry`. Default 1 second. */
   readonly initialDelay?: Duration.Input | undefined
@@ -54,7 +59,7 @@ export interface ReconnectOptions {
   readonly maxDelay?: Duration.Input | undefined
   /** Growth of the delay after each failed attempt. Default 1.5. */
   readonly factor?: number | undefined
-  /** Consecutive failed attempts before a stream is given up. Default 2. */
+  /** Failed attempts retried before a stream is given up (a reconnection makes 1 + maxRetries). Default 2. */
   readonly maxRetries?: number | undefined
 }
 
@@ -163,8 +168,8 @@ export const make = Effect.fnUntraced(function* (options: Options) {
 
   const sseConfig: HttpClientSse.Config = {
     reconnect: {
-      initialMs: millis(options.reconnect?.initialDelay, 1000),
-      maxMs: millis(options.reconnect?.maxDelay, 30_000),
+      initialDelay: Duration.fromInputUnsafe(options.reconnect?.initialDelay ?? "1 second"),
+      maxDelay: Duration.fromInputUnsafe(options.reconnect?.maxDelay ?? "30 seconds"),
       factor: options.reconnect?.factor ?? 1.5,
       maxRetries: options.reconnect?.maxRetries ?? 2
     },

@@ -11,7 +11,7 @@
  * `initialize` must never be cancelled.
  */
 import * as Schema from "effect/Schema"
-import { RequestId } from "./JsonRpc.ts"
+import { isRequestId, RequestId } from "./JsonRpc.ts"
 import { NotificationMeta } from "./Meta.ts"
 
 /** Params of `notifications/cancelled`. */
@@ -23,3 +23,15 @@ export const CancelledParams = Schema.Struct({
 }).annotate({ identifier: "CancelledParams" })
 /** Decoded `CancelledParams`. */
 export type CancelledParams = typeof CancelledParams.Type
+
+/**
+ * The id of the request a `notifications/cancelled` names, read from its raw
+ * params without decoding them (the Peer and the HTTP transports route a
+ * cancel by it before any validation): undefined when the params are not an
+ * object or carry no valid request id (2025-11-25 lets the id be absent).
+ */
+export const cancelledRequestId = (params: unknown): RequestId | undefined => {
+  if (typeof params !== "object" || params === null) return undefined
+  const id = (params as { readonly requestId?: unknown }).requestId
+  return isRequestId(id) ? id : undefined
+}

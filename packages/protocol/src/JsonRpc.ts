@@ -22,6 +22,15 @@ export type RequestId = string | number
 /** A request id: a string or an integer. */
 export const RequestId: Schema.Codec<RequestId> = Schema.Union([Schema.String, Schema.Int])
 
+/**
+ * Whether a raw value (a member of a parsed frame, not yet decoded) is a
+ * request id: a string or a safe integer, as `RequestId` describes. The codec,
+ * the Peer and the transports all test ids with this one guard, so an id one
+ * of them accepts is never refused by another.
+ */
+// Number.isSafeInteger is false for non-numbers, so it doubles as the type test.
+export const isRequestId = (u: unknown): u is RequestId => typeof u === "string" || Number.isSafeInteger(u)
+
 /** `params`: by-name (object) or by-position (array). MCP only uses objects; `IncomingValidator` enforces that. */
 export type Params = { readonly [key: string]: unknown } | ReadonlyArray<unknown>
 

@@ -2,6 +2,7 @@
  * The HTTP floor (`httpFloor.ts`): `node:http`, the echo result as a JSON
  * body; an `initialize` also gets a session id, kept in a map. Nothing else.
  */
+import * as McpHeaders from "@effect-mcp/http/McpHeaders"
 import { randomUUID } from "node:crypto"
 import { answer, type Message } from "../Floor.ts"
 import { listen, readBody } from "./httpCommon.ts"
@@ -17,7 +18,7 @@ listen(async (req, res) => {
   if (message.method === "initialize") {
     const id = randomUUID()
     sessions.set(id, { created: Date.now() })
-    headers["mcp-session-id"] = id
+    headers[McpHeaders.SESSION_ID] = id
   }
   const body = JSON.stringify(answer(message))
   headers["content-length"] = Buffer.byteLength(body)

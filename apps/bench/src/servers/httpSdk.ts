@@ -4,13 +4,14 @@
  * the body parsed first as `express.json()` would (the SDK's documented
  * pattern for stateful servers).
  */
+import * as McpHeaders from "@effect-mcp/http/McpHeaders"
 import { randomUUID } from "node:crypto"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import * as SdkEchoServer from "../SdkEchoServer.ts"
 import { listen, mode, readBody } from "./httpCommon.ts"
 const transports = new Map<string, StreamableHTTPServerTransport>()
 listen(async (req, res) => {
-  const sessionId = req.headers["mcp-session-id"]
+  const sessionId = req.headers[McpHeaders.SESSION_ID]
   const body = req.method === "POST" ? JSON.parse(await readBody(req)) : undefined
   let transport = typeof sessionId === "string" ? transports.get(sessionId) : undefined
   if (transport === undefined) {

@@ -149,7 +149,7 @@ const REQUEST_ID_BLOCK = 1_000
 /** Reserves the block of request ids from `id` on: the session's snapshot changed. */
 const reserveRequestIds = (state: Session.State, id: number): void => {
   state.requestIdsBelow = id + REQUEST_ID_BLOCK
-  state.onChange?.()
+  state.onChange?.(state)
 }
 
 /** An outgoing request the gate allowed, and what it was allowed under. */

@@ -3,12 +3,15 @@
  * only at the few fields the Peer itself needs (progress tokens, cancelled
  * ids); full params validation is the session's job.
  */
-import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as Predicate from "effect/Predicate"
 import type * as CurrentRequest from "../CurrentRequest.ts"
 
-const isRequestId = (u: unknown): u is JsonRpc.RequestId =>
-  typeof u === "string" || (typeof u === "number" && Number.isInteger(u))
+// The cancel's id is read by the protocol package's one reader, which the HTTP transports share.
+export { cancelledRequestId } from "@effect-mcp/protocol/Cancellation"
+
+// A progress token has a request id's shape (`Meta.ProgressToken`): the same guard tests both.
+const isRequestId = JsonRpc.isRequestId
 
 export const progressTokenOf = (params: unknown): CurrentRequest.ProgressToken | undefined => {
   if (!Predicate.isObject(params)) return undefined
@@ -47,10 +50,4 @@ export const progressOf = (
       message: typeof p.message === "string" ? p.message : undefined
     }
   }
-}
-
-export const cancelledRequestId = (params: unknown): JsonRpc.RequestId | undefined => {
-  if (!Predicate.isObject(params)) return undefined
-  const id = (params as { readonly requestId?: unknown }).requestId
-  return isRequestId(id) ? id : undefined
 }

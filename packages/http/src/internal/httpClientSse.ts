@@ -2,7 +2,8 @@
  * Reading SSE streams on the client: a POST's reply stream or the session's
  * GET stream. A stream that ends early (before every response it owes) is
  * resumed with a GET carrying `Last-Event-ID`, after the server's `retry`
- * delay or an exponential backoff; the GET stream is re-opened the same way.
+ * delay (or `initialDelay`); failed attempts are retried on an exponential
+ * backoff from there. The GET stream is re-opened the same way.
  */
 import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as McpError from "@effect-mcp/protocol/McpError"
@@ -12,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Sse from "effect/encoding/Sse"
 import type * as HttpClientError from "effect/http/HttpClientError"
 import type * as HttpClientResponse from "effect/http/HttpClientResponse"
+import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as Transport from "@effect-mcp/engine/Transport"
 import { CONTENT_SSE } from "./httpWire.ts"
@@ -33,19 +35,47 @@ export const tooLarge = (maxEventBytes: number) =>
     message: `an SSE event exceeds the limit of ${maxEventBytes} characters`
   })
 
+/** How a stream that ended is resumed: the transport's `reconnect` options, defaults applied. */
 export interface Reconnect {
-  readonly initialMs: number
-  readonly maxMs: number
+  /** The wait before reconnecting when the server sent no `retry`. */
+  readonly initialDelay: Duration.Duration
+  /** Upper bound of every wait. */
+  readonly maxDelay: Duration.Duration
+  /** Growth of the wait after each failed attempt. */
   readonly factor: number
-  /** Consecutive failed reconnection attempts before giving up. */
+  /** Failed reconnection attempts retried before the stream is given up. */
   readonly maxRetries: number
 }
 
+/**
+ * The wait before reconnecting a stream that ended: the server's `retry`
+ * (`hint`) when it sent one, else `initialDelay`; at most `maxDelay`.
+ */
+export const reconnectDelay = (reconnect: Reconnect, hint: Duration.Duration | undefined): Duration.Duration =>
+  Duration.min(hint ?? reconnect.initialDelay, reconnect.maxDelay)
+
+/**
+ * The waits after failed reconnection attempts: at most `maxRetries`, the
+ * first `factor` times the uncapped reconnection delay (`hint ??
+ * initialDelay`), each next one `factor` times the last, every one capped at
+ * `maxDelay`. A successful reconnection starts the backoff over.
+ */
+export const retrySchedule = (
+  reconnect: Reconnect,
+  hint: Duration.Duration | undefined
+): Schedule.Schedule<Duration.Duration> =>
+  Schedule.exponential(Duration.times(hint ?? reconnect.initialDelay, reconnect.factor), reconnect.factor).pipe(
+    Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, reconnect.maxDelay))),
+    Schedule.upTo({ times: reconnect.maxRetries })
+  )
+
+/** One event of a stream, as delivered. */
 export interface ReadEvent {
   readonly data: string
   readonly event: string
 }
 
+/** What reading a stream needs of the transport around it. */
 export interface Config {
   readonly reconnect: Reconnect
   /** Delivers one event's data; returns the ids of the responses it carried. */
@@ -63,11 +93,19 @@ export interface Config {
   readonly failed: (error: Transport.TransportError) => Effect.Effect<void>
 }
 
+/** Whether a `content-type` names an event stream. */
 export const isSseContent = (contentType: string | undefined): boolean =>
   contentType?.toLowerCase().startsWith(CONTENT_SSE) === true
 
+/** Whether a response is an event stream. */
 export const isSse = (response: HttpClientResponse.HttpClientResponse): boolean =>
   isSseContent(response.headers["content-type"])
+
+/** What a stream's events told so far: where to resume, and the server's `retry`. */
+interface StreamState {
+  lastEventId: string | undefined
+  retry: Duration.Duration | undefined
+}
 
 /**
  * Reads one response's events; resolves when the body ends or drops (a lost
@@ -75,7 +113,7 @@ export const isSse = (response: HttpClientResponse.HttpClientResponse): boolean 
  */
 const readBody = (
   response: HttpClientResponse.HttpClientResponse,
-  state: { lastEventId: string | undefined; retryMs: number | undefined },
+  state: StreamState,
   onEvent: (event: ReadEvent) => Effect.Effect<void>,
   maxEventBytes: number
 ): Effect.Effect<Transport.TransportError | undefined> =>
@@ -85,7 +123,7 @@ const readBody = (
     const parser = Sse.makeParser(
       (event) => {
         if (event._tag === "Retry") {
-          state.retryMs = Duration.toMillis(event.duration)
+          state.retry = event.duration
           return
         }
         // The parser bounds only an event split across chunks; one within a chunk is checked here.
@@ -148,6 +186,75 @@ const giveUp = (pending: Set<JsonRpc.RequestId>, deliver: Config["deliver"], why
     { discard: true }
   )
 
+/** How an attempt to open the stream ended, when it is not to be retried. */
+type Opened =
+  | { readonly _tag: "Open"; readonly response: HttpClientResponse.HttpClientResponse }
+  | { readonly _tag: "Closed" }
+  | { readonly _tag: "Expired" }
+  | { readonly _tag: "Refused"; readonly status: number }
+
+/** An attempt worth retrying: the GET failed, or the server answered with no event stream for now. */
+const retryable = { _tag: "Retryable" } as const
+
+/** One GET of the stream, classified. */
+const attempt = (config: Config, lastEventId: string | undefined): Effect.Effect<Opened, typeof retryable> =>
+  Effect.suspend(() => {
+    if (config.isClosed()) return Effect.succeed<Opened>({ _tag: "Closed" })
+    return Effect.flatMap(Effect.result(config.get(lastEventId)), (next) => {
+      if (next._tag === "Failure") return Effect.fail(retryable)
+      const response = next.success
+      const status = response.status
+      if (status === 200) {
+        return isSse(response) ? Effect.succeed<Opened>({ _tag: "Open", response }) : Effect.fail(retryable)
+      }
+      return Effect.andThen(Effect.ignore(response.text), (): Effect.Effect<Opened, typeof retryable> => {
+        if (status === 404) return Effect.succeed({ _tag: "Expired" })
+        // No GET stream on this server (405), or it refuses to resume this one.
+        if (status === 405 || (status >= 400 && status < 500 && status !== 408 && status !== 429)) {
+          return Effect.succeed({ _tag: "Refused", status })
+        }
+        return Effect.fail(retryable)
+      })
+    })
+  })
+
+/**
+ * Opens the stream (again), retrying failed attempts on `retrySchedule`.
+ * Yields the response to read, or undefined once the stream is over: given
+ * up, refused, expired or closed, the pending requests answered.
+ */
+const connect = (
+  config: Config,
+  state: StreamState,
+  pending: Set<JsonRpc.RequestId> | undefined
+): Effect.Effect<HttpClientResponse.HttpClientResponse | undefined> =>
+  attempt(config, state.lastEventId).pipe(
+    Effect.retry(retrySchedule(config.reconnect, state.retry)),
+    Effect.matchEffect({
+      onFailure: () =>
+        pending === undefined
+          ? Effect.undefined
+          : Effect.as(giveUp(pending, config.deliver, "the response stream could not be resumed"), undefined),
+      onSuccess: (opened) => {
+        switch (opened._tag) {
+          case "Open":
+            return Effect.succeed(opened.response)
+          case "Closed":
+            return Effect.undefined
+          case "Expired":
+            return Effect.as(config.expired, undefined)
+          case "Refused":
+            return pending === undefined
+              ? Effect.undefined
+              : Effect.as(
+                  giveUp(pending, config.deliver, `resuming the stream was refused (HTTP ${opened.status})`),
+                  undefined
+                )
+        }
+      }
+    })
+  )
+
 /**
  * Reads a stream to its end, resuming it as needed. With `pending` (a POST's
  * stream) it ends once every pending response arrived; without (the GET
@@ -159,55 +266,24 @@ export const run = (
   pending: Set<JsonRpc.RequestId> | undefined
 ): Effect.Effect<void> =>
   Effect.gen(function* () {
-    const state = { lastEventId: undefined as string | undefined, retryMs: undefined as number | undefined }
+    const state: StreamState = { lastEventId: undefined, retry: undefined }
     const onEvent = (event: ReadEvent) =>
       Effect.map(config.deliver(event), (ids) => {
         if (pending !== undefined) for (const id of ids) pending.delete(id)
       })
-    const { initialMs, maxMs, factor, maxRetries } = config.reconnect
-    let failures = 0
-    let response = first
-    // The GET stream is opened at once; later attempts wait.
-    let connectNow = first === undefined
-    while (!config.isClosed()) {
-      if (response !== undefined) {
-        const error = yield* readBody(response, state, onEvent, config.maxEventBytes)
-        response = undefined
-        if (error !== undefined) return yield* config.failed(error)
-        if (pending !== undefined && pending.size === 0) return
-      }
+    // The GET stream is opened at once.
+    let response = first ?? (yield* connect(config, state, pending))
+    while (response !== undefined && !config.isClosed()) {
+      const error = yield* readBody(response, state, onEvent, config.maxEventBytes)
+      if (error !== undefined) return yield* config.failed(error)
+      if (pending !== undefined && pending.size === 0) return
       if (pending !== undefined && state.lastEventId === undefined) {
         return yield* giveUp(pending, config.deliver, "the response stream ended and the server offers no resumption")
       }
-      if (failures > maxRetries) {
-        if (pending !== undefined) yield* giveUp(pending, config.deliver, "the response stream could not be resumed")
-        return
-      }
-      if (!connectNow) {
-        const base = state.retryMs ?? initialMs
-        yield* Effect.sleep(Duration.millis(Math.min(maxMs, base * factor ** failures)))
-        if (config.isClosed()) return
-      }
-      connectNow = false
-      const next = yield* Effect.result(config.get(state.lastEventId))
-      if (next._tag === "Failure") {
-        failures++
-        continue
-      }
-      const status = next.success.status
-      if (status !== 200) yield* Effect.ignore(next.success.text)
-      if (status === 404) return yield* config.expired
-      // No GET stream on this server (405), or it refuses to resume this one.
-      if (status === 405 || (status >= 400 && status < 500 && status !== 408 && status !== 429)) {
-        if (pending !== undefined)
-          yield* giveUp(pending, config.deliver, `resuming the stream was refused (HTTP ${status})`)
-        return
-      }
-      if (status !== 200 || !isSse(next.success)) {
-        failures++
-        continue
-      }
-      failures = 0
-      response = next.success
+      // This wait is the SSE reconnection time, not a retry: nothing failed (an SSE stream ends
+      // by design) and the server's `retry` names it. The waits after failed attempts, which
+      // grow from it, are the retry schedule `connect` runs.
+      yield* Effect.sleep(reconnectDelay(config.reconnect, state.retry))
+      response = yield* connect(config, state, pending)
     }
   })

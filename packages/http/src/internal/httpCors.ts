@@ -10,7 +10,11 @@
  */
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import { PARAM_PREFIX } from "../McpHeaders.ts"
 import {
+  HEADER_LAST_EVENT_ID,
+  HEADER_METHOD,
+  HEADER_NAME,
   HEADER_PROTOCOL_VERSION,
   HEADER_SESSION_ID,
   hostnameOf,
@@ -26,11 +30,11 @@ const allowedHeaders = [
   "accept",
   "content-type",
   "authorization",
-  "last-event-id",
+  HEADER_LAST_EVENT_ID,
   HEADER_SESSION_ID,
   HEADER_PROTOCOL_VERSION,
-  "mcp-method",
-  "mcp-name"
+  HEADER_METHOD,
+  HEADER_NAME
 ]
 
 /** How long a browser may cache a preflight's answer, in seconds. */
@@ -94,7 +98,7 @@ export const preflight = (
   const asked = (request.headers["access-control-request-headers"] ?? "")
     .split(",")
     .map((h) => h.trim().toLowerCase())
-    .filter((h) => h !== "" && (allowedHeaders.includes(h) || h.startsWith("mcp-param-")))
+    .filter((h) => h !== "" && (allowedHeaders.includes(h) || h.startsWith(PARAM_PREFIX)))
   return HttpServerResponse.empty({
     status: 204,
     headers: {

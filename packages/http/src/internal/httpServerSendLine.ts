@@ -20,6 +20,7 @@
  */
 import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
+import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -215,7 +216,8 @@ export abstract class SendLine extends Lock {
       if (!JsonRpc.isSuccess(message) || !initializeIds.has(message.id)) continue
       initializeIds.delete(message.id)
       const version = (message.result as { readonly protocolVersion?: unknown } | null)?.protocolVersion
-      if (typeof version === "string") this.protocolVersion = version
+      // The revision's own constant, not the decoded reply's copy: every idle session would hold one.
+      if (typeof version === "string") this.protocolVersion = ProtocolVersion.all.find((v) => v === version) ?? version
     }
     if (initializeIds.size === 0) this.initializeIds = undefined
   }

@@ -17,9 +17,10 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Queue from "effect/Queue"
 import * as Result from "effect/Result"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { Authenticated } from "../HttpAuthentication.ts"
+import type * as SessionRegistry from "@effect-mcp/engine/SessionRegistry"
 import type * as Transport from "@effect-mcp/engine/Transport"
 import { SendLine } from "./httpServerSendLine.ts"
 import * as Streams from "./httpServerStream.ts"
@@ -46,7 +47,7 @@ const sessionClosedResponse = (id: JsonRpc.RequestId): JsonRpc.Message =>
  * of a reading session) is made on first use; an idle session is this object
  * and its `send`.
  */
-export class HttpSession extends SendLine implements Transport.TransportShape {
+export class HttpSession extends SendLine implements Transport.TransportShape, SessionRegistry.Held {
   /** The scope the MCP session runs in; closing the HTTP session closes it. */
   readonly scope: Scope.Closeable
   /**
@@ -355,6 +356,16 @@ export class HttpSession extends SendLine implements Transport.TransportShape {
 
   get closeStandaloneStream(): Effect.Effect<void> {
     return Effect.suspend(() => this.endConnection(this.standaloneStream))
+  }
+
+  /** The principal the session is bound to, when the server authenticates. */
+  get principal(): string | undefined {
+    return this.authenticated?.owner
+  }
+
+  /** Ends the session and the MCP session over it (the registry's `Held.end`). */
+  end(): Effect.Effect<void> {
+    return Effect.andThen(this.shutdown, Scope.close(this.scope, Exit.void))
   }
 
   /** Marks the session closed, ends every connection and forgets its events. */

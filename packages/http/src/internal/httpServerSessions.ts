@@ -1,25 +1,26 @@
 /**
- * The sessions of a Streamable HTTP server: which `Mcp-Session-Id` names
- * which session, making one (within the server's limit and the client's
- * quota), the one-shot session of a stateless request, closing them, and the
- * timers that close idle sessions and stalled connections. POST, GET and
- * DELETE find their session here.
+ * The sessions of a Streamable HTTP server, an adapter over the engine's
+ * `SessionRegistry` (which holds them, admits new ones within the limits,
+ * binds each to its principal, closes them for a reason, runs idle expiry and
+ * the stall watch, and keeps their snapshots): what is HTTP here is which
+ * `Mcp-Session-Id` a request names and the refusal it gets, making the
+ * HttpSession transport and starting the MCP session over it, and the
+ * one-shot session of a stateless request. POST, GET and DELETE find their
+ * session here.
  */
 import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
+import type * as Stream from "effect/Stream"
 import { CurrentHttpSession, type CurrentHttpSessionShape } from "../CurrentHttpSession.ts"
 import type { Authenticated } from "../HttpAuthentication.ts"
 import * as Session from "@effect-mcp/engine/Session"
+import * as SessionRegistry from "@effect-mcp/engine/SessionRegistry"
 import * as SessionSnapshot from "@effect-mcp/engine/SessionSnapshot"
 import * as Run from "./httpServerRun.ts"
 import { HttpSession } from "./httpServerSession.ts"
@@ -72,49 +73,16 @@ export const evictedConnections: Metric.Metric<number, Metric.CounterState<numbe
   { description: "SSE connections closed because their client stopped reading past the write timeout" }
 )
 
-/**
- * Why a session closed: its client deleted it, it sat idle past the timeout,
- * its keeper let it go to continue elsewhere (`closeSession(id, "Released")`),
- * or the server ended.
- */
-export type CloseReason = "Deleted" | "Expired" | "Released" | "Shutdown"
+/** Why a session closed (see the engine's `SessionRegistry`). */
+export type CloseReason = SessionRegistry.CloseReason
 
 /** What changed about a session: its snapshot now, or that it closed (and why). */
-export type SessionChange =
-  | { readonly _tag: "Saved"; readonly sessionId: string; readonly snapshot: SessionSnapshot.SessionSnapshot }
-  | { readonly _tag: "Closed"; readonly sessionId: string; readonly reason: CloseReason }
+export type SessionChange = SessionRegistry.SessionChange
 
-/**
- * The sessions whose snapshot changed and nobody read yet, each once (the
- * next read sees the latest state): bounded by the number of sessions.
- */
-class Changes {
-  readonly pending = new Map<string, CloseReason | "Changed">()
-  readonly ids: Queue.Queue<string>
-
-  constructor(ids: Queue.Queue<string>) {
-    this.ids = ids
-  }
-
-  mark(id: string, what: CloseReason | "Changed"): void {
-    const queued = this.pending.has(id)
-    // A close stays a close; a change after it (none happens) would not undo it.
-    if (!queued || what !== "Changed") this.pending.set(id, what)
-    if (!queued) Queue.offerUnsafe(this.ids, id)
-  }
-}
-
-/** The session table of one server. */
+/** The sessions of one Streamable HTTP server. */
 export class Sessions {
-  private readonly table = new Map<string, HttpSession>()
-  /** The MCP session over each stateful HttpSession, once its factory made it. */
-  private readonly cores = new Map<string, Session.SessionShape>()
-  /** Set once someone reads the changes: until then none are kept. */
-  private changes: Changes | undefined = undefined
-  // Sessions open per client; a client without any is not kept.
-  private readonly perClient = new Map<string, number>()
+  private readonly registry: SessionRegistry.SessionRegistry<HttpSession>
   private stateless = 0
-  private keepaliveAt: number
   private readonly settings: Settings
   private readonly limits: Limits
   /** The scope of the server: one-shot sessions live in a child of it. */
@@ -131,17 +99,32 @@ export class Sessions {
     readonly services: Context.Context<unknown>
     readonly factory: Effect.Effect<unknown, unknown, unknown>
   }) {
-    this.settings = options.settings
-    this.limits = options.limits
+    const { settings, limits } = options
+    this.settings = settings
+    this.limits = limits
     this.serverScope = options.serverScope
-    this.services = options.services
     this.factory = options.factory
-    this.keepaliveAt = options.settings.clock.currentTimeMillisUnsafe()
+    const meter = settings.meter
+    this.registry = new SessionRegistry.SessionRegistry<HttpSession>(
+      {
+        maxSessions: limits.maxSessions,
+        maxSessionsPerClient: limits.maxSessionsPerClient,
+        idleTimeout: limits.idleMs,
+        // Stalled connections looked for at half the write timeout; keepalives at their own interval.
+        watchEvery: Math.min(limits.keepaliveMs, settings.writeTimeoutMs / 2),
+        keepaliveEvery: limits.keepaliveMs,
+        onStalled: (closed) => Metric.update(evictedConnections, closed),
+        onCount: meter === undefined ? undefined : (delta) => meter.sessions(delta)
+      },
+      settings.clock
+    )
+    // Once for every session: the registry finds a session's MCP session by its transport's id.
+    this.services = Context.add(options.services, Session.OnSessionStart, this.registry.onStart)
   }
 
   /** Stateful sessions open now. */
   get size(): number {
-    return this.table.size
+    return this.registry.size
   }
 
   /**
@@ -156,12 +139,9 @@ export class Sessions {
   ): HttpSession | HttpServerResponse.HttpServerResponse {
     const id = request.headers[Wire.HEADER_SESSION_ID]
     if (id === undefined) return Wire.badRequest("the Mcp-Session-Id header is required")
-    const session = this.table.get(id)
+    const session = this.registry.find(id, authenticated?.owner)
     if (session === undefined || session.isClosed()) return Wire.transportError(404, "Session not found")
-    if (authenticated !== undefined) {
-      if (session.client !== authenticated.owner) return Wire.transportError(404, "Session not found")
-      session.authenticated = authenticated
-    }
+    if (authenticated !== undefined) session.authenticated = authenticated
     return session
   }
 
@@ -174,22 +154,13 @@ export class Sessions {
     request: HttpServerRequest.HttpServerRequest,
     authenticated?: Authenticated | undefined
   ): Effect.Effect<HttpSession | HttpServerResponse.HttpServerResponse> {
-    return Effect.suspend((): Effect.Effect<HttpSession | HttpServerResponse.HttpServerResponse> => {
-      const { maxSessions, maxSessionsPerClient, idleMs } = this.limits
-      if (this.table.size >= maxSessions) {
-        return Effect.succeed(Wire.transportError(503, "Service Unavailable: too many sessions"))
-      }
+    return Effect.sync((): HttpSession | HttpServerResponse.HttpServerResponse => {
       const client = authenticated === undefined ? this.limits.clientOf(request) : authenticated.owner
-      if (client !== undefined && (this.perClient.get(client) ?? 0) >= maxSessionsPerClient) {
-        return Effect.succeed(
-          Wire.transportError(429, `Too Many Requests: at most ${maxSessionsPerClient} sessions per client`, {
-            "retry-after": String(Math.ceil(idleMs / 1000))
-          })
-        )
-      }
+      const refusal = this.registry.admit(client)
+      if (refusal !== undefined) return refused(refusal, this.limits.idleMs)
       const chosen = this.limits.sessionIdOf?.(request)
-      const id = chosen === undefined || this.table.has(chosen) ? newSessionId() : chosen
-      return Effect.succeed(this.register(id, client, undefined, authenticated))
+      const id = chosen === undefined || this.registry.has(chosen) ? newSessionId() : chosen
+      return this.register(id, client, undefined, authenticated)
     })
   }
 
@@ -204,10 +175,12 @@ export class Sessions {
     snapshot: SessionSnapshot.SessionSnapshot,
     authenticated?: Authenticated | undefined
   ): HttpSession | undefined {
-    if (this.table.has(id) || this.table.size >= this.limits.maxSessions) return undefined
-    if (snapshot.principal !== undefined && authenticated?.owner !== snapshot.principal) return undefined
+    if (this.registry.has(id) || !this.registry.mayRestore(snapshot, authenticated?.owner)) return undefined
+    const client = authenticated?.owner ?? snapshot.client
+    // The quota is the client's own business: a moved session counts, but is not refused for it.
+    if (this.registry.admit(undefined) !== undefined) return undefined
     const initialized = SessionSnapshot.toInitialized(snapshot)
-    const http = this.register(id, authenticated?.owner ?? snapshot.client, initialized, authenticated)
+    const http = this.register(id, client, initialized, authenticated)
     http.protocolVersion = initialized.revision
     // Stream ids after any the session had where it was before (numbered from 0 there).
     http.continueStreamsFrom(this.settings.clock.currentTimeMillisUnsafe())
@@ -216,56 +189,22 @@ export class Sessions {
 
   /** Whether a stateful session of this id is open. */
   has(id: string): boolean {
-    return this.table.has(id)
+    return this.registry.has(id)
   }
 
   /** The snapshot of an open session, or undefined (unknown here, or not initialized yet). */
   snapshot(id: string): SessionSnapshot.SessionSnapshot | undefined {
-    const http = this.table.get(id)
-    const core = this.cores.get(id)
-    if (http === undefined || core === undefined) return undefined
-    return SessionSnapshot.of(core.state, { client: http.client, principal: http.authenticated?.owner })
+    return this.registry.snapshot(id)
   }
 
-  /**
-   * The change of session `id` nobody read yet, taken now (so a keeper can
-   * write a session's snapshot down before its reply goes out); undefined
-   * when there is none.
-   */
+  /** The change of session `id` nobody read yet, taken now (see `SessionRegistry.takeChange`). */
   takeChange(id: string): SessionChange | undefined {
-    const changes = this.changes
-    const what = changes?.pending.get(id)
-    if (changes === undefined || what === undefined) return undefined
-    changes.pending.delete(id)
-    if (what !== "Changed") return { _tag: "Closed", sessionId: id, reason: what }
-    const snapshot = this.snapshot(id)
-    return snapshot === undefined ? undefined : { _tag: "Saved", sessionId: id, snapshot }
+    return this.registry.takeChange(id)
   }
 
-  /**
-   * Starts keeping the changes of every session's snapshot, and every close,
-   * until the scope closes: the stream reads them, each session at most once
-   * per read (its latest state). One reader at a time.
-   */
+  /** Starts keeping every session's changes until the scope closes (see `SessionRegistry.changeStream`). */
   get changeStream(): Effect.Effect<Stream.Stream<SessionChange>, never, Scope.Scope> {
-    return Effect.map(
-      Effect.acquireRelease(
-        Effect.map(Queue.unbounded<string>(), (ids) => (this.changes = new Changes(ids))),
-        (changes) =>
-          Effect.sync(() => {
-            if (this.changes === changes) this.changes = undefined
-          })
-      ),
-      (changes) =>
-        Stream.fromQueue(changes.ids).pipe(
-          Stream.map((id) => this.takeChange(id)),
-          Stream.filter((change): change is SessionChange => change !== undefined)
-        )
-    )
-  }
-
-  private changed(id: string, what: CloseReason | "Changed"): void {
-    this.changes?.mark(id, what)
+    return this.registry.changeStream
   }
 
   private register(
@@ -274,13 +213,10 @@ export class Sessions {
     initialized: Session.Initialized | undefined,
     authenticated: Authenticated | undefined
   ): HttpSession {
-    const http = this.open(id, client, initialized, authenticated)
-    // A factory that failed at once has closed the session already.
-    if (!http.isClosed()) {
-      this.table.set(id, http)
-      this.settings.meter?.sessions(1)
-      if (client !== undefined) this.perClient.set(client, (this.perClient.get(client) ?? 0) + 1)
-    }
+    const http = this.makeSession(id, client, authenticated)
+    // Held before the MCP session starts, so the registry hears it start.
+    this.registry.add(id, http)
+    this.start(http, initialized)
     return http
   }
 
@@ -293,129 +229,64 @@ export class Sessions {
     authenticated?: Authenticated | undefined
   ): Effect.Effect<{ readonly http: HttpSession; readonly close: Effect.Effect<void> }> {
     return Effect.suspend(() => {
-      const http = this.open(undefined, undefined, initialized, authenticated)
+      const http = this.makeSession(undefined, undefined, authenticated)
       if (initialized !== undefined) http.protocolVersion = initialized.revision
+      this.start(http, initialized)
       return Effect.as(Scope.addFinalizer(http.scope, http.shutdown), { http, close: this.close(http) })
     })
   }
 
-  private open(
-    id: string | undefined,
-    client: string | undefined,
-    initialized?: Session.Initialized,
-    authenticated?: Authenticated
-  ): HttpSession {
-    // A stateful session is closed by `close` (a DELETE, idle expiry, or the
-    // server's finalizer, which closes them all): its scope needs no parent.
-    // A one-shot one lives in a child of the server's scope.
+  private makeSession(id: string | undefined, client: string | undefined, authenticated: Authenticated | undefined) {
+    // A stateful session is closed through the registry (a DELETE, idle expiry, or the server's finalizer,
+    // which closes them all): its scope needs no parent. A one-shot one lives in a child of the server's scope.
     const scope = id === undefined ? Scope.forkUnsafe(this.serverScope) : Scope.makeUnsafe()
     const http = new HttpSession(id, id ?? `stateless-${this.stateless++}`, this.settings, scope, client)
     // Before the session starts, so its first handler already sees it.
     if (authenticated !== undefined) http.authenticated = authenticated
+    return http
+  }
+
+  private start(http: HttpSession, initialized: Session.Initialized | undefined): void {
     const current = new CurrentHttp(http)
     Run.start({
       factory: this.factory,
       server: this.services,
       transport: http,
-      scope,
+      scope: http.scope,
       extend: (services) => {
-        const withHttp = Context.add(
-          Context.add(services, CurrentHttpSession, current),
-          Session.OnSessionStart,
-          id === undefined ? undefined : (core) => this.started(id, http, core)
-        )
+        const withHttp = Context.add(services, CurrentHttpSession, current)
         // Already negotiated: the session starts Ready, no handshake runs.
         return initialized === undefined ? withHttp : Context.add(withHttp, Session.StartInitialized, initialized)
       },
       onFailure: this.close(http)
     })
-    return http
   }
 
-  /** The MCP session over a stateful HttpSession started: its snapshot is kept from now on. */
-  private started(id: string, http: HttpSession, core: Session.SessionShape): void {
-    if (http.isClosed()) return
-    this.cores.set(id, core)
-    core.state.onChange = () => this.changed(id, "Changed")
-  }
-
-  /** Ends a session and its MCP session; `reason` goes with the change it makes. */
+  /** Ends a session and its MCP session (a stateful one for `reason`). */
   close(http: HttpSession, reason: CloseReason = "Deleted"): Effect.Effect<void> {
-    return Effect.suspend(() => {
-      if (http.id !== undefined && this.table.get(http.id) === http) {
-        this.table.delete(http.id)
-        const core = this.cores.get(http.id)
-        if (core !== undefined) core.state.onChange = undefined
-        this.cores.delete(http.id)
-        this.changed(http.id, reason)
-        this.settings.meter?.sessions(-1)
-        const client = http.client
-        if (client !== undefined) {
-          const left = (this.perClient.get(client) ?? 1) - 1
-          if (left > 0) this.perClient.set(client, left)
-          else this.perClient.delete(client)
-        }
-      }
-      return Effect.andThen(http.shutdown, Scope.close(http.scope, Exit.void))
-    })
+    return http.id === undefined ? http.end() : this.registry.closeHeld(http.id, http, reason)
   }
 
   /** Ends a session as a DELETE would (or for `reason`); false when it does not exist. */
   closeSession(id: string, reason: CloseReason = "Deleted"): Effect.Effect<boolean> {
-    return Effect.suspend(() => {
-      const http = this.table.get(id)
-      return http === undefined ? Effect.succeed(false) : Effect.as(this.close(http, reason), true)
-    })
+    return this.registry.close(id, reason)
   }
 
   /** Closes every session (the server ends). */
   get closeAll(): Effect.Effect<void> {
-    return Effect.suspend(() =>
-      Effect.forEach([...this.table.values()], (http) => this.close(http, "Shutdown"), { discard: true })
-    )
+    return this.registry.closeAll
   }
 
-  /** Closes the sessions idle for the idle timeout. */
-  get sweep(): Effect.Effect<void> {
-    return Effect.suspend(() => {
-      const now = this.settings.clock.currentTimeMillisUnsafe()
-      const idle: Array<HttpSession> = []
-      for (const http of this.table.values()) {
-        if (!http.isBusy() && http.idleFor(now) >= this.limits.idleMs) idle.push(http)
-      }
-      return Effect.forEach(idle, (http) => this.close(http, "Expired"), { discard: true })
-    })
-  }
-
-  /** Closes stalled connections and sends keepalives when their interval has passed. */
-  get watch(): Effect.Effect<void> {
-    return Effect.suspend(() => {
-      const now = this.settings.clock.currentTimeMillisUnsafe()
-      const keepalive = now - this.keepaliveAt >= this.limits.keepaliveMs
-      if (keepalive) this.keepaliveAt = now
-      return Effect.flatMap(
-        Effect.forEach(this.table.values(), (http) => http.watch(keepalive)),
-        (closed) => {
-          const total = closed.reduce((sum, n) => sum + n, 0)
-          return total === 0 ? Effect.void : Metric.update(evictedConnections, total)
-        }
-      )
-    })
-  }
-
-  /**
-   * Runs the timers in the current scope: idle sessions swept at a tenth of
-   * the timeout (at most once a minute), stalled connections looked for at
-   * half the write timeout (keepalives go out at their own interval).
-   */
+  /** Runs the timers (idle expiry, the stall watch and keepalives) in the current scope. */
   get runTimers(): Effect.Effect<void, never, Scope.Scope> {
-    const sweepEvery = Math.max(1, Math.min(this.limits.idleMs / 10, 60_000))
-    const watchEvery = Math.max(1, Math.min(this.limits.keepaliveMs, this.settings.writeTimeoutMs / 2))
-    return Effect.asVoid(
-      Effect.all([
-        Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(Duration.millis(sweepEvery)), this.sweep))),
-        Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(Duration.millis(watchEvery)), this.watch)))
-      ])
-    )
+    return this.registry.runTimers
   }
 }
+
+/** The HTTP answer to a refused new session: 503 at the limit, 429 over the client's quota. */
+const refused = (refusal: SessionRegistry.Refusal, idleMs: number): HttpServerResponse.HttpServerResponse =>
+  refusal._tag === "Full"
+    ? Wire.transportError(503, "Service Unavailable: too many sessions")
+    : Wire.transportError(429, `Too Many Requests: at most ${refusal.limit} sessions per client`, {
+        "retry-after": String(Math.ceil(idleMs / 1000))
+      })

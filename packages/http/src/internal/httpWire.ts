@@ -15,11 +15,15 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Result from "effect/Result"
 import type * as McpMetrics from "@effect-mcp/engine/McpMetrics"
 
-export const HEADER_SESSION_ID = "mcp-session-id"
-export const HEADER_PROTOCOL_VERSION = "mcp-protocol-version"
-export const HEADER_LAST_EVENT_ID = "last-event-id"
-export const HEADER_METHOD = "mcp-method"
-export const HEADER_NAME = "mcp-name"
+// The header names are McpHeaders' (one definition for every package); the
+// transports' internals know them by these names.
+export {
+  LAST_EVENT_ID as HEADER_LAST_EVENT_ID,
+  METHOD as HEADER_METHOD,
+  NAME as HEADER_NAME,
+  PROTOCOL_VERSION as HEADER_PROTOCOL_VERSION,
+  SESSION_ID as HEADER_SESSION_ID
+} from "../McpHeaders.ts"
 
 export const CONTENT_JSON = "application/json"
 export const CONTENT_SSE = "text/event-stream"
@@ -28,21 +32,8 @@ export const CONTENT_SSE = "text/event-stream"
 // SSE text
 // ---------------------------------------------------------------------------
 
-export interface SseEvent {
-  readonly id?: string | undefined
-  readonly event?: string | undefined
-  readonly data: string
-  readonly retryMs?: number | undefined
-}
-
-/** One SSE event block. JSON-RPC text never holds a raw line break (the codec escapes them). */
-export const formatEvent = (event: SseEvent): string => {
-  let text = ""
-  if (event.event !== undefined) text += `event: ${event.event}\n`
-  if (event.id !== undefined) text += `id: ${event.id}\n`
-  if (event.retryMs !== undefined) text += `retry: ${Math.max(0, Math.floor(event.retryMs))}\n`
-  return text + `data: ${event.data.replace(/\r\n|\r|\n/g, "\ndata: ")}\n\n`
-}
+// The event text is SseEvent's (public, so the cluster's relay frames events as the servers do).
+export { format as formatEvent, type SseEvent } from "../SseEvent.ts"
 
 export const sseHeaders = { "cache-control": "no-cache, no-transform", "x-accel-buffering": "no" } as const
 

@@ -3,19 +3,19 @@
  * transport or the Peer needs to route, settle or coalesce a message (which
  * request a `notifications/cancelled` names, which responses a frame carries,
  * whether a notification is idempotent). One place reads these fields, so the
- * HTTP server, the HTTP client and the Peer agree on them.
+ * HTTP server and the HTTP client agree on them; a cancel's id is read by
+ * `Cancellation.cancelledRequestId`, as the Peer reads it.
  *
  * Every function takes what a codec yields (a message, a batch, or a decoded
  * batch holding decode failures, which are skipped) and allocates nothing for
  * a frame that holds none of what it looks for.
  */
+import * as Cancellation from "@effect-mcp/protocol/Cancellation"
 import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 
 /** A frame as a transport sees it: one message, a batch, or a decoded batch (its decode failures are skipped). */
 export type Frame = JsonRpc.Message | ReadonlyArray<JsonRpc.Message> | JsonRpcCodec.Decoded
-
-const isRequestId = (id: unknown): id is JsonRpc.RequestId => typeof id === "string" || typeof id === "number"
 
 const isMessage = (entry: JsonRpc.Message | JsonRpcCodec.DecodeFailure): entry is JsonRpc.Message =>
   !JsonRpcCodec.isDecodeFailure(entry)
@@ -27,13 +27,6 @@ export const messagesOf = (frame: Frame): ReadonlyArray<JsonRpc.Message> => {
   return frame as ReadonlyArray<JsonRpc.Message>
 }
 
-/** The request id named by the params of a `notifications/cancelled`, or undefined when absent or malformed. */
-export const cancelledRequestId = (params: unknown): JsonRpc.RequestId | undefined => {
-  if (typeof params !== "object" || params === null) return undefined
-  const id = (params as { readonly requestId?: unknown }).requestId
-  return isRequestId(id) ? id : undefined
-}
-
 /** The ids of the requests a frame's `notifications/cancelled` name; undefined when it holds none. */
 export const cancelledIdsOf = (frame: Frame): Array<JsonRpc.RequestId> | undefined => {
   let ids: Array<JsonRpc.RequestId> | undefined
@@ -41,7 +34,7 @@ export const cancelledIdsOf = (frame: Frame): Array<JsonRpc.RequestId> | undefin
     if (!isMessage(message) || !JsonRpc.isNotification(message) || message.method !== "notifications/cancelled") {
       continue
     }
-    const id = cancelledRequestId(message.params)
+    const id = Cancellation.cancelledRequestId(message.params)
     if (id === undefined) continue
     if (ids === undefined) ids = []
     ids.push(id)

@@ -5,11 +5,9 @@
  * in agreement.
  */
 import type * as JsonRpc from "../JsonRpc.ts"
+import { isRequestId } from "../JsonRpc.ts"
 
 type Loose = { [key: string]: unknown }
-
-// Number.isSafeInteger is false for non-numbers, so it doubles as the type test.
-export const isRequestId = (u: unknown): u is JsonRpc.RequestId => typeof u === "string" || Number.isSafeInteger(u)
 
 const isPlainObject = (u: unknown): u is Loose => typeof u === "object" && u !== null && !Array.isArray(u)
 
