@@ -29,8 +29,10 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
@@ -72,25 +74,24 @@ interface Row {
   readonly at: number | bigint | string
 }
 
-const decode = (text: string): McpServer.Change | undefined => {
-  try {
-    const change = JSON.parse(text) as McpServer.Change
-    if (change._tag === "ListChanged" && ["tools", "resources", "prompts"].includes(change.kind)) return change
-    if (change._tag === "ResourceUpdated" && typeof change.uri === "string") return change
-    if (change._tag === "TaskStatus" && typeof change.taskId === "string") return change
-    if (
-      change._tag === "TaskInput" &&
-      typeof change.taskId === "string" &&
-      typeof change.responses === "object" &&
-      change.responses !== null
-    ) {
-      return change
-    }
-    return undefined
-  } catch {
-    return undefined
-  }
-}
+/** A change as its row stores it: `McpServer.Change`, checked field by field when read back. */
+const Change: Schema.Codec<McpServer.Change> = Schema.Union([
+  Schema.TaggedStruct("ListChanged", { kind: Schema.Literals(["tools", "resources", "prompts"]) }),
+  Schema.TaggedStruct("ResourceUpdated", { uri: Schema.String }),
+  Schema.TaggedStruct("TaskStatus", { taskId: Schema.String }),
+  Schema.TaggedStruct("TaskInput", { taskId: Schema.String, responses: Schema.Record(Schema.String, Schema.Unknown) })
+])
+
+/** A change as the JSON text of its row. */
+const ChangeJson = Schema.fromJsonString(Change)
+
+/** The text of a change's row; none for a change JSON cannot hold (a task input with a BigInt...). */
+const encode = (change: McpServer.Change): string | undefined =>
+  Option.getOrUndefined(Schema.encodeOption(ChangeJson)(change))
+
+/** The change a row holds, or undefined when it holds none (written by another version, say). */
+const decode = (text: string): McpServer.Change | undefined =>
+  Option.getOrUndefined(Schema.decodeUnknownOption(ChangeJson)(text))
 
 /**
  * Connects the McpServer of this process to the cluster's change table,
@@ -128,12 +129,16 @@ export const make = Effect.fnUntraced(function* (
   const write = Effect.gen(function* () {
     const changes = yield* Queue.takeAll(outbox)
     const at = yield* Clock.currentTimeMillis
-    const rows: Arr.NonEmptyReadonlyArray<Record<string, unknown>> = Arr.map(changes, (change) => ({
-      id: `${origin}:${String(sequence++).padStart(12, "0")}`,
-      origin,
-      change: JSON.stringify(change),
-      at
-    }))
+    const rows: Array<Record<string, unknown>> = []
+    for (const change of changes) {
+      const text = encode(change)
+      if (text === undefined) {
+        yield* Effect.logWarning("a cluster change cannot be written as JSON: not published", change)
+        continue
+      }
+      rows.push({ id: `${origin}:${String(sequence++).padStart(12, "0")}`, origin, change: text, at })
+    }
+    if (!Arr.isArrayNonEmpty(rows)) return
     yield* sql`INSERT INTO ${table} ${sql.insert(rows)}`.pipe(
       // Committed: the others read the table now rather than on their next poll.
       Effect.andThen(pg === undefined ? Effect.void : pg.notify(name, origin)),

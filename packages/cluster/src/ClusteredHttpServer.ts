@@ -24,6 +24,7 @@
  * runner is answered with an error (-32603) by the process that received it;
  * it is not run again, so nothing is delivered twice.
  */
+import * as McpHeaders from "@effect-mcp/http/McpHeaders"
 import * as StreamableHttpServer from "@effect-mcp/http/StreamableHttpServer"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -44,9 +45,11 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as DirectHop from "./DirectHop.ts"
 import * as Forward from "./internal/forward.ts"
+import * as ClusterHeaders from "./internal/headers.ts"
 import { Hops } from "./internal/hops.ts"
+import * as LostAnswers from "./internal/lostAnswers.ts"
 import { Owner } from "./internal/owner.ts"
-import { hasPrivate, hopRefusal, isBatch, logLost, lostReply, readBody, withoutPrivate } from "./internal/replies.ts"
+import { hasPrivate, hopRefusal, logLost, lostReply, readBody, withoutPrivate } from "./internal/replies.ts"
 import { SessionState } from "./SessionState.ts"
 
 /**
@@ -106,8 +109,6 @@ export interface ClusteredHttpServer {
   readonly countDirect: () => void
 }
 
-const HEADER_SESSION_ID = "mcp-session-id"
-
 /** The reply of an exchange began again: its owner was lost and the cluster re-sent it. */
 const restarted = new Error("the exchange was re-sent to the session's new owner")
 
@@ -133,8 +134,8 @@ export const make = Effect.fnUntraced(function* <E, R>(
     ...options,
     sessions: true,
     // The id a process picked for a session it opens (one whose shard it owns).
-    sessionIdOf: (request) => request.headers[Forward.HEADER_NEW_SESSION],
-    clientOf: (request) => request.headers[Forward.HEADER_CLIENT] ?? clientOf(request)
+    sessionIdOf: (request) => request.headers[ClusterHeaders.NEW_SESSION],
+    clientOf: (request) => request.headers[ClusterHeaders.CLIENT] ?? clientOf(request)
   })
   const owner = new Owner(local, store, options.authentication)
   yield* owner.run
@@ -154,10 +155,10 @@ export const make = Effect.fnUntraced(function* <E, R>(
     Effect.succeed(
       Forward.serveExchange(
         (exchange) => {
-          const sentAt = Number(exchange.headers[Forward.HEADER_SENT_AT])
+          const sentAt = Number(exchange.headers[ClusterHeaders.SENT_AT])
           return owner.serveForwarded(
             Forward.toRequest(exchange),
-            exchange.headers[HEADER_SESSION_ID],
+            exchange.headers[McpHeaders.SESSION_ID],
             Number.isFinite(sentAt) ? sentAt : undefined
           )
         },
@@ -194,7 +195,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
       if (read !== undefined && read._tag === "Failure") return read.failure
       const body = attempt?.body ?? (read === undefined ? "" : read.success)
       const sentAt = String(yield* Clock.currentTimeMillis)
-      const exchange = Forward.toExchange(request, body, { ...extra, [Forward.HEADER_SENT_AT]: sentAt })
+      const exchange = Forward.toExchange(request, body, { ...extra, [ClusterHeaders.SENT_AT]: sentAt })
       counts.forwarded++
       const shard = hop === undefined ? undefined : ShardId.toString(shardOf(sessionId))
       const target = attempt?.target ?? (shard === undefined || extra !== undefined ? undefined : hops.get(shard))
@@ -232,7 +233,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
       if (reply.rest === undefined) {
         return HttpServerResponse.text(reply.body, { ...head, contentType: reply.contentType })
       }
-      const rest = clientFor(sessionId).Rest({ name: reply.rest }) as Stream.Stream<string, unknown>
+      const rest = clientFor(sessionId).Rest({ name: reply.rest }) as Stream.Stream<Forward.BodyPart, unknown>
       return streamed({ ...head, contentType: reply.contentType }, rest, body)
     })
 
@@ -248,7 +249,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
         clientFor(sessionId).Send({
           method: exchange.method,
           url: exchange.url,
-          headers: { [HEADER_SESSION_ID]: sessionId, [Forward.HEADER_LOST_PROBE]: "1" },
+          headers: { [McpHeaders.SESSION_ID]: sessionId, [ClusterHeaders.LOST_PROBE]: "1" },
           body: ""
         })
       )
@@ -269,9 +270,9 @@ export const make = Effect.fnUntraced(function* <E, R>(
   }
 
   /** Streams the owner's reply to a GET back; when the owner is lost first, the answer is 503. */
-  const relay = (reply: Stream.Stream<string, unknown>): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+  const relay = (reply: Stream.Stream<Forward.Part, unknown>): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
     Effect.gen(function* () {
-      const queue = yield* Queue.unbounded<string, unknown>()
+      const queue = yield* Queue.unbounded<Forward.Part, unknown>()
       // Ended (Done) or failed: the owner's reply stream is over.
       const fiber = yield* reply.pipe(
         Stream.runForEach((chunk) => Queue.offer(queue, chunk)),
@@ -282,13 +283,13 @@ export const make = Effect.fnUntraced(function* <E, R>(
       )
       const first = yield* Effect.result(Queue.take(queue))
       // No reply, or the owner refused to run an exchange in flight on its lost predecessor.
-      if (first._tag === "Failure" || first.success === Forward.LOST) {
+      if (first._tag === "Failure" || !Forward.isHead(first.success)) {
         if (first._tag === "Failure" && !Cause.isDone(first.failure)) yield* logLost(first.failure)
         yield* Fiber.interrupt(fiber)
         counts.lost++
         return lostReply("")
       }
-      const head = JSON.parse(first.success.slice(Forward.HEAD_MARK.length)) as Forward.Head
+      const head = first.success
       if (head.contentType === undefined) {
         // No body (202, 404...): the stream ends after the head.
         yield* Fiber.interrupt(fiber)
@@ -298,7 +299,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
         // Answered whole (most quick calls): the reply goes out now, without waiting for the
         // owner to close the RPC stream (one more round trip between the runners).
         const body = yield* Effect.result(Queue.take(queue))
-        if (body._tag === "Success" && !body.success.startsWith(Forward.HEAD_MARK)) {
+        if (body._tag === "Success" && typeof body.success === "string") {
           return HttpServerResponse.text(body.success, {
             status: head.status,
             contentType: head.contentType,
@@ -319,22 +320,22 @@ export const make = Effect.fnUntraced(function* <E, R>(
   /**
    * Streams a reply's body from its owner; when the owner is lost first,
    * what it still owed to the requests of `request` (the POST body) is answered here.
+   * A part other than text (a head, `Lost`) shows the exchange was started again.
    */
   const streamed = (
     head: { readonly status: number; readonly headers: Record<string, string>; readonly contentType: string },
-    chunks: Stream.Stream<string, unknown>,
+    chunks: Stream.Stream<Forward.Part, unknown>,
     request: string,
     lost: Effect.Effect<void> = Effect.void
   ): HttpServerResponse.HttpServerResponse => {
-    const ids = Forward.requestIdsOf(request)
-    const batch = isBatch(request)
+    const requests = LostAnswers.requestsOf(request)
     const sse = head.contentType.startsWith("text/event-stream")
-    const answered = sse && ids.length > 0 ? new Forward.AnsweredIds(ids) : undefined
+    const answered = sse && requests.ids.length > 0 ? new LostAnswers.AnsweredIds(requests.ids) : undefined
     let sent = ""
     const body = chunks.pipe(
       Stream.mapEffect((chunk) => {
         // Started again on the session's new owner: the old owner was lost mid-reply.
-        if (chunk.startsWith(Forward.HEAD_MARK)) return Effect.fail(restarted)
+        if (typeof chunk !== "string") return Effect.fail(restarted)
         if (answered !== undefined) answered.see(chunk)
         else if (sent.length < 2) sent += chunk
         return Effect.succeed(chunk)
@@ -344,12 +345,14 @@ export const make = Effect.fnUntraced(function* <E, R>(
         counts.lost++
         // The reply was cut short: what it still owed is answered here.
         if (answered !== undefined) {
-          return Stream.fromEffect(Effect.as(lost, Forward.lostEvents(answered.pending)))
+          // Nothing owed: the events sent answered every request.
+          if (answered.pending.size === 0) return Stream.fromEffect(Effect.as(lost, ""))
+          // The event the reply stopped in is ended first, so the answers read as events of their own.
+          const end = answered.end()
+          return Stream.fromEffect(Effect.as(lost, end + LostAnswers.lostEvents(answered.pending)))
         }
-        if (!sse && ids.length > 0 && sent.trim() === "") {
-          const answers = ids.map(Forward.lostResponse)
-          return Stream.fromEffect(Effect.as(lost, JSON.stringify(batch ? answers : answers[0])))
-        }
+        const answers = sse || sent.trim() !== "" ? undefined : LostAnswers.lostJson(requests)
+        if (answers !== undefined) return Stream.fromEffect(Effect.as(lost, answers))
         return Stream.empty
       }),
       Stream.encodeText
@@ -363,7 +366,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
    */
   const servedHop = (request: HttpServerRequest.HttpServerRequest, sessionId: string | undefined) => {
     if (sessionId === undefined || !owns(sessionId)) return Effect.succeed(hopRefusal("not-owner"))
-    const sentAt = Number(request.headers[Forward.HEADER_SENT_AT])
+    const sentAt = Number(request.headers[ClusterHeaders.SENT_AT])
     return Effect.map(
       owner.serveForwarded(
         request.modify({ headers: withoutPrivate(request.headers) }),
@@ -376,21 +379,21 @@ export const make = Effect.fnUntraced(function* <E, R>(
 
   const handler = Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const sessionId = request.headers[HEADER_SESSION_ID]
+    const sessionId = request.headers[McpHeaders.SESSION_ID]
     const attempt = options.attemptOf?.(request)
     // Its body is read already: wherever the session is now, the hop's result is settled here.
     if (attempt !== undefined && sessionId !== undefined) return yield* forward(request, sessionId, undefined, attempt)
-    if (hop !== undefined && DirectHop.isSecret(hop.self.secret, request.headers[DirectHop.HEADER_SECRET])) {
+    if (hop !== undefined && DirectHop.isSecret(hop.self.secret, request.headers[ClusterHeaders.HOP])) {
       return yield* servedHop(request, sessionId)
     }
     if (sessionId === undefined) {
       // Opening a session (or a stateless request): served here, under an id this runner owns.
       const id = newSessionId()
-      const headers = Headers.set(withoutPrivate(request.headers), Forward.HEADER_NEW_SESSION, id)
+      const headers = Headers.set(withoutPrivate(request.headers), ClusterHeaders.NEW_SESSION, id)
       if (request.method === "POST" && !owns(id)) {
         return yield* forward(request, id, {
-          [Forward.HEADER_NEW_SESSION]: id,
-          [Forward.HEADER_CLIENT]: clientOf(request) ?? ""
+          [ClusterHeaders.NEW_SESSION]: id,
+          [ClusterHeaders.CLIENT]: clientOf(request) ?? ""
         })
       }
       return yield* owner.serve(request.modify({ headers }), undefined)

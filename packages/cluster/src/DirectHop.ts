@@ -30,6 +30,7 @@
  */
 import type * as Effect from "effect/Effect"
 import type * as Stream from "effect/Stream"
+import * as ClusterHeaders from "./internal/headers.ts"
 
 /** Where another runner's endpoint is, and the secret it believes. */
 export interface Target {
@@ -94,10 +95,10 @@ export interface DirectHop {
 }
 
 /** Carries the owner's secret: the request is a hop from another runner. */
-export const HEADER_SECRET = "x-effect-mcp-cluster-hop"
+export const HEADER_SECRET = ClusterHeaders.HOP
 
 /** Set by an owner on a reply to a hop it refused: `not-owner` (421) or `lost` (503). */
-export const HEADER_REFUSED = "x-effect-mcp-cluster-hop-refused"
+export const HEADER_REFUSED = ClusterHeaders.HOP_REFUSED
 
 /** `self` as one string, carried in an entity RPC reply. */
 export const encodeTarget = (target: Target): string => `${target.secret} ${target.origin}`

@@ -7,6 +7,8 @@
  * a streamed body kept for one pull, and dropped (its finalizers run) when
  * nobody pulls it; a lost probe answered without running anything.
  */
+import * as SseEvent from "@effect-mcp/http/SseEvent"
+import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 import { assert, describe, it } from "@effect/vitest"
 import * as Entity from "effect/cluster/Entity"
 import * as ShardingConfig from "effect/cluster/ShardingConfig"
@@ -17,25 +19,41 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import * as DirectHop from "../src/DirectHop.ts"
 import * as Forward from "../src/internal/forward.ts"
+import * as LostAnswers from "../src/internal/lostAnswers.ts"
 
 describe("forwarded exchanges", () => {
   it("reads the ids of the requests of a POST body (notifications and responses have none)", () => {
-    assert.deepStrictEqual(Forward.requestIdsOf(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call" })), [7])
+    assert.deepStrictEqual(LostAnswers.requestsOf(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call" })), {
+      ids: [7],
+      batch: false
+    })
     assert.deepStrictEqual(
-      Forward.requestIdsOf(
+      LostAnswers.requestsOf(
         JSON.stringify([
           { jsonrpc: "2.0", id: "a", method: "ping" },
           { jsonrpc: "2.0", method: "notifications/initialized" },
-          { jsonrpc: "2.0", id: 3, result: {} }
+          { jsonrpc: "2.0", id: 3, result: {} },
+          { id: 4, method: "not JSON-RPC" }
         ])
       ),
-      ["a"]
+      { ids: ["a"], batch: true }
     )
-    assert.deepStrictEqual(Forward.requestIdsOf("not json"), [])
+    assert.deepStrictEqual(LostAnswers.requestsOf("not json"), { ids: [], batch: false })
+  })
+
+  it("answers a lost POST with JSON: one error per request, a batch for a batch", () => {
+    assert.isUndefined(LostAnswers.lostJson({ ids: [], batch: true }))
+    const single = JSON.parse(LostAnswers.lostJson({ ids: [7], batch: false })!)
+    assert.deepStrictEqual([single.id, single.error.code], [7, -32603])
+    const batch = JSON.parse(LostAnswers.lostJson({ ids: [1, "b"], batch: true })!)
+    assert.deepStrictEqual(
+      batch.map((answer: { id: unknown }) => answer.id),
+      [1, "b"]
+    )
   })
 
   it("follows an SSE reply across chunk boundaries: only responses answer a request", () => {
-    const answered = new Forward.AnsweredIds([1, 2])
+    const answered = new LostAnswers.AnsweredIds([1, 2])
     answered.see(
       'id: e1\nretry: 1000\ndata: \n\nevent: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress",'
     )
@@ -43,22 +61,39 @@ describe("forwarded exchanges", () => {
     assert.deepStrictEqual([...answered.pending], [1, 2])
     answered.see('ult":{}}\n\n')
     assert.deepStrictEqual([...answered.pending], [2])
+    assert.strictEqual(answered.end(), "")
+  })
+
+  it("ends the event a cut reply stopped in before answering: a complete data line answers its request", () => {
+    const line = new LostAnswers.AnsweredIds([1, 2])
+    line.see('event: message\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\n')
+    assert.strictEqual(line.end(), "\n")
+    assert.deepStrictEqual([...line.pending], [2])
+    const cut = new LostAnswers.AnsweredIds([1])
+    cut.see('event: message\ndata: {"jsonrpc":"2.0","id":1,"res')
+    assert.strictEqual(cut.end(), "\n\n")
+    assert.deepStrictEqual([...cut.pending], [1])
   })
 
   it("answers each request still pending with an InternalError event", () => {
-    const text = Forward.lostEvents([2, "x"])
-    const events = text
-      .split("\n")
-      .filter((line) => line.startsWith("data: "))
-      .map((line) => JSON.parse(line.slice(6)))
+    const events = SseEvent.parse(LostAnswers.lostEvents([2, "x"]))
     assert.deepStrictEqual(
-      events.map((event) => [event.id, event.error.code]),
+      events.map((event) => event.event),
+      ["message", "message"]
+    )
+    const answers = events.map((event) => {
+      const decoded = JsonRpcCodec.decode(event.data)
+      assert.isTrue(decoded._tag === "Success")
+      return (decoded as { readonly success: { id: unknown; error: { code: number; message: string } } }).success
+    })
+    assert.deepStrictEqual(
+      answers.map((answer) => [answer.id, answer.error.code]),
       [
         [2, -32603],
         ["x", -32603]
       ]
     )
-    assert.match(events[0].error.message, /lost/)
+    assert.match(answers[0]!.error.message, /lost/)
   })
 })
 
@@ -168,6 +203,27 @@ describe("the owner's side of a forwarded exchange", () => {
       assert.strictEqual(ended.count, 1)
       assert.deepStrictEqual(yield* Stream.runCollect(client.Rest({ name: reply.rest! })), [Forward.LOST])
       assert.deepStrictEqual(yield* Stream.runCollect(client.Rest({ name: "unknown" })), [Forward.LOST])
+    }).pipe(Effect.scoped, Effect.provide(ShardingConfig.layer()))
+  )
+
+  it.effect("streams a GET's reply as a typed head, then its body's text; a refused exchange as Lost", () =>
+    Effect.gen(function* () {
+      const client = yield* (yield* Entity.makeTestClient(Forward.McpSession, owner({ count: 0 }, [])))("s1")
+      const whole = yield* Stream.runCollect(client.Http(exchange("/whole")))
+      assert.deepStrictEqual(whole, [
+        {
+          _tag: "Head",
+          status: 200,
+          contentType: "application/json",
+          headers: { "content-type": "application/json", "mcp-session-id": "s1" },
+          whole: true
+        },
+        '{"jsonrpc":"2.0","id":1,"result":{}}'
+      ])
+      const streamed = yield* Stream.runCollect(client.Http(exchange("/stream")))
+      assert.isTrue(Forward.isHead(streamed[0]!) && !streamed[0].whole)
+      assert.strictEqual(streamed.slice(1).join(""), "event: message\ndata: {}\n\n")
+      assert.deepStrictEqual(yield* Stream.runCollect(client.Http(exchange("/refused"))), [Forward.LOST])
     }).pipe(Effect.scoped, Effect.provide(ShardingConfig.layer()))
   )
 

@@ -11,11 +11,10 @@
  * (each chunk is acknowledged by one more RPC, then the stream's exit), and
  * on loopback each message costs a socket write and a wake-up of the other
  * process: the per-call routing cost was mostly those. A GET (a long-lived
- * stream) goes as `Http`, its reply a stream of strings whose first is its
- * head.
+ * stream) goes as `Http`, its reply a stream whose first part is its head
+ * (a `Head`), then the body's text. Heads and the `Lost` marker are data of
+ * their own in the RPC's Schema, never mixed into body text.
  */
-import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
-import * as McpError from "@effect-mcp/protocol/McpError"
 import * as ClusterSchema from "effect/cluster/ClusterSchema"
 import * as Entity from "effect/cluster/Entity"
 import * as Effect from "effect/Effect"
@@ -29,7 +28,7 @@ import * as Rpc from "effect/rpc/Rpc"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { HEADER_SECRET as HEADER_HOP } from "../DirectHop.ts"
+import * as ClusterHeaders from "./headers.ts"
 
 /** A request as the owner receives it. */
 export const Exchange = Schema.Struct({
@@ -40,8 +39,41 @@ export const Exchange = Schema.Struct({
 })
 export type Exchange = typeof Exchange.Type
 
+/** The head of a reply streamed by `Http`: its first part. */
+export const Head = Schema.TaggedStruct("Head", {
+  status: Schema.Number,
+  contentType: Schema.UndefinedOr(Schema.String),
+  headers: Schema.Record(Schema.String, Schema.String),
+  /** The body is known whole: it is the one part after the head (none when there is no content type). */
+  whole: Schema.Boolean
+})
+export type Head = typeof Head.Type
+
+/**
+ * The owner refused to run the exchange (it was in flight on the session's
+ * lost owner), or does not keep the body pulled. After other parts it shows
+ * the exchange was started again: the cluster re-sent it to the session's
+ * new owner after its owner was lost mid-reply.
+ */
+export const Lost = Schema.TaggedStruct("Lost", {})
+export type Lost = typeof Lost.Type
+
+/** The reply of an owner that refused to run the exchange. */
+export const LOST: Lost = { _tag: "Lost" }
+
+/** A part of a reply to `Http`: its head, then its body's text; or `Lost`. */
+export const Part = Schema.Union([Schema.String, Head, Lost])
+export type Part = typeof Part.Type
+
+/** A part of a body pulled with `Rest`: its text, or `Lost`. */
+export const BodyPart = Schema.Union([Schema.String, Lost])
+export type BodyPart = typeof BodyPart.Type
+
+/** Whether a part is a reply's head. */
+export const isHead = (part: Part): part is Head => typeof part !== "string" && part._tag === "Head"
+
 /** An HTTP exchange, its reply streamed back (a GET). */
-export const Http = Rpc.make("Http", { payload: Exchange, success: Schema.String, stream: true })
+export const Http = Rpc.make("Http", { payload: Exchange, success: Part, stream: true })
 
 /** The reply to `Send`: whole, or its head and the name of the rest of its body. */
 export const Reply = Schema.Struct({
@@ -65,7 +97,7 @@ export const Send = Rpc.make("Send", { payload: Exchange, success: Reply })
 /** The body of a reply to `Send` that the owner streams, event by event. */
 export const Rest = Rpc.make("Rest", {
   payload: Schema.Struct({ name: Schema.String }),
-  success: Schema.String,
+  success: BodyPart,
   stream: true
 })
 
@@ -78,36 +110,15 @@ export const McpSession = Entity.make("McpSession", [Http, Send, Rest]).annotate
   false
 )
 
-/** The head of a reply, sent first. */
-export interface Head {
-  readonly status: number
-  readonly contentType: string | undefined
-  readonly headers: Record<string, string>
-  /** The body is known whole: it is the one string after the head (none when there is no content type). */
-  readonly whole: boolean
-}
-
-/**
- * Leads the head of a reply. Body text never holds a NUL (JSON escapes it),
- * so a second head in one reply shows the exchange was started again: the
- * cluster re-sent it to the session's new owner after its owner was lost.
- */
-export const HEAD_MARK = "\u0000"
-
-/** Headers set by the receiving process for its owner, never taken from a client. */
-export const HEADER_NEW_SESSION = "x-effect-mcp-cluster-session"
-export const HEADER_CLIENT = "x-effect-mcp-cluster-client"
-/** When the receiving process sent an exchange (epoch ms): an owner refuses one sent before it took the session. */
-export const HEADER_SENT_AT = "x-effect-mcp-cluster-sent-at"
-/**
- * Asks the owner to answer `lost` without running anything: sent after a hop
- * to the owner broke, it is answered by the owner if it lives, else by the
- * session's next owner once effect/cluster moved the shard.
- */
-export const HEADER_LOST_PROBE = "x-effect-mcp-cluster-lost-probe"
-
-/** The reply an owner gives an exchange it refuses to run: it was in flight on the session's lost owner. */
-export const LOST = `${HEAD_MARK}{"lost":true}`
+// The headers set by the receiving process for its owner, never taken from a
+// client: named in headers.ts, and here under these names as well, which the
+// tests use.
+export {
+  CLIENT as HEADER_CLIENT,
+  LOST_PROBE as HEADER_LOST_PROBE,
+  NEW_SESSION as HEADER_NEW_SESSION,
+  SENT_AT as HEADER_SENT_AT
+} from "./headers.ts"
 
 /**
  * The request of an exchange, for the owner's Streamable HTTP server. Built
@@ -125,7 +136,13 @@ export const toRequest = (exchange: Exchange): HttpServerRequest.HttpServerReque
   )
 }
 
-const privateHeaders = new Set([HEADER_NEW_SESSION, HEADER_CLIENT, HEADER_SENT_AT, HEADER_LOST_PROBE, HEADER_HOP])
+const privateHeaders = new Set([
+  ClusterHeaders.NEW_SESSION,
+  ClusterHeaders.CLIENT,
+  ClusterHeaders.SENT_AT,
+  ClusterHeaders.LOST_PROBE,
+  ClusterHeaders.HOP
+])
 
 /** The exchange of a request whose body was read already, with the headers this process adds. */
 export const toExchange = (
@@ -155,7 +172,7 @@ export const nodeExchangeHeaders = (
     if (value === undefined || privateHeaders.has(name)) continue
     exchange[name] = typeof value === "string" ? value : value.join(", ")
   }
-  exchange[HEADER_SENT_AT] = String(sentAt)
+  exchange[ClusterHeaders.SENT_AT] = String(sentAt)
   return exchange
 }
 
@@ -168,27 +185,26 @@ const withoutLength = (headers: { readonly [name: string]: string }): Record<str
   return copy
 }
 
-/** A reply as the strings of the RPC stream: its head, then its body. */
-export const toStrings = (response: HttpServerResponse.HttpServerResponse): Stream.Stream<string> => {
+/** A reply as the parts of the RPC stream: its head, then its body. */
+export const toParts = (response: HttpServerResponse.HttpServerResponse): Stream.Stream<Part> => {
   const body = response.body
   const head: Head = {
+    _tag: "Head",
     status: response.status,
     contentType: body._tag === "Empty" ? undefined : body.contentType,
     headers: withoutLength(response.headers),
     whole: body._tag !== "Stream"
   }
-  const headText = HEAD_MARK + JSON.stringify(head)
-  const first = Stream.succeed(headText)
   // A body known whole goes in the same chunk as the head: one message between the runners.
   switch (body._tag) {
     case "Uint8Array":
-      return Stream.fromArray([headText, body.text ?? decoder.decode(body.body)])
+      return Stream.fromArray<Part>([head, body.text ?? decoder.decode(body.body)])
     case "Raw":
-      return Stream.fromArray([headText, typeof body.body === "string" ? body.body : String(body.body)])
+      return Stream.fromArray<Part>([head, typeof body.body === "string" ? body.body : String(body.body)])
     case "Stream":
-      return Stream.concat(first, body.stream.pipe(Stream.decodeText, Stream.orDie))
+      return Stream.concat(Stream.succeed<Part>(head), body.stream.pipe(Stream.decodeText, Stream.orDie))
     default:
-      return first
+      return Stream.succeed(head)
   }
 }
 
@@ -271,71 +287,6 @@ const toReply = (
   }
 }
 
-/** The ids of the requests a POST body carries (to answer them if their owner is lost). */
-export const requestIdsOf = (body: string): Array<JsonRpc.RequestId> => {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(body)
-  } catch {
-    return []
-  }
-  const ids: Array<JsonRpc.RequestId> = []
-  for (const message of Array.isArray(parsed) ? parsed : [parsed]) {
-    const m = message as { readonly id?: unknown; readonly method?: unknown } | null
-    if (typeof m?.method === "string" && (typeof m.id === "string" || typeof m.id === "number")) ids.push(m.id)
-  }
-  return ids
-}
-
-/** The answer to a request whose owner was lost before it answered. */
-export const lostResponse = (id: JsonRpc.RequestId): JsonRpc.Message =>
-  JsonRpc.failure(
-    id,
-    McpError.toErrorObject(
-      new McpError.InternalError({
-        message: "the process serving this session was lost before the request completed; it may not have run"
-      })
-    )
-  )
-
-/**
- * Follows an SSE reply's events to know which requests were answered: the
- * ids of the responses among them. Lines may be split between chunks.
- */
-export class AnsweredIds {
-  private rest = ""
-  readonly pending: Set<JsonRpc.RequestId>
-  constructor(ids: ReadonlyArray<JsonRpc.RequestId>) {
-    this.pending = new Set(ids)
-  }
-  see(chunk: string): void {
-    if (this.pending.size === 0) return
-    const text = this.rest + chunk
-    const end = text.lastIndexOf("\n")
-    if (end < 0) {
-      this.rest = text
-      return
-    }
-    this.rest = text.slice(end + 1)
-    for (const line of text.slice(0, end).split("\n")) {
-      if (!line.startsWith("data:")) continue
-      try {
-        const message = JSON.parse(line.slice(5)) as { readonly id?: JsonRpc.RequestId; readonly method?: unknown }
-        if (message.id !== undefined && message.method === undefined) this.pending.delete(message.id)
-      } catch {
-        // Not a JSON line (a priming event): nothing to follow.
-      }
-    }
-  }
-}
-
-/** An SSE event answering each request still pending. */
-export const lostEvents = (ids: Iterable<JsonRpc.RequestId>): string => {
-  let text = ""
-  for (const id of ids) text += `event: message\ndata: ${JSON.stringify(lostResponse(id))}\n\n`
-  return text
-}
-
 /**
  * Runs an owner's handler for an exchange and sends its reply back; `via`
  * (the owner's direct hop, when it offers one) goes with each `Send` reply.
@@ -351,14 +302,14 @@ export const serveExchange = (
       // reached the client, the rest is lost with its runner. Running the request again could
       // repeat its effects, so the receiving process answers it with an error instead.
       Option.isSome(request.lastSentChunk)
-        ? Stream.succeed(LOST)
+        ? Stream.succeed<Part>(LOST)
         : Stream.unwrap(
             Effect.map(serve(request.payload), (response) =>
-              response === undefined ? Stream.succeed(LOST) : toStrings(response)
+              response === undefined ? Stream.succeed<Part>(LOST) : toParts(response)
             )
           ),
     Send: (request) =>
-      request.payload.headers[HEADER_LOST_PROBE] !== undefined
+      request.payload.headers[ClusterHeaders.LOST_PROBE] !== undefined
         ? Effect.succeed(lostReply)
         : Effect.flatMap(serve(request.payload), (response) =>
             response === undefined ? Effect.succeed(lostReply) : toReply(response, kept, via)
@@ -367,7 +318,7 @@ export const serveExchange = (
     // (the cluster re-sent the pull here): what it still owed is answered with errors.
     Rest: (request) => {
       const body = Option.isSome(request.lastSentChunk) ? undefined : kept.take(request.payload.name)
-      return body ?? Stream.succeed(LOST)
+      return body ?? Stream.succeed<BodyPart>(LOST)
     }
   })
 }

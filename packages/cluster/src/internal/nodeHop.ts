@@ -8,7 +8,8 @@ import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { Agent, type IncomingMessage, request as httpRequest } from "node:http"
-import * as DirectHop from "../DirectHop.ts"
+import type * as DirectHop from "../DirectHop.ts"
+import * as ClusterHeaders from "./headers.ts"
 
 /** Headers of the hop's own connection and framing, which the receiving server sets itself. */
 const connectionHeaders = new Set([
@@ -18,7 +19,7 @@ const connectionHeaders = new Set([
   "transfer-encoding",
   "content-length",
   "date",
-  DirectHop.HEADER_REFUSED
+  ClusterHeaders.HOP_REFUSED
 ])
 
 const unsent: DirectHop.Result = { _tag: "Unsent" }
@@ -111,7 +112,7 @@ export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_
       settled = true
       resume(result)
     }
-    const headers: Record<string, string | number> = { ...clientHeaders, [DirectHop.HEADER_SECRET]: target.secret }
+    const headers: Record<string, string | number> = { ...clientHeaders, [ClusterHeaders.HOP]: target.secret }
     if (method === "POST") headers["content-length"] = Buffer.byteLength(body)
     else delete headers["content-length"]
     delete headers["transfer-encoding"]
@@ -133,7 +134,7 @@ export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_
     // Before a connection there is no exchange: the caller may send it another way.
     outgoing.on("error", () => settle(connected ? lost : unsent))
     outgoing.on("response", (response) => {
-      const refusal = response.headers[DirectHop.HEADER_REFUSED]
+      const refusal = response.headers[ClusterHeaders.HOP_REFUSED]
       if (refusal !== undefined) {
         response.resume()
         return settle(refusal === "not-owner" ? refused : lost)

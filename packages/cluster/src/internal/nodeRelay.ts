@@ -16,11 +16,13 @@
  * DELETE, no session, no known owner, a body without `Content-Length` or
  * above the limit, a hop from another runner) goes to the handler untouched.
  */
+import * as McpHeaders from "@effect-mcp/http/McpHeaders"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import type * as ClusteredHttpServer from "../ClusteredHttpServer.ts"
-import * as DirectHop from "../DirectHop.ts"
+import type * as DirectHop from "../DirectHop.ts"
 import * as Forward from "./forward.ts"
+import * as ClusterHeaders from "./headers.ts"
 import type { NodeHop } from "./nodeHop.ts"
 
 /** A Node `request` filter (see platform-node's `NodeHttpServer.RequestFilter`). */
@@ -85,8 +87,8 @@ export const make = (hop: NodeHop, options: { readonly path: string; readonly ma
     filter: (server) => (request, response, app) => {
       if (request.method !== "POST") return false
       const headers = request.headers
-      const sessionId = headers["mcp-session-id"]
-      if (typeof sessionId !== "string" || headers[DirectHop.HEADER_SECRET] !== undefined) return false
+      const sessionId = headers[McpHeaders.SESSION_ID]
+      if (typeof sessionId !== "string" || headers[ClusterHeaders.HOP] !== undefined) return false
       // Framed by its length and within the limit: a chunked or too large body is the handler's to refuse.
       const length = headers["content-length"]
       if (length === undefined || !(Number(length) <= options.maxBodyBytes)) return false

@@ -12,6 +12,7 @@
  * reserved by a server-initiated request) are written as the stream brings them.
  */
 import type * as HttpAuthentication from "@effect-mcp/http/HttpAuthentication"
+import * as McpHeaders from "@effect-mcp/http/McpHeaders"
 import type * as StreamableHttpServer from "@effect-mcp/http/StreamableHttpServer"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
@@ -22,8 +23,6 @@ import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { SessionStateError, SessionStateShape } from "../SessionState.ts"
-
-const HEADER_SESSION_ID = "mcp-session-id"
 
 /**
  * An exchange sent this long (ms) before its session was reopened here was in
@@ -108,7 +107,7 @@ export class Owner {
       () => Effect.provideService(this.server.handler, HttpServerRequest.HttpServerRequest, request)
     )
     // A session an `initialize` opened is named by its reply.
-    return Effect.tap(served, (response) => this.flush(sessionId ?? response.headers[HEADER_SESSION_ID]))
+    return Effect.tap(served, (response) => this.flush(sessionId ?? response.headers[McpHeaders.SESSION_ID]))
   }
 
   /**

@@ -3,18 +3,20 @@
  * unreadable body, a lost owner, a refused hop) and the headers one runner
  * sets for another, which it strips from what clients send.
  */
+import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
+import * as McpError from "@effect-mcp/protocol/McpError"
 import * as ByteSize from "effect/ByteSize"
 import * as Effect from "effect/Effect"
 import * as Headers from "effect/http/Headers"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
-import * as DirectHop from "../DirectHop.ts"
-import * as Forward from "./forward.ts"
+import * as ClusterHeaders from "./headers.ts"
+import * as LostAnswers from "./lostAnswers.ts"
 
-/** A JSON-RPC error with no id, as the HTTP reply to a request that could not be read. */
+/** A JSON-RPC error (InvalidRequest, -32600) with no id, as the HTTP reply to a request that could not be read. */
 export const errorBody = (status: number, message: string) =>
-  HttpServerResponse.text(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message } }), {
+  HttpServerResponse.text(JsonRpcCodec.encode(McpError.toResponse(null, new McpError.InvalidRequest({ message }))), {
     status,
     contentType: "application/json"
   })
@@ -30,37 +32,30 @@ export const readBody = (request: HttpServerRequest.HttpServerRequest, limit: nu
     )
   )
 
-export const isBatch = (body: string) => /^\s*\[/.test(body)
-
 /**
  * The answer to a forwarded POST (its body) whose owner was lost before it
  * replied: an error per request, else 503. Its ids are read only then: a
  * reply that arrives needs no parse of the body here.
  */
 export const lostReply = (body: string) => {
-  const ids = Forward.requestIdsOf(body)
-  const batch = isBatch(body)
-  if (ids.length === 0) return HttpServerResponse.empty({ status: 503, headers: { "retry-after": "1" } })
-  const answers = ids.map(Forward.lostResponse)
-  return HttpServerResponse.text(JSON.stringify(batch ? answers : answers[0]), {
-    status: 200,
-    contentType: "application/json"
-  })
+  const answers = LostAnswers.lostJson(LostAnswers.requestsOf(body))
+  if (answers === undefined) return HttpServerResponse.empty({ status: 503, headers: { "retry-after": "1" } })
+  return HttpServerResponse.text(answers, { status: 200, contentType: "application/json" })
 }
 
 /** The headers one runner sets for another, never taken from a client (nor passed to the server). */
 export const privateHeaders = new Set([
-  Forward.HEADER_NEW_SESSION,
-  Forward.HEADER_CLIENT,
-  Forward.HEADER_SENT_AT,
-  DirectHop.HEADER_SECRET
+  ClusterHeaders.NEW_SESSION,
+  ClusterHeaders.CLIENT,
+  ClusterHeaders.SENT_AT,
+  ClusterHeaders.HOP
 ])
 
 export const hasPrivate = (headers: Headers.Headers) =>
-  headers[Forward.HEADER_NEW_SESSION] !== undefined ||
-  headers[Forward.HEADER_CLIENT] !== undefined ||
-  headers[Forward.HEADER_SENT_AT] !== undefined ||
-  headers[DirectHop.HEADER_SECRET] !== undefined
+  headers[ClusterHeaders.NEW_SESSION] !== undefined ||
+  headers[ClusterHeaders.CLIENT] !== undefined ||
+  headers[ClusterHeaders.SENT_AT] !== undefined ||
+  headers[ClusterHeaders.HOP] !== undefined
 
 /** One copy without them (a hop carries two: one `Headers.remove` copy each cost more). */
 export const withoutPrivate = (headers: Headers.Headers): Headers.Headers => {
@@ -73,7 +68,7 @@ export const withoutPrivate = (headers: Headers.Headers): Headers.Headers => {
 export const hopRefusal = (reason: "not-owner" | "lost") =>
   HttpServerResponse.empty({
     status: reason === "not-owner" ? 421 : 503,
-    headers: { [DirectHop.HEADER_REFUSED]: reason }
+    headers: { [ClusterHeaders.HOP_REFUSED]: reason }
   })
 
 export const logLost = (error: unknown) =>

@@ -1,0 +1,31 @@
+/**
+ * The names of the headers one runner sets for another (the cluster's own,
+ * besides the MCP ones of `@effect-mcp/http/McpHeaders`), in one place. A
+ * runner believes them only on a direct hop carrying its own secret or on an
+ * exchange it received as an entity RPC; from a client they are stripped
+ * (forward.ts and replies.ts say which, where).
+ *
+ * Lower case, as Node and effect's `Headers` hold header names.
+ */
+
+/** Carries the owner's secret: the request is a hop from another runner (DirectHop). */
+export const HOP = "x-effect-mcp-cluster-hop"
+
+/** Set by an owner on a reply to a hop it refused: `not-owner` (421) or `lost` (503). */
+export const HOP_REFUSED = "x-effect-mcp-cluster-hop-refused"
+
+/** The id the receiving process chose for the session an `initialize` opens (its shard is the owner's). */
+export const NEW_SESSION = "x-effect-mcp-cluster-session"
+
+/** The client's address as the receiving process saw it, for the owner's per-client limits. */
+export const CLIENT = "x-effect-mcp-cluster-client"
+
+/** When the receiving process sent an exchange (epoch ms): an owner refuses one sent before it took the session. */
+export const SENT_AT = "x-effect-mcp-cluster-sent-at"
+
+/**
+ * Asks the owner to answer `lost` without running anything: sent after a hop
+ * to the owner broke, it is answered by the owner if it lives, else by the
+ * session's next owner once effect/cluster moved the shard.
+ */
+export const LOST_PROBE = "x-effect-mcp-cluster-lost-probe"
