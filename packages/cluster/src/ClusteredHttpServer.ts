@@ -57,7 +57,7 @@ import { SessionState } from "./SessionState.ts"
  * (applied by each owner to its sessions), and how often sessions are swept.
  */
 export interface Options<E = never, R = never>
-  extends Omit<StreamableHttpServer.Options<E, R>, "sessions" | "sessionIdOf"> {
+  extends Omit<StreamableHttpServer.Options<E, R>, "stateless" | "sessionIdOf"> {
   /**
    * How often a runner lets go of the sessions whose shard moved away and
    * forgets the state of sessions that ended. Default 10 seconds.
@@ -132,7 +132,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
   const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024
   const local = yield* StreamableHttpServer.make<E, R>({
     ...options,
-    sessions: true,
+    stateless: false,
     // The id a process picked for a session it opens (one whose shard it owns).
     sessionIdOf: (request) => request.headers[ClusterHeaders.NEW_SESSION],
     clientOf: (request) => request.headers[ClusterHeaders.CLIENT] ?? clientOf(request)

@@ -14,6 +14,7 @@
  * import * as NodeClusteredServer from "@effect-mcp/cluster/NodeClusteredServer"
  * import * as McpServer from "@effect-mcp/server/McpServer"
  * import * as Context from "effect/Context"
+import type * as HttpServeOptions from "@effect-mcp/http/HttpServeOptions"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as SqlClient from "effect/sql/SqlClient"
@@ -26,7 +27,7 @@ import * as SqlClient from "effect/sql/SqlClient"
  * })
  * ```
  */
-import type * as StreamableHttpServer from "@effect-mcp/http/StreamableHttpServer"
+import type * as HttpServeOptions from "@effect-mcp/http/HttpServeOptions"
 import type * as HttpAuthentication from "@effect-mcp/http/HttpAuthentication"
 import * as NodeHttpServer from "@effect-mcp/platform-node/NodeHttpServer"
 import type * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
@@ -54,7 +55,7 @@ import * as NodeRelay from "./internal/nodeRelay.ts"
 import * as SessionState from "./SessionState.ts"
 
 /** Where a runner listens and where the cluster keeps its state. */
-export interface Options {
+export interface Options extends HttpServeOptions.HostChecks {
   /** The cluster's database: `sqlite:<file>` (every runner on this machine) or `postgres://...`. */
   readonly storage: string
   /** Interface of the MCP endpoint. Default `127.0.0.1`. */
@@ -69,8 +70,6 @@ export interface Options {
   readonly runnerPort: number
   /** How POSTs carrying requests are answered. Default `"sse"`. */
   readonly responseMode?: "sse" | "json" | undefined
-  /** DNS-rebinding protection of the endpoint. Default: loopback names only. */
-  readonly rebinding?: StreamableHttpServer.RebindingOptions | undefined
   /** Sessions this runner holds at once. Default 10,000. */
   readonly maxSessions?: number | undefined
   /** Sessions one client may hold on this runner. Default 1,000. */
@@ -199,7 +198,9 @@ export const layer = <E, R>(
             session: McpServer.makeSession,
             path,
             responseMode: options.responseMode,
-            rebinding: options.rebinding,
+            allowedHosts: options.allowedHosts,
+            allowedOrigins: options.allowedOrigins,
+            dnsRebindingProtection: options.dnsRebindingProtection,
             maxSessions: options.maxSessions,
             maxSessionsPerClient: options.maxSessionsPerClient,
             sessionIdleTimeout: options.sessionIdleTimeout,

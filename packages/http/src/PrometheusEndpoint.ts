@@ -8,6 +8,7 @@
  * where the scraper, and nobody else, can reach it. `NodeMcpServer`'s
  * `metrics` option adds it.
  */
+import type * as HttpServeOptions from "./HttpServeOptions.ts"
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
@@ -19,12 +20,10 @@ import * as Wire from "./internal/httpWire.ts"
 /** The content type of the Prometheus text exposition format. */
 export const contentType = "text/plain; version=0.0.4; charset=utf-8"
 
-/** Where and how the metrics are served. Every field is optional. */
-export interface Options {
+/** Where and how the metrics are served, and the MCP endpoint's Host and Origin checks. Every field is optional. */
+export interface Options extends HttpServeOptions.HostChecks {
   /** Path of the endpoint. Default `/metrics`. */
   readonly path?: `/${string}` | undefined
-  /** The `Host` / `Origin` check: pass the MCP endpoint's (`StreamableHttpServer` `rebinding`). Default: loopback names. */
-  readonly rebinding?: Wire.RebindingOptions | undefined
   /** A prefix for every metric name (`myapp` makes `myapp_mcp_server_operation_duration`). Default none. */
   readonly prefix?: string | undefined
 }
@@ -33,7 +32,7 @@ export interface Options {
 export const handler = (
   options: Options = {}
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest> => {
-  const guard = Wire.makeRebindingGuard(options.rebinding)
+  const guard = Wire.makeRebindingGuard(options)
   const format = { prefix: options.prefix }
   return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const refused = guard(request)

@@ -39,9 +39,23 @@ import * as SessionRegistry from "@effect-mcp/engine/SessionRegistry"
 import { newSessionId } from "./internal/sessionId.ts"
 import * as Transport from "@effect-mcp/engine/Transport"
 import * as McpMetrics from "@effect-mcp/engine/McpMetrics"
+import type * as HttpServeOptions from "./HttpServeOptions.ts"
 
-/** Settings of the legacy HTTP+SSE server transport. */
-export interface Options<E = never, R = never> {
+/** Settings of the legacy HTTP+SSE server transport: the shared ones that apply to it (`HttpServeOptions`) and its own. */
+export interface Options<E = never, R = never>
+  extends Pick<
+    HttpServeOptions.HttpServeOptions,
+    | "allowedHosts"
+    | "allowedOrigins"
+    | "dnsRebindingProtection"
+    | "maxBodyBytes"
+    | "maxSessions"
+    | "maxSessionsPerClient"
+    | "clientOf"
+    | "writeTimeout"
+    | "maxBufferedMessages"
+    | "requiredScopes"
+  > {
   /** Starts one MCP session over the given `Transport`, in the given `Scope` (as for StreamableHttpServer). */
   readonly session: Effect.Effect<unknown, E, R>
   /** Where the event stream is opened. Default `/sse`. */
@@ -50,22 +64,6 @@ export interface Options<E = never, R = never> {
   readonly messagesPath?: HttpRouter.PathInput | undefined
   /** The URL announced in the `endpoint` event. Default `<messagesPath>?sessionId=<id>`. */
   readonly endpoint?: ((sessionId: string) => string) | undefined
-  readonly rebinding?: Wire.RebindingOptions | undefined
-  /** Largest POST body accepted; larger ones get 413. Default 4 MiB. */
-  readonly maxBodyBytes?: number | undefined
-  /** Event streams open at once; more get 503. Default 10,000. */
-  readonly maxSessions?: number | undefined
-  /** Event streams one client may hold open at once; more get 429. Default 1,000. */
-  readonly maxSessionsPerClient?: number | undefined
-  /** Who a request comes from, for `maxSessionsPerClient`. Default: its remote address. */
-  readonly clientOf?: ((request: HttpServerRequest.HttpServerRequest) => string | undefined) | undefined
-  /** An event stream whose client reads nothing for this long while messages wait is closed. Default 30 seconds. */
-  readonly writeTimeout?: Duration.Input | undefined
-  /**
-   * Messages the event stream buffers for a client that reads slowly; `send`
-   * suspends while that many wait. Default 1,024.
-   */
-  readonly maxBufferedMessages?: number | undefined
   /**
    * Requires credentials on the event stream and on every posted message, as
    * `StreamableHttpServer`'s option does: a session belongs to the principal
@@ -74,8 +72,6 @@ export interface Options<E = never, R = never> {
    * from `CurrentHttpSession`. Default: none.
    */
   readonly authentication?: HttpAuthentication.Authentication | undefined
-  /** The scopes a posted message needs, refused with the hook's 403 (see `StreamableHttpServer`). */
-  readonly requiredScopes?: HttpAuthentication.RequiredScopes | undefined
 }
 
 /** The legacy HTTP+SSE server: handlers for the SSE stream and the message endpoint. */
@@ -215,7 +211,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
 ): Effect.fn.Return<SseServer, never, Scope.Scope | Exclude<R, SessionServices>> {
   const serverScope = yield* Scope.Scope
   const context = yield* Effect.context<Exclude<R, SessionServices>>()
-  const guard = Wire.makeRebindingGuard(options.rebinding)
+  const guard = Wire.makeRebindingGuard(options)
   const messagesPath = options.messagesPath ?? "/messages"
   const endpoint = options.endpoint ?? ((id: string) => `${messagesPath}?sessionId=${encodeURIComponent(id)}`)
   const maxSessions = options.maxSessions ?? 10_000

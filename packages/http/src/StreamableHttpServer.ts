@@ -7,7 +7,7 @@
  * Each stateful session is an MCP session (built by `options.session`, e.g.
  * `ServerSession.make(...)` or McpServer's `makeSession`) over a transport
  * made for it. Stateless requests (the 2026-07-28 revision, or every request
- * with `sessions: false`) get a session of their own that ends with the reply.
+ * with `stateless: true`) get a session of their own that ends with the reply.
  *
  * A POST's reply starts as soon as its frame was handed to the session, in
  * order (an SSE reply with its priming event or a comment, a JSON reply with
@@ -42,15 +42,13 @@ import * as Sessions from "./internal/httpServerSessions.ts"
 import * as Meter from "./internal/httpMeter.ts"
 import * as Wire from "./internal/httpWire.ts"
 import * as McpMetrics from "@effect-mcp/engine/McpMetrics"
+import type * as HttpServeOptions from "./HttpServeOptions.ts"
 import type * as SessionSnapshot from "@effect-mcp/engine/SessionSnapshot"
 import * as Tracing from "@effect-mcp/engine/Tracing"
 import type * as Transport from "@effect-mcp/engine/Transport"
 
-/** DNS-rebinding protection: which `Host` / `Origin` values are accepted. */
-export type RebindingOptions = Wire.RebindingOptions
-
-/** Settings of the Streamable HTTP server transport. */
-export interface Options<E = never, R = never> {
+/** Settings of the Streamable HTTP server transport: the shared ones (`HttpServeOptions`) and its own. */
+export interface Options<E = never, R = never> extends HttpServeOptions.HttpServeOptions {
   /**
    * Starts one MCP session over the `Transport` it is given, in the `Scope`
    * it is given (closing that scope ends the session): `ServerSession.make(options)`,
@@ -59,67 +57,6 @@ export interface Options<E = never, R = never> {
   readonly session: Effect.Effect<unknown, E, R>
   /** Where `layer` mounts the endpoint. Default `/mcp`. */
   readonly path?: HttpRouter.PathInput | undefined
-  /** Stateful sessions with `Mcp-Session-Id`. Default true; false serves every request on its own. */
-  readonly sessions?: boolean | undefined
-  /** How POSTs carrying requests are answered. Default `"sse"`. */
-  readonly responseMode?: "sse" | "json" | undefined
-  /** Offer the GET stream for server-initiated messages. Default true (stateful sessions only). */
-  readonly standaloneStream?: boolean | undefined
-  /**
-   * Keeps sent events so dropped streams can be resumed. Default: the
-   * `EventStore` service when provided, else an in-memory store; `false` disables.
-   */
-  readonly eventStore?: EventStore.EventStoreShape | false | undefined
-  /** The `retry` sent with the priming event of each resumable stream. Default 1 second. */
-  readonly retryInterval?: Duration.Input | undefined
-  /** DNS-rebinding protection (Host and Origin checks). Default: on, loopback host names only. */
-  readonly rebinding?: RebindingOptions | undefined
-  /** Largest POST body accepted; larger ones get 413. Default 4 MiB. */
-  readonly maxBodyBytes?: number | undefined
-  /**
-   * Events each SSE connection buffers for a client that reads slowly; `send`
-   * suspends while that many wait, and suspended sends go out in the order
-   * they were made. Default 1,024.
-   */
-  readonly maxBufferedMessages?: number | undefined
-  /**
-   * An SSE connection whose client takes nothing for this long while events
-   * wait for it is closed (the client can resume it with `Last-Event-ID`);
-   * `stats().evictedConnections` and the `mcp_http_evicted_connections`
-   * counter count them. Default 30 seconds.
-   */
-  readonly writeTimeout?: Duration.Input | undefined
-  /** How often a silent SSE connection gets a keepalive comment. Default 15 seconds. */
-  readonly keepaliveInterval?: Duration.Input | undefined
-  /**
-   * A session without any request from its client, or any event read by it,
-   * for this long is closed; an open but silent GET stream does not keep it.
-   * Default 30 minutes.
-   */
-  readonly sessionIdleTimeout?: Duration.Input | undefined
-  /** Sessions open at once; an `initialize` beyond it gets 503. Default 10,000. */
-  readonly maxSessions?: number | undefined
-  /**
-   * Sessions one client may hold open at once; an `initialize` beyond it
-   * gets 429, so one client cannot take every session. Default 1,000.
-   */
-  readonly maxSessionsPerClient?: number | undefined
-  /**
-   * Who a request comes from, for `maxSessionsPerClient`: its remote address
-   * by default; return the authenticated principal to count per user. A
-   * request it returns undefined for is counted against `maxSessions` only.
-   */
-  readonly clientOf?: ((request: HttpServerRequest.HttpServerRequest) => string | undefined) | undefined
-  /** Revisions accepted in `MCP-Protocol-Version`. Default: all. */
-  readonly supportedVersions?: ReadonlyArray<ProtocolVersion.ProtocolVersion> | undefined
-  /**
-   * The arguments of a tool mirrored into `Mcp-Param-*` headers (SEP-2243),
-   * or undefined for an unknown tool. On stateless revisions a `tools/call`
-   * whose headers disagree with its arguments is refused with HeaderMismatch
-   * (HTTP 400). `paramHeadersOf` reads them from a tool's `inputSchema`.
-   * Default: none are checked.
-   */
-  readonly paramHeaders?: ((toolName: string) => ReadonlyArray<ParamHeader> | undefined) | undefined
   /**
    * Requires credentials on every request (CORS preflights aside), checked
    * by this hook before the body is read (see `HttpAuthentication`): a
@@ -129,14 +66,6 @@ export interface Options<E = never, R = never> {
    * `@effect-mcp/auth`'s `HttpProtection` builds one. Default: none.
    */
   readonly authentication?: HttpAuthentication.Authentication | undefined
-  /**
-   * The scopes a message needs (a tool's, a resource's, a prompt's), checked
-   * against the principal before the message reaches its session: a request
-   * lacking one is refused with the hook's 403 `insufficient_scope`.
-   * McpServer's `requiredScopesOf(server)` reads them from the registered
-   * items. Used only with `authentication`.
-   */
-  readonly requiredScopes?: HttpAuthentication.RequiredScopes | undefined
   /**
    * The `Mcp-Session-Id` an `initialize` opening a session gets, read from
    * its request; undefined (or an id in use) draws a random one. A cluster
@@ -234,7 +163,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
   const serverScope = yield* Scope.Scope
   const context = yield* Effect.context<Exclude<R, SessionServices>>()
   const clock = yield* Clock.Clock
-  const stateful = options.sessions !== false
+  const stateful = options.stateless !== true
   const store =
     options.eventStore === false
       ? undefined
@@ -245,8 +174,8 @@ export const make = Effect.fnUntraced(function* <E, R>(
   const writeTimeoutMs = Duration.toMillis(Duration.fromInputUnsafe(options.writeTimeout ?? Duration.seconds(30)))
   const keepaliveMs = Duration.toMillis(Duration.fromInputUnsafe(options.keepaliveInterval ?? Duration.seconds(15)))
   const counters: HttpSession.Counters = { evicted: 0, coalesced: 0 }
-  const guard = Wire.makeRebindingGuard(options.rebinding)
-  const allowedOrigin = Cors.makeAllowedOrigin(options.rebinding)
+  const guard = Wire.makeRebindingGuard(options)
+  const allowedOrigin = Cors.makeAllowedOrigin(options)
   const methods = stateful ? ["GET", "POST", "DELETE"] : ["POST"]
   // Undefined when metrics are off: the transport then counts nothing (one branch where it would).
   const meter = McpMetrics.transportMeter("streamable-http", context as Context.Context<never>)

@@ -22,7 +22,7 @@ const options = (origin: string, requestHeaders: string) =>
 describe("Streamable HTTP: CORS", () => {
   it.effect("a preflight from an allowed origin gets 204 with the methods and headers an MCP client sends", () =>
     Effect.gen(function* () {
-      const { http } = yield* serve({ rebinding: { allowedOrigins: [app] } })
+      const { http } = yield* serve({ allowedOrigins: [app] })
       const response = yield* Effect.orDie(
         http.execute(options(app, "content-type, mcp-session-id, mcp-protocol-version, mcp-param-region"))
       )
@@ -52,7 +52,7 @@ describe("Streamable HTTP: CORS", () => {
 
   it.effect("refused origins stay refused: the preflight and the request get 403 without CORS headers", () =>
     Effect.gen(function* () {
-      const { http } = yield* serve({ rebinding: { allowedOrigins: [app] } })
+      const { http } = yield* serve({ allowedOrigins: [app] })
       const preflight = yield* Effect.orDie(http.execute(options("https://evil.example.com", "content-type")))
       assert.strictEqual(preflight.status, 403)
       assert.isUndefined(preflight.headers["access-control-allow-origin"])
@@ -64,7 +64,7 @@ describe("Streamable HTTP: CORS", () => {
 
   it.effect("with the Host/Origin checks turned off only the listed origins get CORS headers", () =>
     Effect.gen(function* () {
-      const { http } = yield* serve({ rebinding: { enabled: false, allowedOrigins: [app] } })
+      const { http } = yield* serve({ dnsRebindingProtection: false, allowedOrigins: [app] })
       const other = yield* rawPost(http, initialize(1), { origin: "https://other.example.com" })
       assert.strictEqual(other.status, 200)
       assert.isUndefined(other.headers["access-control-allow-origin"])
@@ -75,7 +75,7 @@ describe("Streamable HTTP: CORS", () => {
 
   it.effect("a plain OPTIONS (no preflight) and a preflight for an unserved method get 405", () =>
     Effect.gen(function* () {
-      const { http } = yield* serve({ rebinding: { allowedOrigins: [app] } })
+      const { http } = yield* serve({ allowedOrigins: [app] })
       const plain = yield* Effect.orDie(http.execute(HttpClientRequest.make("OPTIONS")(URL_MCP)))
       assert.strictEqual(plain.status, 405)
       const put = yield* Effect.orDie(

@@ -124,10 +124,10 @@ describe("Streamable HTTP server: requests", () => {
 
   it.effect("rebinding protection can allow other hosts or be turned off", () =>
     Effect.gen(function* () {
-      const allowed = yield* serve({ rebinding: { allowedHosts: ["mcp.example.com"] } })
+      const allowed = yield* serve({ allowedHosts: ["mcp.example.com"] })
       assert.strictEqual((yield* rawPost(allowed.http, initialize(1), { host: "mcp.example.com" })).status, 200)
       assert.strictEqual((yield* rawPost(allowed.http, initialize(1), { host: "localhost" })).status, 403)
-      const open = yield* serve({ rebinding: { enabled: false } })
+      const open = yield* serve({ dnsRebindingProtection: false })
       assert.strictEqual((yield* rawPost(open.http, initialize(1), { host: "evil.example.com" })).status, 200)
     })
   )
@@ -592,7 +592,7 @@ describe("Streamable HTTP server: session lifetime", () => {
 
   it.effect("sessions disabled: each request is served on its own and GET/DELETE get 405", () =>
     Effect.gen(function* () {
-      const { http, server } = yield* serve({ sessions: false, responseMode: "json" })
+      const { http, server } = yield* serve({ stateless: true, responseMode: "json" })
       const reply = yield* rawPost(http, call(5, "echo", "solo"), { "mcp-protocol-version": "2025-06-18" })
       assert.strictEqual(reply.status, 200)
       assert.deepStrictEqual(JSON.parse(reply.text), {
@@ -628,7 +628,7 @@ describe("Streamable HTTP server: stateless requests on stateful revisions", () 
           Effect.forkScoped
         )
       })
-      const server = yield* StreamableHttpServer.make({ session: recorder, sessions: false, responseMode: "json" })
+      const server = yield* StreamableHttpServer.make({ session: recorder, stateless: true, responseMode: "json" })
       const http = inMemoryClient(server.handler)
       const reply = yield* rawPost(http, call(7, "echo", "solo"), { "mcp-protocol-version": "2025-06-18" })
       assert.strictEqual(reply.status, 200)
@@ -647,7 +647,7 @@ describe("Streamable HTTP server: stateless requests on stateful revisions", () 
             })
         ]
       ])
-      const { http } = yield* serve({ sessions: false, responseMode: "json", server: { handlers } })
+      const { http } = yield* serve({ stateless: true, responseMode: "json", server: { handlers } })
       const reply = yield* rawPost(http, call(8, "echo"), { "mcp-protocol-version": "2025-03-26" })
       assert.strictEqual(reply.status, 200)
       assert.strictEqual(JSON.parse(reply.text).result.content[0].text, "Ready 2025-03-26 stateless-http-client")

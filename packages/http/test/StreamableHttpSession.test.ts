@@ -65,7 +65,7 @@ describe("Streamable HTTP: full sessions", () => {
 
     it.effect(`sessions disabled (stateless mode), 2025-11-25, ${responseMode} replies`, () =>
       Effect.gen(function* () {
-        const { server, http } = yield* serve({ responseMode, sessions: false })
+        const { server, http } = yield* serve({ responseMode, stateless: true })
         const { transport, session } = yield* connect(http, ["2025-11-25"])
         assert.isUndefined(transport.sessionId())
         assert.deepStrictEqual(yield* callEcho(session), { content: [{ type: "text", text: "echo:hi" }] })

@@ -1,17 +1,17 @@
 /**
- * Node wiring for the engine's HTTP transports: serves an `HttpRouter` app
+ * Node wiring for `@effect-mcp/http`'s transports: serves an `HttpRouter` app
  * (`StreamableHttpServer.layer`, `SseServer.layer`, or both) with Node's
- * `http` server. Everything else lives in the engine, which knows no Node.
+ * `http` server. Everything else lives in `@effect-mcp/http`, which knows no Node.
  *
- * Binds 127.0.0.1 by default. On a loopback bind the engine's DNS-rebinding
+ * Binds 127.0.0.1 by default. On a loopback bind the DNS-rebinding
  * protection is on (only loopback names in `Host` and `Origin`). On any other
  * interface `layerStreamableHttp` and `layerSse` refuse to start (with
- * `RebindingRequiredError`) unless `rebinding` says what to accept:
- * `rebinding.allowedHosts` with the names clients use, or the named opt-out
- * `rebinding: { enabled: false }` (behind a proxy that checks them itself).
+ * `RebindingRequiredError`) unless the options say what to accept:
+ * `allowedHosts` with the names clients use, or the named opt-out
+ * `dnsRebindingProtection: false` (behind a proxy that checks them itself).
  */
 import * as SseServer from "@effect-mcp/http/SseServer"
-import type { RebindingOptions } from "@effect-mcp/http/StreamableHttpServer"
+import type { HostChecks } from "@effect-mcp/http/HttpServeOptions"
 import * as StreamableHttpServer from "@effect-mcp/http/StreamableHttpServer"
 import * as PlatformNodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Context from "effect/Context"
@@ -189,14 +189,14 @@ const isLoopback = (host: string) =>
  * A Streamable HTTP or legacy SSE endpoint was to listen on a non-loopback
  * address without saying which `Host` and `Origin` values to accept: other
  * machines can reach it, and a page whose name resolves to it could too.
- * Give `rebinding.allowedHosts` (and `allowedOrigins` for browser clients),
- * or opt out by name with `rebinding: { enabled: false }`.
+ * Give `allowedHosts` (and `allowedOrigins` for browser clients), or opt out
+ * by name with `dnsRebindingProtection: false`.
  */
 export class RebindingRequiredError extends Schema.TaggedError<RebindingRequiredError>()("RebindingRequiredError", {
   host: Schema.String
 }) {
   override get message(): string {
-    return `MCP endpoint on non-loopback address ${this.host}: set rebinding.allowedHosts to the names clients use, or rebinding: { enabled: false } to turn the Host/Origin checks off`
+    return `MCP endpoint on non-loopback address ${this.host}: set allowedHosts to the names clients use, or dnsRebindingProtection: false to turn the Host/Origin checks off`
   }
 }
 
@@ -205,13 +205,13 @@ export class RebindingRequiredError extends Schema.TaggedError<RebindingRequired
  * engine's default holds; elsewhere an explicit list of hosts or the explicit
  * opt-out is required (protection must never turn itself off).
  */
-const rebindingFor = (
-  options: { readonly rebinding?: RebindingOptions | undefined } & ListenOptions
-): Layer.Layer<never, RebindingRequiredError> => {
+const rebindingFor = (options: HostChecks & ListenOptions): Layer.Layer<never, RebindingRequiredError> => {
   const host = options.host ?? "127.0.0.1"
   if (isLoopback(host)) return Layer.empty
-  const rebinding = options.rebinding
-  if (rebinding?.enabled === false || (rebinding?.allowedHosts !== undefined && rebinding.allowedHosts.length > 0)) {
+  if (
+    options.dnsRebindingProtection === false ||
+    (options.allowedHosts !== undefined && options.allowedHosts.length > 0)
+  ) {
     return Layer.empty
   }
   return Layer.effectDiscard(Effect.fail(new RebindingRequiredError({ host })))
@@ -220,7 +220,7 @@ const rebindingFor = (
 /** Serves `app` once the bind is allowed: checked before the listener is made, so a refused bind opens no socket. */
 const checked = <R>(
   app: Layer.Layer<never, never, R>,
-  options: { readonly rebinding?: RebindingOptions | undefined } & ListenOptions
+  options: HostChecks & ListenOptions
 ): Layer.Layer<
   HttpServer.HttpServer,
   HttpServerError.ServeError | RebindingRequiredError,
@@ -247,7 +247,7 @@ const checked = <R>(
  * export const Http = NodeHttpServer.layerStreamableHttp({
  *   session: McpServer.makeSession,
  *   port: 3000,
- *   rebinding: { allowedOrigins: ["https://app.example.com"] }
+ *   allowedOrigins: ["https://app.example.com"]
  * }).pipe(Layer.provide(Server))
  * ```
  */

@@ -11,7 +11,7 @@
  *
  * @example
  * ```ts
- * import { NodeMcpServer } from "@effect-mcp/platform-node"
+import { NodeMcpServer } from "@effect-mcp/platform-node"
  * import { McpServer, Tool } from "@effect-mcp/server"
  * import { NodeRuntime } from "@effect/platform-node"
  * import { Effect, Layer, Schema } from "effect"
@@ -25,38 +25,43 @@
  * NodeRuntime.runMain(NodeMcpServer.serveHttp(Server, { port: 3000 }))
  * ```
  */
-import type * as EventStore from "@effect-mcp/http/EventStore"
+import type * as HttpServeOptions from "@effect-mcp/http/HttpServeOptions"
 import type * as HttpAuthentication from "@effect-mcp/http/HttpAuthentication"
 import type * as StdioTransport from "@effect-mcp/engine/StdioTransport"
 import * as McpServer from "@effect-mcp/server/McpServer"
-import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as HttpRouter from "effect/http/HttpRouter"
 import type * as HttpServer from "effect/http/HttpServer"
 import type * as HttpServerError from "effect/http/HttpServerError"
-import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as Layer from "effect/Layer"
 import * as NodeStdio from "./NodeStdio.ts"
 
 /** How `serveStdio` reads and writes this process's stdin and stdout. */
 export interface StdioOptions extends StdioTransport.ServerOptions {}
 
-/** Where and how `serveHttp` / `layerHttp` listen. Every field is optional. */
-export interface HttpOptions {
+/** Where and how `serveHttp` / `layerHttp` listen: the options every HTTP server shares (`HttpServeOptions`) and its own. Every field is optional. */
+export interface HttpOptions
+  extends Pick<
+    HttpServeOptions.HttpServeOptions,
+    | "stateless"
+    | "responseMode"
+    | "allowedOrigins"
+    | "dnsRebindingProtection"
+    | "maxBodyBytes"
+    | "maxSessions"
+    | "maxSessionsPerClient"
+    | "clientOf"
+    | "sessionIdleTimeout"
+    | "writeTimeout"
+    | "keepaliveInterval"
+    | "eventStore"
+  > {
   /** Interface to bind. Default `127.0.0.1` (this machine only). */
   readonly host?: string | undefined
   /** Port to bind; 0 picks a free one (read it back with `url`). Default 0. */
   readonly port?: number | undefined
   /** Path of the Streamable HTTP endpoint. Default `/mcp`. */
   readonly path?: `/${string}` | undefined
-  /**
-   * Serves every request on its own, without `Mcp-Session-Id` (no GET
-   * stream, no server-to-client requests on the stateful revisions).
-   * Default false. 2026-07-28 requests are stateless either way.
-   */
-  readonly stateless?: boolean | undefined
-  /** How POSTs carrying requests are answered: an SSE stream, or one JSON body. Default `"sse"`. */
-  readonly responseMode?: "sse" | "json" | undefined
   /**
    * Also serves the 2024-11-05 HTTP+SSE transport for older clients: `true`
    * for `/sse` and `/messages`, or the paths to use. Default false.
@@ -71,33 +76,6 @@ export interface HttpOptions {
    * a wildcard bind (`0.0.0.0`, `::`) the loopback names only, with a warning.
    */
   readonly allowedHosts?: ReadonlyArray<string> | undefined
-  /** Full origins (`https://app.example.com`) accepted besides those whose host is allowed. Default none. */
-  readonly allowedOrigins?: ReadonlyArray<string> | undefined
-  /**
-   * The `Host` / `Origin` checks against DNS rebinding. Default true; false
-   * accepts any name (only behind a proxy that checks them itself).
-   */
-  readonly dnsRebindingProtection?: boolean | undefined
-  /** Largest POST body accepted; larger ones get 413. Default 4 MiB. */
-  readonly maxBodyBytes?: number | undefined
-  /** Sessions open at once; more get 503. Default 10,000. */
-  readonly maxSessions?: number | undefined
-  /** Sessions one client (remote address, or `clientOf`) may hold at once; more get 429. Default 1,000. */
-  readonly maxSessionsPerClient?: number | undefined
-  /** Who a request comes from, for `maxSessionsPerClient`. Default: its remote address. */
-  readonly clientOf?: ((request: HttpServerRequest.HttpServerRequest) => string | undefined) | undefined
-  /**
-   * A stateful session without any request from its client, or any event
-   * read by it, for this long is closed (an open but silent GET stream does
-   * not keep it). Default 30 minutes.
-   */
-  readonly sessionIdleTimeout?: Duration.Input | undefined
-  /** An SSE connection whose client reads nothing for this long while events wait is closed. Default 30 seconds. */
-  readonly writeTimeout?: Duration.Input | undefined
-  /** How often a silent SSE connection gets a keepalive comment. Default 15 seconds. */
-  readonly keepaliveInterval?: Duration.Input | undefined
-  /** Keeps sent events so dropped SSE streams can be resumed. Default: in memory; `false` disables. */
-  readonly eventStore?: EventStore.EventStoreShape | false | undefined
   /**
    * Makes the server an OAuth 2.1 protected resource: `@effect-mcp/auth`'s
    * `HttpProtection.make(...)`, or a function making it from the endpoint's

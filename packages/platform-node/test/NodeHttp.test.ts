@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import type * as HttpServeOptions from "@effect-mcp/http/HttpServeOptions"
 import * as ClientSession from "@effect-mcp/engine/ClientSession"
 import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import * as ServerSession from "@effect-mcp/engine/ServerSession"
@@ -190,9 +191,9 @@ describe("Streamable HTTP over loopback sockets", () => {
     () =>
       Effect.gen(function* () {
         // 192.0.2.1 (TEST-NET-1) is no interface of this machine: a bind that got past the check fails to listen.
-        const start = (rebinding: StreamableHttpServer.RebindingOptions | undefined, host = "192.0.2.1") =>
+        const start = (checks: HttpServeOptions.HostChecks | undefined, host = "192.0.2.1") =>
           Effect.flip(
-            Layer.build(NodeHttpServer.layerStreamableHttp({ session: sessionFactory, host, port: 0, rebinding }))
+            Layer.build(NodeHttpServer.layerStreamableHttp({ session: sessionFactory, host, port: 0, ...checks }))
           )
         const refused = yield* start(undefined)
         assert.strictEqual(refused._tag, "RebindingRequiredError")
@@ -209,7 +210,7 @@ describe("Streamable HTTP over loopback sockets", () => {
         // An explicit list, or the named opt-out, gets as far as listening.
         const listed = yield* start({ allowedHosts: ["mcp.example.com"] })
         assert.instanceOf(listed, NodeHttpServer.ListenError)
-        assert.instanceOf(yield* start({ enabled: false }), NodeHttpServer.ListenError)
+        assert.instanceOf(yield* start({ dnsRebindingProtection: false }), NodeHttpServer.ListenError)
       }),
     TIMEOUT
   )

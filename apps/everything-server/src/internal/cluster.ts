@@ -38,12 +38,9 @@ export const optionsOf = (cli: Cli.Http, auth?: NodeClusteredServer.Options["aut
     directHop: cluster.directHop,
     auth,
     responseMode: cli.json ? "json" : "sse",
-    rebinding:
-      cli.dnsRebindingProtection === false
-        ? { enabled: false }
-        : cli.allowedHosts === undefined
-          ? undefined
-          : { allowedHosts: cli.allowedHosts, allowedOrigins: cli.allowedOrigins },
+    allowedHosts: cli.allowedHosts,
+    allowedOrigins: cli.allowedOrigins,
+    dnsRebindingProtection: cli.dnsRebindingProtection,
     maxSessions: cli.maxSessions,
     maxSessionsPerClient: cli.maxSessionsPerClient,
     sessionIdleTimeout:

@@ -51,7 +51,7 @@ export const makeAllowedOrigin = (
 ): ((request: HttpServerRequest.HttpServerRequest) => string | undefined) => {
   const origins = new Set((options?.allowedOrigins ?? []).map((o) => o.trim().toLowerCase()))
   const hosts =
-    options?.enabled === false
+    options?.dnsRebindingProtection === false
       ? new Set<string>()
       : new Set((options?.allowedHosts ?? loopbackHosts).map((h) => h.toLowerCase()))
   return (request) => {

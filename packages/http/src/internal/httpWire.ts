@@ -3,6 +3,7 @@
  * on the wire: header names, SSE event text, JSON-RPC error replies with their
  * HTTP status, request-body limits and the DNS-rebinding checks.
  */
+import type { HostChecks } from "../HttpServeOptions.ts"
 import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 import * as McpError from "@effect-mcp/protocol/McpError"
@@ -120,14 +121,8 @@ export const acceptsJsonAndSse = (accept: string | undefined): boolean => {
 export const isJsonContent = (contentType: string | undefined): boolean =>
   contentType !== undefined && contentType.split(";")[0]!.trim().toLowerCase() === CONTENT_JSON
 
-export interface RebindingOptions {
-  /** Host names (no port) accepted in `Host` and `Origin`. Default: loopback names only. */
-  readonly allowedHosts?: ReadonlyArray<string> | undefined
-  /** Full origins (`https://app.example.com`) accepted besides those whose host is allowed. */
-  readonly allowedOrigins?: ReadonlyArray<string> | undefined
-  /** Checks `Host` and `Origin`. Default true. */
-  readonly enabled?: boolean | undefined
-}
+/** The Host and Origin checks a server is given (see `HttpServeOptions.HostChecks`). */
+export type RebindingOptions = HostChecks
 
 export const loopbackHosts: ReadonlyArray<string> = ["localhost", "127.0.0.1", "[::1]", "::1"]
 
@@ -148,7 +143,7 @@ export const hostnameOf = (host: string): string => {
  * Returns the refusal to send, or undefined when the request may proceed.
  */
 export const makeRebindingGuard = (options: RebindingOptions | undefined) => {
-  if (options?.enabled === false) return (_: HttpServerRequest.HttpServerRequest) => undefined
+  if (options?.dnsRebindingProtection === false) return (_: HttpServerRequest.HttpServerRequest) => undefined
   const hosts = new Set((options?.allowedHosts ?? loopbackHosts).map((h) => h.toLowerCase()))
   const origins = new Set((options?.allowedOrigins ?? []).map((o) => o.toLowerCase()))
   return (request: HttpServerRequest.HttpServerRequest): HttpServerResponse.HttpServerResponse | undefined => {

@@ -3,6 +3,7 @@
  * legacy HTTP+SSE endpoints) for an McpServer Layer on Node's http server.
  * Loaded on first use, so a stdio server never loads the HTTP stack.
  */
+import type { HostChecks } from "@effect-mcp/http/HttpServeOptions"
 import type * as HttpAuthentication from "@effect-mcp/http/HttpAuthentication"
 import * as McpMetrics from "@effect-mcp/engine/McpMetrics"
 import * as PrometheusEndpoint from "@effect-mcp/http/PrometheusEndpoint"
@@ -29,8 +30,9 @@ const isWildcard = (host: string) => host === "0.0.0.0" || host === "::" || host
 const rebindingOf = (
   host: string,
   options: HttpOptions
-): { readonly rebinding: StreamableHttpServer.RebindingOptions; readonly warning: Layer.Layer<never> } => {
-  if (options.dnsRebindingProtection === false) return { rebinding: { enabled: false }, warning: Layer.empty }
+): { readonly rebinding: HostChecks; readonly warning: Layer.Layer<never> } => {
+  if (options.dnsRebindingProtection === false)
+    return { rebinding: { dnsRebindingProtection: false }, warning: Layer.empty }
   const origins = options.allowedOrigins === undefined ? {} : { allowedOrigins: options.allowedOrigins }
   if (options.allowedHosts !== undefined) {
     return { rebinding: { allowedHosts: options.allowedHosts, ...origins }, warning: Layer.empty }
@@ -94,9 +96,9 @@ export const layer = <E, R>(
       const streamable = StreamableHttpServer.layer({
         session: McpServer.makeSession,
         path,
-        sessions: options.stateless !== true,
+        stateless: options.stateless,
         responseMode: options.responseMode ?? "sse",
-        rebinding,
+        ...rebinding,
         maxBodyBytes: options.maxBodyBytes,
         maxSessions: options.maxSessions,
         maxSessionsPerClient: options.maxSessionsPerClient,
@@ -118,7 +120,7 @@ export const layer = <E, R>(
                 session: McpServer.makeSession,
                 ssePath: legacy === true ? undefined : legacy.ssePath,
                 messagesPath: legacy === true ? undefined : legacy.messagesPath,
-                rebinding,
+                ...rebinding,
                 maxBodyBytes: options.maxBodyBytes,
                 maxSessions: options.maxSessions,
                 maxSessionsPerClient: options.maxSessionsPerClient,
@@ -137,7 +139,7 @@ export const layer = <E, R>(
       ? routes
       : Layer.merge(
           routes,
-          PrometheusEndpoint.layer({ path: metrics === true ? undefined : metrics.path, rebinding })
+          PrometheusEndpoint.layer({ path: metrics === true ? undefined : metrics.path, ...rebinding })
         ).pipe(
           // The sessions are made where the endpoints are: they record metrics for the scraper to read.
           Layer.provide(Layer.succeed(McpMetrics.Enabled, true))
