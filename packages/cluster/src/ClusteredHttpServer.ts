@@ -195,10 +195,13 @@ export const make = Effect.fnUntraced(function* <E, R>(
       if (read !== undefined && read._tag === "Failure") return read.failure
       const body = attempt?.body ?? (read === undefined ? "" : read.success)
       const sentAt = String(yield* Clock.currentTimeMillis)
-      const exchange = Forward.toExchange(request, body, { ...extra, [ClusterHeaders.SENT_AT]: sentAt })
+      let exchange = Forward.toExchange(request, body, { ...extra, [ClusterHeaders.SENT_AT]: sentAt })
       counts.forwarded++
       const shard = hop === undefined ? undefined : ShardId.toString(shardOf(sessionId))
       const target = attempt?.target ?? (shard === undefined || extra !== undefined ? undefined : hops.get(shard))
+      // The shard's last known owner could not be connected to: nothing sent now reaches it, so the
+      // exchange goes without its send time (see the Unsent case below).
+      if (target === undefined && shard !== undefined && hops.isGone(shard)) exchange = Forward.withoutSentAt(exchange)
       if (target !== undefined) {
         const result = attempt?.result ?? (yield* hop!.send(target, exchange))
         switch (result._tag) {
@@ -214,8 +217,11 @@ export const make = Effect.fnUntraced(function* <E, R>(
             hops.refused(shard!)
             break
           case "Unsent":
-            // The owner is gone: effect/cluster waits for its shards to move.
+            // The owner is gone: effect/cluster waits for its shards to move. Nothing reached it, so the
+            // exchange goes without its send time: the next owner serves it however long the shard took
+            // to move, instead of refusing it as one that was in flight on the lost owner.
             hops.unreachable(target.origin)
+            exchange = Forward.withoutSentAt(exchange)
         }
       }
       if (request.method === "GET") return yield* relay(clientFor(sessionId).Http(exchange))

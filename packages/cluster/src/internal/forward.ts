@@ -144,6 +144,12 @@ const privateHeaders = new Set([
   ClusterHeaders.HOP
 ])
 
+/** `exchange` without its send time: it reached no owner (see `ClusterHeaders.SENT_AT`). */
+export const withoutSentAt = (exchange: Exchange): Exchange => {
+  const { [ClusterHeaders.SENT_AT]: _, ...headers } = exchange.headers
+  return { ...exchange, headers }
+}
+
 /** The exchange of a request whose body was read already, with the headers this process adds. */
 export const toExchange = (
   request: HttpServerRequest.HttpServerRequest,

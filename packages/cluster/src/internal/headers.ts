@@ -20,7 +20,13 @@ export const NEW_SESSION = "x-effect-mcp-cluster-session"
 /** The client's address as the receiving process saw it, for the owner's per-client limits. */
 export const CLIENT = "x-effect-mcp-cluster-client"
 
-/** When the receiving process sent an exchange (epoch ms): an owner refuses one sent before it took the session. */
+/**
+ * When the receiving process sent an exchange (epoch ms): an owner refuses one
+ * sent well before it took the session (it was in flight on the lost owner,
+ * which may have run it). Left off an exchange the receiving process knows
+ * reached no owner (its hop could not even connect), which the next owner
+ * then serves however long it waited for the shard to move.
+ */
 export const SENT_AT = "x-effect-mcp-cluster-sent-at"
 
 /**

@@ -2,13 +2,16 @@
  * Which owner's endpoint the direct hop takes for each shard (see
  * DirectHop.ts): learned from the owners' entity RPC replies, forgotten when
  * an owner refuses a hop (its shard moved) or cannot be connected to (it is
- * gone; every shard it held is forgotten at once).
+ * gone; every shard it held is forgotten at once, and remembered as one whose
+ * owner is gone until its next owner names itself).
  */
 import * as DirectHop from "../DirectHop.ts"
 
 /** The hop targets of the shards whose owner named one. */
 export class Hops {
   private readonly targets = new Map<string, DirectHop.Target>()
+  /** Shards whose last known owner could not be connected to: nothing sent now can reach it. */
+  private readonly gone = new Set<string>()
 
   /** The owner's endpoint for `shard`, if known. */
   get(shard: string): DirectHop.Target | undefined {
@@ -18,7 +21,15 @@ export class Hops {
   /** An owner of `shard` answered an entity RPC naming its hop (`via`, encoded). */
   learn(shard: string, via: string | undefined): void {
     const target = DirectHop.decodeTarget(via)
-    if (target !== undefined) this.targets.set(shard, target)
+    if (target !== undefined) {
+      this.targets.set(shard, target)
+      this.gone.delete(shard)
+    }
+  }
+
+  /** Whether the last known owner of `shard` could not be connected to (and no next owner named itself yet). */
+  isGone(shard: string): boolean {
+    return this.gone.has(shard)
   }
 
   /** The owner no longer holds `shard`. */
@@ -28,6 +39,10 @@ export class Hops {
 
   /** Nothing listens at `origin` any more: its runner is gone. */
   unreachable(origin: string): void {
-    for (const [shard, target] of this.targets) if (target.origin === origin) this.targets.delete(shard)
+    for (const [shard, target] of this.targets) {
+      if (target.origin !== origin) continue
+      this.targets.delete(shard)
+      this.gone.add(shard)
+    }
   }
 }

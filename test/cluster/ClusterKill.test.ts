@@ -1,0 +1,162 @@
+/**
+ * Issue 27, acceptance 1 (measured): three everything-server runners on
+ * SQLite behind a round-robin forwarder, 200 sessions each making 10 tool
+ * calls, one runner killed with SIGKILL mid-traffic (the forwarder stops
+ * routing to it at the same moment, as a health check would). Every call is
+ * answered exactly once; no session initializes again; a call fails only
+ * with the "lost" error (-32603) or, when the forwarder had handed it to the
+ * killed runner itself, with the forwarder's 502. The calls that started
+ * after the kill and still failed are counted and printed: they wait for
+ * their session's shard to move, and the cluster should serve them then.
+ *
+ * Raw JSON-RPC over fetch (JSON replies) rather than an SDK client, so that
+ * each call's outcome is read exactly as the server sent it (an SDK client
+ * would turn a 404 into a new session). Sessions run 16 at a time.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fastFailover, forwarder, kill, startRunners } from "./support.ts"
+
+const SESSIONS = 200
+const CALLS = 10
+const CONCURRENCY = 16
+/** The kill comes once this many calls were answered: mid-traffic, signalled by the calls themselves. */
+const KILL_AFTER = 500
+const REVISION = "2025-11-25"
+const EXPECTED = "This is a simple text response for testing."
+
+const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" }
+
+type Outcome =
+  | { readonly _tag: "Ok" }
+  | { readonly _tag: "Error"; readonly code: number; readonly message: string }
+  | { readonly _tag: "Http"; readonly status: number; readonly text: string }
+
+interface Call {
+  readonly id: string
+  readonly startedAfterKill: boolean
+  readonly outcome: Outcome
+}
+
+const post = async (url: string, body: unknown, sessionId?: string) => {
+  const response = await fetch(url, {
+    method: "POST",
+    headers:
+      sessionId === undefined ? headers : { ...headers, "mcp-session-id": sessionId, "mcp-protocol-version": REVISION },
+    body: JSON.stringify(body)
+  })
+  const text = await response.text()
+  return { status: response.status, sessionId: response.headers.get("mcp-session-id"), text }
+}
+
+const outcomeOf = (id: string, reply: { readonly status: number; readonly text: string }): Outcome => {
+  if (reply.status !== 200) return { _tag: "Http", status: reply.status, text: reply.text.slice(0, 200) }
+  const message = JSON.parse(reply.text) as {
+    readonly id?: unknown
+    readonly result?: { readonly content?: ReadonlyArray<{ readonly text?: string }> }
+    readonly error?: { readonly code: number; readonly message: string }
+  }
+  if (message.id !== id) return { _tag: "Http", status: reply.status, text: `answer to ${String(message.id)}` }
+  if (message.error !== undefined) return { _tag: "Error", code: message.error.code, message: message.error.message }
+  return message.result?.content?.[0]?.text === EXPECTED
+    ? { _tag: "Ok" }
+    : { _tag: "Http", status: reply.status, text: reply.text.slice(0, 200) }
+}
+
+describe("a runner killed under traffic (SQLite)", () => {
+  it.live(
+    "200 sessions x 10 calls: every call answered once, no session re-initialized; refusals after the kill counted",
+    () =>
+      Effect.gen(function* () {
+        const dir = yield* Effect.acquireRelease(
+          Effect.sync(() => mkdtempSync(join(tmpdir(), "mcp-cluster-kill-"))),
+          (path) => Effect.sync(() => rmSync(path, { recursive: true, force: true }))
+        )
+        const runners = yield* startRunners(
+          3,
+          `sqlite:${join(dir, "cluster.db")}`,
+          ["--json", "--max-sessions-per-client", "100000"],
+          { timings: fastFailover }
+        )
+        const lb = yield* forwarder(runners)
+        const sessions: Array<string> = []
+        for (let n = 0; n < SESSIONS; n++) {
+          const init = yield* Effect.promise(() =>
+            post(lb.url, {
+              jsonrpc: "2.0",
+              id: `s${n}-init`,
+              method: "initialize",
+              params: { protocolVersion: REVISION, capabilities: {}, clientInfo: { name: `kill-${n}`, version: "1" } }
+            })
+          )
+          assert.strictEqual(init.status, 200, init.text)
+          const id = init.sessionId!
+          const initialized = yield* Effect.promise(() =>
+            post(lb.url, { jsonrpc: "2.0", method: "notifications/initialized" }, id)
+          )
+          assert.strictEqual(initialized.status, 202)
+          sessions.push(id)
+        }
+
+        const calls: Array<Call> = []
+        let answered = 0
+        let killed = false
+        const killNow = yield* Deferred.make<void>()
+        const runSession = (n: number) =>
+          Effect.promise(async () => {
+            for (let c = 0; c < CALLS; c++) {
+              const id = `s${n}-c${c}`
+              const startedAfterKill = killed
+              const reply = await post(
+                lb.url,
+                { jsonrpc: "2.0", id, method: "tools/call", params: { name: "test_simple_text", arguments: {} } },
+                sessions[n]
+              ).catch((error: unknown) => ({ status: 0, sessionId: null, text: String(error) }))
+              calls.push({ id, startedAfterKill, outcome: outcomeOf(id, reply) })
+              if (++answered === KILL_AFTER) Deferred.doneUnsafe(killNow, Effect.void)
+            }
+          })
+        const traffic = yield* Effect.forkChild(
+          Effect.forEach(
+            Array.from({ length: SESSIONS }, (_, n) => n),
+            runSession,
+            { concurrency: CONCURRENCY, discard: true }
+          )
+        )
+        yield* Deferred.await(killNow)
+        lb.dead.add(0)
+        yield* kill(runners[0]!)
+        killed = true
+        yield* Fiber.join(traffic)
+
+        // Every call has exactly one outcome, and the forwarder relayed no answer twice.
+        assert.strictEqual(calls.length, SESSIONS * CALLS)
+        assert.strictEqual(new Set(calls.map((call) => call.id)).size, SESSIONS * CALLS)
+        for (const [id, count] of lb.answers) assert.strictEqual(count, 1, `answer ${id} relayed ${count} times`)
+        // Nobody initialized again.
+        assert.strictEqual(lb.hops.filter((hop) => hop.rpc === "initialize").length, SESSIONS)
+        const failed = calls.filter((call) => call.outcome._tag !== "Ok")
+        // A failure is the lost error, or the forwarder's 502 for a call it had handed to the killed runner.
+        for (const call of failed) {
+          const outcome = call.outcome
+          assert.isTrue(
+            (outcome._tag === "Error" && outcome.code === -32603) ||
+              (outcome._tag === "Http" && outcome.status === 502),
+            `${call.id}: ${JSON.stringify(outcome)}`
+          )
+        }
+        const refusedAfterKill = failed.filter((call) => call.startedAfterKill)
+        console.log(
+          `killed runner 0 after ${KILL_AFTER} answers: ${calls.length} calls, ${failed.length} failed ` +
+            `(${failed.length - refusedAfterKill.length} in flight at the kill, ` +
+            `${refusedAfterKill.length} started after it)`
+        )
+      }).pipe(Effect.scoped),
+    240_000
+  )
+})
