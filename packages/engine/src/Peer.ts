@@ -105,16 +105,6 @@ export interface Peer {
     params?: object | undefined,
     options?: CallOptions
   ) => Effect.Effect<unknown, CallError>
-  /**
-   * `request`, started when called rather than when run: for callers already
-   * running in the requesting fiber (inside `Effect.suspend`), one step cheaper.
-   * The returned effect waits for the outcome; run it once.
-   */
-  readonly requestNow: (
-    method: string,
-    params: object | undefined,
-    options: CallOptions | undefined
-  ) => Effect.Effect<unknown, CallError>
   /** The request as a Stream of progress updates that ends with the result. */
   readonly requestWithProgress: (
     method: string,

@@ -17,6 +17,7 @@ import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type * as CurrentRequest from "./CurrentRequest.ts"
 import * as Gate from "./internal/gate.ts"
+import type { PeerImpl } from "./internal/peerImpl.ts"
 import * as Peer from "./Peer.ts"
 import type * as PeerError from "./PeerError.ts"
 import * as Transport from "./Transport.ts"
@@ -221,7 +222,8 @@ class SessionCore implements SessionShape {
     return Effect.suspend((): Effect.Effect<unknown, Peer.CallError | PeerError.NotSupported> => {
       const refusal = this.gate.checkOutgoing(method)
       if (refusal !== undefined) return Effect.fail(refusal)
-      return this.peer.requestNow(method, this.gate.encodeOutgoingParams(params), callOptions)
+      // Already inside the caller's suspend: the Peer's own start, one step cheaper than `request`.
+      return (this.peer as PeerImpl).requestNow(method, this.gate.encodeOutgoingParams(params), callOptions)
     })
   }
 
