@@ -63,6 +63,23 @@ const sameJson = (a: unknown, b: unknown): boolean => {
   return true
 }
 
+/**
+ * One object for each distinct client declaration (capabilities, clientInfo):
+ * the sessions of one kind of client all declare the same, and a server keeps
+ * each idle session's for its life. Bounded: past `MAX_INTERNED` distinct
+ * ones the table starts over.
+ */
+const internedValues = new Map<string, object>()
+const MAX_INTERNED = 1_024
+const interned = <A extends object>(value: A): A => {
+  const key = JSON.stringify(value)
+  const known = internedValues.get(key)
+  if (known !== undefined) return known as A
+  if (internedValues.size >= MAX_INTERNED) internedValues.clear()
+  internedValues.set(key, Object.freeze(value))
+  return value
+}
+
 const lifecycleMethods: ReadonlySet<string> = new Set([
   "initialize",
   "notifications/initialized",
@@ -123,8 +140,8 @@ const roleOf = (options: Options): Session.RoleOptions => {
             return Effect.fail(Session.unsupportedVersion(request.protocolVersion, supportedVersions))
           }
           s.revision = Registry.get(version)
-          s.peerCapabilities = request.capabilities
-          s.peerInfo = request.clientInfo
+          s.peerCapabilities = interned(request.capabilities)
+          s.peerInfo = request.clientInfo === undefined ? undefined : interned(request.clientInfo)
           s.phase = "Initializing"
           const declared = capabilitiesNow(s.revision)
           s.declared = declared
