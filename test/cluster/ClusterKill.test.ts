@@ -1,6 +1,7 @@
 /**
  * Issue 27, acceptance 1 (measured): three everything-server runners on
- * SQLite behind a round-robin forwarder, 200 sessions each making 10 tool
+ * SQLite, and on PostgreSQL where it can be started, behind a round-robin
+ * forwarder, 200 sessions each making 10 tool
  * calls, one runner killed with SIGKILL mid-traffic (the forwarder stops
  * routing to it at the same moment, as a health check would). Every call is
  * answered exactly once; no session initializes again; a call fails only
@@ -8,6 +9,8 @@
  * killed runner itself, with the forwarder's 502. The calls that started
  * after the kill and still failed are counted and printed: they wait for
  * their session's shard to move, and the cluster should serve them then.
+ * The same once more on SQLite with the direct hop off (`--no-direct-hop`:
+ * every forwarded exchange is an entity RPC).
  *
  * Raw JSON-RPC over fetch (JSON replies) rather than an SDK client, so that
  * each call's outcome is read exactly as the server sent it (an SDK client
@@ -17,9 +20,11 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import type * as Scope from "effect/Scope"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as Postgres from "../support/postgres.ts"
 import { fastFailover, forwarder, kill, startRunners } from "./support.ts"
 
 const SESSIONS = 200
@@ -68,19 +73,24 @@ const outcomeOf = (id: string, reply: { readonly status: number; readonly text: 
     : { _tag: "Http", status: reply.status, text: reply.text.slice(0, 200) }
 }
 
-describe("a runner killed under traffic (SQLite)", () => {
+const tempDatabase = Effect.acquireRelease(
+  Effect.sync(() => mkdtempSync(join(tmpdir(), "mcp-cluster-kill-"))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+).pipe(Effect.map((dir) => `sqlite:${join(dir, "cluster.db")}`))
+
+const scenario = (
+  label: string,
+  storage: () => Effect.Effect<string, unknown, Scope.Scope>,
+  flags: ReadonlyArray<string> = []
+) =>
   it.live(
-    "200 sessions x 10 calls: every call answered once, no session re-initialized; refusals after the kill counted",
+    `${label}: 200 sessions x 10 calls, every call answered once, no session re-initialized; refusals after the kill counted`,
     () =>
       Effect.gen(function* () {
-        const dir = yield* Effect.acquireRelease(
-          Effect.sync(() => mkdtempSync(join(tmpdir(), "mcp-cluster-kill-"))),
-          (path) => Effect.sync(() => rmSync(path, { recursive: true, force: true }))
-        )
         const runners = yield* startRunners(
           3,
-          `sqlite:${join(dir, "cluster.db")}`,
-          ["--json", "--max-sessions-per-client", "100000"],
+          yield* storage(),
+          ["--json", "--max-sessions-per-client", "100000", ...flags],
           { timings: fastFailover }
         )
         const lb = yield* forwarder(runners)
@@ -152,11 +162,20 @@ describe("a runner killed under traffic (SQLite)", () => {
         }
         const refusedAfterKill = failed.filter((call) => call.startedAfterKill)
         console.log(
-          `killed runner 0 after ${KILL_AFTER} answers: ${calls.length} calls, ${failed.length} failed ` +
+          `${label}: killed runner 0 after ${KILL_AFTER} answers: ${calls.length} calls, ${failed.length} failed ` +
             `(${failed.length - refusedAfterKill.length} in flight at the kill, ` +
             `${refusedAfterKill.length} started after it)`
         )
       }).pipe(Effect.scoped),
     240_000
   )
+
+describe("a runner killed under traffic (SQLite)", () => {
+  scenario("SQLite", () => tempDatabase)
+  scenario("SQLite, no direct hop", () => tempDatabase, ["--no-direct-hop"])
+})
+
+let databases = 0
+Postgres.describePostgres("a runner killed under traffic (PostgreSQL)", (server) => {
+  scenario("PostgreSQL", () => Effect.suspend(() => server().createDatabase(`kill_${databases++}`)))
 })
