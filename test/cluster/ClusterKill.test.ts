@@ -25,6 +25,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Postgres from "../support/postgres.ts"
+import { EXPECTED, post, REVISION } from "./jsonPost.ts"
 import { fastFailover, forwarder, kill, startRunners } from "./support.ts"
 
 const SESSIONS = 200
@@ -32,10 +33,6 @@ const CALLS = 10
 const CONCURRENCY = 16
 /** The kill comes once this many calls were answered: mid-traffic, signalled by the calls themselves. */
 const KILL_AFTER = 500
-const REVISION = "2025-11-25"
-const EXPECTED = "This is a simple text response for testing."
-
-const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" }
 
 type Outcome =
   | { readonly _tag: "Ok" }
@@ -46,17 +43,6 @@ interface Call {
   readonly id: string
   readonly startedAfterKill: boolean
   readonly outcome: Outcome
-}
-
-const post = async (url: string, body: unknown, sessionId?: string) => {
-  const response = await fetch(url, {
-    method: "POST",
-    headers:
-      sessionId === undefined ? headers : { ...headers, "mcp-session-id": sessionId, "mcp-protocol-version": REVISION },
-    body: JSON.stringify(body)
-  })
-  const text = await response.text()
-  return { status: response.status, sessionId: response.headers.get("mcp-session-id"), text }
 }
 
 const outcomeOf = (id: string, reply: { readonly status: number; readonly text: string }): Outcome => {

@@ -12,30 +12,16 @@ import * as Effect from "effect/Effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { EXPECTED, post, REVISION } from "./jsonPost.ts"
 import { forwarder, startRunners } from "./support.ts"
 
 const SESSIONS = 1_000
 const CALLS = 10
 const CONCURRENCY = 16
-const REVISION = "2025-11-25"
-const EXPECTED = "This is a simple text response for testing."
-
-const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" }
 
 interface Tally {
   responses: number
   wrong: Array<string>
-}
-
-const post = async (url: string, body: unknown, sessionId?: string) => {
-  const response = await fetch(url, {
-    method: "POST",
-    headers:
-      sessionId === undefined ? headers : { ...headers, "mcp-session-id": sessionId, "mcp-protocol-version": REVISION },
-    body: JSON.stringify(body)
-  })
-  const text = await response.text()
-  return { status: response.status, sessionId: response.headers.get("mcp-session-id"), text }
 }
 
 /** One session: initialize, initialized, 10 calls; every reply checked against its request. */
