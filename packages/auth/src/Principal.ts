@@ -6,7 +6,7 @@
  * asks for them with {@link requireCurrentScopes}. The {@link Principal}
  * service is the same caller for code that takes it from its context.
  */
-import * as CurrentHttpSession from "@effect-mcp/http/CurrentHttpSession"
+import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -89,14 +89,14 @@ const isPrincipal = (value: unknown): value is PrincipalShape =>
 
 /**
  * The caller of the request being served by an HTTP server protected with
- * `HttpProtection` (Streamable HTTP or legacy SSE), read from the session's
- * `CurrentHttpSession`; `None` over stdio, on an unprotected server, or
+ * `HttpProtection` (Streamable HTTP or legacy SSE), read from the request
+ * (`CurrentRequest.principal`, which its transport answers); `None` over stdio, on an unprotected server, or
  * outside a request. In a stateful session it is the principal of the
  * session's latest request: always the same owner (a session is bound to
  * it), with the scopes of its latest token.
  */
 export const currentOption: Effect.Effect<Option.Option<PrincipalShape>> = Effect.map(
-  CurrentHttpSession.authenticated,
+  CurrentRequest.principal,
   (authenticated) =>
     authenticated !== undefined && isPrincipal(authenticated.value) ? Option.some(authenticated.value) : Option.none()
 )

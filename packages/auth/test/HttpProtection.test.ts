@@ -9,7 +9,7 @@ import { InvalidToken, VerifierUnavailable } from "@effect-mcp/auth/AuthError"
 import * as HttpProtection from "@effect-mcp/auth/HttpProtection"
 import * as Principal from "@effect-mcp/auth/Principal"
 import * as TokenVerifier from "@effect-mcp/auth/TokenVerifier"
-import * as CurrentHttpSession from "@effect-mcp/http/CurrentHttpSession"
+import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import * as Effect from "effect/Effect"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as HttpRouter from "effect/http/HttpRouter"
@@ -98,14 +98,17 @@ describe("HttpProtection", () => {
       const authenticated = yield* protection.authentication.authenticate(
         requestWith("https://mcp.example.com/mcp", "Bearer bob.read")
       )
-      const http: CurrentHttpSession.CurrentHttpSessionShape = {
-        sessionId: "s",
-        protocolVersion: () => undefined,
-        closeRequestStream: () => Effect.void,
-        closeStandaloneStream: Effect.void,
-        authenticated: () => authenticated
+      // The request being served, as the Peer gives it to a handler: its transport authenticated the caller.
+      const request: CurrentRequest.CurrentRequestShape = {
+        id: 1,
+        method: "tools/call",
+        progressToken: undefined,
+        progress: () => Effect.void,
+        notify: () => Effect.void,
+        principal: authenticated,
+        sessionId: "s"
       }
-      const provide = Effect.provideService(CurrentHttpSession.CurrentHttpSession, http)
+      const provide = Effect.provideService(CurrentRequest.CurrentRequest, request)
       const caller = yield* provide(Principal.current)
       assert.strictEqual(caller.subject, "bob")
       const refused = yield* Effect.flip(provide(Principal.requireCurrentScopes("notes:read", "notes:write")))

@@ -150,7 +150,9 @@ describe("HandlerProgress", () => {
           method: "tools/call",
           progressToken: "outer",
           progress: (update) => Effect.sync(() => outer.push(update)),
-          notify: () => Effect.void
+          notify: () => Effect.void,
+          principal: undefined,
+          sessionId: undefined
         })
         const result = resultOf(
           yield* client

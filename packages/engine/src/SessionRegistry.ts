@@ -36,8 +36,8 @@ export type SessionChange =
 export interface Held {
   /** Whom the session counts against for the per-client quota (the principal's owner when authenticated). */
   readonly client: string | undefined
-  /** The principal it is bound to (`Authenticated.owner`), when the server authenticates. */
-  readonly principal: string | undefined
+  /** The owner of the principal it is bound to (`Authenticated.owner`), when the server authenticates. */
+  readonly owner: string | undefined
   /** Whether it serves something now: idle expiry waits until it does not. */
   isBusy(): boolean
   /** Milliseconds without activity at `now` (Clock time). */
@@ -158,7 +158,7 @@ export class SessionRegistry<H extends Held> {
   find(id: string, principal?: string | undefined): H | undefined {
     const held = this.table.get(id)
     if (held === undefined) return undefined
-    if (principal !== undefined && held.principal !== principal) return undefined
+    if (principal !== undefined && held.owner !== principal) return undefined
     return held
   }
 
@@ -229,7 +229,7 @@ export class SessionRegistry<H extends Held> {
     const held = this.table.get(id)
     const core = this.cores.get(id)
     if (held === undefined || core === undefined) return undefined
-    return SessionSnapshot.of(core.state, { client: held.client, principal: held.principal })
+    return SessionSnapshot.of(core.state, { client: held.client, principal: held.owner })
   }
 
   /**

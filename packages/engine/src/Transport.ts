@@ -46,6 +46,20 @@ export class TransportError extends Schema.TaggedError<TransportError>()("Transp
  */
 export const systemErrorCode: (error: unknown) => string | undefined = NetCause.codeOf
 
+/** Whom a transport authenticated the other side as (an HTTP server's `authentication` hook decides). */
+export interface Authenticated {
+  /**
+   * A stable key for the principal: two requests with the same owner are the
+   * same caller (e.g. issuer, subject and client of an OAuth token). Sessions
+   * are bound to it and the per-client quota counts it.
+   */
+  readonly owner: string
+  /** The scopes the request's credentials grant. */
+  readonly scopes: ReadonlyArray<string>
+  /** What the hook verified (an OAuth principal, say), given to handlers through `CurrentRequest.principal`. */
+  readonly value: unknown
+}
+
 /** A connection to the other side: frames in as a Stream, frames out with `send`. */
 export interface TransportShape {
   /** Frames from the other side, in order; ends when the other side closes. */
@@ -92,6 +106,12 @@ export interface TransportShape {
    * annotated (`mcp.session.id`), only with tracing on.
    */
   readonly sessionId?: (() => string | undefined) | undefined
+  /**
+   * Optional, for transports that authenticate the other side (the HTTP
+   * servers with an `authentication` hook): whom the latest request came from.
+   * A session's handlers read it as `CurrentRequest.principal`.
+   */
+  readonly principal?: (() => Authenticated | undefined) | undefined
   /**
    * Optional: false when the transport cannot carry the stateless revisions
    * (2026-07-28, which a client opens with `server/discover`); missing means

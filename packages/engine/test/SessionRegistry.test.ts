@@ -14,7 +14,7 @@ import { TestClock } from "effect/testing"
 
 class Fake implements SessionRegistry.Held {
   readonly client: string | undefined
-  readonly principal: string | undefined
+  readonly owner: string | undefined
   busy = false
   activeAt = 0
   ended: Array<SessionRegistry.CloseReason> = []
@@ -22,7 +22,7 @@ class Fake implements SessionRegistry.Held {
   stalled = 0
   constructor(client?: string, principal?: string) {
     this.client = client
-    this.principal = principal
+    this.owner = principal
   }
   isBusy() {
     return this.busy

@@ -16,23 +16,13 @@
  *
  * Without a hook none of this runs: the transports do no per-request work for it.
  */
+import type * as Transport from "@effect-mcp/engine/Transport"
 import type * as Effect from "effect/Effect"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 
 /** The principal a request was authenticated as. */
-export interface Authenticated {
-  /**
-   * A stable key for the principal: two requests with the same owner are the
-   * same caller (e.g. issuer, subject and client of an OAuth token). Sessions
-   * are bound to it and the per-client quota counts it.
-   */
-  readonly owner: string
-  /** The scopes the request's credentials grant. */
-  readonly scopes: ReadonlyArray<string>
-  /** What the hook verified (an OAuth principal, say), given to handlers through `CurrentHttpSession`. */
-  readonly value: unknown
-}
+export type Authenticated = Transport.Authenticated
 
 /** How an HTTP server transport authenticates requests and refuses them. */
 export interface Authentication {

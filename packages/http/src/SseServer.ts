@@ -69,7 +69,7 @@ export interface Options<E = never, R = never>
    * `StreamableHttpServer`'s option does: a session belongs to the principal
    * that opened its event stream (another principal posting to it gets 404),
    * `maxSessionsPerClient` counts principals, and handlers read the principal
-   * from `CurrentHttpSession`. Default: none.
+   * as `CurrentRequest.principal`. Default: none.
    */
   readonly authentication?: HttpAuthentication.Authentication | undefined
 }
@@ -135,7 +135,7 @@ class Entry implements SessionRegistry.Held {
     this.takenAt = options.clock.currentTimeMillisUnsafe()
   }
 
-  get principal(): string | undefined {
+  get owner(): string | undefined {
     return this.authenticated?.owner
   }
 
@@ -287,6 +287,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
     const transport: Transport.TransportShape = {
       incoming: Stream.fromQueue(incoming),
       sessionId: () => id,
+      principal: () => entry.authenticated,
       send: (frame) =>
         Effect.suspend(() => {
           const key = idempotencyKeyOf(frame)

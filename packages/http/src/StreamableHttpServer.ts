@@ -62,7 +62,7 @@ export interface Options<E = never, R = never> extends HttpServeOptions.HttpServ
    * by this hook before the body is read (see `HttpAuthentication`): a
    * session belongs to the principal that opened it (another principal
    * naming it gets 404), `maxSessionsPerClient` counts principals (`clientOf`
-   * is not used), and handlers read the principal from `CurrentHttpSession`.
+   * is not used), and handlers read the principal as `CurrentRequest.principal`.
    * `@effect-mcp/auth`'s `HttpProtection` builds one. Default: none.
    */
   readonly authentication?: HttpAuthentication.Authentication | undefined

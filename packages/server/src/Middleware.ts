@@ -22,7 +22,7 @@
  * middleware to some requests. See docs/middleware.md.
  */
 import * as McpError from "@effect-mcp/protocol/McpError"
-import type * as HttpAuthentication from "@effect-mcp/http/HttpAuthentication"
+import type * as Transport from "@effect-mcp/engine/Transport"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -315,7 +315,7 @@ export const visibility =
   }
 
 /** Whether `principal` holds every scope of `scopes` (no scopes, or no authentication: yes). */
-const holds = (principal: HttpAuthentication.Authenticated | undefined, scopes: ReadonlyArray<string> | undefined) =>
+const holds = (principal: Transport.Authenticated | undefined, scopes: ReadonlyArray<string> | undefined) =>
   principal === undefined || scopes === undefined || scopes.every((s) => principal.scopes.includes(s))
 
 /**

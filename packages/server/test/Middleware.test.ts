@@ -6,7 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import type { ProtocolVersion } from "@effect-mcp/protocol/ProtocolVersion"
-import * as CurrentHttpSession from "@effect-mcp/http/CurrentHttpSession"
+import * as Transport from "@effect-mcp/engine/Transport"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Middleware from "@effect-mcp/server/Middleware"
 import * as Prompt from "@effect-mcp/server/Prompt"
@@ -39,12 +39,11 @@ const Greet = Prompt.make({ name: "greet", handler: () => Effect.succeed("hi") }
 const Internal = Prompt.make({ name: "internal", handler: () => Effect.succeed("psst") })
 const Features = Layer.mergeAll(Tool.layer(Echo, Slow, Admin), Prompt.layer(Greet, Internal))
 
-const principal = (owner: string, scopes: ReadonlyArray<string>): CurrentHttpSession.CurrentHttpSessionShape => ({
-  sessionId: undefined,
-  protocolVersion: () => undefined,
-  closeRequestStream: () => Effect.void,
-  closeStandaloneStream: Effect.void,
-  authenticated: () => ({ owner, scopes, value: undefined })
+/** A principal, as an authenticating transport reports it (`Transport.principal`). */
+const principal = (owner: string, scopes: ReadonlyArray<string>): Transport.Authenticated => ({
+  owner,
+  scopes,
+  value: undefined
 })
 
 /** A server with `features` and `middleware`, and a way to connect clients (optionally as a principal). */
@@ -54,11 +53,14 @@ const serve = (middleware: Layer.Layer<never, never, McpServer.McpServer>, logge
     const context = yield* Layer.build(
       loggers === undefined ? base : base.pipe(Layer.provideMerge(Logger.layer([loggers], { mergeWithExisting: true })))
     )
-    return (http?: CurrentHttpSession.CurrentHttpSessionShape, revision: ProtocolVersion = "2025-11-25") =>
+    return (as?: Transport.Authenticated, revision: ProtocolVersion = "2025-11-25") =>
       McpTest.makeClientFor(
-        http === undefined
+        as === undefined
           ? McpServer.makeSession
-          : McpServer.makeSession.pipe(Effect.provideService(CurrentHttpSession.CurrentHttpSession, http)),
+          : // The session's transport says whom its requests come from, as an authenticating HTTP server's does.
+            McpServer.makeSession.pipe(
+              Effect.updateService(Transport.Transport, (transport) => ({ ...transport, principal: () => as }))
+            ),
         { revision }
       ).pipe(Effect.provideContext(context))
   })

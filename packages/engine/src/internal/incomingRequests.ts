@@ -44,6 +44,8 @@ export interface Host {
   /** Adds the session's attributes to a request's span (session id, protocol version). */
   readonly annotateSpan: (span: Tracer.Span, params: unknown) => void
   readonly sendNow: SendNow | undefined
+  /** The transport the requests come over (whom it authenticated, its session id). */
+  readonly transport: Transport.TransportShape
   /** Sends a frame; fails as the transport's `send` does. */
   readonly send: (
     frame: Transport.Outgoing,
@@ -77,6 +79,14 @@ class Served implements CurrentRequest.CurrentRequestShape {
 
   get method(): string {
     return this.request.method
+  }
+
+  get principal(): Transport.Authenticated | undefined {
+    return this.host.transport.principal?.()
+  }
+
+  get sessionId(): string | undefined {
+    return this.host.transport.sessionId?.()
   }
 
   // Read from the params when asked: most requests never report progress.

@@ -75,7 +75,7 @@ const noFibers: ReadonlyArray<Fiber.Fiber<unknown, unknown>> = []
  * session costs little.
  */
 export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host {
-  private readonly transport: Transport.TransportShape
+  readonly transport: Transport.TransportShape
   readonly dispatcher: Peer.Dispatcher
   readonly context: Context.Context<never>
   private readonly clock: Clock.Clock

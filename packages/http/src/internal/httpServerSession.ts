@@ -358,9 +358,14 @@ export class HttpSession extends SendLine implements Transport.TransportShape, S
     return Effect.suspend(() => this.endConnection(this.standaloneStream))
   }
 
-  /** The principal the session is bound to, when the server authenticates. */
-  get principal(): string | undefined {
+  /** The owner of the principal the session is bound to, when the server authenticates. */
+  get owner(): string | undefined {
     return this.authenticated?.owner
+  }
+
+  /** Whom the session's latest request came from (the transport's `principal`), when the server authenticates. */
+  principal(): Authenticated | undefined {
+    return this.authenticated
   }
 
   /** Ends the session and the MCP session over it (the registry's `Held.end`). */

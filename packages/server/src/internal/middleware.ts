@@ -6,9 +6,8 @@
  * middleware pays one field read per request.
  */
 import type * as McpError from "@effect-mcp/protocol/McpError"
-import * as CurrentHttpSession from "@effect-mcp/http/CurrentHttpSession"
-import type * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
-import type * as HttpAuthentication from "@effect-mcp/http/HttpAuthentication"
+import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
+import type * as Transport from "@effect-mcp/engine/Transport"
 import type * as Session from "@effect-mcp/engine/Session"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -28,7 +27,7 @@ export interface Request {
   /** The HTTP `Mcp-Session-Id`, undefined outside a stateful HTTP session. */
   readonly sessionId: string | undefined
   /** The authenticated caller, when an HTTP transport authenticates requests. */
-  readonly principal: HttpAuthentication.Authenticated | undefined
+  readonly principal: Transport.Authenticated | undefined
   /** The server serving the request. */
   readonly server: McpServerShape
 }
@@ -123,14 +122,14 @@ export const wrapAll = (
       const chain = registry.chain
       if (chain === undefined) return handler(params, info)
       return Effect.withFiber((fiber) => {
-        const http = Context.getOrUndefined(fiber.context, CurrentHttpSession.CurrentHttpSession)
+        const current = Context.getOrUndefined(fiber.context, CurrentRequest.CurrentRequest)
         const request: Request = {
           method,
           target: targetOf(method, params),
           params,
           info,
-          sessionId: http?.sessionId,
-          principal: http?.authenticated(),
+          sessionId: current?.sessionId,
+          principal: current?.principal,
           server
         }
         return run(chain, 0, request, handler)

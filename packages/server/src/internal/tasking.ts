@@ -12,7 +12,7 @@
  */
 import * as McpError from "@effect-mcp/protocol/McpError"
 import * as Tasks from "@effect-mcp/protocol/Tasks"
-import * as CurrentHttpSession from "@effect-mcp/http/CurrentHttpSession"
+import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import type * as Session from "@effect-mcp/engine/Session"
 import * as SecureRandom from "effect/crypto/SecureRandom"
 import type * as Context from "effect/Context"
@@ -76,8 +76,7 @@ const sessionKeys = new WeakMap<Session.SessionShape, string>()
  * owner lost) still lists the tasks it made. Any other session gets a random key.
  */
 const sessionKey = (session: Session.SessionShape): Effect.Effect<string> =>
-  Effect.map(Effect.serviceOption(CurrentHttpSession.CurrentHttpSession), (http) => {
-    const id = http._tag === "Some" ? http.value.sessionId : undefined
+  Effect.map(CurrentRequest.sessionId, (id) => {
     if (id !== undefined) return `s:${id}`
     let key = sessionKeys.get(session)
     if (key === undefined) {
@@ -88,7 +87,7 @@ const sessionKey = (session: Session.SessionShape): Effect.Effect<string> =>
   })
 
 /** The principal key of the request, if it was authenticated. */
-const principalOf: Effect.Effect<string | undefined> = Effect.map(CurrentHttpSession.authenticated, (principal) =>
+const principalOf: Effect.Effect<string | undefined> = Effect.map(CurrentRequest.principal, (principal) =>
   principal === undefined ? undefined : `p:${principal.owner}`
 )
 
