@@ -117,6 +117,29 @@ describe("Streamable HTTP: a closed session frees its streams in the event store
     })
   )
 
+  it.effect(
+    "a session released to go on elsewhere, or left by a stopping server, keeps its events in a shared store",
+    () =>
+      Effect.gen(function* () {
+        const store: EventStore.EventStoreShape = { ...EventStore.makeMemory(), shared: true }
+        const scope = yield* Scope.make()
+        const { http, server } = yield* serve({ eventStore: store }).pipe(Scope.provide(scope))
+        const released = yield* withFinishedStreams(http, store)
+        const left = yield* withFinishedStreams(http, store)
+        assert.isTrue(yield* server.closeSession(released.id, "Released"))
+        // Its next process resumes the same streams there: the GET stream too.
+        assert.isDefined(yield* Effect.orDie(store.replayAfter(released.seen[6]!)))
+        yield* Scope.close(scope, Exit.void)
+        assert.isDefined(yield* Effect.orDie(store.replayAfter(left.seen[6]!)))
+        // A store of this process alone frees them whatever the reason: nobody else reads it.
+        const own = EventStore.makeMemory()
+        const { http: ownHttp, server: ownServer } = yield* serve({ eventStore: own })
+        const mine = yield* withFinishedStreams(ownHttp, own)
+        assert.isTrue(yield* ownServer.closeSession(mine.id, "Released"))
+        assert.isFalse(yield* anyKept(own, mine.seen))
+      })
+  )
+
   it.effect("the memory store's forgetSession drops that session's streams only", () =>
     Effect.gen(function* () {
       const store = EventStore.makeMemory()

@@ -368,13 +368,23 @@ export class HttpSession extends SendLine implements Transport.TransportShape, S
     return this.authenticated
   }
 
-  /** Ends the session and the MCP session over it (the registry's `Held.end`). */
-  end(): Effect.Effect<void> {
-    return Effect.andThen(this.shutdown, Scope.close(this.scope, Exit.void))
+  /**
+   * Ends the session and the MCP session over it (the registry's `Held.end`).
+   * A session let go to continue elsewhere (`Released`), or left by a server
+   * that stops (`Shutdown`), keeps its events in a shared store: its next
+   * process writes and resumes the same streams there.
+   */
+  end(reason?: SessionRegistry.CloseReason): Effect.Effect<void> {
+    const goesOn = (reason === "Released" || reason === "Shutdown") && this.store?.shared === true
+    return Effect.andThen(this.stop(!goesOn), Scope.close(this.scope, Exit.void))
   }
 
   /** Marks the session closed, ends every connection and forgets its events. */
   get shutdown(): Effect.Effect<void> {
+    return this.stop(true)
+  }
+
+  private stop(forgetEvents: boolean): Effect.Effect<void> {
     return Effect.suspend(() => {
       if (this.closed) return Effect.void
       this.closed = true
@@ -392,7 +402,7 @@ export class HttpSession extends SendLine implements Transport.TransportShape, S
       if (this.receiver !== undefined) this.receiver.end()
       else if (this.pull !== undefined) Queue.endUnsafe(this.pull.queue)
       // Its finished streams too: an ended session holds nothing in the store.
-      return this.forgetAll(streams)
+      return forgetEvents ? this.forgetAll(streams) : Effect.void
     })
   }
 }
