@@ -45,10 +45,16 @@ export interface Held {
   /**
    * Closes its connections whose reader took nothing for the write timeout
    * while messages waited, and sends a keepalive on the others when
-   * `keepalive`; how many it closed (a transport that closes the whole
-   * session for it does so through the registry).
+   * `keepalive`; how many it closed.
    */
   watch(keepalive: boolean): Effect.Effect<number>
+  /**
+   * Optional, for a transport whose session is its one connection (legacy
+   * SSE): whether that connection stalled (its reader took nothing for the
+   * write timeout while messages waited). The registry then closes the
+   * session, counted with the stalled connections, instead of `watch`ing it.
+   */
+  readonly stalled?: (() => boolean) | undefined
   /** Ends the session: its transport and the MCP session over it. */
   end(reason: CloseReason): Effect.Effect<void>
 }
@@ -291,7 +297,9 @@ export class SessionRegistry<H extends Held> {
       const keepalive = now - this.keepaliveAt >= millis(this.options.keepaliveEvery)
       if (keepalive) this.keepaliveAt = now
       return Effect.flatMap(
-        Effect.forEach([...this.table.values()], (held) => held.watch(keepalive)),
+        Effect.forEach([...this.table], ([id, held]) =>
+          held.stalled?.() === true ? Effect.as(this.closeHeld(id, held, "Deleted"), 1) : held.watch(keepalive)
+        ),
         (closed) => {
           const total = closed.reduce((sum, n) => sum + n, 0)
           const onStalled = this.options.onStalled

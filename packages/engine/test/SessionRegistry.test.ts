@@ -19,7 +19,10 @@ class Fake implements SessionRegistry.Held {
   activeAt = 0
   ended: Array<SessionRegistry.CloseReason> = []
   watched: Array<boolean> = []
-  stalled = 0
+  /** Connections each watch closes. */
+  closes = 0
+  /** Whether the whole session stalled (a transport whose session is its one connection). */
+  stalledWhole = false
   constructor(client?: string, principal?: string) {
     this.client = client
     this.owner = principal
@@ -32,7 +35,10 @@ class Fake implements SessionRegistry.Held {
   }
   watch(keepalive: boolean) {
     this.watched.push(keepalive)
-    return Effect.succeed(this.stalled)
+    return Effect.succeed(this.closes)
+  }
+  stalled() {
+    return this.stalledWhole
   }
   end(reason: SessionRegistry.CloseReason) {
     return Effect.sync(() => void this.ended.push(reason))
@@ -103,7 +109,7 @@ describe("SessionRegistry", () => {
   )
 
   it.effect(
-    "watches every session on its interval, with a keepalive at the keepalive interval; counts the stalled",
+    "watches every session on its interval, with a keepalive at the keepalive interval; closes a stalled one",
     () =>
       Effect.gen(function* () {
         const stalled: Array<number> = []
@@ -113,13 +119,20 @@ describe("SessionRegistry", () => {
           onStalled: (n) => Effect.sync(() => void stalled.push(n))
         })
         const session = new Fake()
-        session.stalled = 1
+        session.closes = 1
         registry.add("s", session)
         yield* registry.runTimers
         yield* TestClock.adjust("40 seconds")
         assert.deepStrictEqual(session.watched, [false, true, false, true])
         assert.deepStrictEqual(stalled, [1, 1, 1, 1])
         assert.isTrue(registry.has("s"), "no idle expiry without an idle timeout")
+        // A session that is its one connection, found stalled: closed, and counted with the stalled connections.
+        session.closes = 0
+        session.stalledWhole = true
+        yield* TestClock.adjust("10 seconds")
+        assert.isFalse(registry.has("s"))
+        assert.deepStrictEqual(session.ended, ["Deleted"])
+        assert.deepStrictEqual(stalled, [1, 1, 1, 1, 1])
       })
   )
 })

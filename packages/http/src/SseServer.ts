@@ -111,8 +111,8 @@ class Entry implements SessionRegistry.Held {
   authenticated: HttpAuthentication.Authenticated | undefined
   private readonly clock: Clock.Clock
   private readonly writeTimeoutMs: number
-  /** Closes this session through the registry (a halted stream may never be read to its end). */
-  private readonly closeSelf: () => Effect.Effect<void>
+  /** Found stalled: its stream is halted when it ends. */
+  private halted = false
 
   constructor(options: {
     readonly incoming: Queue.Queue<Transport.Incoming, Transport.TransportError | Cause.Done>
@@ -122,7 +122,6 @@ class Entry implements SessionRegistry.Held {
     readonly authenticated: HttpAuthentication.Authenticated | undefined
     readonly clock: Clock.Clock
     readonly writeTimeoutMs: number
-    readonly closeSelf: () => Effect.Effect<void>
   }) {
     this.incoming = options.incoming
     this.outgoing = options.outgoing
@@ -131,7 +130,6 @@ class Entry implements SessionRegistry.Held {
     this.authenticated = options.authenticated
     this.clock = options.clock
     this.writeTimeoutMs = options.writeTimeoutMs
-    this.closeSelf = options.closeSelf
     this.takenAt = options.clock.currentTimeMillisUnsafe()
   }
 
@@ -148,20 +146,23 @@ class Entry implements SessionRegistry.Held {
     return 0
   }
 
-  /** A stream whose client took nothing for the write timeout while messages waited ends its session (1), else 0. */
+  // Its one connection is the session: `stalled` says when to close it.
   watch(): Effect.Effect<number> {
-    return Effect.suspend(() => {
-      const now = this.clock.currentTimeMillisUnsafe()
-      if (this.outgoing.size === 0 || now - this.takenAt < this.writeTimeoutMs) return Effect.succeed(0)
-      // Halted, not closed: the body stops now instead of waiting for a reader that never comes.
-      this.outgoing.halt()
-      return Effect.as(this.closeSelf(), 1)
-    })
+    return Effect.succeed(0)
+  }
+
+  /** Whether the client took nothing for the write timeout while messages waited: the session then ends. */
+  stalled(): boolean {
+    const now = this.clock.currentTimeMillisUnsafe()
+    this.halted = this.outgoing.size > 0 && now - this.takenAt >= this.writeTimeoutMs
+    return this.halted
   }
 
   end(): Effect.Effect<void> {
-    // Outgoing ends first: from the moment the session sees its input end, sends fail with Closed.
-    this.outgoing.close()
+    // Outgoing ends first: from the moment the session sees its input end, sends fail with Closed. A stalled
+    // stream is halted, not closed: its body stops now instead of waiting for a reader that never comes.
+    if (this.halted) this.outgoing.halt()
+    else this.outgoing.close()
     return Effect.andThen(Queue.end(this.incoming), Scope.close(this.scope, Exit.void))
   }
 }
@@ -268,16 +269,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
     const incoming = yield* Queue.bounded<Transport.Incoming, Transport.TransportError | Cause.Done>(256)
     // Bounded, so a slow reader makes `send` wait instead of growing memory.
     const outgoing = new PushQueue<string>(maxBuffered + 1)
-    const entry: Entry = new Entry({
-      incoming,
-      outgoing,
-      scope,
-      client,
-      authenticated,
-      clock,
-      writeTimeoutMs,
-      closeSelf: () => close(id, entry)
-    })
+    const entry = new Entry({ incoming, outgoing, scope, client, authenticated, clock, writeTimeoutMs })
     sessions.add(id, entry)
     outgoing.offerNow(Wire.formatEvent({ event: "endpoint", data: endpoint(id) }))
     yield* Scope.addFinalizer(

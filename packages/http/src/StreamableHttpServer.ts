@@ -43,6 +43,7 @@ import * as Meter from "./internal/httpMeter.ts"
 import * as Wire from "./internal/httpWire.ts"
 import * as McpMetrics from "@effect-mcp/engine/McpMetrics"
 import type * as HttpServeOptions from "./HttpServeOptions.ts"
+import type * as SessionRegistry from "@effect-mcp/engine/SessionRegistry"
 import type * as SessionSnapshot from "@effect-mcp/engine/SessionSnapshot"
 import * as Tracing from "@effect-mcp/engine/Tracing"
 import type * as Transport from "@effect-mcp/engine/Transport"
@@ -79,10 +80,10 @@ export interface Options<E = never, R = never> extends HttpServeOptions.HttpServ
  * (idle past the timeout), `"Released"` (`closeSession(id, "Released")`: its
  * keeper let it go to continue elsewhere) or `"Shutdown"` (the server ended).
  */
-export type CloseReason = Sessions.CloseReason
+export type CloseReason = SessionRegistry.CloseReason
 
 /** A change of a session: its new snapshot (`Saved`), or that it closed and why (`Closed`). */
-export type SessionChange = Sessions.SessionChange
+export type SessionChange = SessionRegistry.SessionChange
 
 /** A tool argument mirrored into the `Mcp-Param-<header>` header. */
 export type ParamHeader = Headers.ParamHeader
@@ -204,8 +205,9 @@ export const make = Effect.fnUntraced(function* <E, R>(
     services: context as Context.Context<unknown>,
     factory: options.session as Effect.Effect<unknown, unknown, unknown>
   })
-  if (stateful) yield* sessions.runTimers
-  yield* Effect.addFinalizer(() => sessions.closeAll)
+  const registry = sessions.registry
+  if (stateful) yield* registry.runTimers
+  yield* Effect.addFinalizer(() => registry.closeAll)
 
   const postContext: Post.Context = {
     supportedVersions: options.supportedVersions ?? ProtocolVersion.all,
@@ -264,12 +266,12 @@ export const make = Effect.fnUntraced(function* <E, R>(
 
   return {
     handler,
-    sessionCount: () => sessions.size,
-    closeSession: (id, reason) => sessions.closeSession(id, reason),
-    hasSession: (id) => sessions.has(id),
-    snapshot: (id) => sessions.snapshot(id),
-    changes: sessions.changeStream,
-    takeChange: (id) => sessions.takeChange(id),
+    sessionCount: () => registry.size,
+    closeSession: (id, reason = "Deleted") => registry.close(id, reason),
+    hasSession: (id) => registry.has(id),
+    snapshot: (id) => registry.snapshot(id),
+    changes: registry.changeStream,
+    takeChange: (id) => registry.takeChange(id),
     restoreSession: (id, snapshot, authenticated) =>
       Effect.sync(() => sessions.restore(id, snapshot, authenticated) !== undefined),
     stats: () => ({ evictedConnections: counters.evicted, coalescedNotifications: counters.coalesced })

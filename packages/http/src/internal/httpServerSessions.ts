@@ -16,7 +16,6 @@ import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import type * as Stream from "effect/Stream"
 import { CurrentHttpSession, type CurrentHttpSessionShape } from "../CurrentHttpSession.ts"
 import type { Authenticated } from "../HttpAuthentication.ts"
 import * as Session from "@effect-mcp/engine/Session"
@@ -73,15 +72,10 @@ export const evictedConnections: Metric.Metric<number, Metric.CounterState<numbe
   { description: "SSE connections closed because their client stopped reading past the write timeout" }
 )
 
-/** Why a session closed (see the engine's `SessionRegistry`). */
-export type CloseReason = SessionRegistry.CloseReason
-
-/** What changed about a session: its snapshot now, or that it closed (and why). */
-export type SessionChange = SessionRegistry.SessionChange
-
 /** The sessions of one Streamable HTTP server. */
 export class Sessions {
-  private readonly registry: SessionRegistry.SessionRegistry<HttpSession>
+  /** Where the sessions are held: limits, principals, timers, snapshots and closing (the engine's registry). */
+  readonly registry: SessionRegistry.SessionRegistry<HttpSession>
   private stateless = 0
   private readonly settings: Settings
   private readonly limits: Limits
@@ -120,11 +114,6 @@ export class Sessions {
     )
     // Once for every session: the registry finds a session's MCP session by its transport's id.
     this.services = Context.add(options.services, Session.OnSessionStart, this.registry.onStart)
-  }
-
-  /** Stateful sessions open now. */
-  get size(): number {
-    return this.registry.size
   }
 
   /**
@@ -187,26 +176,6 @@ export class Sessions {
     return http
   }
 
-  /** Whether a stateful session of this id is open. */
-  has(id: string): boolean {
-    return this.registry.has(id)
-  }
-
-  /** The snapshot of an open session, or undefined (unknown here, or not initialized yet). */
-  snapshot(id: string): SessionSnapshot.SessionSnapshot | undefined {
-    return this.registry.snapshot(id)
-  }
-
-  /** The change of session `id` nobody read yet, taken now (see `SessionRegistry.takeChange`). */
-  takeChange(id: string): SessionChange | undefined {
-    return this.registry.takeChange(id)
-  }
-
-  /** Starts keeping every session's changes until the scope closes (see `SessionRegistry.changeStream`). */
-  get changeStream(): Effect.Effect<Stream.Stream<SessionChange>, never, Scope.Scope> {
-    return this.registry.changeStream
-  }
-
   private register(
     id: string,
     client: string | undefined,
@@ -263,23 +232,8 @@ export class Sessions {
   }
 
   /** Ends a session and its MCP session (a stateful one for `reason`). */
-  close(http: HttpSession, reason: CloseReason = "Deleted"): Effect.Effect<void> {
+  close(http: HttpSession, reason: SessionRegistry.CloseReason = "Deleted"): Effect.Effect<void> {
     return http.id === undefined ? http.end() : this.registry.closeHeld(http.id, http, reason)
-  }
-
-  /** Ends a session as a DELETE would (or for `reason`); false when it does not exist. */
-  closeSession(id: string, reason: CloseReason = "Deleted"): Effect.Effect<boolean> {
-    return this.registry.close(id, reason)
-  }
-
-  /** Closes every session (the server ends). */
-  get closeAll(): Effect.Effect<void> {
-    return this.registry.closeAll
-  }
-
-  /** Runs the timers (idle expiry, the stall watch and keepalives) in the current scope. */
-  get runTimers(): Effect.Effect<void, never, Scope.Scope> {
-    return this.registry.runTimers
   }
 }
 
