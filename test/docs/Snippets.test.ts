@@ -1,9 +1,11 @@
 /**
- * The code in the docs compiles: every ```ts block of the guides below, and
- * every `@example` of the library packages' doc comments, is written to a
- * file of its own and type-checked against the workspace's packages, as a
- * user would paste it. Excerpts that are not whole programs are fenced as
- * ```typescript and left out.
+ * The code in the docs compiles: every ```ts block of the README and of the
+ * guides in `docs/`, and every `@example` of the library packages' doc
+ * comments, is written to a file of its own and type-checked against the
+ * workspace's packages, as a user would paste it. A block whose first line is
+ * `// <path>.ts` is that file of its doc (`// src/Server.ts`), so the blocks of
+ * one doc can import each other. A block followed by a ```text tsc quote
+ * must not compile: tsc must report what the quote says (see quotedOutputs.ts).
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -14,27 +16,8 @@ import * as ChildProcess from "effect/process/ChildProcess"
 import * as ChildProcessSpawner from "effect/process/ChildProcessSpawner"
 import * as Stream from "effect/Stream"
 import { node, root } from "../support/ServerProcess.ts"
-
-const guides = [
-  "getting-started.md",
-  "composing-servers.md",
-  "clients.md",
-  "hosts.md",
-  "authorization.md",
-  "cancellation-progress-timeouts.md",
-  "middleware.md",
-  "observability.md",
-  "revisions.md",
-  "serving.md",
-  "skills.md",
-  "apps.md",
-  "tasks.md",
-  "testing.md"
-]
-
-/** The ```ts blocks of a markdown file. */
-const snippets = (markdown: string): ReadonlyArray<string> =>
-  [...markdown.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1]!)
+import { blocksOf, docFiles } from "./markdown.ts"
+import * as QuotedOutputs from "./quotedOutputs.ts"
 
 const packagesDir = path.join(root, "packages")
 
@@ -69,9 +52,22 @@ const collect = (stream: Stream.Stream<Uint8Array, unknown>) =>
     Effect.orElseSucceed(() => "")
   )
 
+/** tsc's diagnostics (`--pretty false`) by file: each starts `file(line,col): error`, its details indented. */
+const diagnosticsByFile = (output: string): Map<string, string> => {
+  const byFile = new Map<string, string>()
+  // What tsc says about no file in particular (a config error) is kept under "(tsc)".
+  let current = "(tsc)"
+  for (const line of output.split("\n")) {
+    const start = /^(\S[^(]*)\(\d+,\d+\): /.exec(line)
+    if (start !== null) current = start[1]!
+    if (line !== "") byFile.set(current, `${byFile.get(current) ?? ""}${line}\n`)
+  }
+  return byFile
+}
+
 describe("docs", () => {
   it.live(
-    "every ts block of the guides and every @example of the packages type-checks",
+    "every ts block of the README and the guides and every @example of the packages type-checks",
     () =>
       Effect.gen(function* () {
         // Inside the workspace (under node_modules/.cache) so the packages resolve as they do for a user; a
@@ -82,22 +78,43 @@ describe("docs", () => {
           Effect.sync(() => fs.mkdtempSync(path.join(cache, "doc-snippets-"))),
           (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
         )
+        const write = (file: string, code: string) => {
+          fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true })
+          if (fs.existsSync(path.join(dir, file))) throw new Error(`two blocks are ${file}`)
+          fs.writeFileSync(path.join(dir, file), code)
+          files.push(file)
+        }
         const files: Array<string> = []
-        for (const guide of guides) {
-          const blocks = snippets(fs.readFileSync(path.join(root, "docs", guide), "utf8"))
-          assert.isAbove(blocks.length, 0, `${guide} has no ts block`)
-          blocks.forEach((code, i) => {
-            const file = `${guide.replace(/\.md$/, "")}-${i + 1}.ts`
-            fs.writeFileSync(path.join(dir, file), code)
-            files.push(file)
+        // The blocks that must fail, by the file tsc names, and the quote of what it must say.
+        const failing = new Map<string, QuotedOutputs.ProgramQuote>()
+        let blockCount = 0
+        for (const doc of docFiles()) {
+          const name = doc.replace(/\.md$/, "").replaceAll("/", "_")
+          const blocks = blocksOf(doc)
+          const quotes = QuotedOutputs.quotesOf(blocks).typeErrors
+          blocks.forEach((block, i) => {
+            if (block.lang !== "ts") return
+            blockCount++
+            const quote = quotes.find((q) => q.program === block)
+            if (quote !== undefined) {
+              const file = `${name}-fails-${i + 1}/${QuotedOutputs.tscFileName(quote)}`
+              failing.set(file, quote)
+              write(file, block.code)
+              return
+            }
+            const named = QuotedOutputs.fileNameOf(block)
+            write(named === undefined ? `${name}-${i + 1}.ts` : `${name}/${named}`, block.code)
           })
         }
+        // The guides' blocks: getting started, serving, clients, hosts, testing, ... (80 of them).
+        assert.isAtLeast(blockCount, 75)
+        // getting-started's "Reading type errors": a missing service reported at runMain, then at the Layer.
+        assert.isAtLeast(failing.size, 2)
         let exampleCount = 0
         for (const file of sourceFiles()) {
           examples(fs.readFileSync(file, "utf8")).forEach((code, i) => {
             const name = `${path.relative(packagesDir, file).replaceAll(path.sep, "_").replace(/\.ts$/, "")}-${i + 1}.ts`
-            fs.writeFileSync(path.join(dir, name), code)
-            files.push(name)
+            write(name, code)
             exampleCount++
           })
         }
@@ -122,13 +139,23 @@ describe("docs", () => {
         )
         const spawner = yield* ChildProcessSpawner.ChildProcessSpawner
         const tsc = yield* spawner.spawn(
-          ChildProcess.make(node, [path.join(root, "node_modules/typescript/bin/tsc"), "-p", dir], {
-            cwd: root,
-            stdin: "ignore"
-          })
+          ChildProcess.make(
+            node,
+            [path.join(root, "node_modules/typescript/bin/tsc"), "-p", ".", "--pretty", "false"],
+            {
+              cwd: dir,
+              stdin: "ignore"
+            }
+          )
         )
-        const [stdout, exitCode] = yield* Effect.all([collect(tsc.stdout), tsc.exitCode], { concurrency: "unbounded" })
-        assert.strictEqual(exitCode, 0, stdout)
+        const [stdout] = yield* Effect.all([collect(tsc.stdout), tsc.exitCode], { concurrency: "unbounded" })
+        const byFile = diagnosticsByFile(stdout)
+        const unexpected = [...byFile].filter(([file]) => !failing.has(file)).map(([, text]) => text)
+        assert.deepStrictEqual(unexpected, [], unexpected.join(""))
+        const mismatches = [...failing].flatMap(([file, quote]) =>
+          QuotedOutputs.checkTypeErrors(quote, (byFile.get(file) ?? "").replaceAll(`${path.dirname(file)}/`, ""))
+        )
+        assert.deepStrictEqual(mismatches, [], QuotedOutputs.report(mismatches))
       }).pipe(Effect.scoped, Effect.provide(NodeServices.layer)),
     120_000
   )
