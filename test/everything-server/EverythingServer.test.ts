@@ -57,6 +57,19 @@ describe("everything server: fixtures", () => {
     })
   )
 
+  it.effect("its serverInfo gives the version in its package.json (the one a release bumps), on every revision", () =>
+    Effect.gen(function* () {
+      const manifest = JSON.parse(
+        fs.readFileSync(new URL("../../apps/everything-server/package.json", import.meta.url), "utf8")
+      ) as { readonly version: string }
+      for (const version of ["2024-11-05", "2025-11-25", "2026-07-28"] as const) {
+        const { client } = yield* connect({ version })
+        assert.strictEqual(client.state.peerInfo?.name, "effect-mcp-everything-server", version)
+        assert.strictEqual(client.state.peerInfo?.version, manifest.version, version)
+      }
+    })
+  )
+
   it.effect("lists every tool the suite names, each with a description and an object input schema", () =>
     Effect.gen(function* () {
       const { request } = yield* connect({ version: "2025-11-25" })

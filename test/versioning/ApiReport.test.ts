@@ -1,6 +1,7 @@
 /**
- * The API report and the changeset rule (`scripts/apiReport.ts`, `npm run api:check` in `npm test`) on a
- * fake repository in a temp directory: two packages with hand-written `dist/*.d.ts`, as `tsc` emits them.
+ * The API report and the changeset rule (`scripts/apiReport.ts`, its modules in `scripts/api/`, `npm run api:check`
+ * in `npm test`) on a fake repository in a temp directory: two packages with hand-written `dist/*.d.ts`, as `tsc`
+ * emits them.
  * An API change without a changeset naming its package fails, with one it passes, a doc comment is not an
  * API change, a stale report fails, and a release moves the baseline.
  */
@@ -8,7 +9,11 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterEach, assert, describe, it } from "@effect/vitest"
-import * as ApiReport from "../../scripts/apiReport.ts"
+import * as Changesets from "../../scripts/api/changesets.ts"
+import * as Command from "../../scripts/api/command.ts"
+import * as Declarations from "../../scripts/api/declarations.ts"
+import * as Report from "../../scripts/api/report.ts"
+import * as Repository from "../../scripts/api/repository.ts"
 
 const greeter = (signature: string, doc = "Greets someone.") => `/**
  * The greeter. A comment may hold code: \`a /* b\` or // c.
@@ -75,7 +80,7 @@ const write = async (repo: string, files: Record<string, string>) => {
 /** `scripts/apiReport.ts [mode]` on the fake repository, no `tsc`: its exit code and what it printed. */
 const run = async (repo: string, mode?: string) => {
   const lines: Array<string> = []
-  const code = await ApiReport.main(mode, {
+  const code = await Command.main(mode, {
     repo,
     dirs,
     emit: false,
@@ -140,7 +145,7 @@ describe("the API report", () => {
       "packages/demo/dist/Greeter.d.ts": moved,
       "packages/demo/dist/internal/shape.d.ts": shape("(n: number) => string")
     })
-    assert.strictEqual(ApiReport.renderReport(await ApiReport.readPackageApi(repo, "packages/demo")), before)
+    assert.strictEqual(Report.renderReport(await Repository.readPackageApi(repo, "packages/demo")), before)
     assert.strictEqual((await run(repo, "--check")).code, 0)
   })
 })
@@ -234,7 +239,7 @@ describe("declarations", () => {
       "}",
       "export declare const b: 'it\\'s // not a comment';"
     ].join("\n")
-    assert.deepStrictEqual(ApiReport.splitStatements(ApiReport.stripComments(dts)), [
+    assert.deepStrictEqual(Declarations.splitStatements(Declarations.stripComments(dts)), [
       'import type * as A from "./a.ts";',
       'export declare const url: "http://x/*y*/";',
       `export interface I {\n    readonly f: (s: \`a//${hole}\`) => {\n        readonly x: 1;\n    };\n}`,
@@ -247,7 +252,7 @@ describe("declarations", () => {
       "export declare function f(a: 2): 2;",
       'import * as A from "./a.ts";'
     ]
-    assert.deepStrictEqual(ApiReport.normalizeDeclarations(unsorted.join("\n")).split("\n"), [
+    assert.deepStrictEqual(Declarations.normalizeDeclarations(unsorted.join("\n")).split("\n"), [
       'import * as A from "./a.js";',
       "export declare function f(a: 1): 1;",
       "export declare function f(a: 2): 2;",
@@ -275,17 +280,17 @@ describe("declarations", () => {
       "};",
       "export declare const f: (/** a */ a: string, /** b */ b?: number) => void;"
     ].join("\n")
-    assert.strictEqual(ApiReport.normalizeDeclarations(commented), ApiReport.normalizeDeclarations(plain))
-    assert.deepStrictEqual(ApiReport.splitStatements(plain).length, 2)
+    assert.strictEqual(Declarations.normalizeDeclarations(commented), Declarations.normalizeDeclarations(plain))
+    assert.deepStrictEqual(Declarations.splitStatements(plain).length, 2)
   })
 
   it("reads a changeset's front matter as changesets does", () => {
-    const parsed = ApiReport.parseChangeset("x.md", "---\n\"@a/b\": minor\n'@a/c': patch\n@a/d: major\n---\n\nText.\n")
+    const parsed = Changesets.parseChangeset("x.md", "---\n\"@a/b\": minor\n'@a/c': patch\n@a/d: major\n---\n\nText.\n")
     assert.deepStrictEqual(parsed.releases, [
       { name: "@a/b", type: "minor" },
       { name: "@a/c", type: "patch" },
       { name: "@a/d", type: "major" }
     ])
-    assert.throws(() => ApiReport.parseChangeset("y.md", "no front matter"))
+    assert.throws(() => Changesets.parseChangeset("y.md", "no front matter"))
   })
 })

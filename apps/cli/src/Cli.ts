@@ -6,6 +6,9 @@
  * `watch`. Built on effect's `effect/cli` (help, completions, typed flags).
  * `run` returns the exit code (see `ExitCode`); docs/cli.md is the reference.
  */
+// The package's own manifest, by the package's name (its `exports` has `./package.json`): the same file from the
+// sources and from `dist/`, and the version `changeset version` wrote.
+import packageJson from "@effect-mcp/cli/package.json" with { type: "json" }
 import * as McpClient from "@effect-mcp/client/McpClient"
 import * as Transport from "@effect-mcp/engine/Transport"
 import * as McpConfig from "@effect-mcp/host/McpConfig"
@@ -29,8 +32,8 @@ import * as Login from "./Login.ts"
 import * as Render from "./Render.ts"
 import * as Target from "./Target.ts"
 
-/** The version `--version` prints. */
-export const version = "0.1.0"
+/** The version `--version` prints (and the client's `clientInfo` gives): the one in the package's package.json. */
+export const version: string = packageJson.version
 
 const common = {
   json: Flag.Boolean("json").pipe(

@@ -37,7 +37,8 @@ const newestInput = async (): Promise<number> => {
     ...(await fs.readdir(path.join(repoRoot, "packages"))).map((p) => path.join(repoRoot, "packages", p, "dist")),
     distDir
   ]
-  let newest = 0
+  // The bundle inlines the version it reads from package.json, which a release bumps without touching any `.js`.
+  let newest = await mtimeOf(path.join(packageDir, "package.json"))
   for (const dist of dists) {
     const entries = await fs.readdir(dist, { recursive: true, withFileTypes: true }).catch(() => [])
     for (const e of entries) {

@@ -9,6 +9,10 @@
  * serve it with `McpServer.serve` over any transport (see `main.ts` for
  * stdio and HTTP, or an in-memory pair in tests).
  */
+// The package's own manifest, by the package's name (its `exports` has `./package.json`): the same file from the
+// sources, from `dist/` and from the bin's bundle (which inlines the version), and the version `changeset version`
+// wrote.
+import packageJson from "@effect-mcp/everything-server/package.json" with { type: "json" }
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Prompt from "@effect-mcp/server/Prompt"
 import * as Resource from "@effect-mcp/server/Resource"
@@ -24,7 +28,8 @@ import * as Tasks from "./internal/tasks.ts"
 import * as Tools from "./internal/tools.ts"
 
 export const name = "effect-mcp-everything-server"
-export const version = "0.1.0"
+/** The server's version (its `serverInfo.version`): the one in the package's package.json. */
+export const version: string = packageJson.version
 
 /** The server's options (name, version, instructions); `layer` takes overrides. */
 export const options: McpServer.Options = {

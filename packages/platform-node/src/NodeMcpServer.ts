@@ -115,8 +115,12 @@ export interface HttpAuth {
 
 /**
  * Serves one session over this process's stdin and stdout; completes when
- * the client closes stdin. Log with `Effect.log` (the built-in loggers write
- * to stderr): `console.log` would corrupt the protocol stream on stdout.
+ * the client closes stdin. Only MCP messages reach stdout: the built-in
+ * loggers (`Effect.log`) write to stderr, and while it serves, the console
+ * methods that print to stdout (`console.log`, `console.info`, ..., and
+ * effect's `Console` over them) print to stderr instead (`NodeStdio.layerServer`
+ * redirects them and restores them when it ends). Writing to `process.stdout`
+ * directly would still corrupt the protocol stream.
  *
  * @example
  * ```ts
