@@ -120,6 +120,11 @@ const scenarios = (storage: () => Effect.Effect<string, unknown, Scope.Scope>) =
         const got = yield* s.request(r2, "tasks/get", { taskId: first })
         assert.strictEqual(got.result.taskId, first)
         const result = yield* s.request(r1, "tasks/result", { taskId: first })
+        // An error answer fails here with what it said and the end of each runner's stderr.
+        assert.isDefined(
+          result.result,
+          `tasks/result answered ${JSON.stringify(result)}; ${JSON.stringify(lastWords())}`
+        )
         assert.strictEqual(result.result.content[0].text, "computed first after 1 s")
         // The owner (runner 0) tells the session, on the stream runner 2 relays.
         yield* until(
