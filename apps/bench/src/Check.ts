@@ -6,15 +6,17 @@
  * summaries in order, and an effect-mcp row that measured something. The
  * installed cold-start table (W2, too costly for `npm test`) is checked here
  * in full: all eight servers, all five ratios, every start timed in every
- * mode with its modules counted, the shipped bundle a handful of files.
+ * mode with its modules counted, the shipped bundle a handful of files; and
+ * so is the table of the echo server's start by package (every row, each
+ * package the echo server loads seen loading and costing time).
  */
 import type { Summary } from "./Stats.ts"
 import type { TableResult } from "./Table.ts"
 
-/** The tables each workload writes, in order (`--smoke` leaves `W2-cold-installed` out). */
+/** The tables each workload writes, in order (`--smoke` leaves out the installed ones). */
 export const tableIds: { readonly [workload: string]: ReadonlyArray<string> } = {
   W1: ["W1-sequential", "W1-concurrent"],
-  W2: ["W2-stdio", "W2-cold-installed"],
+  W2: ["W2-stdio", "W2-cold-installed", "W2-start-by-package"],
   W3: ["W3-json-sequential", "W3-json-concurrent", "W3-sse-sequential", "W3-sse-concurrent"],
   W4: ["W4-memory"],
   W5: ["W5-in-process", "W5-stdio", "W5-http"],
@@ -25,7 +27,10 @@ export const tableIds: { readonly [workload: string]: ReadonlyArray<string> } = 
 
 /** The ids of the tables a run of `workloads` writes, in order. */
 export const expectedIds = (workloads: ReadonlyArray<string>, smoke: boolean): Array<string> =>
-  workloads.flatMap((id) => tableIds[id] ?? [`${id}-?`]).filter((id) => !(smoke && id === "W2-cold-installed"))
+  workloads.flatMap((id) => tableIds[id] ?? [`${id}-?`]).filter((id) => !(smoke && installedTables.has(id)))
+
+/** The tables made from the packed and installed packages (W2), which `--smoke` leaves out. */
+const installedTables: ReadonlySet<string> = new Set(["W2-cold-installed", "W2-start-by-package"])
 
 /** The rows of `W2-cold-installed`, in order: eight servers, then five ratios. */
 export const coldInstalledRows: ReadonlyArray<string> = [
@@ -45,6 +50,24 @@ export const coldInstalledRows: ReadonlyArray<string> = [
 ]
 
 const coldInstalledKeys = ["plain", "noCache", "cache", "cpuNoCache", "cpuCache", "modules"]
+
+/** The rows of `W2-start-by-package`, in order (see `workloads/W2ColdStart.ts`). */
+export const startByPackageRows: ReadonlyArray<string> = [
+  "effect-mcp, all packages",
+  "@effect-mcp/protocol",
+  "@effect-mcp/engine",
+  "@effect-mcp/server",
+  "@effect-mcp/platform-node",
+  "effect",
+  "@effect/platform-node (and -shared)",
+  "other packages",
+  "the server script",
+  "Node (bootstrap, linking, event loop)",
+  "garbage collection",
+  "whole start",
+  "effect floor: effect",
+  "effect floor: whole start"
+]
 
 /** An effect-mcp row: `effect-mcp` itself or a variant of it (`effect-mcp echo`, `effect-mcp, traced`). */
 export const isEffectRow = (label: string): boolean =>
@@ -76,6 +99,21 @@ const coldInstalledProblems = (table: TableResult): Array<string> => {
   const shipped = table.rows.find((row) => row.label.startsWith("effect-mcp echo, bundled"))
   const modules = shipped?.values.modules?.median ?? Number.NaN
   if (!(modules < 10)) problems.push(`${table.id}: the shipped effect-mcp echo loads ${modules} modules, not under 10`)
+  return problems
+}
+
+const startByPackageProblems = (table: TableResult): Array<string> => {
+  const problems: Array<string> = []
+  const labels = table.rows.map((row) => row.label)
+  if (!sameKeys(labels, startByPackageRows)) problems.push(`${table.id}: rows ${labels.join(" | ")}`)
+  // Every package an echo server loads was seen loading (its modules) and costing something; so was the whole.
+  for (const label of [...startByPackageRows.slice(0, 6), "whole start", "effect floor: whole start"]) {
+    const row = table.rows.find((r) => r.label === label)
+    for (const key of ["total", "modules"]) {
+      const median = row?.values[key]?.median ?? Number.NaN
+      if (!(median > 0)) problems.push(`${table.id}: ${label} ${key} is ${median}, not a positive number`)
+    }
+  }
   return problems
 }
 
@@ -126,6 +164,7 @@ export const problems = (tables: ReadonlyArray<TableResult>, expected: ReadonlyA
       out.push(`${id}: the effect-mcp row measured nothing`)
     }
     if (id === "W2-cold-installed") out.push(...coldInstalledProblems(table))
+    if (id === "W2-start-by-package") out.push(...startByPackageProblems(table))
   }
   return out
 }

@@ -38,6 +38,8 @@ export interface Installed {
   readonly sdkEverything: string
   /** The `--import` hook that counts loaded modules (see `installed/countModules.mjs`). */
   readonly countModules: string
+  /** The `--import` hook that times module loading for a profiled start (see `installed/profileStart.mjs`). */
+  readonly profileStart: string
   /** The versions installed, for the table's notes. */
   readonly versions: { readonly sdkEverything: string }
   readonly remove: () => Promise<void>
@@ -110,7 +112,15 @@ export const make = async (): Promise<Installed> => {
     await Fs.writeFile(Path.join(dir, "package.json"), JSON.stringify(project, null, 2))
     // The tarballs by path, next to the registry packages above (npm names each from its own package.json).
     await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", ...tarballs], dir)
-    for (const file of ["effectEcho.mjs", "sdkEcho.mjs", "nodeFloor.mjs", "effectFloor.mjs", "countModules.mjs"]) {
+    const files = [
+      "effectEcho.mjs",
+      "sdkEcho.mjs",
+      "nodeFloor.mjs",
+      "effectFloor.mjs",
+      "countModules.mjs",
+      "profileStart.mjs"
+    ]
+    for (const file of files) {
       await Fs.copyFile(Path.join(benchDir, "installed", file), Path.join(dir, file))
     }
     const [effectEchoShipped, sdkEchoShipped] = await Promise.all([
@@ -132,6 +142,7 @@ export const make = async (): Promise<Installed> => {
       effectEverything: await Fs.realpath(Path.join(modules, ".bin", "mcp-everything-server")),
       sdkEverything: Path.join(sdkEverythingPackage, sdkEverythingBin["mcp-server-everything"]!),
       countModules: Path.join(dir, "countModules.mjs"),
+      profileStart: Path.join(dir, "profileStart.mjs"),
       versions: { sdkEverything: String(sdkEverythingJson.version) },
       remove: () => Fs.rm(dir, { recursive: true, force: true })
     }

@@ -219,12 +219,26 @@ describe("Check.problems", () => {
     return result
   }
   const healthyCold = (id: string, key: string) => (key === "modules" && id.endsWith("-shipped") ? 4 : 100)
+  const byPackageKeys = ["load", "run", "total", "modules"]
+  const byPackage = (value: (label: string, key: string) => number): TableResult =>
+    resultOf({
+      ...table(
+        "W2-start-by-package",
+        Check.startByPackageRows.map((label, i) =>
+          series(`row-${i}`, label, Object.fromEntries(byPackageKeys.map((k) => [k, value(label, k)])))
+        ),
+        byPackageKeys
+      ),
+      ratios: []
+    })
+  const healthyByPackage = (label: string) => (label === "other packages" ? 0 : 10)
 
   it("passes well-formed tables", () => {
     assert.deepStrictEqual(Check.problems([echo(10, 20)], ["W1-sequential"]), [])
     assert.deepStrictEqual(Check.problems([cold(healthyCold)], ["W2-cold-installed"]), [])
     assert.deepStrictEqual(Check.expectedIds(["W1", "W2"], true), ["W1-sequential", "W1-concurrent", "W2-stdio"])
-    assert.deepStrictEqual(Check.expectedIds(["W2"], false), ["W2-stdio", "W2-cold-installed"])
+    assert.deepStrictEqual(Check.expectedIds(["W2"], false), ["W2-stdio", "W2-cold-installed", "W2-start-by-package"])
+    assert.deepStrictEqual(Check.problems([byPackage(healthyByPackage)], ["W2-start-by-package"]), [])
   })
 
   it("finds a missing or repeated table, and an effect-mcp row that measured nothing", () => {
@@ -233,6 +247,25 @@ describe("Check.problems", () => {
     assert.isNotEmpty(Check.problems([echo(Number.NaN, 20)], ["W1-sequential"]))
     const sdkOnly = resultOf(table("W1-sequential", [series("sdk", "SDK", { seqRate: 1 })], ["seqRate"]))
     assert.isNotEmpty(Check.problems([sdkOnly], ["W1-sequential"]))
+  })
+
+  it("finds a package of the echo server's start not seen loading, or a row missing", () => {
+    const expected = ["W2-start-by-package"]
+    assert.isNotEmpty(
+      Check.problems(
+        [
+          byPackage((label, key) => (label === "@effect-mcp/server" && key === "modules" ? 0 : healthyByPackage(label)))
+        ],
+        expected
+      )
+    )
+    assert.isNotEmpty(
+      Check.problems([byPackage((label) => (label === "whole start" ? Number.NaN : healthyByPackage(label)))], expected)
+    )
+    const missing = byPackage(healthyByPackage)
+    assert.isNotEmpty(
+      Check.problems([{ ...missing, rows: missing.rows.filter((r) => r.label !== "@effect-mcp/engine") }], expected)
+    )
   })
 
   it("finds a cold start not timed, modules not counted, a shipped bundle of many files, a missing server", () => {

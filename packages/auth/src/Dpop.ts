@@ -16,7 +16,11 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as jose from "jose"
+import * as base64url from "jose/base64url"
+import { exportJWK } from "jose/key/export"
+import { generateKeyPair } from "jose/key/generate/keypair"
+import type { JWTPayload } from "jose"
+import { SignJWT } from "jose/jwt/sign"
 import * as oauth from "oauth4webapi"
 import * as Challenge from "./Challenge.ts"
 
@@ -93,7 +97,7 @@ const encoder = new TextEncoder()
 
 /** `ath`: the base64url SHA-256 of the token (RFC 9449 §4.2). */
 const accessTokenHash = async (accessToken: string) =>
-  jose.base64url.encode(new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(accessToken))))
+  base64url.encode(new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(accessToken))))
 
 /** `htu`: the request URL without query and fragment (RFC 9449 §4.2). */
 const targetUri = (url: URL) => `${url.origin}${url.pathname}`
@@ -109,9 +113,8 @@ const asksForNonce = (wwwAuthenticate: string | undefined) =>
 export const make = (options: Options = {}): Effect.Effect<DpopShape> =>
   Effect.gen(function* () {
     const algorithm = options.algorithm ?? "ES256"
-    const keyPair =
-      options.keyPair ?? (yield* Effect.promise(() => jose.generateKeyPair(algorithm, { extractable: false })))
-    const jwk = yield* Effect.promise(() => jose.exportJWK(keyPair.publicKey))
+    const keyPair = options.keyPair ?? (yield* Effect.promise(() => generateKeyPair(algorithm, { extractable: false })))
+    const jwk = yield* Effect.promise(() => exportJWK(keyPair.publicKey))
     const header = { alg: algorithm, typ: "dpop+jwt", jwk }
     const handle = oauth.DPoP({}, keyPair)
     const nonces = new Map<string, string>()
@@ -122,13 +125,13 @@ export const make = (options: Options = {}): Effect.Effect<DpopShape> =>
       Effect.promise(async () => {
         const target = new URL(url)
         const nonce = nonces.get(target.origin)
-        const claims: jose.JWTPayload = {
+        const claims: JWTPayload = {
           htm: method.toUpperCase(),
           htu: targetUri(target),
           ...(accessToken === undefined ? {} : { ath: await accessTokenHash(accessToken) }),
           ...(nonce === undefined ? {} : { nonce })
         }
-        return new jose.SignJWT(claims)
+        return new SignJWT(claims)
           .setProtectedHeader(header)
           .setIssuedAt()
           .setJti(crypto.randomUUID())

@@ -7,7 +7,6 @@
  */
 export * as NodeHttpClient from "./NodeHttpClient.ts"
 export * as NodeHttpServer from "./NodeHttpServer.ts"
-export * as NodeLoopbackUserAgent from "./NodeLoopbackUserAgent.ts"
 export * as NodeMcpServer from "./NodeMcpServer.ts"
 export * as NodeStdio from "./NodeStdio.ts"
 export * as NodeTelemetry from "./NodeTelemetry.ts"

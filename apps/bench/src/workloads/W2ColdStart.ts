@@ -11,14 +11,18 @@
  * also turns off a launcher's own `module.enableCompileCache()`), and with
  * `NODE_COMPILE_CACHE` pointing at a cache that a first start filled.
  * Cold start is spawn to `initialize` answered (see ColdStart.ts); the
- * modules a start loads are counted once, in a run of their own.
+ * modules a start loads are counted once, in a run of their own. A second
+ * table charges the effect-mcp echo server's start (no compile cache) to the
+ * packages whose modules load and run, next to the effect floor's
+ * (StartProfile.ts): effect-mcp's own share, package by package.
  */
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as ColdStart from "../ColdStart.ts"
 import * as Installed from "../Installed.ts"
-import type { Measurement, Metric, RatioSpec, Table } from "../Table.ts"
+import * as StartProfile from "../StartProfile.ts"
+import type { Measurement, Metric, RatioSpec, Series, Table } from "../Table.ts"
 import { type Candidate, rounds, type Settings } from "../Workload.ts"
 
 interface Server extends Candidate {
@@ -110,8 +114,131 @@ const ratios: ReadonlyArray<RatioSpec> = [
   { label: "effect floor / SDK echo", numerator: "effect-floor", denominator: "sdk-echo", metrics: timed }
 ]
 
+/** The effect-mcp packages an echo server over stdio loads, each a row of the by-package table. */
+export const effectMcpPackages = [
+  "@effect-mcp/protocol",
+  "@effect-mcp/engine",
+  "@effect-mcp/server",
+  "@effect-mcp/platform-node"
+] as const
+
+/** The rows of the by-package table: the echo server's start by package, then the effect floor's. */
+export const byPackageRows: ReadonlyArray<{ readonly id: string; readonly label: string }> = [
+  { id: "effect-mcp", label: "effect-mcp, all packages" },
+  ...effectMcpPackages.map((name) => ({ id: name, label: name })),
+  { id: "effect", label: "effect" },
+  { id: "platform-node", label: "@effect/platform-node (and -shared)" },
+  { id: "other", label: "other packages" },
+  { id: StartProfile.script, label: "the server script" },
+  { id: StartProfile.node, label: "Node (bootstrap, linking, event loop)" },
+  { id: StartProfile.gc, label: "garbage collection" },
+  { id: "all", label: "whole start" },
+  { id: "floor-effect", label: "effect floor: effect" },
+  { id: "floor-all", label: "effect floor: whole start" }
+]
+
+const byPackageMetrics: ReadonlyArray<Metric> = [
+  { key: "load", label: "loading ms (resolve, read, compile)", digits: 1 },
+  { key: "run", label: "running ms", digits: 1 },
+  { key: "total", label: "total ms", digits: 1 },
+  { key: "modules", label: "modules", digits: 0 }
+]
+
+const rowOf = (name: string): string =>
+  name.startsWith("@effect-mcp/")
+    ? (effectMcpPackages as ReadonlyArray<string>).includes(name)
+      ? name
+      : "other"
+    : name === "@effect/platform-node" || name === "@effect/platform-node-shared"
+      ? "platform-node"
+      : name === "effect" || name === StartProfile.script || name === StartProfile.node || name === StartProfile.gc
+        ? name
+        : "other"
+
+/** One profiled start of the echo server (and one of the effect floor) as the by-package table's rows. */
+export const byPackageMeasurements = (
+  echo: StartProfile.Start,
+  floor: StartProfile.Start
+): ReadonlyMap<string, Measurement> => {
+  const rows = new Map<string, { load: number; run: number; modules: number }>(
+    byPackageRows.map((row) => [row.id, { load: 0, run: 0, modules: 0 }])
+  )
+  const add = (id: string, share: StartProfile.Share) => {
+    const row = rows.get(id)!
+    row.load += share.loadMs
+    row.run += share.runMs
+    row.modules += share.modules
+  }
+  for (const [name, share] of echo.shares) {
+    const id = rowOf(name)
+    add(id, share)
+    if (name.startsWith("@effect-mcp/")) add("effect-mcp", share)
+    add("all", share)
+  }
+  for (const [name, share] of floor.shares) {
+    if (name === "effect") add("floor-effect", share)
+    add("floor-all", share)
+  }
+  const out = new Map<string, Measurement>()
+  for (const [id, row] of rows) {
+    out.set(id, { load: row.load, run: row.run, total: row.load + row.run, modules: row.modules })
+  }
+  return out
+}
+
+/**
+ * Profiles the echo server's start and the effect floor's, alternately, `count` times each (no compile
+ * cache) and tabulates where the time went by package. Profile `i`'s shares are scaled to the same server's
+ * main-thread CPU time without the profiler in round `i` of the cold-start table (`cpuNoCache`).
+ */
+const byPackage = async (
+  settings: Settings,
+  installed: Installed.Installed,
+  count: number,
+  unprofiled: { readonly echo: ReadonlyArray<number>; readonly floor: ReadonlyArray<number> }
+): Promise<Table> => {
+  const env = environment({})
+  const series: Array<Series> = byPackageRows.map((row) => ({ id: row.id, label: row.label, rounds: [] }))
+  for (let round = 0; round < count; round++) {
+    const profile = (script: string) => StartProfile.profileStart({ script }, installed.profileStart, env)
+    // The order alternates, as in the other tables' rounds.
+    let echo: StartProfile.Start
+    let floor: StartProfile.Start
+    if (round % 2 === 0) {
+      echo = await profile(installed.effectEcho)
+      floor = await profile(installed.effectFloor)
+    } else {
+      floor = await profile(installed.effectFloor)
+      echo = await profile(installed.effectEcho)
+    }
+    const at = (values: ReadonlyArray<number>) => values[round % values.length] ?? Number.NaN
+    const measured = byPackageMeasurements(
+      StartProfile.scaled(echo, at(unprofiled.echo)),
+      StartProfile.scaled(floor, at(unprofiled.floor))
+    )
+    for (const s of series) s.rounds[round] = measured.get(s.id)!
+    const own = measured.get("effect-mcp")!
+    settings.log(
+      `  profile ${round + 1}/${count}: effect-mcp ${own.total!.toFixed(1)} ms of ${at(unprofiled.echo).toFixed(0)} ms (profiled ${echo.cpuMs.toFixed(0)} ms); effect floor ${at(unprofiled.floor).toFixed(0)} ms`
+    )
+  }
+  return {
+    id: "W2-start-by-package",
+    title: "W2 cold start of the installed effect-mcp echo server, main-thread CPU by package (no compile cache)",
+    metrics: byPackageMetrics,
+    ratios: [],
+    notes: [
+      "The effect-mcp echo server of the table above (and the effect floor) started with `NODE_DISABLE_COMPILE_CACHE=1` under Node's sampling profiler (`--cpu-prof`, every 100 µs) and stopped when `initialize` was answered, a `module.registerHooks` hook (`installed/profileStart.mjs`) timing each module's resolve and load (`src/StartProfile.ts`).",
+      "Each sample is charged to a package: running code to the innermost stack frame in a package file (so Node functions count for the package that called them); a sample inside the loader's resolve or load of a file, or compiling it right after, to that file's package (loading); garbage collection on its own; the rest (bootstrap, linking, the event loop) to Node. A share is its fraction of the profile times the same server's main-thread CPU time without the profiler in the same round of the table above (its no-compile-cache column): the profile's time is wall time between samples (a sample counts for 1 ms at most: a longer gap is time the thread was not running), and the profiler costs a third more CPU.",
+      "effect-mcp, all packages: the sum of the `@effect-mcp/*` rows, the code of effect-mcp itself. The rest of effect-mcp's cost in the cold-start table (echo minus effect floor) is effect's modules and code that effect-mcp's modules load and run (the effect row minus the floor's effect row), and more garbage collection and linking.",
+      `${count} profiled starts of each, alternating; modules: files loaded by the answer.`
+    ],
+    series
+  }
+}
+
 /** Installs the packages, counts modules, fills the compile cache, then times starts in interleaved rounds. */
-export const run = async (settings: Settings): Promise<Table> => {
+export const run = async (settings: Settings): Promise<ReadonlyArray<Table>> => {
   const installStart = performance.now()
   const installed = await Installed.make()
   settings.log(`  installed the packed packages in ${((performance.now() - installStart) / 1000).toFixed(1)} s`)
@@ -140,7 +267,7 @@ export const run = async (settings: Settings): Promise<Table> => {
         return { ...measured, modules: count }
       }
     )
-    return {
+    const cold: Table = {
       id: "W2-cold-installed",
       title: "W2 cold start from the installed packages: spawn to initialize answered",
       metrics,
@@ -157,6 +284,11 @@ export const run = async (settings: Settings): Promise<Table> => {
       ],
       series
     }
+    const profiles = settings.quick ? settings.rounds : Math.max(settings.rounds, 9)
+    const cpuNoCache = (id: string) =>
+      (series.find((s) => s.id === id)?.rounds ?? []).map((m) => m.cpuNoCache ?? Number.NaN)
+    const unprofiled = { echo: cpuNoCache("effect-echo"), floor: cpuNoCache("effect-floor") }
+    return [cold, await byPackage(settings, installed, profiles, unprofiled)]
   } finally {
     await Fs.rm(cacheDir, { recursive: true, force: true })
     await installed.remove()

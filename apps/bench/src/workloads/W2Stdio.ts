@@ -4,7 +4,8 @@
  * initialized (to the first answer for the floor, which has no handshake),
  * measured twice: from the modules as they are, and from a bundle of each
  * server (see Bundle.ts). A second table times cold starts from the packed and
- * installed packages, echo and everything servers (see W2ColdStart.ts).
+ * installed packages, echo and everything servers, and a third charges the
+ * effect-mcp echo server's start to packages (see W2ColdStart.ts).
  */
 import * as Bundle from "../Bundle.ts"
 import * as EffectMcp from "../EffectMcp.ts"
@@ -124,8 +125,8 @@ export const workload: Workload = {
         ],
         series
       },
-      // The installed table packs and installs every package (most of a minute): not for a smoke run.
-      ...(settings.smoke === true ? [] : [await W2ColdStart.run(settings)])
+      // The installed tables pack and install every package (most of a minute): not for a smoke run.
+      ...(settings.smoke === true ? [] : await W2ColdStart.run(settings))
     ]
   }
 }
