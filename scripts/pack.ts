@@ -1,11 +1,13 @@
 /**
  * Builds every publishable package and packs it with `npm pack`, as npm would
  * publish it: `node scripts/pack.ts [outDir]` (default `dist-pack/`), or
- * `packAll(outDir)` from a program (the install test, the cold-start bench).
+ * `packAll(outDir)` from a program (the cold-start bench).
  *
  * Each package is packed from a staged copy whose manifest has the workspace's
  * `@effect-mcp/source` condition removed: an installed package resolves only to
- * its built `dist/`, whatever conditions the consumer's Node runs with.
+ * its built `dist/`, whatever conditions the consumer's Node runs with. The
+ * staging ({@link withStaged}) is shared with `scripts/publish.ts`, so what is
+ * packed is what is published.
  *
  * Runs on Node 24 (type stripping).
  */
@@ -89,31 +91,49 @@ const stagePackage = async (dir: string, stage: string): Promise<void> => {
   await fs.writeFile(path.join(stage, "package.json"), `${JSON.stringify(publishedManifest(manifest), null, 2)}\n`)
 }
 
+/** One publishable package staged as it is published: its workspace folder and the staged copy. */
+export interface Staged {
+  /** The package's folder in the workspace, relative to the root (`packages/server`). */
+  readonly dir: string
+  /** The absolute path of the staged copy: the folder `npm pack` / `npm publish` is given. */
+  readonly stage: string
+}
+
 /**
- * Builds the repository (`tsc -b` and plain declarations), then packs every
- * publishable package into `outDir` (created if missing). Returns one entry per
- * package, in dependency order.
+ * Builds the repository (`tsc -b` and plain declarations), stages every publishable package in a fresh folder
+ * under `parent`, runs `use` on the stages (in dependency order) and removes them again, whatever `use` did.
  */
-export const packAll = async (outDir: string): Promise<ReadonlyArray<Packed>> => {
-  const destination = path.resolve(outDir)
-  await fs.mkdir(destination, { recursive: true })
-  const stageRoot = await fs.mkdtemp(path.join(destination, ".stage-"))
+export const withStaged = async <A>(parent: string, use: (staged: ReadonlyArray<Staged>) => Promise<A>): Promise<A> => {
+  await fs.mkdir(parent, { recursive: true })
+  const stageRoot = await fs.mkdtemp(path.join(parent, ".stage-"))
   try {
-    const stages = publishable.map((dir) => path.join(stageRoot, dir.replaceAll("/", "-")))
+    const staged = publishable.map((dir) => ({ dir, stage: path.join(stageRoot, dir.replaceAll("/", "-")) }))
     // Built and copied under the build lock: no other build rewrites dist/ while it is staged.
     await withBuildLock(async () => {
       await buildLocked()
-      for (const [index, dir] of publishable.entries()) await stagePackage(dir, stages[index]!)
+      for (const { dir, stage } of staged) await stagePackage(dir, stage)
     })
+    return await use(staged)
+  } finally {
+    await fs.rm(stageRoot, { recursive: true, force: true })
+  }
+}
+
+/**
+ * Builds the repository, then packs every publishable package into `outDir`
+ * (created if missing). Returns one entry per package, in dependency order.
+ */
+export const packAll = async (outDir: string): Promise<ReadonlyArray<Packed>> => {
+  const destination = path.resolve(outDir)
+  return withStaged(destination, async (staged) => {
+    const stages = staged.map(({ stage }) => stage)
     const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", destination, ...stages], {
-      cwd: stageRoot,
+      cwd: path.dirname(stages[0]!),
       maxBuffer: 64 * 1024 * 1024
     })
     const packed = JSON.parse(stdout) as ReadonlyArray<{ readonly name: string; readonly filename: string }>
     return packed.map(({ name, filename }) => ({ name, tarball: path.join(destination, filename) }))
-  } finally {
-    await fs.rm(stageRoot, { recursive: true, force: true })
-  }
+  })
 }
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

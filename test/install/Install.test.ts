@@ -1,137 +1,96 @@
 /**
- * The packages as a user gets them: `scripts/pack.ts` builds and packs every
- * publishable package, the tarballs are installed (with `effect`,
- * `@effect/platform-node` and `@types/node` from the registry) into a fresh
- * project in the OS temp folder, outside the workspace, and there:
+ * The packages as a user gets them, from a registry (the set-up is ./Consumers.ts): a private npm registry
+ * (Verdaccio, test/support/Registry.ts) starts on 127.0.0.1, `scripts/publish.ts` publishes every package to it as a
+ * release does, and npm installs them by name into empty projects in the OS temp folder, outside the workspace:
  *
- * - `tsc --noEmit` type-checks a consumer `.ts` file, and the example of each
- *   package's README, against the installed `.d.ts`;
- * - a plain `.mjs` echo server answers the official SDK client over stdio and
- *   over Streamable HTTP;
- * - a plain `.mjs` McpClient calls the installed `mcp-everything-server --stdio`;
- * - that echo server, shipped by the recipe of docs/shipping.md (`examples/shipping/`: bundled by rolldown,
- *   started by a launcher that turns Node's compile cache on), runs from a folder of its own with no
- *   `node_modules` and answers the official SDK client over stdio.
+ * - `server`, the README's Install line for a server: a plain `.mjs` echo server answers the official SDK client
+ *   over stdio and over Streamable HTTP; shipped by the recipe of docs/shipping.md (`examples/shipping/`: bundled
+ *   by rolldown, started by a launcher that turns Node's compile cache on), it runs from a folder of its own with
+ *   no `node_modules` and answers the official SDK client over stdio;
+ * - `client`, the README's line for a client: a plain `.mjs` McpClient calls the everything server, started by
+ *   `npx @effect-mcp/everything-server`, over stdio and over Streamable HTTP;
+ * - `npx @effect-mcp/cli tools -- npx @effect-mcp/everything-server --stdio` lists the everything server's tools;
+ * - `full`, every package: each points only at built JavaScript, `tsc --noEmit` type-checks a consumer `.ts` file
+ *   and the example of each package's README against the installed `.d.ts`, the bin runs on a plain Node.
  *
- * Every child runs with NODE_OPTIONS replaced by `--no-experimental-strip-types`:
- * no workspace condition leaks in, and a `.ts` file reached at run time fails.
+ * Every program runs with NODE_OPTIONS replaced by `--no-experimental-strip-types`: no workspace condition leaks in,
+ * and a `.ts` file reached at run time fails.
  */
-import { execFile, spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import * as Effect from "effect/Effect"
-import { type Packed, packAll } from "../../scripts/pack.ts"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
+import type { Published } from "../../scripts/publish.ts"
 import * as SdkClient from "../interop/sdkClient.ts"
+import type * as Registry from "../support/Registry.ts"
 import { makeRecorder, root, terminate, waitFor } from "../support/ServerProcess.ts"
+import {
+  cleanEnv,
+  describeRun,
+  makeProject,
+  node,
+  type Project,
+  publishToRegistry,
+  readmeInstall,
+  run,
+  versionOf,
+  writeReadmeExamples
+} from "./Consumers.ts"
 
-const fixture = fileURLToPath(new URL("fixture/", import.meta.url))
-const rootManifest = JSON.parse(await fs.readFile(path.join(root, "package.json"), "utf8")) as {
-  readonly dependencies: Record<string, string>
-  readonly devDependencies: Record<string, string>
-}
-const versionOf = (name: string) => rootManifest.dependencies[name] ?? rootManifest.devDependencies[name]
+// A check's limit covers the install it awaits (npm's own is 300 s) and its programs, installed by npx at first;
+// they take a minute, several on a loaded machine: the limit only catches a hang.
+const checkLimit = 480_000
 
-/** The Node running the tests (the project's Node 24); the temp project's programs run on it. */
-const node = process.execPath
-
-interface Run {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
-/** Runs `command args` to completion (bounded by `timeoutMs`), never failing: the result says how it went. */
-const run = (
-  command: string,
-  args: ReadonlyArray<string>,
-  options: { readonly cwd: string; readonly env: NodeJS.ProcessEnv; readonly timeoutMs?: number }
-): Promise<Run> =>
-  new Promise((resolve) => {
-    execFile(
-      command,
-      [...args],
-      { cwd: options.cwd, env: options.env, timeout: options.timeoutMs ?? 120_000, maxBuffer: 64 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : null
-        resolve({ code, stdout, stderr })
-      }
-    )
-  })
-
-const describeRun = (what: string, result: Run) =>
-  `${what} exited with ${result.code}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`
-
-/** This environment without npm's per-script variables and without NODE_OPTIONS (the workspace's condition). */
-const cleanEnv = (): NodeJS.ProcessEnv => {
-  const env: NodeJS.ProcessEnv = {}
-  for (const [name, value] of Object.entries(process.env)) {
-    if (name === "NODE_OPTIONS" || name.startsWith("npm_") || name === "INIT_CWD") continue
-    env[name] = value
-  }
-  return env
+/** What beforeAll made: the registry, what was published to it, and the projects, installing or installed. */
+interface SetUp {
+  readonly registry: Registry.Registry
+  readonly published: ReadonlyArray<Published>
+  /** `server` and `client` (the README's lines), `full` (every package), `empty` (nothing: npx runs there). */
+  readonly projects: Readonly<Record<"server" | "client" | "full" | "empty", Promise<Project>>>
 }
 
-interface Project {
-  readonly dir: string
-  readonly packed: ReadonlyArray<Packed>
-  /** For the project's programs: no type stripping; this Node, then the installed bins, first on PATH. */
-  readonly env: NodeJS.ProcessEnv
-}
-
-let project: Project | undefined
+const scope = Effect.runSync(Scope.make())
 let tempDir: string | undefined
+let setUp: SetUp | undefined
 
-const setUp = async (): Promise<Project> => {
-  tempDir = await fs.mkdtemp(path.join(os.tmpdir(), "effect-mcp-install-"))
-  assert.isTrue(path.relative(root, tempDir).startsWith(".."), `${tempDir} must be outside ${root}`)
-  const packed = await packAll(path.join(tempDir, "tarballs"))
-  const dir = path.join(tempDir, "consumer")
-  await fs.mkdir(dir)
-  await fs.writeFile(
-    path.join(dir, "package.json"),
-    `${JSON.stringify({ name: "consumer", private: true, type: "module" }, null, 2)}\n`
-  )
-  for (const file of ["consumer.ts", "server.mjs", "client.mjs", "tsconfig.json"]) {
-    await fs.copyFile(path.join(fixture, file), path.join(dir, file))
+/** Publishes every package to a registry started in `dir`, and starts each project's install there too. */
+const makeSetUp = async (dir: string): Promise<SetUp> => {
+  const { registry, published } = await publishToRegistry(dir, scope)
+  const lines = await Promise.all([readmeInstall("@effect-mcp/server"), readmeInstall("@effect-mcp/client")])
+  // The versions the workspace is tested with. (npm 11 also loops without end resolving a bare
+  // `@effect/platform-node` next to the apps, which depend on it where the libraries take it as a peer.)
+  const pinned = ["effect", "@effect/platform-node", "@types/node"].map((name) => `${name}@${versionOf(name)}`)
+  // Each an ES module package, as docs/getting-started.md sets one up.
+  const make = (name: string, packages: ReadonlyArray<string>, files: ReadonlyArray<string>) =>
+    makeProject(dir, registry, { name, version: "1.0.0", private: true, type: "module" }, packages, files)
+  // Not awaited here: each check starts once the project it needs is installed (the longest install first).
+  const projects = {
+    full: make("full", [...published.map((p) => p.name), ...pinned], ["consumer.ts", "tsconfig.json"]).then((full) =>
+      writeReadmeExamples(full, published)
+    ),
+    server: make("server", lines[0], ["server.mjs"]),
+    client: make("client", lines[1], ["client.mjs"]),
+    empty: make("empty", [], [])
   }
-  const registry = ["effect", "@effect/platform-node", "@types/node"].map((name) => `${name}@${versionOf(name)}`)
-  const install = await run(
-    "npm",
-    ["install", "--no-audit", "--no-fund", "--prefer-offline", ...packed.map((p) => p.tarball), ...registry],
-    { cwd: dir, env: cleanEnv(), timeoutMs: 240_000 }
-  )
-  assert.strictEqual(install.code, 0, describeRun("npm install", install))
-  // Each installed README's TypeScript example joins the consumer in the type check.
-  for (const { name } of packed) {
-    const readme = await fs.readFile(path.join(dir, "node_modules", name, "README.md"), "utf8").catch(() => "")
-    for (const [index, [, code]] of [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].entries()) {
-      await fs.writeFile(path.join(dir, `readme-${name.split("/")[1]}-${index}.ts`), code!)
-    }
-  }
-  const env: NodeJS.ProcessEnv = {
-    ...cleanEnv(),
-    NODE_OPTIONS: "--no-experimental-strip-types",
-    PATH: [path.dirname(node), path.join(dir, "node_modules", ".bin"), process.env.PATH ?? ""].join(path.delimiter)
-  }
-  return { dir, packed, env }
+  // A failed install fails the checks that await it; this only keeps it from being reported unhandled before.
+  for (const installing of Object.values(projects)) installing.catch(() => {})
+  return { registry, published, projects }
 }
 
-/** The test's temporary folder (the consumer project is inside it). */
-const installedTemp = (): string => {
-  if (tempDir === undefined) throw new Error("the install in beforeAll failed")
-  return tempDir
+const done = (): SetUp => {
+  if (setUp === undefined || tempDir === undefined) throw new Error("the set-up in beforeAll failed")
+  return setUp
 }
 
-const installed = (): Project => {
-  if (project === undefined) throw new Error("the install in beforeAll failed")
-  return project
-}
+/** The project `name` once installed (its install failing fails the test). */
+const installed = (name: keyof SetUp["projects"]) => Effect.promise(() => done().projects[name])
 
 /** Files under `dir`, recursively. */
 const filesUnder = async (dir: string): Promise<ReadonlyArray<string>> =>
@@ -147,26 +106,50 @@ const targetsOf = (value: unknown): ReadonlyArray<string> =>
       ? Object.values(value).flatMap(targetsOf)
       : []
 
-/** Spawns `node server.mjs --http` in the project; its endpoint once it listens, a failure as soon as it exits. */
-const spawnHttpServer = Effect.acquireRelease(
-  Effect.sync(() => {
-    const { dir, env } = installed()
-    const child = spawn(node, ["server.mjs", "--http"], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] })
-    // serveHttp logs its URL with Effect's default logger (stdout over HTTP); errors go to stderr.
-    const output = makeRecorder()
-    for (const stream of [child.stdout, child.stderr]) {
-      stream.setEncoding("utf8")
-      stream.on("data", (chunk: string) => output.append(chunk))
+/** Terminates `child` and every process of its group: npx leaves the server it started running when only npx goes. */
+const terminateGroup = (child: ChildProcess): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const signal = (name: NodeJS.Signals) => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, name)
+      } catch {
+        // The group is gone already.
+      }
     }
-    child.on("close", (code, signal) => output.end(`server.mjs --http exited (${code ?? signal})`))
-    return { child, output }
-  }),
-  ({ child }) => terminate(child)
-).pipe(
-  Effect.flatMap(({ output }) =>
-    waitFor(output, /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/, 60_000).pipe(Effect.map((match) => match[1]!))
+    signal("SIGTERM")
+    yield* terminate(child)
+    signal("SIGKILL")
+  })
+
+/**
+ * Spawns `command args --http` in `project`, the leader of a process group of its own, owned by the test's scope;
+ * its endpoint once it listens, a failure as soon as it exits.
+ */
+const spawnHttpServer = (project: Project, command: string, args: ReadonlyArray<string>) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const child = spawn(command, [...args, "--http"], {
+        cwd: project.dir,
+        env: project.env,
+        stdio: ["ignore", "pipe", "pipe"],
+        detached: true
+      })
+      // serveHttp logs its URL with Effect's default logger (stdout over HTTP); errors go to stderr.
+      const output = makeRecorder()
+      for (const stream of [child.stdout, child.stderr]) {
+        stream.setEncoding("utf8")
+        stream.on("data", (chunk: string) => output.append(chunk))
+      }
+      child.on("close", (code, signal) => output.end(`${command} ${args.join(" ")} exited (${code ?? signal})`))
+      return { child, output }
+    }),
+    ({ child }) => terminateGroup(child)
+  ).pipe(
+    // An npx start may install the server first: minutes on a loaded machine, and the limit only catches a hang.
+    Effect.flatMap(({ output }) =>
+      waitFor(output, /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/, 180_000).pipe(Effect.map((match) => match[1]!))
+    )
   )
-)
 
 /** The package specifiers (neither relative nor `node:`) a bundle's `.mjs` files import. */
 const packageImportsOf = async (dir: string): Promise<ReadonlyArray<string>> => {
@@ -208,43 +191,62 @@ const echoesOverStdio = (
     assert.strictEqual(textOf(result), `echo: ${text}`)
   })
 
-// The checks share the one install (made once, in beforeAll) and touch nothing of each other's (each its own
+/** Runs `client.mjs` of the client project with `args`; checks what it saw of the everything server. */
+const clientSeesEverything = (args: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const { dir, env } = yield* installed("client")
+    // The server it starts may be installed by npx first: the limit only catches a hang.
+    const result = yield* Effect.promise(() =>
+      run(node, ["client.mjs", ...args], { cwd: dir, env, timeoutMs: 240_000 })
+    )
+    assert.strictEqual(result.code, 0, describeRun(`client.mjs ${args.join(" ")}`, result))
+    const seen = JSON.parse(result.stdout.trim().split("\n").at(-1) ?? "")
+    assert.strictEqual(seen.server, "effect-mcp-everything-server")
+    assert.include(seen.tools, "test_simple_text")
+    assert.deepStrictEqual(seen.content, [{ type: "text", text: "This is a simple text response for testing." }])
+  })
+
+// The checks share the one set-up (made once, in beforeAll) and touch nothing of each other's (each its own
 // files and processes), so they run at once: most of their time is waiting on child processes.
-describe.concurrent("installed packages (npm pack, npm install outside the workspace)", () => {
-  // Build, pack and install take a minute alone, several on a loaded machine: the limit only catches a hang.
+describe.concurrent("packages published to a registry, installed by name outside the workspace", () => {
+  // Start, build and publish take seconds alone, minutes on a loaded machine: the limit only catches a hang.
   beforeAll(async () => {
-    project = await setUp()
+    tempDir = await fs.mkdtemp(path.join(os.tmpdir(), "effect-mcp-install-"))
+    assert.isTrue(path.relative(root, tempDir).startsWith(".."), `${tempDir} must be outside ${root}`)
+    setUp = await makeSetUp(tempDir)
   }, 600_000)
 
   afterAll(async () => {
+    // No npm still writing into the folder about to go (a check filtered out leaves its install unawaited).
+    if (setUp !== undefined) await Promise.allSettled(Object.values(setUp.projects))
+    await Effect.runPromise(Scope.close(scope, Exit.void))
     if (tempDir !== undefined) await fs.rm(tempDir, { recursive: true, force: true })
   })
 
   it.live(
-    "every publishable package is packed and installed, pointing only at built JavaScript",
+    "every package is published and installed by name from the registry, pointing only at built JavaScript",
     () =>
       Effect.gen(function* () {
-        const { dir, packed } = installed()
+        const { registry, published } = done()
+        const full = yield* installed("full")
+        // Every publishable package, in dependency order.
+        const expected =
+          "protocol engine http server client auth platform-node host sql cluster testing everything-server cli"
         assert.deepStrictEqual(
-          packed.map((p) => p.name),
-          [
-            "@effect-mcp/protocol",
-            "@effect-mcp/engine",
-            "@effect-mcp/http",
-            "@effect-mcp/server",
-            "@effect-mcp/client",
-            "@effect-mcp/auth",
-            "@effect-mcp/platform-node",
-            "@effect-mcp/host",
-            "@effect-mcp/sql",
-            "@effect-mcp/cluster",
-            "@effect-mcp/testing",
-            "@effect-mcp/everything-server",
-            "@effect-mcp/cli"
-          ]
+          published.map((p) => p.name),
+          expected.split(" ").map((name) => `@effect-mcp/${name}`)
         )
-        for (const { name } of packed) {
-          const pkgDir = path.join(dir, "node_modules", name)
+        // Every package came from a registry, not a tarball or a folder; every @effect-mcp one from this registry.
+        const lock = JSON.parse(
+          yield* Effect.promise(() => fs.readFile(path.join(full.dir, "package-lock.json"), "utf8"))
+        )
+        for (const [where, { resolved }] of Object.entries<{ resolved?: string }>(lock.packages)) {
+          if (where === "") continue
+          assert.match(resolved ?? "", /^https?:\/\//, `${where} resolved from ${resolved}`)
+          if (where.includes("node_modules/@effect-mcp/")) assert.isTrue(resolved!.startsWith(registry.url), where)
+        }
+        for (const { name } of published) {
+          const pkgDir = path.join(full.dir, "node_modules", name)
           const manifest = JSON.parse(
             yield* Effect.promise(() => fs.readFile(path.join(pkgDir, "package.json"), "utf8"))
           )
@@ -284,75 +286,75 @@ describe.concurrent("installed packages (npm pack, npm install outside the works
           }
         }
       }),
-    120_000
+    checkLimit
   )
 
   it.live(
     "tsc --noEmit type-checks a consumer and the README examples against the installed .d.ts",
     () =>
       Effect.gen(function* () {
-        const { dir, packed } = installed()
+        const { published } = done()
+        const { dir } = yield* installed("full")
         const readmes = (yield* Effect.promise(() => fs.readdir(dir))).filter((file) => file.startsWith("readme-"))
-        assert.isAtLeast(readmes.length, packed.length, "every package's README has a TypeScript example")
+        assert.isAtLeast(readmes.length, published.length, "every package's README has a TypeScript example")
         const tsc = path.join(root, "node_modules", "typescript", "bin", "tsc")
         const result = yield* Effect.promise(() =>
           run(node, [tsc, "-p", "tsconfig.json"], { cwd: dir, env: cleanEnv(), timeoutMs: 240_000 })
         )
         assert.strictEqual(result.code, 0, describeRun("tsc --noEmit", result))
       }),
-    // The longest check (type-checking every installed .d.ts), beside the others: a loaded machine takes its time.
-    240_000
+    checkLimit
   )
 
   it.live(
     "a plain .mjs server answers the official SDK client over stdio",
     () =>
       Effect.gen(function* () {
-        const { dir, env } = installed()
+        const { dir, env } = yield* installed("server")
         yield* echoesOverStdio({ args: ["server.mjs", "--stdio"], cwd: dir, env }, "over stdio")
       }),
-    120_000
+    checkLimit
   )
 
   it.live(
     "a plain .mjs server answers the official SDK client over Streamable HTTP",
     () =>
       Effect.gen(function* () {
-        const url = yield* spawnHttpServer
+        const url = yield* spawnHttpServer(yield* installed("server"), node, ["server.mjs"])
         const { client } = yield* SdkClient.connect(new StreamableHTTPClientTransport(new URL(url)))
         assert.strictEqual(client.getServerVersion()?.name, "installed-echo")
         const result = yield* Effect.promise(() => client.callTool({ name: "echo", arguments: { text: "over HTTP" } }))
         assert.strictEqual(textOf(result), "echo: over HTTP")
       }),
-    120_000
+    checkLimit
   )
 
   it.live(
     "the echo server shipped by the examples/shipping recipe runs alone and answers the official SDK client",
     () =>
       Effect.gen(function* () {
-        const { dir, env } = installed()
+        const { dir, env } = yield* installed("server")
         // The recipe's files next to the user's server in the project, then the recipe's command, run there.
-        const project = path.join(dir, "shipping")
+        const recipe = path.join(dir, "shipping")
         yield* Effect.promise(async () => {
-          await fs.cp(path.join(root, "examples", "shipping"), project, { recursive: true })
-          await fs.copyFile(path.join(dir, "server.mjs"), path.join(project, "server.mjs"))
+          await fs.cp(path.join(root, "examples", "shipping"), recipe, { recursive: true })
+          await fs.copyFile(path.join(dir, "server.mjs"), path.join(recipe, "server.mjs"))
         })
         const rolldown = path.join(root, "node_modules", "rolldown", "bin", "cli.mjs")
         const built = yield* Effect.promise(() =>
-          run(node, [rolldown, "-c", "rolldown.config.mjs"], { cwd: project, env: cleanEnv() })
+          run(node, [rolldown, "-c", "rolldown.config.mjs"], { cwd: recipe, env: cleanEnv() })
         )
         assert.strictEqual(built.code, 0, describeRun("rolldown -c rolldown.config.mjs", built))
         // What ships is the launcher and the bundle, copied where no node_modules can be found.
-        const shipped = path.join(installedTemp(), "shipped")
+        const shipped = path.join(tempDir!, "shipped")
         yield* Effect.promise(async () => {
           for (const part of ["bin", "dist"]) {
-            await fs.cp(path.join(project, part), path.join(shipped, part), { recursive: true })
+            await fs.cp(path.join(recipe, part), path.join(shipped, part), { recursive: true })
           }
         })
         assert.deepStrictEqual(yield* Effect.promise(() => packageImportsOf(path.join(shipped, "dist"))), [])
         // No NODE_COMPILE_CACHE: only the launcher can turn the cache on, in its default place under TMPDIR.
-        const tmp = path.join(installedTemp(), "tmp")
+        const tmp = path.join(tempDir!, "tmp")
         yield* Effect.promise(() => fs.mkdir(tmp))
         const { NODE_COMPILE_CACHE: _cache, NODE_DISABLE_COMPILE_CACHE: _disabled, ...noCacheSetting } = env
         const launcher = [path.join(shipped, "bin", "server.mjs"), "--stdio"]
@@ -363,53 +365,53 @@ describe.concurrent("installed packages (npm pack, npm install outside the works
         const cached = yield* Effect.promise(() => filesUnder(path.join(tmp, "node-compile-cache")).catch(() => []))
         assert.isAbove(cached.length, 0, "the launcher turned the compile cache on")
       }),
-    120_000
+    checkLimit
   )
 
   it.live(
-    "a plain .mjs McpClient calls the installed mcp-everything-server over stdio",
+    "a plain .mjs McpClient calls `npx @effect-mcp/everything-server --stdio`",
+    () => clientSeesEverything(["--stdio", "npx", "@effect-mcp/everything-server", "--stdio"]),
+    checkLimit
+  )
+
+  it.live(
+    "a plain .mjs McpClient calls `npx @effect-mcp/everything-server --http` over Streamable HTTP",
     () =>
       Effect.gen(function* () {
-        const { dir, env } = installed()
-        const result = yield* Effect.promise(() => run(node, ["client.mjs"], { cwd: dir, env }))
-        assert.strictEqual(result.code, 0, describeRun("client.mjs", result))
-        const seen = JSON.parse(result.stdout.trim().split("\n").at(-1) ?? "")
-        assert.strictEqual(seen.server, "effect-mcp-everything-server")
-        assert.include(seen.tools, "test_simple_text")
-        assert.deepStrictEqual(seen.content, [{ type: "text", text: "This is a simple text response for testing." }])
+        const everything = ["@effect-mcp/everything-server", "--port", "0"]
+        const url = yield* spawnHttpServer(yield* installed("empty"), "npx", everything)
+        yield* clientSeesEverything(["--http", url])
       }),
-    120_000
+    checkLimit
   )
 
   it.live(
-    "the installed effect-mcp lists the tools of the installed mcp-everything-server over stdio",
+    "npx @effect-mcp/cli lists the tools of npx @effect-mcp/everything-server over stdio",
     () =>
       Effect.gen(function* () {
-        const { dir, env } = installed()
-        const bin = path.join(dir, "node_modules", "@effect-mcp", "cli", "bin", "effect-mcp.js")
+        const { dir, env } = yield* installed("empty")
+        // `--timeout`: the handshake waits while the inner npx installs the server (30 s by default).
+        const args = ["@effect-mcp/cli", "tools", "--json", "--timeout", "180", "--"]
         const result = yield* Effect.promise(() =>
-          run(node, [bin, "tools", "--json", "--", "mcp-everything-server", "--stdio"], { cwd: dir, env })
+          run("npx", [...args, "npx", "@effect-mcp/everything-server", "--stdio"], {
+            cwd: dir,
+            env,
+            timeoutMs: 240_000
+          })
         )
-        assert.strictEqual(result.code, 0, describeRun("effect-mcp tools", result))
+        assert.strictEqual(result.code, 0, describeRun("npx @effect-mcp/cli tools", result))
         const names = (JSON.parse(result.stdout) as { tools: ReadonlyArray<{ name: string }> }).tools.map((t) => t.name)
         assert.include(names, "test_simple_text")
       }),
-    120_000
+    checkLimit
   )
 
   it.live(
     "the installed bin runs on a plain node from PATH, or says in one line that it needs Node 22",
     () =>
       Effect.gen(function* () {
-        const { dir } = installed()
-        const bin = path.join(
-          dir,
-          "node_modules",
-          "@effect-mcp",
-          "everything-server",
-          "bin",
-          "mcp-everything-server.js"
-        )
+        const { dir } = yield* installed("full")
+        const bin = path.join(dir, "node_modules/@effect-mcp/everything-server/bin/mcp-everything-server.js")
         // The first `node` on PATH that is not this repository's pinned Node 24 (the system's, if any).
         const plainNode = (process.env.PATH ?? "")
           .split(path.delimiter)
@@ -434,6 +436,6 @@ describe.concurrent("installed packages (npm pack, npm install outside the works
           assert.match(result.stderr, /usage: mcp-everything-server --stdio/)
         }
       }),
-    120_000
+    checkLimit
   )
 })
