@@ -307,11 +307,14 @@ describe.concurrent("packages published to a registry, installed by name outside
   )
 
   it.live(
-    "a plain .mjs server answers the official SDK client over stdio",
+    "a plain .mjs server answers the official SDK client over stdio; its install holds no OAuth code",
     () =>
       Effect.gen(function* () {
         const { dir, env } = yield* installed("server")
         yield* echoesOverStdio({ args: ["server.mjs", "--stdio"], cwd: dir, env }, "over stdio")
+        // @effect-mcp/auth is an optional peer of platform-node: a server without authorization gets none of it.
+        for (const name of ["@effect-mcp/auth", "jose", "oauth4webapi"])
+          assert.isFalse(existsSync(path.join(dir, "node_modules", name)), `${name} is installed`)
       }),
     checkLimit
   )
