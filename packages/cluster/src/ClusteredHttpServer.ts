@@ -7,7 +7,7 @@
  * `Mcp-Session-Id`; the shard of the id decides which runner owns it. A
  * process receiving a POST, GET or DELETE for a session it owns serves it
  * itself; otherwise it forwards the exchange to the owner as an entity RPC
- * (internal/forward.ts: a JSON reply comes back in one message),
+ * (internal/forward.ts: a reply complete at once comes back in one message),
  * and the JSON or SSE reply flows back through it. With a `hop` (DirectHop),
  * once the owner named its endpoint in an RPC reply, the shard's next
  * exchanges go straight to that endpoint as one HTTP request instead: the
@@ -302,7 +302,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
         return HttpServerResponse.empty({ status: head.status, headers: head.headers })
       }
       if (head.whole) {
-        // Answered whole (a JSON reply): the reply goes out now, without waiting for the
+        // Answered whole (most quick calls): the reply goes out now, without waiting for the
         // owner to close the RPC stream (one more round trip between the runners).
         const body = yield* Effect.result(Queue.take(queue))
         if (body._tag === "Success" && typeof body.success === "string") {

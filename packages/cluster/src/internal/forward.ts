@@ -4,7 +4,7 @@
  * id, on the session's owner.
  *
  * A POST or DELETE goes as `Send`, a plain RPC: its reply comes back whole
- * (a JSON reply, 202, an error without a body), or (an SSE reply) as its
+ * (most replies are: JSON, an SSE reply complete at once, 202), or as its
  * head and the name of its body, which the owner keeps until the receiving
  * process pulls it with the streaming RPC `Rest`, event by event. A plain
  * RPC is two messages between the runners; a streaming one is about nine
@@ -283,13 +283,11 @@ const toReply = (
       return Effect.succeed({ ...reply, body: body.text ?? decoder.decode(body.body) })
     case "Raw":
       return Effect.succeed({ ...reply, body: typeof body.body === "string" ? body.body : String(body.body) })
-    case "Stream": {
-      const text = body.stream.pipe(Stream.decodeText, Stream.orDie)
-      // A JSON body is one message (the server streams it only to send its headers first): it comes back whole.
-      if (reply.contentType?.startsWith("application/json") === true)
-        return Effect.map(Stream.mkString(text), (whole) => ({ ...reply, body: whole }))
-      return Effect.map(kept.keep(text), (name) => ({ ...reply, rest: name }))
-    }
+    case "Stream":
+      return Effect.map(kept.keep(body.stream.pipe(Stream.decodeText, Stream.orDie)), (name) => ({
+        ...reply,
+        rest: name
+      }))
     default:
       return Effect.succeed(reply)
   }

@@ -106,16 +106,10 @@ const jsonReply = (
 }
 
 /**
- * Hands a frame to a session and builds the reply. The reply's form follows
- * from the exchange alone, never from how fast a handler answers:
- *
- * - no request in the frame: 202, once the session took it;
- * - JSON mode: a JSON reply whose headers go out at once (see `jsonReply`);
- * - SSE mode: an SSE stream, opened at once, its events written as they come;
- * - with `statusFromErrors` (the stateless revision, whose errors map to HTTP
- *   statuses): the status line waits for the first message; an error the
- *   status table maps is answered as JSON with that status, anything else as
- *   above (in JSON mode the whole body, whose status the result decides).
+ * Hands a frame to a session and builds the reply. With `statusFromErrors`
+ * (stateless revisions) the status line waits for the first message: an
+ * error the status table maps is answered as JSON with that status, anything
+ * else streams as usual.
  */
 const serve = (
   context: Context,
@@ -162,14 +156,32 @@ const serve = (
           return Wire.jsonResponse(status, first!, headers)
         }
       }
-      return Streams.sseResponse(session.body(stream).pipe(Stream.ensuring(onBodyEnd)), headers)
+      // A quick handler has answered by the next turn of the event loop: its
+      // events then go out as one plain body with the headers.
+      const connection = stream.connection
+      yield* Effect.yieldNow
+      const whole = connection === undefined ? undefined : yield* session.completeText(stream, connection)
+      if (whole !== undefined) {
+        yield* onBodyEnd
+        return HttpServerResponse.text(whole, {
+          contentType: Wire.CONTENT_SSE,
+          headers: { ...Wire.sseHeaders, ...headers }
+        })
+      }
+      return Streams.sseResponse(session.body(stream, connection).pipe(Stream.ensuring(onBodyEnd)), headers)
     }
-    if (!statusFromErrors) return jsonReply(session, frame, stream, onBodyEnd, headers)
+    if (!statusFromErrors) {
+      // A quick handler has answered by the next turn of the event loop: then
+      // one plain JSON response says both "accepted" and the result, and only
+      // a slower one needs the headers-first reply.
+      yield* Effect.yieldNow
+      if (!Deferred.isDoneUnsafe(stream.done)) return jsonReply(session, frame, stream, onBodyEnd, headers)
+    }
     yield* Deferred.await(stream.done)
     yield* onBodyEnd
     const body = JsonRpcCodec.isBatch(frame) ? stream.collected : stream.collected[0]
     if (body === undefined) return HttpServerResponse.empty({ status: 202, headers })
-    const status = Array.isArray(body) ? undefined : Wire.errorStatusOf(body as JsonRpc.Message)
+    const status = statusFromErrors && !Array.isArray(body) ? Wire.errorStatusOf(body as JsonRpc.Message) : undefined
     return Wire.jsonResponse(status ?? 200, body, headers)
   })
 

@@ -219,6 +219,25 @@ export class HttpSession extends SendLine implements Transport.TransportShape, S
     )
   }
 
+  /**
+   * The whole SSE text of a stream already complete on `connection`, which it
+   * then ends and unlists (delivered in full; its events stay resumable until
+   * the store drops them); undefined while it is not.
+   */
+  completeText(stream: LogicalStream, connection: Connection): Effect.Effect<string | undefined> {
+    return Effect.suspend(() => {
+      // Only a stream complete on the connection it opened with is delivered in full by one body.
+      if (!stream.complete || stream.connection !== connection) return Effect.succeed(undefined)
+      stream.connection = undefined
+      return Effect.flatMap(Streams.takeAll(connection), (texts) => {
+        connection.halt()
+        this.touch()
+        this.unlist(stream)
+        return Effect.succeed(texts.join(""))
+      })
+    })
+  }
+
   /** The SSE body of a connection of a stream (by default its current one). */
   body(stream: LogicalStream, connection = stream.connection): Stream.Stream<Uint8Array> {
     if (connection === undefined) return Stream.empty

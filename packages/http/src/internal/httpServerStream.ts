@@ -62,6 +62,10 @@ export const push = (connection: Connection, text: string): void => {
   if (!connection.closed) connection.offerNow(text)
 }
 
+/** Everything queued on an ended connection, taken at once (empty when nothing is). */
+export const takeAll = (connection: Connection): Effect.Effect<ReadonlyArray<string>> =>
+  Effect.orElseSucceed(connection.take, () => [])
+
 /** The text of a connection as its body reads it, until the connection ends. */
 export const textOf = (connection: Connection): Stream.Stream<string> =>
   Stream.fromPull(Effect.succeed(connection.take))
