@@ -58,6 +58,12 @@ const expected: { readonly [file: string]: ReadonlyArray<RegExp> } = {
     /^client offering only 2026-07-28 -> 2026-07-28, 6 tools$/m,
     /^server speaking 2024-11-05 and 2025-06-18 -> 2025-06-18$/m,
     /-> InitializeError \(UnsupportedVersion\)$/m
+  ],
+  "web-handler.ts": [
+    /^2025-11-25: greet -> hello, Ada; count -> progress 1, 2, 3, counted to 3$/m,
+    /^2026-07-28: greet -> hello, Ada; count -> progress 1, 2, 3, counted to 3$/m,
+    /^POST http:\/\/evil\.example\.com\/mcp -> 403 \(not an allowed host\)$/m,
+    /^a 100 KiB body -> 413 \(maxBodyBytes: 64 KiB\)$/m
   ]
 }
 

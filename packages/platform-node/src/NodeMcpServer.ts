@@ -25,12 +25,10 @@ import { NodeMcpServer } from "@effect-mcp/platform-node"
  * NodeRuntime.runMain(NodeMcpServer.serveHttp(Server, { port: 3000 }))
  * ```
  */
-import type * as HttpServeOptions from "@effect-mcp/http/HttpServeOptions"
-import type * as HttpAuthentication from "@effect-mcp/http/HttpAuthentication"
 import type * as StdioTransport from "@effect-mcp/engine/StdioTransport"
+import type * as HttpEndpoints from "@effect-mcp/server/HttpEndpoints"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Effect from "effect/Effect"
-import type * as HttpRouter from "effect/http/HttpRouter"
 import type * as HttpServer from "effect/http/HttpServer"
 import type * as HttpServerError from "effect/http/HttpServerError"
 import * as Layer from "effect/Layer"
@@ -39,37 +37,16 @@ import * as NodeStdio from "./NodeStdio.ts"
 /** How `serveStdio` reads and writes this process's stdin and stdout. */
 export interface StdioOptions extends StdioTransport.ServerOptions {}
 
-/** Where and how `serveHttp` / `layerHttp` listen: the options every HTTP server shares (`HttpServeOptions`) and its own. Every field is optional. */
-export interface HttpOptions
-  extends Pick<
-    HttpServeOptions.HttpServeOptions,
-    | "stateless"
-    | "responseMode"
-    | "allowedOrigins"
-    | "dnsRebindingProtection"
-    | "maxBodyBytes"
-    | "maxSessions"
-    | "maxSessionsPerClient"
-    | "clientOf"
-    | "sessionIdleTimeout"
-    | "writeTimeout"
-    | "keepaliveInterval"
-    | "eventStore"
-  > {
+/**
+ * Where and how `serveHttp` / `layerHttp` listen: the options of the server's
+ * endpoints (`HttpEndpoints.Options`, the ones every HTTP server shares among
+ * them) and the listener's own. Every field is optional.
+ */
+export interface HttpOptions extends Omit<HttpEndpoints.Options, "allowedHosts" | "auth"> {
   /** Interface to bind. Default `127.0.0.1` (this machine only). */
   readonly host?: string | undefined
   /** Port to bind; 0 picks a free one (read it back with `url`). Default 0. */
   readonly port?: number | undefined
-  /** Path of the Streamable HTTP endpoint. Default `/mcp`. */
-  readonly path?: `/${string}` | undefined
-  /**
-   * Also serves the 2024-11-05 HTTP+SSE transport for older clients: `true`
-   * for `/sse` and `/messages`, or the paths to use. Default false.
-   */
-  readonly legacySse?:
-    | boolean
-    | { readonly ssePath?: `/${string}` | undefined; readonly messagesPath?: `/${string}` | undefined }
-    | undefined
   /**
    * Host names (no port) accepted in `Host` and in `Origin`. Default: the
    * loopback names plus `host` when it is a name or address of its own; on
@@ -85,15 +62,6 @@ export interface HttpOptions
    * docs/authorization.md. Default: none (no authentication).
    */
   readonly auth?: HttpAuth | ((endpointUrl: string) => HttpAuth) | undefined
-  /**
-   * A Prometheus scrape endpoint beside the MCP one: `true` serves `GET
-   * /metrics` (or give its `path`) with every effect metric of the process
-   * in the Prometheus text format, and turns `McpMetrics.Enabled` on for the
-   * sessions so the request, session and byte metrics are recorded. Checked
-   * against `Host`/`Origin` like the MCP endpoint; no session or token is
-   * needed (see docs/observability.md). Default false.
-   */
-  readonly metrics?: boolean | { readonly path?: `/${string}` | undefined } | undefined
 }
 
 /**
@@ -101,17 +69,7 @@ export interface HttpOptions
  * the routes to serve beside the endpoints without authentication (its
  * metadata documents). `@effect-mcp/auth`'s `HttpProtection` is one.
  */
-export interface HttpAuth {
-  /** The hook every request to the endpoints goes through. */
-  readonly authentication: HttpAuthentication.Authentication
-  /** Routes served without authentication (the protected resource metadata). */
-  readonly routes?: Layer.Layer<never, never, HttpRouter.HttpRouter> | undefined
-  /**
-   * Scopes requests need besides those the registered items declare (their
-   * `scopes`), e.g. from configuration; a request needs both sets.
-   */
-  readonly requiredScopes?: HttpAuthentication.RequiredScopes | undefined
-}
+export type HttpAuth = HttpEndpoints.HttpAuth
 
 /**
  * Serves one session over this process's stdin and stdout; completes when

@@ -1,15 +1,13 @@
 /**
- * The HTTP half of `NodeMcpServer`: Streamable HTTP (and, when asked, the
- * legacy HTTP+SSE endpoints) for an McpServer Layer on Node's http server.
- * Loaded on first use, so a stdio server never loads the HTTP stack.
+ * The HTTP half of `NodeMcpServer`: the server's endpoints (`@effect-mcp/server`'s
+ * `HttpEndpoints`: Streamable HTTP, and when asked the legacy HTTP+SSE pair,
+ * the auth metadata routes and a Prometheus endpoint) on Node's http server,
+ * with the Host/Origin defaults of a bind. Loaded on first use, so a stdio
+ * server never loads the HTTP stack.
  */
 import type { HostChecks } from "@effect-mcp/http/HttpServeOptions"
-import type * as HttpAuthentication from "@effect-mcp/http/HttpAuthentication"
-import * as McpMetrics from "@effect-mcp/engine/McpMetrics"
-import * as PrometheusEndpoint from "@effect-mcp/http/PrometheusEndpoint"
-import * as SseServer from "@effect-mcp/http/SseServer"
-import * as StreamableHttpServer from "@effect-mcp/http/StreamableHttpServer"
-import * as McpServer from "@effect-mcp/server/McpServer"
+import * as HttpEndpoints from "@effect-mcp/server/HttpEndpoints"
+import type * as McpServer from "@effect-mcp/server/McpServer"
 import * as Effect from "effect/Effect"
 import type * as HttpServer from "effect/http/HttpServer"
 import type * as HttpServerError from "effect/http/HttpServerError"
@@ -53,27 +51,6 @@ const rebindingOf = (
   return { rebinding: { allowedHosts, ...origins }, warning }
 }
 
-/** The `Mcp-Param-*` headers of the registered tools, read from their input schemas as they are now. */
-const paramHeaders = (server: McpServer.McpServerShape) => (toolName: string) => {
-  const tool = server.toolDefinition(toolName)
-  return tool === undefined ? undefined : StreamableHttpServer.paramHeadersOf(tool.inputSchema)
-}
-
-/** The scopes of the items, and those the protection adds. */
-const combine = (
-  items: HttpAuthentication.RequiredScopes,
-  extra: HttpAuthentication.RequiredScopes | undefined
-): HttpAuthentication.RequiredScopes =>
-  extra === undefined
-    ? items
-    : (method, target) => {
-        const own = items(method, target)
-        const more = extra(method, target)
-        if (own === undefined || own.length === 0) return more
-        if (more === undefined || more.length === 0) return own
-        return [...own, ...more.filter((scope) => !own.includes(scope))]
-      }
-
 /** The server's endpoints on `host:port`; releasing the Layer closes the listener and every session. */
 export const layer = <E, R>(
   server: Layer.Layer<McpServer.McpServer, E, R>,
@@ -82,68 +59,22 @@ export const layer = <E, R>(
   const host = options.host ?? "127.0.0.1"
   const path = options.path ?? "/mcp"
   const { rebinding, warning } = rebindingOf(host, options)
-  const legacy = options.legacySse === undefined || options.legacySse === false ? undefined : options.legacySse
   const auth = options.auth
   const routes = Layer.unwrap(
     Effect.gen(function* () {
-      const mcp = yield* McpServer.McpServer
       // A protection made from the endpoint's URL waits for the bind (port 0 is known then).
       const protection =
         auth === undefined ? undefined : typeof auth === "function" ? auth(`${yield* NodeHttpServer.url}${path}`) : auth
-      const authentication = protection?.authentication
-      const requiredScopes =
-        protection === undefined ? undefined : combine(McpServer.requiredScopesOf(mcp), protection.requiredScopes)
-      const streamable = StreamableHttpServer.layer({
-        session: McpServer.makeSession,
+      return HttpEndpoints.layer({
+        ...options,
+        allowedHosts: rebinding.allowedHosts,
+        allowedOrigins: rebinding.allowedOrigins,
+        dnsRebindingProtection: rebinding.dnsRebindingProtection,
         path,
-        stateless: options.stateless,
-        responseMode: options.responseMode ?? "sse",
-        ...rebinding,
-        maxBodyBytes: options.maxBodyBytes,
-        maxSessions: options.maxSessions,
-        maxSessionsPerClient: options.maxSessionsPerClient,
-        clientOf: options.clientOf,
-        sessionIdleTimeout: options.sessionIdleTimeout,
-        writeTimeout: options.writeTimeout,
-        keepaliveInterval: options.keepaliveInterval,
-        eventStore: options.eventStore,
-        paramHeaders: paramHeaders(mcp),
-        authentication,
-        requiredScopes
+        auth: protection
       })
-      const endpoints =
-        legacy === undefined
-          ? streamable
-          : Layer.merge(
-              streamable,
-              SseServer.layer({
-                session: McpServer.makeSession,
-                ssePath: legacy === true ? undefined : legacy.ssePath,
-                messagesPath: legacy === true ? undefined : legacy.messagesPath,
-                ...rebinding,
-                maxBodyBytes: options.maxBodyBytes,
-                maxSessions: options.maxSessions,
-                maxSessionsPerClient: options.maxSessionsPerClient,
-                clientOf: options.clientOf,
-                writeTimeout: options.writeTimeout,
-                authentication,
-                requiredScopes
-              })
-            )
-      return protection?.routes === undefined ? endpoints : Layer.merge(endpoints, protection.routes)
     })
   )
-  const metrics = options.metrics === undefined || options.metrics === false ? undefined : options.metrics
-  const served =
-    metrics === undefined
-      ? routes
-      : Layer.merge(
-          routes,
-          PrometheusEndpoint.layer({ path: metrics === true ? undefined : metrics.path, ...rebinding })
-        ).pipe(
-          // The sessions are made where the endpoints are: they record metrics for the scraper to read.
-          Layer.provide(Layer.succeed(McpMetrics.Enabled, true))
-        )
-  const listening = NodeHttpServer.layer(served, { host, port: options.port ?? 0 }).pipe(Layer.provide(server))
+  const listening = NodeHttpServer.layer(routes, { host, port: options.port ?? 0 }).pipe(Layer.provide(server))
   return Layer.merge(listening, warning) as Layer.Layer<HttpServer.HttpServer, E | HttpServerError.ServeError, R>
 }
