@@ -5,7 +5,8 @@
  * An McpServer Layer served as a web-standard handler,
  * `(request: Request) => Promise<Response>`, for every runtime that speaks
  * the Fetch API: Cloudflare Workers (`export default { fetch: handler }`),
- * Deno (`Deno.serve(handler)`), Bun (`Bun.serve({ fetch: handler })`), or
+ * Deno (`Deno.serve(handler)`), Bun (`Bun.serve({ fetch: handler, idleTimeout: 60 })`: more
+ * than the 15 s between SSE keepalives, Bun's default of 10 s cuts idle streams), or
  * Node behind any server that hands out web requests. The endpoints are the
  * ones `NodeMcpServer` serves (`HttpEndpoints`), with the same options and
  * the same safe defaults: `Host` and `Origin` checked against the loopback
@@ -45,7 +46,7 @@
  *
  * const { handler } = WebHandler.make(Server, { allowedHosts: ["mcp.example.com"], stateless: true })
  *
- * // Cloudflare Workers; or Deno.serve(handler); or Bun.serve({ fetch: handler })
+ * // Cloudflare Workers; or Deno.serve(handler); or Bun.serve({ fetch: handler, idleTimeout: 60 })
  * export default { fetch: handler }
  * ```
  */
