@@ -72,6 +72,8 @@ export const startRunners = (
   } = {}
 ): Effect.Effect<Array<Runner>, unknown, Scope.Scope> =>
   Effect.gen(function* () {
+    // The runner port is free when asked (it is the runner's identity, so it cannot be 0), but another process
+    // may take it before the runner binds: a runner that exits on EADDRINUSE starts again on another port.
     const start = Effect.gen(function* () {
       const runnerPort = yield* freePort
       const child = yield* spawnChild(
@@ -79,23 +81,29 @@ export const startRunners = (
         [everythingBin, "--http", "--port", "0", ...flags, "--cluster", storage, "--runner-port", String(runnerPort)],
         { env: { ...process.env, ...(options.timings ?? steady) } }
       )
-      return { child, runnerPort }
-    })
+      const match = yield* child.waitForStderr(listening, 60_000)
+      return { child, runnerPort, base: match[1]! }
+    }).pipe(Effect.retry({ times: 2, while: (error) => String(error).includes("EADDRINUSE") }))
     // Without `together`, the first runner creates the tables alone; the others then start side by side.
-    const first =
-      options.together === true ? [] : [yield* Effect.tap(start, ({ child }) => child.waitForStderr(listening, 60_000))]
-    const spawned = [...first, ...(yield* Effect.all(Array.from({ length: count - first.length }, () => start)))]
+    const first = options.together === true ? [] : [yield* start]
+    const spawned = [
+      ...first,
+      ...(yield* Effect.all(
+        Array.from({ length: count - first.length }, () => start),
+        { concurrency: "unbounded" }
+      ))
+    ]
     // At the end, all at once and without a graceful shutdown (each would take up to seconds, one
     // after another): runs before the children's own finalizers, which then find them gone.
     yield* Effect.addFinalizer(() =>
       Effect.forEach(spawned, ({ child }) => kill(child), { concurrency: "unbounded", discard: true })
     )
-    const runners: Array<Runner> = []
-    for (const { child, runnerPort } of spawned) {
-      const match = yield* child.waitForStderr(listening, 60_000)
-      const base = match[1]!
-      runners.push({ ...child, base, url: `${base}/mcp`, runnerPort })
-    }
+    const runners: Array<Runner> = spawned.map(({ child, runnerPort, base }) => ({
+      ...child,
+      base,
+      url: `${base}/mcp`,
+      runnerPort
+    }))
     // Shards move as runners join: the test starts once each runner holds exactly its share.
     yield* settled(
       storage,
