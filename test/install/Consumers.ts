@@ -56,6 +56,7 @@ export const run = (
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
       stderr += chunk
     })
+    // Only a hung command: the run ends on the child's own exit, this bound fires when something is broken.
     const timer = setTimeout(() => {
       stderr += `\n(killed after ${timeoutMs} ms)`
       try {

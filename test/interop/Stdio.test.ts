@@ -32,11 +32,7 @@ describe("interop: SDK client -> everything server over stdio", () => {
     () =>
       Effect.gen(function* () {
         const { sdk } = yield* spawn
-        assert.strictEqual(sdk.client.getServerVersion()?.name, "effect-mcp-everything-server")
-        yield* Everything.tools(sdk, mode)
-        yield* Everything.listChanges(sdk)
-        yield* Everything.resources(sdk)
-        yield* Everything.prompts(sdk, mode)
+        yield* Everything.everything(sdk, mode)
       }),
     60_000
   )

@@ -361,3 +361,16 @@ export const cancelLongRunning = (
     assert.strictEqual(match[0], `cancelled ${String(id)}`)
     assert.strictEqual(yield* Fiber.join(running), "rejected")
   })
+
+/**
+ * A whole session against the everything server: its name, then every tool, the list changes, every resource and
+ * every prompt (the session each transport and runtime runs).
+ */
+export const everything = (sdk: SdkClient, mode: Mode) =>
+  Effect.gen(function* () {
+    assert.strictEqual(sdk.client.getServerVersion()?.name, "effect-mcp-everything-server")
+    yield* tools(sdk, mode)
+    yield* listChanges(sdk)
+    yield* resources(sdk)
+    yield* prompts(sdk, mode)
+  })

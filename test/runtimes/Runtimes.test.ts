@@ -59,11 +59,7 @@ describe.each(runtimes)("the everything server on $name, served by WebHandler", 
       Effect.gen(function* () {
         const server = yield* start(runtime)
         const sdk = yield* SdkClient.connect(new StreamableHTTPClientTransport(new URL(server.url)))
-        assert.strictEqual(sdk.client.getServerVersion()?.name, "effect-mcp-everything-server")
-        yield* Everything.tools(sdk, mode)
-        yield* Everything.listChanges(sdk)
-        yield* Everything.resources(sdk)
-        yield* Everything.prompts(sdk, mode)
+        yield* Everything.everything(sdk, mode)
       }),
     60_000
   )
