@@ -139,6 +139,7 @@ const scenarios = (storage: () => Effect.Effect<string, unknown, Scope.Scope>) =
           arguments: { seconds: 600 },
           task: { ttl: 600_000 }
         })
+        assert.isDefined(long.result, `tools/call answered ${JSON.stringify(long)}; ${JSON.stringify(lastWords())}`)
         const cancelled = long.result.task.taskId as string
         const cancel = yield* s.request(r2, "tasks/cancel", { taskId: cancelled })
         assert.strictEqual(cancel.result.status, "cancelled")

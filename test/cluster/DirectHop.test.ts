@@ -5,7 +5,9 @@
  * receiving process acts on: Unsent when nothing could be connected to (it may
  * send the exchange another way; also when the owner's machine does not
  * answer a connect in time), Refused when the owner no longer holds the shard, Lost when the owner was reached and died before its reply head, and a
- * streamed reply that fails when cut before its end.
+ * streamed reply that fails when cut before its end; and `alive`, which the
+ * next owner of a session asks of its former one (true only from the process
+ * the secret names).
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -166,6 +168,32 @@ describe("the direct hop's Node client", () => {
         assert.strictEqual(result._tag, "Reply")
       }
       assert.strictEqual(seen.length, 2)
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("alive: true only from the process the secret names; false when gone, another process, or silent", () =>
+    Effect.gen(function* () {
+      // The owner's side as ClusteredHttpServer answers: 204 with the header, for its own secret only.
+      const { target, seen } = yield* owner((request, response) => {
+        const asked = request.headers[DirectHop.HEADER_ALIVE] !== undefined
+        if (asked && request.headers[DirectHop.HEADER_SECRET] === "s3cret") {
+          response.writeHead(204, { [DirectHop.HEADER_ALIVE]: "1" }).end()
+        } else response.writeHead(404).end()
+      })
+      const client = yield* hopWith(300)
+      assert.isTrue(yield* client.alive(target, "/mcp"))
+      assert.strictEqual(seen[0]!.url, "/mcp")
+      assert.strictEqual(seen[0]!.method, "GET")
+      // A process started again at the same endpoint has another secret: the one that held the session is gone.
+      assert.isFalse(yield* client.alive({ ...target, secret: "before-the-restart" }, "/mcp"))
+      const port = yield* freePort
+      assert.isFalse(yield* client.alive({ origin: `http://127.0.0.1:${port}`, secret: "s3cret" }, "/mcp"))
+      // Accepted and never answered, or a machine that drops SYNs: bounded, and taken as gone.
+      const { target: silent } = yield* owner(() => {})
+      const started = Date.now()
+      assert.isFalse(yield* client.alive(silent, "/mcp").pipe(Effect.timeout("5 seconds")))
+      assert.isFalse(yield* client.alive(yield* unanswering, "/mcp").pipe(Effect.timeout("5 seconds")))
+      assert.isBelow(Date.now() - started, 3_000)
     }).pipe(Effect.scoped)
   )
 })

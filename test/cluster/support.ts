@@ -55,6 +55,30 @@ export interface Runner extends HttpServer {
 }
 
 /**
+ * Starts one runner on `storage` (killed when the scope closes) and returns
+ * once it listens; the cluster may still be moving shards to it (see
+ * `settled`). Its runner port is free when asked (it is the runner's
+ * identity, so it cannot be 0), but another process may take it before the
+ * runner binds: a runner that exits on EADDRINUSE starts again on another port.
+ */
+export const startRunner = (
+  storage: string,
+  flags: ReadonlyArray<string> = [],
+  timings: Record<string, string> = steady
+): Effect.Effect<Runner, unknown, Scope.Scope> =>
+  Effect.gen(function* () {
+    const runnerPort = yield* freePort
+    const child = yield* spawnChild(
+      node,
+      [everythingBin, "--http", "--port", "0", ...flags, "--cluster", storage, "--runner-port", String(runnerPort)],
+      { env: { ...process.env, ...timings } }
+    )
+    const match = yield* child.waitForStderr(listening, 60_000)
+    const base = match[1]!
+    return { ...child, base, url: `${base}/mcp`, runnerPort }
+  }).pipe(Effect.retry({ times: 2, while: (error) => String(error).includes("EADDRINUSE") }))
+
+/**
  * Starts `count` runners: the first, then the others at once once it listens
  * (its tables made); or all at once with `together` (they then create the
  * cluster's tables at the same moment). Returns once the
@@ -72,21 +96,10 @@ export const startRunners = (
   } = {}
 ): Effect.Effect<Array<Runner>, unknown, Scope.Scope> =>
   Effect.gen(function* () {
-    // The runner port is free when asked (it is the runner's identity, so it cannot be 0), but another process
-    // may take it before the runner binds: a runner that exits on EADDRINUSE starts again on another port.
-    const start = Effect.gen(function* () {
-      const runnerPort = yield* freePort
-      const child = yield* spawnChild(
-        node,
-        [everythingBin, "--http", "--port", "0", ...flags, "--cluster", storage, "--runner-port", String(runnerPort)],
-        { env: { ...process.env, ...(options.timings ?? steady) } }
-      )
-      const match = yield* child.waitForStderr(listening, 60_000)
-      return { child, runnerPort, base: match[1]! }
-    }).pipe(Effect.retry({ times: 2, while: (error) => String(error).includes("EADDRINUSE") }))
+    const start = startRunner(storage, flags, options.timings)
     // Without `together`, the first runner creates the tables alone; the others then start side by side.
     const first = options.together === true ? [] : [yield* start]
-    const spawned = [
+    const runners: Array<Runner> = [
       ...first,
       ...(yield* Effect.all(
         Array.from({ length: count - first.length }, () => start),
@@ -95,15 +108,7 @@ export const startRunners = (
     ]
     // At the end, all at once and without a graceful shutdown (each would take up to seconds, one
     // after another): runs before the children's own finalizers, which then find them gone.
-    yield* Effect.addFinalizer(() =>
-      Effect.forEach(spawned, ({ child }) => kill(child), { concurrency: "unbounded", discard: true })
-    )
-    const runners: Array<Runner> = spawned.map(({ child, runnerPort, base }) => ({
-      ...child,
-      base,
-      url: `${base}/mcp`,
-      runnerPort
-    }))
+    yield* Effect.addFinalizer(() => Effect.forEach(runners, kill, { concurrency: "unbounded", discard: true }))
     // Shards move as runners join: the test starts once each runner holds exactly its share.
     yield* settled(
       storage,

@@ -109,6 +109,9 @@ export interface ClusteredHttpServer {
   readonly countDirect: () => void
 }
 
+/** The answer to a runner asking whether this process (the one its secret names) still runs. */
+const aliveReply = HttpServerResponse.empty({ status: 204, headers: { [ClusterHeaders.ALIVE]: "1" } })
+
 /** The reply of an exchange began again: its owner was lost and the cluster re-sent it. */
 const restarted = new Error("the exchange was re-sent to the session's new owner")
 
@@ -137,10 +140,19 @@ export const make = Effect.fnUntraced(function* <E, R>(
     sessionIdOf: (request) => request.headers[ClusterHeaders.NEW_SESSION],
     clientOf: (request) => request.headers[ClusterHeaders.CLIENT] ?? clientOf(request)
   })
-  const owner = new Owner(local, store, options.authentication)
+  const hop = options.hop
+  const path = options.path ?? "/mcp"
+  const owner = new Owner(local, store, {
+    authentication: options.authentication,
+    // Without a hop the process has no name others can ask about: every reopened session takes the careful rule.
+    self: hop === undefined ? undefined : DirectHop.encodeTarget(hop.self),
+    alive: (name) => {
+      const target = DirectHop.decodeTarget(name)
+      return hop === undefined || target === undefined ? Effect.succeed(false) : hop.alive(target, path)
+    }
+  })
   yield* owner.run
   const counts = { forwarded: 0, direct: 0, lost: 0 }
-  const hop = options.hop
   const hops = new Hops()
 
   const shardOf = (sessionId: string) => {
@@ -371,6 +383,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
    * still owns the session, refused otherwise; never forwarded again.
    */
   const servedHop = (request: HttpServerRequest.HttpServerRequest, sessionId: string | undefined) => {
+    if (request.headers[ClusterHeaders.ALIVE] !== undefined) return Effect.succeed(aliveReply)
     if (sessionId === undefined || !owns(sessionId)) return Effect.succeed(hopRefusal("not-owner"))
     const sentAt = Number(request.headers[ClusterHeaders.SENT_AT])
     return Effect.map(

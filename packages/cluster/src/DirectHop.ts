@@ -92,10 +92,21 @@ export interface DirectHop {
   readonly self: Target
   /** Sends an exchange to `target` (its path is the request's own). */
   readonly send: (target: Target, request: Request) => Effect.Effect<Result>
+  /**
+   * Whether the process `target` names still runs: its endpoint (at `path`,
+   * the MCP endpoint's) answers that the secret is its own. False when it
+   * cannot be connected to, answers otherwise (a process started again at
+   * the same endpoint has another secret), or does not answer within about
+   * two seconds.
+   */
+  readonly alive: (target: Target, path: string) => Effect.Effect<boolean>
 }
 
 /** Carries the owner's secret: the request is a hop from another runner. */
 export const HEADER_SECRET = ClusterHeaders.HOP
+
+/** On a hop asking whether the runner is the process its secret names; on its answer when it is. */
+export const HEADER_ALIVE = ClusterHeaders.ALIVE
 
 /** Set by an owner on a reply to a hop it refused: `not-owner` (421) or `lost` (503). */
 export const HEADER_REFUSED = ClusterHeaders.HOP_REFUSED

@@ -5,8 +5,10 @@
  *
  * The owner of a session is its only writer (its shard is held by one runner
  * at a time), so each change rewrites one row; a runner that takes the shard
- * over reads it once. Rows live in the cluster's own SQL database (SQLite or
- * PostgreSQL), next to effect/cluster's runner and message tables.
+ * over reads it once. Each row also names the process that wrote it last (its
+ * owner then), so that the next owner can ask whether that process still runs
+ * (see internal/owner.ts). Rows live in the cluster's own SQL database (SQLite
+ * or PostgreSQL), next to effect/cluster's runner and message tables.
  */
 import * as SessionSnapshot from "@effect-mcp/engine/SessionSnapshot"
 import * as Clock from "effect/Clock"
@@ -31,16 +33,26 @@ export class SessionStateError extends Schema.TaggedError<SessionStateError>()("
   cause: Schema.optional(Schema.Defect())
 }) {}
 
+/** A session's durable state, and the process that last wrote it. */
+export interface Stored {
+  readonly state: State
+  /** The process holding the session when the row was last written (an opaque name it gave), if it gave one. */
+  readonly owner: string | undefined
+}
+
 /** Where clustered sessions keep their durable state. */
 export interface SessionStateShape {
-  /** The state of a session, or undefined when it is unknown (never opened, or ended). */
-  readonly get: (sessionId: string) => Effect.Effect<State | undefined, SessionStateError>
-  /** Writes a session's whole state. */
-  readonly put: (sessionId: string, state: State) => Effect.Effect<void, SessionStateError>
+  /** The state of a session and its last owner, or undefined when it is unknown (never opened, or ended). */
+  readonly get: (sessionId: string) => Effect.Effect<Stored | undefined, SessionStateError>
+  /** Writes a session's whole state, held by `owner` (when given; else the row's owner is kept). */
+  readonly put: (sessionId: string, state: State, owner?: string) => Effect.Effect<void, SessionStateError>
   /** Forgets a session (it ended). */
   readonly remove: (sessionId: string) => Effect.Effect<void, SessionStateError>
-  /** Marks sessions as still open (their rows do not expire while a runner holds them). */
-  readonly touch: (sessionIds: ReadonlyArray<string>) => Effect.Effect<void, SessionStateError>
+  /**
+   * Marks sessions as still open (their rows do not expire while a runner
+   * holds them), held by `owner` when given.
+   */
+  readonly touch: (sessionIds: ReadonlyArray<string>, owner?: string) => Effect.Effect<void, SessionStateError>
   /** Forgets the sessions not written or touched since `before` (epoch milliseconds): they expired. */
   readonly expire: (before: number) => Effect.Effect<number, SessionStateError>
 }
@@ -72,25 +84,43 @@ export const makeSql = Effect.fnUntraced(function* (options?: SqlOptions) {
   yield* sql`CREATE TABLE IF NOT EXISTS ${table} (
     id VARCHAR(255) PRIMARY KEY,
     state TEXT NOT NULL,
-    updated_at BIGINT NOT NULL
+    updated_at BIGINT NOT NULL,
+    owner TEXT
   )`.pipe(
     Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 5 }),
     Effect.mapError(fail("cannot create the session state table"))
   )
+  // A table made before owners were written down gains the column (SQLite has no `IF NOT EXISTS` here:
+  // its "duplicate column" error says the column is there already).
+  yield* sql
+    .onDialectOrElse({
+      pg: () => sql`ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS owner TEXT`,
+      orElse: () => sql`ALTER TABLE ${table} ADD COLUMN owner TEXT`
+    })
+    .pipe(Effect.ignore)
   return SessionState.of({
     get: (sessionId) =>
-      sql<{ readonly state: string }>`SELECT state FROM ${table} WHERE id = ${sessionId}`.pipe(
-        Effect.map((rows) => (rows.length === 0 ? undefined : SessionSnapshot.fromJson(rows[0]!.state))),
+      sql<{
+        readonly state: string
+        readonly owner: string | null
+      }>`SELECT state, owner FROM ${table} WHERE id = ${sessionId}`.pipe(
+        Effect.map((rows) => {
+          // A row that no longer decodes is a session that cannot continue: unknown, as an ended one.
+          const state = rows.length === 0 ? undefined : SessionSnapshot.fromJson(rows[0]!.state)
+          return state === undefined ? undefined : { state, owner: rows[0]!.owner ?? undefined }
+        }),
         Effect.mapError(fail("cannot read a session's state"))
       ),
-    put: (sessionId, state) =>
+    put: (sessionId, state, owner) =>
       Clock.currentTimeMillis.pipe(
-        Effect.flatMap(
-          (
-            now
-          ) => sql`INSERT INTO ${table} (id, state, updated_at) VALUES (${sessionId}, ${SessionSnapshot.toJson(state)}, ${now})
+        Effect.flatMap((now) => {
+          const json = SessionSnapshot.toJson(state)
+          return owner === undefined
+            ? sql`INSERT INTO ${table} (id, state, updated_at) VALUES (${sessionId}, ${json}, ${now})
         ON CONFLICT (id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`
-        ),
+            : sql`INSERT INTO ${table} (id, state, updated_at, owner) VALUES (${sessionId}, ${json}, ${now}, ${owner})
+        ON CONFLICT (id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at, owner = excluded.owner`
+        }),
         Effect.asVoid,
         Effect.mapError(fail("cannot write a session's state"))
       ),
@@ -99,12 +129,15 @@ export const makeSql = Effect.fnUntraced(function* (options?: SqlOptions) {
         Effect.asVoid,
         Effect.mapError(fail("cannot forget a session"))
       ),
-    touch: (sessionIds) =>
+    touch: (sessionIds, owner) =>
       Clock.currentTimeMillis.pipe(
         Effect.flatMap((now) =>
           Effect.forEach(
             chunks(sessionIds, 500),
-            (ids) => sql`UPDATE ${table} SET updated_at = ${now} WHERE ${sql.in("id", ids)}`,
+            (ids) =>
+              owner === undefined
+                ? sql`UPDATE ${table} SET updated_at = ${now} WHERE ${sql.in("id", ids)}`
+                : sql`UPDATE ${table} SET updated_at = ${now}, owner = ${owner} WHERE ${sql.in("id", ids)}`,
             { discard: true }
           )
         ),
@@ -124,16 +157,23 @@ export const layerSql = (options?: SqlOptions): Layer.Layer<SessionState, Sessio
 
 /** An in-memory store, for one process or a test. */
 export const makeMemory = (): SessionStateShape => {
-  const rows = new Map<string, { readonly state: State; readonly at: number }>()
+  const rows = new Map<string, { readonly state: State; readonly owner: string | undefined; readonly at: number }>()
   return {
-    get: (sessionId) => Effect.sync(() => rows.get(sessionId)?.state),
-    put: (sessionId, state) => Effect.map(Clock.currentTimeMillis, (at) => void rows.set(sessionId, { state, at })),
+    get: (sessionId) =>
+      Effect.sync(() => {
+        const row = rows.get(sessionId)
+        return row === undefined ? undefined : { state: row.state, owner: row.owner }
+      }),
+    put: (sessionId, state, owner) =>
+      Effect.map(Clock.currentTimeMillis, (at) => {
+        rows.set(sessionId, { state, owner: owner ?? rows.get(sessionId)?.owner, at })
+      }),
     remove: (sessionId) => Effect.sync(() => void rows.delete(sessionId)),
-    touch: (sessionIds) =>
+    touch: (sessionIds, owner) =>
       Effect.map(Clock.currentTimeMillis, (at) => {
         for (const id of sessionIds) {
           const row = rows.get(id)
-          if (row !== undefined) rows.set(id, { state: row.state, at })
+          if (row !== undefined) rows.set(id, { state: row.state, owner: owner ?? row.owner, at })
         }
       }),
     expire: (before) =>

@@ -7,6 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as SessionState from "@effect-mcp/cluster/SessionState"
 import * as NodeSqlite from "@effect-mcp/sql/NodeSqlite"
 import * as Effect from "effect/Effect"
+import * as SqlClient from "effect/sql/SqlClient"
 import { TestClock } from "effect/testing"
 
 const state = (logLevel?: string): SessionState.State => ({
@@ -33,11 +34,29 @@ const contract = <R>(
           const sessions = yield* store
           assert.isUndefined(yield* sessions.get("s1"))
           yield* sessions.put("s1", state())
-          assert.deepStrictEqual(yield* sessions.get("s1"), state())
+          assert.deepStrictEqual(yield* sessions.get("s1"), { state: state(), owner: undefined })
           yield* sessions.put("s1", state("debug"))
-          assert.strictEqual((yield* sessions.get("s1"))?.features["logging/level"], "debug")
+          assert.strictEqual((yield* sessions.get("s1"))?.state.features["logging/level"], "debug")
           yield* sessions.remove("s1")
           assert.isUndefined(yield* sessions.get("s1"))
+        })
+      )
+    )
+
+    it.effect("names the session's owner: as written, kept by a write without one, changed by a touch", () =>
+      provide(
+        Effect.gen(function* () {
+          const sessions = yield* store
+          yield* sessions.put("s1", state(), "runner-a")
+          assert.strictEqual((yield* sessions.get("s1"))?.owner, "runner-a")
+          yield* sessions.put("s1", state("debug"))
+          assert.strictEqual((yield* sessions.get("s1"))?.owner, "runner-a")
+          yield* sessions.touch(["s1"], "runner-b")
+          assert.strictEqual((yield* sessions.get("s1"))?.owner, "runner-b")
+          yield* sessions.touch(["s1"])
+          assert.strictEqual((yield* sessions.get("s1"))?.owner, "runner-b")
+          yield* sessions.put("s1", state(), "runner-c")
+          assert.deepStrictEqual(yield* sessions.get("s1"), { state: state(), owner: "runner-c" })
         })
       )
     )
@@ -81,3 +100,20 @@ contract(
 contract("SQLite", SessionState.makeSql(), (effect) =>
   Effect.provide(effect, NodeSqlite.layer({ filename: ":memory:" }))
 )
+
+describe("SQLite, a table from before owners were written down", () => {
+  it.effect("gains the owner column, and its rows read with no owner", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`CREATE TABLE mcp_cluster_sessions (id VARCHAR(255) PRIMARY KEY, state TEXT NOT NULL, updated_at BIGINT NOT NULL)`
+      const sessions = yield* SessionState.makeSql()
+      yield* sql`INSERT INTO mcp_cluster_sessions (id, state, updated_at) VALUES ('old', ${JSON.stringify(state())}, 0)`
+      assert.deepStrictEqual(yield* sessions.get("old"), { state: state(), owner: undefined })
+      yield* sessions.put("old", state(), "runner-a")
+      assert.strictEqual((yield* sessions.get("old"))?.owner, "runner-a")
+      // A second store on the same table (another runner starting) finds the column there.
+      const again = yield* SessionState.makeSql()
+      assert.strictEqual((yield* again.get("old"))?.owner, "runner-a")
+    }).pipe(Effect.provide(NodeSqlite.layer({ filename: ":memory:" })))
+  )
+})

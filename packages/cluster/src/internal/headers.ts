@@ -35,3 +35,11 @@ export const SENT_AT = "x-effect-mcp-cluster-sent-at"
  * session's next owner once effect/cluster moved the shard.
  */
 export const LOST_PROBE = "x-effect-mcp-cluster-lost-probe"
+
+/**
+ * Asks, on a hop carrying a runner's secret, whether that runner is the
+ * process the secret was made by: it answers 204 with this header. A process
+ * started again at the same endpoint has another secret, so it answers as to
+ * any request without it (see internal/owner.ts for why the difference counts).
+ */
+export const ALIVE = "x-effect-mcp-cluster-alive"

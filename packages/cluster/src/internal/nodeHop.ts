@@ -179,5 +179,38 @@ export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_
       return Effect.sync(abandon)
     })
 
-  return { self, send, exchange, close: () => agent.destroy() }
+  // A fresh connection (no agent): a pooled one may be to a process that has since gone.
+  const alive = (target: DirectHop.Target, path: string) =>
+    Effect.callback<boolean>((resume) => {
+      const { hostname, port } = addressOf(target.origin)
+      const probe = httpRequest({
+        hostname,
+        port,
+        path,
+        method: "GET",
+        headers: { [ClusterHeaders.HOP]: target.secret, [ClusterHeaders.ALIVE]: "1" },
+        agent: false,
+        timeout: connectTimeoutMs
+      })
+      // Bounds the whole probe (the socket timeout above only bounds silences): a process that does not
+      // answer in time is taken as gone, the careful side (see owner.ts).
+      const timer = setTimeout(() => probe.destroy(), 2 * connectTimeoutMs)
+      probe.on("timeout", () => probe.destroy())
+      probe.on("error", () => {
+        clearTimeout(timer)
+        resume(Effect.succeed(false))
+      })
+      probe.on("response", (response) => {
+        clearTimeout(timer)
+        response.resume()
+        resume(Effect.succeed(response.statusCode === 204 && response.headers[ClusterHeaders.ALIVE] !== undefined))
+      })
+      probe.end()
+      return Effect.sync(() => {
+        clearTimeout(timer)
+        probe.destroy()
+      })
+    })
+
+  return { self, send, alive, exchange, close: () => agent.destroy() }
 }

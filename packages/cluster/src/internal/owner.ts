@@ -25,11 +25,32 @@ import * as Stream from "effect/Stream"
 import type { SessionStateError, SessionStateShape } from "../SessionState.ts"
 
 /**
- * An exchange sent this long (ms) before its session was reopened here was in
- * flight when the former owner was lost (shards move only after its locks
- * expire, seconds later); the margin covers clocks a little apart.
+ * An exchange sent this long (ms) before its session was reopened here, after
+ * its former owner was lost, may have been in flight on that owner (shards of
+ * a lost runner move seconds later); the margin covers clocks a little apart.
+ *
+ * The rule is careful only when it must be. effect/cluster sends an exchange
+ * again to the shard's next owner when the connection to the runner it went
+ * to breaks, and only a runner that died can have run it before that break.
+ * A runner that gave the shard up alive (a rebalance as a runner joins, or
+ * its locks lapsed while it was starved of CPU) ran none of what reaches the
+ * next owner: it refuses what comes for a shard it no longer holds, and what
+ * it ran was answered. So a session is reopened under the rule only when its
+ * former owner (the process named in its row) is gone or cannot say it runs;
+ * one handed over by a live owner serves every exchange, however long it
+ * waited for the shard to move.
  */
 const STALE_MS = 1_000
+
+/** What the owner needs besides the server and the store. */
+export interface OwnerOptions {
+  /** Authenticates a request reopening a session bound to a principal. */
+  readonly authentication?: HttpAuthentication.Authentication | undefined
+  /** This process's name in the rows it writes (unique per process), when others can ask whether it runs. */
+  readonly self?: string | undefined
+  /** Whether the process a row names still runs (false when it cannot tell). */
+  readonly alive: (owner: string) => Effect.Effect<boolean>
+}
 
 /** What the owner counts. */
 export interface OwnerStats {
@@ -51,15 +72,15 @@ export class Owner {
   readonly server: StreamableHttpServer.StreamableHttpServer
   private readonly store: SessionStateShape
   private readonly authentication: HttpAuthentication.Authentication | undefined
+  private readonly self: string | undefined
+  private readonly alive: (owner: string) => Effect.Effect<boolean>
 
-  constructor(
-    server: StreamableHttpServer.StreamableHttpServer,
-    store: SessionStateShape,
-    authentication?: HttpAuthentication.Authentication | undefined
-  ) {
+  constructor(server: StreamableHttpServer.StreamableHttpServer, store: SessionStateShape, options: OwnerOptions) {
     this.server = server
     this.store = store
-    this.authentication = authentication
+    this.authentication = options.authentication
+    this.self = options.self
+    this.alive = options.alive
   }
 
   /** Writes down the server's session changes as they come, until the scope closes. */
@@ -74,7 +95,7 @@ export class Owner {
     const id = change.sessionId
     if (change._tag === "Saved") {
       this.held.add(id)
-      return this.write(this.store.put(id, change.snapshot))
+      return this.write(this.store.put(id, change.snapshot, this.self))
     }
     this.held.delete(id)
     this.reopenedAt.delete(id)
@@ -159,18 +180,22 @@ export class Owner {
   private reopen(sessionId: string, request: HttpServerRequest.HttpServerRequest): Effect.Effect<void> {
     const self = this
     return Effect.gen(function* () {
-      const snapshot = yield* Effect.catch(self.store.get(sessionId), (error) =>
+      const stored = yield* Effect.catch(self.store.get(sessionId), (error) =>
         Effect.as(Effect.logWarning(`clustered session state not read: ${error.message}`), undefined)
       )
-      if (snapshot === undefined) return
+      if (stored === undefined) return
       // A session bound to a principal reopens for that principal only (the server checks):
       // for anyone else it stays unknown here, and the server answers 404 (or 401 to bad credentials).
       const authenticated = yield* self.principalOf(request)
-      const reopened = yield* self.server.restoreSession(sessionId, snapshot, authenticated)
+      // Asked before the session opens here: the former owner still runs, or it was lost (see STALE_MS).
+      const handedOver = stored.owner !== undefined && (stored.owner === self.self || (yield* self.alive(stored.owner)))
+      const reopened = yield* self.server.restoreSession(sessionId, stored.state, authenticated)
       if (!reopened) return
       self.stats.restored++
       self.held.add(sessionId)
-      self.reopenedAt.set(sessionId, yield* Clock.currentTimeMillis)
+      if (!handedOver) self.reopenedAt.set(sessionId, yield* Clock.currentTimeMillis)
+      // The row names its new owner at once: if the session moves on, its next owner asks this process.
+      if (self.self !== undefined) yield* self.write(self.store.touch([sessionId], self.self))
     })
   }
 
@@ -196,6 +221,8 @@ export class Owner {
       const held = [...this.held]
       return Effect.forEach(moved, (id) => this.server.closeSession(id, "Released"), { discard: true }).pipe(
         Effect.andThen(Effect.forEach(ended, (id) => this.write(this.store.remove(id)), { discard: true })),
+        // Not naming this process: it may not have noticed yet that a shard moved, and a row must never name a
+        // former owner that still runs after the session's new owner took it (see reopen).
         Effect.andThen(held.length === 0 ? Effect.void : this.write(this.store.touch(held))),
         Effect.andThen(Clock.currentTimeMillis),
         Effect.flatMap((now) => this.write(Effect.asVoid(this.store.expire(now - expireMs))))
