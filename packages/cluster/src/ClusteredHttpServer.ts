@@ -22,33 +22,35 @@
  * owner reopens the session from it on its next request (of that principal,
  * when the server authenticates), without a new `initialize`. A request in flight on the lost
  * runner is answered with an error (-32603) by the process that received it;
- * it is not run again, so nothing is delivered twice.
+ * it is not run again, so nothing is delivered twice. The row also names the
+ * process holding the session: the next owner asks it whether it still runs
+ * (a session handed over alive serves every exchange that waited for the
+ * move, internal/owner.ts), and a process with no hop known for the shard
+ * takes the hop to it, so that a runner found gone is known to have received
+ * nothing.
  */
 import * as McpHeaders from "@effect-mcp/http/McpHeaders"
 import * as StreamableHttpServer from "@effect-mcp/http/StreamableHttpServer"
-import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as EntityId from "effect/cluster/EntityId"
 import * as Sharding from "effect/cluster/Sharding"
 import * as ShardId from "effect/cluster/ShardId"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
 import * as Headers from "effect/http/Headers"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
+import type * as Stream from "effect/Stream"
 import * as DirectHop from "./DirectHop.ts"
 import * as Forward from "./internal/forward.ts"
 import * as ClusterHeaders from "./internal/headers.ts"
 import { Hops } from "./internal/hops.ts"
-import * as LostAnswers from "./internal/lostAnswers.ts"
 import { Owner } from "./internal/owner.ts"
+import * as Relayed from "./internal/relayed.ts"
 import { hasPrivate, hopRefusal, logLost, lostReply, readBody, withoutPrivate } from "./internal/replies.ts"
 import { SessionState } from "./SessionState.ts"
 
@@ -112,9 +114,6 @@ export interface ClusteredHttpServer {
 /** The answer to a runner asking whether this process (the one its secret names) still runs. */
 const aliveReply = HttpServerResponse.empty({ status: 204, headers: { [ClusterHeaders.ALIVE]: "1" } })
 
-/** The reply of an exchange began again: its owner was lost and the cluster re-sent it. */
-const restarted = new Error("the exchange was re-sent to the session's new owner")
-
 const remoteAddressOf = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
   Option.getOrUndefined(request.remoteAddress)
 
@@ -142,10 +141,11 @@ export const make = Effect.fnUntraced(function* <E, R>(
   })
   const hop = options.hop
   const path = options.path ?? "/mcp"
+  // Without a hop the process has no name others can ask about: every reopened session takes the careful rule.
+  const self = hop === undefined ? undefined : DirectHop.encodeTarget(hop.self)
   const owner = new Owner(local, store, {
     authentication: options.authentication,
-    // Without a hop the process has no name others can ask about: every reopened session takes the careful rule.
-    self: hop === undefined ? undefined : DirectHop.encodeTarget(hop.self),
+    self,
     alive: (name) => {
       const target = DirectHop.decodeTarget(name)
       return hop === undefined || target === undefined ? Effect.succeed(false) : hop.alive(target, path)
@@ -153,6 +153,9 @@ export const make = Effect.fnUntraced(function* <E, R>(
   })
   yield* owner.run
   const counts = { forwarded: 0, direct: 0, lost: 0 }
+  const countLost = () => {
+    counts.lost++
+  }
   const hops = new Hops()
 
   const shardOf = (sessionId: string) => {
@@ -210,7 +213,11 @@ export const make = Effect.fnUntraced(function* <E, R>(
       let exchange = Forward.toExchange(request, body, { ...extra, [ClusterHeaders.SENT_AT]: sentAt })
       counts.forwarded++
       const shard = hop === undefined ? undefined : ShardId.toString(shardOf(sessionId))
-      const target = attempt?.target ?? (shard === undefined || extra !== undefined ? undefined : hops.get(shard))
+      const target =
+        attempt?.target ??
+        (shard === undefined || extra !== undefined
+          ? undefined
+          : (hops.get(shard) ?? (hops.isGone(shard) ? undefined : yield* holderOf(sessionId, shard))))
       // The shard's last known owner could not be connected to: nothing sent now reaches it, so the
       // exchange goes without its send time (see the Unsent case below).
       if (target === undefined && shard !== undefined && hops.isGone(shard)) exchange = Forward.withoutSentAt(exchange)
@@ -236,7 +243,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
             exchange = Forward.withoutSentAt(exchange)
         }
       }
-      if (request.method === "GET") return yield* relay(clientFor(sessionId).Http(exchange))
+      if (request.method === "GET") return yield* Relayed.relay(clientFor(sessionId).Http(exchange), countLost)
       const sent = yield* Effect.exit(clientFor(sessionId).Send(exchange))
       // No reply, or the owner refused to run an exchange in flight on its lost predecessor.
       if (sent._tag === "Failure" || sent.value.lost) {
@@ -252,8 +259,28 @@ export const make = Effect.fnUntraced(function* <E, R>(
         return HttpServerResponse.text(reply.body, { ...head, contentType: reply.contentType })
       }
       const rest = clientFor(sessionId).Rest({ name: reply.rest }) as Stream.Stream<Forward.BodyPart, unknown>
-      return streamed({ ...head, contentType: reply.contentType }, rest, body)
+      return Relayed.streamed({ ...head, contentType: reply.contentType }, rest, body, countLost)
     })
+
+  /**
+   * The hop target of the process the session's row names as its holder, when
+   * no owner of the shard named itself here yet (learned for the shard: the
+   * next exchanges need no read). The first exchange of a session another
+   * runner holds then goes by the hop too, and when that runner is gone the
+   * hop's failed connect tells that nothing reached it: the exchange waits for
+   * the shard to move and is served, where an entity RPC sent to the lost
+   * runner could not be told from one that was in flight there.
+   */
+  const holderOf = (sessionId: string, shard: string): Effect.Effect<DirectHop.Target | undefined> =>
+    Effect.map(
+      Effect.orElseSucceed(store.get(sessionId), () => undefined),
+      (stored) => {
+        // A row naming this process: the session moved away and its next owner has not reopened it yet.
+        if (stored?.owner === undefined || stored.owner === self) return undefined
+        hops.learn(shard, stored.owner)
+        return hops.get(shard)
+      }
+    )
 
   /**
    * Waits, after a hop broke, until the session's owner (alive) or its next
@@ -284,98 +311,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
     if (reply.stream === undefined) {
       return HttpServerResponse.uint8Array(reply.body, { ...head, contentType: reply.contentType })
     }
-    return streamed({ ...head, contentType: reply.contentType }, reply.stream, body, lost)
-  }
-
-  /** Streams the owner's reply to a GET back; when the owner is lost first, the answer is 503. */
-  const relay = (reply: Stream.Stream<Forward.Part, unknown>): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
-    Effect.gen(function* () {
-      const queue = yield* Queue.unbounded<Forward.Part, unknown>()
-      // Ended (Done) or failed: the owner's reply stream is over.
-      const fiber = yield* reply.pipe(
-        Stream.runForEach((chunk) => Queue.offer(queue, chunk)),
-        Effect.onExit((exit) =>
-          exit._tag === "Success" ? Queue.end(queue) : Queue.failCause(queue, exit.cause as Cause.Cause<unknown>)
-        ),
-        Effect.forkDetach
-      )
-      const first = yield* Effect.result(Queue.take(queue))
-      // No reply, or the owner refused to run an exchange in flight on its lost predecessor.
-      if (first._tag === "Failure" || !Forward.isHead(first.success)) {
-        if (first._tag === "Failure" && !Cause.isDone(first.failure)) yield* logLost(first.failure)
-        yield* Fiber.interrupt(fiber)
-        counts.lost++
-        return lostReply("")
-      }
-      const head = first.success
-      if (head.contentType === undefined) {
-        // No body (202, 404...): the stream ends after the head.
-        yield* Fiber.interrupt(fiber)
-        return HttpServerResponse.empty({ status: head.status, headers: head.headers })
-      }
-      if (head.whole) {
-        // Answered whole (most quick calls): the reply goes out now, without waiting for the
-        // owner to close the RPC stream (one more round trip between the runners).
-        const body = yield* Effect.result(Queue.take(queue))
-        if (body._tag === "Success" && typeof body.success === "string") {
-          return HttpServerResponse.text(body.success, {
-            status: head.status,
-            contentType: head.contentType,
-            headers: head.headers
-          })
-        }
-        yield* Fiber.interrupt(fiber)
-        counts.lost++
-        return lostReply("")
-      }
-      return streamed(
-        { status: head.status, headers: head.headers, contentType: head.contentType },
-        Stream.fromQueue(queue).pipe(Stream.ensuring(Fiber.interrupt(fiber))),
-        ""
-      )
-    })
-
-  /**
-   * Streams a reply's body from its owner; when the owner is lost first,
-   * what it still owed to the requests of `request` (the POST body) is answered here.
-   * A part other than text (a head, `Lost`) shows the exchange was started again.
-   */
-  const streamed = (
-    head: { readonly status: number; readonly headers: Record<string, string>; readonly contentType: string },
-    chunks: Stream.Stream<Forward.Part, unknown>,
-    request: string,
-    lost: Effect.Effect<void> = Effect.void
-  ): HttpServerResponse.HttpServerResponse => {
-    const requests = LostAnswers.requestsOf(request)
-    const sse = head.contentType.startsWith("text/event-stream")
-    const answered = sse && requests.ids.length > 0 ? new LostAnswers.AnsweredIds(requests.ids) : undefined
-    let sent = ""
-    const body = chunks.pipe(
-      Stream.mapEffect((chunk) => {
-        // Started again on the session's new owner: the old owner was lost mid-reply.
-        if (typeof chunk !== "string") return Effect.fail(restarted)
-        if (answered !== undefined) answered.see(chunk)
-        else if (sent.length < 2) sent += chunk
-        return Effect.succeed(chunk)
-      }),
-      Stream.catchCause((cause) => {
-        if (Cause.hasInterruptsOnly(cause)) return Stream.empty
-        counts.lost++
-        // The reply was cut short: what it still owed is answered here.
-        if (answered !== undefined) {
-          // Nothing owed: the events sent answered every request.
-          if (answered.pending.size === 0) return Stream.fromEffect(Effect.as(lost, ""))
-          // The event the reply stopped in is ended first, so the answers read as events of their own.
-          const end = answered.end()
-          return Stream.fromEffect(Effect.as(lost, end + LostAnswers.lostEvents(answered.pending)))
-        }
-        const answers = sse || sent.trim() !== "" ? undefined : LostAnswers.lostJson(requests)
-        if (answers !== undefined) return Stream.fromEffect(Effect.as(lost, answers))
-        return Stream.empty
-      }),
-      Stream.encodeText
-    )
-    return HttpServerResponse.stream(body, head)
+    return Relayed.streamed({ ...head, contentType: reply.contentType }, reply.stream, body, countLost, lost)
   }
 
   /**

@@ -7,7 +7,9 @@
  *
  * How the receiving process finds the owner: the owner's reply to an entity
  * RPC names its endpoint and its hop secret (`Target`), remembered for the
- * session's shard; later exchanges of that shard take the hop. The entity RPC
+ * session's shard; so does the session's row in `SessionState`, which names
+ * the process that holds it (read when no owner of the shard named itself
+ * yet); later exchanges of that shard take the hop. The entity RPC
  * stays the path where no endpoint is known yet, where the hop cannot connect
  * (the owner is gone: effect/cluster waits for the shard to move) and where
  * the owner no longer holds the shard (it answers 421, the entry is dropped).
@@ -24,9 +26,10 @@
  * the same DNS-rebinding, authentication and session-binding checks as to a
  * request from the client itself: a direct request to the endpoint can do no
  * more than the client could through the load balancer. The secret travels
- * only between runners (inside entity RPC replies): keep the runner port
- * (effect/cluster's transport, which has no authentication of its own)
- * reachable by the runners only.
+ * only between runners (inside entity RPC replies) and in the cluster's
+ * database (each session's row names its holder): keep the runner port
+ * (effect/cluster's transport, which has no authentication of its own) and
+ * the database reachable by the runners only.
  */
 import type * as Effect from "effect/Effect"
 import type * as Stream from "effect/Stream"
