@@ -48,6 +48,7 @@ export default defineConfig({
       project("packages/auth", shared),
       project("packages/platform-node", shared),
       project("packages/host", shared),
+      project("packages/gateway", shared),
       project("packages/sql", shared),
       project("packages/cluster", shared),
       project("test", { exclude: ["**/node_modules/**", "**/dist/**", ...conformance] }),

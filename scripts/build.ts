@@ -29,6 +29,7 @@ export const publishable: ReadonlyArray<string> = [
   "packages/auth",
   "packages/platform-node",
   "packages/host",
+  "packages/gateway",
   "packages/sql",
   "packages/cluster",
   "packages/testing",

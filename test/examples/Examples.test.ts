@@ -25,6 +25,11 @@ const programs = fs
 
 /** Lines that must appear in the output of the examples this test knows. */
 const expected: { readonly [file: string]: ReadonlyArray<RegExp> } = {
+  "gateway.ts": [
+    /^catalog: 12 tools, work__add_note, work__confirm_clear, work__count_to, work__get_note, work__summarize, work__workspace$/m,
+    /^home__count_to -> progress 1, 2, 3$/m,
+    /^home__confirm_clear -> cleared; work__summarize -> summary: two items$/m
+  ],
   "notes-server.ts": [/^tools: add_note, confirm_clear, count_to, get_note, summarize, workspace$/m],
   "client.ts": [
     /^get_note 7 -> NoteNotFound \{"id":"7"\}$/m,

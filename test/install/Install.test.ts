@@ -231,7 +231,7 @@ describe.concurrent("packages published to a registry, installed by name outside
         const full = yield* installed("full")
         // Every publishable package, in dependency order.
         const expected =
-          "protocol engine http server client auth platform-node host sql cluster testing everything-server cli"
+          "protocol engine http server client auth platform-node host gateway sql cluster testing everything-server cli"
         assert.deepStrictEqual(
           published.map((p) => p.name),
           expected.split(" ").map((name) => `@effect-mcp/${name}`)

@@ -3,7 +3,7 @@
  * The target is a URL, a command after `--` (spoken to over stdio), or the
  * name of a server in an `mcpServers` config file; the commands are `info`,
  * `tools`, `call`, `resources`, `read`, `prompts`, `prompt`, `ping` and
- * `watch`. Built on effect's `effect/cli` (help, completions, typed flags).
+ * `watch`; `gateway` serves a config's servers behind one endpoint. Built on effect's `effect/cli` (help, completions, typed flags).
  * `run` returns the exit code (see `ExitCode`); docs/cli.md is the reference.
  */
 // The package's own manifest, by the package's name (its `exports` has `./package.json`): the same file from the
@@ -28,6 +28,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as ExitCode from "./ExitCode.ts"
+import * as Gateway from "./Gateway.ts"
 import * as Login from "./Login.ts"
 import * as Render from "./Render.ts"
 import * as Target from "./Target.ts"
@@ -415,10 +416,11 @@ const watch = command(
 /** The root command, with every subcommand. */
 export const cli = Command.make("effect-mcp").pipe(
   Command.withDescription(
-    "Talk to an MCP server: a URL, a server name from an mcpServers config (--config, default mcp.json), or a command after --. " +
+    "Talk to an MCP server: a URL, a server name from an mcpServers config (--config, default mcp.json), or a command after --; " +
+      "or serve a config's servers behind one endpoint (gateway). " +
       "OTEL_EXPORTER_OTLP_ENDPOINT (and the other standard OTEL_* variables) exports the run's traces and metrics over OTLP/HTTP"
   ),
-  Command.withSubcommands([info, tools, call, resources, read, prompts, prompt, ping, watch])
+  Command.withSubcommands([info, tools, call, resources, read, prompts, prompt, ping, watch, Gateway.command])
 )
 
 /**

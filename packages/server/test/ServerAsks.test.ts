@@ -16,7 +16,7 @@ import * as Elicitation from "@effect-mcp/server/Elicitation"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Roots from "@effect-mcp/server/Roots"
 import * as Sampling from "@effect-mcp/server/Sampling"
-import type { AskOptions, ClientRequestError, ServerRequest } from "@effect-mcp/server/ServerRequest"
+import { type AskOptions, type ClientRequestError, ServerRequest } from "@effect-mcp/server/ServerRequest"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
@@ -72,6 +72,20 @@ const tools = Tool.layer(
   Tool.make("ask", {
     input: Schema.Struct({}),
     handler: () => Effect.map(Sampling.createMessage(question), Sampling.text)
+  }),
+  Tool.make("ask_from_another_fiber", {
+    input: Schema.Struct({}),
+    handler: () =>
+      Effect.gen(function* () {
+        const request = yield* ServerRequest
+        // A fiber of its own, run from a Promise: its context holds nothing of the request or its session.
+        const asked = yield* Effect.promise(() =>
+          Effect.runPromise(Effect.result(request.ask("sampling/createMessage", question)))
+        )
+        return asked._tag === "Success"
+          ? (asked.success as { readonly content: { readonly text: string } }).content.text
+          : asked.failure.message
+      })
   })
 )
 
@@ -183,6 +197,15 @@ describe("server requests to the client", () => {
         textOf(result),
         "elicitation/create: the submitted form does not match its schema: score: Expected number"
       )
+    })
+  )
+
+  it.effect("a handler asks the client from a fiber of its own (the request knows its session)", () =>
+    Effect.gen(function* () {
+      const { client } = yield* clientSession(yield* serverWith(tools), () => Effect.succeed(answer))
+      const result = yield* client.request("tools/call", { name: "ask_from_another_fiber", arguments: {} })
+      // Before: "sampling/createMessage: tools/call cannot ask the client for input on protocol 2025-11-25".
+      assert.strictEqual(textOf(result), "4")
     })
   )
 

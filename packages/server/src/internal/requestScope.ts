@@ -83,6 +83,11 @@ class HandlerRequest implements ServerRequestShape {
   drainer: Fiber.Fiber<void> | undefined = undefined
   transportAsk: InputRounds.Ask | undefined = undefined
   private readonly env: Environment
+  /**
+   * The session serving the request, read once here (in the request's fiber, where `env.session` finds it):
+   * a handler may ask or notify from any fiber it starts, whose context need not hold the session.
+   */
+  private readonly session: Session.SessionShape | undefined
   private readonly info: Session.RequestInfo
   private readonly current: CurrentRequest.CurrentRequestShape
   private readonly context: Context.Context<never>
@@ -96,6 +101,7 @@ class HandlerRequest implements ServerRequestShape {
   ) {
     const revision = info.revision
     this.env = env
+    this.session = env.session
     this.info = info
     this.current = current
     this.context = context
@@ -142,7 +148,7 @@ class HandlerRequest implements ServerRequestShape {
   }
 
   notify(method: string, p: object): Effect.Effect<void> {
-    const session = this.env.session
+    const session = this.session
     return session === undefined || this.stateless ? Effect.void : Effect.ignore(session.notify(method, p))
   }
 
@@ -154,8 +160,8 @@ class HandlerRequest implements ServerRequestShape {
       if (shaped instanceof ClientRequestError) return Effect.fail(shaped)
       const missing = Ask.capabilityError(method, askParams as Obj, this.clientCapabilities)
       if (missing !== undefined) return Effect.fail(missing)
-      if (!this.stateless && this.env.session !== undefined)
-        return Ask.viaSession(this.env.session, this.current.id, method, shaped, options)
+      if (!this.stateless && this.session !== undefined)
+        return Ask.viaSession(this.session, this.current.id, method, shaped, options)
       if (this.transportAsk !== undefined) return this.transportAsk(method, shaped, options?.key)
       return Effect.fail(
         new ClientRequestError({

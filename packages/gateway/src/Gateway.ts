@@ -1,0 +1,193 @@
+/**
+ * A gateway: many MCP servers behind one. It is an `McpServer` Layer built
+ * from an `McpHost`: the host connects to every upstream of an `mcpServers`
+ * configuration (stdio, Streamable HTTP, legacy SSE) and supervises them;
+ * the server offers downstream clients one catalog of everything the
+ * upstreams offer, and routes each request to its upstream. Serve it as any
+ * server (`NodeMcpServer.serveHttp`, `serveStdio`), or with
+ * `effect-mcp gateway --config <file>`.
+ *
+ * - **Names.** Tools and prompts are named with the host's `Naming`:
+ *   `server__tool` by default, so a name never changes when another upstream
+ *   comes or goes. `unprefixed` keeps one upstream's names as they are (the
+ *   gateway in front of a single server, or of one main server and a few
+ *   extras). Whatever the policy, names are unique: a name that would repeat
+ *   (the bare name of the unprefixed upstream equal to another's prefixed
+ *   one, say) gets `_2`, `_3`, ... in configuration order. Resources and
+ *   templates keep their URIs; when two upstreams list the same one, the
+ *   first in configuration order serves it.
+ * - **Changes.** A `list_changed` of any upstream, a connection made or lost,
+ *   rebuilds the catalog; each kind that changed is announced downstream as
+ *   `list_changed`.
+ * - **Calls.** `tools/call`, `prompts/get`, `resources/read` and
+ *   `completion/complete` go to the upstream that listed the item. Progress
+ *   the downstream client asked for is asked of the upstream and relayed;
+ *   cancelling downstream (`notifications/cancelled`, or closing the
+ *   session) interrupts the upstream call, which cancels it there. The log
+ *   messages an upstream sends while it serves a call reach the caller (as
+ *   asks do, below); those it sends outside any call reach no one.
+ * - **Asks.** An upstream's sampling, elicitation and roots requests made
+ *   while it serves a downstream call are asked of the client that made the
+ *   call, on that call, and of no one else (how the gateway tells which client that is:
+ *   see `Options`).
+ * - **Credentials.** Each remote upstream gets its own credential
+ *   (`Credentials`); a downstream request's headers never reach an upstream.
+ *
+ * @example
+ * ```ts
+ * import * as Gateway from "@effect-mcp/gateway/Gateway"
+ * import * as NodeConnector from "@effect-mcp/host/NodeConnector"
+ * import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
+ * import * as Layer from "effect/Layer"
+ *
+ * const Server = Gateway.layer({
+ *   server: { name: "gateway", version: "1.0.0" },
+ *   config: {
+ *     mcpServers: { everything: { command: "npx", args: ["-y", "@modelcontextprotocol/server-everything"] } }
+ *   }
+ * }).pipe(Layer.provide(NodeConnector.layer()))
+ *
+ * export const main = NodeMcpServer.serveHttp(Server, { port: 3000 })
+ * ```
+ */
+import type * as Connector from "@effect-mcp/host/Connector"
+import type * as McpConfig from "@effect-mcp/host/McpConfig"
+import * as McpHost from "@effect-mcp/host/McpHost"
+import * as Naming from "@effect-mcp/host/Naming"
+import type * as Session from "@effect-mcp/engine/Session"
+import type * as Logging from "@effect-mcp/protocol/Logging"
+import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as Stream from "effect/Stream"
+import * as Credentials from "./Credentials.ts"
+import * as GatewayConfig from "./GatewayConfig.ts"
+import * as Asks from "./internal/asks.ts"
+import * as Callers from "./internal/callers.ts"
+import * as Mirror from "./internal/mirror.ts"
+
+/**
+ * The gateway: its identity downstream, the upstreams and how the host
+ * reaches them (every `McpHost.Options` field but `naming`, which
+ * `naming` and `unprefixed` make).
+ *
+ * Asks: MCP does not say which call a server's request belongs to, so the
+ * gateway asks the one downstream session with calls in flight on the
+ * asking upstream; when several sessions have, the request is refused (an
+ * error to the upstream), never guessed. A `roots/list` goes to the one
+ * session with calls in flight on any upstream.
+ */
+export interface Options extends Omit<McpHost.Options, "clientInfo" | "naming"> {
+  /** The gateway as a server: name, version, instructions, limits (`McpServer.Options`). */
+  readonly server: McpServer.Options
+  /** The gateway as a client of its upstreams. Default: the server's name and version. */
+  readonly clientInfo?: Session.Implementation | undefined
+  /** Catalog names of tools and prompts (the host's `Naming`; default `server__name` always). */
+  readonly naming?: Naming.Options | undefined
+  /** An upstream whose tools and prompts keep their own names. */
+  readonly unprefixed?: string | undefined
+  /** A credential per remote upstream, by name. */
+  readonly credentials?: Credentials.ByServer | undefined
+  /**
+   * The level each upstream is asked to log at (`logging/setLevel` once per connection, or the level of each
+   * request on 2026-07-28); each downstream session's own level then filters what reaches it. Default "info".
+   */
+  readonly logLevel?: Logging.LoggingLevel | undefined
+  /**
+   * How long the Layer waits for every upstream's first connection (made or
+   * failed) before it is built, so the first `tools/list` already lists what
+   * the upstreams offer. Default: the start timeout (30 seconds); 0 waits for none.
+   */
+  readonly awaitUpstreams?: Duration.Input | undefined
+}
+
+/** The naming of `options`: the host's, with the `unprefixed` upstream's names kept as they are. */
+export const namingOf = (
+  naming: Naming.Options | undefined,
+  unprefixed: string | undefined
+): Naming.Options | undefined => {
+  if (unprefixed === undefined) return naming
+  const separator = naming?.separator ?? "__"
+  const format = naming?.format ?? ((server: string, name: string) => `${Naming.prefixOf(server)}${separator}${name}`)
+  return { ...naming, format: (server, name) => (server === unprefixed ? name : format(server, name)) }
+}
+
+/** Waits (at most `timeout`) until no upstream is still making its first connection. */
+const settled = (host: McpHost.McpHostShape, timeout: Duration.Duration) =>
+  Effect.forEach(
+    host.servers,
+    (name) =>
+      host.statusChanges.pipe(
+        Stream.filter((change) => change.server === name && change.status._tag !== "Connecting"),
+        Stream.runHead
+      ),
+    { concurrency: "unbounded", discard: true }
+  ).pipe(Effect.timeoutOption(timeout), Effect.asVoid)
+
+/**
+ * The gateway as a server Layer, with the host it is built from; provide a
+ * `Connector` (`NodeConnector.layer()` on Node). Closing it closes every
+ * downstream session's items and every upstream connection.
+ */
+export const layer = (
+  options: Options
+): Layer.Layer<McpServer.McpServer | McpHost.McpHost, never, Connector.Connector> =>
+  Layer.unwrap(
+    Effect.sync(() => {
+      const { server, clientInfo, naming, unprefixed, credentials, awaitUpstreams, logLevel, ...hostOptions } = options
+      // One registry per gateway: the host's handlers read it, the server's items fill it.
+      const callers = Callers.make()
+      const host = McpHost.layer({
+        ...hostOptions,
+        clientInfo: clientInfo ?? { name: server.name, version: server.version },
+        naming: namingOf(naming, unprefixed)
+      }).pipe(Layer.provide(Asks.layer(callers)), Layer.provide(Credentials.layer(credentials ?? {})))
+      const wait = Duration.fromInputUnsafe(awaitUpstreams ?? options.startTimeout ?? "30 seconds")
+      const mirror = Layer.effectDiscard(
+        Effect.gen(function* () {
+          const h = yield* McpHost.McpHost
+          const s = yield* McpServer.McpServer
+          if (Duration.isGreaterThan(wait, Duration.zero)) yield* settled(h, wait)
+          // The items' handlers close over what they route through; their context is the gateway's, minus the
+          // loggers (a request installs its own bridge to the client's log).
+          const context = Context.omit(Logger.CurrentLoggers)(yield* Effect.context<never>()) as Context.Context<never>
+          yield* Mirror.run({ host: h, callers, logLevel: logLevel ?? "info", leveled: new WeakSet() }, s, context)
+        })
+      )
+      return mirror.pipe(
+        Layer.provideMerge(
+          McpServer.layer({
+            ...server,
+            // Upstreams come later than the first client may: what they offer is declared from the start.
+            declare: server.declare ?? ["tools", "resources", "prompts"]
+          })
+        ),
+        Layer.provideMerge(host)
+      )
+    })
+  )
+
+/** The gateway from a configuration file (see `GatewayConfig`); the file's `gateway` section wins over `options`. */
+export const layerConfigFile = (
+  path: string,
+  options: Omit<Options, "config">
+): Layer.Layer<
+  McpServer.McpServer | McpHost.McpHost,
+  McpConfig.ConfigError,
+  Connector.Connector | FileSystem.FileSystem
+> =>
+  Layer.unwrap(
+    Effect.map(GatewayConfig.load(path), (file) =>
+      layer({
+        ...options,
+        config: file.config,
+        naming: file.naming ?? options.naming,
+        unprefixed: file.unprefixed ?? options.unprefixed,
+        credentials: { ...options.credentials, ...file.credentials }
+      })
+    )
+  )

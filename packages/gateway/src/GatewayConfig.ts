@@ -1,0 +1,133 @@
+/**
+ * The gateway's configuration file: an `mcpServers` configuration (the
+ * upstreams, as `McpConfig` reads them: stdio, Streamable HTTP, legacy SSE)
+ * with an optional `gateway` section beside it for what only a gateway needs:
+ *
+ * ```json
+ * {
+ *   "mcpServers": {
+ *     "everything": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"] },
+ *     "search": { "type": "http", "url": "https://search.example.com/mcp" }
+ *   },
+ *   "gateway": {
+ *     "naming": { "strategy": "always", "separator": "__" },
+ *     "unprefixed": "everything",
+ *     "credentials": { "search": { "env": "SEARCH_TOKEN" } }
+ *   }
+ * }
+ * ```
+ *
+ * A credential is `{ "env": "VAR" }` (sent as `Authorization: Bearer $VAR`;
+ * `"header"` and `"scheme"` change that, `"scheme": null` sends the secret
+ * alone) or `{ "header": "x-api-key", "value": "..." }`. Prefer `env`: a
+ * file is easily shared.
+ */
+import * as McpConfig from "@effect-mcp/host/McpConfig"
+import type * as Naming from "@effect-mcp/host/Naming"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Schema from "effect/Schema"
+import * as Credentials from "./Credentials.ts"
+
+/** The `gateway` section. */
+export const Section = Schema.Struct({
+  naming: Schema.optional(
+    Schema.Struct({
+      strategy: Schema.optional(Schema.Literals(["always", "onClash"])),
+      separator: Schema.optional(Schema.String)
+    })
+  ),
+  /** The upstream whose tools and prompts keep their own names. */
+  unprefixed: Schema.optional(Schema.String),
+  credentials: Schema.optional(
+    Schema.Record(
+      Schema.String,
+      Schema.Union([
+        Schema.Struct({
+          env: Schema.NonEmptyString,
+          header: Schema.optional(Schema.NonEmptyString),
+          scheme: Schema.optional(Schema.NullOr(Schema.String))
+        }),
+        Schema.Struct({ header: Schema.NonEmptyString, value: Schema.String })
+      ])
+    )
+  )
+})
+
+/** What the file says: the upstreams, and how the gateway names and reaches them. */
+export interface GatewayConfig {
+  readonly config: McpConfig.Config
+  readonly naming: Naming.Options | undefined
+  readonly unprefixed: string | undefined
+  readonly credentials: Credentials.ByServer
+}
+
+const invalid = (message: string, path: string | undefined) =>
+  new McpConfig.ConfigError({
+    reason: "Invalid",
+    ...(path === undefined ? {} : { path }),
+    message: path === undefined ? message : `${path}: ${message}`
+  })
+
+const decodeSection = Schema.decodeUnknownEffect(Section)
+
+/** Decodes parsed JSON: `mcpServers` as `McpConfig.decode` does, then the `gateway` section. */
+export const decode = (input: unknown, path?: string): Effect.Effect<GatewayConfig, McpConfig.ConfigError> =>
+  Effect.gen(function* () {
+    const config = yield* McpConfig.decode(input).pipe(
+      Effect.mapError((error) =>
+        path === undefined ? error : new McpConfig.ConfigError({ ...error, path, message: `${path}: ${error.message}` })
+      )
+    )
+    const raw = (input as { readonly gateway?: unknown }).gateway ?? {}
+    // The section holds no secret worth hiding but `value`: the error says where, not what.
+    const section = yield* decodeSection(raw).pipe(
+      Effect.mapError(() => invalid("the `gateway` section does not fit (see GatewayConfig)", path))
+    )
+    const servers = Object.keys(config.mcpServers)
+    if (section.unprefixed !== undefined && !servers.includes(section.unprefixed)) {
+      return yield* invalid(`gateway.unprefixed names no server: ${JSON.stringify(section.unprefixed)}`, path)
+    }
+    const credentials: { [server: string]: Credentials.Credential } = {}
+    for (const [server, c] of Object.entries(section.credentials ?? {})) {
+      if (!servers.includes(server)) {
+        return yield* invalid(`gateway.credentials names no server: ${JSON.stringify(server)}`, path)
+      }
+      credentials[server] =
+        "env" in c
+          ? Credentials.fromEnv(c.env, { header: c.header, scheme: c.scheme })
+          : Credentials.header(c.header, c.value)
+    }
+    return {
+      config,
+      naming:
+        section.naming === undefined
+          ? undefined
+          : {
+              ...(section.naming.strategy === undefined ? {} : { strategy: section.naming.strategy }),
+              ...(section.naming.separator === undefined ? {} : { separator: section.naming.separator })
+            },
+      unprefixed: section.unprefixed,
+      credentials
+    }
+  })
+
+/** Reads and decodes a gateway configuration file. */
+export const load = (path: string): Effect.Effect<GatewayConfig, McpConfig.ConfigError, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* fs
+      .readFileString(path)
+      .pipe(
+        Effect.mapError(
+          (cause) => new McpConfig.ConfigError({ reason: "Read", path, message: `cannot read ${path}`, cause })
+        )
+      )
+    let json: unknown
+    try {
+      json = JSON.parse(text)
+    } catch {
+      return yield* new McpConfig.ConfigError({ reason: "Json", path, message: `${path} is not JSON` })
+    }
+    return yield* decode(json, path)
+  })

@@ -1,0 +1,90 @@
+/**
+ * The host's client-side handlers, as the gateway gives them: an upstream's
+ * `sampling/createMessage`, `elicitation/create` and `roots/list` are asked
+ * of the downstream client whose call the upstream is serving (see
+ * `callers.ts`), on that call's own request (so a Streamable HTTP client gets
+ * it on the stream of its call, and cancelling the call ends the ask).
+ *
+ * The host names the asking upstream to its consent hooks, not to its
+ * handlers: the gateway's consent hooks approve everything and remember the
+ * server by the params object, which the host hands unchanged to the handler
+ * right after. `roots/list` has no consent hook (and no params): it goes to
+ * the one downstream session waiting on any upstream.
+ */
+import * as ElicitationHandler from "@effect-mcp/client/ElicitationHandler"
+import * as RootsHandler from "@effect-mcp/client/RootsHandler"
+import * as SamplingHandler from "@effect-mcp/client/SamplingHandler"
+import * as Consent from "@effect-mcp/host/Consent"
+import * as McpError from "@effect-mcp/protocol/McpError"
+import type * as Roots from "@effect-mcp/protocol/Roots"
+import type * as Sampling from "@effect-mcp/protocol/Sampling"
+import type * as ServerRequest from "@effect-mcp/server/ServerRequest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Callers from "./callers.ts"
+
+/** The code the specification's examples use for a request the user rejected. */
+const rejectedCode = -1
+
+const noCaller = (method: string, server: string | undefined, miss: Callers.Miss) =>
+  new McpError.JsonRpcError({
+    code: McpError.Code.InvalidRequest,
+    message:
+      miss._tag === "None"
+        ? `${method}: no call of a downstream client is in flight on ${server === undefined ? "the gateway" : JSON.stringify(server)}`
+        : `${method}: ${miss.sessions} downstream clients have calls in flight on ${server === undefined ? "the gateway" : JSON.stringify(server)}; the gateway cannot tell which one is asked`
+  })
+
+const failed = (error: ServerRequest.ClientRequestError) =>
+  new McpError.JsonRpcError({
+    code: error.reason === "Rejected" ? rejectedCode : McpError.Code.InternalError,
+    message: error.message
+  })
+
+/**
+ * The handler services and consent hooks to build the gateway's host with,
+ * asking the callers `callers` tracks.
+ */
+export const layer = (callers: Callers.Callers) => {
+  // Which upstream asked, by the params object the host gave its consent hook (see the module description).
+  const askedBy = new WeakMap<object, string>()
+  const remember = (request: { readonly server: string; readonly params: object }) =>
+    Effect.sync(() => {
+      askedBy.set(request.params, request.server)
+      return true
+    })
+  const ask = (method: ServerRequest.AskMethod, params: object, server: string | undefined) =>
+    Effect.suspend(() => {
+      const found = callers.pick(server)
+      if (!Callers.isCaller(found)) return Effect.fail(noCaller(method, server, found))
+      return Effect.mapError(Effect.provideContext(found.request.ask(method, params), found.context), failed)
+    })
+  const sampling = SamplingHandler.layer(
+    (params) =>
+      ask("sampling/createMessage", params, askedBy.get(params)) as Effect.Effect<
+        Sampling.CreateMessageResult,
+        McpError.McpError
+      >,
+    { tools: true, context: true }
+  )
+  const elicitation = ElicitationHandler.layer({
+    form: (params) =>
+      ask("elicitation/create", params, askedBy.get(params)) as Effect.Effect<
+        ElicitationHandler.FormAnswer,
+        McpError.McpError
+      >,
+    url: (params) =>
+      ask("elicitation/create", params, askedBy.get(params)) as Effect.Effect<
+        ElicitationHandler.UrlAnswer,
+        McpError.McpError
+      >
+  })
+  const roots = RootsHandler.layerFrom({
+    list: Effect.map(
+      ask("roots/list", {}, undefined),
+      (answer) => (answer as { readonly roots?: ReadonlyArray<Roots.Root> }).roots ?? []
+    )
+  })
+  const consent = Consent.layer({ sampling: remember, elicitation: remember })
+  return Layer.mergeAll(sampling, elicitation, roots, consent)
+}

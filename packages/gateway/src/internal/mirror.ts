@@ -1,0 +1,79 @@
+/**
+ * Keeps the gateway server's items in step with the host's catalog: each
+ * kind's items are registered in a scope of their own, and when the catalog
+ * changes, a kind whose entries changed is registered anew and its previous
+ * scope closed. The server announces each change as `list_changed` to the
+ * downstream sessions (a kind that did not change announces nothing).
+ *
+ * Resources and resource templates keep their URIs: when two upstreams list
+ * the same one, the first in configuration order serves it (the host's
+ * catalog is in that order).
+ */
+import type * as Catalog from "@effect-mcp/host/Catalog"
+import type * as McpServer from "@effect-mcp/server/McpServer"
+import type * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as Items from "./items.ts"
+
+type Kind = "tool" | "prompt" | "resource" | "template"
+
+const firstByName = <A>(entries: ReadonlyArray<Catalog.Entry<A>>): ReadonlyArray<Catalog.Entry<A>> => {
+  const seen = new Set<string>()
+  return entries.filter((e) => !seen.has(e.name) && seen.add(e.name) !== undefined)
+}
+
+const itemsOf = (routes: Items.Routes, catalog: Catalog.Catalog, kind: Kind) => {
+  switch (kind) {
+    case "tool":
+      return { entries: catalog.tools, make: () => catalog.tools.map((e) => Items.tool(routes, e)) }
+    case "prompt":
+      return { entries: catalog.prompts, make: () => catalog.prompts.map((e) => Items.prompt(routes, e)) }
+    case "resource": {
+      const entries = firstByName(catalog.resources)
+      return { entries, make: () => entries.map((e) => Items.resource(routes, e)) }
+    }
+    case "template": {
+      const entries = firstByName(catalog.resourceTemplates)
+      return { entries, make: () => entries.flatMap((e) => Items.template(routes, e) ?? []) }
+    }
+  }
+}
+
+const kinds: ReadonlyArray<Kind> = ["tool", "prompt", "resource", "template"]
+
+/**
+ * Registers the catalog's items now, then follows the catalog until the
+ * scope closes (which removes them all).
+ */
+export const run = (
+  routes: Items.Routes,
+  server: McpServer.McpServerShape,
+  context: Context.Context<never>
+): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const parent = yield* Effect.scope
+    const current = new Map<Kind, { readonly key: string; readonly scope: Scope.Closeable }>()
+    const apply = (catalog: Catalog.Catalog) =>
+      Effect.forEach(
+        kinds,
+        (kind) =>
+          Effect.gen(function* () {
+            const { entries, make } = itemsOf(routes, catalog, kind)
+            // What a downstream client sees of the kind: unchanged entries need no new registration.
+            const key = JSON.stringify(entries.map((e) => [e.name, e.server, e.item]))
+            const previous = current.get(kind)
+            if (previous?.key === key) return
+            const scope = yield* Scope.fork(parent)
+            // Registered before the previous ones go: items kept under the same key are replaced, never missing.
+            yield* Scope.provide(server.register(kind, make(), context), scope)
+            current.set(kind, { key, scope })
+            if (previous !== undefined) yield* Scope.close(previous.scope, Exit.void)
+          }),
+        { discard: true }
+      )
+    yield* apply(yield* routes.host.catalog)
+    yield* routes.host.catalogChanges.pipe(Stream.runForEach(apply), Effect.forkScoped)
+  })

@@ -1,0 +1,139 @@
+/**
+ * `effect-mcp gateway` as a real process: a config file naming our
+ * everything server over stdio, served unprefixed over Streamable HTTP (port
+ * 0, the URL read from its stderr) and over stdio, with the official SDK 1.x
+ * client downstream; a config file that does not fit ends it before anything
+ * listens; and the configuration docs/gateway.md shows runs as written and
+ * lists the names it says.
+ */
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { assert, describe, it } from "@effect/vitest"
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import * as Effect from "effect/Effect"
+import { runCli } from "../cli/runCli.ts"
+import { blocksOf } from "../docs/markdown.ts"
+import * as ServerProcess from "../support/ServerProcess.ts"
+import { toolNames } from "./fixture.ts"
+
+const cliBin = fileURLToPath(new URL("../../apps/cli/bin/effect-mcp.js", import.meta.url))
+
+// biome-ignore lint/suspicious/noExplicitAny: results are read by path; the assertions are the type check
+type Json = any
+
+/** A config file in a temporary directory of the test's scope. */
+const configFile = (content: unknown) =>
+  Effect.gen(function* () {
+    const dir = yield* Effect.acquireRelease(
+      Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "mcp-gateway-"))),
+      (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
+    )
+    const file = path.join(dir, "mcp.json")
+    yield* Effect.promise(() => fs.writeFile(file, JSON.stringify(content)))
+    return file
+  })
+
+const everything = {
+  mcpServers: {
+    everything: {
+      command: ServerProcess.node,
+      args: [...ServerProcess.sourceConditions, ServerProcess.everythingBin, "--stdio"],
+      cwd: ServerProcess.root
+    }
+  }
+}
+
+const connect = (client: Client, transport: StdioClientTransport | StreamableHTTPClientTransport) =>
+  Effect.acquireRelease(
+    Effect.as(
+      Effect.promise(() => client.connect(transport)),
+      client
+    ),
+    () => Effect.promise(() => client.close().catch(() => undefined))
+  )
+
+/** What every served gateway must do: the upstream's names kept (it is unprefixed), a call routed. */
+const checkServed = (client: Client) =>
+  Effect.gen(function* () {
+    const tools = yield* toolNames(client)
+    assert.include(tools, "test_simple_text")
+    assert.notInclude(tools, "everything__test_simple_text")
+    const result: Json = yield* Effect.promise(() => client.callTool({ name: "greet", arguments: { name: "Ada" } }))
+    assert.deepStrictEqual(result.content, [{ type: "text", text: "Hello, Ada!" }])
+  })
+
+describe("effect-mcp gateway", () => {
+  it.live(
+    "serves a config's server over Streamable HTTP and over stdio, its names kept with --unprefixed",
+    () =>
+      Effect.gen(function* () {
+        const file = yield* configFile(everything)
+        const args = ["gateway", "--config", file, "--unprefixed", "everything"]
+        const http = Effect.gen(function* () {
+          const gateway = yield* ServerProcess.spawnChild(ServerProcess.node, [cliBin, ...args, "--port", "0"])
+          const [, url] = yield* gateway.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/)
+          yield* checkServed(
+            yield* connect(
+              new Client({ name: "sdk", version: "1.0.0" }),
+              new StreamableHTTPClientTransport(new URL(url!))
+            )
+          )
+        })
+        const stdio = Effect.gen(function* () {
+          const transport = new StdioClientTransport({
+            command: ServerProcess.node,
+            args: [...ServerProcess.sourceConditions, cliBin, ...args, "--stdio"],
+            cwd: ServerProcess.root,
+            stderr: "ignore"
+          })
+          yield* checkServed(yield* connect(new Client({ name: "sdk", version: "1.0.0" }), transport))
+        })
+        yield* Effect.all([http, stdio], { concurrency: "unbounded", discard: true })
+      }).pipe(Effect.scoped),
+    90_000
+  )
+
+  it.live(
+    "the configuration of docs/gateway.md runs as written and lists the names the page shows",
+    () =>
+      Effect.gen(function* () {
+        const blocks = blocksOf("docs/gateway.md")
+        const at = blocks.findIndex((b) => b.lang === "json" && b.code.includes('"gateway"'))
+        const names = blocks
+          .slice(at)
+          .find((b) => b.lang === "text")!
+          .code.trim()
+          .split("\n")
+        // The page's remote upstream is the everything server on port 3000: here, one on a port of its own.
+        const remote = yield* ServerProcess.spawnHttp()
+        const file = yield* configFile(JSON.parse(blocks[at]!.code.replaceAll("http://127.0.0.1:3000", remote.base)))
+        const gateway = yield* ServerProcess.spawnChild(
+          ServerProcess.node,
+          [cliBin, "gateway", "--config", file, "--port", "0"],
+          { env: { ...process.env, REMOTE_TOKEN: "s3cret" } }
+        )
+        const [, url] = yield* gateway.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/)
+        const client = yield* connect(
+          new Client({ name: "sdk", version: "1.0.0" }),
+          new StreamableHTTPClientTransport(new URL(url!))
+        )
+        const tools = yield* toolNames(client)
+        assert.isAtLeast(names.length, 3)
+        for (const name of names) assert.include(tools, name)
+      }).pipe(Effect.scoped),
+    90_000
+  )
+
+  it.live("a config whose gateway section names no server ends it with exit code 3", () =>
+    Effect.gen(function* () {
+      const file = yield* configFile({ ...everything, gateway: { unprefixed: "nowhere" } })
+      const ran = yield* runCli(["gateway", "--config", file, "--port", "0"])
+      assert.strictEqual(ran.code, 3)
+      assert.match(ran.stderr, /gateway\.unprefixed names no server: "nowhere"/)
+    }).pipe(Effect.scoped)
+  )
+})

@@ -1,0 +1,141 @@
+/**
+ * A gateway over real upstreams, served over Streamable HTTP on 127.0.0.1,
+ * for the gateway tests: our everything server over stdio (`effect`, its
+ * stderr kept: `test_long_running` reports its cancellation there), the
+ * reference `@modelcontextprotocol/server-everything` over stdio
+ * (`reference`), our everything server over Streamable HTTP (`remote`, a
+ * child process) and over legacy HTTP+SSE (`legacy`, the same child), and an official SDK 1.x server in this process (`wire`)
+ * that records the headers of every request it receives. `remote` and `wire`
+ * each get their own credential; everything is stopped with the scope.
+ */
+import type * as Http from "node:http"
+import { createServer } from "node:http"
+import * as path from "node:path"
+import * as Credentials from "@effect-mcp/gateway/Credentials"
+import * as Gateway from "@effect-mcp/gateway/Gateway"
+import * as NodeConnector from "@effect-mcp/host/NodeConnector"
+import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { McpServer as SdkServer } from "@modelcontextprotocol/sdk/server/mcp.js"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import * as ServerProcess from "../support/ServerProcess.ts"
+import { streamableHttp } from "../support/SdkHttpServer.ts"
+
+/** The reference server's entry point, from node_modules. */
+export const referenceBin = path.join(
+  ServerProcess.root,
+  "node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+)
+
+/** The secrets: each upstream's own, and the one a downstream client sends the gateway. */
+export const secrets = {
+  wire: "wire-upstream-secret",
+  remote: "remote-upstream-secret",
+  downstream: "downstream-client-secret"
+} as const
+
+export interface Fixture {
+  /** The gateway's Streamable HTTP endpoint. */
+  readonly url: string
+  /** The stdio everything server's stderr. */
+  readonly effectStderr: ServerProcess.Recorder
+  /** The HTTP everything server's stderr. */
+  readonly remoteStderr: ServerProcess.Watched
+  /** The headers of every request `wire` received. */
+  readonly wireHeaders: Array<Http.IncomingHttpHeaders>
+}
+
+/** The in-process SDK server `wire`: a `whoami` tool, and every request's headers kept. */
+const wireServer = (headers: Array<Http.IncomingHttpHeaders>) =>
+  Effect.acquireRelease(
+    Effect.callback<{ readonly server: Http.Server; readonly url: string }>((resume) => {
+      const serve = streamableHttp(() => {
+        const server = new SdkServer({ name: "wire", version: "1.0.0" })
+        server.registerTool("whoami", { description: "Says hello" }, async () => ({
+          content: [{ type: "text", text: "hello from wire" }]
+        }))
+        return server
+      })
+      const server = createServer((request, response) => {
+        headers.push(request.headers)
+        void serve(request, response)
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const address = server.address()
+        const port = typeof address === "object" && address !== null ? address.port : 0
+        resume(Effect.succeed({ server, url: `http://127.0.0.1:${port}/mcp` }))
+      })
+    }),
+    ({ server }) =>
+      Effect.callback<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+  )
+
+/** Every tool's name, page after page (a gateway of several servers lists more than a page). */
+export const toolNames = (client: Client) =>
+  Effect.promise(async () => {
+    const names: Array<string> = []
+    let cursor: string | undefined
+    do {
+      const page = await client.listTools(cursor === undefined ? undefined : { cursor })
+      names.push(...page.tools.map((t) => t.name))
+      cursor = page.nextCursor
+    } while (cursor !== undefined)
+    return names
+  })
+
+/** Starts the upstreams (side by side) and the gateway in front of them, for the scope. */
+export const make = (
+  options: { readonly unprefixed?: string } = {}
+): Effect.Effect<Fixture, ServerProcess.ProcessError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const wireHeaders: Array<Http.IncomingHttpHeaders> = []
+    const [remote, wire] = yield* Effect.all([ServerProcess.spawnHttp(), wireServer(wireHeaders)], {
+      concurrency: "unbounded"
+    })
+    const effectStderr = ServerProcess.makeRecorder()
+    const decoder = new TextDecoder()
+    const connector = NodeConnector.layer({
+      stderr: (name) =>
+        name === "effect"
+          ? (chunk: Uint8Array) => Effect.sync(() => effectStderr.append(decoder.decode(chunk, { stream: true })))
+          : "capture"
+    })
+    const gateway = Gateway.layer({
+      server: { name: "gateway", version: "1.0.0" },
+      config: {
+        mcpServers: {
+          effect: {
+            command: ServerProcess.node,
+            args: [...ServerProcess.sourceConditions, ServerProcess.everythingBin, "--stdio"],
+            cwd: ServerProcess.root
+          },
+          reference: { command: ServerProcess.node, args: [referenceBin, "stdio"] },
+          remote: { type: "http", url: remote.url },
+          // The same child, over its legacy HTTP+SSE endpoints.
+          legacy: { type: "sse", url: `${remote.base}/sse` },
+          wire: { type: "http", url: wire.url, headers: { authorization: "Bearer overridden-by-the-credential" } }
+        }
+      },
+      ...(options.unprefixed === undefined ? {} : { unprefixed: options.unprefixed }),
+      credentials: {
+        remote: Credentials.bearer(secrets.remote),
+        wire: Credentials.fromEnv("GATEWAY_WIRE_TOKEN")
+      },
+      healthCheck: false,
+      startTimeout: "60 seconds"
+    }).pipe(
+      Layer.provide(connector),
+      // The wire credential's variable, as the environment would hold it.
+      Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: { GATEWAY_WIRE_TOKEN: secrets.wire } })))
+    )
+    // Listening on 127.0.0.1 port 0 cannot fail but for a broken machine.
+    const context = yield* Layer.build(NodeMcpServer.layerHttp(gateway)).pipe(Effect.orDie)
+    const base = yield* NodeMcpServer.url.pipe(Effect.provideContext(context))
+    return { url: `${base}/mcp`, effectStderr, remoteStderr: remote.stderr, wireHeaders }
+  })
