@@ -123,6 +123,13 @@ export interface Peer {
   readonly closed: Effect.Effect<Exit.Exit<void, Transport.TransportError | PeerError.KeepaliveFailed>>
   /** Number of incoming requests being served (for tests and metrics). */
   readonly inFlight: () => number
+  /**
+   * Calls `hook` once when the Peer closes (at once if it has): what the
+   * owner of a session forgets about it. Cheaper than a finalizer of its own
+   * in the session's scope, which then keeps a map of two (a server holds
+   * many idle sessions). The hook is synchronous and must not throw.
+   */
+  readonly onClose: (hook: () => void) => void
 }
 
 /**

@@ -57,4 +57,31 @@ describe("closing a session", () => {
       assert.strictEqual(error._tag, "SessionClosed")
     })
   )
+
+  it.effect("onClose hooks run once when the session's scope closes, or at once once closed", () =>
+    Effect.gen(function* () {
+      const serverScope = yield* Scope.make()
+      const { server } = yield* linked({}).pipe(Scope.provide(serverScope))
+      const calls: Array<string> = []
+      server.peer.onClose(() => calls.push("first"))
+      server.peer.onClose(() => calls.push("second"))
+      assert.deepStrictEqual(calls, [])
+      yield* Scope.close(serverScope, Exit.void)
+      assert.deepStrictEqual(calls, ["first", "second"])
+      // Closed already: at once, and the earlier hooks do not run again.
+      server.peer.onClose(() => calls.push("late"))
+      assert.deepStrictEqual(calls, ["first", "second", "late"])
+    })
+  )
+
+  it.effect("onClose hooks run when the transport ends", () =>
+    Effect.gen(function* () {
+      const { client, serverEnd } = yield* linked({ clientVersions: ["2025-11-25"] })
+      let closed = 0
+      client.peer.onClose(() => closed++)
+      yield* serverEnd.close
+      yield* client.closed
+      assert.strictEqual(closed, 1)
+    })
+  )
 })

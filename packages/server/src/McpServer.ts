@@ -31,7 +31,7 @@ import * as WebCrypto from "effect/crypto/WebCrypto"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
-import * as Scope from "effect/Scope"
+import type * as Scope from "effect/Scope"
 import * as Handlers from "./internal/handlers.ts"
 import * as Middleware from "./internal/middleware.ts"
 import * as RequestScope from "./internal/requestScope.ts"
@@ -261,10 +261,9 @@ class Entry implements Server.SessionEntry {
     this.sessions = sessions
   }
 
-  remove(): Effect.Effect<void> {
-    return Effect.sync(() => {
-      this.sessions.delete(this)
-    })
+  /** Forgets the session (it closed). */
+  readonly remove = (): void => {
+    this.sessions.delete(this)
   }
 }
 
@@ -279,7 +278,6 @@ export const makeSession: Effect.Effect<Session.SessionShape, never, McpServer |
       return yield* Effect.die(
         new Error("McpServer.makeSession serves a server built by McpServer.make or McpServer.layer")
       )
-    const scope = yield* Scope.Scope
     const entry = new Entry(state.sessions)
     const session = yield* ServerSession.make(sessionOptionsOf(state)).pipe(
       // The session's fibers inherit the bridge and find their session entry in their context.
@@ -293,7 +291,8 @@ export const makeSession: Effect.Effect<Session.SessionShape, never, McpServer |
     )
     entry.session = session
     state.sessions.add(entry)
-    yield* Scope.addFinalizerExit(scope, entry.remove.bind(entry))
+    // Forgotten as the session closes (its scope closing closes it): no finalizer of its own in the scope.
+    session.peer.onClose(entry.remove)
     return session
   })
 

@@ -92,6 +92,8 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
   private signal: Deferred.Deferred<ClosedExit> | undefined = undefined
   private closedExit: ClosedExit | undefined = undefined
   private closeReason: string | undefined = undefined
+  // What to call once closed (Peer.onClose): one slot, an array only for a second hook.
+  private closeHooks: (() => void) | Array<() => void> | undefined = undefined
   // Every caller of shutdown waits for the same handler fibers to finish, so
   // a scope close returns only after their finalizers ran.
   private stopping: ReadonlyArray<Fiber.Fiber<unknown, unknown>> = noFibers
@@ -473,7 +475,18 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
     if (drainer !== undefined) fibers.push(drainer)
     this.stopping = fibers
     this.closedExit = exit
+    // Before the waiters of `closed` learn it: a waiter may resume at once and expect the owner to know.
+    const hooks = this.closeHooks
+    this.closeHooks = undefined
+    if (typeof hooks === "function") hooks()
+    else if (hooks !== undefined) for (const hook of hooks) hook()
     if (this.signal !== undefined) Deferred.doneUnsafe(this.signal, Exit.succeed(exit))
+  }
+
+  onClose(hook: () => void): void {
+    if (this.closeReason !== undefined) return hook()
+    const hooks = this.closeHooks
+    this.closeHooks = hooks === undefined ? hook : typeof hooks === "function" ? [hooks, hook] : [...hooks, hook]
   }
 
   inputFinished(exit: ClosedExit): void {
