@@ -24,7 +24,13 @@ const project = (root: string, extra: Record<string, unknown> = {}) => ({
 // The official conformance suites time what they test (a reconnection at most 200 ms late, a streamed tool
 // result's first frame within 600 ms): they run last, on their own, once every other file is done, so that
 // what they measure is the implementation and not the rest of the suite sharing two cores with them.
-const conformance = ["conformance/**/*.test.ts", "conformance-client/**/*.test.ts"]
+// The same suites run against the everything server on Bun, Deno and workerd, and through the gateway.
+const conformance = [
+  "conformance/**/*.test.ts",
+  "conformance-client/**/*.test.ts",
+  "runtimes/Conformance.test.ts",
+  "gateway/Conformance.test.ts"
+]
 
 // The packages' own tests run in memory (on the TestClock, or on sockets of their own at port 0) and keep no
 // state between files, so each worker reuses its modules from one file to the next instead of importing effect

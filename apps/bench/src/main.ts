@@ -30,6 +30,7 @@ import * as W5 from "./workloads/W5Large.ts"
 import * as W6 from "./workloads/W6Cancel.ts"
 import * as W7 from "./workloads/W7InFlight.ts"
 import * as W8 from "./workloads/W8Cluster.ts"
+import * as W9 from "./workloads/W9Runtimes.ts"
 
 const workloads: ReadonlyArray<Workload> = [
   W1.workload,
@@ -39,7 +40,8 @@ const workloads: ReadonlyArray<Workload> = [
   W5.workload,
   W6.workload,
   W7.workload,
-  W8.workload
+  W8.workload,
+  W9.workload
 ]
 
 /**
