@@ -484,7 +484,10 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
   }
 
   onClose(hook: () => void): void {
-    if (this.closeReason !== undefined) return hook()
+    if (this.closeReason !== undefined) {
+      hook()
+      return
+    }
     const hooks = this.closeHooks
     this.closeHooks = hooks === undefined ? hook : typeof hooks === "function" ? [hooks, hook] : [...hooks, hook]
   }
