@@ -217,7 +217,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
         attempt?.target ??
         (shard === undefined || extra !== undefined
           ? undefined
-          : (hops.get(shard) ?? (hops.isGone(shard) ? undefined : yield* holderOf(sessionId, shard))))
+          : (hops.get(shard) ?? (hops.mayName(shard) ? yield* holderOf(sessionId, shard) : undefined)))
       // The shard's last known owner could not be connected to: nothing sent now reaches it, so the
       // exchange goes without its send time (see the Unsent case below).
       if (target === undefined && shard !== undefined && hops.isGone(shard)) exchange = Forward.withoutSentAt(exchange)
@@ -276,7 +276,12 @@ export const make = Effect.fnUntraced(function* <E, R>(
       Effect.orElseSucceed(store.get(sessionId), () => undefined),
       (stored) => {
         // A row naming this process: the session moved away and its next owner has not reopened it yet.
-        if (stored?.owner === undefined || stored.owner === self) return undefined
+        if (stored?.owner === self) return undefined
+        // No name (an owner without a hop, or a row from before names): the shard is not read again.
+        if (stored?.owner === undefined) {
+          if (stored !== undefined) hops.noName(shard)
+          return undefined
+        }
         hops.learn(shard, stored.owner)
         return hops.get(shard)
       }

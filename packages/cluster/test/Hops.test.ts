@@ -58,4 +58,17 @@ describe("direct hops", () => {
     assert.isFalse(hops.isGone("default:1"))
     assert.deepStrictEqual(hops.get("default:1"), b)
   })
+
+  it("reads a shard's rows for a holder until one names none, and again once an owner names itself", () => {
+    const hops = new Hops()
+    assert.isTrue(hops.mayName("1"))
+    hops.noName("1")
+    assert.isFalse(hops.mayName("1"))
+    assert.isTrue(hops.mayName("2"))
+    hops.learn("1", DirectHop.encodeTarget({ origin: "http://127.0.0.1:1", secret: "a" }))
+    assert.isTrue(hops.mayName("1"))
+    // Its owner gone: nothing to read until the next owner names itself.
+    hops.unreachable("http://127.0.0.1:1")
+    assert.isFalse(hops.mayName("1"))
+  })
 })

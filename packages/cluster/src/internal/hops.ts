@@ -12,6 +12,8 @@ export class Hops {
   private readonly targets = new Map<string, DirectHop.Target>()
   /** Shards whose last known owner could not be connected to: nothing sent now can reach it. */
   private readonly gone = new Set<string>()
+  /** Shards for which a session's row named no process to hop to: not read again until an owner names itself. */
+  private readonly unnamed = new Set<string>()
 
   /** The owner's endpoint for `shard`, if known. */
   get(shard: string): DirectHop.Target | undefined {
@@ -24,7 +26,18 @@ export class Hops {
     if (target !== undefined) {
       this.targets.set(shard, target)
       this.gone.delete(shard)
+      this.unnamed.delete(shard)
     }
+  }
+
+  /** Whether a session's row may name the holder of `shard` (no row read found none, and no owner is known). */
+  mayName(shard: string): boolean {
+    return !this.gone.has(shard) && !this.unnamed.has(shard)
+  }
+
+  /** A session's row of `shard` named no process to hop to (its holder has no hop). */
+  noName(shard: string): void {
+    this.unnamed.add(shard)
   }
 
   /** Whether the last known owner of `shard` could not be connected to (and no next owner named itself yet). */
