@@ -47,6 +47,15 @@ export type Credential =
       /** Put before the secret with a space (`"Bearer"`); none when undefined. */
       readonly scheme: string | undefined
     }
+  | {
+      readonly _tag: "Effect"
+      readonly header: string
+      /** The header's value for a connection to `server` (the upstream named `name`), obtained as it is made. */
+      readonly value: (
+        name: string,
+        server: McpConfig.RemoteServer
+      ) => Effect.Effect<Redacted.Redacted<string>, Transport.TransportError>
+    }
 
 /** Credentials by upstream name. */
 export type ByServer = { readonly [server: string]: Credential }
@@ -76,9 +85,33 @@ export const fromEnv = (
   scheme: options.scheme === null ? undefined : (options.scheme ?? "Bearer")
 })
 
-/** The header's value now (an `Env` credential reads its variable). */
-export const resolve = (credential: Credential): Effect.Effect<Redacted.Redacted<string>, Transport.TransportError> => {
+/**
+ * A header whose value an effect obtains for each connection (a token from
+ * an authorization server, a secret from a vault); its failure fails the
+ * connection, which the host retries on its reconnect schedule.
+ */
+export const fromEffect = (
+  header: string,
+  value: (
+    name: string,
+    server: McpConfig.RemoteServer
+  ) => Effect.Effect<Redacted.Redacted<string>, Transport.TransportError>
+): Credential => ({ _tag: "Effect", header, value })
+
+/**
+ * The header's value now (an `Env` credential reads its variable, an
+ * `Effect` credential runs for the upstream `target`, which it needs).
+ */
+export const resolve = (
+  credential: Credential,
+  target?: { readonly name: string; readonly server: McpConfig.RemoteServer } | undefined
+): Effect.Effect<Redacted.Redacted<string>, Transport.TransportError> => {
   if (credential._tag === "Static") return Effect.succeed(credential.value)
+  if (credential._tag === "Effect") {
+    return target === undefined
+      ? Effect.fail(new Transport.TransportError({ reason: "Io", message: "the credential needs its upstream" }))
+      : credential.value(target.name, target.server)
+  }
   return Config.Redacted(credential.variable).pipe(
     Effect.map((secret) =>
       credential.scheme === undefined ? secret : Redacted.make(`${credential.scheme} ${Redacted.value(secret)}`)
@@ -124,7 +157,7 @@ export const wrap =
         })
       )
     }
-    return Effect.flatMap(resolve(credential), (value) =>
+    return Effect.flatMap(resolve(credential, { name, server }), (value) =>
       connect(name, { ...server, headers: withHeader(server.headers, credential.header, Redacted.value(value)) })
     )
   }

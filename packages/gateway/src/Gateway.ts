@@ -32,6 +32,11 @@
  *   see `Options`).
  * - **Credentials.** Each remote upstream gets its own credential
  *   (`Credentials`); a downstream request's headers never reach an upstream.
+ * - **Policy, limits, breaker, audit.** `policy` decides per principal which
+ *   items are listed and callable (`Policy`); `limits` are `ToolLimits` on
+ *   the gateway's tool calls; `circuitBreaker` opens a circuit per upstream
+ *   (`CircuitBreaker`); `audit` records every routed request (`Audit`);
+ *   `cache` keeps upstream reads as their 2026-07-28 cache hints allow.
  *
  * @example
  * ```ts
@@ -57,6 +62,8 @@ import * as Naming from "@effect-mcp/host/Naming"
 import type * as Session from "@effect-mcp/engine/Session"
 import type * as Logging from "@effect-mcp/protocol/Logging"
 import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Middleware from "@effect-mcp/server/Middleware"
+import * as ToolLimits from "@effect-mcp/server/ToolLimits"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -64,11 +71,17 @@ import type * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Stream from "effect/Stream"
+import * as Audit from "./Audit.ts"
+import * as CircuitBreaker from "./CircuitBreaker.ts"
 import * as Credentials from "./Credentials.ts"
 import * as GatewayConfig from "./GatewayConfig.ts"
 import * as Asks from "./internal/asks.ts"
 import * as Callers from "./internal/callers.ts"
+import * as Guards from "./internal/guards.ts"
+import type * as Items from "./internal/items.ts"
 import * as Mirror from "./internal/mirror.ts"
+import * as ReadCache from "./internal/readCache.ts"
+import type * as Policy from "./Policy.ts"
 
 /**
  * The gateway: its identity downstream, the upstreams and how the host
@@ -103,6 +116,28 @@ export interface Options extends Omit<McpHost.Options, "clientInfo" | "naming"> 
    * the upstreams offer. Default: the start timeout (30 seconds); 0 waits for none.
    */
   readonly awaitUpstreams?: Duration.Input | undefined
+  /**
+   * Which items each principal sees: an item the policy hides from a
+   * principal is neither listed to it nor callable by it (see `Policy`).
+   * Default: everyone sees everything.
+   */
+  readonly policy?: Policy.Policy | undefined
+  /** Rate and concurrency limits of tool calls per principal and per tool (`ToolLimits`). Default: none. */
+  readonly limits?: ToolLimits.Options | undefined
+  /**
+   * A circuit breaker per upstream (`CircuitBreaker`): its options, or one
+   * made with `CircuitBreaker.make` (to read its `state`, for a health
+   * endpoint). Default: none.
+   */
+  readonly circuitBreaker?: CircuitBreaker.Options | CircuitBreaker.CircuitBreaker | undefined
+  /** One audit record per routed request (`Audit`); `true` logs them. Default: none. */
+  readonly audit?: Audit.Options | true | undefined
+  /**
+   * Keeps upstream `resources/read` results as their 2026-07-28 cache hints
+   * allow (`ttlMs`; `cacheScope: "public"` shared by all callers, `"private"`
+   * per principal), up to `maxEntries` (default 1000). Default: off.
+   */
+  readonly cache?: { readonly maxEntries?: number | undefined } | true | undefined
 }
 
 /** The naming of `options`: the host's, with the `unprefixed` upstream's names kept as they are. */
@@ -138,7 +173,21 @@ export const layer = (
 ): Layer.Layer<McpServer.McpServer | McpHost.McpHost, never, Connector.Connector> =>
   Layer.unwrap(
     Effect.sync(() => {
-      const { server, clientInfo, naming, unprefixed, credentials, awaitUpstreams, logLevel, ...hostOptions } = options
+      const {
+        server,
+        clientInfo,
+        naming,
+        unprefixed,
+        credentials,
+        awaitUpstreams,
+        logLevel,
+        policy,
+        limits,
+        circuitBreaker,
+        audit,
+        cache,
+        ...hostOptions
+      } = options
       // One registry per gateway: the host's handlers read it, the server's items fill it.
       const callers = Callers.make()
       const host = McpHost.layer({
@@ -155,10 +204,35 @@ export const layer = (
           // The items' handlers close over what they route through; their context is the gateway's, minus the
           // loggers (a request installs its own bridge to the client's log).
           const context = Context.omit(Logger.CurrentLoggers)(yield* Effect.context<never>()) as Context.Context<never>
-          yield* Mirror.run({ host: h, callers, logLevel: logLevel ?? "info", leveled: new WeakSet() }, s, context)
+          yield* Mirror.run({ ...routes, host: h }, s, context)
         })
       )
-      return mirror.pipe(
+      const routes: Omit<Items.Routes, "host"> = {
+        callers,
+        logLevel: logLevel ?? "info",
+        leveled: new WeakSet(),
+        policy,
+        breaker:
+          circuitBreaker === undefined
+            ? undefined
+            : "run" in circuitBreaker
+              ? circuitBreaker
+              : CircuitBreaker.make(circuitBreaker),
+        index: { tool: new Map(), prompt: new Map(), resource: new Map(), template: new Map() },
+        routed: new WeakMap(),
+        reads: cache === undefined ? undefined : ReadCache.make(cache === true ? 1000 : (cache.maxEntries ?? 1000))
+      }
+      const auditOptions = audit === true ? {} : audit
+      // Outside any middleware of the user's (order 0): the audit sees every refusal, the policy every list.
+      const guards = Middleware.layerAt(
+        -1,
+        ...(auditOptions === undefined
+          ? []
+          : [Guards.audit(routes, auditOptions.sink ?? Audit.log(auditOptions.level))]),
+        ...(policy === undefined ? [] : [Guards.visibility(routes, policy)]),
+        ...(limits === undefined ? [] : [ToolLimits.middleware(limits)])
+      )
+      return Layer.merge(mirror, guards).pipe(
         Layer.provideMerge(
           McpServer.layer({
             ...server,

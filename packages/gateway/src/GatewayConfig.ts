@@ -19,8 +19,10 @@
  *
  * A credential is `{ "env": "VAR" }` (sent as `Authorization: Bearer $VAR`;
  * `"header"` and `"scheme"` change that, `"scheme": null` sends the secret
- * alone) or `{ "header": "x-api-key", "value": "..." }`. Prefer `env`: a
- * file is easily shared.
+ * alone), `{ "header": "x-api-key", "value": "..." }`, or
+ * `{ "oauth": { "clientId": "gateway", "clientSecretEnv": "VAR", "scope": [...] } }`
+ * (a token of the gateway's own from the upstream's authorization server,
+ * see `UpstreamOAuth`). Prefer `env`: a file is easily shared.
  */
 import * as McpConfig from "@effect-mcp/host/McpConfig"
 import type * as Naming from "@effect-mcp/host/Naming"
@@ -28,6 +30,7 @@ import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
 import * as Schema from "effect/Schema"
 import * as Credentials from "./Credentials.ts"
+import * as UpstreamOAuth from "./UpstreamOAuth.ts"
 
 /** The `gateway` section. */
 export const Section = Schema.Struct({
@@ -48,7 +51,15 @@ export const Section = Schema.Struct({
           header: Schema.optional(Schema.NonEmptyString),
           scheme: Schema.optional(Schema.NullOr(Schema.String))
         }),
-        Schema.Struct({ header: Schema.NonEmptyString, value: Schema.String })
+        Schema.Struct({ header: Schema.NonEmptyString, value: Schema.String }),
+        Schema.Struct({
+          oauth: Schema.Struct({
+            clientId: Schema.NonEmptyString,
+            clientSecretEnv: Schema.NonEmptyString,
+            authMethod: Schema.optional(Schema.Literals(["client_secret_basic", "client_secret_post"])),
+            scope: Schema.optional(Schema.Array(Schema.String))
+          })
+        })
       ])
     )
   )
@@ -94,9 +105,11 @@ export const decode = (input: unknown, path?: string): Effect.Effect<GatewayConf
         return yield* invalid(`gateway.credentials names no server: ${JSON.stringify(server)}`, path)
       }
       credentials[server] =
-        "env" in c
-          ? Credentials.fromEnv(c.env, { header: c.header, scheme: c.scheme })
-          : Credentials.header(c.header, c.value)
+        "oauth" in c
+          ? UpstreamOAuth.clientCredentials(c.oauth)
+          : "env" in c
+            ? Credentials.fromEnv(c.env, { header: c.header, scheme: c.scheme })
+            : Credentials.header(c.header, c.value)
     }
     return {
       config,

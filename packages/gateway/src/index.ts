@@ -3,11 +3,18 @@
  * configuration behind one server, with one namespaced catalog, calls,
  * progress, cancellation, completion and logs routed to their upstream, the
  * upstreams' sampling, elicitation and roots requests asked of the client
- * whose call they serve, and a credential of its own for each upstream.
+ * whose call they serve, a credential of its own for each upstream (an OAuth
+ * token of its own where the upstream is a protected resource), a policy of
+ * who sees what, limits, a circuit breaker per upstream, an audit record per
+ * call and reads kept by their cache hints.
  *
  * @packageDocumentation
  * @module @effect-mcp/gateway
  */
+export * as Audit from "./Audit.ts"
+export * as CircuitBreaker from "./CircuitBreaker.ts"
 export * as Credentials from "./Credentials.ts"
 export * as Gateway from "./Gateway.ts"
 export * as GatewayConfig from "./GatewayConfig.ts"
+export * as Policy from "./Policy.ts"
+export * as UpstreamOAuth from "./UpstreamOAuth.ts"

@@ -226,6 +226,26 @@ describe("GatewayConfig", () => {
     })
   )
 
+  it.effect(
+    "an `oauth` credential is the gateway's own client credentials at the upstream's authorization server",
+    () =>
+      Effect.gen(function* () {
+        const file = yield* GatewayConfig.decode({
+          ...servers,
+          gateway: { credentials: { search: { oauth: { clientId: "gateway", clientSecretEnv: "SEARCH_SECRET" } } } }
+        })
+        assert.deepStrictEqual(
+          [file.credentials.search?._tag, file.credentials.search?.header],
+          ["Effect", "authorization"]
+        )
+        const message = yield* Effect.map(
+          Effect.flip(GatewayConfig.decode({ ...servers, gateway: { credentials: { search: { oauth: {} } } } })),
+          (error) => error.message
+        )
+        assert.match(message, /the `gateway` section does not fit/)
+      })
+  )
+
   it.effect("a section naming no server, or that does not fit, fails without quoting a value", () =>
     Effect.gen(function* () {
       const message = (input: unknown) =>

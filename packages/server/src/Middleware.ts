@@ -151,7 +151,11 @@ export interface RateLimitOptions {
  * The default caller of a request: the principal, else the session. The
  * session's state object, not its HTTP id, so that its bucket goes with it.
  */
-const callerOf = (request: Request): unknown =>
+/**
+ * Whom a request counts against by default in a limit: its principal when the
+ * server authenticates, else its session (a stateless request: all of them together).
+ */
+export const callerOf = (request: Request): unknown =>
   request.principal?.owner ?? (request.info.revision.stateless ? "stateless" : request.info.state)
 
 interface Bucket {

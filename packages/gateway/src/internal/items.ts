@@ -11,6 +11,7 @@ import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import * as Catalog from "@effect-mcp/host/Catalog"
 import type * as McpHost from "@effect-mcp/host/McpHost"
 import type * as Completion from "@effect-mcp/protocol/Completion"
+import * as McpError from "@effect-mcp/protocol/McpError"
 import type * as Logging from "@effect-mcp/protocol/Logging"
 import type * as Prompts from "@effect-mcp/protocol/Prompts"
 import type * as Resources from "@effect-mcp/protocol/Resources"
@@ -20,12 +21,16 @@ import type * as Resource from "@effect-mcp/server/Resource"
 import * as ResourceTemplate from "@effect-mcp/server/ResourceTemplate"
 import * as ServerRequest from "@effect-mcp/server/ServerRequest"
 import type * as Tool from "@effect-mcp/server/Tool"
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import type * as CircuitBreaker from "../CircuitBreaker.ts"
+import type * as Policy from "../Policy.ts"
 import type * as Callers from "./callers.ts"
+import type * as ReadCache from "./readCache.ts"
 
 /** What the items' handlers route through. */
 export interface Routes {
@@ -35,7 +40,43 @@ export interface Routes {
   readonly logLevel: Logging.LoggingLevel
   /** The upstream connections told `logLevel` already. */
   readonly leveled: WeakSet<McpClient.McpClientShape>
+  /** Who sees what (none: everyone everything). */
+  readonly policy: Policy.Policy | undefined
+  /** The circuit per upstream (none: no breaker). */
+  readonly breaker: CircuitBreaker.CircuitBreaker | undefined
+  /** The upstream of each item now, by kind and name (URI for resources, URI template for templates). */
+  readonly index: { readonly [K in Policy.Item["kind"]]: Map<string, string> }
+  /** Upstream reads kept by their cache hints (none: every read goes upstream). */
+  readonly reads: ReadCache.ReadCache | undefined
+  /** The upstream each downstream request was routed to, by its `CurrentRequest` (for the audit). */
+  readonly routed: WeakMap<object, string>
 }
+
+// An error repeats at most this much of a value the client sent (as the server's own errors do).
+const echo = (value: string): string =>
+  value.length <= 256 ? value : `${value.slice(0, 256)}... (${value.length} characters)`
+
+/** What a request for an item hidden from its caller answers: the answer for an item that does not exist. */
+const hidden = (item: Policy.Item, uri?: string): McpError.McpError => {
+  switch (item.kind) {
+    case "tool":
+      return new McpError.InvalidParams({ message: `Unknown tool: ${item.name}` })
+    case "prompt":
+      return new McpError.InvalidParams({ message: `Unknown prompt: ${item.name}` })
+    default:
+      return new McpError.ResourceNotFound({ message: "Resource not found", data: { uri: echo(uri ?? item.name) } })
+  }
+}
+
+/** Whether the current request's principal may see `item`. */
+const allowed = (routes: Routes, item: Policy.Item) =>
+  routes.policy === undefined
+    ? Effect.succeed(true)
+    : // A completion outside any request (none in practice) has no principal to hide from.
+      Effect.map(
+        Effect.serviceOption(CurrentRequest.CurrentRequest),
+        (current) => current._tag === "None" || routes.policy!(item, current.value.principal)
+      )
 
 /**
  * Relays the upstream's log messages to the caller while its request runs,
@@ -71,19 +112,30 @@ const relayLogs = (routes: Routes, server: string, caller: Callers.Caller): Effe
     yield* Deferred.await(subscribed)
   })
 
-/** Runs `f` with the current downstream request counted among `server`'s callers, its logs relayed to it. */
+/**
+ * Runs `f` with the current downstream request counted among the upstream's callers, its logs relayed to it,
+ * through the upstream's circuit; a request for an item its caller may not see is refused as for one that does not exist.
+ */
 const asCaller = <A, E, R>(
   routes: Routes,
-  server: string,
-  f: (request: ServerRequest.ServerRequestShape, current: CurrentRequest.CurrentRequestShape) => Effect.Effect<A, E, R>
+  item: Policy.Item,
+  f: (request: ServerRequest.ServerRequestShape, current: CurrentRequest.CurrentRequestShape) => Effect.Effect<A, E, R>,
+  uri?: string,
+  cached?: (current: CurrentRequest.CurrentRequestShape) => Effect.Effect<A | undefined>
 ) =>
   Effect.gen(function* () {
+    const server = item.upstream
     const request = yield* ServerRequest.ServerRequest
     const current = yield* CurrentRequest.CurrentRequest
+    if (routes.policy !== undefined && !routes.policy(item, current.principal)) return yield* hidden(item, uri)
+    // A fresh cached answer needs no upstream (and counts for nothing in its circuit).
+    const hit = cached === undefined ? undefined : yield* cached(current)
+    if (hit !== undefined) return hit
+    routes.routed.set(current, server)
     // Requests of one session are one caller; a request without a session is a caller of its own.
     const key = current.sessionId ?? request
     const caller: Callers.Caller = { key, request, context: yield* Effect.context<never>() }
-    return yield* Effect.scoped(
+    const work = Effect.scoped(
       routes.callers.track(
         server,
         caller,
@@ -93,17 +145,31 @@ const asCaller = <A, E, R>(
         )
       )
     )
+    return yield* routes.breaker === undefined ? work : routes.breaker.run(server, work)
   })
 
 const completer =
-  (routes: Routes, server: string, ref: Completion.CompletionReference, name: string) =>
+  (routes: Routes, item: Policy.Item, ref: Completion.CompletionReference, name: string) =>
   (value: string, context: { readonly arguments: { readonly [name: string]: string } }) =>
-    Effect.flatMap(routes.host.client(server), (client) =>
-      Effect.map(
-        client.complete(ref, { name, value }, { arguments: context.arguments }),
-        (result) => result.completion.values
-      )
+    Effect.flatMap(allowed(routes, item), (ok) =>
+      // A hidden prompt's or template's arguments complete to nothing.
+      !ok
+        ? Effect.succeed([])
+        : Effect.flatMap(routes.host.client(item.upstream), (client) =>
+            Effect.map(
+              client.complete(ref, { name, value }, { arguments: context.arguments }),
+              (result) => result.completion.values
+            )
+          )
     )
+
+/** A catalog entry as a policy sees it. */
+const itemOf = (kind: Policy.Item["kind"], name: string, entry: Catalog.Entry<object>): Policy.Item => ({
+  kind,
+  name,
+  upstream: entry.server,
+  definition: entry.item
+})
 
 /**
  * The tool as the gateway serves it. Its arguments go to the upstream as
@@ -112,12 +178,13 @@ const completer =
  */
 export const tool = (routes: Routes, entry: Catalog.Entry<Tools.Tool>): Tool.Tool => {
   const { execution: _, ...definition } = Catalog.toolAsListed(entry)
+  const item: Policy.Item = { kind: "tool", name: entry.name, upstream: entry.server, definition }
   return {
     name: entry.name,
     definition,
     decode: (args) => Result.succeed(args ?? {}),
     handler: (input) =>
-      asCaller(routes, entry.server, (request, current) => {
+      asCaller(routes, item, (request, current) => {
         const args = input as { readonly [key: string]: unknown }
         if (current.progressToken === undefined) return routes.host.callTool(entry.name, args)
         // Progress asked for downstream is asked for upstream, and each update relayed as it comes.
@@ -141,11 +208,12 @@ export const tool = (routes: Routes, entry: Catalog.Entry<Tools.Tool>): Tool.Too
 /** The prompt as the gateway serves it; its arguments complete from the upstream. */
 export const prompt = (routes: Routes, entry: Catalog.Entry<Prompts.Prompt>): Prompt.Prompt => {
   const ref: Completion.CompletionReference = { type: "ref/prompt", name: entry.item.name }
+  const item = itemOf("prompt", entry.name, { ...entry, item: { ...entry.item, name: entry.name } })
   const args: { [name: string]: Prompt.Argument<Tool.Provided> } = {}
   for (const a of entry.item.arguments ?? []) {
     args[a.name] = {
       ...(a.required === undefined ? {} : { required: a.required }),
-      complete: completer(routes, entry.server, ref, a.name)
+      complete: completer(routes, item, ref, a.name)
     }
   }
   return {
@@ -153,7 +221,7 @@ export const prompt = (routes: Routes, entry: Catalog.Entry<Prompts.Prompt>): Pr
     definition: { ...entry.item, name: entry.name },
     arguments: args,
     handler: (values) =>
-      asCaller(routes, entry.server, () => {
+      asCaller(routes, item, () => {
         const defined: { [name: string]: string } = {}
         for (const [k, v] of Object.entries(values)) if (v !== undefined) defined[k] = v
         return routes.host.getPrompt(entry.name, defined)
@@ -161,14 +229,33 @@ export const prompt = (routes: Routes, entry: Catalog.Entry<Prompts.Prompt>): Pr
   }
 }
 
-const read = (routes: Routes, server: string, uri: string) =>
-  asCaller(routes, server, () => Effect.map(routes.host.readResource(uri, { server }), (result) => result.contents))
+const read = (routes: Routes, item: Policy.Item, uri: string) => {
+  const reads = routes.reads
+  return asCaller(
+    routes,
+    item,
+    (_, current) =>
+      Effect.flatMap(routes.host.readResource(uri, { server: item.upstream }), (result) =>
+        reads === undefined
+          ? Effect.succeed(result.contents)
+          : Effect.map(Clock.currentTimeMillis, (now) => {
+              reads.put(item.upstream, uri, current.principal?.owner, result, now)
+              return result.contents
+            })
+      ),
+    uri,
+    reads === undefined
+      ? undefined
+      : (current) =>
+          Effect.map(Clock.currentTimeMillis, (now) => reads.get(item.upstream, uri, current.principal?.owner, now))
+  )
+}
 
 /** The resource as the gateway serves it, read from the upstream that listed it. */
 export const resource = (routes: Routes, entry: Catalog.Entry<Resources.Resource>): Resource.Resource => ({
   uri: entry.item.uri,
   definition: entry.item,
-  read: (uri) => read(routes, entry.server, uri),
+  read: (uri) => read(routes, itemOf("resource", entry.item.uri, entry), uri),
   cache: undefined
 })
 
@@ -187,13 +274,14 @@ export const template = (
   entry: Catalog.Entry<Resources.ResourceTemplate>
 ): ResourceTemplate.ResourceTemplate | undefined => {
   const ref: Completion.CompletionReference = { type: "ref/resource", uri: entry.item.uriTemplate }
+  const item = itemOf("template", entry.item.uriTemplate, entry)
   const complete: { [name: string]: ResourceTemplate.Completer } = {}
-  for (const name of variablesOf(entry.item.uriTemplate)) complete[name] = completer(routes, entry.server, ref, name)
+  for (const name of variablesOf(entry.item.uriTemplate)) complete[name] = completer(routes, item, ref, name)
   try {
     const made = ResourceTemplate.make({
       ...entry.item,
       complete,
-      read: (_variables, uri) => read(routes, entry.server, uri)
+      read: (_variables, uri) => read(routes, item, uri)
     })
     return { ...made, definition: entry.item }
   } catch {

@@ -66,6 +66,10 @@ export const run = (
             const key = JSON.stringify(entries.map((e) => [e.name, e.server, e.item]))
             const previous = current.get(kind)
             if (previous?.key === key) return
+            // The names served from now on, for the list filter and the audit.
+            const index = routes.index[kind]
+            index.clear()
+            for (const e of entries) if (!index.has(e.name)) index.set(e.name, e.server)
             const scope = yield* Scope.fork(parent)
             // Registered before the previous ones go: items kept under the same key are replaced, never missing.
             yield* Scope.provide(server.register(kind, make(), context), scope)

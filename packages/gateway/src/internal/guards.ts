@@ -1,0 +1,67 @@
+/**
+ * The gateway's server middleware: the policy applied to every list (the
+ * items' handlers apply it to every request, see `items.ts`), and the audit
+ * record of every routed request. Both find an item's upstream in the
+ * routes' index, which the mirror keeps in step with the catalog.
+ */
+import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
+import * as Middleware from "@effect-mcp/server/Middleware"
+import * as Effect from "effect/Effect"
+import * as Audit from "../Audit.ts"
+import type * as Policy from "../Policy.ts"
+import type * as Items from "./items.ts"
+
+/** Keeps in each list only the items the request's principal may see. */
+export const visibility = (routes: Pick<Items.Routes, "index">, policy: Policy.Policy): Middleware.Middleware => {
+  const rule =
+    (kind: Policy.Item["kind"], id: "name" | "uri" | "uriTemplate") =>
+    (item: Middleware.ListItem, request: Middleware.Request): boolean => {
+      const name = item.definition[id]
+      const upstream = typeof name === "string" ? routes.index[kind].get(name) : undefined
+      // Not the gateway's (nothing else registers items on its server): nothing to decide.
+      if (upstream === undefined || typeof name !== "string") return true
+      return policy({ kind, name, upstream, definition: item.definition }, request.principal)
+    }
+  return Middleware.visibility({
+    tools: rule("tool", "name"),
+    prompts: rule("prompt", "name"),
+    resources: rule("resource", "uri"),
+    resourceTemplates: rule("template", "uriTemplate")
+  })
+}
+
+const audited = new Set(["tools/call", "prompts/get", "resources/read"])
+
+/** Sends one record per routed request to `sink` (see `Audit`). */
+export const audit =
+  (
+    routes: Pick<Items.Routes, "index" | "routed">,
+    sink: (record: Audit.Record) => Effect.Effect<void>
+  ): Middleware.Middleware =>
+  (request, next) => {
+    if (!audited.has(request.method) || request.target === undefined) return next
+    const method = request.method as Audit.Record["method"]
+    const target = request.target
+    const params = request.params as { readonly arguments?: unknown } | undefined
+    return Effect.flatMap(CurrentRequest.CurrentRequest, (current) =>
+      Audit.audited(
+        sink,
+        {
+          method,
+          target,
+          // Known before the handler runs for a name; for a URI a template serves, from the handler that routed it.
+          get upstream() {
+            return (
+              routes.routed.get(current) ??
+              routes.index[method === "tools/call" ? "tool" : method === "prompts/get" ? "prompt" : "resource"].get(
+                target
+              )
+            )
+          },
+          principal: request.principal,
+          arguments: method === "resources/read" ? undefined : params?.arguments
+        },
+        next
+      )
+    )
+  }
