@@ -193,13 +193,13 @@ export const tools = (sdk: SdkClient, mode: Mode) =>
           "Tool execution completed"
         ])
       }
-      // The SDK drops its progress handler as it reads the response, so the last update may be lost when
-      // it arrives in the same chunk as the response: only the order and the first ones are certain.
+      // The SDK hands a progress notification to its handler a microtask later and drops the handler once the
+      // response is read: every update read together with the response is lost (a busy test process reads them
+      // all at once). Only their order is certain; McpClient's own tests check that every update arrives.
       if (mode.streams && name === "test_tool_with_progress") {
-        assert.deepStrictEqual(progress, [0, 50, 100].slice(0, Math.max(2, progress.length)))
+        assert.deepStrictEqual(progress, [0, 50, 100].slice(0, progress.length))
       }
       if (mode.streams && name === "test_long_running") {
-        assert.isAtLeast(progress.length, 1, "test_long_running reports progress every 100 ms")
         assert.isTrue(
           progress.every((p, i) => p <= 250 && (i === 0 || p > progress[i - 1]!)),
           `progress must increase up to durationMs: ${progress}`

@@ -8,6 +8,10 @@
  * Fresh isolates: a worker of the config keeps one isolate for every request, so a `fresh` service is a loader
  * Worker that runs its fixture through a Worker Loader binding (`workerLoader`, behind `--experimental`) under a
  * new name for each request: every request is served by an isolate made for it.
+ *
+ * A Worker's own `fetch` reaches public addresses only by default; a service with `outbound: "loopback"` sends it
+ * through a network service that allows the machine's own addresses (a client Worker calling an upstream server
+ * the test started on 127.0.0.1).
  */
 import { spawn } from "node:child_process"
 import { existsSync } from "node:fs"
@@ -33,6 +37,11 @@ export interface Service {
   /** The Worker's entry, relative to the repository root (`export default { fetch }`). */
   readonly entry: string
   readonly isolates: "reused" | "fresh"
+  /**
+   * Where the Worker's global `fetch` may go: workerd's default outbound reaches public addresses only; `loopback`
+   * is a network service that reaches 127.0.0.0/8 (an upstream server the test started). Reused isolates only.
+   */
+  readonly outbound?: "loopback" | undefined
 }
 
 /** A running workerd: the `/mcp` URL of each service, by name. */
@@ -67,6 +76,9 @@ export default {
 }
 `
 
+/** The network service a Worker with `outbound: "loopback"` fetches through (not a socket: no test names it). */
+const loopback = "loopback"
+
 /** The name of a fixture's bundle: its file name without `.ts` (`worker`, `echo-worker`). */
 const bundleName = (entry: string): string => Path.basename(entry, ".ts")
 
@@ -74,14 +86,19 @@ const bundleName = (entry: string): string => Path.basename(entry, ".ts")
 export const config = (services: ReadonlyArray<Service>): string => {
   const worker = (service: Service) =>
     service.isolates === "reused"
-      ? `(modules = [(name = "worker.mjs", esModule = embed "${bundleName(service.entry)}.mjs")], compatibilityDate = "${compatibilityDate}")`
+      ? `(modules = [(name = "worker.mjs", esModule = embed "${bundleName(service.entry)}.mjs")], ` +
+        `${service.outbound === undefined ? "" : `globalOutbound = "${loopback}", `}compatibilityDate = "${compatibilityDate}")`
       : `(modules = [(name = "loader.mjs", esModule = embed "loader.mjs")], ` +
         `bindings = [(name = "LOADER", workerLoader = ()), (name = "CODE", text = embed "${bundleName(service.entry)}.mjs")], ` +
         `compatibilityDate = "${compatibilityDate}")`
+  // "local" is 127.0.0.0/8, ::1 and Unix sockets: nothing beyond this machine.
+  const network = services.some((s) => s.outbound !== undefined)
+    ? [`(name = "${loopback}", network = (allow = ["local"]))`]
+    : []
   return [
     'using Workerd = import "/workerd/workerd.capnp";',
     "const config :Workerd.Config = (",
-    `  services = [${services.map((s) => `(name = "${s.name}", worker = ${worker(s)})`).join(", ")}],`,
+    `  services = [${[...services.map((s) => `(name = "${s.name}", worker = ${worker(s)})`), ...network].join(", ")}],`,
     `  sockets = [${services.map((s) => `(name = "${s.name}", address = "127.0.0.1:0", http = (), service = "${s.name}")`).join(", ")}]`,
     ");",
     ""
