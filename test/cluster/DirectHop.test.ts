@@ -18,9 +18,9 @@ import * as NodeHop from "../../packages/cluster/src/internal/nodeHop.ts"
 import { owner, unanswering } from "./hopOwner.ts"
 import { freePort } from "./support.ts"
 
-const hopWith = (connectTimeoutMs?: number) =>
+const hopWith = (connectTimeoutMs?: number, aliveAnswerMs?: number) =>
   Effect.acquireRelease(
-    Effect.sync(() => NodeHop.make({ origin: "http://127.0.0.1:1", secret: "mine" }, connectTimeoutMs)),
+    Effect.sync(() => NodeHop.make({ origin: "http://127.0.0.1:1", secret: "mine" }, connectTimeoutMs, aliveAnswerMs)),
     (made) => Effect.sync(made.close)
   )
 
@@ -180,7 +180,8 @@ describe("the direct hop's Node client", () => {
           response.writeHead(204, { [DirectHop.HEADER_ALIVE]: "1" }).end()
         } else response.writeHead(404).end()
       })
-      const client = yield* hopWith(300)
+      // Shortened bounds: a second to connect and five to answer in production.
+      const client = yield* hopWith(300, 600)
       assert.isTrue(yield* client.alive(target, "/mcp"))
       assert.strictEqual(seen[0]!.url, "/mcp")
       assert.strictEqual(seen[0]!.method, "GET")

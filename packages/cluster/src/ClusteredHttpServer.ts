@@ -326,15 +326,10 @@ export const make = Effect.fnUntraced(function* <E, R>(
   const servedHop = (request: HttpServerRequest.HttpServerRequest, sessionId: string | undefined) => {
     if (request.headers[ClusterHeaders.ALIVE] !== undefined) return Effect.succeed(aliveReply)
     if (sessionId === undefined || !owns(sessionId)) return Effect.succeed(hopRefusal("not-owner"))
-    const sentAt = Number(request.headers[ClusterHeaders.SENT_AT])
-    return Effect.map(
-      owner.serveForwarded(
-        request.modify({ headers: withoutPrivate(request.headers) }),
-        sessionId,
-        Number.isFinite(sentAt) ? sentAt : undefined
-      ),
-      (response) => response ?? hopRefusal("lost")
-    )
+    // Served whenever it was sent: a hop is never delivered twice (its sender reports a hop that may have run
+    // as lost and sends again only what reached no one), so the send time that guards an entity RPC, which
+    // effect/cluster may deliver again to the shard's next owner, has nothing to guard here.
+    return owner.serve(request.modify({ headers: withoutPrivate(request.headers) }), sessionId)
   }
 
   const handler = Effect.gen(function* () {

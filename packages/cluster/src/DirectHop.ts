@@ -98,9 +98,9 @@ export interface DirectHop {
   /**
    * Whether the process `target` names still runs: its endpoint (at `path`,
    * the MCP endpoint's) answers that the secret is its own. False when it
-   * cannot be connected to, answers otherwise (a process started again at
-   * the same endpoint has another secret), or does not answer within about
-   * two seconds.
+   * cannot be connected to within the connect timeout, answers otherwise (a
+   * process started again at the same endpoint has another secret), or does
+   * not answer within five seconds.
    */
   readonly alive: (target: Target, path: string) => Effect.Effect<boolean>
 }

@@ -21,11 +21,13 @@ export const NEW_SESSION = "x-effect-mcp-cluster-session"
 export const CLIENT = "x-effect-mcp-cluster-client"
 
 /**
- * When the receiving process sent an exchange (epoch ms): an owner refuses one
- * sent well before it took the session (it was in flight on the lost owner,
- * which may have run it). Left off an exchange the receiving process knows
- * reached no owner (its hop could not even connect), which the next owner
- * then serves however long it waited for the shard to move.
+ * When the receiving process sent an exchange (epoch ms), read on an entity
+ * RPC only (a hop is never delivered twice): an owner refuses one sent well
+ * before it took the session from a lost owner (effect/cluster may have
+ * delivered it there first, and that owner may have run it). Left off an
+ * exchange the receiving process knows reached no owner (its hop could not
+ * even connect), which the next owner then serves however long it waited for
+ * the shard to move.
  */
 export const SENT_AT = "x-effect-mcp-cluster-sent-at"
 

@@ -39,6 +39,9 @@ const IDLE_MS = 2_000
  */
 export const CONNECT_TIMEOUT_MS = 1_000
 
+/** How long (ms) a runner that accepted the connection may take to say whether it is the process asked about. */
+export const ALIVE_ANSWER_MS = 5_000
+
 /** The owner did not accept the connection in time: nothing was sent. */
 class NotConnected extends Error {
   constructor() {
@@ -83,9 +86,14 @@ export interface NodeHop extends DirectHop.DirectHop {
 
 /**
  * The hop of this process, `self` being its own endpoint; a connection not
- * made within `connectTimeoutMs` (default `CONNECT_TIMEOUT_MS`) is `Unsent`.
+ * made within `connectTimeoutMs` (default `CONNECT_TIMEOUT_MS`) is `Unsent`;
+ * `alive` waits `aliveAnswerMs` (default `ALIVE_ANSWER_MS`) for an answer.
  */
-export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_TIMEOUT_MS): NodeHop => {
+export const make = (
+  self: DirectHop.Target,
+  connectTimeoutMs: number = CONNECT_TIMEOUT_MS,
+  aliveAnswerMs: number = ALIVE_ANSWER_MS
+): NodeHop => {
   // LIFO reuses the warmest connection. An idle one is closed after 2 s, well before the owner's
   // server closes it (5 s): a request written on a connection the owner is closing would fail
   // as if the owner were lost (Node's agent keeps it until it sees the close, up to 6 s).
@@ -179,7 +187,9 @@ export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_
       return Effect.sync(abandon)
     })
 
-  // A fresh connection (no agent): a pooled one may be to a process that has since gone.
+  // A fresh connection (no agent): a pooled one may be to a process that has since gone. Only the connect is held
+  // to the connect timeout (a machine that does not answer is gone); a process that accepted may be starved of
+  // CPU and answer late, and taking a live owner for a lost one refuses calls (see owner.ts), so it gets longer.
   const alive = (target: DirectHop.Target, path: string) =>
     Effect.callback<boolean>((resume) => {
       const { hostname, port } = addressOf(target.origin)
@@ -189,25 +199,28 @@ export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_
         path,
         method: "GET",
         headers: { [ClusterHeaders.HOP]: target.secret, [ClusterHeaders.ALIVE]: "1" },
-        agent: false,
-        timeout: connectTimeoutMs
+        agent: false
       })
-      // Bounds the whole probe (the socket timeout above only bounds silences): a process that does not
-      // answer in time is taken as gone, the careful side (see owner.ts).
-      const timer = setTimeout(() => probe.destroy(), 2 * connectTimeoutMs)
-      probe.on("timeout", () => probe.destroy())
-      probe.on("error", () => {
-        clearTimeout(timer)
-        resume(Effect.succeed(false))
+      let connect: ReturnType<typeof setTimeout> | undefined
+      const answer = setTimeout(() => probe.destroy(), aliveAnswerMs)
+      const done = (alive: boolean) => {
+        clearTimeout(connect)
+        clearTimeout(answer)
+        resume(Effect.succeed(alive))
+      }
+      probe.on("socket", (socket) => {
+        connect = setTimeout(() => probe.destroy(), connectTimeoutMs)
+        socket.once("connect", () => clearTimeout(connect))
       })
+      probe.on("error", () => done(false))
       probe.on("response", (response) => {
-        clearTimeout(timer)
         response.resume()
-        resume(Effect.succeed(response.statusCode === 204 && response.headers[ClusterHeaders.ALIVE] !== undefined))
+        done(response.statusCode === 204 && response.headers[ClusterHeaders.ALIVE] !== undefined)
       })
       probe.end()
       return Effect.sync(() => {
-        clearTimeout(timer)
+        clearTimeout(connect)
+        clearTimeout(answer)
         probe.destroy()
       })
     })

@@ -180,6 +180,9 @@ export class Owner {
   private reopen(sessionId: string, request: HttpServerRequest.HttpServerRequest): Effect.Effect<void> {
     const self = this
     return Effect.gen(function* () {
+      // When the session began to reopen here: an exchange sent well before that may have reached the lost owner;
+      // the question below may take seconds, and what waited for it was not in flight anywhere else.
+      const startedAt = yield* Clock.currentTimeMillis
       const stored = yield* Effect.catch(self.store.get(sessionId), (error) =>
         Effect.as(Effect.logWarning(`clustered session state not read: ${error.message}`), undefined)
       )
@@ -193,7 +196,7 @@ export class Owner {
       if (!reopened) return
       self.stats.restored++
       self.held.add(sessionId)
-      if (!handedOver) self.reopenedAt.set(sessionId, yield* Clock.currentTimeMillis)
+      if (!handedOver) self.reopenedAt.set(sessionId, startedAt)
       // The row names its new owner at once: if the session moves on, its next owner asks this process.
       if (self.self !== undefined) yield* self.write(self.store.touch([sessionId], self.self))
     })
