@@ -37,6 +37,9 @@
  *   the gateway's tool calls; `circuitBreaker` opens a circuit per upstream
  *   (`CircuitBreaker`); `audit` records every routed request (`Audit`);
  *   `cache` keeps upstream reads as their 2026-07-28 cache hints allow.
+ * - **Large catalogs.** With `discovery`, `tools/list` lists three tools of
+ *   the gateway's (search, details, call) instead of every upstream tool
+ *   (`Discovery`).
  *
  * @example
  * ```ts
@@ -74,9 +77,12 @@ import * as Stream from "effect/Stream"
 import * as Audit from "./Audit.ts"
 import * as CircuitBreaker from "./CircuitBreaker.ts"
 import * as Credentials from "./Credentials.ts"
+import * as Discovery from "./Discovery.ts"
 import * as GatewayConfig from "./GatewayConfig.ts"
 import * as Asks from "./internal/asks.ts"
 import * as Callers from "./internal/callers.ts"
+import * as CatalogIndex from "./internal/catalogIndex.ts"
+import * as DiscoveryTools from "./internal/discovery.ts"
 import * as Guards from "./internal/guards.ts"
 import type * as Items from "./internal/items.ts"
 import * as Mirror from "./internal/mirror.ts"
@@ -138,6 +144,13 @@ export interface Options extends Omit<McpHost.Options, "clientInfo" | "naming"> 
    * per principal), up to `maxEntries` (default 1000). Default: off.
    */
   readonly cache?: { readonly maxEntries?: number | undefined } | true | undefined
+  /**
+   * Discovery mode, for catalogs too large to list: `tools/list` offers
+   * `search_tools`, `get_tool_details` and `call_tool` instead of the
+   * upstreams' tools, with the policy, limits, breaker and audit applied to
+   * the tool called as to a direct call (see `Discovery`). Default: off.
+   */
+  readonly discovery?: Discovery.Options | true | undefined
 }
 
 /** The naming of `options`: the host's, with the `unprefixed` upstream's names kept as they are. */
@@ -186,6 +199,7 @@ export const layer = (
         circuitBreaker,
         audit,
         cache,
+        discovery,
         ...hostOptions
       } = options
       // One registry per gateway: the host's handlers read it, the server's items fill it.
@@ -220,17 +234,24 @@ export const layer = (
               : CircuitBreaker.make(circuitBreaker),
         index: { tool: new Map(), prompt: new Map(), resource: new Map(), template: new Map() },
         routed: new WeakMap(),
-        reads: cache === undefined ? undefined : ReadCache.make(cache === true ? 1000 : (cache.maxEntries ?? 1000))
+        reads: cache === undefined ? undefined : ReadCache.make(cache === true ? 1000 : (cache.maxEntries ?? 1000)),
+        discovery:
+          discovery === undefined
+            ? undefined
+            : { index: CatalogIndex.make([]), pageSize: Discovery.pageSizeOf(discovery) }
       }
+      // In discovery mode the limits and the audit see a `call_tool` as the call of the tool it names.
+      const direct = discovery === undefined ? (m: Middleware.Middleware) => m : DiscoveryTools.asDirect
       const auditOptions = audit === true ? {} : audit
       // Outside any middleware of the user's (order 0): the audit sees every refusal, the policy every list.
       const guards = Middleware.layerAt(
         -1,
         ...(auditOptions === undefined
           ? []
-          : [Guards.audit(routes, auditOptions.sink ?? Audit.log(auditOptions.level))]),
-        ...(policy === undefined ? [] : [Guards.visibility(routes, policy)]),
-        ...(limits === undefined ? [] : [ToolLimits.middleware(limits)])
+          : [direct(Guards.audit(routes, auditOptions.sink ?? Audit.log(auditOptions.level)))]),
+        // Discovery's own tools are listed to everyone: what each caller sees is decided within them.
+        ...(policy === undefined ? [] : [Guards.visibility(routes, policy, { tools: discovery === undefined })]),
+        ...(limits === undefined ? [] : [direct(ToolLimits.middleware(limits))])
       )
       return Layer.merge(mirror, guards).pipe(
         Layer.provideMerge(
@@ -261,7 +282,8 @@ export const layerConfigFile = (
         config: file.config,
         naming: file.naming ?? options.naming,
         unprefixed: file.unprefixed ?? options.unprefixed,
-        credentials: { ...options.credentials, ...file.credentials }
+        credentials: { ...options.credentials, ...file.credentials },
+        discovery: file.discovery ?? options.discovery
       })
     )
   )

@@ -12,7 +12,8 @@
  *   "gateway": {
  *     "naming": { "strategy": "always", "separator": "__" },
  *     "unprefixed": "everything",
- *     "credentials": { "search": { "env": "SEARCH_TOKEN" } }
+ *     "credentials": { "search": { "env": "SEARCH_TOKEN" } },
+ *     "discovery": { "pageSize": 20 }
  *   }
  * }
  * ```
@@ -23,6 +24,10 @@
  * `{ "oauth": { "clientId": "gateway", "clientSecretEnv": "VAR", "scope": [...] } }`
  * (a token of the gateway's own from the upstream's authorization server,
  * see `UpstreamOAuth`). Prefer `env`: a file is easily shared.
+ *
+ * `discovery` (`true`, or `{ "pageSize": n }`) turns discovery mode on: the
+ * catalog's tools are searched, described and called through three tools of
+ * the gateway's instead of listed (see `Discovery`).
  */
 import * as McpConfig from "@effect-mcp/host/McpConfig"
 import type * as Naming from "@effect-mcp/host/Naming"
@@ -30,6 +35,7 @@ import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
 import * as Schema from "effect/Schema"
 import * as Credentials from "./Credentials.ts"
+import * as Discovery from "./Discovery.ts"
 import * as UpstreamOAuth from "./UpstreamOAuth.ts"
 
 /** The `gateway` section. */
@@ -62,6 +68,15 @@ export const Section = Schema.Struct({
         })
       ])
     )
+  ),
+  /** Discovery mode: on (`true`, or its page size) or off. */
+  discovery: Schema.optional(
+    Schema.Union([
+      Schema.Boolean,
+      Schema.Struct({
+        pageSize: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: Discovery.maxPageSize })))
+      })
+    ])
   )
 })
 
@@ -71,6 +86,8 @@ export interface GatewayConfig {
   readonly naming: Naming.Options | undefined
   readonly unprefixed: string | undefined
   readonly credentials: Credentials.ByServer
+  /** Discovery mode (see `Discovery`), when the section turns it on. */
+  readonly discovery: Discovery.Options | true | undefined
 }
 
 const invalid = (message: string, path: string | undefined) =>
@@ -121,7 +138,13 @@ export const decode = (input: unknown, path?: string): Effect.Effect<GatewayConf
               ...(section.naming.separator === undefined ? {} : { separator: section.naming.separator })
             },
       unprefixed: section.unprefixed,
-      credentials
+      credentials,
+      discovery:
+        section.discovery === undefined || typeof section.discovery === "boolean"
+          ? section.discovery || undefined
+          : section.discovery.pageSize === undefined
+            ? {}
+            : { pageSize: section.discovery.pageSize }
     }
   })
 

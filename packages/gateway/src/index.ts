@@ -6,7 +6,8 @@
  * whose call they serve, a credential of its own for each upstream (an OAuth
  * token of its own where the upstream is a protected resource), a policy of
  * who sees what, limits, a circuit breaker per upstream, an audit record per
- * call and reads kept by their cache hints.
+ * call, reads kept by their cache hints, and a discovery mode (search, describe,
+ * call) for catalogs too large to list.
  *
  * @packageDocumentation
  * @module @effect-mcp/gateway
@@ -14,6 +15,7 @@
 export * as Audit from "./Audit.ts"
 export * as CircuitBreaker from "./CircuitBreaker.ts"
 export * as Credentials from "./Credentials.ts"
+export * as Discovery from "./Discovery.ts"
 export * as Gateway from "./Gateway.ts"
 export * as GatewayConfig from "./GatewayConfig.ts"
 export * as Policy from "./Policy.ts"

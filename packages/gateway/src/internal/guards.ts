@@ -11,8 +11,12 @@ import * as Audit from "../Audit.ts"
 import type * as Policy from "../Policy.ts"
 import type * as Items from "./items.ts"
 
-/** Keeps in each list only the items the request's principal may see. */
-export const visibility = (routes: Pick<Items.Routes, "index">, policy: Policy.Policy): Middleware.Middleware => {
+/** Keeps in each list only the items the request's principal may see (tools too unless `tools` is false). */
+export const visibility = (
+  routes: Pick<Items.Routes, "index">,
+  policy: Policy.Policy,
+  lists: { readonly tools: boolean }
+): Middleware.Middleware => {
   const rule =
     (kind: Policy.Item["kind"], id: "name" | "uri" | "uriTemplate") =>
     (item: Middleware.ListItem, request: Middleware.Request): boolean => {
@@ -23,7 +27,7 @@ export const visibility = (routes: Pick<Items.Routes, "index">, policy: Policy.P
       return policy({ kind, name, upstream, definition: item.definition }, request.principal)
     }
   return Middleware.visibility({
-    tools: rule("tool", "name"),
+    tools: lists.tools ? rule("tool", "name") : undefined,
     prompts: rule("prompt", "name"),
     resources: rule("resource", "uri"),
     resourceTemplates: rule("template", "uriTemplate")

@@ -30,6 +30,7 @@ import * as Stream from "effect/Stream"
 import type * as CircuitBreaker from "../CircuitBreaker.ts"
 import type * as Policy from "../Policy.ts"
 import type * as Callers from "./callers.ts"
+import type * as CatalogIndex from "./catalogIndex.ts"
 import type * as ReadCache from "./readCache.ts"
 
 /** What the items' handlers route through. */
@@ -50,10 +51,12 @@ export interface Routes {
   readonly reads: ReadCache.ReadCache | undefined
   /** The upstream each downstream request was routed to, by its `CurrentRequest` (for the audit). */
   readonly routed: WeakMap<object, string>
+  /** Discovery mode's index of the catalog's tools (none: the tools are listed). */
+  readonly discovery: CatalogIndex.Current | undefined
 }
 
-// An error repeats at most this much of a value the client sent (as the server's own errors do).
-const echo = (value: string): string =>
+/** At most this much of a value the client sent, as an error repeats it (as the server's own errors do). */
+export const echo = (value: string): string =>
   value.length <= 256 ? value : `${value.slice(0, 256)}... (${value.length} characters)`
 
 /** What a request for an item hidden from its caller answers: the answer for an item that does not exist. */
@@ -171,14 +174,20 @@ const itemOf = (kind: Policy.Item["kind"], name: string, entry: Catalog.Entry<ob
   definition: entry.item
 })
 
+/** A catalog tool as a policy sees it: its definition as the gateway lists it (`execution` dropped, see `tool`). */
+export const toolItem = (entry: Catalog.Entry<Tools.Tool>): Policy.Item => {
+  const { execution: _, ...definition } = Catalog.toolAsListed(entry)
+  return { kind: "tool", name: entry.name, upstream: entry.server, definition }
+}
+
 /**
  * The tool as the gateway serves it. Its arguments go to the upstream as
  * sent (the upstream checks them); a tool its upstream runs only as a task is
  * served as a plain call (the host runs the task), so `execution` is dropped.
  */
 export const tool = (routes: Routes, entry: Catalog.Entry<Tools.Tool>): Tool.Tool => {
-  const { execution: _, ...definition } = Catalog.toolAsListed(entry)
-  const item: Policy.Item = { kind: "tool", name: entry.name, upstream: entry.server, definition }
+  const item = toolItem(entry)
+  const definition = item.definition as Tools.Tool
   return {
     name: entry.name,
     definition,

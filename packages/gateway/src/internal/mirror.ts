@@ -8,6 +8,10 @@
  * Resources and resource templates keep their URIs: when two upstreams list
  * the same one, the first in configuration order serves it (the host's
  * catalog is in that order).
+ *
+ * In discovery mode the server's tools are discovery's three, registered once:
+ * a change of the catalog's tools builds a new search index instead, and is
+ * announced all the same (a client may hold definitions it looked up).
  */
 import type * as Catalog from "@effect-mcp/host/Catalog"
 import type * as McpServer from "@effect-mcp/server/McpServer"
@@ -16,6 +20,8 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as CatalogIndex from "./catalogIndex.ts"
+import * as Discovery from "./discovery.ts"
 import * as Items from "./items.ts"
 
 type Kind = "tool" | "prompt" | "resource" | "template"
@@ -55,7 +61,9 @@ export const run = (
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function* () {
     const parent = yield* Effect.scope
-    const current = new Map<Kind, { readonly key: string; readonly scope: Scope.Closeable }>()
+    const current = new Map<Kind, { readonly key: string; readonly scope: Scope.Closeable | undefined }>()
+    const discovery = routes.discovery
+    if (discovery !== undefined) yield* server.register("tool", Discovery.tools(routes, discovery), context)
     const apply = (catalog: Catalog.Catalog) =>
       Effect.forEach(
         kinds,
@@ -70,11 +78,17 @@ export const run = (
             const index = routes.index[kind]
             index.clear()
             for (const e of entries) if (!index.has(e.name)) index.set(e.name, e.server)
+            if (kind === "tool" && discovery !== undefined) {
+              discovery.index = CatalogIndex.make(catalog.tools)
+              current.set(kind, { key, scope: undefined })
+              if (previous !== undefined) yield* server.listChanged("tools")
+              return
+            }
             const scope = yield* Scope.fork(parent)
             // Registered before the previous ones go: items kept under the same key are replaced, never missing.
             yield* Scope.provide(server.register(kind, make(), context), scope)
             current.set(kind, { key, scope })
-            if (previous !== undefined) yield* Scope.close(previous.scope, Exit.void)
+            if (previous?.scope !== undefined) yield* Scope.close(previous.scope, Exit.void)
           }),
         { discard: true }
       )
