@@ -23,7 +23,8 @@ export const tableIds: { readonly [workload: string]: ReadonlyArray<string> } = 
   W6: ["W6-cancellation"],
   W7: ["W7-in-flight"],
   W8: ["W8-sequential", "W8-concurrent", "W8-sessions"],
-  W9: ["W9-workers", "W9-runtimes-sequential", "W9-runtimes-concurrent"]
+  W9: ["W9-workers", "W9-runtimes-sequential", "W9-runtimes-concurrent"],
+  W10: ["W10-sequential", "W10-concurrent"]
 }
 
 /** The ids of the tables a run of `workloads` writes, in order. */

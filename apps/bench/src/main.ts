@@ -31,6 +31,7 @@ import * as W6 from "./workloads/W6Cancel.ts"
 import * as W7 from "./workloads/W7InFlight.ts"
 import * as W8 from "./workloads/W8Cluster.ts"
 import * as W9 from "./workloads/W9Runtimes.ts"
+import * as W10 from "./workloads/W10Gateway.ts"
 
 const workloads: ReadonlyArray<Workload> = [
   W1.workload,
@@ -41,7 +42,8 @@ const workloads: ReadonlyArray<Workload> = [
   W6.workload,
   W7.workload,
   W8.workload,
-  W9.workload
+  W9.workload,
+  W10.workload
 ]
 
 /**
