@@ -28,43 +28,13 @@ import * as McpMetrics from "../McpMetrics.ts"
 import * as Tracing from "../Tracing.ts"
 import * as Incoming from "./incomingRequests.ts"
 import type * as PeerInput from "./peerInput.ts"
-import { type Outcome, type Pending, PendingTable, type TimeoutReason, type Timer, type Timing } from "./pending.ts"
+import { type Config, sharedConfig, timingOf } from "./peerConfig.ts"
+import { type Outcome, type Pending, PendingTable, type TimeoutReason, type Timer } from "./pending.ts"
 
 type ClosedExit = PeerInput.ClosedExit
 
-const defaultTimeout = Duration.seconds(60)
-
 /** The progress callback of a request that asked for progress only to restart its timeout. */
 const ignoreProgress = (): void => {}
-
-/** What a Peer derives from its options: the same for every Peer made with the same options. */
-interface Config {
-  readonly timeoutMs: number
-  readonly defaultTiming: Timing
-}
-const timingOf = (timeoutMs: number, options: Peer.CallOptions | undefined): Timing => ({
-  idleMs: options?.timeout === undefined ? timeoutMs : Duration.toMillis(Duration.fromInputUnsafe(options.timeout)),
-  totalMs:
-    options?.maxTotalTimeout === undefined
-      ? Number.POSITIVE_INFINITY
-      : Duration.toMillis(Duration.fromInputUnsafe(options.maxTotalTimeout)),
-  resetOnProgress: options?.resetTimeoutOnProgress === true
-})
-const configOf = (options: Peer.Options | undefined): Config => {
-  const timeoutMs = Duration.toMillis(Duration.fromInputUnsafe(options?.requestTimeout ?? defaultTimeout))
-  return { timeoutMs, defaultTiming: timingOf(timeoutMs, undefined) }
-}
-const defaultConfig = configOf(undefined)
-const configs = new WeakMap<Peer.Options, Config>()
-const sharedConfig = (options: Peer.Options | undefined): Config => {
-  if (options === undefined) return defaultConfig
-  let config = configs.get(options)
-  if (config === undefined) {
-    config = configOf(options)
-    configs.set(options, config)
-  }
-  return config
-}
 
 const noFibers: ReadonlyArray<Fiber.Fiber<unknown, unknown>> = []
 
