@@ -27,7 +27,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Postgres from "../support/postgres.ts"
-import { EXPECTED, post, REVISION } from "./jsonPost.ts"
+import { callSimpleText, EXPECTED, openSession } from "./jsonPost.ts"
 import { fastFailover, forwarder, kill, startRunners } from "./support.ts"
 
 const SESSIONS = 200
@@ -88,21 +88,7 @@ const scenario = (
         const lb = yield* forwarder(runners)
         const sessions: Array<string> = []
         for (let n = 0; n < SESSIONS; n++) {
-          const init = yield* Effect.promise(() =>
-            post(lb.url, {
-              jsonrpc: "2.0",
-              id: `s${n}-init`,
-              method: "initialize",
-              params: { protocolVersion: REVISION, capabilities: {}, clientInfo: { name: `kill-${n}`, version: "1" } }
-            })
-          )
-          assert.strictEqual(init.status, 200, init.text)
-          const id = init.sessionId!
-          const initialized = yield* Effect.promise(() =>
-            post(lb.url, { jsonrpc: "2.0", method: "notifications/initialized" }, id)
-          )
-          assert.strictEqual(initialized.status, 202)
-          sessions.push(id)
+          sessions.push(yield* Effect.promise(() => openSession(lb.url, n, `kill-${n}`)))
         }
 
         const calls: Array<Call> = []
@@ -114,11 +100,7 @@ const scenario = (
             for (let c = 0; c < CALLS; c++) {
               const id = `s${n}-c${c}`
               const startedAfterKill = killed
-              const reply = await post(
-                lb.url,
-                { jsonrpc: "2.0", id, method: "tools/call", params: { name: "test_simple_text", arguments: {} } },
-                sessions[n]
-              ).catch((error: unknown) => ({ status: 0, sessionId: null, text: String(error) }))
+              const reply = await callSimpleText(lb.url, id, sessions[n]!)
               calls.push({ id, startedAfterKill, outcome: outcomeOf(id, reply) })
               if (++answered === KILL_AFTER) Deferred.doneUnsafe(killNow, Effect.void)
             }

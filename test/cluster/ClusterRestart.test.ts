@@ -25,7 +25,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Postgres from "../support/postgres.ts"
-import { EXPECTED, post, REVISION } from "./jsonPost.ts"
+import { callSimpleText, EXPECTED, openSession } from "./jsonPost.ts"
 import { settled } from "./settled.ts"
 import { fastFailover, forwarder, kill, startRunner, startRunners } from "./support.ts"
 
@@ -64,24 +64,7 @@ const scenario = (label: string, storage: () => Effect.Effect<string, unknown, S
         const lb = yield* forwarder(backends)
         const sessions: Array<string> = []
         for (let n = 0; n < SESSIONS; n++) {
-          const init = yield* Effect.promise(() =>
-            post(lb.url, {
-              jsonrpc: "2.0",
-              id: `s${n}-init`,
-              method: "initialize",
-              params: {
-                protocolVersion: REVISION,
-                capabilities: {},
-                clientInfo: { name: `restart-${n}`, version: "1" }
-              }
-            })
-          )
-          assert.strictEqual(init.status, 200, init.text)
-          const initialized = yield* Effect.promise(() =>
-            post(lb.url, { jsonrpc: "2.0", method: "notifications/initialized" }, init.sessionId!)
-          )
-          assert.strictEqual(initialized.status, 202)
-          sessions.push(init.sessionId!)
+          sessions.push(yield* Effect.promise(() => openSession(lb.url, n, `restart-${n}`)))
         }
 
         // Runner 0 is lost while idle; its shards move to the two others.
@@ -99,11 +82,7 @@ const scenario = (label: string, storage: () => Effect.Effect<string, unknown, S
             for (let c = 0; afterSettled < AFTER_SETTLED; c++) {
               if (settledAgain) afterSettled++
               const id = `s${n}-c${c}`
-              const reply = await post(
-                lb.url,
-                { jsonrpc: "2.0", id, method: "tools/call", params: { name: "test_simple_text", arguments: {} } },
-                sessions[n]
-              ).catch((error: unknown) => ({ status: 0, sessionId: null, text: String(error) }))
+              const reply = await callSimpleText(lb.url, id, sessions[n]!)
               const failure = failureOf(id, reply)
               if (failure !== undefined) failures.push(`${id}: ${failure}`)
               if (++answered === RESTART_AFTER) Deferred.doneUnsafe(restartNow, Effect.void)

@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { EXPECTED, post, REVISION } from "./jsonPost.ts"
+import { callSimpleText, EXPECTED, openSession } from "./jsonPost.ts"
 import { forwarder, startRunners } from "./support.ts"
 
 const SESSIONS = 1_000
@@ -26,25 +26,11 @@ interface Tally {
 
 /** One session: initialize, initialized, 10 calls; every reply checked against its request. */
 const runSession = async (url: string, n: number, tally: Tally) => {
-  const init = await post(url, {
-    jsonrpc: "2.0",
-    id: `s${n}-init`,
-    method: "initialize",
-    params: { protocolVersion: REVISION, capabilities: {}, clientInfo: { name: `scale-${n}`, version: "1.0.0" } }
-  })
-  const sessionId = init.sessionId
-  if (init.status !== 200 || sessionId === null)
-    throw new Error(`session ${n}: initialize got ${init.status} ${init.text}`)
+  const sessionId = await openSession(url, n, `scale-${n}`)
   tally.responses++
-  const initialized = await post(url, { jsonrpc: "2.0", method: "notifications/initialized" }, sessionId)
-  if (initialized.status !== 202) throw new Error(`session ${n}: initialized got ${initialized.status}`)
   for (let call = 0; call < CALLS; call++) {
     const id = `s${n}-c${call}`
-    const reply = await post(
-      url,
-      { jsonrpc: "2.0", id, method: "tools/call", params: { name: "test_simple_text", arguments: {} } },
-      sessionId
-    )
+    const reply = await callSimpleText(url, id, sessionId)
     const message = JSON.parse(reply.text) as { id?: unknown; result?: { content?: Array<{ text?: string }> } }
     if (reply.status !== 200 || message.id !== id || message.result?.content?.[0]?.text !== EXPECTED) {
       tally.wrong.push(`${id}: ${reply.status} ${reply.text.slice(0, 200)}`)
