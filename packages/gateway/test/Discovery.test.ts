@@ -6,16 +6,13 @@
  * the breaker and the audit see a `call_tool` as the call of the tool it
  * names; and a change of the upstreams' tools is still announced.
  */
-import * as MemoryTransport from "@effect-mcp/engine/MemoryTransport"
 import * as Transport from "@effect-mcp/engine/Transport"
-import * as Connector from "@effect-mcp/host/Connector"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import type * as Tools from "@effect-mcp/protocol/Tools"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as McpTest from "@effect-mcp/testing/McpTest"
 import { assert, describe, it } from "@effect/vitest"
-import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -28,6 +25,7 @@ import * as Gateway from "../src/Gateway.ts"
 import * as GatewayConfig from "../src/GatewayConfig.ts"
 import * as CatalogIndex from "../src/internal/catalogIndex.ts"
 import * as Policy from "../src/Policy.ts"
+import { memory } from "./memoryConnector.ts"
 
 const verbs = ["get", "list", "create", "delete", "update"]
 const nouns = ["invoice", "customer", "ticket", "order", "report", "user", "project", "file"]
@@ -75,18 +73,6 @@ const purge = Tool.make("admin_purge", {
   input: { type: "object" },
   handler: () => Effect.succeed("purged")
 })
-
-const memory = (servers: { readonly [name: string]: Context.Context<McpServer.McpServer> }) =>
-  Connector.layer((name) =>
-    Effect.gen(function* () {
-      const [serverEnd, clientEnd] = yield* MemoryTransport.makePair({ codec: true })
-      yield* McpServer.makeSession.pipe(
-        Effect.provideService(Transport.Transport, serverEnd),
-        Effect.provideContext(servers[name]!)
-      )
-      return { transport: clientEnd }
-    })
-  )
 
 /**
  * Upstream "a" (`size` * 2/3 generated tools, `forecast`, `flaky`) and "b" (`size` / 3, `admin_purge`) behind a

@@ -7,9 +7,7 @@
  * credentials on the connection and the configuration file's section.
  */
 import * as ElicitationHandler from "@effect-mcp/client/ElicitationHandler"
-import * as MemoryTransport from "@effect-mcp/engine/MemoryTransport"
-import * as Transport from "@effect-mcp/engine/Transport"
-import * as Connector from "@effect-mcp/host/Connector"
+import type * as Connector from "@effect-mcp/host/Connector"
 import type * as McpConfig from "@effect-mcp/host/McpConfig"
 import type * as Tools from "@effect-mcp/protocol/Tools"
 import * as Elicitation from "@effect-mcp/server/Elicitation"
@@ -29,6 +27,7 @@ import * as Stream from "effect/Stream"
 import * as Credentials from "../src/Credentials.ts"
 import * as Gateway from "../src/Gateway.ts"
 import * as GatewayConfig from "../src/GatewayConfig.ts"
+import { memory } from "./memoryConnector.ts"
 
 /**
  * An upstream: `echo` (says who answers), `ask` (an elicitation), `hold` (says it started on `holding`, then
@@ -52,19 +51,6 @@ const upstream = (name: string, release: Deferred.Deferred<void>, holding: Queue
       handler: () => Effect.andThen(Queue.offer(holding, name), Effect.as(Deferred.await(release), "released"))
     })
   ).pipe(Layer.provideMerge(McpServer.layer({ name, version: "1.0.0" })))
-
-/** A connector to in-memory servers by name, each connection a memory pair served by a session of its own. */
-const memory = (servers: { readonly [name: string]: Context.Context<McpServer.McpServer> }) =>
-  Connector.layer((name) =>
-    Effect.gen(function* () {
-      const [serverEnd, clientEnd] = yield* MemoryTransport.makePair({ codec: true })
-      yield* McpServer.makeSession.pipe(
-        Effect.provideService(Transport.Transport, serverEnd),
-        Effect.provideContext(servers[name]!)
-      )
-      return { transport: clientEnd }
-    })
-  )
 
 const config: McpConfig.Config = { mcpServers: { a: { command: "a" }, b: { command: "b" } } }
 

@@ -5,9 +5,7 @@
  * audit record per routed call (to the log, and as a span between the
  * caller's and the upstream's).
  */
-import * as MemoryTransport from "@effect-mcp/engine/MemoryTransport"
 import * as Transport from "@effect-mcp/engine/Transport"
-import * as Connector from "@effect-mcp/host/Connector"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Prompt from "@effect-mcp/server/Prompt"
@@ -16,7 +14,6 @@ import * as Tool from "@effect-mcp/server/Tool"
 import * as McpTest from "@effect-mcp/testing/McpTest"
 import * as SpanRecorder from "@effect-mcp/testing/SpanRecorder"
 import { assert, describe, it } from "@effect/vitest"
-import type * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -30,6 +27,7 @@ import * as Audit from "../src/Audit.ts"
 import * as CircuitBreaker from "../src/CircuitBreaker.ts"
 import * as Gateway from "../src/Gateway.ts"
 import * as Policy from "../src/Policy.ts"
+import { memory } from "./memoryConnector.ts"
 
 /** What the upstreams share: `failing` makes `flaky` answer an internal error; `hold` waits for `release`. */
 interface Upstreams {
@@ -74,18 +72,6 @@ const upstream = (name: string, shared: Upstreams) =>
       })
     )
   ).pipe(Layer.provideMerge(McpServer.layer({ name, version: "1.0.0" })))
-
-const memory = (servers: { readonly [name: string]: Context.Context<McpServer.McpServer> }) =>
-  Connector.layer((name) =>
-    Effect.gen(function* () {
-      const [serverEnd, clientEnd] = yield* MemoryTransport.makePair({ codec: true })
-      yield* McpServer.makeSession.pipe(
-        Effect.provideService(Transport.Transport, serverEnd),
-        Effect.provideContext(servers[name]!)
-      )
-      return { transport: clientEnd }
-    })
-  )
 
 /** The gateway over "a" and "b" with `options`; `connect(owner, scopes)` is a client authenticated as them. */
 const gateway = (options: Partial<Gateway.Options> = {}) =>
