@@ -32,7 +32,7 @@
 import * as McpConfig from "@effect-mcp/host/McpConfig"
 import type * as Naming from "@effect-mcp/host/Naming"
 import * as Effect from "effect/Effect"
-import * as FileSystem from "effect/FileSystem"
+import type * as FileSystem from "effect/FileSystem"
 import * as Schema from "effect/Schema"
 import * as Credentials from "./Credentials.ts"
 import * as Discovery from "./Discovery.ts"
@@ -148,22 +148,6 @@ export const decode = (input: unknown, path?: string): Effect.Effect<GatewayConf
     }
   })
 
-/** Reads and decodes a gateway configuration file. */
+/** Reads and decodes a gateway configuration file (why it cannot be read or parsed: `McpConfig.readJson`). */
 export const load = (path: string): Effect.Effect<GatewayConfig, McpConfig.ConfigError, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const fs = yield* FileSystem.FileSystem
-    const text = yield* fs
-      .readFileString(path)
-      .pipe(
-        Effect.mapError(
-          (cause) => new McpConfig.ConfigError({ reason: "Read", path, message: `cannot read ${path}`, cause })
-        )
-      )
-    let json: unknown
-    try {
-      json = JSON.parse(text)
-    } catch {
-      return yield* new McpConfig.ConfigError({ reason: "Json", path, message: `${path} is not JSON` })
-    }
-    return yield* decode(json, path)
-  })
+  Effect.flatMap(McpConfig.readJson(path), (json) => decode(json, path))

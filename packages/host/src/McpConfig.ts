@@ -186,12 +186,11 @@ const readFailure = (cause: { readonly message: string; readonly reason?: unknow
         : cause.message
 }
 
-/** Parses JSON text and decodes it (see `decode`). */
-export const parse = (text: string, path?: string): Effect.Effect<Config, ConfigError> =>
+/** JSON text as a value; the parser's own message on failure, naming `path` when given. */
+const parseJson = (text: string, path?: string): Effect.Effect<unknown, ConfigError> =>
   Effect.suspend(() => {
-    let json: unknown
     try {
-      json = JSON.parse(text)
+      return Effect.succeed(JSON.parse(text) as unknown)
     } catch (cause) {
       return Effect.fail(
         new ConfigError({
@@ -201,15 +200,24 @@ export const parse = (text: string, path?: string): Effect.Effect<Config, Config
         })
       )
     }
-    return decode(json).pipe(
+  })
+
+/** Parses JSON text and decodes it (see `decode`). */
+export const parse = (text: string, path?: string): Effect.Effect<Config, ConfigError> =>
+  Effect.flatMap(parseJson(text, path), (json) =>
+    decode(json).pipe(
       Effect.mapError((error) =>
         path === undefined ? error : new ConfigError({ ...error, path, message: `${path}: ${error.message}` })
       )
     )
-  })
+  )
 
-/** Reads and decodes a configuration file (JSON, `mcpServers` or `servers`). */
-export const load = (path: string): Effect.Effect<Config, ConfigError, FileSystem.FileSystem> =>
+/**
+ * Reads a JSON file as a value, with the reason it could not be read (not
+ * found, a directory, no permission) or parsed: for a file that holds an
+ * `mcpServers` section beside sections of its own (a gateway's, say).
+ */
+export const readJson = (path: string): Effect.Effect<unknown, ConfigError, FileSystem.FileSystem> =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
     const text = yield* fs
@@ -220,5 +228,13 @@ export const load = (path: string): Effect.Effect<Config, ConfigError, FileSyste
             new ConfigError({ reason: "Read", path, message: `cannot read ${path}: ${readFailure(cause)}`, cause })
         )
       )
-    return yield* parse(text, path)
+    return yield* parseJson(text, path)
   })
+
+/** Reads and decodes a configuration file (JSON, `mcpServers` or `servers`). */
+export const load = (path: string): Effect.Effect<Config, ConfigError, FileSystem.FileSystem> =>
+  Effect.flatMap(readJson(path), (json) =>
+    decode(json).pipe(
+      Effect.mapError((error) => new ConfigError({ ...error, path, message: `${path}: ${error.message}` }))
+    )
+  )
