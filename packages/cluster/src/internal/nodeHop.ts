@@ -7,7 +7,7 @@
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { Agent, type IncomingMessage, request as httpRequest } from "node:http"
+import { Agent, type ClientRequest, type IncomingMessage, request as httpRequest } from "node:http"
 import type * as DirectHop from "../DirectHop.ts"
 import * as ClusterHeaders from "./headers.ts"
 
@@ -63,6 +63,22 @@ const headersOf = (response: IncomingMessage): Record<string, string> => {
     headers[name] = Array.isArray(value) ? value.join(", ") : value
   }
   return headers
+}
+
+/**
+ * Destroys `request` (with `NotConnected`) when its connection is not made
+ * within `timeoutMs`; calls `connected` once it is (at once for a pooled one).
+ */
+const boundConnect = (request: ClientRequest, timeoutMs: number, connected: () => void): void => {
+  request.on("socket", (socket) => {
+    if (!socket.connecting) return connected()
+    const timer = setTimeout(() => request.destroy(new NotConnected()), timeoutMs)
+    socket.once("connect", () => {
+      clearTimeout(timer)
+      connected()
+    })
+    socket.once("close", () => clearTimeout(timer))
+  })
 }
 
 /** The direct hop on Node, with the callback form the Node relay (nodeRelay.ts) uses. */
@@ -126,18 +142,8 @@ export const make = (
     delete headers["transfer-encoding"]
     const { hostname, port } = addressOf(target.origin)
     const outgoing = httpRequest({ hostname, port, path: url, method, headers, agent })
-    outgoing.on("socket", (socket) => {
-      // A pooled connection (the usual case) has no timer to set.
-      if (!socket.connecting) {
-        connected = true
-        return
-      }
-      const timer = setTimeout(() => outgoing.destroy(new NotConnected()), connectTimeoutMs)
-      socket.once("connect", () => {
-        connected = true
-        clearTimeout(timer)
-      })
-      socket.once("close", () => clearTimeout(timer))
+    boundConnect(outgoing, connectTimeoutMs, () => {
+      connected = true
     })
     // Before a connection there is no exchange: the caller may send it another way.
     outgoing.on("error", () => settle(connected ? lost : unsent))
@@ -201,17 +207,12 @@ export const make = (
         headers: { [ClusterHeaders.HOP]: target.secret, [ClusterHeaders.ALIVE]: "1" },
         agent: false
       })
-      let connect: ReturnType<typeof setTimeout> | undefined
       const answer = setTimeout(() => probe.destroy(), aliveAnswerMs)
       const done = (alive: boolean) => {
-        clearTimeout(connect)
         clearTimeout(answer)
         resume(Effect.succeed(alive))
       }
-      probe.on("socket", (socket) => {
-        connect = setTimeout(() => probe.destroy(), connectTimeoutMs)
-        socket.once("connect", () => clearTimeout(connect))
-      })
+      boundConnect(probe, connectTimeoutMs, () => {})
       probe.on("error", () => done(false))
       probe.on("response", (response) => {
         response.resume()
@@ -219,7 +220,6 @@ export const make = (
       })
       probe.end()
       return Effect.sync(() => {
-        clearTimeout(connect)
         clearTimeout(answer)
         probe.destroy()
       })
