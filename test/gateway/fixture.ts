@@ -48,21 +48,11 @@ export interface Fixture {
   readonly wireHeaders: Array<Http.IncomingHttpHeaders>
 }
 
-/** The in-process SDK server `wire`: a `whoami` tool, and every request's headers kept. */
-const wireServer = (headers: Array<Http.IncomingHttpHeaders>) =>
+/** An HTTP server of `listener` on 127.0.0.1 (a free port) for the scope, and its `/mcp` URL. */
+export const listenHttp = (listener: Http.RequestListener) =>
   Effect.acquireRelease(
     Effect.callback<{ readonly server: Http.Server; readonly url: string }>((resume) => {
-      const serve = streamableHttp(() => {
-        const server = new SdkServer({ name: "wire", version: "1.0.0" })
-        server.registerTool("whoami", { description: "Says hello" }, async () => ({
-          content: [{ type: "text", text: "hello from wire" }]
-        }))
-        return server
-      })
-      const server = createServer((request, response) => {
-        headers.push(request.headers)
-        void serve(request, response)
-      })
+      const server = createServer(listener)
       server.listen(0, "127.0.0.1", () => {
         const address = server.address()
         const port = typeof address === "object" && address !== null ? address.port : 0
@@ -75,6 +65,21 @@ const wireServer = (headers: Array<Http.IncomingHttpHeaders>) =>
         server.close(() => resume(Effect.void))
       })
   )
+
+/** The in-process SDK server `wire`: a `whoami` tool, and every request's headers kept. */
+const wireServer = (headers: Array<Http.IncomingHttpHeaders>) => {
+  const serve = streamableHttp(() => {
+    const server = new SdkServer({ name: "wire", version: "1.0.0" })
+    server.registerTool("whoami", { description: "Says hello" }, async () => ({
+      content: [{ type: "text", text: "hello from wire" }]
+    }))
+    return server
+  })
+  return listenHttp((request, response) => {
+    headers.push(request.headers)
+    void serve(request, response)
+  })
+}
 
 /** Every tool's name, page after page (a gateway of several servers lists more than a page). */
 export const toolNames = (client: Client) =>

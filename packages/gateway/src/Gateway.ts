@@ -20,7 +20,11 @@
  *   rebuilds the catalog; each kind that changed is announced downstream as
  *   `list_changed`.
  * - **Calls.** `tools/call`, `prompts/get`, `resources/read` and
- *   `completion/complete` go to the upstream that listed the item. Progress
+ *   `completion/complete` go to the upstream that listed the item.
+ *   `resources/subscribe` too: each URI is subscribed once upstream
+ *   however many downstream sessions subscribe to it, and the upstream's
+ *   updates reach exactly those sessions (`resources.subscribe` is declared
+ *   while an upstream supports it). Progress
  *   the downstream client asked for is asked of the upstream and relayed;
  *   cancelling downstream (`notifications/cancelled`, or closing the
  *   session) interrupts the upstream call, which cancels it there. The log
@@ -87,6 +91,7 @@ import * as Guards from "./internal/guards.ts"
 import type * as Items from "./internal/items.ts"
 import * as Mirror from "./internal/mirror.ts"
 import * as ReadCache from "./internal/readCache.ts"
+import * as Subscriptions from "./internal/subscriptions.ts"
 import type * as Policy from "./Policy.ts"
 
 /**
@@ -253,12 +258,23 @@ export const layer = (
         ...(policy === undefined ? [] : [Guards.visibility(routes, policy, { tools: discovery === undefined })]),
         ...(limits === undefined ? [] : [direct(ToolLimits.middleware(limits))])
       )
-      return Layer.merge(mirror, guards).pipe(
+      // Upstream subscriptions, inside the guards: a subscription the policy hides is refused before it is made.
+      const supporting = new Set<string>()
+      const subscriptions = Layer.unwrap(
+        Effect.gen(function* () {
+          const h = yield* McpHost.McpHost
+          const s = yield* McpServer.McpServer
+          return Middleware.layerAt(-1, yield* Subscriptions.make({ ...routes, host: h }, s, supporting))
+        })
+      )
+      return Layer.mergeAll(mirror, guards, subscriptions).pipe(
         Layer.provideMerge(
           McpServer.layer({
             ...server,
             // Upstreams come later than the first client may: what they offer is declared from the start.
-            declare: server.declare ?? ["tools", "resources", "prompts"]
+            declare: server.declare ?? ["tools", "resources", "prompts"],
+            // Declared while an upstream's connection supports subscriptions.
+            resourceSubscriptions: server.resourceSubscriptions ?? (() => supporting.size > 0)
           })
         ),
         Layer.provideMerge(host)

@@ -79,6 +79,11 @@ export interface Options {
   readonly declare?: ReadonlyArray<"tools" | "resources" | "prompts" | "skills"> | undefined
   /** How tasks run: retention, polling interval, worker heartbeat (docs/tasks.md). */
   readonly tasks?: Task.Settings | undefined
+  /**
+   * Whether `resources.subscribe` is declared along with `resources`, asked each time capabilities are declared
+   * (a gateway declares it while one of its upstreams supports subscriptions). Default: always.
+   */
+  readonly resourceSubscriptions?: (() => boolean) | undefined
   /** Extra capability entries (`experimental`, `extensions`). */
   readonly capabilities?: { readonly experimental?: object; readonly extensions?: object } | undefined
   readonly peer?: Peer.Options | undefined

@@ -140,6 +140,21 @@ describe("subscriptions", () => {
     })
   )
 
+  it.effect("resourceSubscriptions decides, at each declaration, whether resources.subscribe is declared", () =>
+    Effect.gen(function* () {
+      let supported = false
+      const server = testServer(features, { resourceSubscriptions: () => supported })
+      const before = yield* McpTest.connectRaw(server, { revision: "2025-11-25" })
+      assert.deepStrictEqual((before.session.state.peerCapabilities as Obj).resources, { listChanged: true })
+      supported = true
+      const after = yield* McpTest.makeRawClient({ revision: "2025-11-25" }).pipe(Effect.provideContext(before.context))
+      assert.deepStrictEqual((after.session.state.peerCapabilities as Obj).resources, {
+        subscribe: true,
+        listChanged: true
+      })
+    })
+  )
+
   it.effect("2026-07-28 subscriptions/listen acknowledges, then streams only what was asked for", () =>
     Effect.gen(function* () {
       const {

@@ -167,7 +167,7 @@ const completer =
     )
 
 /** A catalog entry as a policy sees it. */
-const itemOf = (kind: Policy.Item["kind"], name: string, entry: Catalog.Entry<object>): Policy.Item => ({
+export const itemOf = (kind: Policy.Item["kind"], name: string, entry: Catalog.Entry<object>): Policy.Item => ({
   kind,
   name,
   upstream: entry.server,

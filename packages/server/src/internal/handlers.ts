@@ -141,7 +141,7 @@ export const make = (
       if (requested.toolsListChanged === true && caps.tools !== undefined) honored.toolsListChanged = true
       if (requested.promptsListChanged === true && caps.prompts !== undefined) honored.promptsListChanged = true
       if (requested.resourcesListChanged === true && caps.resources !== undefined) honored.resourcesListChanged = true
-      if (requested.resourceSubscriptions !== undefined && caps.resources !== undefined) {
+      if (requested.resourceSubscriptions !== undefined && (caps.resources as Obj | undefined)?.subscribe === true) {
         honored.resourceSubscriptions = requested.resourceSubscriptions
       }
       // The Tasks extension's status notifications, for the task ids asked for.

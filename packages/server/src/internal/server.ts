@@ -316,13 +316,15 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
       const hasCompletions = hasPrompts || stores.template.size > 0
       const hasTools = stores.tool.size > 0 || declared.has("tools")
       const hasTasks = taskTools.size > 0
+      const subscribe = options.resourceSubscriptions?.() ?? true
       const index =
         (hasResources ? 1 : 0) |
         (hasPrompts ? 2 : 0) |
         (hasCompletions ? 4 : 0) |
         (hasTools ? 8 : 0) |
         (hasSkills ? 16 : 0) |
-        (hasTasks ? 32 : 0)
+        (hasTasks ? 32 : 0) |
+        (hasResources && !subscribe ? 64 : 0)
       const version = revision?.version
       let byKinds = declarations.get(version)
       if (byKinds === undefined) {
@@ -337,7 +339,9 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
           logging: {},
           ...(hasCompletions ? { completions: {} } : {}),
           ...(hasPrompts ? { prompts: { listChanged: true } } : {}),
-          ...(hasResources ? { resources: { subscribe: true, listChanged: true } } : {}),
+          ...(hasResources
+            ? { resources: subscribe ? { subscribe: true, listChanged: true } : { listChanged: true } }
+            : {}),
           ...(hasTools ? { tools: { listChanged: true } } : {}),
           ...(hasSkills || (hasTasks && taskForms(version).extension)
             ? {

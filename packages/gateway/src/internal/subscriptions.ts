@@ -1,0 +1,209 @@
+/**
+ * Resource subscriptions through the gateway. A downstream
+ * `resources/subscribe` (or a 2026-07-28 `subscriptions/listen` naming
+ * `resourceSubscriptions`) of a URI is routed to the upstream serving it, as
+ * a read is; the upstream is subscribed once per URI however many downstream
+ * sessions follow it (an `RcMap` by URI), and unsubscribed when the last one
+ * goes: by `resources/unsubscribe`, by its session closing, or by its listen
+ * request ending. Each `notifications/resources/updated` of the upstream is
+ * announced through the gateway's server, which sends it to exactly the
+ * sessions (and listen streams) subscribed to its URI: the server keeps who
+ * subscribed to what, the gateway only what it asked of upstreams.
+ *
+ * The gateway's URIs are the upstreams' (resources keep their URIs), so an
+ * update is announced with the URI the upstream sent.
+ *
+ * An upstream subscription outlives its connection: when the connection is
+ * lost, the URI is subscribed again on the next one (an upstream that refused
+ * it is asked again then, not before).
+ */
+import type * as McpClient from "@effect-mcp/client/McpClient"
+import type * as Session from "@effect-mcp/engine/Session"
+import type * as Catalog from "@effect-mcp/host/Catalog"
+import type * as ServerStatus from "@effect-mcp/host/ServerStatus"
+import * as McpError from "@effect-mcp/protocol/McpError"
+import type * as McpServer from "@effect-mcp/server/McpServer"
+import type * as Middleware from "@effect-mcp/server/Middleware"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as RcMap from "effect/RcMap"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type * as Policy from "../Policy.ts"
+import * as Items from "./items.ts"
+
+// The literal text of a URI template before its first expression: the URIs it can name start with it.
+const literalPrefix = (template: string) => {
+  const brace = template.indexOf("{")
+  return brace < 0 ? template : template.slice(0, brace)
+}
+
+/**
+ * The catalog item serving `uri`: the resource listing it (first in configuration order), else the template
+ * with the longest literal prefix it starts with (as the host routes a read).
+ */
+export const itemForUri = (catalog: Catalog.Catalog, uri: string): Policy.Item | undefined => {
+  const fixed = catalog.resources.find((r) => r.name === uri)
+  if (fixed !== undefined) return Items.itemOf("resource", uri, fixed)
+  let best: Catalog.Entry<object> | undefined
+  let length = 0
+  for (const t of catalog.resourceTemplates) {
+    const prefix = literalPrefix(t.name)
+    if (prefix.length > length && uri.startsWith(prefix)) {
+      best = t
+      length = prefix.length
+    }
+  }
+  return best === undefined ? undefined : Items.itemOf("template", best.name, best)
+}
+
+/** Whether an upstream's connection declared `resources.subscribe`. */
+export const supportsSubscriptions = (status: ServerStatus.ServerStatus): boolean =>
+  status._tag === "Ready" && status.connection.serverCapabilities.resources?.subscribe === true
+
+/**
+ * The middleware serving `resources/subscribe`, `resources/unsubscribe` and the resource part of
+ * `subscriptions/listen` upstream (the server's own handlers then record the session's subscriptions),
+ * for as long as the scope lives; meanwhile `supporting` holds the upstreams whose connection supports
+ * subscriptions.
+ */
+export const make = (
+  routes: Items.Routes,
+  server: McpServer.McpServerShape,
+  supporting: Set<string>
+): Effect.Effect<Middleware.Middleware, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const host = routes.host
+    // Which upstreams' connections support subscriptions, now and as they change (the server declares
+    // `resources.subscribe` while one does).
+    const track = (change: ServerStatus.StatusChange) =>
+      supportsSubscriptions(change.status) ? supporting.add(change.server) : supporting.delete(change.server)
+    for (const name of host.servers) {
+      const status = yield* Effect.result(host.status(name))
+      if (status._tag === "Success") track({ server: name, status: status.success })
+    }
+    yield* host.statusChanges.pipe(
+      Stream.runForEach((change) => Effect.sync(() => track(change))),
+      Effect.forkScoped
+    )
+    const firstOf = (upstream: string, accept: (status: ServerStatus.ServerStatus) => boolean) =>
+      host.statusChanges.pipe(
+        Stream.filter((change) => change.server === upstream && accept(change.status)),
+        Stream.runHead
+      )
+    // Follows `uri` on the upstream's connection, then on each next one, until its scope closes.
+    const follow = (upstream: string, uri: string) =>
+      Effect.gen(function* () {
+        let last: McpClient.McpClientShape | undefined
+        while (true) {
+          const client = yield* Effect.result(host.client(upstream))
+          if (client._tag === "Failure") {
+            // Failed until a restart: followed again once it is ready.
+            yield* firstOf(upstream, (status) => status._tag === "Ready")
+            continue
+          }
+          if (client.success === last) {
+            // Refused, or ended with its connection: asked again on the next connection.
+            yield* firstOf(upstream, (status) => status._tag !== "Ready")
+            continue
+          }
+          last = client.success
+          const exit = yield* Effect.exit(
+            client.success.resourceUpdates(uri).pipe(Stream.runForEach((update) => server.resourceUpdated(update.uri)))
+          )
+          if (Exit.isFailure(exit)) yield* Effect.logDebug(`gateway: ${upstream} does not follow ${uri}`, exit.cause)
+        }
+      })
+    // Keyed by upstream and URI in one string (keys are compared by value).
+    const upstreams = yield* RcMap.make({
+      lookup: (key: string) => {
+        const [upstream, uri] = key.split("\u0000") as [string, string]
+        return Effect.asVoid(Effect.forkScoped(follow(upstream, uri)))
+      },
+      idleTimeToLive: 0
+    })
+    const keyOf = (upstream: string, uri: string) => `${upstream}\u0000${uri}`
+
+    /** The upstream to subscribe `uri` on for the request's principal, or why not. */
+    const route = (request: Middleware.Request, uri: string) =>
+      Effect.gen(function* () {
+        const item = itemForUri(yield* host.catalog, uri)
+        if (item === undefined || (routes.policy !== undefined && !routes.policy(item, request.principal))) {
+          return yield* new McpError.ResourceNotFound({ message: "Resource not found", data: { uri: Items.echo(uri) } })
+        }
+        const status = yield* Effect.orDie(host.status(item.upstream))
+        // An upstream not connected now is followed once it is; one that is and cannot is refused as it would be.
+        if (status._tag === "Ready" && !supportsSubscriptions(status)) {
+          return yield* new McpError.MethodNotFound({
+            message: `resources/subscribe: upstream ${JSON.stringify(item.upstream)} does not support subscriptions`
+          })
+        }
+        return item.upstream
+      })
+
+    // Per downstream session, the scope holding each URI it subscribed to.
+    const held = new WeakMap<Session.State, Map<string, Scope.Closeable>>()
+    const subscribe = (request: Middleware.Request, uri: string, next: Middleware.Next) =>
+      Effect.gen(function* () {
+        const upstream = yield* route(request, uri)
+        let uris = held.get(request.info.state)
+        if (uris === undefined) {
+          uris = new Map()
+          held.set(request.info.state, uris)
+          const mine = uris
+          // The session's fibers run in its scope: its closing drops what it subscribed to.
+          const session = yield* Effect.serviceOption(Scope.Scope)
+          if (session._tag === "Some") {
+            yield* Scope.addFinalizer(
+              session.value,
+              Effect.suspend(() => Effect.forEach(mine.values(), (s) => Scope.close(s, Exit.void), { discard: true }))
+            )
+          }
+        }
+        if (!uris.has(uri)) {
+          const scope = yield* Scope.make()
+          uris.set(uri, scope)
+          yield* Scope.provide(RcMap.get(upstreams, keyOf(upstream, uri)), scope)
+        }
+        return yield* next
+      })
+    const unsubscribe = (request: Middleware.Request, uri: string, next: Middleware.Next) =>
+      Effect.suspend(() => {
+        const uris = held.get(request.info.state)
+        const scope = uris?.get(uri)
+        if (scope === undefined) return next
+        uris!.delete(uri)
+        return Effect.andThen(Scope.close(scope, Exit.void), next)
+      })
+    // A listen stream holds its URIs for as long as it lasts; one the caller may not see is not followed.
+    const listen = (request: Middleware.Request, next: Middleware.Next) => {
+      const params = request.params as { readonly notifications?: { readonly resourceSubscriptions?: unknown } }
+      const uris = params?.notifications?.resourceSubscriptions
+      if (!Array.isArray(uris) || uris.length === 0) return next
+      return Effect.scoped(
+        Effect.andThen(
+          Effect.forEach(
+            uris.filter((u): u is string => typeof u === "string"),
+            (uri) =>
+              Effect.flatMap(Effect.option(route(request, uri)), (upstream) =>
+                upstream._tag === "None" ? Effect.void : RcMap.get(upstreams, keyOf(upstream.value, uri))
+              ),
+            { discard: true }
+          ),
+          next
+        )
+      )
+    }
+    return (request, next) => {
+      switch (request.method) {
+        case "resources/subscribe":
+          return request.target === undefined ? next : subscribe(request, request.target, next)
+        case "resources/unsubscribe":
+          return request.target === undefined ? next : unsubscribe(request, request.target, next)
+        case "subscriptions/listen":
+          return listen(request, next)
+        default:
+          return next
+      }
+    }
+  })
