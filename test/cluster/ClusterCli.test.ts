@@ -1,7 +1,7 @@
 /**
  * The everything server's `--cluster` flags: the database URL, the runner's
- * port (required: it is the runner's identity) and host, `--no-direct-hop`
- * (as far as the runner's options), and the combinations refused.
+ * port (required: it is the runner's identity) and host (as far as the
+ * runner's options), and the combinations refused.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Cli from "@effect-mcp/everything-server/Cli"
@@ -44,8 +44,9 @@ describe("mcp-everything-server --cluster", () => {
     assert.match(String(Cli.parse(["--http", "--cluster", "sqlite:/tmp/c.db"])), /--runner-port/)
     assert.match(String(Cli.parse(["--http", "--cluster", "mysql://x", "--runner-port", "1"])), /database URL/)
     assert.match(String(Cli.parse(["--http", "--runner-port", "1"])), /need --cluster/)
-    assert.match(String(Cli.parse(["--http", "--no-direct-hop"])), /need --cluster/)
-    assert.match(String(Cli.parse(["--stdio", "--no-direct-hop"])), /need --http/)
+    assert.match(String(Cli.parse(["--http", "--runner-host", "10.0.0.5"])), /need --cluster/)
+    // The direct hop is the only way between runners: there is no flag to turn it off.
+    assert.match(String(Cli.parse(["--http", "--no-direct-hop"])), /unknown/i)
     assert.match(String(Cli.parse(["--http", "--cluster", "sqlite:x", "--runner-port", "0"])), /1 to 65535/)
     assert.match(String(Cli.parse(["--stdio", "--cluster", "sqlite:x", "--runner-port", "1"])), /need --http/)
     assert.match(
@@ -63,20 +64,24 @@ describe("mcp-everything-server --cluster", () => {
     )
   })
 
-  it("--no-direct-hop turns the runner's direct hop off; it is on by default", () => {
-    const runner = ["--http", "--cluster", "sqlite:/tmp/c.db", "--runner-port", "3"]
-    const off = Cli.parse([...runner, "--no-direct-hop"]) as Cli.Http
-    assert.deepStrictEqual(off.cluster, {
+  it("gives NodeClusteredServer the runner's address and the endpoint's", () => {
+    const cli = Cli.parse([
+      "--http",
+      "--host",
+      "0.0.0.0",
+      "--cluster",
+      "sqlite:/tmp/c.db",
+      "--runner-host",
+      "10.0.0.5",
+      "--runner-port",
+      "3"
+    ]) as Cli.Http
+    assert.deepInclude(Cluster.optionsOf(cli), {
       storage: "sqlite:/tmp/c.db",
-      runnerHost: "127.0.0.1",
-      runnerPort: 3,
-      directHop: false
+      host: "0.0.0.0",
+      runnerHost: "10.0.0.5",
+      runnerPort: 3
     })
-    assert.strictEqual(Cluster.optionsOf(off).directHop, false)
-    const on = Cli.parse(runner) as Cli.Http
-    assert.notProperty(on.cluster, "directHop")
-    // NodeClusteredServer's default (absent) is the hop on.
-    assert.isUndefined(Cluster.optionsOf(on).directHop)
-    assert.include(Cli.usage, "--no-direct-hop")
+    assert.notInclude(Cli.usage, "--no-direct-hop")
   })
 })

@@ -6,8 +6,7 @@
  * connection to the owner's HTTP port), and what only a runner may say is not
  * believed from a client: a forged hop header makes an ordinary request (a
  * non-owner forwards it, where it would refuse a real hop with 421), and a
- * client cannot pick the id of the session it opens. With `--no-direct-hop`
- * forwarded calls never connect to the owner's endpoint.
+ * client cannot pick the id of the session it opens.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -54,7 +53,7 @@ describe("cluster: the direct hop", () => {
             })
             return { status: opened.status, answer: opened.status === 200 ? yield* answer(opened, id) : undefined }
           })
-        // The first forwarded call is an entity RPC whose reply names the owner's hop; the next ones take it.
+        // Every forwarded call takes the hop: the first finds the owner in the session's row.
         for (let i = 0; i < 3; i++) {
           const result = yield* call(r1)
           assert.strictEqual(result.answer?.result?.content?.[0]?.text, "This is a simple text response for testing.")
@@ -85,28 +84,6 @@ describe("cluster: the direct hop", () => {
           assert.isString(opened)
           assert.notStrictEqual(opened, "chosen-by-the-client")
         }
-      }).pipe(Effect.scoped),
-    90_000
-  )
-
-  it.live(
-    "--no-direct-hop: forwarded calls are answered as entity RPCs, with no connection to the owner's endpoint",
-    () =>
-      Effect.gen(function* () {
-        const runners = yield* startRunners(2, yield* tempDatabase, ["--no-direct-hop"])
-        const ownerPort = new URL(runners[0]!.base).port
-        const s = yield* session(runners[0]!.url)
-        // Past the first call, which is where a runner with the hop learns the owner's endpoint.
-        for (let id = 1; id <= 3; id++) {
-          const opened = yield* open(runners[1]!.url, {
-            method: "POST",
-            headers: s.headers,
-            body: { jsonrpc: "2.0", id, method: "tools/call", params: { name: "test_simple_text", arguments: {} } }
-          })
-          const result = yield* answer(opened, id)
-          assert.strictEqual(result.result?.content?.[0]?.text, "This is a simple text response for testing.")
-        }
-        assert.strictEqual(connectionsTo(runners[1]!.process.pid!, ownerPort), 0)
       }).pipe(Effect.scoped),
     90_000
   )

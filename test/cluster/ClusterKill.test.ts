@@ -8,11 +8,8 @@
  * with the "lost" error (-32603) or, when the forwarder had handed it to the
  * killed runner itself, with the forwarder's 502. No call that started
  * after the kill fails: it waits for its session's shard to move and is
- * served then. The same once more on SQLite with the direct hop off
- * (`--no-direct-hop`: every forwarded exchange is an entity RPC), where the
- * calls started after the kill and still refused are only counted and
- * printed (the entity RPC cannot tell an exchange the lost runner never
- * received from one in flight there).
+ * served then (its hop to the killed runner could not connect, so nothing
+ * reached it).
  *
  * Raw JSON-RPC over fetch (JSON replies) rather than an SDK client, so that
  * each call's outcome is read exactly as the server sent it (an SDK client
@@ -66,25 +63,14 @@ const tempDatabase = Effect.acquireRelease(
   (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
 ).pipe(Effect.map((dir) => `sqlite:${join(dir, "cluster.db")}`))
 
-const scenario = (
-  label: string,
-  storage: () => Effect.Effect<string, unknown, Scope.Scope>,
-  flags: ReadonlyArray<string> = [],
-  /** Whether a call started after the kill may still fail (only without the direct hop: see docs/deployment.md). */
-  refusalsAfterKill: "none" | "counted" = "none"
-) =>
+const scenario = (label: string, storage: () => Effect.Effect<string, unknown, Scope.Scope>) =>
   it.live(
-    `${label}: 200 sessions x 10 calls, every call answered once, no session re-initialized; ${
-      refusalsAfterKill === "none" ? "no call started after the kill refused" : "refusals after the kill counted"
-    }`,
+    `${label}: 200 sessions x 10 calls, every call answered once, no session re-initialized; no call started after the kill refused`,
     () =>
       Effect.gen(function* () {
-        const runners = yield* startRunners(
-          3,
-          yield* storage(),
-          ["--json", "--max-sessions-per-client", "100000", ...flags],
-          { timings: fastFailover }
-        )
+        const runners = yield* startRunners(3, yield* storage(), ["--json", "--max-sessions-per-client", "100000"], {
+          timings: fastFailover
+        })
         const lb = yield* forwarder(runners)
         const sessions: Array<string> = []
         for (let n = 0; n < SESSIONS; n++) {
@@ -135,13 +121,11 @@ const scenario = (
           )
         }
         const refusedAfterKill = failed.filter((call) => call.startedAfterKill)
-        if (refusalsAfterKill === "none") {
-          assert.deepStrictEqual(
-            refusedAfterKill.map((call) => `${call.id}: ${JSON.stringify(call.outcome)}`),
-            [],
-            "calls started after the kill wait for their shard to move and are served"
-          )
-        }
+        assert.deepStrictEqual(
+          refusedAfterKill.map((call) => `${call.id}: ${JSON.stringify(call.outcome)}`),
+          [],
+          "calls started after the kill wait for their shard to move and are served"
+        )
         console.log(
           `${label}: killed runner 0 after ${KILL_AFTER} answers: ${calls.length} calls, ${failed.length} failed ` +
             `(${failed.length - refusedAfterKill.length} in flight at the kill, ` +
@@ -153,7 +137,6 @@ const scenario = (
 
 describe("a runner killed under traffic (SQLite)", () => {
   scenario("SQLite", () => tempDatabase)
-  scenario("SQLite, no direct hop", () => tempDatabase, ["--no-direct-hop"], "counted")
 })
 
 let databases = 0

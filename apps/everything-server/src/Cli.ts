@@ -12,8 +12,7 @@ export const usage = `usage: mcp-everything-server --stdio
            [--write-timeout <seconds>] [--keepalive <seconds>]
            [--auth --auth-issuer <url> [--auth-audience <url>] [--auth-scopes <a,b>]
             [--auth-tool-scope <tool>=<scope>]...]
-           [--cluster <sqlite:file|postgres://...> --runner-port <n> [--runner-host <host>]
-            [--no-direct-hop]]
+           [--cluster <sqlite:file|postgres://...> --runner-port <n> [--runner-host <host>]]
            [--event-store <sqlite:file|postgres://...>] [--request-state-key <key>]...
            [--task-store <sqlite:file|postgres://...> [--task-heartbeat <ms>]]
        mcp-everything-server --help
@@ -27,10 +26,9 @@ need a scope (403 insufficient_scope without it). With --cluster give every runn
 --auth-audience (the URL clients use): a session stays bound to its principal on every runner.
 
 --cluster makes the process a runner: sessions live in the cluster's database, and a request
-reaching a runner that does not own its session is sent to the owner. After a shard's first
-exchange it goes straight to the owner's HTTP endpoint at its --runner-host (the direct hop);
---no-direct-hop sends every one as an entity RPC to the owner's --runner-port instead, for
-networks where runners reach each other's runner port but not their HTTP endpoint.
+reaching a runner that does not own its session is sent straight to the owner's HTTP endpoint
+(the direct hop: its --host, or its --runner-host when it listens on a wildcard address); the
+runners' --runner-port carries effect/cluster's own traffic (who owns which session).
 
 --event-store keeps the events of resumable SSE streams in a database (SQLite file, or
 PostgreSQL) instead of memory, so processes sharing it replay each other's streams on
@@ -121,8 +119,6 @@ export interface Cluster {
   readonly runnerHost: string
   /** The port other runners reach this one at (`--runner-port`). */
   readonly runnerPort: number
-  /** `--no-direct-hop`: forwarded exchanges go only as entity RPCs, never straight to the owner's endpoint. */
-  readonly directHop?: false
 }
 
 export type Cli = Stdio | Http | Help
@@ -171,7 +167,6 @@ export const parse = (argv: ReadonlyArray<string>): Cli | string => {
   let clusterStorage: string | undefined
   let runnerHost: string | undefined
   let runnerPort: number | undefined
-  let directHop = true
   let eventStore: string | undefined
   let taskStore: string | undefined
   let taskHeartbeatMs: number | undefined
@@ -273,10 +268,6 @@ export const parse = (argv: ReadonlyArray<string>): Cli | string => {
         httpOnly = true
         break
       }
-      case "--no-direct-hop":
-        directHop = false
-        httpOnly = true
-        break
       case "--event-store": {
         const value = argv[++i]
         if (value === undefined || !/^(sqlite:.|postgres(ql)?:\/\/)/.test(value)) {
@@ -332,8 +323,8 @@ export const parse = (argv: ReadonlyArray<string>): Cli | string => {
     return "--auth-issuer, --auth-audience, --auth-scopes and --auth-tool-scope need --auth"
   }
   if (auth && issuer === undefined) return "--auth needs --auth-issuer <url>"
-  if ((runnerHost !== undefined || runnerPort !== undefined || !directHop) && clusterStorage === undefined) {
-    return "--runner-host, --runner-port and --no-direct-hop need --cluster"
+  if ((runnerHost !== undefined || runnerPort !== undefined) && clusterStorage === undefined) {
+    return "--runner-host and --runner-port need --cluster"
   }
   if (clusterStorage !== undefined && runnerPort === undefined) return "--cluster needs --runner-port <n>"
   if (clusterStorage !== undefined && stateless) return "--cluster cannot be combined with --stateless"
@@ -360,8 +351,7 @@ export const parse = (argv: ReadonlyArray<string>): Cli | string => {
           cluster: {
             storage: clusterStorage,
             runnerHost: runnerHost ?? "127.0.0.1",
-            runnerPort,
-            ...(directHop ? {} : { directHop: false as const })
+            runnerPort
           }
         }
       : {}),

@@ -6,13 +6,13 @@
  * Each stateful session is an entity (`McpSession`) keyed by its
  * `Mcp-Session-Id`; the shard of the id decides which runner owns it. A
  * process receiving a POST, GET or DELETE for a session it owns serves it
- * itself; otherwise it forwards the exchange to the owner as an entity RPC
- * (internal/forward.ts: a reply complete at once comes back in one message),
- * and the JSON or SSE reply flows back through it. With a `hop` (DirectHop),
- * once the owner named its endpoint in an RPC reply, the shard's next
- * exchanges go straight to that endpoint as one HTTP request instead: the
- * RPC stays the way where no endpoint is known, where it cannot be connected
- * to, and where the owner no longer holds the shard. An `initialize` is
+ * itself; otherwise it carries the exchange to the owner by the direct hop
+ * (DirectHop: one HTTP request to the owner's own endpoint), the one path a
+ * forwarded exchange takes, and the JSON or SSE reply flows back through it.
+ * The owner is found from the session's row in `SessionState` (it names the
+ * process holding the session) or by the entity RPC `Locate`, which
+ * effect/cluster delivers to the shard's owner and which runs nothing
+ * (internal/forward.ts says why the entity only locates). An `initialize` is
  * served where it arrives: the process picks the new session an id whose
  * shard it owns. Stateless requests (2026-07-28) are served where they arrive.
  *
@@ -20,18 +20,15 @@
  * level, subscriptions, the principal it is bound to) is written to
  * `SessionState` (SQL): when a runner is lost its shards move, and the new
  * owner reopens the session from it on its next request (of that principal,
- * when the server authenticates), without a new `initialize`. A request in flight on the lost
- * runner is answered with an error (-32603) by the process that received it;
- * it is not run again, so nothing is delivered twice. The row also names the
- * process holding the session: the next owner asks it whether it still runs
- * (a session handed over alive serves every exchange that waited for the
- * move, internal/owner.ts), and a process with no hop known for the shard
- * takes the hop to it, so that a runner found gone is known to have received
- * nothing.
+ * when the server authenticates), without a new `initialize`. A request in
+ * flight on the lost runner (its hop broke after it was sent) is answered
+ * with an error (-32603) by the process that received it; it is not run
+ * again, so nothing is delivered twice. A request sent after the loss never
+ * reached the lost runner (its hop could not connect): it waits for the shard
+ * to move and is then served.
  */
 import * as McpHeaders from "@effect-mcp/http/McpHeaders"
 import * as StreamableHttpServer from "@effect-mcp/http/StreamableHttpServer"
-import * as Clock from "effect/Clock"
 import * as EntityId from "effect/cluster/EntityId"
 import * as Sharding from "effect/cluster/Sharding"
 import * as ShardId from "effect/cluster/ShardId"
@@ -44,14 +41,21 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import type * as Stream from "effect/Stream"
 import * as DirectHop from "./DirectHop.ts"
 import * as Forward from "./internal/forward.ts"
 import * as ClusterHeaders from "./internal/headers.ts"
 import { Hops } from "./internal/hops.ts"
 import { Owner } from "./internal/owner.ts"
 import * as Relayed from "./internal/relayed.ts"
-import { hasPrivate, hopRefusal, logLost, lostReply, readBody, withoutPrivate } from "./internal/replies.ts"
+import {
+  hasPrivate,
+  hopRefusal,
+  lostReply,
+  readBody,
+  unreachedReply,
+  withoutPrivate,
+  withoutSecret
+} from "./internal/replies.ts"
 import { SessionState } from "./SessionState.ts"
 
 /**
@@ -66,24 +70,29 @@ export interface Options<E = never, R = never>
    */
   readonly sweepInterval?: Duration.Input | undefined
   /**
-   * Carries forwarded exchanges straight to the owner's endpoint over HTTP
-   * once the owner is known (see `DirectHop`; `NodeClusteredServer` makes
-   * one). Without it every forwarded exchange is an entity RPC.
+   * Carries forwarded exchanges to the owner's endpoint (see `DirectHop`;
+   * `NodeClusteredServer` makes one): every runner offers one.
    */
-  readonly hop?: DirectHop.DirectHop | undefined
+  readonly hop: DirectHop.DirectHop
   /**
    * The hop a fast path in front of `handler` already sent for this request
    * (see `DirectHop.Attempt`), if any.
    */
   readonly attemptOf?: ((request: HttpServerRequest.HttpServerRequest) => DirectHop.Attempt | undefined) | undefined
+  /**
+   * How long a forwarded request waits for its session's owner to be found:
+   * a lost runner's sessions are found once effect/cluster moved their
+   * shards (its lock expiration, `shardLockExpiration`, and a little more).
+   * Past it the request is answered with an error saying it did not run.
+   * Default 60 seconds.
+   */
+  readonly locateTimeout?: Duration.Input | undefined
 }
 
 /** What a clustered server counts. */
 export interface Stats {
   /** Requests forwarded to the runner owning their session. */
   readonly forwarded: number
-  /** Forwarded requests carried by the direct hop (the others went as entity RPCs). */
-  readonly direct: number
   /** Forwarded requests whose owner was lost before it answered them all (each was answered with an error). */
   readonly lost: number
   /** Sessions reopened here from their durable state after their shard moved. */
@@ -108,11 +117,15 @@ export interface ClusteredHttpServer {
    */
   readonly directRoute: (sessionId: string) => DirectHop.Target | undefined
   /** The fast path carried one exchange through the direct hop and answered it. */
-  readonly countDirect: () => void
+  readonly countForwarded: () => void
 }
 
-/** The answer to a runner asking whether this process (the one its secret names) still runs. */
-const aliveReply = HttpServerResponse.empty({ status: 204, headers: { [ClusterHeaders.ALIVE]: "1" } })
+/**
+ * Owners one exchange is sent to at most: each one before the last refused
+ * it (its shard had moved on) or could not be connected to (it is gone), so
+ * nothing ran; a few cover a rebalance racing a runner's loss.
+ */
+const MAX_HOPS = 6
 
 const remoteAddressOf = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
   Option.getOrUndefined(request.remoteAddress)
@@ -140,19 +153,13 @@ export const make = Effect.fnUntraced(function* <E, R>(
     clientOf: (request) => request.headers[ClusterHeaders.CLIENT] ?? clientOf(request)
   })
   const hop = options.hop
-  const path = options.path ?? "/mcp"
-  // Without a hop the process has no name others can ask about: every reopened session takes the careful rule.
-  const self = hop === undefined ? undefined : DirectHop.encodeTarget(hop.self)
-  const owner = new Owner(local, store, {
-    authentication: options.authentication,
-    self,
-    alive: (name) => {
-      const target = DirectHop.decodeTarget(name)
-      return hop === undefined || target === undefined ? Effect.succeed(false) : hop.alive(target, path)
-    }
-  })
+  const locateTimeout = Duration.fromInputUnsafe(options.locateTimeout ?? Duration.seconds(60))
+  const locateSeconds = Math.round(Duration.toMillis(locateTimeout) / 1000)
+  // This process's name in the session rows it writes and in its `Locate` replies.
+  const self = DirectHop.encodeTarget(hop.self)
+  const owner = new Owner(local, store, { authentication: options.authentication, self })
   yield* owner.run
-  const counts = { forwarded: 0, direct: 0, lost: 0 }
+  const counts = { forwarded: 0, lost: 0 }
   const countLost = () => {
     counts.lost++
   }
@@ -164,24 +171,11 @@ export const make = Effect.fnUntraced(function* <E, R>(
   }
   const owns = (sessionId: string) => sharding.hasShardId(shardOf(sessionId))
 
-  // The owner's side of a forwarded exchange.
-  yield* sharding.registerEntity(
-    Forward.McpSession,
-    Effect.succeed(
-      Forward.serveExchange(
-        (exchange) => {
-          const sentAt = Number(exchange.headers[ClusterHeaders.SENT_AT])
-          return owner.serveForwarded(
-            Forward.toRequest(exchange),
-            exchange.headers[McpHeaders.SESSION_ID],
-            Number.isFinite(sentAt) ? sentAt : undefined
-          )
-        },
-        hop === undefined ? undefined : DirectHop.encodeTarget(hop.self)
-      )
-    ),
-    { concurrency: "unbounded", maxIdleTime: Duration.minutes(1) }
-  )
+  // The owner's side of `Locate`: a few idle seconds are enough, it keeps nothing.
+  yield* sharding.registerEntity(Forward.McpSession, Effect.succeed(Forward.located(self)), {
+    concurrency: "unbounded",
+    maxIdleTime: Duration.seconds(10)
+  })
   const clientFor = yield* Forward.McpSession.client
 
   const sweepEvery = Duration.fromInputUnsafe(options.sweepInterval ?? Duration.seconds(10))
@@ -196,6 +190,25 @@ export const make = Effect.fnUntraced(function* <E, R>(
     return id
   }
 
+  /**
+   * The owner of the session's shard, as effect/cluster delivers `Locate` to
+   * it (waiting while a lost runner's shards move), learned for the shard;
+   * undefined when none answered within `locateTimeout`.
+   */
+  const locate = (sessionId: string, shard: string): Effect.Effect<DirectHop.Target | undefined> =>
+    clientFor(sessionId)
+      .Locate()
+      .pipe(
+        Effect.timeout(locateTimeout),
+        Effect.map(({ via }) => {
+          hops.learn(shard, via)
+          return hops.get(shard)
+        }),
+        Effect.catchCause((cause) =>
+          Effect.as(Effect.logWarning("no runner owning the session answered in time", cause), undefined)
+        )
+      )
+
   const forward = (
     request: HttpServerRequest.HttpServerRequest,
     sessionId: string,
@@ -209,67 +222,47 @@ export const make = Effect.fnUntraced(function* <E, R>(
           : undefined
       if (read !== undefined && read._tag === "Failure") return read.failure
       const body = attempt?.body ?? (read === undefined ? "" : read.success)
-      const sentAt = String(yield* Clock.currentTimeMillis)
-      let exchange = Forward.toExchange(request, body, { ...extra, [ClusterHeaders.SENT_AT]: sentAt })
+      const exchange = Forward.toExchange(request, body, extra)
       counts.forwarded++
-      const shard = hop === undefined ? undefined : ShardId.toString(shardOf(sessionId))
-      const target =
+      const shard = ShardId.toString(shardOf(sessionId))
+      let target =
         attempt?.target ??
-        (shard === undefined || extra !== undefined
-          ? undefined
-          : (hops.get(shard) ?? (hops.mayName(shard) ? yield* holderOf(sessionId, shard) : undefined)))
-      // The shard's last known owner could not be connected to: nothing sent now reaches it, so the
-      // exchange goes without its send time (see the Unsent case below).
-      if (target === undefined && shard !== undefined && hops.isGone(shard)) exchange = Forward.withoutSentAt(exchange)
-      if (target !== undefined) {
-        const result = attempt?.result ?? (yield* hop!.send(target, exchange))
+        hops.get(shard) ??
+        (extra === undefined && hops.mayName(shard) ? yield* holderOf(sessionId, shard) : undefined)
+      let result = attempt?.result
+      for (let sent = 0; sent < MAX_HOPS; sent++) {
+        if (result === undefined) {
+          target ??= yield* locate(sessionId, shard)
+          if (target === undefined) break
+          result = yield* hop.send(target, exchange)
+        }
         switch (result._tag) {
           case "Reply":
-            counts.direct++
-            return fromHop(result, body, result.stream === undefined ? Effect.void : probe(sessionId, exchange))
+            return fromHop(result, body, result.stream === undefined ? Effect.void : probe(sessionId, shard))
           case "Lost":
+            // Sent, and cut before its reply: it may have run, so it is answered once, never sent again.
             counts.lost++
-            yield* probe(sessionId, exchange)
+            yield* probe(sessionId, shard)
             return lostReply(body)
           case "Refused":
-            // The shard moved: the entity RPC below reaches its new owner.
-            hops.refused(shard!)
+            // The shard moved on: nothing ran; its next owner is located.
+            hops.refused(shard)
             break
           case "Unsent":
-            // The owner is gone: effect/cluster waits for its shards to move. Nothing reached it, so the
-            // exchange goes without its send time: the next owner serves it however long the shard took
-            // to move, instead of refusing it as one that was in flight on the lost owner.
-            hops.unreachable(target.origin)
-            exchange = Forward.withoutSentAt(exchange)
+            // The owner is gone: nothing reached it. `Locate` waits for effect/cluster to move its shards.
+            hops.unreachable(target!.origin)
         }
+        target = undefined
+        result = undefined
       }
-      if (request.method === "GET") return yield* Relayed.relay(clientFor(sessionId).Http(exchange), countLost)
-      const sent = yield* Effect.exit(clientFor(sessionId).Send(exchange))
-      // No reply, or the owner refused to run an exchange in flight on its lost predecessor.
-      if (sent._tag === "Failure" || sent.value.lost) {
-        if (sent._tag === "Failure") yield* logLost(sent.cause)
-        counts.lost++
-        return lostReply(body)
-      }
-      const reply = sent.value
-      if (shard !== undefined) hops.learn(shard, reply.via)
-      const head = { status: reply.status, headers: reply.headers }
-      if (reply.contentType === undefined) return HttpServerResponse.empty(head)
-      if (reply.rest === undefined) {
-        return HttpServerResponse.text(reply.body, { ...head, contentType: reply.contentType })
-      }
-      const rest = clientFor(sessionId).Rest({ name: reply.rest }) as Stream.Stream<Forward.BodyPart, unknown>
-      return Relayed.streamed({ ...head, contentType: reply.contentType }, rest, body, countLost)
+      return unreachedReply(body, locateSeconds)
     })
 
   /**
    * The hop target of the process the session's row names as its holder, when
-   * no owner of the shard named itself here yet (learned for the shard: the
-   * next exchanges need no read). The first exchange of a session another
-   * runner holds then goes by the hop too, and when that runner is gone the
-   * hop's failed connect tells that nothing reached it: the exchange waits for
-   * the shard to move and is served, where an entity RPC sent to the lost
-   * runner could not be told from one that was in flight there.
+   * no owner of the shard is known here yet (learned for the shard: the next
+   * exchanges need no read). It saves a `Locate`, and when that process is
+   * gone the hop's failed connect tells that nothing reached it.
    */
   const holderOf = (sessionId: string, shard: string): Effect.Effect<DirectHop.Target | undefined> =>
     Effect.map(
@@ -277,7 +270,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
       (stored) => {
         // A row naming this process: the session moved away and its next owner has not reopened it yet.
         if (stored?.owner === self) return undefined
-        // No name (an owner without a hop, or a row from before names): the shard is not read again.
+        // No name (a row from before names): the shard is not read again.
         if (stored?.owner === undefined) {
           if (stored !== undefined) hops.noName(shard)
           return undefined
@@ -289,21 +282,11 @@ export const make = Effect.fnUntraced(function* <E, R>(
 
   /**
    * Waits, after a hop broke, until the session's owner (alive) or its next
-   * owner (once effect/cluster moved the shard) answers that the exchange is
-   * lost without running anything: the client hears of the loss when the
-   * session can serve its next request, as on the entity RPC path.
+   * owner (once effect/cluster moved the shard) answers `Locate`: the client
+   * hears of the loss when the session can serve its next request.
    */
-  const probe = (sessionId: string, exchange: Forward.Exchange): Effect.Effect<void> =>
-    Effect.suspend(() =>
-      Effect.ignore(
-        clientFor(sessionId).Send({
-          method: exchange.method,
-          url: exchange.url,
-          headers: { [McpHeaders.SESSION_ID]: sessionId, [ClusterHeaders.LOST_PROBE]: "1" },
-          body: ""
-        })
-      )
-    )
+  const probe = (sessionId: string, shard: string): Effect.Effect<void> =>
+    Effect.asVoid(Effect.suspend(() => locate(sessionId, shard)))
 
   /** The owner's reply through the hop; `lost` runs before a cut reply's missing answers are given. */
   const fromHop = (
@@ -321,15 +304,13 @@ export const make = Effect.fnUntraced(function* <E, R>(
 
   /**
    * A hop from another runner (its secret checked): served here if this runner
-   * still owns the session, refused otherwise; never forwarded again.
+   * owns the session (or the one it opens), refused otherwise; never forwarded
+   * again. Served whenever it was sent: a hop is never delivered twice.
    */
   const servedHop = (request: HttpServerRequest.HttpServerRequest, sessionId: string | undefined) => {
-    if (request.headers[ClusterHeaders.ALIVE] !== undefined) return Effect.succeed(aliveReply)
-    if (sessionId === undefined || !owns(sessionId)) return Effect.succeed(hopRefusal("not-owner"))
-    // Served whenever it was sent: a hop is never delivered twice (its sender reports a hop that may have run
-    // as lost and sends again only what reached no one), so the send time that guards an entity RPC, which
-    // effect/cluster may deliver again to the shard's next owner, has nothing to guard here.
-    return owner.serve(request.modify({ headers: withoutPrivate(request.headers) }), sessionId)
+    const id = sessionId ?? request.headers[ClusterHeaders.NEW_SESSION]
+    if (id === undefined || !owns(id)) return Effect.succeed(hopRefusal)
+    return owner.serve(request.modify({ headers: withoutSecret(request.headers) }), sessionId)
   }
 
   const handler = Effect.gen(function* () {
@@ -338,19 +319,19 @@ export const make = Effect.fnUntraced(function* <E, R>(
     const attempt = options.attemptOf?.(request)
     // Its body is read already: wherever the session is now, the hop's result is settled here.
     if (attempt !== undefined && sessionId !== undefined) return yield* forward(request, sessionId, undefined, attempt)
-    if (hop !== undefined && DirectHop.isSecret(hop.self.secret, request.headers[ClusterHeaders.HOP])) {
+    if (DirectHop.isSecret(hop.self.secret, request.headers[ClusterHeaders.HOP])) {
       return yield* servedHop(request, sessionId)
     }
     if (sessionId === undefined) {
       // Opening a session (or a stateless request): served here, under an id this runner owns.
       const id = newSessionId()
-      const headers = Headers.set(withoutPrivate(request.headers), ClusterHeaders.NEW_SESSION, id)
       if (request.method === "POST" && !owns(id)) {
         return yield* forward(request, id, {
           [ClusterHeaders.NEW_SESSION]: id,
           [ClusterHeaders.CLIENT]: clientOf(request) ?? ""
         })
       }
+      const headers = Headers.set(withoutPrivate(request.headers), ClusterHeaders.NEW_SESSION, id)
       return yield* owner.serve(request.modify({ headers }), undefined)
     }
     if (owns(sessionId)) {
@@ -366,13 +347,11 @@ export const make = Effect.fnUntraced(function* <E, R>(
     owns,
     stats: () => ({ ...counts, restored: owner.stats.restored, released: owner.stats.released }),
     directRoute: (sessionId) => {
-      if (hop === undefined) return undefined
       const shard = shardOf(sessionId)
       return sharding.hasShardId(shard) ? undefined : hops.get(ShardId.toString(shard))
     },
-    countDirect: () => {
+    countForwarded: () => {
       counts.forwarded++
-      counts.direct++
     }
   } satisfies ClusteredHttpServer
 })

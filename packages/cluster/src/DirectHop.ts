@@ -1,24 +1,26 @@
 /**
- * The direct hop of a clustered server: a process that does not own a
- * session carries the HTTP exchange straight to the owner's own MCP endpoint
- * (one keep-alive HTTP request on loopback or the LAN) instead of as an
- * effect/cluster entity RPC. effect/cluster still decides who owns what (shard
- * assignment, runner health, rebalancing); the hop only carries the bytes.
+ * The direct hop of a clustered server: the one way a process that does not
+ * own a session carries an HTTP exchange to the owner, straight to the
+ * owner's own MCP endpoint (one keep-alive HTTP request on loopback or the
+ * LAN). effect/cluster still decides who owns what (shard assignment, runner
+ * health, rebalancing); the hop carries the bytes.
  *
- * How the receiving process finds the owner: the owner's reply to an entity
- * RPC names its endpoint and its hop secret (`Target`), remembered for the
- * session's shard; so does the session's row in `SessionState`, which names
- * the process that holds it (read when no owner of the shard named itself
- * yet); later exchanges of that shard take the hop. The entity RPC
- * stays the path where no endpoint is known yet, where the hop cannot connect
- * (the owner is gone: effect/cluster waits for the shard to move) and where
- * the owner no longer holds the shard (it answers 421, the entry is dropped).
- * A hop is never forwarded again: the owner serves it or refuses it.
+ * How the receiving process finds the owner: the session's row in
+ * `SessionState` names the process that holds it (read when the shard's
+ * owner is not known yet), and otherwise the entity RPC `Locate`, which
+ * effect/cluster delivers to the shard's owner (waiting while a lost owner's
+ * shards move), answers with the owner's endpoint and its hop secret
+ * (`Target`), remembered for the session's shard. An owner that no longer
+ * holds the shard refuses the hop (421) without running anything, and one
+ * that cannot be connected to received nothing: either way the exchange is
+ * located again and sent to the next owner. A hop is never forwarded again
+ * and never delivered twice: a hop that broke after it was sent is answered
+ * as lost, once.
  *
  * Security. The hop arrives on the owner's public endpoint, so anyone who can
  * reach that endpoint could send a request that looks like a hop. What only a
- * receiving process may say (the client's address for per-client limits, when
- * the exchange was sent, which session id to open) travels in private headers
+ * receiving process may say (the client's address for per-client limits,
+ * which session id to open) travels in private headers
  * that an owner believes only when the request carries its own secret (random
  * per process, compared in constant time); otherwise they are stripped and the
  * request is an ordinary client request. The client's own `Host`, `Origin`,
@@ -26,7 +28,7 @@
  * the same DNS-rebinding, authentication and session-binding checks as to a
  * request from the client itself: a direct request to the endpoint can do no
  * more than the client could through the load balancer. The secret travels
- * only between runners (inside entity RPC replies) and in the cluster's
+ * only between runners (inside `Locate` replies) and in the cluster's
  * database (each session's row names its holder): keep the runner port
  * (effect/cluster's transport, which has no authentication of its own) and
  * the database reachable by the runners only.
@@ -55,7 +57,7 @@ export interface Request {
 
 /** What came back from the owner. */
 export type Result =
-  /** Nothing reached the owner (it could not be connected to): the exchange may go another way. */
+  /** Nothing reached the owner (it could not be connected to): the exchange may be sent to its next owner. */
   | { readonly _tag: "Unsent" }
   /** The owner no longer holds the session's shard: it did not run the exchange. */
   | { readonly _tag: "Refused" }
@@ -95,29 +97,18 @@ export interface DirectHop {
   readonly self: Target
   /** Sends an exchange to `target` (its path is the request's own). */
   readonly send: (target: Target, request: Request) => Effect.Effect<Result>
-  /**
-   * Whether the process `target` names still runs: its endpoint (at `path`,
-   * the MCP endpoint's) answers that the secret is its own. False when it
-   * cannot be connected to within the connect timeout, answers otherwise (a
-   * process started again at the same endpoint has another secret), or does
-   * not answer within five seconds.
-   */
-  readonly alive: (target: Target, path: string) => Effect.Effect<boolean>
 }
 
 /** Carries the owner's secret: the request is a hop from another runner. */
 export const HEADER_SECRET = ClusterHeaders.HOP
 
-/** On a hop asking whether the runner is the process its secret names; on its answer when it is. */
-export const HEADER_ALIVE = ClusterHeaders.ALIVE
-
-/** Set by an owner on a reply to a hop it refused: `not-owner` (421) or `lost` (503). */
+/** Set by an owner on its reply (421, `not-owner`) to a hop for a session whose shard it does not hold. */
 export const HEADER_REFUSED = ClusterHeaders.HOP_REFUSED
 
-/** `self` as one string, carried in an entity RPC reply. */
+/** `self` as one string, as `Locate` answers it and a session's row names its holder. */
 export const encodeTarget = (target: Target): string => `${target.secret} ${target.origin}`
 
-/** A target carried in an entity RPC reply, when there is one. */
+/** A target carried as one string, when it is one. */
 export const decodeTarget = (text: string | undefined): Target | undefined => {
   if (text === undefined) return undefined
   const space = text.indexOf(" ")

@@ -13,11 +13,6 @@
  * ```ts
  * import * as NodeClusteredServer from "@effect-mcp/cluster/NodeClusteredServer"
  * import * as McpServer from "@effect-mcp/server/McpServer"
- * import * as Context from "effect/Context"
-import type * as HttpServeOptions from "@effect-mcp/http/HttpServeOptions"
-import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as SqlClient from "effect/sql/SqlClient"
  *
  * const Server = McpServer.layer({ name: "clustered", version: "1.0.0" })
  * export const Runner = NodeClusteredServer.layer(Server, {
@@ -89,6 +84,12 @@ export interface Options extends HttpServeOptions.HostChecks {
    * runner, also once reopened elsewhere. Default: none.
    */
   readonly auth?: NodeMcpServer.HttpAuth | ((endpointUrl: string) => NodeMcpServer.HttpAuth) | undefined
+  /**
+   * How long a request for a session whose runner was lost waits for the
+   * session's shard to move before it is answered with an error saying it
+   * did not run (see `ClusteredHttpServer.Options`). Default 60 seconds.
+   */
+  readonly locateTimeout?: Duration.Input | undefined
   /** How list changes, resource updates and task statuses reach the other processes (see `ChangeFeed`). */
   readonly changes?: ChangeFeed.Options | undefined
   /**
@@ -98,14 +99,6 @@ export interface Options extends HttpServeOptions.HostChecks {
    * Layer already has is used instead. Default: `SqlTaskStore`'s.
    */
   readonly tasks?: SqlTaskStore.Options | undefined
-  /**
-   * Carry forwarded exchanges straight to the owner's MCP endpoint over HTTP
-   * (`DirectHop`), at `runnerHost` and this endpoint's port, instead of as
-   * effect/cluster entity RPCs. Offered only when that address reaches this
-   * endpoint (it listens on `runnerHost`, a wildcard, or both are loopback).
-   * Default true.
-   */
-  readonly directHop?: boolean | undefined
 }
 
 /**
@@ -130,16 +123,23 @@ const isLoopback = (host: string) =>
 const isWildcard = (host: string) => host === "0.0.0.0" || host === "::" || host === "[::]" || host === ""
 
 /**
- * This runner's direct hop, when `runnerHost` reaches the endpoint listening on
- * `host` (the bound URL gives the port); closed with the scope.
+ * This runner's direct hop (closed with the scope): other runners reach the
+ * endpoint at its own address, or at `runnerHost` when it listens on a
+ * wildcard address (the bound URL gives the port).
  */
 const hopOf = (options: Options, bound: string) =>
   Effect.gen(function* () {
     const host = options.host ?? "127.0.0.1"
     const runnerHost = options.runnerHost ?? "127.0.0.1"
-    const reachable = isWildcard(host) || host === runnerHost || (isLoopback(host) && isLoopback(runnerHost))
-    if (options.directHop === false || !reachable) return undefined
-    const name = runnerHost.includes(":") && !runnerHost.startsWith("[") ? `[${runnerHost}]` : runnerHost
+    const reached = isWildcard(host) ? runnerHost : host
+    // Runners on other machines cannot reach a loopback endpoint: only runners on this machine can forward here.
+    if (isLoopback(host) && !isLoopback(runnerHost)) {
+      yield* Effect.logWarning(
+        `the MCP endpoint listens on ${host}: runners on other machines cannot forward requests to it; ` +
+          `listen on ${runnerHost} or a wildcard address`
+      )
+    }
+    const name = reached.includes(":") && !reached.startsWith("[") ? `[${reached}]` : reached
     const self: DirectHop.Target = {
       origin: `http://${name}:${new URL(bound).port}`,
       secret: randomBytes(24).toString("base64url")
@@ -190,7 +190,7 @@ export const layer = <E, R>(
       // A protection made from the endpoint's URL waits for the bind (port 0 is known then).
       const protection = auth === undefined ? undefined : typeof auth === "function" ? auth(`${bound}${path}`) : auth
       const hop = yield* hopOf(options, bound)
-      const relay = hop === undefined ? undefined : NodeRelay.make(hop, { path, maxBodyBytes: MAX_BODY_BYTES })
+      const relay = NodeRelay.make(hop, { path, maxBodyBytes: MAX_BODY_BYTES })
       const requiredScopes = protection === undefined ? undefined : scopesOf(yield* McpServer.McpServer, protection)
       const endpoint = Layer.effectDiscard(
         Effect.gen(function* () {
@@ -206,13 +206,14 @@ export const layer = <E, R>(
             sessionIdleTimeout: options.sessionIdleTimeout,
             maxBodyBytes: MAX_BODY_BYTES,
             hop,
-            attemptOf: relay?.attemptOf,
+            locateTimeout: options.locateTimeout,
+            attemptOf: relay.attemptOf,
             authentication: protection?.authentication,
             requiredScopes
           })
           yield* (yield* HttpRouter.HttpRouter).add("*", path, server.handler)
           // Calls to sessions another runner owns skip effect's HTTP server on this one (internal/nodeRelay.ts).
-          if (relay !== undefined) yield* (yield* NodeHttpServer.RequestFilters).add(relay.filter(server))
+          yield* (yield* NodeHttpServer.RequestFilters).add(relay.filter(server))
         })
       )
       return protection?.routes === undefined ? endpoint : Layer.merge(endpoint, protection.routes)

@@ -1,6 +1,6 @@
 /**
  * What a receiving process knows of the owners' direct hops: a target read
- * from an entity RPC reply, remembered per shard, forgotten when its owner
+ * from a `Locate` answer or a session's row, remembered per shard, forgotten when its owner
  * refuses (the shard moved) or cannot be reached (every shard of that owner,
  * then known as gone until a next owner names itself);
  * and the owner's check of the secret a hop carries.
@@ -43,19 +43,19 @@ describe("direct hops", () => {
     assert.deepStrictEqual(hops.get("default:3"), b)
   })
 
-  it("remembers the shards whose owner could not be reached until their next owner names itself", () => {
+  it("does not read the rows of a shard whose owner could not be reached until its next owner names itself", () => {
     const hops = new Hops()
     const a = { origin: "http://127.0.0.1:1", secret: "a" }
     const b = { origin: "http://127.0.0.1:2", secret: "b" }
     hops.learn("default:1", DirectHop.encodeTarget(a))
     hops.learn("default:2", DirectHop.encodeTarget(b))
-    assert.isFalse(hops.isGone("default:1"))
+    assert.isTrue(hops.mayName("default:1"))
     hops.unreachable(a.origin)
-    // Nothing sent for shard 1 now can reach its lost owner; shard 2's owner is another.
-    assert.isTrue(hops.isGone("default:1"))
-    assert.isFalse(hops.isGone("default:2"))
+    // The rows of shard 1 still name its lost owner until the next one reopens them: it is located instead.
+    assert.isFalse(hops.mayName("default:1"))
+    assert.isTrue(hops.mayName("default:2"))
     hops.learn("default:1", DirectHop.encodeTarget(b))
-    assert.isFalse(hops.isGone("default:1"))
+    assert.isTrue(hops.mayName("default:1"))
     assert.deepStrictEqual(hops.get("default:1"), b)
   })
 

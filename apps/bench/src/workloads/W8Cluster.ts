@@ -4,7 +4,7 @@
  * processes of one cluster (NodeClusteredServer, SQLite), in the same run. In
  * the cluster two calls in three reach a process that does not own the
  * session and are forwarded to its owner (by the direct HTTP hop to the
- * owner's endpoint once the first entity RPC named it); the difference of the
+ * owner's endpoint); the difference of the
  * p50s is the per-call routing cost. The same cluster behind a sticky
  * forwarder (session affinity: each session's requests go to the process
  * that opened it, which owns it) shows what the cluster costs when nothing

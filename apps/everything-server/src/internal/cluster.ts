@@ -35,7 +35,6 @@ export const optionsOf = (cli: Cli.Http, auth?: NodeClusteredServer.Options["aut
     port: cli.port,
     runnerHost: cluster.runnerHost,
     runnerPort: cluster.runnerPort,
-    directHop: cluster.directHop,
     auth,
     responseMode: cli.json ? "json" : "sse",
     allowedHosts: cli.allowedHosts,

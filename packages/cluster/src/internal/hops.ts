@@ -1,6 +1,7 @@
 /**
  * Which owner's endpoint the direct hop takes for each shard (see
- * DirectHop.ts): learned from the owners' entity RPC replies, forgotten when
+ * DirectHop.ts): learned from the owners' `Locate` answers and the sessions'
+ * rows, forgotten when
  * an owner refuses a hop (its shard moved) or cannot be connected to (it is
  * gone; every shard it held is forgotten at once, and remembered as one whose
  * owner is gone until its next owner names itself).
@@ -20,7 +21,7 @@ export class Hops {
     return this.targets.get(shard)
   }
 
-  /** An owner of `shard` answered an entity RPC naming its hop (`via`, encoded). */
+  /** An owner of `shard` named its hop (`via`, encoded: a `Locate` answer or a session's row). */
   learn(shard: string, via: string | undefined): void {
     const target = DirectHop.decodeTarget(via)
     if (target !== undefined) {
@@ -38,11 +39,6 @@ export class Hops {
   /** A session's row of `shard` named no process to hop to (its holder has no hop). */
   noName(shard: string): void {
     this.unnamed.add(shard)
-  }
-
-  /** Whether the last known owner of `shard` could not be connected to (and no next owner named itself yet). */
-  isGone(shard: string): boolean {
-    return this.gone.has(shard)
   }
 
   /** The owner no longer holds `shard`. */

@@ -43,9 +43,15 @@ export const lostResponse = (id: JsonRpc.RequestId): JsonRpc.Message =>
   )
 
 /** The JSON body answering every request of `requests` (a batch for a batch); undefined when there is none. */
-export const lostJson = (requests: Requests): string | undefined => {
+export const lostJson = (requests: Requests): string | undefined => answersJson(requests, lostResponse)
+
+/** The JSON body answering every request of `requests` with `answer` (a batch for a batch); undefined when none. */
+export const answersJson = (
+  requests: Requests,
+  answer: (id: JsonRpc.RequestId) => JsonRpc.Message
+): string | undefined => {
   if (requests.ids.length === 0) return undefined
-  const answers = requests.ids.map(lostResponse)
+  const answers = requests.ids.map(answer)
   return JsonRpcCodec.encode(requests.batch ? answers : answers[0]!)
 }
 

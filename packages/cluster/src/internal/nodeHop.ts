@@ -35,12 +35,9 @@ const IDLE_MS = 2_000
  * takes well under a millisecond, and a machine that does not answer (a partition drops its SYNs)
  * would hold the exchange for the OS connect timeout (about two minutes on Linux). A second is the
  * first SYN retransmission: past it the owner is taken as unreachable and, nothing having been
- * sent, the exchange goes as an entity RPC at the cost of that second.
+ * sent, the exchange is located again (it waits for the shard to move) at the cost of that second.
  */
 export const CONNECT_TIMEOUT_MS = 1_000
-
-/** How long (ms) a runner that accepted the connection may take to say whether it is the process asked about. */
-export const ALIVE_ANSWER_MS = 5_000
 
 /** The owner did not accept the connection in time: nothing was sent. */
 class NotConnected extends Error {
@@ -102,14 +99,9 @@ export interface NodeHop extends DirectHop.DirectHop {
 
 /**
  * The hop of this process, `self` being its own endpoint; a connection not
- * made within `connectTimeoutMs` (default `CONNECT_TIMEOUT_MS`) is `Unsent`;
- * `alive` waits `aliveAnswerMs` (default `ALIVE_ANSWER_MS`) for an answer.
+ * made within `connectTimeoutMs` (default `CONNECT_TIMEOUT_MS`) is `Unsent`.
  */
-export const make = (
-  self: DirectHop.Target,
-  connectTimeoutMs: number = CONNECT_TIMEOUT_MS,
-  aliveAnswerMs: number = ALIVE_ANSWER_MS
-): NodeHop => {
+export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_TIMEOUT_MS): NodeHop => {
   // LIFO reuses the warmest connection. An idle one is closed after 2 s, well before the owner's
   // server closes it (5 s): a request written on a connection the owner is closing would fail
   // as if the owner were lost (Node's agent keeps it until it sees the close, up to 6 s).
@@ -148,10 +140,9 @@ export const make = (
     // Before a connection there is no exchange: the caller may send it another way.
     outgoing.on("error", () => settle(connected ? lost : unsent))
     outgoing.on("response", (response) => {
-      const refusal = response.headers[ClusterHeaders.HOP_REFUSED]
-      if (refusal !== undefined) {
+      if (response.headers[ClusterHeaders.HOP_REFUSED] !== undefined) {
         response.resume()
-        return settle(refusal === "not-owner" ? refused : lost)
+        return settle(refused)
       }
       const status = response.statusCode ?? 502
       const contentType = response.headers["content-type"]
@@ -193,37 +184,5 @@ export const make = (
       return Effect.sync(abandon)
     })
 
-  // A fresh connection (no agent): a pooled one may be to a process that has since gone. Only the connect is held
-  // to the connect timeout (a machine that does not answer is gone); a process that accepted may be starved of
-  // CPU and answer late, and taking a live owner for a lost one refuses calls (see owner.ts), so it gets longer.
-  const alive = (target: DirectHop.Target, path: string) =>
-    Effect.callback<boolean>((resume) => {
-      const { hostname, port } = addressOf(target.origin)
-      const probe = httpRequest({
-        hostname,
-        port,
-        path,
-        method: "GET",
-        headers: { [ClusterHeaders.HOP]: target.secret, [ClusterHeaders.ALIVE]: "1" },
-        agent: false
-      })
-      const answer = setTimeout(() => probe.destroy(), aliveAnswerMs)
-      const done = (alive: boolean) => {
-        clearTimeout(answer)
-        resume(Effect.succeed(alive))
-      }
-      boundConnect(probe, connectTimeoutMs, () => {})
-      probe.on("error", () => done(false))
-      probe.on("response", (response) => {
-        response.resume()
-        done(response.statusCode === 204 && response.headers[ClusterHeaders.ALIVE] !== undefined)
-      })
-      probe.end()
-      return Effect.sync(() => {
-        clearTimeout(answer)
-        probe.destroy()
-      })
-    })
-
-  return { self, send, alive, exchange, close: () => agent.destroy() }
+  return { self, send, exchange, close: () => agent.destroy() }
 }

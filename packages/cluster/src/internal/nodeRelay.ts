@@ -33,7 +33,7 @@ export type Filter = (
 ) => boolean
 
 /** What the relay asks of the clustered server. */
-export type Route = Pick<ClusteredHttpServer.ClusteredHttpServer, "directRoute" | "countDirect">
+export type Route = Pick<ClusteredHttpServer.ClusteredHttpServer, "directRoute" | "countForwarded">
 
 /** The relay of one process: its filter for a server, and the attempts it hands to that server's handler. */
 export interface NodeRelay {
@@ -59,14 +59,14 @@ export const make = (hop: NodeHop, options: { readonly path: string; readonly ma
     request.on("error", () => response.destroy())
     request.on("end", () => {
       const body = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString("utf8")
-      const headers = Forward.nodeExchangeHeaders(request.headers, Date.now())
+      const headers = Forward.nodeExchangeHeaders(request.headers)
       const abandon = hop.exchange(target, "POST", request.url!, headers, body, (result) => {
         response.off("close", abandon)
         if (result._tag !== "Reply" || result.stream !== undefined) {
           attempts.set(request, { target, body, result })
           return app(request, response)
         }
-        server.countDirect()
+        server.countForwarded()
         if (result.contentType === undefined) {
           response.writeHead(result.status, result.headers)
           return response.end()

@@ -24,32 +24,12 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { SessionStateError, SessionStateShape } from "../SessionState.ts"
 
-/**
- * An exchange sent this long (ms) before its session was reopened here, after
- * its former owner was lost, may have been in flight on that owner (shards of
- * a lost runner move seconds later); the margin covers clocks a little apart.
- *
- * The rule is careful only when it must be. effect/cluster sends an exchange
- * again to the shard's next owner when the connection to the runner it went
- * to breaks, and only a runner that died can have run it before that break.
- * A runner that gave the shard up alive (a rebalance as a runner joins, or
- * its locks lapsed while it was starved of CPU) ran none of what reaches the
- * next owner: it refuses what comes for a shard it no longer holds, and what
- * it ran was answered. So a session is reopened under the rule only when its
- * former owner (the process named in its row) is gone or cannot say it runs;
- * one handed over by a live owner serves every exchange, however long it
- * waited for the shard to move.
- */
-const STALE_MS = 1_000
-
 /** What the owner needs besides the server and the store. */
 export interface OwnerOptions {
   /** Authenticates a request reopening a session bound to a principal. */
   readonly authentication?: HttpAuthentication.Authentication | undefined
-  /** This process's name in the rows it writes (unique per process), when others can ask whether it runs. */
-  readonly self?: string | undefined
-  /** Whether the process a row names still runs (false when it cannot tell). */
-  readonly alive: (owner: string) => Effect.Effect<boolean>
+  /** This process's name in the rows it writes (its hop target): receiving processes hop to it by that name. */
+  readonly self: string
 }
 
 /** What the owner counts. */
@@ -65,22 +45,18 @@ export class Owner {
   /** The sessions held here whose snapshot is written down (their owner is its only writer). */
   private readonly held = new Set<string>()
   private readonly restoring = new Map<string, Deferred.Deferred<void>>()
-  /** When each session reopened here was reopened (epoch ms). */
-  private readonly reopenedAt = new Map<string, number>()
   readonly stats: OwnerStats = { restored: 0, released: 0 }
 
   readonly server: StreamableHttpServer.StreamableHttpServer
   private readonly store: SessionStateShape
   private readonly authentication: HttpAuthentication.Authentication | undefined
-  private readonly self: string | undefined
-  private readonly alive: (owner: string) => Effect.Effect<boolean>
+  private readonly self: string
 
   constructor(server: StreamableHttpServer.StreamableHttpServer, store: SessionStateShape, options: OwnerOptions) {
     this.server = server
     this.store = store
     this.authentication = options.authentication
     this.self = options.self
-    this.alive = options.alive
   }
 
   /** Writes down the server's session changes as they come, until the scope closes. */
@@ -98,7 +74,6 @@ export class Owner {
       return this.write(this.store.put(id, change.snapshot, this.self))
     }
     this.held.delete(id)
-    this.reopenedAt.delete(id)
     // Released (moved to another runner) or Shutdown (this runner stops): the session goes on elsewhere.
     return change.reason === "Deleted" || change.reason === "Expired" ? this.write(this.store.remove(id)) : Effect.void
   }
@@ -131,26 +106,6 @@ export class Owner {
     return Effect.tap(served, (response) => this.flush(sessionId ?? response.headers[McpHeaders.SESSION_ID]))
   }
 
-  /**
-   * Serves a forwarded exchange sent at `sentAt` (the sender's clock), or
-   * refuses it (undefined) when it was sent well before this runner reopened
-   * its session: the cluster re-sent it after the session's former owner was
-   * lost, which may have run it already.
-   */
-  serveForwarded(
-    request: HttpServerRequest.HttpServerRequest,
-    sessionId: string | undefined,
-    sentAt: number | undefined
-  ): Effect.Effect<HttpServerResponse.HttpServerResponse | undefined> {
-    if (sessionId === undefined || sentAt === undefined) return this.serve(request, sessionId)
-    return Effect.flatMap(this.server.hasSession(sessionId) ? Effect.void : this.restore(sessionId, request), () => {
-      const reopened = this.reopenedAt.get(sessionId)
-      return reopened !== undefined && sentAt < reopened - STALE_MS
-        ? Effect.succeed(undefined)
-        : this.serve(request, sessionId)
-    })
-  }
-
   private write(effect: Effect.Effect<void, SessionStateError>): Effect.Effect<void> {
     return Effect.catch(effect, (error) => Effect.logWarning(`clustered session state not written: ${error.message}`))
   }
@@ -180,9 +135,6 @@ export class Owner {
   private reopen(sessionId: string, request: HttpServerRequest.HttpServerRequest): Effect.Effect<void> {
     const self = this
     return Effect.gen(function* () {
-      // When the session began to reopen here: an exchange sent well before that may have reached the lost owner;
-      // the question below may take seconds, and what waited for it was not in flight anywhere else.
-      const startedAt = yield* Clock.currentTimeMillis
       const stored = yield* Effect.catch(self.store.get(sessionId), (error) =>
         Effect.as(Effect.logWarning(`clustered session state not read: ${error.message}`), undefined)
       )
@@ -190,15 +142,12 @@ export class Owner {
       // A session bound to a principal reopens for that principal only (the server checks):
       // for anyone else it stays unknown here, and the server answers 404 (or 401 to bad credentials).
       const authenticated = yield* self.principalOf(request)
-      // Asked before the session opens here: the former owner still runs, or it was lost (see STALE_MS).
-      const handedOver = stored.owner !== undefined && (stored.owner === self.self || (yield* self.alive(stored.owner)))
       const reopened = yield* self.server.restoreSession(sessionId, stored.state, authenticated)
       if (!reopened) return
       self.stats.restored++
       self.held.add(sessionId)
-      if (!handedOver) self.reopenedAt.set(sessionId, startedAt)
-      // The row names its new owner at once: if the session moves on, its next owner asks this process.
-      if (self.self !== undefined) yield* self.write(self.store.touch([sessionId], self.self))
+      // The row names its new holder at once: receiving processes that read it hop here.
+      yield* self.write(self.store.touch([sessionId], self.self))
     })
   }
 
@@ -216,16 +165,13 @@ export class Owner {
         if (!owns(id)) moved.push(id)
         else if (!this.server.hasSession(id)) ended.push(id)
       }
-      for (const id of [...moved, ...ended]) {
-        this.held.delete(id)
-        this.reopenedAt.delete(id)
-      }
+      for (const id of [...moved, ...ended]) this.held.delete(id)
       this.stats.released += moved.length
       const held = [...this.held]
       return Effect.forEach(moved, (id) => this.server.closeSession(id, "Released"), { discard: true }).pipe(
         Effect.andThen(Effect.forEach(ended, (id) => this.write(this.store.remove(id)), { discard: true })),
-        // Not naming this process: it may not have noticed yet that a shard moved, and a row must never name a
-        // former owner that still runs after the session's new owner took it (see reopen).
+        // Not naming this process: it may not have noticed yet that a shard moved, and a row must not name a
+        // former owner after the session's new owner took it (a hop there would be refused, then located again).
         Effect.andThen(held.length === 0 ? Effect.void : this.write(this.store.touch(held))),
         Effect.andThen(Clock.currentTimeMillis),
         Effect.flatMap((now) => this.write(Effect.asVoid(this.store.expire(now - expireMs))))

@@ -1,8 +1,10 @@
 /**
  * The replies a receiving process makes itself for a forwarded exchange (an
- * unreadable body, a lost owner, a refused hop) and the headers one runner
- * sets for another, which it strips from what clients send.
+ * unreadable body, a lost owner, an owner it could not reach, a refused hop)
+ * and the headers one runner sets for another, which it strips from what
+ * clients send.
  */
+import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import * as ByteSize from "effect/ByteSize"
@@ -37,24 +39,35 @@ export const readBody = (request: HttpServerRequest.HttpServerRequest, limit: nu
  * replied: an error per request, else 503. Its ids are read only then: a
  * reply that arrives needs no parse of the body here.
  */
-export const lostReply = (body: string) => {
-  const answers = LostAnswers.lostJson(LostAnswers.requestsOf(body))
+export const lostReply = (body: string) => answeredWith(body, LostAnswers.lostResponse)
+
+/**
+ * The answer to a forwarded POST (its body) that reached no owner: none
+ * could be located or connected to within the bound (`forward` says which).
+ * Nothing ran, so the error says so: the client may send it again.
+ */
+export const unreachedReply = (body: string, seconds: number) =>
+  answeredWith(body, (id) =>
+    McpError.toResponse(
+      id,
+      new McpError.InternalError({
+        message: `no process serving this session could be reached within ${seconds} s; the request did not run`
+      })
+    )
+  )
+
+const answeredWith = (body: string, answer: (id: JsonRpc.RequestId) => JsonRpc.Message) => {
+  const answers = LostAnswers.answersJson(LostAnswers.requestsOf(body), answer)
   if (answers === undefined) return HttpServerResponse.empty({ status: 503, headers: { "retry-after": "1" } })
   return HttpServerResponse.text(answers, { status: 200, contentType: "application/json" })
 }
 
 /** The headers one runner sets for another, never taken from a client (nor passed to the server). */
-export const privateHeaders = new Set([
-  ClusterHeaders.NEW_SESSION,
-  ClusterHeaders.CLIENT,
-  ClusterHeaders.SENT_AT,
-  ClusterHeaders.HOP
-])
+export const privateHeaders = new Set([ClusterHeaders.NEW_SESSION, ClusterHeaders.CLIENT, ClusterHeaders.HOP])
 
 export const hasPrivate = (headers: Headers.Headers) =>
   headers[ClusterHeaders.NEW_SESSION] !== undefined ||
   headers[ClusterHeaders.CLIENT] !== undefined ||
-  headers[ClusterHeaders.SENT_AT] !== undefined ||
   headers[ClusterHeaders.HOP] !== undefined
 
 /** One copy without them (a hop carries two: one `Headers.remove` copy each cost more). */
@@ -64,12 +77,18 @@ export const withoutPrivate = (headers: Headers.Headers): Headers.Headers => {
   return Headers.fromRecordUnsafe(rest)
 }
 
-/** An owner's answer to a hop it did not run: the shard is not its own (421), or the exchange was stale (503). */
-export const hopRefusal = (reason: "not-owner" | "lost") =>
-  HttpServerResponse.empty({
-    status: reason === "not-owner" ? 421 : 503,
-    headers: { [ClusterHeaders.HOP_REFUSED]: reason }
-  })
+/**
+ * A hop as its owner serves it: the secret dropped, what the receiving
+ * process says for it (the client's address, the id of a session to open)
+ * kept, since the secret proved a runner sent it.
+ */
+export const withoutSecret = (headers: Headers.Headers): Headers.Headers => Headers.remove(headers, ClusterHeaders.HOP)
+
+/** An owner's answer to a hop for a session whose shard it does not hold: it ran nothing. */
+export const hopRefusal = HttpServerResponse.empty({
+  status: 421,
+  headers: { [ClusterHeaders.HOP_REFUSED]: "not-owner" }
+})
 
 export const logLost = (error: unknown) =>
   Effect.logWarning("the runner owning a session was lost while serving a request", error)
