@@ -40,7 +40,9 @@
  *   items are listed and callable (`Policy`); `limits` are `ToolLimits` on
  *   the gateway's tool calls; `circuitBreaker` opens a circuit per upstream
  *   (`CircuitBreaker`); `audit` records every routed request (`Audit`);
- *   `cache` keeps upstream reads as their 2026-07-28 cache hints allow.
+ *   `cache` keeps upstream reads as their 2026-07-28 cache hints allow. A
+ *   read's answer carries the upstream's hints (what is left of them when
+ *   served from the cache), `private` wherever a policy decides.
  * - **Large catalogs.** With `discovery`, `tools/list` lists three tools of
  *   the gateway's (search, details, call) instead of every upstream tool
  *   (`Discovery`).
@@ -146,7 +148,8 @@ export interface Options extends Omit<McpHost.Options, "clientInfo" | "naming"> 
   /**
    * Keeps upstream `resources/read` results as their 2026-07-28 cache hints
    * allow (`ttlMs`; `cacheScope: "public"` shared by all callers, `"private"`
-   * per principal), up to `maxEntries` (default 1000). Default: off.
+   * per principal), up to `maxEntries` (default 1000). Default: off. With it
+   * or without, a read's answer carries the upstream's hints, never a longer `ttlMs` (docs/gateway.md).
    */
   readonly cache?: { readonly maxEntries?: number | undefined } | true | undefined
   /**
@@ -239,6 +242,7 @@ export const layer = (
               : CircuitBreaker.make(circuitBreaker),
         index: { tool: new Map(), prompt: new Map(), resource: new Map(), template: new Map() },
         routed: new WeakMap(),
+        readHints: new WeakMap(),
         reads: cache === undefined ? undefined : ReadCache.make(cache === true ? 1000 : (cache.maxEntries ?? 1000)),
         discovery:
           discovery === undefined
@@ -256,7 +260,8 @@ export const layer = (
           : [direct(Guards.audit(routes, auditOptions.sink ?? Audit.log(auditOptions.level)))]),
         // Discovery's own tools are listed to everyone: what each caller sees is decided within them.
         ...(policy === undefined ? [] : [Guards.visibility(routes, policy, { tools: discovery === undefined })]),
-        ...(limits === undefined ? [] : [direct(ToolLimits.middleware(limits))])
+        ...(limits === undefined ? [] : [direct(ToolLimits.middleware(limits))]),
+        Guards.cacheHints(routes, server.cache?.read, policy !== undefined)
       )
       // Upstream subscriptions, inside the guards: a subscription the policy hides is refused before it is made.
       const supporting = new Set<string>()

@@ -92,7 +92,12 @@ const gateway = (options: Partial<Gateway.Options> = {}) =>
         ...options
       }).pipe(Layer.provide(memory({ a, b })))
     )
-    const connect = (owner: string, scopes: ReadonlyArray<string> = [], claims: object = {}) =>
+    const connect = (
+      owner: string,
+      scopes: ReadonlyArray<string> = [],
+      claims: object = {},
+      revision: "2025-11-25" | "2026-07-28" = "2025-11-25"
+    ) =>
       McpTest.makeClientFor(
         // The session's transport says whom its requests come from, as an authenticating HTTP server's does.
         McpServer.makeSession.pipe(
@@ -101,7 +106,7 @@ const gateway = (options: Partial<Gateway.Options> = {}) =>
             principal: () => ({ owner, scopes, value: { claims } })
           }))
         ),
-        { revision: "2025-11-25" }
+        { revision }
       ).pipe(Effect.provideContext(context))
     return { connect, shared }
   })
@@ -314,5 +319,41 @@ describe("cache", () => {
       yield* read(carol, "b://public")
       assert.strictEqual(yield* read(carol, "b://public"), "b://public #2")
     })
+  )
+
+  it.effect(
+    "a read's answer carries the upstream's hints: what is left of them from the cache, private under a policy",
+    () =>
+      Effect.gen(function* () {
+        const hintsOf = (result: { readonly ttlMs?: number; readonly cacheScope?: string }) => [
+          result.ttlMs,
+          result.cacheScope
+        ]
+        const cached = yield* gateway({ cache: true })
+        const alice = yield* cached.connect("alice", [], {}, "2026-07-28")
+        assert.deepStrictEqual(hintsOf(yield* alice.readResource("a://public")), [60_000, "public"])
+        assert.deepStrictEqual(hintsOf(yield* alice.readResource("a://private")), [60_000, "private"])
+        yield* TestClock.adjust("20 seconds")
+        // Served from the gateway's cache: the time the upstream's answer has left, not the whole ttl again.
+        assert.deepStrictEqual(hintsOf(yield* alice.readResource("a://public")), [40_000, "public"])
+        assert.deepStrictEqual(hintsOf(yield* alice.readResource("a://private")), [40_000, "private"])
+        assert.deepStrictEqual(cached.shared.reads, { "a://public": 1, "a://private": 1 })
+        // Lists are the gateway's own (the server's default hints).
+        assert.deepStrictEqual(hintsOf(yield* alice.listTools()), [0, "private"])
+
+        // The gateway's own read hints bound the upstream's; a policy makes every answer private.
+        const bounded = yield* gateway({
+          server: { name: "gateway", version: "1.0.0", cache: { read: { ttlMs: 5_000, cacheScope: "public" } } }
+        })
+        const bob = yield* bounded.connect("bob", [], {}, "2026-07-28")
+        assert.deepStrictEqual(hintsOf(yield* bob.readResource("b://public")), [5_000, "public"])
+        const governed = yield* gateway({
+          policy: Policy.allowAll,
+          server: { name: "gateway", version: "1.0.0", cache: { list: { ttlMs: 5_000, cacheScope: "public" } } }
+        })
+        const carol = yield* governed.connect("carol", [], {}, "2026-07-28")
+        assert.deepStrictEqual(hintsOf(yield* carol.readResource("b://public")), [60_000, "private"])
+        assert.deepStrictEqual(hintsOf(yield* carol.listTools()), [5_000, "private"])
+      })
   )
 })

@@ -1,12 +1,14 @@
 /**
  * The gateway's server middleware: the policy applied to every list (the
- * items' handlers apply it to every request, see `items.ts`), and the audit
- * record of every routed request. Both find an item's upstream in the
- * routes' index, which the mirror keeps in step with the catalog.
+ * items' handlers apply it to every request, see `items.ts`), the audit
+ * record of every routed request, and the upstream's cache hints passed on.
+ * The first two find an item's upstream in the routes' index, which the
+ * mirror keeps in step with the catalog.
  */
 import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import * as Middleware from "@effect-mcp/server/Middleware"
 import * as Effect from "effect/Effect"
+import type * as Resource from "@effect-mcp/server/Resource"
 import * as Audit from "../Audit.ts"
 import type * as Policy from "../Policy.ts"
 import type * as Items from "./items.ts"
@@ -68,4 +70,44 @@ export const audit =
         next
       )
     )
+  }
+
+const lists = new Set(["tools/list", "prompts/list", "resources/list", "resources/templates/list"])
+
+// A result of a revision with cache hints carries them (the server adds them): only those are rewritten.
+const withHints = (result: unknown, hints: Partial<Resource.Cache>): unknown =>
+  typeof result === "object" && result !== null && "ttlMs" in result ? { ...result, ...hints } : result
+
+/**
+ * The 2026-07-28 cache hints of the gateway's answers. A read carries the
+ * upstream's (what is left of them when served from the gateway's cache):
+ * never a longer `ttlMs`, never `public` what the upstream made `private`,
+ * and within the gateway's own `read` hints when it has some. With a policy
+ * (`perPrincipal`) what one principal is answered may differ from another's,
+ * so reads and lists are `private` whatever the upstream or the server said.
+ */
+export const cacheHints =
+  (
+    routes: Pick<Items.Routes, "readHints">,
+    own: Resource.Cache | undefined,
+    perPrincipal: boolean
+  ): Middleware.Middleware =>
+  (request, next) => {
+    if (request.method === "resources/read") {
+      return Effect.flatMap(CurrentRequest.CurrentRequest, (current) =>
+        Effect.map(next, (result) => {
+          const upstream = routes.readHints.get(current)
+          if (upstream === undefined) return perPrincipal ? withHints(result, { cacheScope: "private" }) : result
+          return withHints(result, {
+            ttlMs: Math.max(0, Math.min(upstream.ttlMs, own?.ttlMs ?? Number.POSITIVE_INFINITY)),
+            cacheScope:
+              upstream.cacheScope === "public" && own?.cacheScope !== "private" && !perPrincipal ? "public" : "private"
+          })
+        })
+      )
+    }
+    if (perPrincipal && lists.has(request.method)) {
+      return Effect.map(next, (result) => withHints(result, { cacheScope: "private" }))
+    }
+    return next
   }

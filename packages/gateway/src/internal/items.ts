@@ -49,6 +49,11 @@ export interface Routes {
   readonly index: { readonly [K in Policy.Item["kind"]]: Map<string, string> }
   /** Upstream reads kept by their cache hints (none: every read goes upstream). */
   readonly reads: ReadCache.ReadCache | undefined
+  /**
+   * The cache hints of the upstream's answer to each downstream read (or of the cached answer served
+   * instead, with the time it has left), by its `CurrentRequest`, for the guard that passes them on.
+   */
+  readonly readHints: WeakMap<object, Resource.Cache>
   /** The upstream each downstream request was routed to, by its `CurrentRequest` (for the audit). */
   readonly routed: WeakMap<object, string>
   /** Discovery mode's index of the catalog's tools (none: the tools are listed). */
@@ -244,19 +249,29 @@ const read = (routes: Routes, item: Policy.Item, uri: string) => {
     routes,
     item,
     (_, current) =>
-      Effect.flatMap(routes.host.readResource(uri, { server: item.upstream }), (result) =>
-        reads === undefined
+      Effect.flatMap(routes.host.readResource(uri, { server: item.upstream }), (result) => {
+        // The upstream's hints, for the guard that passes them on (an upstream before 2026-07-28 gives none).
+        if (result.ttlMs !== undefined || result.cacheScope !== undefined) {
+          routes.readHints.set(current, { ttlMs: result.ttlMs ?? 0, cacheScope: result.cacheScope ?? "private" })
+        }
+        return reads === undefined
           ? Effect.succeed(result.contents)
           : Effect.map(Clock.currentTimeMillis, (now) => {
               reads.put(item.upstream, uri, current.principal?.owner, result, now)
               return result.contents
             })
-      ),
+      }),
     uri,
     reads === undefined
       ? undefined
       : (current) =>
-          Effect.map(Clock.currentTimeMillis, (now) => reads.get(item.upstream, uri, current.principal?.owner, now))
+          Effect.map(Clock.currentTimeMillis, (now) => {
+            const hit = reads.get(item.upstream, uri, current.principal?.owner, now)
+            if (hit === undefined) return undefined
+            // What is left of the upstream's ttl, never the whole of it again.
+            routes.readHints.set(current, { ttlMs: hit.ttlMs, cacheScope: hit.cacheScope })
+            return hit.contents
+          })
   )
 }
 

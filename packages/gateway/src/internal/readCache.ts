@@ -14,18 +14,21 @@ import type * as Resources from "@effect-mcp/protocol/Resources"
 
 interface Entry {
   readonly contents: ReadonlyArray<Content.ResourceContents>
+  readonly cacheScope: "public" | "private"
   readonly expiresAt: number
+}
+
+/** Contents kept, with the hints they may be passed on with: the time they have left, and their scope. */
+export interface Hit {
+  readonly contents: ReadonlyArray<Content.ResourceContents>
+  readonly ttlMs: number
+  readonly cacheScope: "public" | "private"
 }
 
 /** One gateway's read cache. */
 export interface ReadCache {
   /** The contents kept for `uri` of `upstream` that `principal` may be served, if any is still fresh at `now`. */
-  readonly get: (
-    upstream: string,
-    uri: string,
-    principal: string | undefined,
-    now: number
-  ) => ReadonlyArray<Content.ResourceContents> | undefined
+  readonly get: (upstream: string, uri: string, principal: string | undefined, now: number) => Hit | undefined
   /** Keeps `result` as its hints say. */
   readonly put: (
     upstream: string,
@@ -41,12 +44,14 @@ const keyOf = (upstream: string, uri: string, principal: string | undefined) =>
     ? `public\u0000${upstream}\u0000${uri}`
     : `private\u0000${principal}\u0000${upstream}\u0000${uri}`
 
+/** A cache of at most `maxEntries` reads. */
 export const make = (maxEntries: number): ReadCache => {
   const entries = new Map<string, Entry>()
   const fresh = (key: string, now: number) => {
     const entry = entries.get(key)
     if (entry === undefined) return undefined
-    if (entry.expiresAt > now) return entry.contents
+    if (entry.expiresAt > now)
+      return { contents: entry.contents, ttlMs: entry.expiresAt - now, cacheScope: entry.cacheScope }
     entries.delete(key)
     return undefined
   }
@@ -62,7 +67,7 @@ export const make = (maxEntries: number): ReadCache => {
       const key = keyOf(upstream, uri, shared ? undefined : principal)
       entries.delete(key)
       if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!)
-      entries.set(key, { contents: result.contents, expiresAt: now + ttlMs })
+      entries.set(key, { contents: result.contents, cacheScope: shared ? "public" : "private", expiresAt: now + ttlMs })
     }
   }
 }
