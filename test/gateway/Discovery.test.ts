@@ -50,7 +50,7 @@ const gateway = Effect.gen(function* () {
 
 describe("discovery mode over a real upstream", () => {
   it.live(
-    "an SDK client searches, describes and calls through three tools, and hears of changes",
+    "an SDK client searches, describes and calls through three tools (or directly), and hears of changes",
     () =>
       Effect.gen(function* () {
         const url = yield* gateway
@@ -85,6 +85,11 @@ describe("discovery mode over a real upstream", () => {
 
         assert.strictEqual(
           textOf(yield* call("call_tool", { name: "everything__test_simple_text" })),
+          "This is a simple text response for testing."
+        )
+        // A client that knows the name calls it directly.
+        assert.strictEqual(
+          textOf(yield* call("everything__test_simple_text")),
           "This is a simple text response for testing."
         )
         // Progress asked of call_tool is the progress of the tool it calls.

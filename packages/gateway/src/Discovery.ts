@@ -13,11 +13,14 @@
  * - `call_tool` (`{ name, arguments }`): calls the tool, answering its result
  *   as a direct `tools/call` would.
  *
+ * A client that knows a tool's catalog name may also call it directly
+ * (`tools/call` of that name): the catalog's tools are served unlisted.
+ *
  * The policy, the limits, the circuit breaker and the audit apply to the tool
  * a `call_tool` names exactly as to a direct call of it (the limits count it
  * under its own name, the audit records it); a tool hidden from the caller is
- * neither found, described nor callable (`-32602 Unknown tool: <name>`, as for
- * one that does not exist). Searching and describing are answered by the
+ * neither found, described nor callable, by `call_tool` or directly
+ * (`-32602 Unknown tool: <name>`, as for one that does not exist). Searching and describing are answered by the
  * gateway alone: no upstream, limit or audit record is involved.
  *
  * **Ranking.** A query is split into words (lowercased runs of letters and

@@ -190,16 +190,17 @@ describe("Discovery", () => {
         textOf(yield* alice.callTool(Discovery.toolNames.call, { name: "b__create_order_2977" })),
         "create order 2977"
       )
-      // Unknown to every tool, and not callable directly: the catalog is behind the three tools.
+      // A client that knows a tool's name calls it directly, though it is not listed.
+      assert.strictEqual(textOf(yield* alice.callTool("a__forecast", { city: "Oslo" })), "forecast for Oslo")
+      // Unknown to every tool, and to a direct call.
       for (const [tool, args] of [
         [Discovery.toolNames.details, { name: "a__nothing" }],
-        [Discovery.toolNames.call, { name: "a__nothing", arguments: {} }]
+        [Discovery.toolNames.call, { name: "a__nothing", arguments: {} }],
+        ["a__nothing", {}]
       ] as const) {
         const unknown = errorOf(yield* Effect.flip(alice.callTool(tool, args)))
         assert.deepStrictEqual([unknown.code, unknown.message], [-32602, "Unknown tool: a__nothing"])
       }
-      const direct = errorOf(yield* Effect.flip(alice.callTool("a__forecast", { city: "Oslo" })))
-      assert.deepStrictEqual([direct.code, direct.message], [-32602, "Unknown tool: a__forecast"])
     })
   )
 
@@ -220,11 +221,16 @@ describe("Discovery", () => {
       const everything = (yield* pages(alice, "")).flat()
       assert.strictEqual(everything.length, 2002)
       assert.isTrue(everything.every((name) => name.startsWith("a__")))
-      for (const tool of [Discovery.toolNames.details, Discovery.toolNames.call]) {
-        const hidden = errorOf(yield* Effect.flip(alice.callTool(tool, { name: "b__admin_purge" })))
+      for (const [tool, args] of [
+        [Discovery.toolNames.details, { name: "b__admin_purge" }],
+        [Discovery.toolNames.call, { name: "b__admin_purge" }],
+        ["b__admin_purge", {}]
+      ] as const) {
+        const hidden = errorOf(yield* Effect.flip(alice.callTool(tool, args)))
         assert.deepStrictEqual([hidden.code, hidden.message], [-32602, "Unknown tool: b__admin_purge"])
       }
       assert.strictEqual(textOf(yield* root.callTool(Discovery.toolNames.call, { name: "b__admin_purge" })), "purged")
+      assert.strictEqual(textOf(yield* root.callTool("b__admin_purge", {})), "purged")
     })
   )
 
@@ -247,6 +253,8 @@ describe("Discovery", () => {
       yield* call("a__forecast", { city: "Oslo" })
       const limited = errorOf(yield* Effect.flip(call("a__forecast", { city: "Oslo" })))
       assert.strictEqual(limited.code, -32029)
+      // A direct call of it draws on the same limit.
+      assert.strictEqual(errorOf(yield* Effect.flip(alice.callTool("a__forecast", { city: "Oslo" }))).code, -32029)
       shared.failing = true
       assert.strictEqual(errorOf(yield* Effect.flip(call("a__flaky"))).code, -32603)
       const open = errorOf(yield* Effect.flip(call("a__get_invoice_0")))
@@ -257,6 +265,7 @@ describe("Discovery", () => {
         records.map((r) => [r.target, r.upstream, r.outcome, r.errorCode, r.argumentsDigest]),
         [
           ["a__forecast", "a", "success", undefined, digest],
+          ["a__forecast", "a", "error", -32029, digest],
           ["a__forecast", "a", "error", -32029, digest],
           ["a__flaky", "a", "error", -32603, yield* Audit.digest({})],
           ["a__get_invoice_0", "a", "error", CircuitBreaker.Code.CircuitOpen, yield* Audit.digest({})]

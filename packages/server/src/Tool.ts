@@ -97,6 +97,11 @@ export interface Tool<R = never> {
   readonly taskSupport?: TaskSupport | undefined
   /** Who makes the task of a task-executed call; see `Options.taskCreation`. */
   readonly taskCreation?: "call" | "handler" | undefined
+  /**
+   * `false`: `tools/list` leaves the tool out, and a client that knows its name may still call it (a
+   * gateway's discovery mode lists a search tool, not the thousands it finds). Default: listed.
+   */
+  readonly listed?: boolean | undefined
 }
 
 /** What `make` takes: metadata, the input (and optional output and failure) Schemas, and the handler. */
@@ -139,6 +144,8 @@ export interface Options<I extends Input, O extends AnySchema | undefined, E, R>
    * with `Task.background` (e.g. after asking the client for input).
    */
   readonly taskCreation?: "call" | "handler" | undefined
+  /** `false`: left out of `tools/list`, callable by a client that knows its name (the `listed` of `Tool`). Default: listed. */
+  readonly listed?: boolean | undefined
   /** Runs the tool on the decoded input. */
   readonly handler: (input: InputOf<I>) => Effect.Effect<OutputOf<O>, E, R>
 }
@@ -254,6 +261,10 @@ class MadeTool implements Tool<unknown> {
 
   get taskCreation(): "call" | "handler" | undefined {
     return this.options.taskCreation
+  }
+
+  get listed(): boolean | undefined {
+    return this.options.listed
   }
 
   get definition(): Tools.Tool {

@@ -254,6 +254,26 @@ describe("runtime changes", () => {
     })
   )
 
+  const hidden = Tool.make("hidden", {
+    input: Schema.Struct({}),
+    listed: false,
+    handler: () => Effect.succeed("found")
+  })
+  it.effect("an unlisted tool is left out of tools/list and answers a call by its name", () =>
+    Effect.gen(function* () {
+      const { request } = yield* McpTest.connectRaw(testServer(Tool.layer(add, hidden)), {
+        revision: "2025-11-25"
+      })
+      const listed = (yield* request("tools/list")) as Obj
+      assert.deepStrictEqual(
+        listed.tools.map((t: Obj) => t.name),
+        ["add"]
+      )
+      const called = (yield* request("tools/call", { name: "hidden", arguments: {} })) as Obj
+      assert.deepStrictEqual(called.content, [{ type: "text", text: "found" }])
+    })
+  )
+
   it.effect("a session initialized before the first tool existed is not told the tool list changed", () =>
     Effect.gen(function* () {
       const context = yield* Layer.build(testServer(Layer.empty))

@@ -178,6 +178,10 @@ const call = (routes: Items.Routes, current: CatalogIndex.Current) =>
       })
   })
 
+/** Whether `name` is one of discovery's own tools (which a catalog tool of the same name cannot replace). */
+export const isDiscoveryTool = (name: string): boolean =>
+  name === Discovery.toolNames.search || name === Discovery.toolNames.details || name === Discovery.toolNames.call
+
 /** The three tools, reading `current` (which the mirror keeps in step with the catalog). */
 export const tools = (routes: Items.Routes, current: CatalogIndex.Current): ReadonlyArray<Tool.Tool> => [
   search(routes, current),

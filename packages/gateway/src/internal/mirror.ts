@@ -9,9 +9,11 @@
  * the same one, the first in configuration order serves it (the host's
  * catalog is in that order).
  *
- * In discovery mode the server's tools are discovery's three, registered once:
- * a change of the catalog's tools builds a new search index instead, and is
- * announced all the same (a client may hold definitions it looked up).
+ * In discovery mode the server lists discovery's three tools, registered once;
+ * the catalog's tools are registered unlisted (`listed: false`), so that a
+ * client that knows a name may call it directly (the policy, limits and audit
+ * apply as to any call), and a change of them also builds a new search index.
+ * A catalog tool named as one of discovery's is not callable directly.
  */
 import type * as Catalog from "@effect-mcp/host/Catalog"
 import type * as McpServer from "@effect-mcp/server/McpServer"
@@ -33,8 +35,13 @@ const firstByName = <A>(entries: ReadonlyArray<Catalog.Entry<A>>): ReadonlyArray
 
 const itemsOf = (routes: Items.Routes, catalog: Catalog.Catalog, kind: Kind) => {
   switch (kind) {
-    case "tool":
-      return { entries: catalog.tools, make: () => catalog.tools.map((e) => Items.tool(routes, e)) }
+    case "tool": {
+      if (routes.discovery === undefined) {
+        return { entries: catalog.tools, make: () => catalog.tools.map((e) => Items.tool(routes, e)) }
+      }
+      const entries = catalog.tools.filter((e) => !Discovery.isDiscoveryTool(e.name))
+      return { entries, make: () => entries.map((e) => ({ ...Items.tool(routes, e), listed: false })) }
+    }
     case "prompt":
       return { entries: catalog.prompts, make: () => catalog.prompts.map((e) => Items.prompt(routes, e)) }
     case "resource": {
@@ -61,7 +68,7 @@ export const run = (
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function* () {
     const parent = yield* Effect.scope
-    const current = new Map<Kind, { readonly key: string; readonly scope: Scope.Closeable | undefined }>()
+    const current = new Map<Kind, { readonly key: string; readonly scope: Scope.Closeable }>()
     const discovery = routes.discovery
     if (discovery !== undefined) yield* server.register("tool", Discovery.tools(routes, discovery), context)
     const apply = (catalog: Catalog.Catalog) =>
@@ -78,17 +85,13 @@ export const run = (
             const index = routes.index[kind]
             index.clear()
             for (const e of entries) if (!index.has(e.name)) index.set(e.name, e.server)
-            if (kind === "tool" && discovery !== undefined) {
-              discovery.index = CatalogIndex.make(catalog.tools)
-              current.set(kind, { key, scope: undefined })
-              if (previous !== undefined) yield* server.listChanged("tools")
-              return
-            }
+            // Announced as any change of the tools (a client may hold definitions it looked up).
+            if (kind === "tool" && discovery !== undefined) discovery.index = CatalogIndex.make(catalog.tools)
             const scope = yield* Scope.fork(parent)
             // Registered before the previous ones go: items kept under the same key are replaced, never missing.
             yield* Scope.provide(server.register(kind, make(), context), scope)
             current.set(kind, { key, scope })
-            if (previous?.scope !== undefined) yield* Scope.close(previous.scope, Exit.void)
+            if (previous !== undefined) yield* Scope.close(previous.scope, Exit.void)
           }),
         { discard: true }
       )

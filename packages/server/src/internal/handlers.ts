@@ -95,7 +95,7 @@ export const make = (
       Effect.suspend(() => {
         const cursor = paramsOf(params).cursor
         const page = Page.paginate(
-          store.sorted(),
+          store.listed(),
           (e) => e.key,
           typeof cursor === "string" ? cursor : undefined,
           pageSize

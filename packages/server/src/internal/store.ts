@@ -18,6 +18,7 @@ export interface Entry<A> {
 export class Store<A> {
   private readonly entries = new Map<string, Entry<A>>()
   private sortedCache: ReadonlyArray<Entry<A>> | undefined
+  private listedCache: ReadonlyArray<Entry<A>> | undefined
 
   get size(): number {
     return this.entries.size
@@ -33,6 +34,7 @@ export class Store<A> {
     const entry = { key, item, context }
     this.entries.set(key, entry)
     this.sortedCache = undefined
+    this.listedCache = undefined
     return entry
   }
 
@@ -41,11 +43,22 @@ export class Store<A> {
     if (this.entries.get(entry.key) !== entry) return false
     this.entries.delete(entry.key)
     this.sortedCache = undefined
+    this.listedCache = undefined
     return true
   }
 
   sorted(): ReadonlyArray<Entry<A>> {
     this.sortedCache ??= [...this.entries.values()].sort((a, b) => compareKeys(a.key, b.key))
     return this.sortedCache
+  }
+
+  /** `sorted()` without the items registered as unlisted (`listed: false`: found by key, not in lists). */
+  listed(): ReadonlyArray<Entry<A>> {
+    if (this.listedCache === undefined) {
+      const sorted = this.sorted()
+      const unlisted = (e: Entry<A>) => (e.item as { readonly listed?: unknown }).listed === false
+      this.listedCache = sorted.some(unlisted) ? sorted.filter((e) => !unlisted(e)) : sorted
+    }
+    return this.listedCache
   }
 }
