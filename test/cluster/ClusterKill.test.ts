@@ -11,6 +11,9 @@
  * served then (its hop to the killed runner could not connect, so nothing
  * reached it).
  *
+ * Each runner logs the calls it starts to one file (the everything server's
+ * `MCP_CLUSTER_CALL_LOG`): no call runs twice, on any runner.
+ *
  * Raw JSON-RPC over fetch (JSON replies) rather than an SDK client, so that
  * each call's outcome is read exactly as the server sent it (an SDK client
  * would turn a 404 into a new session). Sessions run 16 at a time.
@@ -25,7 +28,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Postgres from "../support/postgres.ts"
 import { callSimpleText, EXPECTED, openSession } from "./jsonPost.ts"
-import { fastFailover, forwarder, kill, startRunners } from "./support.ts"
+import { callLog, fastFailover, forwarder, kill, startRunners } from "./support.ts"
 
 const SESSIONS = 200
 const CALLS = 10
@@ -68,8 +71,9 @@ const scenario = (label: string, storage: () => Effect.Effect<string, unknown, S
     `${label}: 200 sessions x 10 calls, every call answered once, no session re-initialized; no call started after the kill refused`,
     () =>
       Effect.gen(function* () {
+        const log = yield* callLog
         const runners = yield* startRunners(3, yield* storage(), ["--json", "--max-sessions-per-client", "100000"], {
-          timings: fastFailover
+          timings: { ...fastFailover, ...log.env }
         })
         const lb = yield* forwarder(runners)
         const sessions: Array<string> = []
@@ -120,6 +124,16 @@ const scenario = (label: string, storage: () => Effect.Effect<string, unknown, S
             `${call.id}: ${JSON.stringify(outcome)}`
           )
         }
+        // No handler ran twice (every runner logs each call it starts), and every call answered ran once.
+        const runs = log.runs()
+        assert.deepStrictEqual(
+          [...runs].filter(([, count]) => count > 1),
+          [],
+          "calls run more than once"
+        )
+        for (const call of calls) {
+          if (call.outcome._tag === "Ok") assert.strictEqual(runs.get(call.id), 1, `${call.id} answered but not run`)
+        }
         const refusedAfterKill = failed.filter((call) => call.startedAfterKill)
         assert.deepStrictEqual(
           refusedAfterKill.map((call) => `${call.id}: ${JSON.stringify(call.outcome)}`),
@@ -129,6 +143,7 @@ const scenario = (label: string, storage: () => Effect.Effect<string, unknown, S
         console.log(
           `${label}: killed runner 0 after ${KILL_AFTER} answers: ${calls.length} calls, ${failed.length} failed ` +
             `(${failed.length - refusedAfterKill.length} in flight at the kill, ` +
+            `${failed.filter((call) => runs.get(call.id) === 1).length} of the failed had started running, ` +
             `${refusedAfterKill.length} started after it)`
         )
       }).pipe(Effect.scoped),

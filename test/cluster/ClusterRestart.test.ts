@@ -27,7 +27,7 @@ import { join } from "node:path"
 import * as Postgres from "../support/postgres.ts"
 import { callSimpleText, EXPECTED, openSession } from "./jsonPost.ts"
 import { settled } from "./settled.ts"
-import { fastFailover, forwarder, kill, startRunner, startRunners } from "./support.ts"
+import { callLog, fastFailover, forwarder, kill, startRunner, startRunners } from "./support.ts"
 
 const SESSIONS = 100
 /** The new runner starts once this many calls of the traffic were answered. */
@@ -58,7 +58,9 @@ const scenario = (label: string, storage: () => Effect.Effect<string, unknown, S
       Effect.gen(function* () {
         const database = yield* storage()
         const flags = ["--json", "--max-sessions-per-client", "100000"]
-        const runners = yield* startRunners(3, database, flags, { timings: fastFailover })
+        const log = yield* callLog
+        const timings = { ...fastFailover, ...log.env }
+        const runners = yield* startRunners(3, database, flags, { timings })
         // Mutable: the new runner takes the killed one's place in the forwarder's list.
         const backends = runners.map((runner) => ({ base: runner.base }))
         const lb = yield* forwarder(backends)
@@ -98,7 +100,7 @@ const scenario = (label: string, storage: () => Effect.Effect<string, unknown, S
           )
         )
         yield* Deferred.await(restartNow)
-        const restarted = yield* startRunner(database, flags, fastFailover)
+        const restarted = yield* startRunner(database, flags, timings)
         // Killed at the end like the others (runs before its own graceful finalizer, which then finds it gone).
         yield* Effect.addFinalizer(() => kill(restarted))
         backends[0] = { base: restarted.base }
@@ -110,6 +112,14 @@ const scenario = (label: string, storage: () => Effect.Effect<string, unknown, S
         assert.deepStrictEqual(failures, [], `${failures.length} of ${answered} calls failed`)
         for (const [id, count] of lb.answers) assert.strictEqual(count, 1, `answer ${id} relayed ${count} times`)
         assert.strictEqual(lb.hops.filter((hop) => hop.rpc === "initialize").length, SESSIONS)
+        // Each call ran exactly once, on whichever runner held its session then (every runner logs what it starts).
+        const runs = log.runs()
+        assert.strictEqual(runs.size, answered, "calls run")
+        assert.deepStrictEqual(
+          [...runs].filter(([, count]) => count !== 1),
+          [],
+          "calls run more than once"
+        )
         // The new runner served calls: the shards (and sessions) moved to it.
         assert.isAbove(lb.hops.filter((hop) => hop.backend === 0 && hop.rpc === "tools/call").length, 0)
         console.log(`${label}: ${answered} calls across the kill's recovery and the rebalance, none failed`)

@@ -9,6 +9,9 @@
  */
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from "node:http"
 import { createServer as createNetServer } from "node:net"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { everythingBin, type HttpServer, node, spawnChild } from "../support/ServerProcess.ts"
@@ -265,3 +268,29 @@ export const kill = (runner: Pick<Runner, "process">): Effect.Effect<void> =>
     child.once("exit", () => resume(Effect.void))
     child.kill("SIGKILL")
   })
+
+/**
+ * A file the runners append each `tools/call` they start to (the everything
+ * server's `MCP_CLUSTER_CALL_LOG`): `env` for the runners, and `runs()` counts
+ * how many times each request id ran, across every runner (the killed ones too).
+ */
+export const callLog = Effect.acquireRelease(
+  Effect.sync(() => mkdtempSync(join(tmpdir(), "mcp-cluster-calls-"))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+).pipe(
+  Effect.map((dir) => {
+    const file = join(dir, "calls.log")
+    return {
+      env: { MCP_CLUSTER_CALL_LOG: file } as Record<string, string>,
+      runs: (): Map<string, number> => {
+        const runs = new Map<string, number>()
+        const text = existsSync(file) ? readFileSync(file, "utf8") : ""
+        for (const line of text.split("\n")) {
+          const id = line.slice(line.indexOf(" ") + 1)
+          if (line !== "") runs.set(id, (runs.get(id) ?? 0) + 1)
+        }
+        return runs
+      }
+    }
+  })
+)

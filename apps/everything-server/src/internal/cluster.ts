@@ -8,6 +8,11 @@ import * as NodeHttpServer from "@effect-mcp/platform-node/NodeHttpServer"
 import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
+import type * as McpServer from "@effect-mcp/server/McpServer"
+import * as Middleware from "@effect-mcp/server/Middleware"
+import { appendFileSync } from "node:fs"
 import type * as Cli from "../Cli.ts"
 import * as EverythingServer from "../EverythingServer.ts"
 
@@ -50,7 +55,32 @@ export const optionsOf = (cli: Cli.Http, auth?: NodeClusteredServer.Options["aut
 
 /** The everything server, its tasks in the cluster's database: `--task-heartbeat` sets how soon a lost runner's read `failed`. */
 const serverOf = (cli: Cli.Http) =>
-  EverythingServer.layer(cli.taskHeartbeatMs === undefined ? {} : { tasks: { heartbeatMs: cli.taskHeartbeatMs } })
+  callLog().pipe(
+    Layer.provideMerge(
+      EverythingServer.layer(cli.taskHeartbeatMs === undefined ? {} : { tasks: { heartbeatMs: cli.taskHeartbeatMs } })
+    )
+  )
+
+/**
+ * With `MCP_CLUSTER_CALL_LOG=<file>`, each `tools/call` this runner starts
+ * appends `<session id> <request id>` to the file (one short line: runners
+ * sharing the file never interleave inside one), so a test can prove that no
+ * call ran twice across the runners. Nothing otherwise.
+ */
+const callLog = (): Layer.Layer<never, never, McpServer.McpServer> => {
+  const file = process.env.MCP_CLUSTER_CALL_LOG
+  if (file === undefined || file === "") return Layer.empty
+  return Middleware.layer((request, next) =>
+    request.method !== "tools/call"
+      ? next
+      : Effect.andThen(
+          Effect.flatMap(CurrentRequest.CurrentRequest, (current) =>
+            Effect.sync(() => appendFileSync(file, `${request.sessionId} ${String(current.id)}\n`))
+          ),
+          next
+        )
+  )
+}
 
 /**
  * Shard lock and health timings from the environment (MCP_CLUSTER_LOCK_EXPIRATION_MS...), so
