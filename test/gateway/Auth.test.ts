@@ -7,8 +7,6 @@
  * caller's verified token: a tool its scopes do not cover is neither listed
  * nor callable. Official SDK 1.x clients downstream.
  */
-import * as HttpProtection from "@effect-mcp/auth/HttpProtection"
-import * as JwtVerifier from "@effect-mcp/auth/JwtVerifier"
 import * as Principal from "@effect-mcp/auth/Principal"
 import type * as Audit from "@effect-mcp/gateway/Audit"
 import * as Gateway from "@effect-mcp/gateway/Gateway"
@@ -19,8 +17,7 @@ import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Tool from "@effect-mcp/server/Tool"
 import { assert, describe, it } from "@effect/vitest"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -28,6 +25,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as OidcProvider from "../support/OidcProvider.ts"
+import * as Oauth from "./oauth.ts"
 
 /** The gateway's client at the provider, and a downstream caller allowed only to read. */
 const gatewayClient = { id: "gateway", secret: "gateway-secret-0123456789abcdef0123" }
@@ -42,23 +40,13 @@ const Upstream = Tool.layer(
   Tool.make("write_notes", { input: Schema.Struct({}), handler: () => Effect.succeed("written") })
 ).pipe(Layer.provideMerge(McpServer.layer({ name: "notes", version: "1.0.0" })))
 
-/** Protection by the provider's JWTs for the endpoint it is given. */
-const protectedBy = (provider: OidcProvider.OidcProvider) => (endpoint: string) =>
-  HttpProtection.make({
-    resource: endpoint,
-    authorizationServers: [provider.issuer],
-    scopesSupported: provider.scopes,
-    verifier: JwtVerifier.make({ issuer: provider.issuer, audience: endpoint, allowInsecureRequests: true }),
-    authorizationServerMetadata: { allowInsecureRequests: true }
-  })
-
 const setup = Effect.gen(function* () {
   const records: Array<Audit.Record> = []
   const provider = yield* OidcProvider.startWith({
     acceptResource: (indicator) => indicator.startsWith("http://127.0.0.1:"),
     extraClients: [gatewayClient, reader]
   })
-  const auth = protectedBy(provider)
+  const auth = Oauth.protectedBy(provider)
   const upstream = yield* Layer.build(NodeMcpServer.layerHttp(Upstream, { auth })).pipe(Effect.orDie)
   const upstreamUrl = `${yield* NodeMcpServer.url.pipe(Effect.provideContext(upstream))}/mcp`
   const gateway = Gateway.layer({
@@ -84,26 +72,6 @@ const setup = Effect.gen(function* () {
   return { provider, url, records }
 })
 
-/** An SDK client of the gateway sending `token`. */
-const connect = (url: string, token: string) =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const client = new Client({ name: "downstream", version: "1.0.0" })
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(url), {
-          requestInit: { headers: { authorization: `Bearer ${token}` } }
-        })
-      )
-      return client
-    }),
-    (client) => Effect.promise(() => client.close())
-  )
-
-const textOf = (result: object) =>
-  ((result as { readonly content: ReadonlyArray<{ readonly text?: string }> }).content ?? [])
-    .map((c) => c.text ?? "")
-    .join("")
-
 describe("gateway: identity in, credentials out (oidc-provider)", () => {
   it.live(
     "callers bring the provider's tokens; the upstream sees the gateway's own; the policy reads the caller's scopes",
@@ -116,11 +84,17 @@ describe("gateway: identity in, credentials out (oidc-provider)", () => {
         )
         assert.strictEqual(anonymous.status, 401)
         const readerToken = yield* provider.token(url, "notes:read", reader)
-        const readOnly = yield* connect(url, readerToken)
-        const writer = yield* connect(url, yield* provider.token(url, "notes:read notes:write"))
+        const readOnly = yield* Oauth.connect(url, readerToken)
+        const writer = yield* Oauth.connect(url, yield* provider.token(url, "notes:read notes:write"))
         // The upstream was called with a token the provider issued to the gateway's client, not to the caller.
-        assert.strictEqual(textOf(yield* Effect.promise(() => readOnly.callTool({ name: "notes__whoami" }))), "gateway")
-        assert.strictEqual(textOf(yield* Effect.promise(() => writer.callTool({ name: "notes__whoami" }))), "gateway")
+        assert.strictEqual(
+          Oauth.textOf(yield* Effect.promise(() => readOnly.callTool({ name: "notes__whoami" }))),
+          "gateway"
+        )
+        assert.strictEqual(
+          Oauth.textOf(yield* Effect.promise(() => writer.callTool({ name: "notes__whoami" }))),
+          "gateway"
+        )
         // A tool the reader's scopes do not cover is neither listed nor callable.
         const listed = (client: Client) =>
           Effect.promise(() => client.listTools()).pipe(Effect.map((r) => r.tools.map((t) => t.name).sort()))
@@ -135,7 +109,7 @@ describe("gateway: identity in, credentials out (oidc-provider)", () => {
         assert.strictEqual(refused?.code, -32602)
         assert.include(refused?.message, "Unknown tool: notes__write_notes")
         assert.strictEqual(
-          textOf(yield* Effect.promise(() => writer.callTool({ name: "notes__write_notes" }))),
+          Oauth.textOf(yield* Effect.promise(() => writer.callTool({ name: "notes__write_notes" }))),
           "written"
         )
         // The reader's third whoami this hour is its last; the writer's count is its own.
@@ -175,9 +149,9 @@ describe("gateway: identity in, credentials out (oidc-provider)", () => {
           acceptResource: (indicator) => indicator.startsWith("http://127.0.0.1:"),
           extraClients: [gatewayClient]
         })
-        const upstream = yield* Layer.build(NodeMcpServer.layerHttp(Upstream, { auth: protectedBy(provider) })).pipe(
-          Effect.orDie
-        )
+        const upstream = yield* Layer.build(
+          NodeMcpServer.layerHttp(Upstream, { auth: Oauth.protectedBy(provider) })
+        ).pipe(Effect.orDie)
         const upstreamUrl = `${yield* NodeMcpServer.url.pipe(Effect.provideContext(upstream))}/mcp`
         const wrong = "not-the-gateway-secret-0123456789abcdef"
         const context = yield* Layer.build(

@@ -5,7 +5,8 @@
  * resource indicators): two that get JWT access tokens (`resource`,
  * `otherResource`: two audiences) and one that gets opaque tokens
  * (`opaqueResource`, verified by introspection). `introspector` is the
- * resource server's own client, allowed to introspect.
+ * resource server's own client, allowed to introspect. With `tokenExchange`,
+ * it also takes RFC 8693 token exchanges from the clients named there.
  */
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -41,6 +42,8 @@ export interface OidcProvider {
 const client = { id: "test-client", secret: "test-client-secret-0123456789abcdef" }
 const introspector = { id: "resource-server", secret: "resource-server-secret-0123456789ab" }
 const scopes = ["notes:read", "notes:write"]
+const tokenExchangeGrant = "urn:ietf:params:oauth:grant-type:token-exchange"
+const accessTokenType = "urn:ietf:params:oauth:token-type:access_token"
 
 /**
  * Additions for the client-side tests (none by default, so the verifier tests
@@ -72,6 +75,18 @@ export interface StartOptions {
    * read when the token is issued; `resource` by default.
    */
   readonly defaultResource?: (() => string) | undefined
+  /**
+   * The RFC 8693 token exchange grant, for these confidential clients (which get the client credentials grant as
+   * well): an access token this provider issued (`subject_token`) is traded for a JWT access token for `resource`
+   * with the subject token's `sub`, `client_id` and `scope` (or the requested scope), and `act.sub` the client that
+   * asked. Each exchange is offered to `onExchange`.
+   */
+  readonly tokenExchange?:
+    | {
+        readonly clients: ReadonlyArray<{ readonly id: string; readonly secret: string }>
+        readonly onExchange?: ((exchange: { readonly actor: string; readonly subject: string }) => void) | undefined
+      }
+    | undefined
 }
 
 /** Starts a provider; the scope closes it. */
@@ -96,7 +111,7 @@ export const startWith = (options: StartOptions): Effect.Effect<OidcProvider, ne
     const resource = "http://mcp.localhost/mcp"
     const otherResource = "http://other.localhost/mcp"
     const opaqueResource = "http://opaque.localhost/mcp"
-    const { privateKey } = yield* Effect.promise(() => jose.generateKeyPair("RS256", { extractable: true }))
+    const { privateKey, publicKey } = yield* Effect.promise(() => jose.generateKeyPair("RS256", { extractable: true }))
     const jwk = {
       ...(yield* Effect.promise(() => jose.exportJWK(privateKey))),
       kid: "provider-key",
@@ -139,6 +154,14 @@ export const startWith = (options: StartOptions): Effect.Effect<OidcProvider, ne
                 scope: scopes.join(" ")
               }
             ]),
+        ...(options.tokenExchange?.clients ?? []).map((exchanging) => ({
+          client_id: exchanging.id,
+          client_secret: exchanging.secret,
+          grant_types: ["client_credentials", tokenExchangeGrant],
+          redirect_uris: [],
+          response_types: [],
+          scope: scopes.join(" ")
+        })),
         ...(options.extraClients ?? []).map((extra) => ({
           client_id: extra.id,
           client_secret: extra.secret,
@@ -191,6 +214,40 @@ export const startWith = (options: StartOptions): Effect.Effect<OidcProvider, ne
         }
       }
     })
+    const exchange = options.tokenExchange
+    if (exchange !== undefined) {
+      provider.registerGrantType(
+        tokenExchangeGrant,
+        async (ctx) => {
+          const params = ctx.oidc.params as Record<string, string | undefined>
+          const subject = await jose
+            .jwtVerify(params.subject_token ?? "", publicKey, { issuer })
+            .then((verified) => verified.payload)
+            .catch(() => {
+              throw new errors.InvalidGrant("subject_token is not an access token of this provider")
+            })
+          const target = params.resource ?? ""
+          if (options.acceptResource?.(target) !== true && target !== resource) throw new errors.InvalidTarget()
+          exchange.onExchange?.({ actor: ctx.oidc.client.clientId, subject: String(subject.sub) })
+          const now = Math.floor(Date.now() / 1000)
+          const token = await new jose.SignJWT({
+            client_id: subject.client_id,
+            scope: params.scope ?? subject.scope,
+            act: { sub: ctx.oidc.client.clientId }
+          })
+            .setProtectedHeader({ alg: "RS256", kid: jwk.kid, typ: "at+jwt" })
+            .setIssuer(issuer)
+            .setSubject(String(subject.sub))
+            .setAudience(target)
+            .setIssuedAt(now)
+            .setExpirationTime(now + ttl)
+            .setJti(crypto.randomUUID())
+            .sign(privateKey)
+          ctx.body = { access_token: token, issued_token_type: accessTokenType, token_type: "Bearer", expires_in: ttl }
+        },
+        ["subject_token", "subject_token_type", "requested_token_type", "resource", "audience", "scope"]
+      )
+    }
     handler = provider.callback()
 
     const token = (forResource: string, scope = scopes.join(" "), as = client) =>

@@ -30,6 +30,7 @@ import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import { withHeader } from "./internal/headers.ts"
 
 /** A header sent with every request to one upstream. */
 export type Credential =
@@ -124,18 +125,6 @@ export const resolve = (
         })
     )
   )
-}
-
-/** `headers` with the credential's header in place of any of the same name (header names are case-insensitive). */
-const withHeader = (
-  headers: { readonly [name: string]: string } | undefined,
-  name: string,
-  value: string
-): { readonly [name: string]: string } => {
-  const out: { [name: string]: string } = {}
-  for (const [k, v] of Object.entries(headers ?? {})) if (k.toLowerCase() !== name.toLowerCase()) out[k] = v
-  out[name] = value
-  return out
 }
 
 /**

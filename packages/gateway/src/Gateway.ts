@@ -36,6 +36,8 @@
  *   see `Options`).
  * - **Credentials.** Each remote upstream gets its own credential
  *   (`Credentials`); a downstream request's headers never reach an upstream.
+ *   An upstream that acts for the caller gets a token exchanged for the
+ *   caller's, on a connection per caller (`tokenExchange`, `TokenExchange`).
  * - **Policy, limits, breaker, audit.** `policy` decides per principal which
  *   items are listed and callable (`Policy`); `limits` are `ToolLimits` on
  *   the gateway's tool calls; `circuitBreaker` opens a circuit per upstream
@@ -92,9 +94,11 @@ import * as DiscoveryTools from "./internal/discovery.ts"
 import * as Guards from "./internal/guards.ts"
 import type * as Items from "./internal/items.ts"
 import * as Mirror from "./internal/mirror.ts"
+import * as PerCaller from "./internal/perCaller.ts"
 import * as ReadCache from "./internal/readCache.ts"
 import * as Subscriptions from "./internal/subscriptions.ts"
 import type * as Policy from "./Policy.ts"
+import type * as TokenExchange from "./TokenExchange.ts"
 
 /**
  * The gateway: its identity downstream, the upstreams and how the host
@@ -159,6 +163,14 @@ export interface Options extends Omit<McpHost.Options, "clientInfo" | "naming"> 
    * the tool called as to a direct call (see `Discovery`). Default: off.
    */
   readonly discovery?: Discovery.Options | true | undefined
+  /**
+   * Upstreams that act for the gateway's caller, by name: each caller's calls reach such an upstream on a
+   * connection of their own, with a token exchanged (RFC 8693) for the caller's at the upstream's
+   * authorization server (see `TokenExchange`; the downstream verifier must be wrapped by
+   * `TokenExchange.keepingTokens`). The shared connection, with the upstream's `credentials`, lists its
+   * catalog. Default: none.
+   */
+  readonly tokenExchange?: { readonly [upstream: string]: TokenExchange.Options } | undefined
 }
 
 /** The naming of `options`: the host's, with the `unprefixed` upstream's names kept as they are. */
@@ -208,13 +220,15 @@ export const layer = (
         audit,
         cache,
         discovery,
+        tokenExchange,
         ...hostOptions
       } = options
       // One registry per gateway: the host's handlers read it, the server's items fill it.
       const callers = Callers.make()
+      const upstreamClientInfo = clientInfo ?? { name: server.name, version: server.version }
       const host = McpHost.layer({
         ...hostOptions,
-        clientInfo: clientInfo ?? { name: server.name, version: server.version },
+        clientInfo: upstreamClientInfo,
         naming: namingOf(naming, unprefixed)
       }).pipe(Layer.provide(Asks.layer(callers)), Layer.provide(Credentials.layer(credentials ?? {})))
       const wait = Duration.fromInputUnsafe(awaitUpstreams ?? options.startTimeout ?? "30 seconds")
@@ -226,10 +240,19 @@ export const layer = (
           // The items' handlers close over what they route through; their context is the gateway's, minus the
           // loggers (a request installs its own bridge to the client's log).
           const context = Context.omit(Logger.CurrentLoggers)(yield* Effect.context<never>()) as Context.Context<never>
-          yield* Mirror.run({ ...routes, host: h }, s, context)
+          const perCaller =
+            tokenExchange === undefined
+              ? undefined
+              : yield* PerCaller.make({
+                  exchanges: tokenExchange,
+                  config: options.config,
+                  client: { ...hostOptions.client, clientInfo: upstreamClientInfo },
+                  handlers: (upstream) => Asks.layerFor(callers, upstream)
+                })
+          yield* Mirror.run({ ...routes, host: h, perCaller }, s, context)
         })
       )
-      const routes: Omit<Items.Routes, "host"> = {
+      const routes: Omit<Items.Routes, "host" | "perCaller"> = {
         callers,
         logLevel: logLevel ?? "info",
         leveled: new WeakSet(),
@@ -269,7 +292,10 @@ export const layer = (
         Effect.gen(function* () {
           const h = yield* McpHost.McpHost
           const s = yield* McpServer.McpServer
-          return Middleware.layerAt(-1, yield* Subscriptions.make({ ...routes, host: h }, s, supporting))
+          return Middleware.layerAt(
+            -1,
+            yield* Subscriptions.make({ ...routes, host: h, perCaller: undefined }, s, supporting)
+          )
         })
       )
       return Layer.mergeAll(mirror, guards, subscriptions).pipe(

@@ -53,6 +53,19 @@ export interface ClientCredentialsOptions {
   readonly allowInsecureRequests?: boolean | undefined
 }
 
+/** The client's secret: given, or read from its variable now; undefined when neither is set. */
+export const clientSecretOf = (options: ClientCredentialsOptions): Effect.Effect<string | undefined, string> =>
+  options.clientSecretEnv !== undefined
+    ? Config.Redacted(options.clientSecretEnv).pipe(
+        Effect.map(Redacted.value),
+        Effect.mapError(() => `the variable ${options.clientSecretEnv} is not set`)
+      )
+    : Effect.succeed(
+        options.clientSecret === undefined || typeof options.clientSecret === "string"
+          ? options.clientSecret
+          : Redacted.value(options.clientSecret)
+      )
+
 const failed = (name: string, message: string) =>
   new Transport.TransportError({ reason: "Io", message: `${JSON.stringify(name)}: OAuth token: ${message}` })
 
@@ -63,17 +76,7 @@ const failed = (name: string, message: string) =>
  * the authorization server's error code (never a secret or a token).
  */
 export const clientCredentials = (options: ClientCredentialsOptions): Credentials.Credential => {
-  const secret: Effect.Effect<string | undefined, string> =
-    options.clientSecretEnv !== undefined
-      ? Config.Redacted(options.clientSecretEnv).pipe(
-          Effect.map(Redacted.value),
-          Effect.mapError(() => `the variable ${options.clientSecretEnv} is not set`)
-        )
-      : Effect.succeed(
-          options.clientSecret === undefined || typeof options.clientSecret === "string"
-            ? options.clientSecret
-            : Redacted.value(options.clientSecret)
-        )
+  const secret = clientSecretOf(options)
   // Tokens are kept per upstream URL in one store, across connections; the client itself holds nothing else.
   const store = TokenStore.makeMemory()
   const tokenFor = (url: string) =>

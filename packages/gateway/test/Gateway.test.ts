@@ -191,6 +191,28 @@ describe("Credentials", () => {
   )
 })
 
+describe("TokenExchange", () => {
+  it.effect("a call of an upstream acting for its caller, without a verified token to exchange, is refused", () =>
+    Effect.gen(function* () {
+      const { context } = yield* gateway({
+        config: { mcpServers: { a: { type: "http", url: "http://a.example/mcp" }, b: { command: "b" } } },
+        tokenExchange: { a: { clientId: "gateway", clientSecret: "s3cret" } }
+      })
+      const { client: c } = yield* client(context, "ada")
+      const refused = (yield* Effect.flip(c.callTool("a__echo", { text: "hi" }))) as {
+        readonly code: number
+        readonly message: string
+      }
+      assert.deepStrictEqual(
+        [refused.code, refused.message],
+        [-32600, '"a" acts for its caller: the request carries no verified token to exchange']
+      )
+      // Upstreams without an exchange are called as ever.
+      assert.strictEqual(textOf(yield* c.callTool("b__echo", { text: "hi" })), "b: hi")
+    })
+  )
+})
+
 describe("GatewayConfig", () => {
   const servers = { mcpServers: { files: { command: "files" }, search: { url: "https://search.example.com/mcp" } } }
 

@@ -42,6 +42,46 @@ const failed = (error: ServerRequest.ClientRequestError) =>
   })
 
 /**
+ * The handler services asking the callers `callers` tracks for the upstream `serverOf` names (given the params
+ * the upstream sent; undefined: any upstream).
+ */
+const handlers = (callers: Callers.Callers, serverOf: (params: object) => string | undefined) => {
+  const ask = (method: ServerRequest.AskMethod, params: object, server: string | undefined) =>
+    Effect.suspend(() => {
+      const found = callers.pick(server)
+      if (!Callers.isCaller(found)) return Effect.fail(noCaller(method, server, found))
+      return Effect.mapError(Effect.provideContext(found.request.ask(method, params), found.context), failed)
+    })
+  const sampling = SamplingHandler.layer(
+    (params) =>
+      ask("sampling/createMessage", params, serverOf(params)) as Effect.Effect<
+        Sampling.CreateMessageResult,
+        McpError.McpError
+      >,
+    { tools: true, context: true }
+  )
+  const elicitation = ElicitationHandler.layer({
+    form: (params) =>
+      ask("elicitation/create", params, serverOf(params)) as Effect.Effect<
+        ElicitationHandler.FormAnswer,
+        McpError.McpError
+      >,
+    url: (params) =>
+      ask("elicitation/create", params, serverOf(params)) as Effect.Effect<
+        ElicitationHandler.UrlAnswer,
+        McpError.McpError
+      >
+  })
+  const roots = RootsHandler.layerFrom({
+    list: Effect.map(
+      ask("roots/list", {}, undefined),
+      (answer) => (answer as { readonly roots?: ReadonlyArray<Roots.Root> }).roots ?? []
+    )
+  })
+  return Layer.mergeAll(sampling, elicitation, roots)
+}
+
+/**
  * The handler services and consent hooks to build the gateway's host with,
  * asking the callers `callers` tracks.
  */
@@ -53,38 +93,12 @@ export const layer = (callers: Callers.Callers) => {
       askedBy.set(request.params, request.server)
       return true
     })
-  const ask = (method: ServerRequest.AskMethod, params: object, server: string | undefined) =>
-    Effect.suspend(() => {
-      const found = callers.pick(server)
-      if (!Callers.isCaller(found)) return Effect.fail(noCaller(method, server, found))
-      return Effect.mapError(Effect.provideContext(found.request.ask(method, params), found.context), failed)
-    })
-  const sampling = SamplingHandler.layer(
-    (params) =>
-      ask("sampling/createMessage", params, askedBy.get(params)) as Effect.Effect<
-        Sampling.CreateMessageResult,
-        McpError.McpError
-      >,
-    { tools: true, context: true }
-  )
-  const elicitation = ElicitationHandler.layer({
-    form: (params) =>
-      ask("elicitation/create", params, askedBy.get(params)) as Effect.Effect<
-        ElicitationHandler.FormAnswer,
-        McpError.McpError
-      >,
-    url: (params) =>
-      ask("elicitation/create", params, askedBy.get(params)) as Effect.Effect<
-        ElicitationHandler.UrlAnswer,
-        McpError.McpError
-      >
-  })
-  const roots = RootsHandler.layerFrom({
-    list: Effect.map(
-      ask("roots/list", {}, undefined),
-      (answer) => (answer as { readonly roots?: ReadonlyArray<Roots.Root> }).roots ?? []
-    )
-  })
   const consent = Consent.layer({ sampling: remember, elicitation: remember })
-  return Layer.mergeAll(sampling, elicitation, roots, consent)
+  return Layer.merge(
+    handlers(callers, (params) => askedBy.get(params)),
+    consent
+  )
 }
+
+/** The handler services of a connection of the gateway's own to `server` (no host, so no consent hook to name it). */
+export const layerFor = (callers: Callers.Callers, server: string) => handlers(callers, () => server)

@@ -31,6 +31,7 @@ import type * as CircuitBreaker from "../CircuitBreaker.ts"
 import type * as Policy from "../Policy.ts"
 import type * as Callers from "./callers.ts"
 import type * as CatalogIndex from "./catalogIndex.ts"
+import type * as PerCaller from "./perCaller.ts"
 import type * as ReadCache from "./readCache.ts"
 
 /** What the items' handlers route through. */
@@ -56,6 +57,8 @@ export interface Routes {
   readonly readHints: WeakMap<object, Resource.Cache>
   /** The upstream each downstream request was routed to, by its `CurrentRequest` (for the audit). */
   readonly routed: WeakMap<object, string>
+  /** The connections per caller of upstreams that act for their caller (token exchange; none: no such upstream). */
+  readonly perCaller: PerCaller.PerCaller | undefined
   /** Discovery mode's index of the catalog's tools (none: the tools are listed). */
   readonly discovery: CatalogIndex.Current | undefined
 }
@@ -156,6 +159,21 @@ const asCaller = <A, E, R>(
     return yield* routes.breaker === undefined ? work : routes.breaker.run(server, work)
   })
 
+/** Whether `server` acts for its caller: its requests go through the caller's own connection. */
+const perCaller = (routes: Routes, server: string) => routes.perCaller?.has(server) === true
+
+/** The caller's own connection to `server`, held for the scope. */
+const ownClient = (routes: Routes, server: string) =>
+  Effect.flatMap(CurrentRequest.principal, (principal) => routes.perCaller!.client(server, principal))
+
+/** `shared` (through the host), or `own` on the caller's connection when `server` acts for its caller. */
+const via = <A, E, E2>(
+  routes: Routes,
+  server: string,
+  shared: Effect.Effect<A, E>,
+  own: (client: McpClient.McpClientShape) => Effect.Effect<A, E2>
+) => (perCaller(routes, server) ? Effect.scoped(Effect.flatMap(ownClient(routes, server), own)) : shared)
+
 const completer =
   (routes: Routes, item: Policy.Item, ref: Completion.CompletionReference, name: string) =>
   (value: string, context: { readonly arguments: { readonly [name: string]: string } }) =>
@@ -163,10 +181,14 @@ const completer =
       // A hidden prompt's or template's arguments complete to nothing.
       !ok
         ? Effect.succeed([])
-        : Effect.flatMap(routes.host.client(item.upstream), (client) =>
-            Effect.map(
-              client.complete(ref, { name, value }, { arguments: context.arguments }),
-              (result) => result.completion.values
+        : Effect.scoped(
+            Effect.flatMap(
+              perCaller(routes, item.upstream) ? ownClient(routes, item.upstream) : routes.host.client(item.upstream),
+              (client) =>
+                Effect.map(
+                  client.complete(ref, { name, value }, { arguments: context.arguments }),
+                  (result) => result.completion.values
+                )
             )
           )
     )
@@ -200,10 +222,21 @@ export const tool = (routes: Routes, entry: Catalog.Entry<Tools.Tool>): Tool.Too
     handler: (input) =>
       asCaller(routes, item, (request, current) => {
         const args = input as { readonly [key: string]: unknown }
-        if (current.progressToken === undefined) return routes.host.callTool(entry.name, args)
+        if (current.progressToken === undefined) {
+          return via(routes, entry.server, routes.host.callTool(entry.name, args), (client) =>
+            client.callTool(entry.item.name, args)
+          )
+        }
         // Progress asked for downstream is asked for upstream, and each update relayed as it comes.
         let result: Tools.CallToolResult | undefined
-        return routes.host.callToolWithProgress(entry.name, args).pipe(
+        const events = perCaller(routes, entry.server)
+          ? Stream.unwrap(
+              Effect.map(ownClient(routes, entry.server), (client) =>
+                client.callToolWithProgress(entry.item.name, args)
+              )
+            )
+          : routes.host.callToolWithProgress(entry.name, args)
+        return events.pipe(
           Stream.runForEach((event) => {
             if (event._tag === "Progress") return request.progress(event.update)
             result = event.value
@@ -238,7 +271,9 @@ export const prompt = (routes: Routes, entry: Catalog.Entry<Prompts.Prompt>): Pr
       asCaller(routes, item, () => {
         const defined: { [name: string]: string } = {}
         for (const [k, v] of Object.entries(values)) if (v !== undefined) defined[k] = v
-        return routes.host.getPrompt(entry.name, defined)
+        return via(routes, entry.server, routes.host.getPrompt(entry.name, defined), (client) =>
+          client.getPrompt(entry.item.name, defined)
+        )
       })
   }
 }
@@ -249,18 +284,23 @@ const read = (routes: Routes, item: Policy.Item, uri: string) => {
     routes,
     item,
     (_, current) =>
-      Effect.flatMap(routes.host.readResource(uri, { server: item.upstream }), (result) => {
-        // The upstream's hints, for the guard that passes them on (an upstream before 2026-07-28 gives none).
-        if (result.ttlMs !== undefined || result.cacheScope !== undefined) {
-          routes.readHints.set(current, { ttlMs: result.ttlMs ?? 0, cacheScope: result.cacheScope ?? "private" })
+      Effect.flatMap(
+        via(routes, item.upstream, routes.host.readResource(uri, { server: item.upstream }), (client) =>
+          client.readResource(uri)
+        ),
+        (result) => {
+          // The upstream's hints, for the guard that passes them on (an upstream before 2026-07-28 gives none).
+          if (result.ttlMs !== undefined || result.cacheScope !== undefined) {
+            routes.readHints.set(current, { ttlMs: result.ttlMs ?? 0, cacheScope: result.cacheScope ?? "private" })
+          }
+          return reads === undefined
+            ? Effect.succeed(result.contents)
+            : Effect.map(Clock.currentTimeMillis, (now) => {
+                reads.put(item.upstream, uri, current.principal?.owner, result, now)
+                return result.contents
+              })
         }
-        return reads === undefined
-          ? Effect.succeed(result.contents)
-          : Effect.map(Clock.currentTimeMillis, (now) => {
-              reads.put(item.upstream, uri, current.principal?.owner, result, now)
-              return result.contents
-            })
-      }),
+      ),
     uri,
     reads === undefined
       ? undefined
