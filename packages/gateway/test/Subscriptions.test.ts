@@ -2,15 +2,18 @@
  * Resource subscriptions through the gateway in memory, for a 2026-07-28
  * client (a `subscriptions/listen` naming the URI): the upstream, on
  * 2025-11-25, is subscribed while the listen lasts and unsubscribed when it
- * ends, and its updates reach the listen stream. The 2025 path
- * (`resources/subscribe`, several sessions, a session closing) runs against
- * the official SDK in test/gateway/Subscriptions.test.ts.
+ * ends, and its updates reach the listen stream; an upstream connection
+ * made again is subscribed again. The 2025 path (`resources/subscribe`,
+ * several sessions, a session closing) runs against the official SDK in
+ * test/gateway/Subscriptions.test.ts.
  */
+import * as McpHost from "@effect-mcp/host/McpHost"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Middleware from "@effect-mcp/server/Middleware"
 import * as Resource from "@effect-mcp/server/Resource"
 import * as McpTest from "@effect-mcp/testing/McpTest"
 import { assert, describe, it } from "@effect/vitest"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -31,19 +34,25 @@ const upstream = (log: Queue.Queue<string>) =>
     )
   ).pipe(Layer.provideMerge(McpServer.layer({ name: "a", version: "1.0.0" })))
 
+/** The gateway over "a" on 2025-11-25, and what "a" records. */
+const gateway = Effect.gen(function* () {
+  const log = yield* Queue.unbounded<string>()
+  const a = yield* Layer.build(upstream(log))
+  const context = yield* Layer.build(
+    Gateway.layer({
+      server: { name: "gateway", version: "1.0.0" },
+      config: { mcpServers: { a: { command: "a" } } },
+      client: { supportedVersions: ["2025-11-25"] },
+      healthCheck: false
+    }).pipe(Layer.provide(memory({ a })))
+  )
+  return { log, a, context }
+})
+
 describe("Gateway subscriptions", () => {
   it.effect("a 2026-07-28 listen holds the upstream subscription while it lasts, and gets its updates", () =>
     Effect.gen(function* () {
-      const log = yield* Queue.unbounded<string>()
-      const a = yield* Layer.build(upstream(log))
-      const context = yield* Layer.build(
-        Gateway.layer({
-          server: { name: "gateway", version: "1.0.0" },
-          config: { mcpServers: { a: { command: "a" } } },
-          client: { supportedVersions: ["2025-11-25"] },
-          healthCheck: false
-        }).pipe(Layer.provide(memory({ a })))
-      )
+      const { log, a, context } = yield* gateway
       const client = yield* McpTest.makeRawClient({ revision: "2026-07-28" }).pipe(Effect.provideContext(context))
       const caps = client.session.state.peerCapabilities as { readonly resources?: { readonly subscribe?: boolean } }
       assert.strictEqual(caps.resources?.subscribe, true)
@@ -62,6 +71,23 @@ describe("Gateway subscriptions", () => {
       // The listen ends: nobody follows the URI any more.
       yield* Fiber.interrupt(listen)
       assert.strictEqual(yield* Queue.take(log), `resources/unsubscribe ${uri}`)
+    })
+  )
+
+  it.effect("a subscription outlives its upstream connection: the next one is subscribed again", () =>
+    Effect.gen(function* () {
+      const { log, a, context } = yield* gateway
+      const client = yield* McpTest.makeRawClient({ revision: "2025-11-25" }).pipe(Effect.provideContext(context))
+      yield* client.request("resources/subscribe", { uri })
+      assert.strictEqual(yield* Queue.take(log), `resources/subscribe ${uri}`)
+      yield* Context.get(context, McpHost.McpHost).restart("a")
+      assert.strictEqual(yield* Queue.take(log), `resources/subscribe ${uri}`)
+      yield* McpServer.resourceUpdated(uri).pipe(Effect.provideContext(a))
+      const update = yield* Queue.take(client.notifications)
+      assert.deepStrictEqual(
+        [update.method, (update.params as { readonly uri: string }).uri],
+        ["notifications/resources/updated", uri]
+      )
     })
   )
 })
