@@ -108,8 +108,8 @@ import type * as TokenExchange from "./TokenExchange.ts"
  * Asks: MCP does not say which call a server's request belongs to, so the
  * gateway asks the one downstream session with calls in flight on the
  * asking upstream; when several sessions have, the request is refused (an
- * error to the upstream), never guessed. A `roots/list` goes to the one
- * session with calls in flight on any upstream.
+ * error to the upstream), never guessed. The asking upstream is the one
+ * the host names (`AskingServer`), for a `roots/list` too.
  */
 export interface Options extends Omit<McpHost.Options, "clientInfo" | "naming"> {
   /** The gateway as a server: name, version, instructions, limits (`McpServer.Options`). */

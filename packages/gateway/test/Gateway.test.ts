@@ -7,11 +7,13 @@
  * credentials on the connection and the configuration file's section.
  */
 import * as ElicitationHandler from "@effect-mcp/client/ElicitationHandler"
+import * as RootsHandler from "@effect-mcp/client/RootsHandler"
 import type * as Connector from "@effect-mcp/host/Connector"
 import type * as McpConfig from "@effect-mcp/host/McpConfig"
 import type * as Tools from "@effect-mcp/protocol/Tools"
 import * as Elicitation from "@effect-mcp/server/Elicitation"
 import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Roots from "@effect-mcp/server/Roots"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as McpTest from "@effect-mcp/testing/McpTest"
 import { assert, describe, it } from "@effect/vitest"
@@ -30,8 +32,8 @@ import * as GatewayConfig from "../src/GatewayConfig.ts"
 import { memory } from "./memoryConnector.ts"
 
 /**
- * An upstream: `echo` (says who answers), `ask` (an elicitation), `hold` (says it started on `holding`, then
- * runs until `release` is done).
+ * An upstream: `echo` (says who answers), `ask` (an elicitation), `roots` (the caller's roots), `hold` (says it
+ * started on `holding`, then runs until `release` is done).
  */
 const upstream = (name: string, release: Deferred.Deferred<void>, holding: Queue.Queue<string>) =>
   Tool.layer(
@@ -45,6 +47,10 @@ const upstream = (name: string, release: Deferred.Deferred<void>, holding: Queue
         Elicitation.form({ message: `${name} asks`, schema: Schema.Struct({ who: Schema.String }) }).pipe(
           Effect.map((answer) => (Elicitation.isAccepted(answer) ? answer.content.who : answer.action))
         )
+    }),
+    Tool.make("roots", {
+      input: Schema.Struct({}),
+      handler: () => Effect.map(Roots.list, (roots) => roots.map((r) => r.uri).join(","))
     }),
     Tool.make("hold", {
       input: Schema.Struct({}),
@@ -75,13 +81,16 @@ const client = (context: Context.Context<McpServer.McpServer>, who: string) =>
     const asked: Array<string> = []
     const made = yield* McpTest.makeClient({
       revision: "2025-11-25",
-      clientHandlers: ElicitationHandler.layer({
-        form: (params) =>
-          Effect.sync(() => {
-            asked.push(params.message)
-            return { action: "accept" as const, content: { who } }
-          })
-      })
+      clientHandlers: Layer.merge(
+        ElicitationHandler.layer({
+          form: (params) =>
+            Effect.sync(() => {
+              asked.push(params.message)
+              return { action: "accept" as const, content: { who } }
+            })
+        }),
+        RootsHandler.layerFrom({ list: Effect.succeed([{ uri: `file:///${who}` }]) })
+      )
     }).pipe(Effect.provideContext(context))
     return { client: made, asked }
   })
@@ -95,18 +104,27 @@ describe("Gateway", () => {
       const prefixed = yield* gateway()
       const { client: c1 } = yield* client(prefixed.context, "ada")
       const names = (yield* Stream.runCollect(c1.tools)).map((t) => t.name).sort()
-      assert.deepStrictEqual(names, ["a__ask", "a__echo", "a__hold", "b__ask", "b__echo", "b__hold"])
+      assert.deepStrictEqual(names, [
+        "a__ask",
+        "a__echo",
+        "a__hold",
+        "a__roots",
+        "b__ask",
+        "b__echo",
+        "b__hold",
+        "b__roots"
+      ])
       assert.strictEqual(textOf(yield* c1.callTool("b__echo", { text: "hi" })), "b: hi")
 
       const unprefixed = yield* gateway({ unprefixed: "a" })
       const { client: c2 } = yield* client(unprefixed.context, "ada")
       const kept = (yield* Stream.runCollect(c2.tools)).map((t) => t.name).sort()
-      assert.deepStrictEqual(kept, ["ask", "b__ask", "b__echo", "b__hold", "echo", "hold"])
+      assert.deepStrictEqual(kept, ["ask", "b__ask", "b__echo", "b__hold", "b__roots", "echo", "hold", "roots"])
       assert.strictEqual(textOf(yield* c2.callTool("echo", { text: "hi" })), "a: hi")
     })
   )
 
-  it.effect("an upstream's ask goes to the one client waiting on it; with two waiting, it is refused", () =>
+  it.effect("an upstream's ask goes to the one client waiting on it (roots too); with two waiting, it is refused", () =>
     Effect.gen(function* () {
       const { context, release, holding } = yield* gateway()
       const ada = yield* client(context, "ada")
@@ -127,6 +145,12 @@ describe("Gateway", () => {
       yield* Deferred.succeed(release, undefined)
       assert.strictEqual(textOf(yield* Fiber.join(holdingA)), "released")
       assert.strictEqual(textOf(yield* Fiber.join(holdingB)), "released")
+      // Roots are asked of the client whose call the asking upstream serves, though another waits elsewhere.
+      const holdingAgain = yield* Effect.forkChild(bob.client.callTool("b__hold", {}))
+      assert.strictEqual(yield* Queue.take(holding), "b")
+      assert.strictEqual(textOf(yield* ada.client.callTool("a__roots", {})), "file:///ada")
+      yield* Deferred.succeed(release, undefined)
+      assert.strictEqual(textOf(yield* Fiber.join(holdingAgain)), "released")
       // Nobody waits now: b's ask is Bob's, whose call it serves.
       assert.strictEqual(textOf(yield* bob.client.callTool("b__ask", {})), "bob")
       assert.deepStrictEqual([ada.asked, bob.asked], [["a asks"], ["b asks"]])

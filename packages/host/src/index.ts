@@ -9,6 +9,7 @@
  */
 export * as AiToolkit from "./AiToolkit.ts"
 export * as Apps from "./Apps.ts"
+export * as AskingServer from "./AskingServer.ts"
 export * as Catalog from "./Catalog.ts"
 export * as Connector from "./Connector.ts"
 export * as Consent from "./Consent.ts"

@@ -1,10 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as ElicitationHandler from "@effect-mcp/client/ElicitationHandler"
+import * as RootsHandler from "@effect-mcp/client/RootsHandler"
 import * as SamplingHandler from "@effect-mcp/client/SamplingHandler"
 import * as Elicitation from "@effect-mcp/server/Elicitation"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Prompt from "@effect-mcp/server/Prompt"
 import * as Resource from "@effect-mcp/server/Resource"
+import * as Roots from "@effect-mcp/server/Roots"
 import * as Sampling from "@effect-mcp/server/Sampling"
 import * as ServerRequest from "@effect-mcp/server/ServerRequest"
 import * as Skill from "@effect-mcp/server/Skill"
@@ -21,6 +23,7 @@ import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { TestClock } from "effect/testing"
+import * as AskingServer from "../src/AskingServer.ts"
 import * as Consent from "../src/Consent.ts"
 import * as McpHost from "../src/McpHost.ts"
 import type * as ServerStatus from "../src/ServerStatus.ts"
@@ -453,6 +456,49 @@ describe("McpHost", () => {
         assert.deepStrictEqual(texts.slice(2), ["user: accept", "user: decline"])
         assert.deepStrictEqual(asked, ["sampling a", "sampling b", "elicitation a", "elicitation b"])
       })
+  )
+
+  it.effect("each handler runs with AskingServer naming the server whose request it answers", () =>
+    Effect.gen(function* () {
+      const asks = [
+        Tool.make("ask_model", {
+          input: Schema.Struct({}),
+          handler: () =>
+            Effect.map(
+              Sampling.createMessage({
+                messages: [{ role: "user", content: { type: "text", text: "hi" } }],
+                maxTokens: 5
+              }),
+              Sampling.text
+            )
+        }),
+        Tool.make("ask_roots", {
+          input: Schema.Struct({}),
+          handler: () => Effect.map(Roots.list, (roots) => roots.map((r) => r.uri).join(","))
+        })
+      ] as const
+      const servers = yield* memory({ a: echoServer("a", ...asks), b: echoServer("b", ...asks) })
+      const handlers = Layer.merge(
+        SamplingHandler.layer(() =>
+          Effect.map(AskingServer.current, (server) => ({
+            role: "assistant" as const,
+            content: { type: "text" as const, text: `asked by ${server}` },
+            model: "m"
+          }))
+        ),
+        RootsHandler.layerFrom({ list: Effect.map(AskingServer.current, (server) => [{ uri: `file:///${server}` }]) })
+      )
+      const host = yield* McpHost.make({ clientInfo, config: configOf("a", "b") }).pipe(
+        Effect.provide(Layer.merge(servers.connector, handlers))
+      )
+      yield* Effect.all([host.awaitReady("a"), host.awaitReady("b")])
+      const texts = yield* Effect.forEach(["a__ask_model", "b__ask_model", "a__ask_roots", "b__ask_roots"], (name) =>
+        Effect.map(host.callTool(name, {}), textOf)
+      )
+      assert.deepStrictEqual(texts, ["asked by a", "asked by b", "file:///a", "file:///b"])
+      // Outside a handler, no server asks.
+      assert.isUndefined(yield* AskingServer.current)
+    })
   )
 
   it.effect("each connection reports what the host declared; a capability it lacks is warned about", () => {

@@ -5,16 +5,14 @@
  * `callers.ts`), on that call's own request (so a Streamable HTTP client gets
  * it on the stream of its call, and cancelling the call ends the ask).
  *
- * The host names the asking upstream to its consent hooks, not to its
- * handlers: the gateway's consent hooks approve everything and remember the
- * server by the params object, which the host hands unchanged to the handler
- * right after. `roots/list` has no consent hook (and no params): it goes to
- * the one downstream session waiting on any upstream.
+ * The host names the asking upstream to its handlers (`AskingServer`); a
+ * connection of the gateway's own (a caller's, see `perCaller.ts`) is to one
+ * upstream, which is the one asking.
  */
 import * as ElicitationHandler from "@effect-mcp/client/ElicitationHandler"
 import * as RootsHandler from "@effect-mcp/client/RootsHandler"
 import * as SamplingHandler from "@effect-mcp/client/SamplingHandler"
-import * as Consent from "@effect-mcp/host/Consent"
+import * as AskingServer from "@effect-mcp/host/AskingServer"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import type * as Roots from "@effect-mcp/protocol/Roots"
 import type * as Sampling from "@effect-mcp/protocol/Sampling"
@@ -41,64 +39,34 @@ const failed = (error: ServerRequest.ClientRequestError) =>
     message: error.message
   })
 
-/**
- * The handler services asking the callers `callers` tracks for the upstream `serverOf` names (given the params
- * the upstream sent; undefined: any upstream).
- */
-const handlers = (callers: Callers.Callers, serverOf: (params: object) => string | undefined) => {
-  const ask = (method: ServerRequest.AskMethod, params: object, server: string | undefined) =>
-    Effect.suspend(() => {
+/** The handler services asking the callers `callers` tracks for the upstream `asking` names. */
+const handlers = (callers: Callers.Callers, asking: Effect.Effect<string | undefined>) => {
+  const ask = (method: ServerRequest.AskMethod, params: object) =>
+    Effect.flatMap(asking, (server) => {
       const found = callers.pick(server)
       if (!Callers.isCaller(found)) return Effect.fail(noCaller(method, server, found))
       return Effect.mapError(Effect.provideContext(found.request.ask(method, params), found.context), failed)
     })
   const sampling = SamplingHandler.layer(
-    (params) =>
-      ask("sampling/createMessage", params, serverOf(params)) as Effect.Effect<
-        Sampling.CreateMessageResult,
-        McpError.McpError
-      >,
+    (params) => ask("sampling/createMessage", params) as Effect.Effect<Sampling.CreateMessageResult, McpError.McpError>,
     { tools: true, context: true }
   )
   const elicitation = ElicitationHandler.layer({
     form: (params) =>
-      ask("elicitation/create", params, serverOf(params)) as Effect.Effect<
-        ElicitationHandler.FormAnswer,
-        McpError.McpError
-      >,
-    url: (params) =>
-      ask("elicitation/create", params, serverOf(params)) as Effect.Effect<
-        ElicitationHandler.UrlAnswer,
-        McpError.McpError
-      >
+      ask("elicitation/create", params) as Effect.Effect<ElicitationHandler.FormAnswer, McpError.McpError>,
+    url: (params) => ask("elicitation/create", params) as Effect.Effect<ElicitationHandler.UrlAnswer, McpError.McpError>
   })
   const roots = RootsHandler.layerFrom({
     list: Effect.map(
-      ask("roots/list", {}, undefined),
+      ask("roots/list", {}),
       (answer) => (answer as { readonly roots?: ReadonlyArray<Roots.Root> }).roots ?? []
     )
   })
   return Layer.mergeAll(sampling, elicitation, roots)
 }
 
-/**
- * The handler services and consent hooks to build the gateway's host with,
- * asking the callers `callers` tracks.
- */
-export const layer = (callers: Callers.Callers) => {
-  // Which upstream asked, by the params object the host gave its consent hook (see the module description).
-  const askedBy = new WeakMap<object, string>()
-  const remember = (request: { readonly server: string; readonly params: object }) =>
-    Effect.sync(() => {
-      askedBy.set(request.params, request.server)
-      return true
-    })
-  const consent = Consent.layer({ sampling: remember, elicitation: remember })
-  return Layer.merge(
-    handlers(callers, (params) => askedBy.get(params)),
-    consent
-  )
-}
+/** The handler services to build the gateway's host with, asking the callers `callers` tracks. */
+export const layer = (callers: Callers.Callers) => handlers(callers, AskingServer.current)
 
-/** The handler services of a connection of the gateway's own to `server` (no host, so no consent hook to name it). */
-export const layerFor = (callers: Callers.Callers, server: string) => handlers(callers, () => server)
+/** The handler services of a connection of the gateway's own to `server` (made without the host). */
+export const layerFor = (callers: Callers.Callers, server: string) => handlers(callers, Effect.succeed(server))

@@ -2,8 +2,9 @@
  * The client-side features, once for all servers: the sampling, elicitation
  * and roots handler services the host was built with, given to every
  * server's client with the consent hooks in front (each hook learns which
- * server asks). A handler the host was not given is not given to any client,
- * so no client declares that capability.
+ * server asks, and each handler runs with `AskingServer` naming it). A
+ * handler the host was not given is not given to any client, so no client
+ * declares that capability.
  */
 import * as ElicitationHandler from "@effect-mcp/client/ElicitationHandler"
 import * as RootsHandler from "@effect-mcp/client/RootsHandler"
@@ -12,6 +13,7 @@ import type * as Session from "@effect-mcp/engine/Session"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { AskingServer } from "../AskingServer.ts"
 import * as Consent from "../Consent.ts"
 
 /** The host's handlers and consent hooks. */
@@ -52,12 +54,14 @@ export const provide =
   <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
     let out: Effect.Effect<A, E, R> = effect
     const { consent, sampling, elicitation, roots } = handlers
+    const asking = { name: server }
+    const as = <X, Y>(answer: Effect.Effect<X, Y>) => Effect.provideService(answer, AskingServer, asking)
     if (sampling !== undefined) {
       out = Effect.provideService(out, SamplingHandler.SamplingHandler, {
         options: sampling.options,
         createMessage: (params) =>
           Effect.flatMap(consent.sampling({ server, params }), (approved) =>
-            approved ? sampling.createMessage(params) : Effect.fail(rejected())
+            approved ? as(sampling.createMessage(params)) : Effect.fail(rejected())
           )
       }) as Effect.Effect<A, E, R>
     }
@@ -69,19 +73,23 @@ export const provide =
             ? undefined
             : (params) =>
                 Effect.flatMap(consent.elicitation({ server, params }), (approved) =>
-                  approved ? form(params) : Effect.succeed({ action: "decline" as const })
+                  approved ? as(form(params)) : Effect.succeed({ action: "decline" as const })
                 ),
         url:
           url === undefined
             ? undefined
             : (params) =>
                 Effect.flatMap(consent.elicitation({ server, params }), (approved) =>
-                  approved ? url(params) : Effect.succeed({ action: "decline" as const })
+                  approved ? as(url(params)) : Effect.succeed({ action: "decline" as const })
                 )
       }) as Effect.Effect<A, E, R>
     }
     if (roots !== undefined) {
-      out = Effect.provideService(out, RootsHandler.RootsHandler, roots) as Effect.Effect<A, E, R>
+      out = Effect.provideService(out, RootsHandler.RootsHandler, { ...roots, list: as(roots.list) }) as Effect.Effect<
+        A,
+        E,
+        R
+      >
     }
     return out
   }
