@@ -6,7 +6,8 @@
  * the caller's at the provider, on a connection per caller. Every bearer
  * token the upstream receives is recorded as its verifier sees it: neither
  * caller's own token is among them, and each caller's calls carry a token of
- * their own. Official SDK 1.x clients downstream.
+ * their own; what the upstream logs during a call reaches its caller; a
+ * refused exchange fails that call only. Official SDK 1.x clients downstream.
  */
 import * as Principal from "@effect-mcp/auth/Principal"
 import type * as TokenVerifier from "@effect-mcp/auth/TokenVerifier"
@@ -18,6 +19,7 @@ import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Tool from "@effect-mcp/server/Tool"
 import { assert, describe, it } from "@effect/vitest"
+import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -34,9 +36,10 @@ const Upstream = Tool.layer(
   Tool.make("whoami", {
     input: Schema.Struct({}),
     handler: () =>
-      Effect.map(Effect.orDie(Principal.current), (caller) => {
+      Effect.flatMap(Effect.orDie(Principal.current), (caller) => {
         const act = caller.claims.act as { readonly sub?: string } | undefined
-        return `${caller.subject} via ${act?.sub ?? "nobody"}`
+        // Logged while serving the call: relayed to the caller from its own connection.
+        return Effect.as(Effect.log(`acting for ${caller.subject}`), `${caller.subject} via ${act?.sub ?? "nobody"}`)
       })
   })
 ).pipe(Layer.provideMerge(McpServer.layer({ name: "notes", version: "1.0.0" })))
@@ -61,7 +64,16 @@ describe("gateway: token exchange (oidc-provider)", () => {
         const provider = yield* OidcProvider.startWith({
           acceptResource: (indicator) => indicator.startsWith("http://127.0.0.1:"),
           extraClients: [alice, bob],
-          tokenExchange: { clients: [gatewayClient], onExchange: (exchange) => exchanges.push(exchange) }
+          tokenExchange: {
+            clients: [gatewayClient],
+            onExchange: (exchange) => {
+              exchanges.push(exchange)
+              // Bob's first exchange is refused: his first call fails, and the failure is not kept.
+              if (exchanges.filter((e) => e.subject === "bob").length === 1 && exchange.subject === "bob") {
+                throw new Error("refused once")
+              }
+            }
+          }
         })
         const seen: Array<string> = []
         const upstream = yield* Layer.build(
@@ -90,13 +102,22 @@ describe("gateway: token exchange (oidc-provider)", () => {
             Effect.promise(() => c.callTool({ name: "notes__whoami" })),
             Oauth.textOf
           )
+        const logs: Array<unknown> = []
+        a.setNotificationHandler(LoggingMessageNotificationSchema, async (n) => {
+          logs.push(n.params.data)
+        })
         const before = seen.length
         assert.strictEqual(yield* whoami(a), "alice via gateway")
+        assert.deepStrictEqual(logs, ["acting for alice"])
+        const refused = yield* Effect.promise(() => b.callTool({ name: "notes__whoami" }))
+        assert.strictEqual(refused.isError, true)
+        assert.include(Oauth.textOf(refused), "unavailable to this caller")
         assert.strictEqual(yield* whoami(b), "bob via gateway")
         assert.strictEqual(yield* whoami(a), "alice via gateway")
-        // One exchange per caller: the caller's connection serves its next calls.
+        // One exchange per caller (and Bob's refused one): the caller's connection serves its next calls.
         assert.deepStrictEqual(exchanges, [
           { actor: "gateway", subject: "alice" },
+          { actor: "gateway", subject: "bob" },
           { actor: "gateway", subject: "bob" }
         ])
 

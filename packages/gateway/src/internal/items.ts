@@ -96,21 +96,35 @@ const allowed = (routes: Routes, item: Policy.Item) =>
  * client). The relay is subscribed before the request is sent: the upstream
  * logs before it answers, so what it logged is relayed before the answer.
  */
+/**
+ * The connection the current call of `server` goes on, when there is one now: the caller's own (an upstream acting
+ * for its caller; the call would fail as this does), else the host's when it is connected (the call itself waits,
+ * within its timeout, for one that is not).
+ */
+const connectionOf = (routes: Routes, server: string) =>
+  Effect.gen(function* () {
+    if (!perCaller(routes, server)) {
+      const status = yield* Effect.result(routes.host.status(server))
+      if (status._tag === "Failure" || status.success._tag !== "Ready") return undefined
+    }
+    const client = yield* Effect.result(
+      perCaller(routes, server) ? ownClient(routes, server) : routes.host.client(server)
+    )
+    return client._tag === "Failure" ? undefined : client.success
+  })
+
 const relayLogs = (routes: Routes, server: string, caller: Callers.Caller): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function* () {
-    // Only a connected upstream has a client to follow; the call itself waits (within its timeout) for one that is not.
-    const status = yield* Effect.result(routes.host.status(server))
-    if (status._tag === "Failure" || status.success._tag !== "Ready") return
-    const client = yield* Effect.result(routes.host.client(server))
-    if (client._tag === "Failure") return
+    const client = yield* connectionOf(routes, server)
+    if (client === undefined) return
     // An upstream logs at its own default level until told one (on 2026-07-28, where the level travels with each
     // request, not at all): each connection is told once; the caller's own level filters what is relayed.
-    if (client.success.serverCapabilities.logging !== undefined && !routes.leveled.has(client.success)) {
-      routes.leveled.add(client.success)
-      yield* Effect.ignore(client.success.setLoggingLevel(routes.logLevel))
+    if (client.serverCapabilities.logging !== undefined && !routes.leveled.has(client)) {
+      routes.leveled.add(client)
+      yield* Effect.ignore(client.setLoggingLevel(routes.logLevel))
     }
     const subscribed = yield* Deferred.make<void>()
-    yield* client.success.logMessages.pipe(
+    yield* client.logMessages.pipe(
       Stream.onStart(Deferred.succeed(subscribed, undefined)),
       Stream.runForEach((message) => {
         const found = routes.callers.pick(server)
@@ -156,7 +170,12 @@ const asCaller = <A, E, R>(
         )
       )
     )
-    return yield* routes.breaker === undefined ? work : routes.breaker.run(server, work)
+    const guarded = routes.breaker === undefined ? work : routes.breaker.run(server, work)
+    // The caller's own connection, made (or found) once for the call and held by it (the relay and the call share
+    // it), outside the circuit: a caller whose token cannot be exchanged says nothing of the upstream's health.
+    return yield* perCaller(routes, server)
+      ? Effect.scoped(Effect.andThen(ownClient(routes, server), guarded))
+      : guarded
   })
 
 /** Whether `server` acts for its caller: its requests go through the caller's own connection. */

@@ -119,7 +119,8 @@ export const make = <H>(options: {
           }
           const key = `${upstream}\u0000${principal.owner}`
           subjects.set(key, subject)
-          return yield* RcMap.get(connections, key)
+          // A failed connection is not kept (an RcMap keeps a failure as long as a value): the next call tries again.
+          return yield* RcMap.get(connections, key).pipe(Effect.tapError(() => RcMap.invalidate(connections, key)))
         })
     }
   })
