@@ -141,6 +141,16 @@ export class PushQueue<A, E = never> {
     this.wake()
   }
 
+  /**
+   * Hands what is buffered to the attached consumer now, on the caller's
+   * stack, rather than on the wake-up's microtask: for a producer called from
+   * an event of its own (a reader's data callback), where no caller's state
+   * can be re-entered. Nothing happens without a consumer, or while it is paused.
+   */
+  deliverNow(): void {
+    if (this.consumer !== undefined) this.pump(this.consumer)
+  }
+
   /** Buffers the item if that needs no wait (`hasRoom()`); false otherwise. */
   tryOffer(item: A): boolean {
     if (!this.hasRoom()) return false

@@ -186,6 +186,35 @@ describe("PushQueue", () => {
     })
   )
 
+  it.effect("deliverNow hands the buffer to the attached consumer in the caller's stack, once, in order", () =>
+    Effect.gen(function* () {
+      const queue = new PushQueue<number>(4)
+      const taken: Array<number> = []
+      queue.attach({
+        push: (n) => {
+          taken.push(n)
+          // A consumer that asks again while it is taking gets nothing twice.
+          queue.deliverNow()
+          return n !== 3
+        },
+        end: () => {}
+      })
+      for (const n of [1, 2]) queue.offerNow(n)
+      queue.deliverNow()
+      assert.deepStrictEqual(taken, [1, 2])
+      // The consumer asks to wait after 3: 4 stays buffered until it resumes.
+      for (const n of [3, 4]) queue.offerNow(n)
+      queue.deliverNow()
+      queue.deliverNow()
+      assert.deepStrictEqual(taken, [1, 2, 3])
+      yield* microtasks
+      assert.deepStrictEqual(taken, [1, 2, 3])
+      queue.resume()
+      yield* microtasks
+      assert.deepStrictEqual(taken, [1, 2, 3, 4])
+    })
+  )
+
   it.effect("close: later offers and waiting writers are refused; the reader gets the buffer, then the error", () =>
     Effect.gen(function* () {
       const queue = new PushQueue<number, string>(1)

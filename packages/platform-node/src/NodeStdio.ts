@@ -15,6 +15,7 @@ import type * as Scope from "effect/Scope"
 import * as Stdio from "effect/Stdio"
 import * as Stream from "effect/Stream"
 import { directReader } from "./internal/directReader.ts"
+import { directWriter } from "./internal/directWriter.ts"
 
 /**
  * Spawns servers with Node's child processes, their pipes wired straight to
@@ -28,18 +29,14 @@ const launch: StdioTransport.Launch = (options) =>
   )
 
 /**
- * `process.stdout` written to directly while nothing is queued (the `Stdio`
- * sink still owns it: write errors and the end go through the sink).
+ * `process.stdout` written to directly while nothing is queued, one `write(2)`
+ * on descriptor 1 per line (the `Stdio` sink still owns the stream: write
+ * errors and the end go through the sink).
  */
-const directStdout: StdioTransport.DirectWriter = {
-  ready: () => {
-    const stdout = process.stdout
-    return stdout.writable && !stdout.writableNeedDrain
-  },
-  write: (chunk) => {
-    process.stdout.write(chunk)
-  }
-}
+const directStdout = directWriter(
+  () => process.stdout,
+  () => process.stdout.fd
+)
 
 /** `process.stdin`'s bytes pushed to the transport as they arrive (no fiber in between). */
 const directStdin = directReader(() => process.stdin, "stdin")

@@ -12,8 +12,9 @@
  * the reader.
  *
  * A receiver may attach itself instead of reading (push delivery, over a
- * `DirectReader` only): the queue then hands it each frame on the same
- * microtask, with no reader fiber to resume per frame.
+ * `DirectReader` only): the queue then hands it a chunk's frames as soon as
+ * the chunk is decoded, in the reader's own event, with no reader fiber to
+ * resume per frame.
  */
 import * as Ndjson from "@effect-mcp/protocol/Ndjson"
 import * as Cause from "effect/Cause"
@@ -165,6 +166,9 @@ export class Inbox<E> {
     chunk: (chunk) => {
       if (this.queue.closed) return
       this.decode(chunk)
+      // An attached receiver takes the chunk's frames now, in the reader's event, rather than on a microtask:
+      // Node's own follow-up of a read (a `nextTick`) would otherwise run first, on the path of every message.
+      if (this.attached) this.queue.deliverNow()
       if (this.queue.size >= this.options.capacity) this.subscription?.pause()
     },
     end: () => {

@@ -53,6 +53,12 @@ export interface DirectWriter {
   readonly ready: () => boolean
   /** Writes one chunk after everything written before; failures surface through the sink, which listens for them. */
   readonly write: (chunk: Uint8Array) => void
+  /**
+   * Optional: `write` for a line given as text, which the platform encodes as
+   * UTF-8 on its way out (Node does it in native code), so the outbox skips
+   * encoding it in JavaScript.
+   */
+  readonly writeText?: ((line: string) => void) | undefined
 }
 
 export interface Outbox {
@@ -138,8 +144,12 @@ export const make = Effect.fnUntraced(function* (
     return Effect.fail(refusal ?? closedError(`${options.target} is closed`))
   }
 
-  // The frame as one NDJSON line, or the error `offer` fails with.
-  const lineOf = (frame: Transport.Outgoing): Uint8Array | Transport.TransportError => {
+  // Lines are handed over as text while a direct write takes them and no byte count is needed (no meter):
+  // a line of at most maxFrameBytes / 3 UTF-16 units is within the limit whatever its characters.
+  const textLimit = direct?.writeText === undefined || options.meter !== undefined ? -1 : options.maxFrameBytes / 3
+
+  // The frame as one NDJSON line (as text when it may be written so), or the error `offer` fails with.
+  const lineOf = (frame: Transport.Outgoing): Uint8Array | string | Transport.TransportError => {
     const encoded = JsonRpcCodec.encodeResult(frame)
     if (Result.isFailure(encoded)) {
       return new Transport.TransportError({
@@ -148,7 +158,9 @@ export const make = Effect.fnUntraced(function* (
         cause: encoded.failure
       })
     }
-    const line = utf8Encoder.encode(`${encoded.success}\n`)
+    const text = `${encoded.success}\n`
+    if (text.length <= textLimit) return text
+    const line = utf8Encoder.encode(text)
     if (line.length - 1 > options.maxFrameBytes) {
       return new Transport.TransportError({
         reason: "FrameTooLarge",
@@ -159,21 +171,29 @@ export const make = Effect.fnUntraced(function* (
   }
 
   // Writes `line` at once when nothing is queued before it; false when it must be queued.
-  const writeNow = (line: Uint8Array): boolean => {
+  const writeNow = (line: Uint8Array | string): boolean => {
     if (direct === undefined || pending !== 0 || !listening || !direct.ready()) return false
-    options.meter?.sent(line.length)
-    direct.write(line)
+    if (typeof line === "string") direct.writeText!(line)
+    else {
+      options.meter?.sent(line.length)
+      direct.write(line)
+    }
     return true
   }
+
+  // A text line that could not be written at once is queued as bytes.
+  const bytesOf = (line: Uint8Array | string): Uint8Array =>
+    typeof line === "string" ? utf8Encoder.encode(line) : line
 
   const tryOffer = (frame: Transport.Outgoing): boolean => {
     if (refusal !== undefined) return false
     const line = lineOf(frame)
-    if (!(line instanceof Uint8Array)) return false
+    if (line instanceof Transport.TransportError) return false
     if (writeNow(line)) return true
+    const bytes = bytesOf(line)
     pending++
-    if (Queue.offerUnsafe(queue, line)) {
-      options.meter?.sent(line.length)
+    if (Queue.offerUnsafe(queue, bytes)) {
+      options.meter?.sent(bytes.length)
       return true
     }
     // Full: the sender falls back to `offer`, which encodes the frame again (a
@@ -186,11 +206,12 @@ export const make = Effect.fnUntraced(function* (
     Effect.suspend(() => {
       if (refusal !== undefined) return Effect.fail(refusal)
       const line = lineOf(frame)
-      if (!(line instanceof Uint8Array)) return Effect.fail(line)
+      if (line instanceof Transport.TransportError) return Effect.fail(line)
       if (writeNow(line)) return Effect.void
-      options.meter?.sent(line.length)
+      const bytes = bytesOf(line)
+      options.meter?.sent(bytes.length)
       pending++
-      return Effect.flatMap(Queue.offer(queue, line), refused)
+      return Effect.flatMap(Queue.offer(queue, bytes), refused)
     })
 
   return {

@@ -19,6 +19,7 @@ import * as Stream from "effect/Stream"
 import * as NodeChildProcess from "node:child_process"
 import type { Readable, Writable } from "node:stream"
 import { directReader } from "./directReader.ts"
+import { directWriter, handleFd } from "./directWriter.ts"
 
 // A group of its own lets the shutdown signals reach the server's own children too.
 const detached = process.platform !== "win32"
@@ -134,12 +135,10 @@ export const launch: StdioTransport.Launch = (options) =>
     const server: StdioTransport.ServerProcess = {
       pid: child.pid ?? 0,
       stdin: NodeSink.fromWritable<unknown, Uint8Array>({ evaluate: () => stdin, onError: (e) => e, endOnDone: true }),
-      directStdin: {
-        ready: () => stdin.writable && !stdin.writableNeedDrain,
-        write: (chunk) => {
-          stdin.write(chunk)
-        }
-      },
+      directStdin: directWriter(
+        () => stdin,
+        () => handleFd(stdin)
+      ),
       stdout: directReader(() => stdout, "the server's stdout"),
       stderr,
       exit: Deferred.await(exited),
