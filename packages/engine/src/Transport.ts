@@ -138,6 +138,14 @@ export interface Receiver {
    */
   readonly offer: (frame: Incoming) => Effect.Effect<boolean>
   /**
+   * Optional: `offer`, succeeding only once the frame was handed to the
+   * session (its handling started; a request whose handler needs no wait was
+   * answered by then). A transport that shapes its reply by whether the
+   * answer is already there (the Streamable HTTP server) waits for this, a
+   * rule, instead of a scheduler turn.
+   */
+  readonly offerHandedOver?: ((frame: Incoming) => Effect.Effect<boolean>) | undefined
+  /**
    * Ends the input, as the end of `incoming` would: the frames offered so far
    * are still handled, then the receiver closes. With an error: the transport failed.
    */

@@ -4,6 +4,7 @@ import type * as Transport from "@effect-mcp/engine/Transport"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Result from "effect/Result"
 import { type ClosedExit, PeerInput } from "../src/internal/peerInput.ts"
 
@@ -97,6 +98,45 @@ describe("PeerInput (offered frames)", () => {
       assert.deepStrictEqual(handled, [1])
       assert.strictEqual(finished.length, 1)
       assert.isFalse(holdsQueue())
+    })
+  )
+})
+
+describe("PeerInput (offerHandedOver)", () => {
+  it.effect(
+    "succeeds once the frame was handed over: at its wake-up, or behind a slow frame once that is handled",
+    () =>
+      Effect.gen(function* () {
+        const { input, release, handled, holdsQueue } = yield* recording(new Set([2]))
+        // Handed over at the queue's wake-up (never on the caller's stack): handled when the offer returns.
+        assert.isTrue(yield* input.offerHandedOver(frame(1)))
+        assert.deepStrictEqual(handled, [1])
+        // 2 is handled in a fiber; 3 is queued behind it and not handed over until 2 is done.
+        assert.isTrue(yield* input.offerHandedOver(frame(2)))
+        const third = yield* Effect.forkChild(input.offerHandedOver(frame(3)))
+        yield* microtasks
+        assert.isUndefined(third.pollUnsafe())
+        assert.deepStrictEqual(handled, [1])
+        yield* Deferred.succeed(release, undefined)
+        assert.isTrue(yield* Fiber.join(third))
+        assert.deepStrictEqual(handled, [1, 2, 3])
+        // No waiting offer is kept once all were handed over (W4: an idle input holds nothing).
+        assert.isUndefined(Reflect.get(input, "handovers"))
+        yield* microtasks
+        assert.isFalse(holdsQueue())
+      })
+  )
+
+  it.effect("a frame the stopped input dropped, or one offered after, was not handed over: false", () =>
+    Effect.gen(function* () {
+      const { input, handled } = yield* recording(new Set([1]))
+      assert.isTrue(yield* input.offerHandedOver(frame(1)))
+      const waiting = yield* Effect.forkChild(input.offerHandedOver(frame(2)))
+      yield* microtasks
+      input.stop(Exit.void)
+      assert.isFalse(yield* Fiber.join(waiting))
+      assert.isFalse(yield* input.offerHandedOver(frame(3)))
+      assert.deepStrictEqual(handled, [])
     })
   )
 })

@@ -53,6 +53,13 @@ class QueueConsumer {
 const offerCapacity = 256
 
 const refused: Effect.Effect<boolean> = Exit.succeed(false)
+const accepted: Effect.Effect<boolean> = Exit.succeed(true)
+
+/** An offer waiting to hear that its frame was handed over. */
+interface Handover {
+  readonly frame: Transport.Incoming
+  readonly resume: (outcome: Effect.Effect<boolean>) => void
+}
 
 export class PeerInput implements Transport.Receiver {
   private readonly host: Host
@@ -68,6 +75,8 @@ export class PeerInput implements Transport.Receiver {
   private source: Transport.PushSource | undefined = undefined
   // The Peer closed, or the input ended and was handled: pushed frames are dropped.
   private stopped = false
+  // Offers waiting to hear that their frame was handed over, in the queue's order (see `offer`).
+  private handovers: Array<Handover> | undefined = undefined
 
   constructor(host: Host) {
     this.host = host
@@ -79,6 +88,24 @@ export class PeerInput implements Transport.Receiver {
    * the Peer closed are dropped.
    */
   push(frame: Transport.Incoming, source: Transport.PushSource): boolean {
+    const handover = this.handovers?.[0]?.frame === frame ? this.takeHandover() : undefined
+    if (handover === undefined) return this.handle(frame, source)
+    const dropped = this.stopped
+    const taken = this.handle(frame, source)
+    // After the frame's handling started (a handler that needs no wait has answered already), never before.
+    handover(dropped ? refused : accepted)
+    return taken
+  }
+
+  private takeHandover(): Handover["resume"] {
+    const handovers = this.handovers!
+    const { resume } = handovers.shift()!
+    // Not kept while empty: a server keeps a PeerInput per idle session.
+    if (handovers.length === 0) this.handovers = undefined
+    return resume
+  }
+
+  private handle(frame: Transport.Incoming, source: Transport.PushSource): boolean {
     if (this.stopped) return true
     const effect = this.host.onFrame(frame)
     if (effect === undefined) return true
@@ -110,6 +137,34 @@ export class PeerInput implements Transport.Receiver {
       if (this.queue !== undefined) return this.queue.offer(frame)
       if (this.inputEnd !== undefined) return refused
       return this.makeQueue().offer(frame)
+    })
+  }
+
+  /**
+   * `offer`, succeeding only once the frame was handed to the Peer (false
+   * when it was refused or dropped): its handling has started, and a request
+   * whose handler needs no wait has been answered. The HTTP server shapes
+   * its reply by that (a whole body for an answer that is there, the head
+   * first otherwise): a rule, not a scheduler turn. The frame is still
+   * handled from the queue's wake-up, never on the caller's stack.
+   */
+  offerHandedOver(frame: Transport.Incoming): Effect.Effect<boolean> {
+    return Effect.flatMap(this.offer(frame), (queued) => (queued ? this.handedOver(frame) : refused))
+  }
+
+  /** Waits until `frame`, queued, is handed over (see `offer`); registered before the queue's wake-up delivers it. */
+  private handedOver(frame: Transport.Incoming): Effect.Effect<boolean> {
+    return Effect.callback<boolean>((resume) => {
+      if (this.stopped) return resume(refused)
+      const handover: Handover = { frame, resume }
+      if (this.handovers === undefined) this.handovers = [handover]
+      else this.handovers.push(handover)
+      // Interrupted while it waits: the frame is still handled, nobody hears when.
+      return Effect.sync(() => {
+        const index = this.handovers?.indexOf(handover) ?? -1
+        if (index >= 0) this.handovers!.splice(index, 1)
+        if (this.handovers?.length === 0) this.handovers = undefined
+      })
     })
   }
 
@@ -177,6 +232,10 @@ export class PeerInput implements Transport.Receiver {
     if (this.inputEnd === undefined) this.inputEnd = exit
     this.queue?.halt()
     this.queue = undefined
+    // Frames the halted queue dropped were never handed over.
+    const handovers = this.handovers
+    this.handovers = undefined
+    if (handovers !== undefined) for (const handover of handovers) handover.resume(refused)
     const handler = this.handler
     this.busy = false
     this.handler = undefined

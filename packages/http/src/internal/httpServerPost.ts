@@ -145,7 +145,10 @@ const serve = (
       context.json ? "json" : "sse",
       Streams.primes(version)
     )
-    if (!(yield* session.offer(frame))) return Wire.transportError(404, "Session not found")
+    // The connection the reply opens with, before the frame is handled: a handler may end it at once
+    // (closeRequestStream), and the reply still carries what was written on it.
+    const connection = stream.connection
+    if (!(yield* session.offer(frame, true))) return Wire.transportError(404, "Session not found")
     if (stream.collected === undefined) {
       if (statusFromErrors) {
         const first = yield* Deferred.await(stream.first)
@@ -156,10 +159,10 @@ const serve = (
           return Wire.jsonResponse(status, first!, headers)
         }
       }
-      // A quick handler has answered by the next turn of the event loop: its
-      // events then go out as one plain body with the headers.
-      const connection = stream.connection
-      yield* Effect.yieldNow
+      // The rule of the reply's shape: `offer` returned once the session took
+      // the frame, so a handler that answered without waiting on anything has
+      // answered now. Its events then go out as one plain body with the
+      // headers; any other answer streams.
       const whole = connection === undefined ? undefined : yield* session.completeText(stream, connection)
       if (whole !== undefined) {
         yield* onBodyEnd
@@ -171,10 +174,9 @@ const serve = (
       return Streams.sseResponse(session.body(stream, connection).pipe(Stream.ensuring(onBodyEnd)), headers)
     }
     if (!statusFromErrors) {
-      // A quick handler has answered by the next turn of the event loop: then
-      // one plain JSON response says both "accepted" and the result, and only
-      // a slower one needs the headers-first reply.
-      yield* Effect.yieldNow
+      // Answered as the frame was taken (the rule above): one plain JSON
+      // response says both "accepted" and the result; an answer still to come
+      // takes the headers-first reply.
       if (!Deferred.isDoneUnsafe(stream.done)) return jsonReply(session, frame, stream, onBodyEnd, headers)
     }
     yield* Deferred.await(stream.done)

@@ -123,14 +123,20 @@ export class HttpSession extends SendLine implements Transport.TransportShape, S
     )
   }
 
-  /** Hands a frame to the MCP session. */
-  offer(frame: JsonRpcCodec.Decoded): Effect.Effect<boolean> {
+  /**
+   * Hands a frame to the MCP session; with `handedOver`, succeeds only once
+   * the session took it (see `Transport.Receiver.offerHandedOver`).
+   */
+  offer(frame: JsonRpcCodec.Decoded, handedOver = false): Effect.Effect<boolean> {
     if (this.closed) return Effect.succeed(false)
     const receiver = this.receiver
+    const incoming = Result.succeed(frame)
     return Effect.tap(
       receiver === undefined
-        ? Effect.flatMap(this.pulled(), (p) => Queue.offer(p.queue, Result.succeed(frame)))
-        : receiver.offer(Result.succeed(frame)),
+        ? Effect.flatMap(this.pulled(), (p) => Queue.offer(p.queue, incoming))
+        : handedOver && receiver.offerHandedOver !== undefined
+          ? receiver.offerHandedOver(incoming)
+          : receiver.offer(incoming),
       (accepted) => (accepted ? this.releaseCancelled(frame) : Effect.void)
     )
   }
