@@ -22,10 +22,11 @@ import type { Writable } from "node:stream"
  * every line goes through the stream).
  */
 export const directWriter = (evaluate: () => Writable, fdOf: () => number | undefined): StdioTransport.DirectWriter => {
-  // Looked up on the first write: `process.stdout` exists only once asked for.
+  // Looked up on the first write: `process.stdout` exists only once asked for. Not on Windows, whose
+  // pipes Node opens for overlapped I/O: a synchronous write there is not what the stream expects.
   let fd: number | undefined | null = null
   const target = (stream: Writable): number | undefined => {
-    if (fd === null) fd = fdOf()
+    if (fd === null) fd = process.platform === "win32" ? undefined : fdOf()
     return stream.writableLength === 0 ? fd : undefined
   }
   // Writes what the pipe takes now; the rest (or everything, on a failure) goes through the stream.
