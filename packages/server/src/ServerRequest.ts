@@ -10,6 +10,7 @@
  * trip on 2026-07-28 (the handler is re-run on retry and its asks are
  * answered from the client's `inputResponses`, in order).
  */
+import type * as InputRequired from "@effect-mcp/protocol/InputRequired"
 import type * as Logging from "@effect-mcp/protocol/Logging"
 import type { ProtocolVersion } from "@effect-mcp/protocol/ProtocolVersion"
 import type * as Revision from "@effect-mcp/protocol/Revision"
@@ -80,6 +81,18 @@ export interface AskOptions {
   readonly task?: boolean | { readonly ttl?: number | undefined } | undefined
 }
 
+/**
+ * What a 2026-07-28 retry carries for a handler that runs its own input
+ * rounds (`ServerRequestShape.requireInput`): the client's `inputResponses`
+ * as sent, and the state the handler gave its last round.
+ */
+export interface Retry {
+  /** The client's answers, by the keys of the round they answer (empty when it sent none). */
+  readonly inputResponses: InputRequired.InputResponses
+  /** What the handler carried from the round it ended (none when the retry's `requestState` has none). */
+  readonly state: string | undefined
+}
+
 /** The request a handler is serving, and what it can do on it. */
 export interface ServerRequestShape {
   readonly method: string
@@ -92,6 +105,23 @@ export interface ServerRequestShape {
   readonly stateless: boolean
   /** Sends `request` to the client and returns its (unchecked) result. */
   readonly ask: (method: AskMethod, params: object, options?: AskOptions) => Effect.Effect<unknown, ClientRequestError>
+  /**
+   * A 2026-07-28 retry's fields, for a handler that runs its own rounds: undefined when the request carries
+   * neither `inputResponses` nor a `requestState` (or on a revision without input rounds).
+   */
+  readonly retry: Retry | undefined
+  /**
+   * Ends the request with an `input_required` result of the handler's own (2026-07-28): `inputRequests`
+   * exactly as given, under their keys, all in one round; `state` is sealed into the server's
+   * `requestState` (bound to this request, as the server's own rounds are) and comes back in `retry`.
+   * For a handler that passes another server's rounds on (a proxy): the server's own asks replay the
+   * handler, this one continues where the handler left off. Fails with `NotInRevision` where the client
+   * cannot be asked by rounds (stateful revisions, or a client that declared nothing to ask).
+   */
+  readonly requireInput: (
+    inputRequests: InputRequired.InputRequests,
+    state?: string | undefined
+  ) => Effect.Effect<never, ClientRequestError>
   /** Sends `notifications/message` for this request when the client's level lets it through. */
   readonly log: (level: Logging.LoggingLevel, data: unknown, logger?: string) => Effect.Effect<void>
   /** Reports progress when the client asked for it. */

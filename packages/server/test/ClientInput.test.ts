@@ -363,4 +363,60 @@ describe("asking the client from a handler", () => {
       }
     })
   )
+
+  it.effect("2026-07-28: a handler's own rounds go out as given; the retry brings their answers and its state", () =>
+    Effect.gen(function* () {
+      const seen: Array<unknown> = []
+      const form = (message: string) => ({
+        method: "elicitation/create" as const,
+        params: { message, requestedSchema: { type: "object" as const, properties: {} } }
+      })
+      // Two rounds of its own, the second reusing a key of the first: each round's answers are its own.
+      const relay = Tool.make("relay", {
+        input: Schema.Struct({}),
+        handler: () =>
+          Effect.gen(function* () {
+            const request = yield* ServerRequest.ServerRequest
+            const retry = request.retry
+            seen.push(retry)
+            if (retry === undefined) return yield* request.requireInput({ a: form("A?"), b: form("B?") }, "one")
+            if (retry.state === "one") return yield* request.requireInput({ a: form("A again?") }, "two")
+            return `${retry.state}: ${JSON.stringify(retry.inputResponses)}`
+          })
+      })
+      const { request } = yield* McpTest.connectRaw(testServer(Tool.layer(relay)), {
+        revision: "2026-07-28",
+        capabilities: fullCapabilities
+      })
+      const params = { name: "relay", arguments: {} }
+      const first = (yield* request("tools/call", params)) as Obj
+      assert.deepStrictEqual(Object.keys(first.inputRequests), ["a", "b"])
+      assert.deepStrictEqual(first.inputRequests.b, form("B?"))
+      const accepted = (text: string) => ({ action: "accept", content: { text } })
+      const second = (yield* request("tools/call", {
+        ...params,
+        inputResponses: { a: accepted("1"), b: accepted("2") },
+        requestState: first.requestState
+      })) as Obj
+      assert.deepStrictEqual(Object.keys(second.inputRequests), ["a"])
+      const done = (yield* request("tools/call", {
+        ...params,
+        inputResponses: { a: accepted("3") },
+        requestState: second.requestState
+      })) as Obj
+      assert.strictEqual(done.content[0].text, `two: {"a":{"action":"accept","content":{"text":"3"}}}`)
+      assert.deepStrictEqual(seen, [
+        undefined,
+        { inputResponses: { a: accepted("1"), b: accepted("2") }, state: "one" },
+        { inputResponses: { a: accepted("3") }, state: "two" }
+      ])
+      // Where asks are requests there are no rounds to run.
+      const stateful = yield* McpTest.connectRaw(testServer(Tool.layer(relay)), {
+        revision: "2025-11-25",
+        capabilities: fullCapabilities
+      })
+      const refused = (yield* stateful.request("tools/call", params)) as Obj
+      assert.isTrue(refused.isError)
+    })
+  )
 })

@@ -10,6 +10,12 @@
  * key of its own (`AskOptions.key`) is also answered by the client's
  * `inputResponses` entry under that key when no `requestState` lists it, so
  * a client that answers known keys directly needs no extra round.
+ *
+ * A handler may instead run its own rounds (`ServerRequest.requireInput`, a
+ * proxy passing another server's rounds on): its round's input requests go
+ * out as given, the state it carries is sealed with the rest, and on the
+ * retry it reads the client's answers and that state (`retry`) rather than
+ * being answered ask by ask.
  */
 import type * as InputRequired from "@effect-mcp/protocol/InputRequired"
 import * as McpError from "@effect-mcp/protocol/McpError"
@@ -20,6 +26,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Predicate from "effect/Predicate"
 import * as Tracer from "effect/Tracer"
+import type * as ServerRequest from "../ServerRequest.ts"
 import type { AskMethod } from "../ServerRequest.ts"
 import { echo } from "./params.ts"
 import type * as RequestState from "./requestState.ts"
@@ -31,6 +38,12 @@ export type Outcome<A> =
   | { readonly _tag: "InputRequired"; readonly result: InputRequired.InputRequiredResult }
 
 export type Ask = (method: AskMethod, params: Obj, key?: string) => Effect.Effect<unknown>
+
+/** A handler's own rounds (`ServerRequest.retry` and `requireInput`). */
+export interface Own {
+  readonly retry: ServerRequest.Retry | undefined
+  readonly require: (inputRequests: InputRequired.InputRequests, state: string | undefined) => Effect.Effect<never>
+}
 
 const prefixes: { readonly [M in AskMethod]: string } = {
   "sampling/createMessage": "sampling",
@@ -45,8 +58,8 @@ export interface Options<A, E, R> {
   readonly codec: RequestState.Codec
   readonly method: string
   readonly params: Obj
-  /** The handler, given the ask it must use; it ends in a complete outcome. */
-  readonly body: (ask: Ask) => Effect.Effect<Outcome<A>, E, R>
+  /** The handler, given the ask it must use (and its own rounds); it ends in a complete outcome. */
+  readonly body: (ask: Ask, own: Own) => Effect.Effect<Outcome<A>, E, R>
 }
 
 /**
@@ -67,6 +80,9 @@ class Rounds<A, E, R> {
   // Set once the run has to stop for input; the handler is interrupted after `settle`.
   stopForInput: (() => void) | undefined = undefined
   stopping = false
+  // A handler running its own rounds: the state its last round carried, and the one its next round carries.
+  carried: string | undefined = undefined
+  carrying: string | undefined = undefined
 
   constructor(options: Options<A, E, R>, responses: Obj) {
     this.options = options
@@ -87,6 +103,9 @@ class Rounds<A, E, R> {
     return Effect.flatMap(this.fingerprintOf(), (fingerprint) =>
       Effect.map(this.options.codec.open(fingerprint, token), (state) => {
         for (const [key, value] of Object.entries(state.answered)) this.answered.set(key, value)
+        this.carried = state.own
+        // The answers to a round the handler ended itself are its own to read (`retry`), not the server's asks'.
+        if (state.own !== undefined) return
         for (const key of Object.keys(state.pending)) {
           if (this.responses[key] !== undefined) this.answered.set(key, this.responses[key])
         }
@@ -106,17 +125,40 @@ class Rounds<A, E, R> {
       const params =
         span === undefined ? askParams : Tracing.withTraceContext(askParams, span, fiber.getRef(Baggage.Current))
       this.needed.set(key, { method: askMethod, params } as InputRequired.InputRequest)
-      if (!this.stopping) {
-        this.stopping = true
-        Effect.runFork(
-          Effect.andThen(
-            settle,
-            Effect.sync(() => this.stopForInput?.())
-          )
-        )
-      }
-      return Effect.never
+      return this.stop()
     })
+
+  /** Stops the run for input, once: after `settle`, so that asks made at the same time join the round. */
+  stop(): Effect.Effect<never> {
+    if (!this.stopping) {
+      this.stopping = true
+      Effect.runFork(
+        Effect.andThen(
+          settle,
+          Effect.sync(() => this.stopForInput?.())
+        )
+      )
+    }
+    return Effect.never
+  }
+
+  /** The handler's own rounds: the retry it continues from, and the round it ends with. */
+  own(): Own {
+    const responses = this.responses as InputRequired.InputResponses
+    const retry =
+      this.carried === undefined && Object.keys(responses).length === 0
+        ? undefined
+        : { inputResponses: responses, state: this.carried }
+    return {
+      retry,
+      require: (inputRequests, state) =>
+        Effect.suspend(() => {
+          for (const [key, request] of Object.entries(inputRequests)) this.needed.set(key, request)
+          this.carrying = state
+          return this.stop()
+        })
+    }
+  }
 
   /** The `input_required` outcome: the asks still unanswered and the state of this round. */
   inputRequired(): Effect.Effect<Outcome<A>> {
@@ -124,7 +166,12 @@ class Rounds<A, E, R> {
     for (const [key, request] of this.needed) pending[key] = request.method
     return Effect.flatMap(this.fingerprintOf(), (fingerprint) =>
       Effect.map(
-        this.options.codec.seal(fingerprint, { answered: Object.fromEntries(this.answered), pending }),
+        this.options.codec.seal(
+          fingerprint,
+          this.carrying === undefined
+            ? { answered: Object.fromEntries(this.answered), pending }
+            : { answered: Object.fromEntries(this.answered), pending, own: this.carrying }
+        ),
         (requestState): Outcome<A> => ({
           _tag: "InputRequired",
           result: { resultType: "input_required", inputRequests: Object.fromEntries(this.needed), requestState }
@@ -141,7 +188,7 @@ class Rounds<A, E, R> {
    * anything waits.
    */
   start(parent: Fiber.Fiber<unknown, unknown>): Effect.Effect<Outcome<A>, E, R> {
-    const fiber = Effect.runForkWith(parent.context as Context.Context<R>)(this.options.body(this.ask))
+    const fiber = Effect.runForkWith(parent.context as Context.Context<R>)(this.options.body(this.ask, this.own()))
     const done = fiber.pollUnsafe()
     if (done !== undefined) return done
     return Effect.callback<Outcome<A>, E>((resume) => {

@@ -4,6 +4,7 @@
  * before the response, progress, and asks routed by revision (session
  * request, or multi-round-trip on 2026-07-28 for the methods that allow it).
  */
+import type * as InputRequired from "@effect-mcp/protocol/InputRequired"
 import * as Logging from "@effect-mcp/protocol/Logging"
 import type * as McpError from "@effect-mcp/protocol/McpError"
 import * as Meta from "@effect-mcp/protocol/Meta"
@@ -19,6 +20,7 @@ import {
   type AskMethod,
   type AskOptions,
   ClientRequestError,
+  type Retry,
   ServerRequest,
   type ServerRequestShape
 } from "../ServerRequest.ts"
@@ -82,6 +84,7 @@ class HandlerRequest implements ServerRequestShape {
   private readonly outbox: Array<Notice> = []
   drainer: Fiber.Fiber<void> | undefined = undefined
   transportAsk: InputRounds.Ask | undefined = undefined
+  ownRounds: InputRounds.Own | undefined = undefined
   private readonly env: Environment
   /**
    * The session serving the request, read once here (in the request's fiber, where `env.session` finds it):
@@ -171,6 +174,24 @@ class HandlerRequest implements ServerRequestShape {
         })
       )
     })
+  }
+
+  get retry(): Retry | undefined {
+    return this.ownRounds?.retry
+  }
+
+  requireInput(
+    inputRequests: InputRequired.InputRequests,
+    state?: string | undefined
+  ): Effect.Effect<never, ClientRequestError> {
+    if (this.ownRounds !== undefined) return this.ownRounds.require(inputRequests, state)
+    return Effect.fail(
+      new ClientRequestError({
+        reason: "NotInRevision",
+        method: this.method,
+        message: `${this.method} cannot ask the client for input by rounds on protocol ${this.version}${this.stateless ? " (the client declared nothing it could be asked)" : ""}`
+      })
+    )
   }
 
   /**
@@ -293,8 +314,9 @@ export const run = <A, B, E>(
               codec: env.codec,
               method: info.request.method,
               params: paramsOf(params),
-              body: (ask) => {
+              body: (ask, own) => {
                 request.transportAsk = ask
+                request.ownRounds = own
                 return Effect.matchCauseEffect(body as Effect.Effect<A, unknown>, completed)
               }
             },

@@ -26,6 +26,8 @@ export interface State {
   readonly answered: { readonly [key: string]: unknown }
   /** Input requests of the last round still awaiting an answer: key -> method. */
   readonly pending: { readonly [key: string]: string }
+  /** What a handler running its own rounds carried from the last one (`ServerRequest.requireInput`). */
+  readonly own?: string | undefined
 }
 
 interface Payload extends State {
@@ -120,7 +122,9 @@ export const make = (options: {
           return yield* invalid("belongs to a different request")
         }
         if ((yield* Clock.currentTimeMillis) > payload.e) return yield* invalid("has expired")
-        return { answered: payload.answered, pending: payload.pending }
+        return payload.own === undefined
+          ? { answered: payload.answered, pending: payload.pending }
+          : { answered: payload.answered, pending: payload.pending, own: payload.own }
       })
 
     const fingerprint: Codec["fingerprint"] = (method, params) =>

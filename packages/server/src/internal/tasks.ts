@@ -483,6 +483,19 @@ class TaskRequest implements ServerRequestShape {
     })
   }
 
+  // A task's asks are its own input requests; it has no retry to continue from.
+  readonly retry = undefined
+
+  requireInput(_inputRequests: InputRequired.InputRequests, _state?: string): Effect.Effect<never, ClientRequestError> {
+    return Effect.fail(
+      new ClientRequestError({
+        reason: "NotInRevision",
+        method: this.method,
+        message: `${this.method}: a task asks its client by its own input requests, not by rounds`
+      })
+    )
+  }
+
   log(_level: Logging.LoggingLevel, _data: unknown, _logger?: string): Effect.Effect<void> {
     return Effect.void
   }
