@@ -334,6 +334,20 @@ export interface McpClientShape {
     params?: object | undefined,
     options?: RequestOptions
   ) => Effect.Effect<unknown, CallError>
+
+  /**
+   * Any request, sent once as given (with the same gate): on 2026-07-28 an
+   * `input_required` result is returned as it came, its input requests
+   * unanswered, for a caller that passes them on (a proxy: the `inputResponses`
+   * and `requestState` of the retry are its to send). Params' own `_meta`
+   * keys win over the client's (its declared capabilities, say). `onProgress`
+   * receives the request's progress, which asking for it adds. Not decoded.
+   */
+  readonly requestOnce: (
+    method: string,
+    params?: object | undefined,
+    options?: RequestOptions & { readonly onProgress?: ((update: Progress["update"]) => void) | undefined }
+  ) => Effect.Effect<unknown, CallError>
 }
 
 /** The connected client as a service; `layer` provides it, `connect` makes more of them. */

@@ -277,6 +277,27 @@ describe("multi-round-trip bounds (2026-07-28)", () => {
     })
   )
 
+  it.effect("requestOnce returns a round as it came, and sends the caller's retry as given", () =>
+    Effect.gen(function* () {
+      const { client, wire } = yield* connect("2026-07-28", { server, handlers: RootsHandler.layer([]) })
+      const call = { name: "ask", arguments: { method: "roots/list", params: {} } }
+      const round = (yield* client.requestOnce("tools/call", call)) as Params
+      assert.deepStrictEqual(round, {
+        resultType: "input_required",
+        inputRequests: { q: { method: "roots/list", params: {} } },
+        requestState: "s1"
+      })
+      // Sent once: the handler was not asked, nothing was retried.
+      assert.strictEqual(wire.methods().filter((m) => m === "tools/call").length, 1)
+      const done = (yield* client.requestOnce("tools/call", {
+        ...call,
+        inputResponses: { q: { roots: [{ uri: "file:///mine" }] } },
+        requestState: "s1"
+      })) as { readonly content: ReadonlyArray<{ readonly type: string }> }
+      assert.deepStrictEqual(textOf(done), { responses: { q: { roots: [{ uri: "file:///mine" }] } }, state: "s1" })
+    })
+  )
+
   it.effect("input the client has no handler for is a typed error", () =>
     Effect.gen(function* () {
       const { client } = yield* connect("2026-07-28", { server })

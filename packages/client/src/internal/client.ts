@@ -469,6 +469,11 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
     promptListChanged: listChanged("prompts", "promptsListChanged"),
     resourceListChanged: listChanged("resources", "resourcesListChanged"),
     tasks: tasks.api,
-    request: (method, params, callOptions) => request(method, params, callOptions)
+    request: (method, params, callOptions) => request(method, params, callOptions),
+    requestOnce: (method, params, callOptions) => {
+      if (callOptions?.onProgress === undefined) return send(method, params, callOptions, undefined)
+      const { onProgress, ...rest } = callOptions
+      return send(method, params, rest, onProgress)
+    }
   } satisfies McpClient.McpClientShape
 })
