@@ -16,7 +16,6 @@
  */
 import type * as McpClient from "@effect-mcp/client/McpClient"
 import type * as Session from "@effect-mcp/engine/Session"
-import * as McpError from "@effect-mcp/protocol/McpError"
 import type * as Prompts from "@effect-mcp/protocol/Prompts"
 import type * as Resources from "@effect-mcp/protocol/Resources"
 import type * as Tools from "@effect-mcp/protocol/Tools"
@@ -28,7 +27,6 @@ import type * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as PubSub from "effect/PubSub"
 import * as Schedule from "effect/Schedule"
-import * as Semaphore from "effect/Semaphore"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
@@ -39,6 +37,7 @@ import * as McpConfig from "./McpConfig.ts"
 import type * as Naming from "./Naming.ts"
 import type * as ServerStatus from "./ServerStatus.ts"
 import * as Handlers from "./internal/handlers.ts"
+import * as Routes from "./internal/routes.ts"
 import * as Supervisor from "./internal/supervisor.ts"
 
 /** Per-server limits, overriding the host's. */
@@ -167,6 +166,22 @@ export interface McpHostShape {
     uri: string,
     options?: CallOptions & { readonly server?: string | undefined }
   ) => Effect.Effect<Resources.ReadResourceResult, CallError>
+  /**
+   * Runs `f` on the connection serving the tool or prompt `name` (a catalog name), routed, approved and
+   * bounded as `callTool` and `getPrompt` are (the server's turn; its call timeout, in `f`'s options); `f`
+   * gets the item's own name. For requests passed on as they came (`McpClient.requestOnce`: a proxy's).
+   */
+  readonly route: <A>(
+    kind: "tool" | "prompt",
+    name: string,
+    args: { readonly [key: string]: unknown } | undefined,
+    f: (
+      client: McpClient.McpClientShape,
+      name: string,
+      options: CallOptions | undefined
+    ) => Effect.Effect<A, McpClient.CallError>,
+    options?: CallOptions
+  ) => Effect.Effect<A, CallError>
   /** Ends a server's connection (or the wait of a failed one) and connects again, the schedule started over. */
   readonly restart: (server: string) => Effect.Effect<void, HostError>
 }
@@ -194,9 +209,6 @@ export const backoff = (
 
 const unknownServer = (server: string) =>
   new HostError({ reason: "UnknownServer", server, message: `no server named ${JSON.stringify(server)}` })
-
-const unavailable = (server: string, why: string) =>
-  new HostError({ reason: "Unavailable", server, message: `server ${JSON.stringify(server)} is unavailable: ${why}` })
 
 /**
  * Starts the host: every server connects concurrently in the background
@@ -267,116 +279,16 @@ export const make = (options: Options): Effect.Effect<McpHostShape, never, Conne
         return slot === undefined ? Effect.fail(unknownServer(server)) : Effect.succeed(slot)
       })
 
-    const clientOf = (slot: Supervisor.Slot): Effect.Effect<McpClient.McpClientShape, HostError> =>
-      Effect.suspend(() => {
-        if (slot.client !== undefined) return Effect.succeed(slot.client)
-        return SubscriptionRef.changes(slot.status).pipe(
-          Stream.filter((s) => (s._tag === "Ready" && slot.client !== undefined) || s._tag === "Failed"),
-          Stream.runHead,
-          Effect.flatMap((found) => {
-            const status = found._tag === "Some" ? found.value : undefined
-            return slot.client !== undefined && status?._tag === "Ready"
-              ? Effect.succeed(slot.client)
-              : Effect.fail(unavailable(slot.name, status?._tag === "Failed" ? status.failure.message : "closed"))
-          })
-        )
-      })
-
-    const timeoutOf = (server: string) => {
-      const input = options.servers?.[server]?.callTimeout ?? options.callTimeout
-      return input === undefined ? undefined : Duration.fromInputUnsafe(input)
-    }
-
-    // The route of one call: the server's turn and its client, each waited for within the call's timeout; the
-    // request then has the whole timeout (and cancels itself on the server when it runs out).
-    const routed = <A>(
-      slot: Supervisor.Slot,
-      callOptions: CallOptions | undefined,
-      f: (client: McpClient.McpClientShape, options: CallOptions | undefined) => Effect.Effect<A, McpClient.CallError>
-    ): Effect.Effect<A, CallError> => {
-      const timeout =
-        callOptions?.timeout === undefined ? timeoutOf(slot.name) : Duration.fromInputUnsafe(callOptions.timeout)
-      const bounded = <B, E, R>(wait: Effect.Effect<B, E, R>, what: string): Effect.Effect<B, E | HostError, R> =>
-        timeout === undefined
-          ? wait
-          : Effect.timeoutOrElse(wait, {
-              duration: timeout,
-              orElse: () => Effect.fail(unavailable(slot.name, `no ${what} within ${Duration.format(timeout)}`))
-            })
-      return Effect.scoped(
-        Effect.gen(function* () {
-          yield* bounded(Semaphore.takeScoped(slot.permits, 1), "turn")
-          const client = yield* bounded(clientOf(slot), "connection")
-          return yield* f(client, timeout === undefined ? callOptions : { ...callOptions, timeout })
-        })
-      )
-    }
-
-    const toolRoute = (name: string, args: { readonly [key: string]: unknown } | undefined) =>
-      Effect.gen(function* () {
-        const entry = tools.get(name)
-        if (entry === undefined) {
-          return yield* new HostError({ reason: "UnknownTool", message: `no tool named ${JSON.stringify(name)}` })
-        }
-        const approved = yield* handlers.consent.toolCall({
-          server: entry.server,
-          name,
-          tool: entry.item,
-          arguments: args
-        })
-        if (!approved) {
-          return yield* new HostError({
-            reason: "Declined",
-            server: entry.server,
-            message: `the call of ${JSON.stringify(name)} was declined`
-          })
-        }
-        return { entry, slot: slots.get(entry.server)! }
-      })
-
-    // A tool that failed for want of a client capability the host lacks: say which, once per server and tool.
-    const warnCapability = (slot: Supervisor.Slot, tool: string, error: unknown): Effect.Effect<void> => {
-      if (!(error instanceof McpError.MissingRequiredClientCapability) || slot.warned.has(`tool:${tool}`)) {
-        return Effect.void
-      }
-      slot.warned.add(`tool:${tool}`)
-      const required = Object.keys(error.data.requiredCapabilities)
-      return Effect.logWarning(
-        `tool ${JSON.stringify(tool)} of server ${JSON.stringify(slot.name)} needs the client capability ` +
-          `${required.join(", ")}, which this host does not declare (give it the handler service)`
-      ).pipe(Effect.annotateLogs({ server: slot.name }))
-    }
+    const { clientOf, routed, route, streamedCall } = Routes.make({
+      slots,
+      tool: (name) => tools.get(name),
+      prompt: (name) => prompts.get(name),
+      consent: handlers.consent,
+      options
+    })
 
     const callTool: McpHostShape["callTool"] = (name, args, callOptions) =>
-      Effect.flatMap(toolRoute(name, args), ({ entry, slot }) =>
-        routed(slot, callOptions, (client, o) => client.callTool(entry.item.name, args, o)).pipe(
-          Effect.tapError((error) => warnCapability(slot, entry.item.name, error))
-        )
-      )
-
-    // A tool call as a Stream: the turn is held until the Stream ends (Stream.unwrap gives its effect the
-    // Stream's scope).
-    const streamedCall = <A>(
-      name: string,
-      args: { readonly [key: string]: unknown } | undefined,
-      callOptions: CallOptions | undefined,
-      f: (
-        client: McpClient.McpClientShape,
-        tool: string,
-        options: CallOptions | undefined
-      ) => Stream.Stream<A, CallError>
-    ): Stream.Stream<A, CallError> =>
-      Stream.unwrap(
-        Effect.map(toolRoute(name, args), ({ entry, slot }) => {
-          const timeout = callOptions?.timeout ?? timeoutOf(slot.name)
-          const o = timeout === undefined ? callOptions : { ...callOptions, timeout }
-          return Stream.unwrap(
-            Effect.andThen(Semaphore.takeScoped(slot.permits, 1), () =>
-              Effect.map(clientOf(slot), (client) => f(client, entry.item.name, o))
-            )
-          )
-        })
-      )
+      route("tool", name, args, (client, tool, o) => client.callTool(tool, args, o), callOptions)
 
     const callToolWithProgress: McpHostShape["callToolWithProgress"] = (name, args, callOptions) =>
       streamedCall(name, args, callOptions, (client, tool, o) => client.callToolWithProgress(tool, args, o))
@@ -385,15 +297,7 @@ export const make = (options: Options): Effect.Effect<McpHostShape, never, Conne
       streamedCall(name, args, callOptions, (client, tool, o) => client.tasks.run(tool, args, o))
 
     const getPrompt: McpHostShape["getPrompt"] = (name, args, callOptions) =>
-      Effect.suspend(() => {
-        const entry = prompts.get(name)
-        if (entry === undefined) {
-          return Effect.fail(
-            new HostError({ reason: "UnknownPrompt", message: `no prompt named ${JSON.stringify(name)}` })
-          )
-        }
-        return routed(slots.get(entry.server)!, callOptions, (client, o) => client.getPrompt(entry.item.name, args, o))
-      })
+      route("prompt", name, args, (client, prompt, o) => client.getPrompt(prompt, args, o), callOptions)
 
     const readResource: McpHostShape["readResource"] = (uri, callOptions) =>
       Effect.gen(function* () {
@@ -436,7 +340,7 @@ export const make = (options: Options): Effect.Effect<McpHostShape, never, Conne
             Effect.flatMap(SubscriptionRef.get(slot.status), (status) =>
               status._tag === "Ready"
                 ? Effect.succeed(status.connection)
-                : Effect.fail(unavailable(server, status._tag))
+                : Effect.fail(Routes.unavailable(server, status._tag))
             )
           )
         ),
@@ -447,6 +351,7 @@ export const make = (options: Options): Effect.Effect<McpHostShape, never, Conne
         catalog.tools.filter(Catalog.forModel).map(Catalog.toolAsListed)
       ),
       callTool,
+      route,
       callToolWithProgress,
       callToolAsTask,
       tasks: (server) => Effect.map(Effect.flatMap(slotOf(server), clientOf), (client) => client.tasks),

@@ -1,0 +1,162 @@
+/**
+ * How the host routes a call to its server: the server's turn (its
+ * concurrency permits) and its client, each waited for within the call's
+ * timeout, then the request with the whole timeout (it cancels itself on the
+ * server when that runs out); a tool call approved by the consent hook first.
+ */
+import type * as McpClient from "@effect-mcp/client/McpClient"
+import * as McpError from "@effect-mcp/protocol/McpError"
+import type * as Prompts from "@effect-mcp/protocol/Prompts"
+import type * as Tools from "@effect-mcp/protocol/Tools"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Semaphore from "effect/Semaphore"
+import * as Stream from "effect/Stream"
+import * as SubscriptionRef from "effect/SubscriptionRef"
+import type * as Catalog from "../Catalog.ts"
+import type * as Consent from "../Consent.ts"
+import { HostError } from "../HostError.ts"
+import type * as McpHost from "../McpHost.ts"
+import type * as Supervisor from "./supervisor.ts"
+
+/** A server that cannot serve now, and why. */
+export const unavailable = (server: string, why: string) =>
+  new HostError({ reason: "Unavailable", server, message: `server ${JSON.stringify(server)} is unavailable: ${why}` })
+
+/** What routing reads: the servers' slots, the catalog's items now, the consent hooks, the host's options. */
+export interface Deps {
+  readonly slots: ReadonlyMap<string, Supervisor.Slot>
+  readonly tool: (name: string) => Catalog.Entry<Tools.Tool> | undefined
+  readonly prompt: (name: string) => Catalog.Entry<Prompts.Prompt> | undefined
+  readonly consent: Consent.ConsentShape
+  readonly options: McpHost.Options
+}
+
+/** The host's routes over `deps`. */
+export const make = (deps: Deps) => {
+  const clientOf = (slot: Supervisor.Slot): Effect.Effect<McpClient.McpClientShape, HostError> =>
+    Effect.suspend(() => {
+      if (slot.client !== undefined) return Effect.succeed(slot.client)
+      return SubscriptionRef.changes(slot.status).pipe(
+        Stream.filter((s) => (s._tag === "Ready" && slot.client !== undefined) || s._tag === "Failed"),
+        Stream.runHead,
+        Effect.flatMap((found) => {
+          const status = found._tag === "Some" ? found.value : undefined
+          return slot.client !== undefined && status?._tag === "Ready"
+            ? Effect.succeed(slot.client)
+            : Effect.fail(unavailable(slot.name, status?._tag === "Failed" ? status.failure.message : "closed"))
+        })
+      )
+    })
+
+  const timeoutOf = (server: string) => {
+    const input = deps.options.servers?.[server]?.callTimeout ?? deps.options.callTimeout
+    return input === undefined ? undefined : Duration.fromInputUnsafe(input)
+  }
+
+  // The route of one call: the server's turn and its client, each waited for within the call's timeout; the
+  // request then has the whole timeout (and cancels itself on the server when it runs out).
+  const routed = <A>(
+    slot: Supervisor.Slot,
+    callOptions: McpHost.CallOptions | undefined,
+    f: (
+      client: McpClient.McpClientShape,
+      options: McpHost.CallOptions | undefined
+    ) => Effect.Effect<A, McpClient.CallError>
+  ): Effect.Effect<A, McpHost.CallError> => {
+    const timeout =
+      callOptions?.timeout === undefined ? timeoutOf(slot.name) : Duration.fromInputUnsafe(callOptions.timeout)
+    const bounded = <B, E, R>(wait: Effect.Effect<B, E, R>, what: string): Effect.Effect<B, E | HostError, R> =>
+      timeout === undefined
+        ? wait
+        : Effect.timeoutOrElse(wait, {
+            duration: timeout,
+            orElse: () => Effect.fail(unavailable(slot.name, `no ${what} within ${Duration.format(timeout)}`))
+          })
+    return Effect.scoped(
+      Effect.gen(function* () {
+        yield* bounded(Semaphore.takeScoped(slot.permits, 1), "turn")
+        const client = yield* bounded(clientOf(slot), "connection")
+        return yield* f(client, timeout === undefined ? callOptions : { ...callOptions, timeout })
+      })
+    )
+  }
+
+  const toolRoute = (name: string, args: { readonly [key: string]: unknown } | undefined) =>
+    Effect.gen(function* () {
+      const entry = deps.tool(name)
+      if (entry === undefined) {
+        return yield* new HostError({ reason: "UnknownTool", message: `no tool named ${JSON.stringify(name)}` })
+      }
+      const approved = yield* deps.consent.toolCall({
+        server: entry.server,
+        name,
+        tool: entry.item,
+        arguments: args
+      })
+      if (!approved) {
+        return yield* new HostError({
+          reason: "Declined",
+          server: entry.server,
+          message: `the call of ${JSON.stringify(name)} was declined`
+        })
+      }
+      return { entry, slot: deps.slots.get(entry.server)! }
+    })
+
+  // A tool that failed for want of a client capability the host lacks: say which, once per server and tool.
+  const warnCapability = (slot: Supervisor.Slot, tool: string, error: unknown): Effect.Effect<void> => {
+    if (!(error instanceof McpError.MissingRequiredClientCapability) || slot.warned.has(`tool:${tool}`)) {
+      return Effect.void
+    }
+    slot.warned.add(`tool:${tool}`)
+    const required = Object.keys(error.data.requiredCapabilities)
+    return Effect.logWarning(
+      `tool ${JSON.stringify(tool)} of server ${JSON.stringify(slot.name)} needs the client capability ` +
+        `${required.join(", ")}, which this host does not declare (give it the handler service)`
+    ).pipe(Effect.annotateLogs({ server: slot.name }))
+  }
+
+  const route: McpHost.McpHostShape["route"] = (kind, name, args, f, callOptions) =>
+    kind === "tool"
+      ? Effect.flatMap(toolRoute(name, args), ({ entry, slot }) =>
+          routed(slot, callOptions, (client, o) => f(client, entry.item.name, o)).pipe(
+            Effect.tapError((error) => warnCapability(slot, entry.item.name, error))
+          )
+        )
+      : Effect.suspend(() => {
+          const entry = deps.prompt(name)
+          if (entry === undefined) {
+            return Effect.fail(
+              new HostError({ reason: "UnknownPrompt", message: `no prompt named ${JSON.stringify(name)}` })
+            )
+          }
+          return routed(deps.slots.get(entry.server)!, callOptions, (client, o) => f(client, entry.item.name, o))
+        })
+
+  // A tool call as a Stream: the turn is held until the Stream ends (Stream.unwrap gives its effect the
+  // Stream's scope).
+  const streamedCall = <A>(
+    name: string,
+    args: { readonly [key: string]: unknown } | undefined,
+    callOptions: McpHost.CallOptions | undefined,
+    f: (
+      client: McpClient.McpClientShape,
+      tool: string,
+      options: McpHost.CallOptions | undefined
+    ) => Stream.Stream<A, McpHost.CallError>
+  ): Stream.Stream<A, McpHost.CallError> =>
+    Stream.unwrap(
+      Effect.map(toolRoute(name, args), ({ entry, slot }) => {
+        const timeout = callOptions?.timeout ?? timeoutOf(slot.name)
+        const o = timeout === undefined ? callOptions : { ...callOptions, timeout }
+        return Stream.unwrap(
+          Effect.andThen(Semaphore.takeScoped(slot.permits, 1), () =>
+            Effect.map(clientOf(slot), (client) => f(client, entry.item.name, o))
+          )
+        )
+      })
+    )
+
+  return { clientOf, routed, route, streamedCall }
+}
