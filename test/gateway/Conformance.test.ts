@@ -15,18 +15,19 @@ import * as ServerProcess from "../support/ServerProcess.ts"
 const cliBin = fileURLToPath(new URL("../../apps/cli/bin/effect-mcp.js", import.meta.url))
 
 /**
- * The legs the gateway passes whole. Not yet 2026-07-28: a downstream client on it answers the upstream's asks by
- * `input_required` rounds, and the gateway asks them one at a time under keys of its own, where the suite expects
- * the upstream's keys and all of a round's asks at once.
+ * The legs the gateway passes whole, each revision's as our own server runs it (test/conformance/Server.test.ts).
+ * On 2026-07-28 the upstream's `input_required` rounds pass through the gateway as they are. Not the extension
+ * leg (no `--spec-version`): the gateway does not serve the Tasks extension (a tool is served as a plain call).
  */
 const legs = [
   { name: "0.1.16", suite: "stable", specVersion: undefined, minPassed: 46 },
-  { name: "0.2.0-alpha.12 --spec-version 2025-11-25", suite: "next", specVersion: "2025-11-25", minPassed: 83 }
+  { name: "0.2.0-alpha.12 --spec-version 2025-11-25", suite: "next", specVersion: "2025-11-25", minPassed: 83 },
+  { name: "0.2.0-alpha.12 --spec-version 2026-07-28", suite: "next", specVersion: "2026-07-28", minPassed: 153 }
 ] as const
 
 describe("conformance: the gateway in front of the everything server", () => {
   it.live(
-    "0.1.16 and 0.2.0-alpha.12 at 2025-11-25, --suite all",
+    "0.1.16, and 0.2.0-alpha.12 at 2025-11-25 and 2026-07-28, --suite all",
     () =>
       Effect.gen(function* () {
         const dir = yield* Effect.acquireRelease(

@@ -1,7 +1,8 @@
 /**
  * Issue 30, item 8: `effect-mcp gateway` scaled out behind a load balancer
  * (test/cluster/support.ts's round-robin forwarder on loopback), as real
- * processes, each with its own stdio upstream (our everything server).
+ * processes in front of our everything server (over HTTP, one for all, where a
+ * 2026-07-28 client's rounds cross replicas; else over stdio, one per replica).
  *
  * - Stateless: three replicas given the same `--request-state-key`; an
  *   official SDK 2.x client on 2026-07-28 lists and calls tools, each request
@@ -47,15 +48,23 @@ const workDir = Effect.acquireRelease(
   (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
 )
 
-/** The config every replica shares: our everything server over stdio, `everything__<tool>`. */
-const configFile = (dir: string) =>
+/**
+ * The config every replica shares: our everything server, `everything__<tool>`: over stdio (a process per
+ * replica), or the one at `upstreamUrl` for all. The gateway passes a 2026-07-28 upstream's rounds on, the
+ * upstream's requestState inside its own: a retry landing on another replica must reach an upstream that opens
+ * the state the first round's upstream sealed, the same one here (or one given the same request-state keys).
+ */
+const configFile = (dir: string, upstreamUrl?: string) =>
   Effect.gen(function* () {
     const file = path.join(dir, "mcp.json")
-    const everything = {
-      command: ServerProcess.node,
-      args: [...ServerProcess.sourceConditions, ServerProcess.everythingBin, "--stdio"],
-      cwd: ServerProcess.root
-    }
+    const everything =
+      upstreamUrl === undefined
+        ? {
+            command: ServerProcess.node,
+            args: [...ServerProcess.sourceConditions, ServerProcess.everythingBin, "--stdio"],
+            cwd: ServerProcess.root
+          }
+        : { url: upstreamUrl }
     yield* Effect.promise(() => fs.writeFile(file, JSON.stringify({ mcpServers: { everything } })))
     return file
   })
@@ -157,7 +166,7 @@ describe("effect-mcp gateway at scale", () => {
     "stateless replicas with one request-state key: requests spread over all three, an ask's retry on another",
     () =>
       Effect.gen(function* () {
-        const file = yield* configFile(yield* workDir)
+        const file = yield* configFile(yield* workDir, (yield* ServerProcess.spawnHttp()).url)
         // Two by the flag, one by the variable: the same key either way.
         const [a, b, c] = yield* Effect.all(
           [
@@ -221,7 +230,7 @@ describe("effect-mcp gateway at scale", () => {
     () =>
       Effect.gen(function* () {
         const dir = yield* workDir
-        const file = yield* configFile(dir)
+        const file = yield* configFile(dir, (yield* ServerProcess.spawnHttp()).url)
         const storage = `sqlite:${path.join(dir, "cluster.db")}`
         // Side by side on a new file: the runners create the cluster's tables at the same moment.
         const runners = yield* replicas(2, runner(file, storage))

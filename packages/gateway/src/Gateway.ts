@@ -33,7 +33,10 @@
  * - **Asks.** An upstream's sampling, elicitation and roots requests made
  *   while it serves a downstream call are asked of the client that made the
  *   call, on that call, and of no one else (how the gateway tells which client that is:
- *   see `Options`).
+ *   see `Options`). With both sides on 2026-07-28 the upstream's
+ *   `input_required` rounds pass through as they are (its keys, a round's
+ *   asks at once), the client's retry going on to the upstream's retry with
+ *   the upstream's `requestState`, which the gateway's own carries.
  * - **Credentials.** Each remote upstream gets its own credential
  *   (`Credentials`); a downstream request's headers never reach an upstream.
  *   An upstream that acts for the caller gets a token exchanged for the

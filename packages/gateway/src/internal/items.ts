@@ -33,6 +33,7 @@ import type * as Callers from "./callers.ts"
 import type * as CatalogIndex from "./catalogIndex.ts"
 import type * as PerCaller from "./perCaller.ts"
 import type * as ReadCache from "./readCache.ts"
+import * as Rounds from "./rounds.ts"
 
 /** What the items' handlers route through. */
 export interface Routes {
@@ -241,34 +242,101 @@ export const tool = (routes: Routes, entry: Catalog.Entry<Tools.Tool>): Tool.Too
     handler: (input) =>
       asCaller(routes, item, (request, current) => {
         const args = input as { readonly [key: string]: unknown }
-        if (current.progressToken === undefined) {
-          return via(routes, entry.server, routes.host.callTool(entry.name, args), (client) =>
-            client.callTool(entry.item.name, args)
+        // A stateless client: the upstream's input rounds pass through when it is stateless too (rounds.ts).
+        if (request.stateless) {
+          return stateless(routes, "tool", entry, args, request, current, (client, options) =>
+            plainCall(request, current, client.callTool(entry.item.name, args, options), () =>
+              client.callToolWithProgress(entry.item.name, args, options)
+            )
           )
         }
-        // Progress asked for downstream is asked for upstream, and each update relayed as it comes.
-        let result: Tools.CallToolResult | undefined
-        const events = perCaller(routes, entry.server)
-          ? Stream.unwrap(
-              Effect.map(ownClient(routes, entry.server), (client) =>
-                client.callToolWithProgress(entry.item.name, args)
-              )
-            )
-          : routes.host.callToolWithProgress(entry.name, args)
-        return events.pipe(
-          Stream.runForEach((event) => {
-            if (event._tag === "Progress") return request.progress(event.update)
-            result = event.value
-            return Effect.void
-          }),
-          Effect.flatMap(() =>
-            result === undefined ? Effect.die("the call ended without a result") : Effect.succeed(result)
-          )
+        return plainCall(
+          request,
+          current,
+          via(routes, entry.server, routes.host.callTool(entry.name, args), (client) =>
+            client.callTool(entry.item.name, args)
+          ),
+          () =>
+            perCaller(routes, entry.server)
+              ? Stream.unwrap(
+                  Effect.map(ownClient(routes, entry.server), (client) =>
+                    client.callToolWithProgress(entry.item.name, args)
+                  )
+                )
+              : routes.host.callToolWithProgress(entry.name, args)
         )
       }),
     toResult: (value) => Result.succeed(value as Tools.CallToolResult),
     failureResult: () => undefined
   }
+}
+
+/** A tool call (`call`), or with progress asked for downstream, asked for upstream (`events`) and relayed. */
+const plainCall = <E, E2>(
+  request: ServerRequest.ServerRequestShape,
+  current: CurrentRequest.CurrentRequestShape,
+  call: Effect.Effect<Tools.CallToolResult, E>,
+  events: () => Stream.Stream<McpClient.ProgressEvent<Tools.CallToolResult>, E2>
+): Effect.Effect<Tools.CallToolResult, E | E2> => {
+  if (current.progressToken === undefined) return call
+  let result: Tools.CallToolResult | undefined
+  return events().pipe(
+    Stream.runForEach((event) => {
+      if (event._tag === "Progress") return request.progress(event.update)
+      result = event.value
+      return Effect.void
+    }),
+    Effect.flatMap(() =>
+      result === undefined ? Effect.die("the call ended without a result") : Effect.succeed(result)
+    )
+  )
+}
+
+/**
+ * A stateless client's call of the tool or prompt `entry`, on the connection it goes on (the caller's own for an
+ * upstream acting for its caller, else the host's, routed as the host's calls are): passed through when the
+ * upstream is stateless too (rounds.ts), else `plain`.
+ */
+const stateless = <A>(
+  routes: Routes,
+  kind: "tool" | "prompt",
+  entry: Catalog.Entry<Tools.Tool | Prompts.Prompt>,
+  args: { readonly [key: string]: unknown },
+  request: ServerRequest.ServerRequestShape,
+  current: CurrentRequest.CurrentRequestShape,
+  plain: (client: McpClient.McpClientShape, options: McpClient.RequestOptions | undefined) => Effect.Effect<A, unknown>
+): Effect.Effect<A, unknown> => {
+  const f = (
+    client: McpClient.McpClientShape,
+    options: McpClient.RequestOptions | undefined
+  ): Effect.Effect<A, unknown> =>
+    Rounds.passes(request, client)
+      ? Effect.map(
+          Rounds.send(
+            request,
+            current,
+            client,
+            kind === "tool" ? "tools/call" : "prompts/get",
+            { name: entry.item.name, arguments: args },
+            options
+          ),
+          completed<A>
+        )
+      : plain(client, options)
+  return perCaller(routes, entry.server)
+    ? Effect.scoped(Effect.flatMap(ownClient(routes, entry.server), (client) => f(client, undefined)))
+    : routes.host.route(
+        kind,
+        entry.name,
+        args,
+        (client, _, options) => f(client, options) as Effect.Effect<A, McpClient.CallError>
+      )
+}
+
+/** An upstream's complete result as the gateway's own (the wire's `resultType` is the server's to write). */
+const completed = <A>(result: unknown): A => {
+  const { resultType: _, ...rest } = result as { readonly [key: string]: unknown }
+  return rest as A
 }
 
 /** The prompt as the gateway serves it; its arguments complete from the upstream. */
@@ -287,9 +355,14 @@ export const prompt = (routes: Routes, entry: Catalog.Entry<Prompts.Prompt>): Pr
     definition: { ...entry.item, name: entry.name },
     arguments: args,
     handler: (values) =>
-      asCaller(routes, item, () => {
+      asCaller(routes, item, (request, current) => {
         const defined: { [name: string]: string } = {}
         for (const [k, v] of Object.entries(values)) if (v !== undefined) defined[k] = v
+        if (request.stateless) {
+          return stateless(routes, "prompt", entry, defined, request, current, (client, options) =>
+            client.getPrompt(entry.item.name, defined, options)
+          )
+        }
         return via(routes, entry.server, routes.host.getPrompt(entry.name, defined), (client) =>
           client.getPrompt(entry.item.name, defined)
         )
