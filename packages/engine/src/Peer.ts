@@ -124,12 +124,13 @@ export interface Peer {
   /** Number of incoming requests being served (for tests and metrics). */
   readonly inFlight: () => number
   /**
-   * Calls `hook` once when the Peer closes (at once if it has): what the
-   * owner of a session forgets about it. Cheaper than a finalizer of its own
-   * in the session's scope, which then keeps a map of two (a server holds
-   * many idle sessions). The hook is synchronous and must not throw.
+   * Calls `hook` once when the Peer closes (at once if it has), with the
+   * Peer: what the owner of a session forgets about it. Cheaper than a
+   * finalizer of its own in the session's scope, which then keeps a map of
+   * two (a server holds many idle sessions), and one hook may serve every
+   * Peer (it is told which closed). The hook is synchronous and must not throw.
    */
-  readonly onClose: (hook: () => void) => void
+  readonly onClose: (hook: (peer: Peer) => void) => void
 }
 
 /**

@@ -254,22 +254,13 @@ const withBridge = (loggers: ReadonlySet<Logger.Logger<unknown, unknown>>) => {
 }
 
 /**
- * A session's entry in the server's sessions. Its scope finalizer is a method
- * bound to it rather than a closure over the session's services: a server
- * holds many idle sessions.
+ * A session's entry in the server's sessions, found by its Peer. The entry
+ * leaves when the Peer closes, through the server's one `forgetSession` hook:
+ * no closure, bound method or finalizer per session (a server holds many
+ * idle sessions).
  */
 class Entry implements Server.SessionEntry {
   session: Session.SessionShape = undefined as never
-  private readonly sessions: Set<Server.SessionEntry>
-
-  constructor(sessions: Set<Server.SessionEntry>) {
-    this.sessions = sessions
-  }
-
-  /** Forgets the session (it closed). */
-  readonly remove = (): void => {
-    this.sessions.delete(this)
-  }
 }
 
 /**
@@ -283,7 +274,7 @@ export const makeSession: Effect.Effect<Session.SessionShape, never, McpServer |
       return yield* Effect.die(
         new Error("McpServer.makeSession serves a server built by McpServer.make or McpServer.layer")
       )
-    const entry = new Entry(state.sessions)
+    const entry = new Entry()
     const session = yield* ServerSession.make(sessionOptionsOf(state)).pipe(
       // The session's fibers inherit the bridge and find their session entry in their context.
       Effect.updateContext((context: Context.Context<Scope.Scope | Transport.Transport>) =>
@@ -295,9 +286,9 @@ export const makeSession: Effect.Effect<Session.SessionShape, never, McpServer |
       )
     )
     entry.session = session
-    state.sessions.add(entry)
+    state.sessions.set(session.peer, entry)
     // Forgotten as the session closes (its scope closing closes it): no finalizer of its own in the scope.
-    session.peer.onClose(entry.remove)
+    session.peer.onClose(state.forgetSession)
     return session
   })
 

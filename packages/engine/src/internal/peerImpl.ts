@@ -63,7 +63,7 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
   private closedExit: ClosedExit | undefined = undefined
   private closeReason: string | undefined = undefined
   // What to call once closed (Peer.onClose): one slot, an array only for a second hook.
-  private closeHooks: (() => void) | Array<() => void> | undefined = undefined
+  private closeHooks: ((peer: PeerImpl) => void) | Array<(peer: PeerImpl) => void> | undefined = undefined
   // Every caller of shutdown waits for the same handler fibers to finish, so
   // a scope close returns only after their finalizers ran.
   private stopping: ReadonlyArray<Fiber.Fiber<unknown, unknown>> = noFibers
@@ -448,14 +448,14 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
     // Before the waiters of `closed` learn it: a waiter may resume at once and expect the owner to know.
     const hooks = this.closeHooks
     this.closeHooks = undefined
-    if (typeof hooks === "function") hooks()
-    else if (hooks !== undefined) for (const hook of hooks) hook()
+    if (typeof hooks === "function") hooks(this)
+    else if (hooks !== undefined) for (const hook of hooks) hook(this)
     if (this.signal !== undefined) Deferred.doneUnsafe(this.signal, Exit.succeed(exit))
   }
 
-  onClose(hook: () => void): void {
+  onClose(hook: (peer: PeerImpl) => void): void {
     if (this.closeReason !== undefined) {
-      hook()
+      hook(this)
       return
     }
     const hooks = this.closeHooks

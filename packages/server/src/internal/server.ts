@@ -90,7 +90,10 @@ export interface State {
    * URI, never listed by `resources/list`.
    */
   readonly skillFiles: Store<Resource.Resource<unknown>>
-  readonly sessions: Set<SessionEntry>
+  /** The open sessions, keyed by their Peer (whose close removes them). */
+  readonly sessions: Map<object, SessionEntry>
+  /** Forgets the session of a Peer that closed: the one `Peer.onClose` hook of every session. */
+  readonly forgetSession: (peer: object) => void
   readonly listeners: Set<Listener>
   /** Run on `notifications/roots/list_changed` from any session. */
   readonly rootsHooks: Set<(change: RootsChange) => Effect.Effect<void>>
@@ -232,7 +235,7 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
       skill: new Store<Skill.Skill>()
     }
     const skillFiles = new Store<Resource.Resource<unknown>>()
-    const sessions = new Set<SessionEntry>()
+    const sessions = new Map<object, SessionEntry>()
     const listeners = new Set<Listener>()
     const rootsHooks = new Set<(change: RootsChange) => Effect.Effect<void>>()
     const declared = new Set(options.declare ?? [])
@@ -253,7 +256,7 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
       Effect.suspend(() => {
         const method = `notifications/${kind}/list_changed`
         const sends: Array<Effect.Effect<void>> = []
-        for (const entry of sessions) sends.push(Effect.ignore(entry.session.notify(method, {})))
+        for (const entry of sessions.values()) sends.push(Effect.ignore(entry.session.notify(method, {})))
         for (const listener of listeners)
           if (listener.filter[filterKey[kind]] === true) sends.push(listener.notify(method, {}))
         return broadcast(sends)
@@ -361,7 +364,7 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
     const announceUpdate = (uri: string) =>
       Effect.suspend(() => {
         const sends: Array<Effect.Effect<void>> = []
-        for (const entry of sessions) {
+        for (const entry of sessions.values()) {
           if (subscriptionsOf(entry).some((s) => subscribedTo(s, uri))) {
             sends.push(Effect.ignore(entry.session.notify("notifications/resources/updated", { uri })))
           }
@@ -394,7 +397,7 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
       Effect.suspend(() => {
         const params = logger === undefined ? { level, data } : { level, logger, data }
         const sends: Array<Effect.Effect<void>> = []
-        for (const entry of sessions) {
+        for (const entry of sessions.values()) {
           const threshold = logLevelOf(entry) ?? defaultLevel
           if (threshold !== undefined && Logging.isEnabled(level, threshold)) {
             sends.push(Effect.ignore(entry.session.notify("notifications/message", params)))
@@ -432,6 +435,9 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
       skills: stores.skill,
       skillFiles,
       sessions,
+      forgetSession: (peer) => {
+        sessions.delete(peer)
+      },
       listeners,
       rootsHooks,
       requestState,
