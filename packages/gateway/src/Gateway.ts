@@ -47,7 +47,8 @@
  *   (`CircuitBreaker`); `audit` records every routed request (`Audit`);
  *   `cache` keeps upstream reads as their 2026-07-28 cache hints allow. A
  *   read's answer carries the upstream's hints (what is left of them when
- *   served from the cache), `private` wherever a policy decides.
+ *   served from the cache), a list the tightest of the upstreams' list
+ *   hints (what is left of them), `private` wherever a policy decides.
  * - **Large catalogs.** With `discovery`, `tools/list` lists three tools of
  *   the gateway's (search, details, call) instead of every upstream tool
  *   (`Discovery`).
@@ -279,15 +280,19 @@ export const layer = (
       const direct = discovery === undefined ? (m: Middleware.Middleware) => m : DiscoveryTools.asDirect
       const auditOptions = audit === true ? {} : audit
       // Outside any middleware of the user's (order 0): the audit sees every refusal, the policy every list.
-      const guards = Middleware.layerAt(
-        -1,
-        ...(auditOptions === undefined
-          ? []
-          : [direct(Guards.audit(routes, auditOptions.sink ?? Audit.log(auditOptions.level)))]),
-        // Discovery's own tools are listed to everyone: what each caller sees is decided within them.
-        ...(policy === undefined ? [] : [Guards.visibility(routes, policy, { tools: discovery === undefined })]),
-        ...(limits === undefined ? [] : [direct(ToolLimits.middleware(limits))]),
-        Guards.cacheHints(routes, server.cache?.read, policy !== undefined)
+      const guards = Layer.unwrap(
+        Effect.map(McpHost.McpHost, (h) =>
+          Middleware.layerAt(
+            -1,
+            ...(auditOptions === undefined
+              ? []
+              : [direct(Guards.audit(routes, auditOptions.sink ?? Audit.log(auditOptions.level)))]),
+            // Discovery's own tools are listed to everyone: what each caller sees is decided within them.
+            ...(policy === undefined ? [] : [Guards.visibility(routes, policy, { tools: discovery === undefined })]),
+            ...(limits === undefined ? [] : [direct(ToolLimits.middleware(limits))]),
+            Guards.cacheHints(routes, h.catalog, server.cache?.read, policy !== undefined)
+          )
+        )
       )
       // Upstream subscriptions, inside the guards: a subscription the policy hides is refused before it is made.
       const supporting = new Set<string>()

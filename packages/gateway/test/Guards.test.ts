@@ -38,7 +38,7 @@ interface Upstreams {
   readonly reads: { [key: string]: number }
 }
 
-const upstream = (name: string, shared: Upstreams) =>
+const upstream = (name: string, shared: Upstreams, list?: Resource.Cache) =>
   Layer.mergeAll(
     Tool.layer(
       Tool.make("echo", {
@@ -71,10 +71,15 @@ const upstream = (name: string, shared: Upstreams) =>
         })
       })
     )
-  ).pipe(Layer.provideMerge(McpServer.layer({ name, version: "1.0.0" })))
+  ).pipe(
+    Layer.provideMerge(McpServer.layer({ name, version: "1.0.0", ...(list === undefined ? {} : { cache: { list } }) }))
+  )
 
 /** The gateway over "a" and "b" with `options`; `connect(owner, scopes)` is a client authenticated as them. */
-const gateway = (options: Partial<Gateway.Options> = {}) =>
+const gateway = (
+  options: Partial<Gateway.Options> = {},
+  lists: { readonly a?: Resource.Cache; readonly b?: Resource.Cache } = {}
+) =>
   Effect.gen(function* () {
     const shared: Upstreams = {
       failing: false,
@@ -82,8 +87,8 @@ const gateway = (options: Partial<Gateway.Options> = {}) =>
       release: yield* Deferred.make<void>(),
       reads: {}
     }
-    const a = yield* Layer.build(upstream("a", shared))
-    const b = yield* Layer.build(upstream("b", shared))
+    const a = yield* Layer.build(upstream("a", shared, lists.a))
+    const b = yield* Layer.build(upstream("b", shared, lists.b))
     const context = yield* Layer.build(
       Gateway.layer({
         server: { name: "gateway", version: "1.0.0" },
@@ -110,6 +115,9 @@ const gateway = (options: Partial<Gateway.Options> = {}) =>
       ).pipe(Effect.provideContext(context))
     return { connect, shared }
   })
+
+/** A 2026-07-28 result's cache hints. */
+const hintsOf = (result: { readonly ttlMs?: number; readonly cacheScope?: string }) => [result.ttlMs, result.cacheScope]
 
 const errorOf = (error: unknown) => error as { readonly code: number; readonly message: string; readonly data: unknown }
 
@@ -325,10 +333,6 @@ describe("cache", () => {
     "a read's answer carries the upstream's hints: what is left of them from the cache, private under a policy",
     () =>
       Effect.gen(function* () {
-        const hintsOf = (result: { readonly ttlMs?: number; readonly cacheScope?: string }) => [
-          result.ttlMs,
-          result.cacheScope
-        ]
         const cached = yield* gateway({ cache: true })
         const alice = yield* cached.connect("alice", [], {}, "2026-07-28")
         assert.deepStrictEqual(hintsOf(yield* alice.readResource("a://public")), [60_000, "public"])
@@ -353,7 +357,41 @@ describe("cache", () => {
         })
         const carol = yield* governed.connect("carol", [], {}, "2026-07-28")
         assert.deepStrictEqual(hintsOf(yield* carol.readResource("b://public")), [60_000, "private"])
-        assert.deepStrictEqual(hintsOf(yield* carol.listTools()), [5_000, "private"])
+        // The upstreams' own list hints (their servers' default: 0, private) bound the gateway's 5 seconds.
+        assert.deepStrictEqual(hintsOf(yield* carol.listTools()), [0, "private"])
+      })
+  )
+
+  it.effect(
+    "a list carries the tightest of the upstreams' list hints: what is left of the shortest, private if any",
+    () =>
+      Effect.gen(function* () {
+        const own = {
+          name: "gateway",
+          version: "1.0.0",
+          cache: { list: { ttlMs: 60_000, cacheScope: "public" } }
+        } as const
+        const open = yield* gateway(
+          { server: own },
+          { a: { ttlMs: 30_000, cacheScope: "public" }, b: { ttlMs: 45_000, cacheScope: "public" } }
+        )
+        const alice = yield* open.connect("alice", [], {}, "2026-07-28")
+        assert.deepStrictEqual(hintsOf(yield* alice.listTools()), [30_000, "public"])
+        assert.deepStrictEqual(hintsOf(yield* alice.listPrompts()), [30_000, "public"])
+        assert.deepStrictEqual(hintsOf(yield* alice.listResources()), [30_000, "public"])
+        // The host listed them 10 seconds ago: what is left, never the whole ttl again; none once it ran out.
+        yield* TestClock.adjust("10 seconds")
+        assert.deepStrictEqual(hintsOf(yield* alice.listTools()), [20_000, "public"])
+        yield* TestClock.adjust("30 seconds")
+        assert.deepStrictEqual(hintsOf(yield* alice.listTools()), [0, "public"])
+        // One upstream's lists are private: so are the gateway's. Its own shorter ttl wins over theirs.
+        const closed = yield* gateway(
+          { server: { ...own, cache: { list: { ttlMs: 1_000, cacheScope: "public" } } } },
+          { a: { ttlMs: 30_000, cacheScope: "public" }, b: { ttlMs: 45_000, cacheScope: "private" } }
+        )
+        const bob = yield* closed.connect("bob", [], {}, "2026-07-28")
+        assert.deepStrictEqual(hintsOf(yield* bob.listTools()), [1_000, "private"])
+        assert.deepStrictEqual(hintsOf(yield* bob.listResourceTemplates()), [1_000, "private"])
       })
   )
 })

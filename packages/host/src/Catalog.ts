@@ -4,6 +4,7 @@
  * resource templates by URI, each with the server it comes from.
  */
 import * as Apps from "@effect-mcp/protocol/Apps"
+import type * as CacheHints from "@effect-mcp/protocol/CacheHints"
 import type * as Prompts from "@effect-mcp/protocol/Prompts"
 import type * as Resources from "@effect-mcp/protocol/Resources"
 import type * as Tools from "@effect-mcp/protocol/Tools"
@@ -23,7 +24,26 @@ export interface Catalog {
   readonly prompts: ReadonlyArray<Entry<Prompts.Prompt>>
   readonly resources: ReadonlyArray<Entry<Resources.Resource>>
   readonly resourceTemplates: ReadonlyArray<Entry<Resources.ResourceTemplate>>
+  /** The cache hints each server's lists carried, by server (none for a server before 2026-07-28). */
+  readonly hints?: { readonly [server: string]: ListingHints } | undefined
 }
+
+/** The four lists of a listing. */
+export type ListKind = "tools" | "prompts" | "resources" | "resourceTemplates"
+
+/**
+ * The 2026-07-28 cache hints of one list as the host fetched it: the tightest
+ * its pages carried (the shortest `ttlMs`, `private` if any page was), and
+ * when it was listed (epoch milliseconds, on the Clock), which the `ttlMs` counts from.
+ */
+export interface ListHints {
+  readonly ttlMs: number
+  readonly cacheScope: CacheHints.CacheScope
+  readonly listedAt: number
+}
+
+/** The hints of a server's lists, by kind (a list whose pages carried none has none). */
+export type ListingHints = { readonly [K in ListKind]?: ListHints | undefined }
 
 /** What one server offers, as listed. */
 export interface Listing {
@@ -31,6 +51,8 @@ export interface Listing {
   readonly prompts: ReadonlyArray<Prompts.Prompt>
   readonly resources: ReadonlyArray<Resources.Resource>
   readonly resourceTemplates: ReadonlyArray<Resources.ResourceTemplate>
+  /** The cache hints its lists carried. */
+  readonly hints?: ListingHints | undefined
 }
 
 /** A catalog with nothing in it. */
@@ -53,14 +75,44 @@ const named = <A extends { readonly name: string }>(
 }
 
 /** The catalog of `servers` (in the order given, which numbers repeated names), named as `naming` says. */
-export const make = (servers: ReadonlyArray<readonly [string, Listing]>, naming: Naming.Options = {}): Catalog => ({
-  tools: named(servers, (l) => l.tools, naming),
-  prompts: named(servers, (l) => l.prompts, naming),
-  resources: servers.flatMap(([server, l]) => l.resources.map((item) => ({ name: item.uri, server, item }))),
-  resourceTemplates: servers.flatMap(([server, l]) =>
-    l.resourceTemplates.map((item) => ({ name: item.uriTemplate, server, item }))
-  )
-})
+export const make = (servers: ReadonlyArray<readonly [string, Listing]>, naming: Naming.Options = {}): Catalog => {
+  const hints: { [server: string]: ListingHints } = {}
+  for (const [server, listing] of servers) if (listing.hints !== undefined) hints[server] = listing.hints
+  return {
+    tools: named(servers, (l) => l.tools, naming),
+    prompts: named(servers, (l) => l.prompts, naming),
+    resources: servers.flatMap(([server, l]) => l.resources.map((item) => ({ name: item.uri, server, item }))),
+    resourceTemplates: servers.flatMap(([server, l]) =>
+      l.resourceTemplates.map((item) => ({ name: item.uriTemplate, server, item }))
+    ),
+    hints
+  }
+}
+
+/**
+ * The tightest cache hints the servers put on their `kind` lists, as of `now`
+ * (epoch milliseconds): what is left of the shortest `ttlMs` (never the whole
+ * of it again, 0 once it ran out), `private` if any server's list was.
+ * Undefined when no server's list carried hints (none is on 2026-07-28):
+ * a list made of the catalog may then be given no more than its own.
+ */
+export const listHints = (
+  catalog: Catalog,
+  kind: ListKind,
+  now: number
+): { readonly ttlMs: number; readonly cacheScope: CacheHints.CacheScope } | undefined => {
+  let ttlMs = Number.POSITIVE_INFINITY
+  let cacheScope: CacheHints.CacheScope = "public"
+  let any = false
+  for (const listing of Object.values(catalog.hints ?? {})) {
+    const hints = listing[kind]
+    if (hints === undefined) continue
+    any = true
+    ttlMs = Math.min(ttlMs, Math.max(0, hints.ttlMs - (now - hints.listedAt)))
+    if (hints.cacheScope === "private") cacheScope = "private"
+  }
+  return any ? { ttlMs, cacheScope } : undefined
+}
 
 /**
  * Whether the model may see a catalog tool: every tool but those MCP Apps

@@ -24,6 +24,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { TestClock } from "effect/testing"
 import * as AskingServer from "../src/AskingServer.ts"
+import * as Catalog from "../src/Catalog.ts"
 import * as Consent from "../src/Consent.ts"
 import * as McpHost from "../src/McpHost.ts"
 import type * as ServerStatus from "../src/ServerStatus.ts"
@@ -294,6 +295,36 @@ describe("McpHost", () => {
         assert.strictEqual(textOf(yield* host.callTool("a__added", {})), "new")
       })
     )
+
+  it.effect("the catalog keeps each server's list hints (2026-07-28; none before), counted from the listing", () =>
+    Effect.gen(function* () {
+      const server = (name: string, options: Partial<McpServer.Options>) =>
+        Tool.layer(Tool.make("echo", { input: Schema.Struct({}), handler: () => Effect.succeed(name) })).pipe(
+          Layer.provideMerge(McpServer.layer({ name, version: "1.0.0", ...options }))
+        )
+      const servers = yield* memory({
+        a: server("a", { cache: { list: { ttlMs: 30_000, cacheScope: "public" } } }),
+        old: server("old", { supportedVersions: ["2025-11-25"] })
+      })
+      const host = yield* McpHost.make({ clientInfo, config: configOf("a", "old") }).pipe(
+        Effect.provide(servers.connector)
+      )
+      yield* Effect.all([host.awaitReady("a"), host.awaitReady("old")])
+      const catalog = yield* host.catalog
+      assert.deepStrictEqual(catalog.hints, {
+        a: {
+          tools: { ttlMs: 30_000, cacheScope: "public", listedAt: 0 },
+          prompts: undefined,
+          resources: undefined,
+          resourceTemplates: undefined
+        },
+        old: { tools: undefined, prompts: undefined, resources: undefined, resourceTemplates: undefined }
+      })
+      yield* TestClock.adjust("12 seconds")
+      assert.deepStrictEqual(Catalog.listHints(catalog, "tools", 12_000), { ttlMs: 18_000, cacheScope: "public" })
+      assert.strictEqual(Catalog.listHints(catalog, "prompts", 12_000), undefined)
+    })
+  )
 
   it.effect("per-server concurrency: calls beyond the limit wait for a turn", () =>
     Effect.gen(function* () {

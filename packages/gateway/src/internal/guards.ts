@@ -6,7 +6,9 @@
  * mirror keeps in step with the catalog.
  */
 import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
+import * as Catalog from "@effect-mcp/host/Catalog"
 import * as Middleware from "@effect-mcp/server/Middleware"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type * as Resource from "@effect-mcp/server/Resource"
 import * as Audit from "../Audit.ts"
@@ -72,42 +74,66 @@ export const audit =
     )
   }
 
-const lists = new Set(["tools/list", "prompts/list", "resources/list", "resources/templates/list"])
-
 // A result of a revision with cache hints carries them (the server adds them): only those are rewritten.
 const withHints = (result: unknown, hints: Partial<Resource.Cache>): unknown =>
   typeof result === "object" && result !== null && "ttlMs" in result ? { ...result, ...hints } : result
+
+/** The catalog's list each list method answers with. */
+const listKinds: { readonly [method: string]: Catalog.ListKind } = {
+  "tools/list": "tools",
+  "prompts/list": "prompts",
+  "resources/list": "resources",
+  "resources/templates/list": "resourceTemplates"
+}
+
+/** The tighter of two hints: the shorter `ttlMs`, `private` if either is. */
+const tighter = (a: Resource.Cache, b: Partial<Resource.Cache> | undefined): Resource.Cache => ({
+  ttlMs: Math.max(0, Math.min(a.ttlMs, b?.ttlMs ?? Number.POSITIVE_INFINITY)),
+  cacheScope: a.cacheScope === "public" && b?.cacheScope !== "private" ? "public" : "private"
+})
 
 /**
  * The 2026-07-28 cache hints of the gateway's answers. A read carries the
  * upstream's (what is left of them when served from the gateway's cache):
  * never a longer `ttlMs`, never `public` what the upstream made `private`,
- * and within the gateway's own `read` hints when it has some. With a policy
- * (`perPrincipal`) what one principal is answered may differ from another's,
- * so reads and lists are `private` whatever the upstream or the server said.
+ * and within the gateway's own `read` hints when it has some. A list carries
+ * the server's own list hints within the tightest the upstreams put on theirs
+ * (`Catalog.listHints`: what is left of the shortest `ttlMs`, `private` if
+ * any upstream's was); in discovery mode `tools/list` lists the gateway's own
+ * tools, on its own hints. With a policy (`perPrincipal`) what one principal
+ * is answered may differ from another's, so reads and lists are `private`
+ * whatever the upstream or the server said.
  */
 export const cacheHints =
   (
-    routes: Pick<Items.Routes, "readHints">,
+    routes: Pick<Items.Routes, "readHints" | "discovery">,
+    catalog: Effect.Effect<Catalog.Catalog>,
     own: Resource.Cache | undefined,
     perPrincipal: boolean
   ): Middleware.Middleware =>
   (request, next) => {
+    const scope = perPrincipal ? ({ cacheScope: "private" } as const) : undefined
     if (request.method === "resources/read") {
       return Effect.flatMap(CurrentRequest.CurrentRequest, (current) =>
         Effect.map(next, (result) => {
           const upstream = routes.readHints.get(current)
-          if (upstream === undefined) return perPrincipal ? withHints(result, { cacheScope: "private" }) : result
-          return withHints(result, {
-            ttlMs: Math.max(0, Math.min(upstream.ttlMs, own?.ttlMs ?? Number.POSITIVE_INFINITY)),
-            cacheScope:
-              upstream.cacheScope === "public" && own?.cacheScope !== "private" && !perPrincipal ? "public" : "private"
-          })
+          if (upstream === undefined) return scope === undefined ? result : withHints(result, scope)
+          return withHints(result, tighter(tighter(upstream, own), scope))
         })
       )
     }
-    if (perPrincipal && lists.has(request.method)) {
-      return Effect.map(next, (result) => withHints(result, { cacheScope: "private" }))
+    const kind = listKinds[request.method]
+    if (kind === undefined || (kind === "tools" && routes.discovery !== undefined)) {
+      return kind === undefined || scope === undefined ? next : Effect.map(next, (result) => withHints(result, scope))
     }
-    return next
+    return Effect.flatMap(next, (result) =>
+      Effect.flatMap(catalog, (now) =>
+        Effect.map(Clock.currentTimeMillis, (at) => {
+          const listed = result as Partial<Resource.Cache>
+          if (listed.ttlMs === undefined) return result
+          const server = { ttlMs: listed.ttlMs, cacheScope: listed.cacheScope ?? "private" }
+          return withHints(result, tighter(tighter(server, Catalog.listHints(now, kind, at)), scope))
+        })
+      )
+    )
   }

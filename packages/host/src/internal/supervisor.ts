@@ -32,6 +32,7 @@ import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Catalog from "../Catalog.ts"
 import type * as Connector from "../Connector.ts"
 import type * as McpConfig from "../McpConfig.ts"
+import * as Listing from "./listing.ts"
 import * as ServerStatus from "../ServerStatus.ts"
 import * as Handlers from "./handlers.ts"
 
@@ -184,28 +185,6 @@ const unhealthy = (
   })
 }
 
-const collect = <A, E>(declared: boolean, stream: Stream.Stream<A, E>): Effect.Effect<ReadonlyArray<A>> =>
-  declared
-    ? Stream.runCollect(stream).pipe(
-        Effect.tapError((error) => Effect.logWarning("listing failed", error)),
-        Effect.orElseSucceed((): ReadonlyArray<A> => [])
-      )
-    : Effect.succeed([])
-
-/** Lists everything the server declared; a list that fails counts as empty (and is logged). */
-export const listAll = (client: McpClient.McpClientShape): Effect.Effect<Catalog.Listing> => {
-  const caps = client.serverCapabilities
-  return Effect.all(
-    {
-      tools: collect(caps.tools !== undefined, client.tools),
-      prompts: collect(caps.prompts !== undefined, client.prompts),
-      resources: collect(caps.resources !== undefined, client.resources),
-      resourceTemplates: collect(caps.resources !== undefined, client.resourceTemplates)
-    },
-    { concurrency: "unbounded" }
-  )
-}
-
 /**
  * Lists everything, and again on each `list_changed` the server declared,
  * for as long as the connection's scope lasts. The notification streams are
@@ -225,7 +204,8 @@ const followListing = (
       lock.withPermit(
         Effect.flatMap(part, (listed) => {
           if (!live()) return Effect.void
-          slot.listing = { ...slot.listing, ...listed }
+          // A list listed again brings its own hints; the others keep theirs.
+          slot.listing = { ...slot.listing, ...listed, hints: { ...slot.listing.hints, ...listed.hints } }
           return settings.onListing
         })
       )
@@ -247,24 +227,24 @@ const followListing = (
     yield* follow(
       caps.tools?.listChanged === true,
       client.toolListChanged,
-      Effect.map(collect(true, client.tools), (tools) => ({ tools }))
+      Effect.map(Listing.tools(client), (tools) => Listing.asListing({ tools }))
     )
     yield* follow(
       caps.prompts?.listChanged === true,
       client.promptListChanged,
-      Effect.map(collect(true, client.prompts), (prompts) => ({ prompts }))
+      Effect.map(Listing.prompts(client), (prompts) => Listing.asListing({ prompts }))
     )
     yield* follow(
       caps.resources?.listChanged === true,
       client.resourceListChanged,
       Effect.map(
-        Effect.all([collect(true, client.resources), collect(true, client.resourceTemplates)]),
-        ([resources, resourceTemplates]) => ({ resources, resourceTemplates })
+        Effect.all([Listing.resources(client), Listing.resourceTemplates(client)]),
+        ([resources, resourceTemplates]) => Listing.asListing({ resources, resourceTemplates })
       )
     )
     // Let the streams subscribe (their start runs just before).
     yield* Effect.yieldNow
-    yield* update(listAll(client))
+    yield* update(Listing.listAll(client))
   })
 
 const capabilityNames = ["sampling", "elicitation", "roots"] as const
