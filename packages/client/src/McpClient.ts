@@ -289,6 +289,17 @@ export interface McpClientShape {
    * `resources/unsubscribe` around it, or a `subscriptions/listen` on 2026-07-28.
    */
   readonly resourceUpdates: (uri: string) => Stream.Stream<Resources.ResourceUpdatedParams, StreamError>
+  /**
+   * Subscribes to a resource for as long as the scope lasts, and succeeds once
+   * the server has taken the subscription: its answer to `resources/subscribe`
+   * (the URI is subscribed once however many follow it), or its
+   * acknowledgement of the `subscriptions/listen` on 2026-07-28. A refusal
+   * fails it with the server's error. The Stream gives the updates (to be run
+   * within the scope); closing the scope unsubscribes.
+   */
+  readonly subscribeResource: (
+    uri: string
+  ) => Effect.Effect<Stream.Stream<Resources.ResourceUpdatedParams, StreamError>, StreamError, Scope.Scope>
 
   /** One page of `prompts/list`. */
   readonly listPrompts: (

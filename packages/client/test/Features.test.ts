@@ -4,7 +4,7 @@ import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as McpTest from "@effect-mcp/testing/McpTest"
-import { connect, versions } from "./fixtures.ts"
+import { connect, refusedUri, versions } from "./fixtures.ts"
 
 const stateless = (v: string) => v === "2026-07-28"
 
@@ -147,6 +147,28 @@ describe("every server feature on every revision", () => {
             assert.deepStrictEqual(server.log.subscribed, ["test://r/1"])
             assert.deepStrictEqual(server.log.unsubscribed, ["test://r/1"])
           }
+        })
+      )
+
+      it.effect("resources: subscribeResource succeeds once the server took the subscription, fails if refused", () =>
+        Effect.gen(function* () {
+          const { client, server } = yield* connect(version)
+          yield* Effect.scoped(
+            Effect.gen(function* () {
+              const updates = yield* client.subscribeResource("test://r/1")
+              // The server has the subscription already: nothing to wait for.
+              if (stateless(version))
+                assert.deepStrictEqual(server.log.listens, [{ resourceSubscriptions: ["test://r/1"] }])
+              else assert.deepStrictEqual(server.log.subscribed, ["test://r/1"])
+              yield* server.emit("notifications/resources/updated", { uri: "test://r/1" })
+              const first = yield* Stream.runHead(updates)
+              assert.strictEqual(first._tag === "Some" ? first.value.uri : undefined, "test://r/1")
+            })
+          )
+          if (!stateless(version)) assert.deepStrictEqual(server.log.unsubscribed, ["test://r/1"])
+          const refused = yield* Effect.flip(Effect.scoped(client.subscribeResource(refusedUri)))
+          assert.strictEqual(refused._tag, "InvalidParams")
+          assert.include(refused.message, refusedUri)
         })
       )
 

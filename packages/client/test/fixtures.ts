@@ -12,6 +12,9 @@ import * as Exit from "effect/Exit"
 import * as McpTest from "@effect-mcp/testing/McpTest"
 import type * as Layer from "effect/Layer"
 
+/** The one resource the test server refuses to subscribe to. */
+export const refusedUri = "test://refused"
+
 export const serverInfo = { name: "test-server", version: "1.0.0" }
 export const clientInfo = { name: "test-client", version: "1.0.0" }
 
@@ -181,13 +184,16 @@ export const makeServer = (end: Transport.TransportShape, options: ServerOptions
       [
         "resources/subscribe",
         (p) =>
-          Effect.as(
-            Effect.sync(() => {
-              log.subscribed.push(String(asParams(p).uri))
-              touch()
-            }),
-            {}
-          )
+          // `test://refused` cannot be subscribed to.
+          asParams(p).uri === refusedUri
+            ? Effect.fail(new McpError.InvalidParams({ message: `no subscription to ${refusedUri}` }))
+            : Effect.as(
+                Effect.sync(() => {
+                  log.subscribed.push(String(asParams(p).uri))
+                  touch()
+                }),
+                {}
+              )
       ],
       [
         "resources/unsubscribe",
@@ -230,6 +236,10 @@ export const makeServer = (end: Transport.TransportShape, options: ServerOptions
           Effect.gen(function* () {
             const current = yield* CurrentRequest.CurrentRequest
             const filter = asParams(asParams(p).notifications)
+            const uris = filter.resourceSubscriptions
+            if (Array.isArray(uris) && uris.includes(refusedUri)) {
+              return yield* new McpError.InvalidParams({ message: `no subscription to ${refusedUri}` })
+            }
             const entry = { filter, current }
             yield* current.notify("notifications/subscriptions/acknowledged", {
               notifications: filter,

@@ -22,6 +22,7 @@ import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { InvalidResult, ToolError } from "../ClientError.ts"
 import type * as McpClient from "../McpClient.ts"
@@ -339,23 +340,38 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
   const listPrompts = (cursor?: string, callOptions?: McpClient.RequestOptions) =>
     Effect.flatMap(request("prompts/list", cursorParams(cursor), callOptions), decodeListPrompts)
 
-  const resourceUpdates = (uri: string): Stream.Stream<Resources.ResourceUpdatedParams, McpClient.StreamError> => {
-    const updates: Stream.Stream<Hub.Notification, McpClient.StreamError> = stateless
+  const subscribeResource = (
+    uri: string
+  ): Effect.Effect<
+    Stream.Stream<Resources.ResourceUpdatedParams, McpClient.StreamError>,
+    McpClient.StreamError,
+    Scope.Scope
+  > => {
+    const subscribed: Effect.Effect<
+      Stream.Stream<Hub.Notification, McpClient.StreamError>,
+      McpClient.StreamError,
+      Scope.Scope
+    > = stateless
       ? Session.hasCapability(serverCapabilities, ["resources", "subscribe"])
-        ? subscriptions.listen({ resourceSubscriptions: [uri] }, new Set(["notifications/resources/updated"]))
-        : Stream.fail(
+        ? subscriptions.listenScoped({ resourceSubscriptions: [uri] }, new Set(["notifications/resources/updated"]))
+        : Effect.fail(
             refuse("subscriptions/listen", "CapabilityNotDeclared", "the server did not declare resources.subscribe")
           )
       : subscriptions.resource(uri)
-    return updates.pipe(
-      Stream.filterMap((n) => {
-        const params = decodeResourceUpdated(n.params)
-        return Option.isSome(params) && Subscriptions.concerns(uri, params.value.uri)
-          ? Result.succeed(params.value)
-          : Result.failVoid
-      })
+    return Effect.map(subscribed, (updates) =>
+      updates.pipe(
+        Stream.filterMap((n) => {
+          const params = decodeResourceUpdated(n.params)
+          return Option.isSome(params) && Subscriptions.concerns(uri, params.value.uri)
+            ? Result.succeed(params.value)
+            : Result.failVoid
+        })
+      )
     )
   }
+
+  const resourceUpdates = (uri: string): Stream.Stream<Resources.ResourceUpdatedParams, McpClient.StreamError> =>
+    Stream.unwrap(subscribeResource(uri))
 
   const listChanged = (
     kind: "tools" | "prompts" | "resources",
@@ -438,6 +454,7 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
     readResource: (uri, callOptions) =>
       Effect.flatMap(request("resources/read", { uri }, callOptions), decodeReadResource),
     resourceUpdates,
+    subscribeResource,
     listPrompts,
     prompts: pages("prompts/list", (cursor) =>
       Effect.map(listPrompts(cursor), (r) => ({ items: r.prompts, nextCursor: r.nextCursor }))

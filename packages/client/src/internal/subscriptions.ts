@@ -18,10 +18,12 @@
 import type * as Resources from "@effect-mcp/protocol/Resources"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as Cause from "effect/Cause"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as PubSub from "effect/PubSub"
 import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import { SubscriptionError } from "../ClientError.ts"
@@ -33,8 +35,19 @@ type RequestError = Connection.CallError | SubscriptionError
 export interface Subscriptions {
   /** Session-wide notifications of the given methods (stateful revisions). */
   readonly notifications: (methods: ReadonlySet<string>) => Stream.Stream<Hub.Notification>
-  /** Updates of one resource, with subscribe/unsubscribe around the stream (stateful revisions). */
-  readonly resource: (uri: string) => Stream.Stream<Hub.Notification, RequestError>
+  /**
+   * Updates of one resource, subscribed for as long as the scope lasts (stateful revisions): once the server
+   * answered `resources/subscribe` (failing with its refusal), unsubscribed with the scope.
+   */
+  readonly resource: (uri: string) => Effect.Effect<Stream.Stream<Hub.Notification>, RequestError, Scope.Scope>
+  /**
+   * A `subscriptions/listen` of the given methods for as long as the scope lasts (2026-07-28): once the server
+   * acknowledged it (failing with its refusal); the Stream ends or fails as the listen request does.
+   */
+  readonly listenScoped: (
+    filter: Resources.SubscriptionFilter,
+    methods: ReadonlySet<string>
+  ) => Effect.Effect<Stream.Stream<Hub.Notification, RequestError>, RequestError, Scope.Scope>
   /** A `subscriptions/listen` stream of the given methods (2026-07-28). */
   readonly listen: (
     filter: Resources.SubscriptionFilter,
@@ -97,78 +110,76 @@ export const make = (
   )
 
   const resource = (uri: string) =>
-    Stream.unwrap(
-      Effect.gen(function* () {
-        // Subscribe to the hub before the server is asked, so no early update is missed.
-        const subscription = yield* PubSub.subscribe(hub.notifications)
-        yield* Effect.acquireRelease(acquire(uri), () => release(uri))
-        return Stream.fromSubscription(subscription).pipe(
-          Stream.filter((n) => {
-            const updated = n.method === "notifications/resources/updated" ? uriOf(n.params) : undefined
-            return updated !== undefined && concerns(uri, updated)
-          })
+    Effect.gen(function* () {
+      // Subscribe to the hub before the server is asked, so no early update is missed.
+      const subscription = yield* PubSub.subscribe(hub.notifications)
+      yield* Effect.acquireRelease(acquire(uri), () => release(uri))
+      return Stream.fromSubscription(subscription).pipe(
+        Stream.filter((n) => {
+          const updated = n.method === "notifications/resources/updated" ? uriOf(n.params) : undefined
+          return updated !== undefined && concerns(uri, updated)
+        })
+      )
+    })
+
+  const listenScoped = (filter: Resources.SubscriptionFilter, methods: ReadonlySet<string>) =>
+    Effect.gen(function* () {
+      const subscription = yield* PubSub.subscribe(hub.notifications)
+      const opened = yield* listenLock.withPermit(
+        Effect.gen(function* () {
+          const request = yield* session
+            .request("subscriptions/listen", { notifications: filter }, { timeout: Duration.infinity })
+            .pipe(Effect.forkScoped)
+          const ack = Effect.gen(function* () {
+            while (true) {
+              const n = yield* PubSub.take(subscription)
+              if (n.method !== "notifications/subscriptions/acknowledged") continue
+              const id = Hub.subscriptionIdOf(n.params)
+              if (id === undefined || claimed.has(id)) continue
+              claimed.add(id)
+              return id
+            }
+          }).pipe(Effect.timeoutOption(ackTimeout))
+          // The request may end (refused, or closed at once) before any acknowledgement.
+          const outcome = yield* Effect.raceFirst(
+            Effect.map(ack, (id) => ({ _tag: "Acknowledged" as const, id })),
+            Effect.map(Fiber.await(request), (exit) => ({ _tag: "Ended" as const, exit }))
+          )
+          return { request, outcome }
+        })
+      )
+      const { request, outcome } = opened
+      if (outcome._tag === "Ended") {
+        if (Exit.isFailure(outcome.exit)) return yield* Effect.failCause(outcome.exit.cause)
+        return Stream.empty
+      }
+      if (outcome.id._tag === "None") {
+        yield* Fiber.interrupt(request)
+        return yield* new SubscriptionError({
+          reason: "NotAcknowledged",
+          message: `subscriptions/listen: no acknowledgement within ${Duration.format(Duration.fromInputUnsafe(ackTimeout))}`
+        })
+      }
+      const id = outcome.id.value
+      yield* Effect.addFinalizer(() => Effect.sync(() => claimed.delete(id)))
+      const queue = yield* Queue.unbounded<Hub.Notification, RequestError | Cause.Done>()
+      yield* Effect.forkScoped(
+        Effect.forever(
+          Effect.flatMap(PubSub.take(subscription), (n) =>
+            methods.has(n.method) && Hub.subscriptionIdOf(n.params) === id ? Queue.offer(queue, n) : Effect.void
+          )
         )
-      })
-    )
+      )
+      yield* Effect.forkScoped(
+        Effect.flatMap(Fiber.await(request), (exit) =>
+          Exit.isFailure(exit) ? Queue.failCause(queue, exit.cause) : Queue.end(queue)
+        )
+      )
+      return Stream.fromQueue(queue)
+    })
 
   const listen = (filter: Resources.SubscriptionFilter, methods: ReadonlySet<string>) =>
-    Stream.callback<Hub.Notification, RequestError>((queue) =>
-      Effect.gen(function* () {
-        const subscription = yield* PubSub.subscribe(hub.notifications)
-        const opened = yield* listenLock.withPermit(
-          Effect.gen(function* () {
-            const request = yield* session
-              .request("subscriptions/listen", { notifications: filter }, { timeout: Duration.infinity })
-              .pipe(Effect.forkScoped)
-            const ack = Effect.gen(function* () {
-              while (true) {
-                const n = yield* PubSub.take(subscription)
-                if (n.method !== "notifications/subscriptions/acknowledged") continue
-                const id = Hub.subscriptionIdOf(n.params)
-                if (id === undefined || claimed.has(id)) continue
-                claimed.add(id)
-                return id
-              }
-            }).pipe(Effect.timeoutOption(ackTimeout))
-            // The request may end (refused, or closed at once) before any acknowledgement.
-            const outcome = yield* Effect.raceFirst(
-              Effect.map(ack, (id) => ({ _tag: "Acknowledged" as const, id })),
-              Effect.map(Fiber.await(request), (exit) => ({ _tag: "Ended" as const, exit }))
-            )
-            return { request, outcome }
-          })
-        )
-        const { request, outcome } = opened
-        if (outcome._tag === "Ended") {
-          if (Exit.isFailure(outcome.exit)) return yield* Queue.failCause(queue, outcome.exit.cause)
-          return yield* Queue.end(queue)
-        }
-        if (outcome.id._tag === "None") {
-          yield* Fiber.interrupt(request)
-          return yield* Queue.fail(
-            queue,
-            new SubscriptionError({
-              reason: "NotAcknowledged",
-              message: `subscriptions/listen: no acknowledgement within ${Duration.format(Duration.fromInputUnsafe(ackTimeout))}`
-            })
-          )
-        }
-        const id = outcome.id.value
-        yield* Effect.addFinalizer(() => Effect.sync(() => claimed.delete(id)))
-        yield* Effect.forkScoped(
-          Effect.forever(
-            Effect.flatMap(PubSub.take(subscription), (n) =>
-              methods.has(n.method) && Hub.subscriptionIdOf(n.params) === id ? Queue.offer(queue, n) : Effect.void
-            )
-          )
-        )
-        yield* Effect.forkScoped(
-          Effect.flatMap(Fiber.await(request), (exit) =>
-            Exit.isFailure(exit) ? Queue.failCause(queue, exit.cause) : Queue.end(queue)
-          )
-        )
-      })
-    )
+    Stream.unwrap(listenScoped(filter, methods))
 
-  return { notifications, resource, listen }
+  return { notifications, resource, listenScoped, listen }
 }
