@@ -8,12 +8,14 @@
  * test/gateway/Subscriptions.test.ts.
  */
 import * as McpHost from "@effect-mcp/host/McpHost"
+import * as McpError from "@effect-mcp/protocol/McpError"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Middleware from "@effect-mcp/server/Middleware"
 import * as Resource from "@effect-mcp/server/Resource"
 import * as McpTest from "@effect-mcp/testing/McpTest"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -22,22 +24,40 @@ import * as Gateway from "../src/Gateway.ts"
 import { memory } from "./memoryConnector.ts"
 
 const uri = "test://a/doc"
+/** A resource the upstream refuses to subscribe to. */
+const refused = "test://a/refused"
 
-/** The upstream: one resource; each subscription it records is offered to `log` once recorded. */
-const upstream = (log: Queue.Queue<string>) =>
+/**
+ * The upstream: two resources; each subscription it records is offered to `log` once recorded. A subscription
+ * waits for `gate` before it is taken (it is open unless a test closes it); one of `refused` is refused.
+ */
+const upstream = (log: Queue.Queue<string>, gate: { current: Effect.Effect<void> }) =>
   Layer.mergeAll(
-    Resource.layer(Resource.make({ uri, name: "doc", read: Effect.succeed("doc") })),
-    Middleware.layer((request, next) =>
-      request.method === "resources/subscribe" || request.method === "resources/unsubscribe"
-        ? Effect.tap(next, () => Queue.offer(log, `${request.method} ${request.target}`))
+    Resource.layer(
+      Resource.make({ uri, name: "doc", read: Effect.succeed("doc") }),
+      Resource.make({ uri: refused, name: "refused", read: Effect.succeed("refused") })
+    ),
+    Middleware.layer((request, next) => {
+      if (request.method === "resources/subscribe" && request.target === refused) {
+        return Effect.fail(new McpError.InvalidParams({ message: `${refused} cannot be subscribed to` }))
+      }
+      return request.method === "resources/subscribe" || request.method === "resources/unsubscribe"
+        ? Effect.tap(
+            Effect.andThen(
+              Effect.suspend(() => gate.current),
+              next
+            ),
+            () => Queue.offer(log, `${request.method} ${request.target}`)
+          )
         : next
-    )
+    })
   ).pipe(Layer.provideMerge(McpServer.layer({ name: "a", version: "1.0.0" })))
 
-/** The gateway over "a" on 2025-11-25, and what "a" records. */
+/** The gateway over "a" on 2025-11-25, what "a" records, and the gate of its subscriptions. */
 const gateway = Effect.gen(function* () {
   const log = yield* Queue.unbounded<string>()
-  const a = yield* Layer.build(upstream(log))
+  const gate = { current: Effect.void }
+  const a = yield* Layer.build(upstream(log, gate))
   const context = yield* Layer.build(
     Gateway.layer({
       server: { name: "gateway", version: "1.0.0" },
@@ -46,7 +66,7 @@ const gateway = Effect.gen(function* () {
       healthCheck: false
     }).pipe(Layer.provide(memory({ a })))
   )
-  return { log, a, context }
+  return { log, a, context, gate }
 })
 
 describe("Gateway subscriptions", () => {
@@ -87,6 +107,37 @@ describe("Gateway subscriptions", () => {
       let update = yield* Queue.take(client.notifications)
       while (update.method !== "notifications/resources/updated") update = yield* Queue.take(client.notifications)
       assert.strictEqual((update.params as { readonly uri: string }).uri, uri)
+    })
+  )
+
+  it.effect("a subscribe is answered once the upstream took it; one the upstream refuses fails with its error", () =>
+    Effect.gen(function* () {
+      const { log, context, gate } = yield* gateway
+      const client = yield* McpTest.makeRawClient({ revision: "2025-11-25" }).pipe(Effect.provideContext(context))
+      const open = yield* Deferred.make<void>()
+      gate.current = Deferred.await(open)
+      const subscribing = yield* McpTest.forkIdle(client.request("resources/subscribe", { uri }))
+      // Everything has come to rest: the upstream holds the subscription, so the gateway holds the answer.
+      assert.isUndefined(subscribing.pollUnsafe())
+      gate.current = Effect.void
+      yield* Deferred.succeed(open, undefined)
+      yield* Fiber.join(subscribing)
+      assert.strictEqual(yield* Queue.take(log), `resources/subscribe ${uri}`)
+
+      const error = (yield* Effect.flip(client.request("resources/subscribe", { uri: refused }))) as {
+        readonly code: number
+        readonly message: string
+      }
+      assert.deepStrictEqual([error.code, error.message], [-32602, `${refused} cannot be subscribed to`])
+      // Not kept: asked again, and refused again.
+      const again = (yield* Effect.flip(client.request("resources/subscribe", { uri: refused }))) as {
+        readonly code: number
+      }
+      assert.strictEqual(again.code, -32602)
+      // The session holds only what was taken: unsubscribing the refused URI asks nothing upstream.
+      yield* client.request("resources/unsubscribe", { uri: refused })
+      yield* client.request("resources/unsubscribe", { uri })
+      assert.strictEqual(yield* Queue.take(log), `resources/unsubscribe ${uri}`)
     })
   )
 })

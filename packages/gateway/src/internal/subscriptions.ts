@@ -13,9 +13,13 @@
  * The gateway's URIs are the upstreams' (resources keep their URIs), so an
  * update is announced with the URI the upstream sent.
  *
- * An upstream subscription outlives its connection: when the connection is
- * lost, the URI is subscribed again on the next one (an upstream that refused
- * it is asked again then, not before).
+ * A downstream subscribe is answered once the upstream took the subscription
+ * (`McpClient.subscribeResource`), or fails with the upstream's refusal (the
+ * refused entry is not kept: the next subscribe asks again); an upstream not
+ * connected then is subscribed once it is, and the subscribe is answered at
+ * once. An upstream subscription outlives its connection: when the
+ * connection is lost, the URI is subscribed again on the next one (an upstream
+ * that refuses it then is asked again on the one after, not before).
  */
 import type * as McpClient from "@effect-mcp/client/McpClient"
 import type * as Session from "@effect-mcp/engine/Session"
@@ -24,6 +28,8 @@ import type * as ServerStatus from "@effect-mcp/host/ServerStatus"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import type * as McpServer from "@effect-mcp/server/McpServer"
 import type * as Middleware from "@effect-mcp/server/Middleware"
+import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as RcMap from "effect/RcMap"
@@ -61,6 +67,16 @@ export const itemForUri = (catalog: Catalog.Catalog, uri: string): Policy.Item |
 export const supportsSubscriptions = (status: ServerStatus.ServerStatus): boolean =>
   status._tag === "Ready" && status.connection.serverCapabilities.resources?.subscribe === true
 
+/** What a downstream subscribe is answered when the upstream refused `uri`: its error, when it is a protocol one. */
+const refusal = (upstream: string, uri: string, cause: Cause.Cause<unknown>): McpError.McpError => {
+  const error = Cause.squash(cause)
+  return McpError.isMcpError(error)
+    ? error
+    : new McpError.InternalError({
+        message: `resources/subscribe: upstream ${JSON.stringify(upstream)} did not take ${Items.echo(uri)}: ${String(error)}`
+      })
+}
+
 /**
  * The middleware serving `resources/subscribe`, `resources/unsubscribe` and the resource part of
  * `subscriptions/listen` upstream (the server's own handlers then record the session's subscriptions),
@@ -91,14 +107,18 @@ export const make = (
         Stream.filter((change) => change.server === upstream && accept(change.status)),
         Stream.runHead
       )
-    // Follows `uri` on the upstream's connection, then on each next one, until its scope closes.
-    const follow = (upstream: string, uri: string) =>
+    // Follows `uri` on the upstream's connection, then on each next one, until its scope closes. `first` is done
+    // once the subscription on the connection now is taken (or refused: its error), or at once when there is none.
+    const follow = (upstream: string, uri: string, first: Deferred.Deferred<void, McpError.McpError>) =>
       Effect.gen(function* () {
+        const now = yield* Effect.result(host.status(upstream))
+        if (now._tag === "Failure" || now.success._tag !== "Ready") yield* Deferred.succeed(first, undefined)
         let last: McpClient.McpClientShape | undefined
         while (true) {
           const client = yield* Effect.result(host.client(upstream))
           if (client._tag === "Failure") {
             // Failed until a restart: followed again once it is ready.
+            yield* Deferred.succeed(first, undefined)
             yield* firstOf(upstream, (status) => status._tag === "Ready")
             continue
           }
@@ -109,19 +129,37 @@ export const make = (
           }
           last = client.success
           const exit = yield* Effect.exit(
-            client.success.resourceUpdates(uri).pipe(Stream.runForEach((update) => server.resourceUpdated(update.uri)))
+            Effect.scoped(
+              Effect.flatMap(client.success.subscribeResource(uri), (updates) =>
+                Effect.andThen(
+                  Deferred.succeed(first, undefined),
+                  Stream.runForEach(updates, (update) => server.resourceUpdated(update.uri))
+                )
+              )
+            )
           )
-          if (Exit.isFailure(exit)) yield* Effect.logDebug(`gateway: ${upstream} does not follow ${uri}`, exit.cause)
+          if (Exit.isFailure(exit)) {
+            // The first subscription refused: so is the downstream one that asked for it, with the upstream's error.
+            if (yield* Deferred.fail(first, refusal(upstream, uri, exit.cause))) return
+            yield* Effect.logDebug(`gateway: ${upstream} does not follow ${uri}`, exit.cause)
+          }
         }
       })
-    // Keyed by upstream and URI in one string (keys are compared by value).
+    // Keyed by upstream and URI in one string (keys are compared by value); a refused subscription is not kept.
     const upstreams = yield* RcMap.make({
-      lookup: (key: string) => {
-        const [upstream, uri] = key.split("\u0000") as [string, string]
-        return Effect.asVoid(Effect.forkScoped(follow(upstream, uri)))
-      },
+      lookup: (key: string) =>
+        Effect.gen(function* () {
+          const [upstream, uri] = key.split("\u0000") as [string, string]
+          const first = yield* Deferred.make<void, McpError.McpError>()
+          yield* Effect.forkScoped(follow(upstream, uri, first))
+          yield* Deferred.await(first)
+        }),
       idleTimeToLive: 0
     })
+    const subscribed = (upstream: string, uri: string) =>
+      RcMap.get(upstreams, keyOf(upstream, uri)).pipe(
+        Effect.tapError(() => RcMap.invalidate(upstreams, keyOf(upstream, uri)))
+      )
     const keyOf = (upstream: string, uri: string) => `${upstream}\u0000${uri}`
 
     /** The upstream to subscribe `uri` on for the request's principal, or why not. */
@@ -163,7 +201,13 @@ export const make = (
         if (!uris.has(uri)) {
           const scope = yield* Scope.make()
           uris.set(uri, scope)
-          yield* Scope.provide(RcMap.get(upstreams, keyOf(upstream, uri)), scope)
+          // Answered once the upstream took the subscription; its refusal is this request's, holding nothing.
+          const taken = yield* Effect.exit(Scope.provide(subscribed(upstream, uri), scope))
+          if (Exit.isFailure(taken)) {
+            uris.delete(uri)
+            yield* Scope.close(scope, Exit.void)
+            return yield* Effect.failCause(taken.cause)
+          }
         }
         return yield* next
       })
@@ -186,7 +230,7 @@ export const make = (
             uris.filter((u): u is string => typeof u === "string"),
             (uri) =>
               Effect.flatMap(Effect.option(route(request, uri)), (upstream) =>
-                upstream._tag === "None" ? Effect.void : RcMap.get(upstreams, keyOf(upstream.value, uri))
+                upstream._tag === "None" ? Effect.void : subscribed(upstream.value, uri)
               ),
             { discard: true }
           ),
