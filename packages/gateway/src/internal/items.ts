@@ -239,33 +239,37 @@ export const tool = (routes: Routes, entry: Catalog.Entry<Tools.Tool>): Tool.Too
     name: entry.name,
     definition,
     decode: (args) => Result.succeed(args ?? {}),
+    // An upstream's input round ends the request once the call is over (rounds.ts).
     handler: (input) =>
-      asCaller(routes, item, (request, current) => {
-        const args = input as { readonly [key: string]: unknown }
-        // A stateless client: the upstream's input rounds pass through when it is stateless too (rounds.ts).
-        if (request.stateless) {
-          return stateless(routes, "tool", entry, args, request, current, (client, options) =>
-            plainCall(request, current, client.callTool(entry.item.name, args, options), () =>
-              client.callToolWithProgress(entry.item.name, args, options)
+      Effect.flatMap(
+        asCaller(routes, item, (request, current) => {
+          const args = input as { readonly [key: string]: unknown }
+          // A stateless client: the upstream's input rounds pass through when it is stateless too (rounds.ts).
+          if (request.stateless) {
+            return stateless(routes, "tool", entry, args, request, current, (client, options) =>
+              plainCall(request, current, client.callTool(entry.item.name, args, options), () =>
+                client.callToolWithProgress(entry.item.name, args, options)
+              )
             )
-          )
-        }
-        return plainCall(
-          request,
-          current,
-          via(routes, entry.server, routes.host.callTool(entry.name, args), (client) =>
-            client.callTool(entry.item.name, args)
-          ),
-          () =>
-            perCaller(routes, entry.server)
-              ? Stream.unwrap(
-                  Effect.map(ownClient(routes, entry.server), (client) =>
-                    client.callToolWithProgress(entry.item.name, args)
+          }
+          return plainCall(
+            request,
+            current,
+            via(routes, entry.server, routes.host.callTool(entry.name, args), (client) =>
+              client.callTool(entry.item.name, args)
+            ),
+            () =>
+              perCaller(routes, entry.server)
+                ? Stream.unwrap(
+                    Effect.map(ownClient(routes, entry.server), (client) =>
+                      client.callToolWithProgress(entry.item.name, args)
+                    )
                   )
-                )
-              : routes.host.callToolWithProgress(entry.name, args)
-        )
-      }),
+                : routes.host.callToolWithProgress(entry.name, args)
+          )
+        }),
+        Rounds.finish
+      ),
     toResult: (value) => Result.succeed(value as Tools.CallToolResult),
     failureResult: () => undefined
   }
@@ -305,23 +309,20 @@ const stateless = <A>(
   request: ServerRequest.ServerRequestShape,
   current: CurrentRequest.CurrentRequestShape,
   plain: (client: McpClient.McpClientShape, options: McpClient.RequestOptions | undefined) => Effect.Effect<A, unknown>
-): Effect.Effect<A, unknown> => {
+): Effect.Effect<A | Rounds.Round, unknown> => {
   const f = (
     client: McpClient.McpClientShape,
     options: McpClient.RequestOptions | undefined
-  ): Effect.Effect<A, unknown> =>
+  ): Effect.Effect<A | Rounds.Round, unknown> =>
     Rounds.passes(request, client)
-      ? Effect.map(
-          Rounds.send(
-            request,
-            current,
-            client,
-            kind === "tool" ? "tools/call" : "prompts/get",
-            { name: entry.item.name, arguments: args },
-            options
-          ),
-          completed<A>
-        )
+      ? (Rounds.send(
+          request,
+          current,
+          client,
+          kind === "tool" ? "tools/call" : "prompts/get",
+          { name: entry.item.name, arguments: args },
+          options
+        ) as Effect.Effect<A | Rounds.Round, unknown>)
       : plain(client, options)
   return perCaller(routes, entry.server)
     ? Effect.scoped(Effect.flatMap(ownClient(routes, entry.server), (client) => f(client, undefined)))
@@ -329,14 +330,8 @@ const stateless = <A>(
         kind,
         entry.name,
         args,
-        (client, _, options) => f(client, options) as Effect.Effect<A, McpClient.CallError>
+        (client, _, options) => f(client, options) as Effect.Effect<A | Rounds.Round, McpClient.CallError>
       )
-}
-
-/** An upstream's complete result as the gateway's own (the wire's `resultType` is the server's to write). */
-const completed = <A>(result: unknown): A => {
-  const { resultType: _, ...rest } = result as { readonly [key: string]: unknown }
-  return rest as A
 }
 
 /** The prompt as the gateway serves it; its arguments complete from the upstream. */
@@ -355,18 +350,21 @@ export const prompt = (routes: Routes, entry: Catalog.Entry<Prompts.Prompt>): Pr
     definition: { ...entry.item, name: entry.name },
     arguments: args,
     handler: (values) =>
-      asCaller(routes, item, (request, current) => {
-        const defined: { [name: string]: string } = {}
-        for (const [k, v] of Object.entries(values)) if (v !== undefined) defined[k] = v
-        if (request.stateless) {
-          return stateless(routes, "prompt", entry, defined, request, current, (client, options) =>
-            client.getPrompt(entry.item.name, defined, options)
+      Effect.flatMap(
+        asCaller(routes, item, (request, current) => {
+          const defined: { [name: string]: string } = {}
+          for (const [k, v] of Object.entries(values)) if (v !== undefined) defined[k] = v
+          if (request.stateless) {
+            return stateless(routes, "prompt", entry, defined, request, current, (client, options) =>
+              client.getPrompt(entry.item.name, defined, options)
+            )
+          }
+          return via(routes, entry.server, routes.host.getPrompt(entry.name, defined), (client) =>
+            client.getPrompt(entry.item.name, defined)
           )
-        }
-        return via(routes, entry.server, routes.host.getPrompt(entry.name, defined), (client) =>
-          client.getPrompt(entry.item.name, defined)
-        )
-      })
+        }),
+        Rounds.finish
+      )
   }
 }
 

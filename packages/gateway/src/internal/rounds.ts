@@ -20,7 +20,7 @@ import type * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import * as InputRequired from "@effect-mcp/protocol/InputRequired"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import * as Meta from "@effect-mcp/protocol/Meta"
-import type * as ServerRequest from "@effect-mcp/server/ServerRequest"
+import * as ServerRequest from "@effect-mcp/server/ServerRequest"
 import type * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -55,9 +55,31 @@ const malformed = (method: string, message: string) =>
   new McpError.InternalError({ message: `${method}: the upstream's input_required result is malformed: ${message}` })
 
 /**
+ * An upstream's `input_required` round, as the call that got it returns it: the downstream request ends with it
+ * (`finish`) once the call is over, so that the upstream's circuit and the audit see an answer, not an interruption.
+ */
+export class Round {
+  readonly round: InputRequired.InputRequiredResult
+  constructor(round: InputRequired.InputRequiredResult) {
+    this.round = round
+  }
+}
+
+/** The downstream request's end: with the upstream's round (`requireInput`), or with the upstream's answer. */
+export const finish = <A>(answer: A | Round): Effect.Effect<A, McpError.McpError, ServerRequest.ServerRequest> =>
+  answer instanceof Round
+    ? ServerRequest.ServerRequest.use((request) =>
+        Effect.mapError(
+          request.requireInput(answer.round.inputRequests ?? {}, answer.round.requestState),
+          (e) => new McpError.InternalError({ message: e.message })
+        )
+      )
+    : Effect.succeed(answer)
+
+/**
  * Sends `method` with `params` to the upstream once, the retry fields of the
- * downstream request in place of any of the gateway's: the upstream's answer,
- * or (an `input_required` one) the downstream request ended with its round.
+ * downstream request in place of any of the gateway's: the upstream's complete
+ * answer (its `resultType` the gateway's server's to write), or its round.
  * Progress is relayed to `current` when its client asked for it.
  */
 export const send = (
@@ -99,11 +121,9 @@ export const send = (
         Queue.endUnsafe(relay.queue)
         yield* Fiber.join(relay.fiber)
       }
-      if (!Predicate.isObject(result) || (result as Obj).resultType !== "input_required") return result
-      const round = yield* Effect.mapError(decodeInputRequired(result), (e) => malformed(method, e.message))
-      return yield* Effect.mapError(
-        request.requireInput(round.inputRequests ?? {}, round.requestState),
-        (e) => new McpError.InternalError({ message: e.message })
-      )
+      if (!Predicate.isObject(result)) return result
+      const { resultType, ...complete } = result as Obj
+      if (resultType !== "input_required") return complete
+      return new Round(yield* Effect.mapError(decodeInputRequired(result), (e) => malformed(method, e.message)))
     })
   )
