@@ -4,7 +4,8 @@
  * every ask of a round at once), its retries reach the upstream's retries
  * (answers and the upstream's own state), the upstream's refusal for want of
  * a capability reaches it, and progress is relayed; a 2025-11-25 client is
- * asked on its session, as before.
+ * asked on its session, and a stateless client of a 2025-11-25 upstream in
+ * rounds of the gateway's own, as before.
  */
 import * as ElicitationHandler from "@effect-mcp/client/ElicitationHandler"
 import type * as Tools from "@effect-mcp/protocol/Tools"
@@ -56,17 +57,22 @@ const upstream = Layer.mergeAll(
   )
 ).pipe(Layer.provideMerge(McpServer.layer({ name: "up", version: "1.0.0" })))
 
-const gateway = Effect.gen(function* () {
-  const up = yield* Layer.build(upstream)
-  return yield* Layer.build(
-    Gateway.layer({
-      server: { name: "gateway", version: "1.0.0" },
-      config: { mcpServers: { up: { command: "up" } } },
-      unprefixed: "up",
-      healthCheck: false
-    }).pipe(Layer.provide(memory({ up })))
-  )
-})
+/** The gateway in front of the upstream, its connection on `options`' revisions (default: 2026-07-28). */
+const gatewayOn = (options: Partial<Gateway.Options> = {}) =>
+  Effect.gen(function* () {
+    const up = yield* Layer.build(upstream)
+    return yield* Layer.build(
+      Gateway.layer({
+        server: { name: "gateway", version: "1.0.0" },
+        config: { mcpServers: { up: { command: "up" } } },
+        unprefixed: "up",
+        healthCheck: false,
+        ...options
+      }).pipe(Layer.provide(memory({ up })))
+    )
+  })
+
+const gateway = gatewayOn()
 
 /** What the gateway answers, as far as these tests read it. */
 interface Obj {
@@ -84,6 +90,13 @@ const stateless = (
   context: Context.Context<McpServer.McpServer>,
   capabilities: { readonly [key: string]: unknown } = { elicitation: {} }
 ) => McpTest.makeRawClient({ revision: "2026-07-28", capabilities }).pipe(Effect.provideContext(context))
+
+/** The retry of `call` answering `round` with `inputResponses`. */
+const answer = (client: McpTest.RawClient, call: object, inputResponses: object, round: Obj) =>
+  Effect.map(
+    client.request("tools/call", { ...call, inputResponses, requestState: round.requestState }),
+    (result) => result as Obj
+  )
 
 const textOf = (result: Pick<Obj, "content">) => result.content.map((b) => (b.type === "text" ? b.text : "")).join("")
 
@@ -112,18 +125,10 @@ describe("Gateway: 2026-07-28 input rounds", () => {
       const call = { name: "steps", arguments: {} }
       const first = (yield* client.request("tools/call", call)) as Obj
       assert.deepStrictEqual(Object.keys(first.inputRequests), ["step1"])
-      const second = (yield* client.request("tools/call", {
-        ...call,
-        inputResponses: { step1: accept("ada") },
-        requestState: first.requestState
-      })) as Obj
+      const second = yield* answer(client, call, { step1: accept("ada") }, first)
       assert.deepStrictEqual(Object.keys(second.inputRequests), ["step2"])
       // Only this round's answer: the first is in the upstream's state, which the gateway's carries.
-      const done = (yield* client.request("tools/call", {
-        ...call,
-        inputResponses: { step2: accept("red") },
-        requestState: second.requestState
-      })) as Obj
+      const done = yield* answer(client, call, { step2: accept("red") }, second)
       assert.strictEqual(textOf(done), "ada then red")
       // A state altered on the way is refused, as the upstream's own would be.
       const tampered = yield* Effect.flip(
@@ -186,6 +191,19 @@ describe("Gateway: 2026-07-28 input rounds", () => {
       const result = yield* client.callTool("steps", {})
       assert.strictEqual(textOf(result), "Step 1 then Step 2")
       assert.deepStrictEqual(asked, ["Step 1?", "Step 2?"])
+    })
+  )
+
+  it.effect("a stateless client of a 2025-11-25 upstream is asked in rounds of the gateway's own, one ask each", () =>
+    Effect.gen(function* () {
+      const client = yield* stateless(yield* gatewayOn({ client: { supportedVersions: ["2025-11-25"] } }))
+      const call = { name: "steps", arguments: {} }
+      const first = (yield* client.request("tools/call", call)) as Obj
+      assert.deepStrictEqual(Object.keys(first.inputRequests), ["elicitation-0"])
+      const second = yield* answer(client, call, { "elicitation-0": accept("ada") }, first)
+      assert.deepStrictEqual(Object.keys(second.inputRequests), ["elicitation-1"])
+      const done = yield* answer(client, call, { "elicitation-1": accept("red") }, second)
+      assert.strictEqual(textOf(done), "ada then red")
     })
   )
 })
