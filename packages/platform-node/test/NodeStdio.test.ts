@@ -268,8 +268,14 @@ describe("a full MCP session across processes", () => {
       () =>
         Effect.gen(function* () {
           // The child entry is a .ts file: Node 24 strips its types, and the workspace packages it
-          // imports resolve to their src/*.ts through the package exports.
-          const transport = yield* spawnWatched({ command: process.execPath, args: [mcpServer], shutdown })
+          // imports resolve to their src/*.ts through the package exports. It must exit on its own: the
+          // exit grace is only how long `close` waits for that (a loaded machine may take more than the
+          // short graces of the escalation tests), not a delay of the test.
+          const transport = yield* spawnWatched({
+            command: process.execPath,
+            args: [mcpServer],
+            shutdown: { ...shutdown, exitGrace: "8 seconds" }
+          })
           const client = yield* ClientSession.make({ ...clientOptions, supportedVersions: [version] }).pipe(
             Effect.provideService(Transport.Transport, transport)
           )
