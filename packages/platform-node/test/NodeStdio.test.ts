@@ -157,7 +157,8 @@ describe("NodeStdio client over real child processes", () => {
     "shutdown of a cooperative child: stdin closed, it exits 0, no signal sent",
     () =>
       Effect.gen(function* () {
-        const client = yield* spawnEcho()
+        // The exit grace bounds the wait for the child's own exit (see the full session below), it delays nothing.
+        const client = yield* spawnEcho([], { shutdown: { ...shutdown, exitGrace: "8 seconds" } })
         yield* awaitStderr(client, "ready\n")
         yield* client.close
         assert.deepStrictEqual(yield* client.exit, { code: 0, signal: null })
