@@ -32,7 +32,7 @@ import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
 import * as Catalog from "./Catalog.ts"
 import * as Connector from "./Connector.ts"
-import { HostError } from "./HostError.ts"
+import type { HostError } from "./HostError.ts"
 import * as McpConfig from "./McpConfig.ts"
 import type * as Naming from "./Naming.ts"
 import type * as ServerStatus from "./ServerStatus.ts"
@@ -167,12 +167,13 @@ export interface McpHostShape {
     options?: CallOptions & { readonly server?: string | undefined }
   ) => Effect.Effect<Resources.ReadResourceResult, CallError>
   /**
-   * Runs `f` on the connection serving the tool or prompt `name` (a catalog name), routed, approved and
-   * bounded as `callTool` and `getPrompt` are (the server's turn; its call timeout, in `f`'s options); `f`
-   * gets the item's own name. For requests passed on as they came (`McpClient.requestOnce`: a proxy's).
+   * Runs `f` on the connection serving the tool or prompt `name` (a catalog name), or the resource `name` (a URI),
+   * routed, approved and bounded as `callTool`, `getPrompt` and `readResource` are (the server's turn; its call
+   * timeout, in `f`'s options; for a resource, `server` chooses when several serve it); `f` gets the item's own
+   * name. For requests passed on as they came (`McpClient.requestOnce`: a proxy's).
    */
   readonly route: <A>(
-    kind: "tool" | "prompt",
+    kind: "tool" | "prompt" | "resource",
     name: string,
     args: { readonly [key: string]: unknown } | undefined,
     f: (
@@ -180,7 +181,7 @@ export interface McpHostShape {
       name: string,
       options: CallOptions | undefined
     ) => Effect.Effect<A, McpClient.CallError>,
-    options?: CallOptions
+    options?: CallOptions & { readonly server?: string | undefined }
   ) => Effect.Effect<A, CallError>
   /** Ends a server's connection (or the wait of a failed one) and connects again, the schedule started over. */
   readonly restart: (server: string) => Effect.Effect<void, HostError>
@@ -206,9 +207,6 @@ export const backoff = (
     Schedule.upTo({ times: options.times ?? 10 })
   )
 }
-
-const unknownServer = (server: string) =>
-  new HostError({ reason: "UnknownServer", server, message: `no server named ${JSON.stringify(server)}` })
 
 /**
  * Starts the host: every server connects concurrently in the background
@@ -273,16 +271,12 @@ export const make = (options: Options): Effect.Effect<McpHostShape, never, Conne
     const connections = yield* Scope.fork(yield* Effect.scope)
     for (const slot of slots.values()) yield* Effect.forkScoped(Supervisor.supervise(settings, slot, connections))
 
-    const slotOf = (server: string) =>
-      Effect.suspend(() => {
-        const slot = slots.get(server)
-        return slot === undefined ? Effect.fail(unknownServer(server)) : Effect.succeed(slot)
-      })
-
-    const { clientOf, routed, route, streamedCall } = Routes.make({
+    const { slotOf, clientOf, route, streamedCall } = Routes.make({
       slots,
       tool: (name) => tools.get(name),
       prompt: (name) => prompts.get(name),
+      serversForUri: (uri) =>
+        Effect.map(SubscriptionRef.get(catalogRef), (catalog) => Catalog.serversForUri(catalog, uri)),
       consent: handlers.consent,
       options
     })
@@ -300,27 +294,7 @@ export const make = (options: Options): Effect.Effect<McpHostShape, never, Conne
       route("prompt", name, args, (client, prompt, o) => client.getPrompt(prompt, args, o), callOptions)
 
     const readResource: McpHostShape["readResource"] = (uri, callOptions) =>
-      Effect.gen(function* () {
-        const chosen = callOptions?.server
-        let server: string
-        if (chosen !== undefined) server = chosen
-        else {
-          const candidates = Catalog.serversForUri(yield* SubscriptionRef.get(catalogRef), uri)
-          if (candidates.length !== 1) {
-            return yield* new HostError({
-              reason: "UnknownResource",
-              message:
-                candidates.length === 0
-                  ? `no server lists ${JSON.stringify(uri)}`
-                  : `several servers list ${JSON.stringify(uri)} (${candidates.join(", ")}): choose one with \`server\``
-            })
-          }
-          server = candidates[0]!
-        }
-        const slot = yield* slotOf(server)
-        const { server: _, ...rest } = callOptions ?? {}
-        return yield* routed(slot, rest, (client, o) => client.readResource(uri, o))
-      })
+      route("resource", uri, undefined, (client, _, o) => client.readResource(uri, o), callOptions)
 
     return McpHost.of({
       servers: names,

@@ -1,8 +1,9 @@
 /**
- * How the host routes a call to its server: the server's turn (its
- * concurrency permits) and its client, each waited for within the call's
- * timeout, then the request with the whole timeout (it cancels itself on the
- * server when that runs out); a tool call approved by the consent hook first.
+ * How the host routes a call to its server (a tool's or prompt's by catalog
+ * name, a resource's by URI): the server's turn (its concurrency permits) and
+ * its client, each waited for within the call's timeout, then the request
+ * with the whole timeout (it cancels itself on the server when that runs
+ * out); a tool call approved by the consent hook first.
  */
 import type * as McpClient from "@effect-mcp/client/McpClient"
 import * as McpError from "@effect-mcp/protocol/McpError"
@@ -23,17 +24,28 @@ import type * as Supervisor from "./supervisor.ts"
 export const unavailable = (server: string, why: string) =>
   new HostError({ reason: "Unavailable", server, message: `server ${JSON.stringify(server)} is unavailable: ${why}` })
 
+const unknownServer = (server: string) =>
+  new HostError({ reason: "UnknownServer", server, message: `no server named ${JSON.stringify(server)}` })
+
 /** What routing reads: the servers' slots, the catalog's items now, the consent hooks, the host's options. */
 export interface Deps {
   readonly slots: ReadonlyMap<string, Supervisor.Slot>
   readonly tool: (name: string) => Catalog.Entry<Tools.Tool> | undefined
   readonly prompt: (name: string) => Catalog.Entry<Prompts.Prompt> | undefined
+  /** The servers that may serve a URI (`Catalog.serversForUri` of the catalog now). */
+  readonly serversForUri: (uri: string) => Effect.Effect<ReadonlyArray<string>>
   readonly consent: Consent.ConsentShape
   readonly options: McpHost.Options
 }
 
 /** The host's routes over `deps`. */
 export const make = (deps: Deps) => {
+  const slotOf = (server: string) =>
+    Effect.suspend(() => {
+      const slot = deps.slots.get(server)
+      return slot === undefined ? Effect.fail(unknownServer(server)) : Effect.succeed(slot)
+    })
+
   const clientOf = (slot: Supervisor.Slot): Effect.Effect<McpClient.McpClientShape, HostError> =>
     Effect.suspend(() => {
       if (slot.client !== undefined) return Effect.succeed(slot.client)
@@ -117,22 +129,48 @@ export const make = (deps: Deps) => {
     ).pipe(Effect.annotateLogs({ server: slot.name }))
   }
 
-  const route: McpHost.McpHostShape["route"] = (kind, name, args, f, callOptions) =>
-    kind === "tool"
-      ? Effect.flatMap(toolRoute(name, args), ({ entry, slot }) =>
-          routed(slot, callOptions, (client, o) => f(client, entry.item.name, o)).pipe(
+  // The server of a resource: the one chosen, else the one that may serve its URI.
+  const resourceSlot = (uri: string, chosen: string | undefined) =>
+    Effect.gen(function* () {
+      if (chosen !== undefined) return yield* slotOf(chosen)
+      const candidates = yield* deps.serversForUri(uri)
+      if (candidates.length !== 1) {
+        return yield* new HostError({
+          reason: "UnknownResource",
+          message:
+            candidates.length === 0
+              ? `no server lists ${JSON.stringify(uri)}`
+              : `several servers list ${JSON.stringify(uri)} (${candidates.join(", ")}): choose one with \`server\``
+        })
+      }
+      return yield* slotOf(candidates[0]!)
+    })
+
+  const route: McpHost.McpHostShape["route"] = (kind, name, args, f, callOptions) => {
+    const { server, ...options } = callOptions ?? {}
+    switch (kind) {
+      case "tool":
+        return Effect.flatMap(toolRoute(name, args), ({ entry, slot }) =>
+          routed(slot, options, (client, o) => f(client, entry.item.name, o)).pipe(
             Effect.tapError((error) => warnCapability(slot, entry.item.name, error))
           )
         )
-      : Effect.suspend(() => {
+      case "prompt":
+        return Effect.suspend(() => {
           const entry = deps.prompt(name)
           if (entry === undefined) {
             return Effect.fail(
               new HostError({ reason: "UnknownPrompt", message: `no prompt named ${JSON.stringify(name)}` })
             )
           }
-          return routed(deps.slots.get(entry.server)!, callOptions, (client, o) => f(client, entry.item.name, o))
+          return routed(deps.slots.get(entry.server)!, options, (client, o) => f(client, entry.item.name, o))
         })
+      case "resource":
+        return Effect.flatMap(resourceSlot(name, server), (slot) =>
+          routed(slot, options, (client, o) => f(client, name, o))
+        )
+    }
+  }
 
   // A tool call as a Stream: the turn is held until the Stream ends (Stream.unwrap gives its effect the
   // Stream's scope).
@@ -158,5 +196,5 @@ export const make = (deps: Deps) => {
       })
     )
 
-  return { clientOf, routed, route, streamedCall }
+  return { slotOf, clientOf, route, streamedCall }
 }
