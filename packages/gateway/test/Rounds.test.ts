@@ -11,6 +11,7 @@ import * as ElicitationHandler from "@effect-mcp/client/ElicitationHandler"
 import type * as Tools from "@effect-mcp/protocol/Tools"
 import * as Elicitation from "@effect-mcp/server/Elicitation"
 import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Resource from "@effect-mcp/server/Resource"
 import * as ServerRequest from "@effect-mcp/server/ServerRequest"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as McpTest from "@effect-mcp/testing/McpTest"
@@ -30,8 +31,18 @@ const askName = (key: string, message: string) =>
     { key }
   ).pipe(Effect.map((answer) => String((answer.content as { readonly name?: unknown } | undefined)?.name)))
 
-/** The upstream: `pair` asks two things at once, `steps` one per round, `progress` reports before it answers. */
+/**
+ * The upstream: `pair` asks two things at once, `steps` one per round, `progress` reports before it answers;
+ * reading `test://up/secret` asks for a password first.
+ */
 const upstream = Layer.mergeAll(
+  Resource.layer(
+    Resource.make({
+      uri: "test://up/secret",
+      name: "secret",
+      read: Effect.map(askName("password", "Password?"), (password) => `the secret, for ${password}`)
+    })
+  ),
   Tool.layer(
     Tool.make("pair", {
       input: Schema.Struct({}),
@@ -139,6 +150,21 @@ describe("Gateway: 2026-07-28 input rounds", () => {
         })
       )
       assert.strictEqual((tampered as Obj).code, -32602)
+    })
+  )
+
+  it.effect("a read's round passes through too", () =>
+    Effect.gen(function* () {
+      const client = yield* stateless(yield* gateway)
+      const read = { uri: "test://up/secret" }
+      const round = (yield* client.request("resources/read", read)) as Obj
+      assert.deepStrictEqual(Object.keys(round.inputRequests), ["password"])
+      const done = (yield* client.request("resources/read", {
+        ...read,
+        inputResponses: { password: accept("ada") },
+        requestState: round.requestState
+      })) as { readonly contents: ReadonlyArray<{ readonly text?: string }> }
+      assert.strictEqual(done.contents[0]?.text, "the secret, for ada")
     })
   )
 
