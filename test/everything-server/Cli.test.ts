@@ -61,7 +61,13 @@ describe("mcp-everything-server command line", () => {
       const refused = Cli.parse(["--http", "--request-state-key", "secret-value,"]) as string
       assert.include(refused, "--request-state-key needs a key")
       assert.notInclude(refused, "secret-value")
-      assert.include(Cli.parse(["--stdio", "--request-state-key", k1]) as string, "need --http")
+      // Over stdio too: a gateway's replicas each run their own stdio child, which must open the others' rounds.
+      assert.deepStrictEqual(Cli.parse(["--stdio", "--request-state-key", `${k1},${k2}`]), {
+        mode: "stdio",
+        requestStateKeys: [k1, k2]
+      })
+      assert.deepStrictEqual(Cli.parse(["--stdio"]), { mode: "stdio" })
+      assert.include(Cli.parse(["--stdio", "--event-store", "sqlite:/tmp/e.db"]) as string, "need --http")
       assert.include(Cli.usage, "--event-store <sqlite:file|postgres://...>")
       assert.include(Cli.usage, "--request-state-key <key>")
     })

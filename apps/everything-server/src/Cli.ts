@@ -5,7 +5,7 @@
  * server (sessions in all and per client, idle and write timeouts), and the
  * OAuth protection (`--auth`: tokens from one issuer, for one audience).
  */
-export const usage = `usage: mcp-everything-server --stdio
+export const usage = `usage: mcp-everything-server --stdio [--request-state-key <key>]...
        mcp-everything-server --http [--port <n>] [--host <host>] [--stateless] [--json]
            [--allowed-host <name>]... [--allowed-origin <origin>]... [--no-dns-rebinding-protection]
            [--max-sessions <n>] [--max-sessions-per-client <n>] [--session-idle-timeout <seconds>]
@@ -35,7 +35,8 @@ PostgreSQL) instead of memory, so processes sharing it replay each other's strea
 Last-Event-ID. --request-state-key (repeatable, or a comma-separated list; else the
 MCP_REQUEST_STATE_KEYS variable) gives the keys of 2026-07-28 requestState, the first
 signing and each accepted, at least 32 bytes each: processes given the same keys serve
-each other's multi-round-trip retries (default: a random key per process). Keys are never logged.
+each other's multi-round-trip retries (default: a random key per process), over HTTP or stdio (a
+gateway's replicas, each with a stdio child of its own). Keys are never logged.
 
 --task-store keeps tasks (records, results, worker heartbeats) in a database instead of
 memory: a task's result survives a restart, and a task whose process died reads failed
@@ -67,6 +68,12 @@ export interface Auth {
 
 export interface Stdio {
   readonly mode: "stdio"
+  /**
+   * `--request-state-key` (repeatable, comma lists split): the requestState keys, the signing key first, so
+   * that processes given the same keys (a gateway's replicas, each with its own stdio upstream) open each
+   * other's 2026-07-28 rounds. Secret.
+   */
+  readonly requestStateKeys?: ReadonlyArray<string>
 }
 
 /** The HTTP limits given on the command line; an absent one keeps the server's default. */
@@ -298,7 +305,6 @@ export const parse = (argv: ReadonlyArray<string>): Cli | string => {
         const keys = (argv[++i] ?? "").split(",").map((key) => key.trim())
         if (keys.some((key) => key === "")) return "--request-state-key needs a key (or a comma-separated list)"
         requestStateKeys.push(...keys)
-        httpOnly = true
         break
       }
       case "--auth-tool-scope": {
@@ -315,7 +321,10 @@ export const parse = (argv: ReadonlyArray<string>): Cli | string => {
     }
   }
   if (mode === undefined) return "choose one of --stdio and --http"
-  if (mode === "stdio") return httpOnly ? "HTTP options (--port, --stateless, --json, limits...) need --http" : { mode }
+  if (mode === "stdio") {
+    if (httpOnly) return "HTTP options (--port, --stateless, --json, limits...) need --http"
+    return requestStateKeys.length > 0 ? { mode, requestStateKeys } : { mode }
+  }
   if (
     !auth &&
     (issuer !== undefined || audience !== undefined || scopes !== undefined || Object.keys(toolScopes).length > 0)

@@ -69,6 +69,23 @@ const http = (cli: Cli.Http) =>
     return yield* serve(cli, auth, { ...settings.success, taskStore: taskStore.success })
   }).pipe(Effect.scoped)
 
+/** Serves over stdio, with the request-state keys of the command line or the environment when given. */
+const stdio = (cli: Cli.Stdio) =>
+  Effect.gen(function* () {
+    // Neither given: the settings module is not even loaded (a stdio server's start is on its client's path).
+    if (cli.requestStateKeys === undefined && process.env.MCP_REQUEST_STATE_KEYS === undefined) {
+      return yield* NodeMcpServer.serveStdio(EverythingServer.layer())
+    }
+    const durable = yield* Effect.promise(() => import("./internal/durable.ts"))
+    const keys = yield* Effect.result(durable.requestStateKeys(cli))
+    if (keys._tag === "Failure") {
+      process.stderr.write(`mcp-everything-server: ${keys.failure.message}\n`)
+      process.exitCode = 2
+      return
+    }
+    return yield* NodeMcpServer.serveStdio(EverythingServer.layer({ requestStateKeys: keys.success }))
+  })
+
 /** What lets processes share clients (internal/durable.ts): the event store and the request-state keys. */
 interface Durable {
   readonly requestStateKeys: ReadonlyArray<Redacted.Redacted<string>> | undefined
@@ -126,6 +143,6 @@ if (typeof cli === "string") {
     serviceName: "mcp-everything-server",
     serviceVersion: EverythingServer.version
   })
-  const program = cli.mode === "stdio" ? NodeMcpServer.serveStdio(EverythingServer.layer()) : http(cli)
+  const program = cli.mode === "stdio" ? stdio(cli) : http(cli)
   NodeRuntime.runMain(Effect.provide(program, telemetry))
 }

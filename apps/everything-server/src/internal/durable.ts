@@ -27,7 +27,7 @@ export const eventStore = (url: string): Effect.Effect<EventStore.EventStoreShap
 
 /** The request-state keys of the command line, else of `MCP_REQUEST_STATE_KEYS`; undefined when neither gives any. */
 export const requestStateKeys = (
-  cli: Cli.Http
+  cli: Cli.Http | Cli.Stdio
 ): Effect.Effect<ReadonlyArray<Redacted.Redacted<string>> | undefined, SettingError> =>
   Effect.gen(function* () {
     const variable = RequestStateKeys.defaultVariable
