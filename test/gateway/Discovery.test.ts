@@ -15,7 +15,7 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as ServerProcess from "../support/ServerProcess.ts"
+import { everythingStdio } from "./fixture.ts"
 
 // biome-ignore lint/suspicious/noExplicitAny: results are read by path; the assertions are the type check
 type Json = any
@@ -32,11 +32,7 @@ const gateway = Effect.gen(function* () {
     server: { name: "gateway", version: "1.0.0" },
     config: {
       mcpServers: {
-        everything: {
-          command: ServerProcess.node,
-          args: [...ServerProcess.sourceConditions, ServerProcess.everythingBin, "--stdio"],
-          cwd: ServerProcess.root
-        }
+        everything: everythingStdio
       }
     },
     discovery: { pageSize: 5 },

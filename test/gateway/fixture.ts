@@ -30,6 +30,13 @@ export const referenceBin = path.join(
   "node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 )
 
+/** Our everything server over stdio, from its sources, as an `mcpServers` entry. */
+export const everythingStdio = {
+  command: ServerProcess.node,
+  args: [...ServerProcess.sourceConditions, ServerProcess.everythingBin, "--stdio"],
+  cwd: ServerProcess.root
+}
+
 /** The secrets: each upstream's own, and the one a downstream client sends the gateway. */
 export const secrets = {
   wire: "wire-upstream-secret",
@@ -115,11 +122,7 @@ export const make = (
       server: { name: "gateway", version: "1.0.0" },
       config: {
         mcpServers: {
-          effect: {
-            command: ServerProcess.node,
-            args: [...ServerProcess.sourceConditions, ServerProcess.everythingBin, "--stdio"],
-            cwd: ServerProcess.root
-          },
+          effect: everythingStdio,
           reference: { command: ServerProcess.node, args: [referenceBin, "stdio"] },
           remote: { type: "http", url: remote.url },
           // The same child, over its legacy HTTP+SSE endpoints.

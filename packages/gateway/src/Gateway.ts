@@ -49,6 +49,14 @@
  *   read's answer carries the upstream's hints (what is left of them when
  *   served from the cache), a list the tightest of the upstreams' list
  *   hints (what is left of them), `private` wherever a policy decides.
+ * - **Tasks.** A tool its upstream runs as a task takes tasks downstream
+ *   too (the gateway declares 2025-11-25 `tasks`, or the Tasks extension on
+ *   2026-07-28, while one does). A downstream task is the gateway's, bound
+ *   to the principal (else the session) that made it, and its work is the
+ *   upstream call made as a task and followed: `tasks/get`, `tasks/result`,
+ *   `tasks/list` and `tasks/cancel` answer the caller's own tasks only, and
+ *   cancelling one cancels the upstream's. Pass a `TaskStore` in the
+ *   server's context for tasks that outlive a replica.
  * - **Large catalogs.** With `discovery`, `tools/list` lists three tools of
  *   the gateway's (search, details, call) instead of every upstream tool
  *   (`Discovery`).
@@ -101,6 +109,7 @@ import * as Mirror from "./internal/mirror.ts"
 import * as PerCaller from "./internal/perCaller.ts"
 import * as ReadCache from "./internal/readCache.ts"
 import * as Subscriptions from "./internal/subscriptions.ts"
+import * as Tasks from "./internal/tasks.ts"
 import type * as Policy from "./Policy.ts"
 import type * as TokenExchange from "./TokenExchange.ts"
 
@@ -269,6 +278,8 @@ export const layer = (
               : CircuitBreaker.make(circuitBreaker),
         index: { tool: new Map(), prompt: new Map(), resource: new Map(), template: new Map() },
         routed: new WeakMap(),
+        tasked: new WeakSet(),
+        extensionTasks: new Set(),
         readHints: new WeakMap(),
         reads: cache === undefined ? undefined : ReadCache.make(cache === true ? 1000 : (cache.maxEntries ?? 1000)),
         discovery:
@@ -290,7 +301,8 @@ export const layer = (
             // Discovery's own tools are listed to everyone: what each caller sees is decided within them.
             ...(policy === undefined ? [] : [Guards.visibility(routes, policy, { tools: discovery === undefined })]),
             ...(limits === undefined ? [] : [direct(ToolLimits.middleware(limits))]),
-            Guards.cacheHints(routes, h.catalog, server.cache?.read, policy !== undefined)
+            Guards.cacheHints(routes, h.catalog, server.cache?.read, policy !== undefined),
+            Tasks.guard(routes)
           )
         )
       )

@@ -19,6 +19,7 @@ import type * as Prompt from "@effect-mcp/server/Prompt"
 import type * as Resource from "@effect-mcp/server/Resource"
 import * as ResourceTemplate from "@effect-mcp/server/ResourceTemplate"
 import type * as ServerRequest from "@effect-mcp/server/ServerRequest"
+import type * as Task from "@effect-mcp/server/Task"
 import type * as Tool from "@effect-mcp/server/Tool"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -31,6 +32,7 @@ import type * as CatalogIndex from "./catalogIndex.ts"
 import type * as PerCaller from "./perCaller.ts"
 import type * as ReadCache from "./readCache.ts"
 import * as Rounds from "./rounds.ts"
+import * as Tasks from "./tasks.ts"
 import { allowed, asCaller, ownClient, perCaller, stateless, via } from "./upstream.ts"
 
 export { echo } from "./upstream.ts"
@@ -58,6 +60,10 @@ export interface Routes {
   readonly readHints: WeakMap<object, Resource.Cache>
   /** The upstream each downstream request was routed to, by its `CurrentRequest` (for the audit). */
   readonly routed: WeakMap<object, string>
+  /** The downstream `tools/call` requests asking for a task, by their `CurrentRequest` (tasks.ts). */
+  readonly tasked: WeakSet<object>
+  /** The upstreams whose connection serves the Tasks extension now (kept by the mirror; tasks.ts). */
+  readonly extensionTasks: Set<string>
   /** The connections per caller of upstreams that act for their caller (token exchange; none: no such upstream). */
   readonly perCaller: PerCaller.PerCaller | undefined
   /** Discovery mode's index of the catalog's tools (none: the tools are listed). */
@@ -91,29 +97,45 @@ export const itemOf = (kind: Policy.Item["kind"], name: string, entry: Catalog.E
   definition: entry.item
 })
 
-/** A catalog tool as a policy sees it: its definition as the gateway lists it (`execution` dropped, see `tool`). */
-export const toolItem = (entry: Catalog.Entry<Tools.Tool>): Policy.Item => {
+/**
+ * A catalog tool as a policy sees it: its definition as the gateway lists it (`execution` only where the
+ * upstream runs the tool as a task, see `tool`).
+ */
+export const toolItem = (entry: Catalog.Entry<Tools.Tool>, support?: Task.TaskSupport | undefined): Policy.Item => {
   const { execution: _, ...definition } = Catalog.toolAsListed(entry)
-  return { kind: "tool", name: entry.name, upstream: entry.server, definition }
+  return {
+    kind: "tool",
+    name: entry.name,
+    upstream: entry.server,
+    definition:
+      support === undefined || support === "forbidden"
+        ? definition
+        : { ...definition, execution: { taskSupport: support } }
+  }
 }
 
 /**
  * The tool as the gateway serves it. Its arguments go to the upstream as
- * sent (the upstream checks them); a tool its upstream runs only as a task is
- * served as a plain call (the host runs the task), so `execution` is dropped.
+ * sent (the upstream checks them). A tool its upstream runs as a task takes
+ * tasks as the upstream's does (its `taskSupport`): a downstream task is the
+ * gateway's, its work the upstream call made as a task (tasks.ts); where the
+ * client's revision has no tasks, a plain call (the host follows the task).
  */
 export const tool = (routes: Routes, entry: Catalog.Entry<Tools.Tool>): Tool.Tool => {
-  const item = toolItem(entry)
+  const taskSupport = Tasks.supportOf(routes, entry)
+  const item = toolItem(entry, taskSupport)
   const definition = item.definition as Tools.Tool
   return {
     name: entry.name,
     definition,
+    // The handler decides in the request (refusals before any task is made), the task runs the rest.
+    ...(taskSupport === undefined ? {} : { taskSupport, taskCreation: "handler" as const }),
     decode: (args) => Result.succeed(args ?? {}),
     // An upstream's input round ends the request once the call is over (rounds.ts).
-    handler: (input) =>
-      Effect.flatMap(
+    handler: (input) => {
+      const args = input as { readonly [key: string]: unknown }
+      const call = Effect.flatMap(
         asCaller(routes, item, (request, current) => {
-          const args = input as { readonly [key: string]: unknown }
           // A stateless client: the upstream's input rounds pass through when it is stateless too (rounds.ts).
           if (request.stateless) {
             const passed = {
@@ -146,7 +168,14 @@ export const tool = (routes: Routes, entry: Catalog.Entry<Tools.Tool>): Tool.Too
           )
         }),
         Rounds.finish
-      ),
+      )
+      if (taskSupport === undefined) return call
+      // A downstream task: the upstream call made as a task, through the same gate (tasks.ts).
+      const plain = via(routes, entry.server, routes.host.callTool(entry.name, args), (client) =>
+        client.callTool(entry.item.name, args)
+      )
+      return Tasks.handle(routes, item, entry, args, call, plain)
+    },
     toResult: (value) => Result.succeed(value as Tools.CallToolResult),
     failureResult: () => undefined
   }

@@ -25,6 +25,7 @@ import * as Stream from "effect/Stream"
 import * as CatalogIndex from "./catalogIndex.ts"
 import * as Discovery from "./discovery.ts"
 import * as Items from "./items.ts"
+import * as Tasks from "./tasks.ts"
 
 type Kind = "tool" | "prompt" | "resource" | "template"
 
@@ -77,11 +78,23 @@ export const run = (
         (kind) =>
           Effect.gen(function* () {
             const { entries, make } = itemsOf(routes, catalog, kind)
+            // A tool of an upstream serving the Tasks extension takes tasks (its listing cannot say so).
+            const extension =
+              kind === "tool"
+                ? yield* Tasks.extensionUpstreams(
+                    routes.host,
+                    entries.map((e) => e.server)
+                  )
+                : undefined
             // What a downstream client sees of the kind: unchanged entries need no new registration.
-            const key = JSON.stringify(entries.map((e) => [e.name, e.server, e.item]))
+            const key = JSON.stringify([entries.map((e) => [e.name, e.server, e.item]), [...(extension ?? [])]])
             const previous = current.get(kind)
             if (previous?.key === key) return
             // The names served from now on, for the list filter and the audit.
+            if (extension !== undefined) {
+              routes.extensionTasks.clear()
+              for (const server of extension) routes.extensionTasks.add(server)
+            }
             const index = routes.index[kind]
             index.clear()
             for (const e of entries) if (!index.has(e.name)) index.set(e.name, e.server)

@@ -24,7 +24,7 @@ export const echo = (value: string): string =>
   value.length <= 256 ? value : `${value.slice(0, 256)}... (${value.length} characters)`
 
 /** What a request for an item hidden from its caller answers: the answer for an item that does not exist. */
-const hidden = (item: Policy.Item, uri?: string): McpError.McpError => {
+export const hidden = (item: Policy.Item, uri?: string): McpError.McpError => {
   switch (item.kind) {
     case "tool":
       return new McpError.InvalidParams({ message: `Unknown tool: ${item.name}` })
