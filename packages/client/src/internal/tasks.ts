@@ -193,15 +193,20 @@ export const make = (options: Options): TaskRunner => {
     const asked = yield* decodeInputRequests(snapshot.inputRequests ?? {}).pipe(
       Effect.mapError((e) => new InputRequiredError({ method: "tools/call", reason: "Malformed", message: e.message }))
     )
-    let fresh = 0
-    for (const [key, request] of Object.entries(asked)) {
-      // Keys are unique over a task's life: one seen again in a later poll was already answered.
-      if (state.answered.has(key)) continue
-      state.answered.add(key)
-      responses[key] = yield* answerInput("tools/call", request, options.answer, tracing)
-      fresh++
-    }
-    if (fresh === 0) return
+    // Keys are unique over a task's life: one seen again in a later poll was already answered.
+    const fresh = Object.entries(asked).filter(([key]) => !state.answered.has(key))
+    if (fresh.length === 0) return
+    for (const [key] of fresh) state.answered.add(key)
+    // At once, as the server asked them: a handler that asks someone else in turn (a gateway asking its own
+    // client) shows them every question of the round together, not one after the other.
+    yield* Effect.forEach(
+      fresh,
+      ([key, request]) =>
+        Effect.map(answerInput("tools/call", request, options.answer, tracing), (answer) => {
+          responses[key] = answer
+        }),
+      { concurrency: "unbounded", discard: true }
+    )
     if (++state.rounds > options.maxInputRounds) {
       return yield* new InputRequiredError({
         method: "tools/call",

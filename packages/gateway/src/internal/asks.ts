@@ -39,11 +39,26 @@ const failed = (error: ServerRequest.ClientRequestError) =>
     message: error.message
   })
 
+/**
+ * An accepted form's answer with only the fields the form asks for. The client answered the upstream's question,
+ * and a field it added the upstream would not read; the gateway's own client refuses a form answer with a field the
+ * form does not have (every answer to a task's asks at once, 2026-07-28: one `content` may serve several).
+ */
+const onlyAsked = (
+  answer: ElicitationHandler.FormAnswer,
+  schema: { readonly properties: { readonly [field: string]: unknown } }
+): ElicitationHandler.FormAnswer => {
+  if (answer.action !== "accept" || answer.content === undefined) return answer
+  const content: Record<string, unknown> = {}
+  for (const [field, value] of Object.entries(answer.content)) if (field in schema.properties) content[field] = value
+  return { ...answer, content: content as typeof answer.content }
+}
+
 /** The handler services asking the callers `callers` tracks for the upstream `asking` names. */
 const handlers = (callers: Callers.Callers, asking: Effect.Effect<string | undefined>) => {
   const ask = (method: ServerRequest.AskMethod, params: object) =>
-    Effect.flatMap(asking, (server) => {
-      const found = callers.pick(server)
+    Effect.flatMap(Effect.all([asking, Effect.service(Callers.Pinned)]), ([server, pinned]) => {
+      const found = pinned !== undefined && pinned.server === server ? pinned.caller : callers.pick(server)
       if (!Callers.isCaller(found)) return Effect.fail(noCaller(method, server, found))
       return Effect.mapError(Effect.provideContext(found.request.ask(method, params), found.context), failed)
     })
@@ -53,7 +68,10 @@ const handlers = (callers: Callers.Callers, asking: Effect.Effect<string | undef
   )
   const elicitation = ElicitationHandler.layer({
     form: (params) =>
-      ask("elicitation/create", params) as Effect.Effect<ElicitationHandler.FormAnswer, McpError.McpError>,
+      Effect.map(
+        ask("elicitation/create", params) as Effect.Effect<ElicitationHandler.FormAnswer, McpError.McpError>,
+        (answer) => onlyAsked(answer, params.requestedSchema)
+      ),
     url: (params) => ask("elicitation/create", params) as Effect.Effect<ElicitationHandler.UrlAnswer, McpError.McpError>
   })
   const roots = RootsHandler.layerFrom({

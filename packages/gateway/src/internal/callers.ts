@@ -12,7 +12,7 @@
  * request without one (stdio, stateless HTTP) is a caller of its own.
  */
 import type * as ServerRequest from "@effect-mcp/server/ServerRequest"
-import type * as Context from "effect/Context"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 
 /** One downstream request in flight on an upstream. */
@@ -80,6 +80,17 @@ export const make = (): Callers => {
     }
   }
 }
+
+/**
+ * The caller whose work is running, where the work itself answers the upstream's asks (a task's work following
+ * an upstream task of the Tasks extension answers its input in its own fiber): asked without elimination, so the
+ * calls other sessions have in flight on the upstream (their tasks' work, say) do not make the ask ambiguous.
+ */
+export const Pinned: Context.Reference<{ readonly server: string; readonly caller: Caller } | undefined> =
+  Context.Reference<{ readonly server: string; readonly caller: Caller } | undefined>(
+    "@effect-mcp/gateway/internal/callers/Pinned",
+    { defaultValue: () => undefined }
+  )
 
 /** Whether `pick` found a caller. */
 export const isCaller = (found: Caller | Miss): found is Caller => !("_tag" in found)

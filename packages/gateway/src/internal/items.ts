@@ -33,7 +33,7 @@ import type * as PerCaller from "./perCaller.ts"
 import type * as ReadCache from "./readCache.ts"
 import * as Rounds from "./rounds.ts"
 import * as Tasks from "./tasks.ts"
-import { allowed, asCaller, ownClient, perCaller, stateless, via } from "./upstream.ts"
+import { allowed, asCaller, ownClient, passedTool, perCaller, stateless, via } from "./upstream.ts"
 
 export { echo } from "./upstream.ts"
 
@@ -138,13 +138,7 @@ export const tool = (routes: Routes, entry: Catalog.Entry<Tools.Tool>): Tool.Too
         asCaller(routes, item, (request, current) => {
           // A stateless client: the upstream's input rounds pass through when it is stateless too (rounds.ts).
           if (request.stateless) {
-            const passed = {
-              kind: "tool",
-              server: entry.server,
-              name: entry.name,
-              args,
-              params: { name: entry.item.name, arguments: args }
-            } as const
+            const passed = passedTool(entry, args)
             return stateless(routes, passed, request, current, (client, options) =>
               plainCall(request, current, client.callTool(entry.item.name, args, options), () =>
                 client.callToolWithProgress(entry.item.name, args, options)

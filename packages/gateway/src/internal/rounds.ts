@@ -20,6 +20,7 @@ import type * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import * as InputRequired from "@effect-mcp/protocol/InputRequired"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import * as Meta from "@effect-mcp/protocol/Meta"
+import * as Tasks from "@effect-mcp/protocol/Tasks"
 import * as ServerRequest from "@effect-mcp/server/ServerRequest"
 import type * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
@@ -38,13 +39,28 @@ const askCapabilities = ["sampling", "elicitation", "roots"]
 export const passes = (request: ServerRequest.ServerRequestShape, client: McpClient.McpClientShape): boolean =>
   request.stateless && client.session.state.revision?.stateless === true
 
-/** The capabilities the upstream is told: the gateway's, with the client's own in place of its ask capabilities. */
+/**
+ * The capabilities the upstream is told: the gateway's, with the client's own in place of its ask capabilities,
+ * and without the Tasks extension unless the client declared it: a call passed through is one the client did not
+ * make a task of (the gateway's tasks are made in tasks.ts), so the upstream answers it as it would the client,
+ * its result (a tool that takes tasks only: its -32021).
+ */
 const capabilitiesFor = (request: ServerRequest.ServerRequestShape, client: McpClient.McpClientShape) => {
   const own: Record<string, unknown> = { ...(client.session.state.declared as Obj | undefined) }
   const downstream = request.clientCapabilities as Obj
   for (const name of askCapabilities) {
     if (downstream[name] === undefined) delete own[name]
     else own[name] = downstream[name]
+  }
+  const extensions = own.extensions
+  const theirs = downstream.extensions
+  if (
+    Predicate.isObject(extensions) &&
+    Tasks.extensionId in extensions &&
+    !(Predicate.isObject(theirs) && Tasks.extensionId in theirs)
+  ) {
+    const { [Tasks.extensionId]: _, ...rest } = extensions as Obj
+    own.extensions = rest
   }
   return own
 }
@@ -79,7 +95,8 @@ export const finish = <A>(answer: A | Round): Effect.Effect<A, McpError.McpError
 /**
  * Sends `method` with `params` to the upstream once, the retry fields of the
  * downstream request in place of any of the gateway's: the upstream's complete
- * answer (its `resultType` the gateway's server's to write), or its round.
+ * answer (its `resultType` the gateway's server's to write), its task (as it
+ * came, `resultType: "task"`), or its round.
  * Progress is relayed to `current` when its client asked for it.
  */
 export const send = (
@@ -123,6 +140,8 @@ export const send = (
       }
       if (!Predicate.isObject(result)) return result
       const { resultType, ...complete } = result as Obj
+      // A task the upstream made (the client declared the Tasks extension): tasks.ts follows it.
+      if (resultType === "task") return result
       if (resultType !== "input_required") return complete
       return new Round(yield* Effect.mapError(decodeInputRequired(result), (e) => malformed(method, e.message)))
     })

@@ -37,7 +37,9 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import type * as Policy from "../Policy.ts"
 import type { Routes } from "./items.ts"
-import { asCaller, hidden, ownClient, perCaller } from "./upstream.ts"
+import * as Callers from "./callers.ts"
+import * as Rounds from "./rounds.ts"
+import { asCaller, hidden, ownClient, passedTool, perCaller, stateless } from "./upstream.ts"
 
 const isObject = (value: unknown): value is { readonly [key: string]: unknown } =>
   typeof value === "object" && value !== null
@@ -190,6 +192,27 @@ const resultOf = (routes: Routes, server: string, taskId: string): Effect.Effect
   )
 
 /**
+ * `work` run as the current request's (asCaller), its asks (those the work's
+ * own fiber answers) asked of that request whoever else waits on the upstream.
+ */
+const pinned = <A>(
+  routes: Routes,
+  item: Policy.Item,
+  server: string,
+  work: Effect.Effect<A, unknown>
+): Effect.Effect<A, unknown, CurrentRequest.CurrentRequest | ServerRequest.ServerRequest> =>
+  asCaller(routes, item, (request) =>
+    Effect.flatMap(Effect.context<never>(), (context) =>
+      Effect.flatMap(CurrentRequest.CurrentRequest, (current) =>
+        Effect.provideService(work, Callers.Pinned, {
+          server,
+          caller: { key: current.sessionId ?? request, request, context }
+        })
+      )
+    )
+  )
+
+/**
  * `call` (the tool's plain call), or where the downstream call asks for a
  * task, a task of the gateway's whose work is the upstream call made as a
  * task and followed (the handler ends with `Task.background`). First come the
@@ -229,14 +252,22 @@ export const handle = <E, R>(
         }
         const request = yield* ServerRequest.ServerRequest
         if (request.stateless && routes.extensionTasks.has(entry.server)) {
-          const started = yield* asCaller(routes, item, () =>
-            withTasks(routes, entry.server, (tasks) => tasks.callTool(entry.item.name, args))
+          // Passed through as a plain call of a stateless client is (upstream.ts): the upstream's rounds before it
+          // makes its task reach the client as they came; then its answer, or its task followed by id.
+          const passed = passedTool(entry, args)
+          const answer = yield* asCaller(routes, item, (request, current) =>
+            stateless(routes, passed, request, current, (client, options) =>
+              Effect.map(client.tasks.callTool(entry.item.name, args, options), (start) =>
+                start._tag === "Result" ? start.result : { resultType: "task", taskId: start.task.taskId }
+              )
+            )
           )
-          if (started._tag === "Result") return started.result
-          const taskId = started.task.taskId
-          return yield* Task.background(asCaller(routes, item, () => resultOf(routes, entry.server, taskId)))
+          if (answer instanceof Rounds.Round) return yield* Rounds.finish<Tools.CallToolResult>(answer)
+          const taskId = createdId(answer)
+          if (taskId === undefined) return answer as Tools.CallToolResult
+          return yield* Task.background(pinned(routes, item, entry.server, resultOf(routes, entry.server, taskId)))
         }
-        return yield* Task.background(asCaller(routes, item, () => followed(routes, entry, args, plain)))
+        return yield* Task.background(pinned(routes, item, entry.server, followed(routes, entry, args, plain)))
       })
     }
   )

@@ -158,6 +158,18 @@ export interface Passed {
   readonly params: { readonly [key: string]: unknown }
 }
 
+/** A stateless client's call of the catalog tool `entry` (its name upstream in what is sent). */
+export const passedTool = (
+  entry: { readonly server: string; readonly name: string; readonly item: { readonly name: string } },
+  args: { readonly [key: string]: unknown }
+): Passed => ({
+  kind: "tool",
+  server: entry.server,
+  name: entry.name,
+  args,
+  params: { name: entry.item.name, arguments: args }
+})
+
 const methods = { tool: "tools/call", prompt: "prompts/get", resource: "resources/read" } as const
 
 /**
