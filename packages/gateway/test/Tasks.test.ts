@@ -7,6 +7,7 @@
 import * as ElicitationHandler from "@effect-mcp/client/ElicitationHandler"
 import * as McpHost from "@effect-mcp/host/McpHost"
 import type * as McpConfig from "@effect-mcp/host/McpConfig"
+import * as McpError from "@effect-mcp/protocol/McpError"
 import type * as Tools from "@effect-mcp/protocol/Tools"
 import * as Elicitation from "@effect-mcp/server/Elicitation"
 import * as McpServer from "@effect-mcp/server/McpServer"
@@ -20,12 +21,14 @@ import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as CircuitBreaker from "../src/CircuitBreaker.ts"
 import * as Gateway from "../src/Gateway.ts"
 import { memory } from "./memoryConnector.ts"
 
 /**
  * The upstream: `build` (a task where the client can take one; says it started on `started`, ends when `release`
- * is done), `stuck` (always a task, until cancelled), `confirm` (always a task; asks its caller), `echo` (never).
+ * is done), `stuck` (always a task, until cancelled), `confirm` (always a task; asks its caller), `echo` (never),
+ * `crash` (never; an internal error, which a circuit counts).
  */
 const upstream = Effect.gen(function* () {
   const started = yield* Queue.unbounded<string>()
@@ -56,7 +59,11 @@ const upstream = Effect.gen(function* () {
             Elicitation.isAccepted(answer) ? answer.content.who : answer.action
           )
       }),
-      Tool.make("echo", { input: Schema.Struct({ text: Schema.String }), handler: ({ text }) => Effect.succeed(text) })
+      Tool.make("echo", { input: Schema.Struct({ text: Schema.String }), handler: ({ text }) => Effect.succeed(text) }),
+      Tool.make("crash", {
+        input: Schema.Struct({}),
+        handler: () => Effect.fail(new McpError.InternalError({ message: "crashed" }))
+      })
     ).pipe(Layer.provideMerge(McpServer.layer({ name: "a", version: "1.0.0" })))
   )
   return { server, started, release, stuckStarted, stuckInterrupted }
@@ -117,7 +124,13 @@ describe("Gateway tasks", () => {
       assert.isDefined(c.serverCapabilities.tasks)
       const tools = yield* Stream.runCollect(c.tools)
       const support = tools.map((t) => `${t.name}:${t.execution?.taskSupport ?? "-"}`).sort()
-      assert.deepStrictEqual(support, ["a__build:optional", "a__confirm:required", "a__echo:-", "a__stuck:required"])
+      assert.deepStrictEqual(support, [
+        "a__build:optional",
+        "a__confirm:required",
+        "a__crash:-",
+        "a__echo:-",
+        "a__stuck:required"
+      ])
     })
   )
 
@@ -174,6 +187,17 @@ describe("Gateway tasks", () => {
       assert.strictEqual(textOf(yield* ada.client.tasks.result(taskId)), "ada")
       assert.deepStrictEqual(ada.asked, ["who?"])
       assert.deepStrictEqual(bob.asked, [])
+    })
+  )
+
+  it.effect("an open circuit refuses a task call as a plain one, before any task is made", () =>
+    Effect.gen(function* () {
+      const { context } = yield* gateway({ circuitBreaker: { failures: 1 } })
+      const { client: c } = yield* client(context, "ada")
+      yield* Effect.flip(c.callTool("a__crash", {}))
+      const refused = (yield* Effect.flip(c.tasks.callTool("a__build", { target: "x" }))) as { readonly code?: unknown }
+      assert.strictEqual(refused.code, CircuitBreaker.Code.CircuitOpen)
+      assert.deepStrictEqual(yield* Stream.runCollect(c.tasks.list), [])
     })
   )
 
