@@ -6,10 +6,12 @@
  * gets every frame whole and in order, small and large, ASCII and not.
  */
 import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import type * as Transport from "@effect-mcp/engine/Transport"
 import * as NodeStdio from "@effect-mcp/platform-node/NodeStdio"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
+import * as Deferred from "effect/Deferred"
+import * as Queue from "effect/Queue"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { fileURLToPath } from "node:url"
@@ -25,28 +27,49 @@ describe("the Node stdio client's direct writes", () => {
     "a child that reads late gets every frame whole and in order",
     () =>
       Effect.gen(function* () {
-        const transport = yield* NodeStdio.makeClient({ command: process.execPath, args: [lateEcho] })
-        const echoed = yield* Effect.forkScoped(Stream.runCollect(Stream.take(transport.incoming, COUNT)))
-        // The transport writes directly once its writer has started; half the frames go before the child
-        // reads (the pipe fills, the rest waits in the stream), half while it reads.
-        yield* Effect.sleep("50 millis")
-        for (let i = 0; i < COUNT; i++) {
-          if (i === COUNT / 2) yield* Effect.sleep("400 millis")
-          else if (i > COUNT / 2 && i % 5 === 0) yield* Effect.sleep("20 millis")
-          const frame = JsonRpc.notification("echo", { i, text: textOf(i) })
-          // Both ways in: the plain-call send where the transport has one, and `send`.
-          if (i % 2 === 0 && transport.trySend?.(frame) === true) continue
-          yield* transport.send(frame)
+        const ready = yield* Deferred.make<void>()
+        const transport = yield* NodeStdio.makeClient({
+          command: process.execPath,
+          args: [lateEcho],
+          stderr: (chunk) =>
+            new TextDecoder().decode(chunk).includes("ready") ? Deferred.succeed(ready, undefined) : Effect.void
+        })
+        const echoed = yield* Queue.unbounded<Transport.Incoming>()
+        yield* Effect.forkScoped(Stream.runForEach(transport.incoming, (frame) => Queue.offer(echoed, frame)))
+        const received: Array<Transport.Incoming> = []
+        /** Waits for the echoes up to frame `n` (excluded): nothing the client sent before is still in flight. */
+        const echoedUpTo = (n: number) =>
+          Effect.whileLoop({
+            while: () => received.length < n,
+            body: () => Queue.take(echoed),
+            step: (frame) => received.push(frame)
+          })
+        const send = (i: number) =>
+          Effect.suspend(() => {
+            const frame = JsonRpc.notification("echo", { i, text: textOf(i) })
+            // Both ways in: the plain-call send where the transport has one, and `send`.
+            return i % 2 === 0 && transport.trySend?.(frame) === true ? Effect.void : transport.send(frame)
+          })
+        yield* Deferred.await(ready)
+        // Half the frames before the child reads: the first alone (~300 KiB) fills the pipe and is written
+        // partly, the rest waits in the stream.
+        for (let i = 0; i < COUNT / 2; i++) yield* send(i)
+        process.kill(transport.pid, "SIGUSR2")
+        // Half while it reads: before every fifth, the echoes of all before it, so that nothing is queued and
+        // the frame goes straight to the pipe again (a large one partly).
+        for (let i = COUNT / 2; i < COUNT; i++) {
+          if (i % 5 === 0) yield* echoedUpTo(i)
+          yield* send(i)
         }
-        const frames = yield* Effect.timeout(Fiber.join(echoed), "10 seconds")
-        assert.strictEqual(frames.length, COUNT)
-        frames.forEach((frame, i) => {
+        yield* Effect.timeout(echoedUpTo(COUNT), "10 seconds")
+        assert.strictEqual(received.length, COUNT)
+        received.forEach((frame, i) => {
           assert.isTrue(Result.isSuccess(frame), `frame ${i} decoded`)
           const params = (Result.getOrThrow(frame) as JsonRpc.Notification).params as { i: number; text: string }
           assert.strictEqual(params.i, i)
           assert.strictEqual(params.text, textOf(i))
         })
-      }),
+      }).pipe(Effect.scoped),
     30_000
   )
 })
