@@ -12,6 +12,7 @@
 export * as CurrentHttpSession from "./CurrentHttpSession.ts"
 export * as EventStore from "./EventStore.ts"
 export * as HttpAuthentication from "./HttpAuthentication.ts"
+export * as LostAnswers from "./LostAnswers.ts"
 export * as McpHeaders from "./McpHeaders.ts"
 export * as ParamHeaders from "./ParamHeaders.ts"
 export * as PrometheusEndpoint from "./PrometheusEndpoint.ts"

@@ -2,14 +2,14 @@
  * The receiving process's side of a reply its owner streams back through the
  * direct hop (a GET's stream, or a POST's SSE body): relayed chunk by chunk,
  * and when the owner is lost before the end, what it still owed the client's
- * requests is answered here (internal/lostAnswers.ts). Counted through
+ * requests is answered here (`@effect-mcp/http/LostAnswers`). Counted through
  * `countLost`.
  */
+import * as LostAnswers from "@effect-mcp/http/LostAnswers"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Stream from "effect/Stream"
-import * as LostAnswers from "./lostAnswers.ts"
 
 /**
  * Streams a reply's body from its owner; when the owner is lost first,

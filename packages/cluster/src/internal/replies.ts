@@ -4,6 +4,7 @@
  * and the headers one runner sets for another, which it strips from what
  * clients send.
  */
+import * as LostAnswers from "@effect-mcp/http/LostAnswers"
 import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 import * as McpError from "@effect-mcp/protocol/McpError"
@@ -14,7 +15,6 @@ import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as ClusterHeaders from "./headers.ts"
-import * as LostAnswers from "./lostAnswers.ts"
 
 /** A JSON-RPC error (InvalidRequest, -32600) with no id, as the HTTP reply to a request that could not be read. */
 export const errorBody = (status: number, message: string) =>

@@ -1,16 +1,16 @@
 /**
- * What the receiving process answers itself when a session's owner is lost
- * before it answered a forwarded POST: an InternalError (-32603) per request
+ * What a process relaying a Streamable HTTP POST to another server answers
+ * itself when that server is lost before it answered (the cluster's runners
+ * forwarding to a session's owner): an InternalError (-32603) per request
  * still owed, as JSON (the reply had not begun) or as SSE events (it was cut
- * short). The body is read with the JSON-RPC codec and the events are framed
- * and followed with `SseEvent`, as the transports do: nothing here parses or
- * frames by hand.
+ * short), read and written with the JSON-RPC codec and `SseEvent`, as the
+ * transports do.
  */
-import * as SseEvent from "@effect-mcp/http/SseEvent"
 import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import * as Result from "effect/Result"
+import * as SseEvent from "./SseEvent.ts"
 
 /** The requests of a POST body: their ids, and whether the body is a batch (answered by a batch). */
 export interface Requests {
