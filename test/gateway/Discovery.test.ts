@@ -15,16 +15,7 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { everythingStdio } from "./fixture.ts"
-
-// biome-ignore lint/suspicious/noExplicitAny: results are read by path; the assertions are the type check
-type Json = any
-
-const textOf = (result: Json): string =>
-  (result.content as ReadonlyArray<Json>)
-    .filter((c) => c.type === "text")
-    .map((c) => c.text)
-    .join("")
+import { everythingStdio, type Json, textOf } from "./fixture.ts"
 
 /** The gateway in discovery mode in front of the everything server (stdio), listening on a free port. */
 const gateway = Effect.gen(function* () {

@@ -21,17 +21,9 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as ServerProcess from "../support/ServerProcess.ts"
 import * as Fixture from "./fixture.ts"
+import { callWithProgress, textOf } from "./fixture.ts"
 
 class Gateway extends Context.Service<Gateway, Fixture.Fixture>()("test/gateway/Gateway") {}
-
-// biome-ignore lint/suspicious/noExplicitAny: results are read by path; the assertions are the type check
-type Json = any
-
-const textOf = (result: Json): string =>
-  (result.content as ReadonlyArray<Json>)
-    .filter((c) => c.type === "text")
-    .map((c) => c.text)
-    .join("")
 
 /** An SDK 1.x client of the gateway, sending its own bearer token; it records the elicitations it is asked. */
 const sdk1 = (url: string) =>
@@ -204,15 +196,7 @@ describe("the gateway over real upstreams", () => {
       Effect.gen(function* () {
         const { url } = yield* Gateway
         const { client } = yield* sdk1(url)
-        const progress: Array<number> = []
-        const result = yield* Effect.promise(() =>
-          client.callTool({ name: "effect__test_tool_with_progress", arguments: {} }, undefined, {
-            onprogress: (update) => progress.push(update.progress)
-          })
-        )
-        assert.strictEqual(textOf(result), "Tool with progress executed successfully")
-        // The SDK drops its progress handler as it reads the response: the last update may be lost with it.
-        assert.deepStrictEqual(progress, [0, 50, 100].slice(0, Math.max(2, progress.length)))
+        yield* callWithProgress(client, "effect__test_tool_with_progress")
       })
     )
 

@@ -24,7 +24,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ServerProcess from "../support/ServerProcess.ts"
-import { toolNames } from "./fixture.ts"
+import { type Json, textOf, toolNames } from "./fixture.ts"
 
 const filesystemBin = path.join(
   ServerProcess.root,
@@ -44,9 +44,6 @@ interface Fixture {
 }
 
 class Reference extends Context.Service<Reference, Fixture>()("test/gateway/Reference") {}
-
-// biome-ignore lint/suspicious/noExplicitAny: results are read by path; the assertions are the type check
-type Json = any
 
 /** A temporary directory (its real path: the filesystem server resolves symlinks) removed with the scope. */
 const tempDir = (prefix: string) =>
@@ -139,12 +136,6 @@ const allTools = (client: Client) =>
 
 const call = (client: Client, name: string, args: Record<string, unknown>) =>
   Effect.promise(async (): Promise<Json> => client.callTool({ name, arguments: args }))
-
-const textOf = (result: Json): string =>
-  (result.content as ReadonlyArray<Json>)
-    .filter((c) => c.type === "text")
-    .map((c) => c.text)
-    .join("")
 
 describe("the reference servers from npm behind the gateway", () => {
   // Live services: real processes and sockets, waited for by event, each wait bounded.

@@ -28,19 +28,11 @@ import { type Forwarder, forwarder, freePort } from "../cluster/support.ts"
 import { runCli } from "../cli/runCli.ts"
 import { settled } from "../cluster/settled.ts"
 import * as ServerProcess from "../support/ServerProcess.ts"
+import { callWithProgress, textOf } from "./fixture.ts"
 
 const cliBin = fileURLToPath(new URL("../../apps/cli/bin/effect-mcp.js", import.meta.url))
 
 const sharedKey = "gateway-replicas-0123456789abcdef0123456789"
-
-// biome-ignore lint/suspicious/noExplicitAny: results are read by path; the assertions are the type check
-type Json = any
-
-const textOf = (result: Json): string =>
-  (result.content as ReadonlyArray<Json>)
-    .filter((c) => c.type === "text")
-    .map((c) => c.text)
-    .join("")
 
 /** A temporary directory for the scope, holding the config file (and the cluster's database). */
 const workDir = Effect.acquireRelease(
@@ -253,15 +245,7 @@ describe("effect-mcp gateway at scale", () => {
           client.callTool({ name: "everything__test_simple_text", arguments: {} })
         )
         assert.strictEqual(textOf(simple), "This is a simple text response for testing.")
-        const progress: Array<number> = []
-        const stepped = yield* Effect.promise(() =>
-          client.callTool({ name: "everything__test_tool_with_progress", arguments: {} }, undefined, {
-            onprogress: (update) => progress.push(update.progress)
-          })
-        )
-        assert.strictEqual(textOf(stepped), "Tool with progress executed successfully")
-        // The SDK drops its progress handler as it reads the response: the last update may be lost with it.
-        assert.deepStrictEqual(progress, [0, 50, 100].slice(0, Math.max(2, progress.length)))
+        yield* callWithProgress(client, "everything__test_tool_with_progress")
         const greeted = yield* Effect.promise(() =>
           client.callTool({ name: "everything__greet", arguments: { name: "Ada" } })
         )

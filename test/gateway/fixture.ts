@@ -8,6 +8,7 @@
  * that records the headers of every request it receives. `remote` and `wire`
  * each get their own credential; everything is stopped with the scope.
  */
+import { assert } from "@effect/vitest"
 import type * as Http from "node:http"
 import { createServer } from "node:http"
 import * as path from "node:path"
@@ -25,6 +26,32 @@ import * as ServerProcess from "../support/ServerProcess.ts"
 import { streamableHttp } from "../support/SdkHttpServer.ts"
 
 /** The reference server's entry point, from node_modules. */
+/** A JSON-RPC result read by path (the assertions are the type check). */
+// biome-ignore lint/suspicious/noExplicitAny: results are read by path; the assertions are the type check
+export type Json = any
+
+/** The text blocks of a tool result, joined. */
+export const textOf = (result: Json): string =>
+  (result.content as ReadonlyArray<Json>)
+    .filter((c) => c.type === "text")
+    .map((c) => c.text)
+    .join("")
+
+/**
+ * Calls the everything server's `test_tool_with_progress` (named `name` through the gateway) with the SDK
+ * client's progress handler, and checks its text and the progress heard: 0, 50, 100 in order. The SDK drops its
+ * progress handler as it reads the response, so the last update may be lost with it.
+ */
+export const callWithProgress = (client: Client, name: string) =>
+  Effect.gen(function* () {
+    const progress: Array<number> = []
+    const result = yield* Effect.promise(() =>
+      client.callTool({ name, arguments: {} }, undefined, { onprogress: (update) => progress.push(update.progress) })
+    )
+    assert.strictEqual(textOf(result), "Tool with progress executed successfully")
+    assert.deepStrictEqual(progress, [0, 50, 100].slice(0, Math.max(2, progress.length)))
+  })
+
 export const referenceBin = path.join(
   ServerProcess.root,
   "node_modules/@modelcontextprotocol/server-everything/dist/index.js"
