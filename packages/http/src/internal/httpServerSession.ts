@@ -41,6 +41,12 @@ const sessionClosedResponse = (id: JsonRpc.RequestId): JsonRpc.Message =>
     McpError.toErrorObject(new McpError.InternalError({ message: "the session closed before the request completed" }))
   )
 /**
+ * What every Scope Effect makes has in common (its type ids, its strategy, no
+ * parent): a session that is its own scope has these on its prototype.
+ */
+const scopeModel: Scope.Closeable = Scope.makeUnsafe()
+
+/**
  * One HTTP session: its own transport. A server holds many idle sessions, so
  * behaviour lives on the prototype and every part only some sessions need
  * (the stream tables, the GET stream, the messages waiting for it, the queue
@@ -48,8 +54,15 @@ const sessionClosedResponse = (id: JsonRpc.RequestId): JsonRpc.Message =>
  * and its `send`.
  */
 export class HttpSession extends SendLine implements Transport.TransportShape, SessionRegistry.Held {
-  /** The scope the MCP session runs in; closing the HTTP session closes it. */
+  /**
+   * The scope the MCP session runs in; closing the HTTP session closes it.
+   * Without a parent scope the session is that scope itself (a Scope with the
+   * constant parts on the prototype and `state` its own field): a server holds
+   * many idle sessions, and a Scope object of its own costs each one 56 bytes.
+   */
   readonly scope: Scope.Closeable
+  /** The state of the session as its own scope (`Scope.Scope.state`). */
+  state: Scope.Scope["state"] = scopeModel.state
   /**
    * Who opened the session (see the server's `clientOf`), for per-client
    * quotas; with authentication, the owner of its principal, to whom it belongs.
@@ -76,11 +89,11 @@ export class HttpSession extends SendLine implements Transport.TransportShape, S
     id: string | undefined,
     key: string,
     settings: Settings,
-    scope: Scope.Closeable,
+    scope: Scope.Closeable | undefined,
     client?: string | undefined
   ) {
     super(id, key, settings)
-    this.scope = scope
+    this.scope = scope ?? (this as unknown as Scope.Closeable)
     this.client = client
   }
 
@@ -411,4 +424,9 @@ export class HttpSession extends SendLine implements Transport.TransportShape, S
       return forgetEvents ? this.forgetAll(streams) : Effect.void
     })
   }
+}
+
+// The constant parts of a Scope, on the prototype: a session without a parent scope is its own (see `scope`).
+for (const key of Reflect.ownKeys(scopeModel)) {
+  if (key !== "state") Object.defineProperty(HttpSession.prototype, key, { value: Reflect.get(scopeModel, key) })
 }

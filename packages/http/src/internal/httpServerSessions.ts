@@ -207,8 +207,9 @@ export class Sessions {
 
   private makeSession(id: string | undefined, client: string | undefined, authenticated: Authenticated | undefined) {
     // A stateful session is closed through the registry (a DELETE, idle expiry, or the server's finalizer,
-    // which closes them all): its scope needs no parent. A one-shot one lives in a child of the server's scope.
-    const scope = id === undefined ? Scope.forkUnsafe(this.serverScope) : Scope.makeUnsafe()
+    // which closes them all): its scope needs no parent, and is the session itself. A one-shot one lives in
+    // a child of the server's scope.
+    const scope = id === undefined ? Scope.forkUnsafe(this.serverScope) : undefined
     const http = new HttpSession(id, id ?? `stateless-${this.stateless++}`, this.settings, scope, client)
     // Before the session starts, so its first handler already sees it.
     if (authenticated !== undefined) http.authenticated = authenticated
