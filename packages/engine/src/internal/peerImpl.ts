@@ -467,6 +467,11 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
     for (const fiber of this.stopping) fiber.interruptUnsafe()
   }
 
+  /** The finalizer of the scope the Peer was made in. */
+  scopeClosed(): Effect.Effect<void> {
+    return this.shutdown("session scope closed", Exit.void)
+  }
+
   // Every caller of shutdown (read loop end, scope finalizer) waits for the same
   // handler fibers to finish, so a scope close returns only after their finalizers ran.
   shutdown(reason: string, exit: ClosedExit): Effect.Effect<void> {
