@@ -12,19 +12,25 @@ import * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import * as Http from "node:http"
 import * as Https from "node:https"
+import * as DirectRequest from "./internal/directRequest.ts"
 import * as KeepAlive from "./internal/keepAlive.ts"
 
-/** A client over a pair of agents closed with the scope. */
+/**
+ * A client over a pair of agents closed with the scope: requests with a body
+ * in memory by the direct path (see `internal/directRequest.ts`), the rest by
+ * effect's Node client on the same agents.
+ */
 const client = (http: () => Http.Agent, https: () => Https.Agent) =>
-  PlatformNodeHttpClient.makeNodeHttp.pipe(
-    Effect.provideServiceEffect(
-      PlatformNodeHttpClient.HttpAgent,
-      Effect.all({
-        http: Effect.acquireRelease(Effect.sync(http), (agent) => Effect.sync(() => agent.destroy())),
-        https: Effect.acquireRelease(Effect.sync(https), (agent) => Effect.sync(() => agent.destroy()))
-      })
+  Effect.gen(function* () {
+    const agents = yield* Effect.all({
+      http: Effect.acquireRelease(Effect.sync(http), (agent) => Effect.sync(() => agent.destroy())),
+      https: Effect.acquireRelease(Effect.sync(https), (agent) => Effect.sync(() => agent.destroy()))
+    })
+    const effectClient = yield* PlatformNodeHttpClient.makeNodeHttp.pipe(
+      Effect.provideService(PlatformNodeHttpClient.HttpAgent, agents)
     )
-  )
+    return DirectRequest.make(agents, effectClient)
+  })
 
 /**
  * An `HttpClient` on Node's `http`/`https` with its own pool of keep-alive

@@ -1,0 +1,145 @@
+/**
+ * The direct path of platform-node's `NodeHttpClient.layer` (a body held in
+ * memory, `internal/directRequest.ts`) against a real `node:http` server on
+ * 127.0.0.1: the reply read whole, the body bound, a connection lost mid-body,
+ * interruption before the reply destroys the request, and a streamed body
+ * still going through effect's client.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
+import * as Stream from "effect/Stream"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+
+type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void
+
+/** A server on 127.0.0.1 answering every request with `handler` once its body is in; closed with the scope. */
+const serve = (handler: Handler) =>
+  Effect.acquireRelease(
+    Effect.callback<{ readonly url: string; readonly close: () => void }>((resume) => {
+      const server = createServer((req, res) => {
+        const chunks: Array<Buffer> = []
+        req.on("data", (chunk: Buffer) => chunks.push(chunk))
+        req.on("end", () => handler(req, res, Buffer.concat(chunks).toString("utf8")))
+      })
+      server.listen(0, "127.0.0.1", () =>
+        resume(
+          Effect.succeed({
+            url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`,
+            close: () => {
+              server.closeAllConnections()
+              server.close()
+            }
+          })
+        )
+      )
+    }),
+    (server) => Effect.sync(server.close)
+  )
+
+const post = (url: string, text: string) =>
+  HttpClientRequest.post(url).pipe(HttpClientRequest.bodyText(text, "application/json"))
+
+const echo: Handler = (req, res, body) => {
+  res.setHeader("content-type", "application/json")
+  res.setHeader("set-cookie", "a=1")
+  res.end(JSON.stringify({ method: req.method, body, length: req.headers["content-length"] }))
+}
+
+describe("NodeHttpClient direct requests", () => {
+  it.live("reads the reply whole: status, headers, cookies, JSON", () =>
+    Effect.gen(function* () {
+      const { url } = yield* serve(echo)
+      const http = yield* HttpClient.HttpClient
+      const response = yield* http.execute(post(url, `{"x":1}`))
+      assert.strictEqual(response.status, 200)
+      assert.strictEqual(response.headers["content-type"], "application/json")
+      assert.strictEqual(response.cookies.cookies.a?.value, "1")
+      assert.deepStrictEqual(yield* response.json, { method: "POST", body: `{"x":1}`, length: "7" })
+      // A second read gets the same bytes.
+      assert.include(yield* response.text, `"length":"7"`)
+    }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layer))
+  )
+
+  it.live("reads a reply that comes in several chunks", () =>
+    Effect.gen(function* () {
+      const { url } = yield* serve((_req, res) => {
+        res.write("a".repeat(70_000))
+        setImmediate(() => res.end("b"))
+      })
+      const http = yield* HttpClient.HttpClient
+      const text = yield* http.execute(post(url, "{}")).pipe(Effect.flatMap((response) => response.text))
+      assert.strictEqual(text.length, 70_001)
+      assert.isTrue(text.endsWith("ab"))
+    }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layer))
+  )
+
+  it.live("a body over MaxBodySize fails with a decode error", () =>
+    Effect.gen(function* () {
+      const { url } = yield* serve((_req, res) => res.end("x".repeat(2_000)))
+      const http = yield* HttpClient.HttpClient
+      const exit = yield* http.execute(post(url, "{}")).pipe(
+        Effect.flatMap((response) => response.text),
+        Effect.provideService(HttpIncomingMessage.MaxBodySize, 1_000 as never),
+        Effect.exit
+      )
+      assert.isTrue(Exit.isFailure(exit))
+      const error = Exit.isFailure(exit) ? Exit.findErrorOption(exit) : undefined
+      assert.strictEqual(error?._tag === "Some" ? error.value.reason._tag : undefined, "DecodeError")
+    }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layer))
+  )
+
+  it.live("a connection lost mid-body fails the read", () =>
+    Effect.gen(function* () {
+      const { url } = yield* serve((_req, res) => {
+        res.writeHead(200, { "content-length": "100" })
+        res.write("partial", () => res.socket?.destroy())
+      })
+      const http = yield* HttpClient.HttpClient
+      const exit = yield* http.execute(post(url, "{}")).pipe(
+        Effect.flatMap((response) => response.text),
+        Effect.exit
+      )
+      assert.isTrue(Exit.isFailure(exit))
+    }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layer))
+  )
+
+  it.live("interrupted before the reply, the request is destroyed", () =>
+    Effect.gen(function* () {
+      const arrived = yield* Deferred.make<void>()
+      const closed = yield* Deferred.make<void>()
+      const { url } = yield* serve((req) => {
+        // Never answers: the client gives up, and the server sees the connection go.
+        req.socket.once("close", () => Deferred.doneUnsafe(closed, Exit.void))
+        Deferred.doneUnsafe(arrived, Exit.void)
+      })
+      const http = yield* HttpClient.HttpClient
+      const fiber = yield* Effect.forkChild(http.execute(post(url, "{}")))
+      yield* Deferred.await(arrived)
+      yield* Fiber.interrupt(fiber)
+      yield* Deferred.await(closed)
+    }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layer))
+  )
+
+  it.live("a streamed body goes through effect's client", () =>
+    Effect.gen(function* () {
+      const { url } = yield* serve(echo)
+      const http = yield* HttpClient.HttpClient
+      const request = HttpClientRequest.post(url).pipe(
+        HttpClientRequest.bodyStream(Stream.make(new TextEncoder().encode("ab"), new TextEncoder().encode("cd")), {
+          contentType: "application/json"
+        })
+      )
+      const body = yield* http.execute(request).pipe(Effect.flatMap((response) => response.json))
+      // Chunked: no content-length went with it, so the echo has none.
+      assert.deepStrictEqual(body, { method: "POST", body: "abcd" })
+    }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layer))
+  )
+})
