@@ -17,7 +17,6 @@ import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
 import type * as CurrentRequest from "./CurrentRequest.ts"
 import { PeerImpl } from "./internal/peerImpl.ts"
-import { PeerInput } from "./internal/peerInput.ts"
 import * as PeerError from "./PeerError.ts"
 import type * as ProgressStream from "./ProgressStream.ts"
 import type * as Transport from "./Transport.ts"
@@ -147,9 +146,8 @@ export const make = Effect.fnUntraced(function* (
   const peer = new PeerImpl(transport, dispatcher, yield* Effect.context<never>(), options)
 
   // A transport that pushes frames needs no reader waiting while the connection is idle.
-  const input = transport.attach === undefined ? undefined : new PeerInput(peer)
-  if (input !== undefined && transport.attach!(input)) peer.input = input
-  else {
+  // The Peer is its own input (PeerInput is its base class).
+  if (transport.attach === undefined || !transport.attach(peer)) {
     yield* Stream.runForEachArray(transport.incoming, (frames) => peer.handleFrom(frames, 0)).pipe(
       Effect.exit,
       Effect.flatMap((exit) => peer.shutdown(Exit.isSuccess(exit) ? "transport ended" : "transport failed", exit)),

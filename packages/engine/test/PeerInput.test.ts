@@ -26,9 +26,10 @@ const recording = (slow: ReadonlySet<number>) =>
     const release = yield* Deferred.make<void>()
     const handled: Array<number> = []
     const finished: Array<ClosedExit> = []
-    const input = new PeerInput({
-      context,
-      onFrame: (incoming) => {
+    // PeerInput is the Peer's base class: the recording host is a subclass of it here.
+    const input = new (class extends PeerInput {
+      readonly context = context
+      onFrame(incoming: Transport.Incoming) {
         const id = idOf(incoming)
         if (!slow.has(id)) {
           handled.push(id)
@@ -38,9 +39,11 @@ const recording = (slow: ReadonlySet<number>) =>
           Deferred.await(release),
           Effect.sync(() => handled.push(id))
         )
-      },
-      inputFinished: (exit) => finished.push(exit)
-    })
+      }
+      inputFinished(exit: ClosedExit) {
+        finished.push(exit)
+      }
+    })()
     // The queue is private: read it to check that an idle input keeps none (W4, memory per idle session).
     const holdsQueue = () => Reflect.get(input, "queue") !== undefined
     return { input, release, handled, finished, holdsQueue }
@@ -133,7 +136,7 @@ describe("PeerInput (offerHandedOver)", () => {
       assert.isTrue(yield* input.offerHandedOver(frame(1)))
       const waiting = yield* Effect.forkChild(input.offerHandedOver(frame(2)))
       yield* microtasks
-      input.stop(Exit.void)
+      input.stopInput(Exit.void)
       assert.isFalse(yield* Fiber.join(waiting))
       assert.isFalse(yield* input.offerHandedOver(frame(3)))
       assert.deepStrictEqual(handled, [])

@@ -21,6 +21,7 @@ import type * as Transport from "../Transport.ts"
 import * as McpMetrics from "../McpMetrics.ts"
 import * as Tracing from "../Tracing.ts"
 import * as Inbound from "./inbound.ts"
+import { PeerInput } from "./peerInput.ts"
 
 /** `Host.observe` bit: requests are served under spans. */
 export const TRACING = 1
@@ -130,43 +131,58 @@ const tooLarge = (error: Transport.TransportError): JsonRpc.ErrorObject =>
 const refusal = (id: JsonRpc.RequestId | null, error: McpError.McpError): JsonRpc.Response =>
   JsonRpc.failure(id, McpError.toErrorObject(error))
 
-export class IncomingRequests {
-  private readonly host: Host
+/**
+ * The requests a Peer serves: a base class of the Peer (which is the `Host`),
+ * not an object of its own, as a server keeps a Peer per idle session and a
+ * separate object cost each one 40 bytes. It extends the Peer's pushed input
+ * for the same reason.
+ */
+export abstract class IncomingRequests extends PeerInput implements Host {
+  abstract readonly dispatcher: Peer.Dispatcher
+  abstract readonly semaphore: Semaphore.Semaphore | undefined
+  abstract readonly observe: number
+  abstract readonly sendNow: SendNow | undefined
+  abstract readonly transport: Transport.TransportShape
+  abstract annotateSpan(span: Tracer.Span, params: unknown): void
+  abstract send(
+    frame: Transport.Outgoing,
+    relatedRequestId?: JsonRpc.RequestId
+  ): Effect.Effect<void, Transport.TransportError>
+  abstract sendQuietly(frame: Transport.Outgoing, relatedRequestId?: JsonRpc.RequestId): Effect.Effect<void>
+  abstract onSingle(message: JsonRpc.Message): Effect.Effect<void> | undefined
+
   // Most sessions serve one request at a time, so the first needs no table.
   private solo: Served | undefined = undefined
-  private table: Map<JsonRpc.RequestId, Served> | undefined = undefined
+  private served: Map<JsonRpc.RequestId, Served> | undefined = undefined
 
-  constructor(host: Host) {
-    this.host = host
-  }
-
-  get size(): number {
-    return (this.solo === undefined ? 0 : 1) + (this.table?.size ?? 0)
+  /** Number of incoming requests being served. */
+  inFlight(): number {
+    return (this.solo === undefined ? 0 : 1) + (this.served?.size ?? 0)
   }
 
   private lookup(id: JsonRpc.RequestId): Served | undefined {
     const solo = this.solo
-    return solo !== undefined && solo.request.id === id ? solo : this.table?.get(id)
+    return solo !== undefined && solo.request.id === id ? solo : this.served?.get(id)
   }
 
   private register(entry: Served): void {
     if (this.solo === undefined) this.solo = entry
     else {
-      if (this.table === undefined) this.table = new Map()
-      this.table.set(entry.request.id, entry)
+      if (this.served === undefined) this.served = new Map()
+      this.served.set(entry.request.id, entry)
     }
   }
 
   private unregister(entry: Served): void {
     if (this.solo === entry) this.solo = undefined
-    else if (this.table?.get(entry.request.id) === entry) this.table.delete(entry.request.id)
+    else if (this.served?.get(entry.request.id) === entry) this.served.delete(entry.request.id)
   }
 
   /** `notifications/cancelled` for `id`: its fiber is interrupted and nothing is answered. */
-  cancel(id: JsonRpc.RequestId): void {
+  cancelIncoming(id: JsonRpc.RequestId): void {
     const entry = this.lookup(id)
     // Unknown or finished ids are ignored, as the spec asks.
-    if (entry === undefined || entry.responded || !this.host.dispatcher.cancellable(entry.request.method)) return
+    if (entry === undefined || entry.responded || !this.dispatcher.cancellable(entry.request.method)) return
     this.unregister(entry)
     entry.fiber?.interruptUnsafe()
   }
@@ -175,9 +191,9 @@ export class IncomingRequests {
   takeFibers(into: Array<Fiber.Fiber<unknown, unknown>>): void {
     if (this.solo?.fiber !== undefined) into.push(this.solo.fiber)
     this.solo = undefined
-    if (this.table !== undefined) {
-      for (const entry of this.table.values()) if (entry.fiber !== undefined) into.push(entry.fiber)
-      this.table.clear()
+    if (this.served !== undefined) {
+      for (const entry of this.served.values()) if (entry.fiber !== undefined) into.push(entry.fiber)
+      this.served.clear()
     }
   }
 
@@ -185,9 +201,9 @@ export class IncomingRequests {
   private errorObject(request: JsonRpc.Request, cause: Cause.Cause<McpError.McpError>): JsonRpc.ErrorObject {
     const failure = cause.reasons.find(Cause.isFailReason)
     if (failure !== undefined && McpError.isMcpError(failure.error)) {
-      return this.host.dispatcher.errorObject(request, failure.error)
+      return this.dispatcher.errorObject(request, failure.error)
     }
-    return McpError.toErrorObject(Defect.reportUnsafe(this.host.context, cause, request.method))
+    return McpError.toErrorObject(Defect.reportUnsafe(this.context, cause, request.method))
   }
 
   /**
@@ -200,22 +216,21 @@ export class IncomingRequests {
     request: JsonRpc.Request,
     respond: ((response: JsonRpc.Response) => Effect.Effect<void>) | undefined
   ): Effect.Effect<void> | undefined {
-    const host = this.host
     if (this.lookup(request.id) !== undefined) {
       const response = refusal(
         request.id,
         new McpError.InvalidRequest({ message: `request id ${String(request.id)} is already in flight` })
       )
-      return respond === undefined ? host.sendQuietly(response, request.id) : respond(response)
+      return respond === undefined ? this.sendQuietly(response, request.id) : respond(response)
     }
-    const entry = new Served(host, request)
+    const entry = new Served(this, request)
     // In process the response is taken as a plain call when the fiber ends, so
     // the fiber runs the handler alone; otherwise the fiber sends it itself.
-    const sendNow = respond === undefined ? host.sendNow : undefined
-    let handler = host.dispatcher.request(request)
-    if (host.observe !== 0) {
-      if ((host.observe & TRACING) !== 0) handler = Tracing.incoming(request, host, handler)
-      if ((host.observe & METRICS) !== 0) handler = McpMetrics.timed("server", request.method, request.params, handler)
+    const sendNow = respond === undefined ? this.sendNow : undefined
+    let handler = this.dispatcher.request(request)
+    if (this.observe !== 0) {
+      if ((this.observe & TRACING) !== 0) handler = Tracing.incoming(request, this, handler)
+      if ((this.observe & METRICS) !== 0) handler = McpMetrics.timed("server", request.method, request.params, handler)
     }
     if (sendNow === undefined) {
       handler = Effect.matchCauseEffect(handler, {
@@ -232,12 +247,12 @@ export class IncomingRequests {
         }
       })
     }
-    if (host.semaphore !== undefined) handler = host.semaphore.withPermit(handler)
+    if (this.semaphore !== undefined) handler = this.semaphore.withPermit(handler)
     this.register(entry)
     // The fiber starts with CurrentRequest in its context (cheaper than providing
     // it), and records itself as its first step: a handler may resume other
     // fibers synchronously (completing a Deferred) before runFork returns.
-    const fiber = Effect.runForkWith(Context.add(host.context, CurrentRequest.CurrentRequest, entry))(
+    const fiber = Effect.runForkWith(Context.add(this.context, CurrentRequest.CurrentRequest, entry))(
       Effect.withFiber((self) => {
         entry.fiber = self
         return handler
@@ -259,13 +274,13 @@ export class IncomingRequests {
    * learns at once rather than at its timeout.
    */
   private respond(frame: JsonRpc.Response | ReadonlyArray<JsonRpc.Response>, related?: JsonRpc.RequestId) {
-    return Effect.catch(this.host.send(frame, related), (error) => {
+    return Effect.catch(this.send(frame, related), (error) => {
       if (error.reason !== "FrameTooLarge") return Effect.void
       const failed = (Array.isArray(frame) ? frame : [frame as JsonRpc.Response])
         .filter((response) => response.id !== null)
         .map((response) => JsonRpc.failure(response.id, tooLarge(error)))
       if (failed.length === 0) return Effect.void
-      return this.host.sendQuietly(Array.isArray(frame) ? failed : failed[0]!, related)
+      return this.sendQuietly(Array.isArray(frame) ? failed : failed[0]!, related)
     })
   }
 
@@ -279,12 +294,11 @@ export class IncomingRequests {
       ? JsonRpc.success(id, exit.value)
       : JsonRpc.failure(id, this.errorObject(entry.request, exit.cause))
     // No room: the response waits for it in a fiber of its own, behind the frames already waiting.
-    if (!sendNow(response)) Effect.runForkWith(this.host.context)(this.respondSingle(response))
+    if (!sendNow(response)) Effect.runForkWith(this.context)(this.respondSingle(response))
   }
 
   /** Serves a batch's entries concurrently and answers with one batch of their responses. */
   serveBatch(entries: JsonRpcCodec.DecodedBatch): Effect.Effect<void> {
-    const host = this.host
     const responses: Array<JsonRpc.Response> = []
     const finish = () => (responses.length === 0 ? Effect.void : this.respond(responses))
     const collect = (response: JsonRpc.Response) =>
@@ -296,19 +310,19 @@ export class IncomingRequests {
       if (JsonRpcCodec.isDecodeFailure(item)) {
         responses.push(item.toResponse())
       } else if (JsonRpc.isRequest(item)) {
-        const refused = host.dispatcher.refuseInBatch(item)
+        const refused = this.dispatcher.refuseInBatch(item)
         if (refused !== undefined) {
-          responses.push(JsonRpc.failure(item.id, host.dispatcher.errorObject(item, refused)))
+          responses.push(JsonRpc.failure(item.id, this.dispatcher.errorObject(item, refused)))
           continue
         }
         const answered = this.serve(item, collect)
-        if (answered !== undefined) fibers.push(Effect.runForkWith(host.context)(answered))
+        if (answered !== undefined) fibers.push(Effect.runForkWith(this.context)(answered))
         const running = this.lookup(item.id)?.fiber
         if (running !== undefined) fibers.push(running)
       } else {
         // Notifications and responses inside a batch need no reply.
-        const effect = host.onSingle(item)
-        if (effect !== undefined) fibers.push(Effect.runForkWith(host.context)(effect))
+        const effect = this.onSingle(item)
+        if (effect !== undefined) fibers.push(Effect.runForkWith(this.context)(effect))
       }
     }
     if (fibers.length === 0) return finish()

@@ -39,12 +39,13 @@ const ignoreProgress = (): void => {}
 const noFibers: ReadonlyArray<Fiber.Fiber<unknown, unknown>> = []
 
 /**
- * The Peer: one object whose behaviour is on the prototype. What only some
+ * The Peer: one object whose behaviour is on the prototype (the requests it
+ * serves and its pushed input are its base classes). What only some
  * sessions need (the table of outgoing requests and its timer, the table of
  * requests in flight, the close signal) is made when first needed, so an idle
  * session costs little.
  */
-export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host {
+export class PeerImpl extends Incoming.IncomingRequests implements Peer.Peer, Timer {
   readonly transport: Transport.TransportShape
   readonly dispatcher: Peer.Dispatcher
   readonly context: Context.Context<never>
@@ -57,8 +58,6 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
   // Sends a frame as a plain call, when the transport can (Transport.trySend).
   readonly sendNow: Incoming.SendNow | undefined
   private table: PendingTable | undefined = undefined
-  // Requests being served.
-  private readonly incoming: Incoming.IncomingRequests
   private signal: Deferred.Deferred<ClosedExit> | undefined = undefined
   private closedExit: ClosedExit | undefined = undefined
   private closeReason: string | undefined = undefined
@@ -67,8 +66,6 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
   // Every caller of shutdown waits for the same handler fibers to finish, so
   // a scope close returns only after their finalizers ran.
   private stopping: ReadonlyArray<Fiber.Fiber<unknown, unknown>> = noFibers
-  // The pushed input, when the transport pushes frames (Transport.attach).
-  input: PeerInput.PeerInput | undefined = undefined
 
   constructor(
     transport: Transport.TransportShape,
@@ -76,6 +73,7 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
     context: Context.Context<never>,
     options: Peer.Options | undefined
   ) {
+    super()
     this.transport = transport
     this.dispatcher = dispatcher
     this.context = context
@@ -87,7 +85,6 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
     this.sendNow = transport.trySend === undefined ? undefined : transport.trySend.bind(transport)
     this.semaphore =
       options?.maxConcurrentRequests === undefined ? undefined : Semaphore.makeUnsafe(options.maxConcurrentRequests)
-    this.incoming = new Incoming.IncomingRequests(this)
   }
 
   // ---- spans (Tracing.Annotate, when tracing is on) ------------------------------
@@ -322,10 +319,6 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
     })
   }
 
-  inFlight(): number {
-    return this.incoming.size
-  }
-
   // ---- incoming frames -----------------------------------------------------
 
   private onResponse(response: JsonRpc.Response): undefined {
@@ -342,7 +335,7 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
 
   private onCancelled(params: unknown): undefined {
     const requestId = Inbound.cancelledRequestId(params)
-    if (requestId !== undefined) this.incoming.cancel(requestId)
+    if (requestId !== undefined) this.cancelIncoming(requestId)
     return undefined
   }
 
@@ -362,7 +355,7 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
   }
 
   onSingle(message: JsonRpc.Message): Effect.Effect<void> | undefined {
-    if (JsonRpc.isRequest(message)) return this.incoming.serve(message, undefined)
+    if (JsonRpc.isRequest(message)) return this.serve(message, undefined)
     if (JsonRpc.isNotification(message)) {
       switch (message.method) {
         case "notifications/cancelled":
@@ -400,7 +393,7 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
     if (!JsonRpcCodec.isBatch(decoded)) return this.onSingle(decoded)
     const refused = this.dispatcher.refuseBatch()
     if (refused !== undefined) return this.sendQuietly(JsonRpc.failure(null, McpError.toErrorObject(refused)))
-    return this.incoming.serveBatch(decoded)
+    return this.serveBatch(decoded)
   }
 
   /**
@@ -439,9 +432,9 @@ export class PeerImpl implements Peer.Peer, Timer, PeerInput.Host, Incoming.Host
     this.closedExit = exit
     this.table?.failAll((entry) => this.closedError(entry.method))
     const fibers: Array<Fiber.Fiber<unknown, unknown>> = []
-    this.incoming.takeFibers(fibers)
-    // Pushed frames stop with the Peer, as a read loop would.
-    const drainer = this.input?.stop(exit)
+    this.takeFibers(fibers)
+    // Pushed frames stop with the Peer, as a read loop would (a Peer read by its loop has none).
+    const drainer = this.stopInput(exit)
     if (drainer !== undefined) fibers.push(drainer)
     this.stopping = fibers
     this.closedExit = exit

@@ -18,15 +18,6 @@ import { PushQueue } from "../PushQueue.ts"
 
 export type ClosedExit = Exit.Exit<void, Transport.TransportError | PeerError.KeepaliveFailed>
 
-/** What the input needs from the Peer it feeds. */
-export interface Host {
-  readonly context: Context.Context<never>
-  /** Handles one frame: synchronously, or by returning the effect that handles it. */
-  readonly onFrame: (frame: Transport.Incoming) => Effect.Effect<void> | undefined
-  /** Every frame offered before the end was handled: the input is over, so is the Peer. */
-  readonly inputFinished: (exit: ClosedExit) => void
-}
-
 /**
  * Hands the queue's frames to the input. A class, not an object of two
  * closures: a server keeps one per idle session.
@@ -61,8 +52,19 @@ interface Handover {
   readonly resume: (outcome: Effect.Effect<boolean>) => void
 }
 
-export class PeerInput implements Transport.Receiver {
-  private readonly host: Host
+/**
+ * The pushed input, a base class of the Peer it feeds (see `IncomingRequests`):
+ * a server keeps a Peer per idle session, and the input as an object of its
+ * own cost each one 40 bytes. A Peer whose transport does not push frames
+ * leaves it unused.
+ */
+export abstract class PeerInput implements Transport.Receiver {
+  abstract readonly context: Context.Context<never>
+  /** Handles one frame: synchronously, or by returning the effect that handles it. */
+  abstract onFrame(frame: Transport.Incoming): Effect.Effect<void> | undefined
+  /** Every frame offered before the end was handled: the input is over, so is the Peer. */
+  abstract inputFinished(exit: ClosedExit): void
+
   // The fiber handling a frame exists only while one is handled, so an idle session has none.
   private busy = false
   private handler: Fiber.Fiber<void> | undefined = undefined
@@ -77,10 +79,6 @@ export class PeerInput implements Transport.Receiver {
   private stopped = false
   // Offers waiting to hear that their frame was handed over, in the queue's order (see `offer`).
   private handovers: Array<Handover> | undefined = undefined
-
-  constructor(host: Host) {
-    this.host = host
-  }
 
   /**
    * Handles one frame now. False when its handling went on in a fiber:
@@ -107,12 +105,12 @@ export class PeerInput implements Transport.Receiver {
 
   private handle(frame: Transport.Incoming, source: Transport.PushSource): boolean {
     if (this.stopped) return true
-    const effect = this.host.onFrame(frame)
+    const effect = this.onFrame(frame)
     if (effect === undefined) return true
     // The fiber records itself as its first step: the handler may resume other
     // fibers synchronously (completing a Deferred), which may close the Peer
     // before runFork returns; the close must find the fiber to interrupt.
-    const fiber = Effect.runForkWith(this.host.context)(Effect.withFiber(this.started(effect)))
+    const fiber = Effect.runForkWith(this.context)(Effect.withFiber(this.started(effect)))
     if (fiber.pollUnsafe() !== undefined || this.stopped) {
       if (this.handler === fiber) this.handler = undefined
       return true
@@ -217,7 +215,7 @@ export class PeerInput implements Transport.Receiver {
     // Later offers are refused by `inputEnd`; the closed queue is not needed for that.
     this.queue = undefined
     if (this.drainedSignal !== undefined) Deferred.doneUnsafe(this.drainedSignal, Exit.void)
-    this.host.inputFinished(this.inputEnd ?? Exit.void)
+    this.inputFinished(this.inputEnd ?? Exit.void)
   }
 
   // ---- the Peer closing ------------------------------------------------------
@@ -227,7 +225,7 @@ export class PeerInput implements Transport.Receiver {
    * dropped), waiting writers are refused, and `drained` completes. Returns
    * the fiber handling a frame, for the Peer to interrupt with its handlers.
    */
-  stop(exit: ClosedExit): Fiber.Fiber<void> | undefined {
+  stopInput(exit: ClosedExit): Fiber.Fiber<void> | undefined {
     this.stopped = true
     if (this.inputEnd === undefined) this.inputEnd = exit
     this.queue?.halt()
