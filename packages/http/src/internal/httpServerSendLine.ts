@@ -35,6 +35,30 @@ import type { Place } from "@effect-mcp/engine/PushQueue"
 
 export const closedError = new Transport.TransportError({ reason: "Closed", message: "HTTP session closed" })
 
+/** A session's tables that only some sessions need (see `SendLine.tables`). */
+class Tables {
+  /** The stream answering each request in flight. */
+  byRequestMap: Map<JsonRpc.RequestId, LogicalStream> | undefined = undefined
+  /** The listed streams, by id. */
+  streamMap: Map<string, LogicalStream> | undefined = undefined
+  /** The `initialize` requests in flight (their responses teach the negotiated revision). */
+  initializeIds: Set<JsonRpc.RequestId> | undefined = undefined
+  /** The GET stream, once made. */
+  standaloneStream: LogicalStream | undefined = undefined
+  /** Events of the GET stream sent while it had no connection, for the next one to take. */
+  undelivered: Array<string> | undefined = undefined
+
+  isEmpty(): boolean {
+    return (
+      this.byRequestMap === undefined &&
+      this.streamMap === undefined &&
+      this.initializeIds === undefined &&
+      this.standaloneStream === undefined &&
+      this.undelivered === undefined
+    )
+  }
+}
+
 /**
  * The routing and send line of one session; `HttpSession` adds the
  * transport's input and the HTTP side. Behaviour lives on the prototype:
@@ -58,11 +82,9 @@ export abstract class SendLine extends Lock {
   protected activeAt: number
   protected closed = false
   protected counter = 0
-  protected byRequestMap: Map<JsonRpc.RequestId, LogicalStream> | undefined = undefined
-  protected streamMap: Map<string, LogicalStream> | undefined = undefined
-  protected initializeIds: Set<JsonRpc.RequestId> | undefined = undefined
-  protected standaloneStream: LogicalStream | undefined = undefined
-  protected undelivered: Array<string> | undefined = undefined
+  // The tables only a session with streams (or an `initialize` in flight) needs, in one object made when the
+  // first is set and dropped when the last is unset: an idle session keeps one field for the five.
+  private tables: Tables | undefined = undefined
 
   constructor(id: string | undefined, key: string, settings: Settings) {
     super()
@@ -78,6 +100,51 @@ export abstract class SendLine extends Lock {
   }
 
   // ---- the stream tables -------------------------------------------------------
+
+  private setTable<K extends keyof Tables>(key: K, value: Tables[K]): void {
+    let tables = this.tables
+    if (tables === undefined) {
+      if (value === undefined) return
+      tables = this.tables = new Tables()
+    }
+    tables[key] = value
+    if (value === undefined && tables.isEmpty()) this.tables = undefined
+  }
+
+  protected get byRequestMap(): Map<JsonRpc.RequestId, LogicalStream> | undefined {
+    return this.tables?.byRequestMap
+  }
+  protected set byRequestMap(value: Map<JsonRpc.RequestId, LogicalStream> | undefined) {
+    this.setTable("byRequestMap", value)
+  }
+
+  protected get streamMap(): Map<string, LogicalStream> | undefined {
+    return this.tables?.streamMap
+  }
+  protected set streamMap(value: Map<string, LogicalStream> | undefined) {
+    this.setTable("streamMap", value)
+  }
+
+  protected get initializeIds(): Set<JsonRpc.RequestId> | undefined {
+    return this.tables?.initializeIds
+  }
+  protected set initializeIds(value: Set<JsonRpc.RequestId> | undefined) {
+    this.setTable("initializeIds", value)
+  }
+
+  protected get standaloneStream(): LogicalStream | undefined {
+    return this.tables?.standaloneStream
+  }
+  protected set standaloneStream(value: LogicalStream | undefined) {
+    this.setTable("standaloneStream", value)
+  }
+
+  protected get undelivered(): Array<string> | undefined {
+    return this.tables?.undelivered
+  }
+  protected set undelivered(value: Array<string> | undefined) {
+    this.setTable("undelivered", value)
+  }
 
   protected get store(): EventStore.EventStoreShape | undefined {
     return this.id === undefined ? undefined : this.settings.store

@@ -30,9 +30,12 @@ import { formatEvent } from "./httpWire.ts"
 export type { Connection, Counters, LogicalStream, Settings } from "./httpServerStream.ts"
 
 /** The input of a session that reads `incoming` instead of attaching itself. */
-interface Pull {
+class Pull {
   readonly queue: Queue.Queue<Transport.Incoming, Transport.TransportError | Cause.Done>
-  readonly drained: Deferred.Deferred<void>
+  readonly drained: Deferred.Deferred<void> = Deferred.makeUnsafe<void>()
+  constructor(queue: Queue.Queue<Transport.Incoming, Transport.TransportError | Cause.Done>) {
+    this.queue = queue
+  }
 }
 
 const sessionClosedResponse = (id: JsonRpc.RequestId): JsonRpc.Message =>
@@ -81,9 +84,9 @@ export class HttpSession extends SendLine implements Transport.TransportShape, S
    */
   private active = 0
   // The MCP session attaches itself (push delivery: no reader waits while the
-  // session is idle), or else reads `incoming`, whose queue is made then.
-  private receiver: Transport.Receiver | undefined = undefined
-  private pull: Pull | undefined = undefined
+  // session is idle), or else reads `incoming`, whose queue is made then: one
+  // field for either.
+  private input: Transport.Receiver | Pull | undefined = undefined
 
   constructor(
     id: string | undefined,
@@ -113,18 +116,36 @@ export class HttpSession extends SendLine implements Transport.TransportShape, S
   }
 
   attach(receiver: Transport.Receiver): boolean {
-    if (this.pull !== undefined || this.receiver !== undefined) return false
-    this.receiver = receiver
+    if (this.input !== undefined) return false
+    this.input = receiver
     return true
   }
 
+  /** The attached MCP session, if it attached itself. */
+  private get receiver(): Transport.Receiver | undefined {
+    const input = this.input
+    return input instanceof Pull ? undefined : input
+  }
+
+  /** The queue `incoming` reads, if it was made. */
+  private get pull(): Pull | undefined {
+    const input = this.input
+    return input instanceof Pull ? input : undefined
+  }
+
   protected pulled(): Effect.Effect<Pull> {
-    return this.pull === undefined
+    const pull = this.pull
+    return pull === undefined
       ? Effect.map(Queue.bounded<Transport.Incoming, Transport.TransportError | Cause.Done>(256), (queue) => {
-          this.pull ??= { queue, drained: Deferred.makeUnsafe<void>() }
-          return this.pull
+          // Made by the first of the readers that raced to it. With a receiver attached, frames go to it
+          // and this queue is never fed (nor kept).
+          const input = this.input
+          if (input instanceof Pull) return input
+          const fresh = new Pull(queue)
+          if (input === undefined) this.input = fresh
+          return fresh
         })
-      : Effect.succeed(this.pull)
+      : Effect.succeed(pull)
   }
 
   /** Completes once the MCP session read every frame offered so far and the input ended. */

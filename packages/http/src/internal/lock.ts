@@ -1,6 +1,6 @@
 /**
  * A mutex meant to be extended by objects kept in large numbers: while nobody
- * waits it costs two fields of the object that extends it (a Semaphore is an
+ * waits it costs one field of the object that extends it (a Semaphore is an
  * object, a waiter Set and a closure: ~300 bytes each). Waiters are served in
  * arrival order; an interrupted waiter leaves the line, and a permit handed
  * to a waiter interrupted at the same moment is passed on.
@@ -15,8 +15,11 @@ interface Waiter {
 
 const acquired = Effect.void
 
+/** The lock is held and nobody waits (never pushed to: a first waiter gets an array of its own). */
+const held: Array<Waiter> = []
+
 export class Lock {
-  private locked = false
+  // Undefined while free; held, the waiters (`held` while there are none).
   private lockWaiters: Array<Waiter> | undefined = undefined
 
   /** Runs `effect` holding the lock; only the wait for it (and `effect`) keep the caller's interruptibility. */
@@ -37,14 +40,14 @@ export class Lock {
 
   private acquire(): Effect.Effect<void> {
     return Effect.suspend(() => {
-      if (!this.locked) {
-        this.locked = true
+      if (this.lockWaiters === undefined) {
+        this.lockWaiters = held
         return acquired
       }
       return Effect.callback<void>((resume) => {
         const waiter: Waiter = { resume, granted: false }
-        if (this.lockWaiters === undefined) this.lockWaiters = []
-        this.lockWaiters.push(waiter)
+        if (this.lockWaiters === held) this.lockWaiters = [waiter]
+        else this.lockWaiters!.push(waiter)
         return Effect.withFiber((fiber) => {
           // Interrupted after the lock was handed over: hand it to the next.
           if (waiter.granted) {
@@ -63,7 +66,6 @@ export class Lock {
   private unlock(fiber: Fiber.Fiber<unknown, unknown>): void {
     const next = this.lockWaiters?.shift()
     if (next === undefined) {
-      this.locked = false
       this.lockWaiters = undefined
       return
     }
