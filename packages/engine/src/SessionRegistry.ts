@@ -57,6 +57,12 @@ export interface Held {
   readonly stalled?: (() => boolean) | undefined
   /** Ends the session: its transport and the MCP session over it. */
   end(reason: CloseReason): Effect.Effect<void>
+  /**
+   * The MCP session over it once it started, set by the registry (a field of
+   * the held session rather than an entry in a table of the registry's: a
+   * server keeps many idle sessions). Declare it, initialized to undefined.
+   */
+  core?: Session.SessionShape | undefined
 }
 
 /** Why a new session is refused. */
@@ -112,8 +118,6 @@ export class SessionRegistry<H extends Held> {
   private readonly table = new Map<string, H>()
   // Sessions open per client; a client without any is not kept.
   private readonly perClient = new Map<string, number>()
-  /** The MCP session over each registered session, once it started. */
-  private readonly cores = new Map<string, Session.SessionShape>()
   /** Set while someone reads the changes: until then none are kept. */
   private changes: Changes | undefined = undefined
   private readonly options: Options
@@ -193,9 +197,9 @@ export class SessionRegistry<H extends Held> {
           if (left > 0) this.perClient.set(client, left)
           else this.perClient.delete(client)
         }
-        const core = this.cores.get(id)
+        const core = held.core
         if (core !== undefined) core.state.onChange = undefined
-        this.cores.delete(id)
+        held.core = undefined
         this.changes?.mark(id, reason)
       }
       return held.end(reason)
@@ -219,8 +223,9 @@ export class SessionRegistry<H extends Held> {
    */
   readonly onStart = (core: Session.SessionShape, transport: Transport.TransportShape): void => {
     const id = transport.sessionId?.()
-    if (id === undefined || !this.table.has(id)) return
-    this.cores.set(id, core)
+    const held = id === undefined ? undefined : this.table.get(id)
+    if (held === undefined) return
+    held.core = core
     core.state.id = id
     core.state.onChange = this.changed
   }
@@ -233,7 +238,7 @@ export class SessionRegistry<H extends Held> {
   /** The snapshot of a held session, or undefined (unknown here, or not initialized yet). */
   snapshot(id: string): SessionSnapshot.SessionSnapshot | undefined {
     const held = this.table.get(id)
-    const core = this.cores.get(id)
+    const core = held?.core
     if (held === undefined || core === undefined) return undefined
     return SessionSnapshot.of(core.state, { client: held.client, principal: held.owner })
   }

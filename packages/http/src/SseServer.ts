@@ -35,6 +35,7 @@ import * as Wire from "./internal/httpWire.ts"
 import { idempotencyKeyOf, messagesOf, missingScopesOf } from "./internal/jsonRpcSniff.ts"
 import { textOf } from "./internal/httpServerStream.ts"
 import { PushQueue } from "@effect-mcp/engine/PushQueue"
+import type * as Session from "@effect-mcp/engine/Session"
 import * as SessionRegistry from "@effect-mcp/engine/SessionRegistry"
 import { newSessionId } from "./internal/sessionId.ts"
 import * as Transport from "@effect-mcp/engine/Transport"
@@ -113,6 +114,8 @@ class Entry implements SessionRegistry.Held {
   private readonly writeTimeoutMs: number
   /** Found stalled: its stream is halted when it ends. */
   private halted = false
+  /** The MCP session over it once it started (`SessionRegistry.Held.core`, the registry's to set). */
+  core: Session.SessionShape | undefined = undefined
 
   constructor(options: {
     readonly incoming: Queue.Queue<Transport.Incoming, Transport.TransportError | Cause.Done>

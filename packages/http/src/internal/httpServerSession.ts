@@ -20,6 +20,7 @@ import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { Authenticated } from "../HttpAuthentication.ts"
+import type * as Session from "@effect-mcp/engine/Session"
 import type * as SessionRegistry from "@effect-mcp/engine/SessionRegistry"
 import type * as Transport from "@effect-mcp/engine/Transport"
 import { SendLine } from "./httpServerSendLine.ts"
@@ -77,6 +78,8 @@ export class HttpSession extends SendLine implements Transport.TransportShape, S
    * authentication has no such field).
    */
   declare authenticated: Authenticated | undefined
+  /** The MCP session over it once it started (`SessionRegistry.Held.core`, the registry's to set). */
+  core: Session.SessionShape | undefined = undefined
   /**
    * POST exchanges being served (their replies included); idle expiry waits
    * for zero. A GET stream does not count: a client that holds one open and
