@@ -38,6 +38,15 @@ const ignoreProgress = (): void => {}
 
 const noFibers: ReadonlyArray<Fiber.Fiber<unknown, unknown>> = []
 
+/** How a Peer closed. */
+interface Closing {
+  readonly reason: string
+  readonly exit: ClosedExit
+  // Every caller of shutdown waits for the same handler fibers to finish, so
+  // a scope close returns only after their finalizers ran.
+  stopping: ReadonlyArray<Fiber.Fiber<unknown, unknown>>
+}
+
 /**
  * The Peer: one object whose behaviour is on the prototype (the requests it
  * serves and its pushed input are its base classes). What only some
@@ -59,13 +68,10 @@ export class PeerImpl extends Incoming.IncomingRequests implements Peer.Peer, Ti
   readonly sendNow: Incoming.SendNow | undefined
   private table: PendingTable | undefined = undefined
   private signal: Deferred.Deferred<ClosedExit> | undefined = undefined
-  private closedExit: ClosedExit | undefined = undefined
-  private closeReason: string | undefined = undefined
+  // Made as the Peer closes: one field while it is open.
+  private closing: Closing | undefined = undefined
   // What to call once closed (Peer.onClose): one slot, an array only for a second hook.
   private closeHooks: ((peer: PeerImpl) => void) | Array<(peer: PeerImpl) => void> | undefined = undefined
-  // Every caller of shutdown waits for the same handler fibers to finish, so
-  // a scope close returns only after their finalizers ran.
-  private stopping: ReadonlyArray<Fiber.Fiber<unknown, unknown>> = noFibers
 
   constructor(
     transport: Transport.TransportShape,
@@ -220,7 +226,7 @@ export class PeerImpl extends Incoming.IncomingRequests implements Peer.Peer, Ti
     options: Peer.CallOptions | undefined,
     span: Tracer.Span | undefined
   ): Effect.Effect<unknown, Peer.CallError> {
-    if (this.closeReason !== undefined) {
+    if (this.closing !== undefined) {
       return Effect.fail(this.closedError(method))
     }
     const pending = this.pending
@@ -313,7 +319,7 @@ export class PeerImpl extends Incoming.IncomingRequests implements Peer.Peer, Ti
 
   get closed(): Effect.Effect<ClosedExit> {
     return Effect.suspend(() => {
-      if (this.closedExit !== undefined) return Effect.succeed(this.closedExit)
+      if (this.closing !== undefined) return Effect.succeed(this.closing.exit)
       if (this.signal === undefined) this.signal = Deferred.makeUnsafe()
       return Deferred.await(this.signal)
     })
@@ -417,9 +423,9 @@ export class PeerImpl extends Incoming.IncomingRequests implements Peer.Peer, Ti
 
   /** What a request learns when the session is closed: the reason, and the transport's failure if it failed. */
   private closedError(method: string): PeerError.SessionClosed {
-    const exit = this.closedExit
+    const exit = this.closing?.exit
     const failure = exit === undefined || Exit.isSuccess(exit) ? undefined : Cause.findErrorOption(exit.cause)
-    const reason = this.closeReason ?? "closed"
+    const reason = this.closing?.reason ?? "closed"
     return failure === undefined || failure._tag === "None"
       ? new PeerError.SessionClosed({ method, reason })
       : new PeerError.SessionClosed({ method, reason, cause: failure.value })
@@ -427,17 +433,16 @@ export class PeerImpl extends Incoming.IncomingRequests implements Peer.Peer, Ti
 
   /** Closes at once: pending calls fail, handlers are told to stop (`stopping`), waiters learn the exit. */
   private close(reason: string, exit: ClosedExit): void {
-    if (this.closeReason !== undefined) return
-    this.closeReason = reason
-    this.closedExit = exit
+    if (this.closing !== undefined) return
+    const closing: Closing = { reason, exit, stopping: noFibers }
+    this.closing = closing
     this.table?.failAll((entry) => this.closedError(entry.method))
     const fibers: Array<Fiber.Fiber<unknown, unknown>> = []
     this.takeFibers(fibers)
     // Pushed frames stop with the Peer, as a read loop would (a Peer read by its loop has none).
     const drainer = this.stopInput(exit)
     if (drainer !== undefined) fibers.push(drainer)
-    this.stopping = fibers
-    this.closedExit = exit
+    closing.stopping = fibers
     // Before the waiters of `closed` learn it: a waiter may resume at once and expect the owner to know.
     const hooks = this.closeHooks
     this.closeHooks = undefined
@@ -447,7 +452,7 @@ export class PeerImpl extends Incoming.IncomingRequests implements Peer.Peer, Ti
   }
 
   onClose(hook: (peer: PeerImpl) => void): void {
-    if (this.closeReason !== undefined) {
+    if (this.closing !== undefined) {
       hook(this)
       return
     }
@@ -457,7 +462,7 @@ export class PeerImpl extends Incoming.IncomingRequests implements Peer.Peer, Ti
 
   inputFinished(exit: ClosedExit): void {
     this.close(Exit.isSuccess(exit) ? "transport ended" : "transport failed", exit)
-    for (const fiber of this.stopping) fiber.interruptUnsafe()
+    for (const fiber of this.closing!.stopping) fiber.interruptUnsafe()
   }
 
   /** The finalizer of the scope the Peer was made in. */
@@ -470,7 +475,8 @@ export class PeerImpl extends Incoming.IncomingRequests implements Peer.Peer, Ti
   shutdown(reason: string, exit: ClosedExit): Effect.Effect<void> {
     return Effect.suspend(() => {
       this.close(reason, exit)
-      return this.stopping.length === 0 ? Effect.void : Fiber.interruptAll(this.stopping)
+      const stopping = this.closing!.stopping
+      return stopping.length === 0 ? Effect.void : Fiber.interruptAll(stopping)
     })
   }
 }
