@@ -198,16 +198,19 @@ export const OnSessionStart = Context.Reference<
  * prototype; a server keeps many idle sessions and each costs one object.
  */
 class SessionCore implements SessionShape {
-  readonly side: Side
   readonly state: State
   readonly peer: Peer.Peer
   private readonly gate: Gate.Gate
 
-  constructor(side: Side, state: State, gate: Gate.Gate, peer: Peer.Peer) {
-    this.side = side
+  constructor(state: State, gate: Gate.Gate, peer: Peer.Peer) {
     this.state = state
     this.gate = gate
     this.peer = peer
+  }
+
+  // Read from the gate's shared spec: a field fewer in each of a server's many idle sessions.
+  get side(): Side {
+    return this.gate.side
   }
 
   get closed(): Effect.Effect<Exit.Exit<void, Transport.TransportError | PeerError.KeepaliveFailed>> {
@@ -283,7 +286,7 @@ export const make = Effect.fnUntraced(function* (
   }
   const gate = new Gate.Gate(options, state)
   const peer = yield* Peer.make(transport, gate, options.peer)
-  const session = new SessionCore(options.side, state, gate, peer)
+  const session = new SessionCore(state, gate, peer)
   const onStart = yield* OnSessionStart
   if (onStart !== undefined) onStart(session, transport)
   return session

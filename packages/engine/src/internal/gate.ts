@@ -115,6 +115,12 @@ interface Spec {
   readonly lifecycle: ReadonlySet<string>
   readonly statelessVersions: ReadonlyArray<ProtocolVersion.ProtocolVersion>
   readonly handshakeRevision: Revision.RevisionSpec
+  // The last revision's validator and stateless declarations, kept here rather than in each gate: the
+  // sessions of a spec read nearly every message in one revision, and a server keeps many idle ones.
+  validatorRevision: Revision.RevisionSpec | undefined
+  validator: IncomingValidator.IncomingValidator | undefined
+  metaRevision: Revision.RevisionSpec | undefined
+  meta: object | undefined
 }
 const specs = new WeakMap<Session.RoleOptions, Spec>()
 const specOf = (options: Session.RoleOptions): Spec => {
@@ -127,7 +133,11 @@ const specOf = (options: Session.RoleOptions): Spec => {
       peerSide: otherSide[options.side],
       lifecycle: lifecycleOf(options.lifecycleMethods),
       statelessVersions: derived.stateless,
-      handshakeRevision: derived.handshake
+      handshakeRevision: derived.handshake,
+      validatorRevision: undefined,
+      validator: undefined,
+      metaRevision: undefined,
+      meta: undefined
     }
     specs.set(options, spec)
   }
@@ -166,24 +176,25 @@ interface Allowed {
 export class Gate implements Peer.Dispatcher {
   private readonly spec: Spec
   private readonly state: Session.State
-  // A session reads nearly every message in one revision: remember its validator.
-  private lastRevision: Revision.RevisionSpec | undefined = undefined
-  private lastValidator: IncomingValidator.IncomingValidator | undefined = undefined
   private allowed: Allowed | undefined = undefined
-  private metaRevision: Revision.RevisionSpec | undefined = undefined
-  private meta: object | undefined = undefined
 
   constructor(options: Session.RoleOptions, state: Session.State) {
     this.spec = specOf(options)
     this.state = state
   }
 
+  /** The side the session speaks for. */
+  get side(): Session.Side {
+    return this.spec.mySide
+  }
+
   private validatorOf(revision: Revision.RevisionSpec): IncomingValidator.IncomingValidator {
-    if (revision !== this.lastRevision || this.lastValidator === undefined) {
-      this.lastValidator = sharedValidator(revision, this.spec.mySide)
-      this.lastRevision = revision
+    const spec = this.spec
+    if (revision !== spec.validatorRevision || spec.validator === undefined) {
+      spec.validator = sharedValidator(revision, spec.mySide)
+      spec.validatorRevision = revision
     }
-    return this.lastValidator
+    return spec.validator
   }
 
   /** Decides the revision (and, for stateless requests, the peer's declarations) of one incoming request. */
@@ -389,11 +400,13 @@ export class Gate implements Peer.Dispatcher {
     const statelessMeta = this.spec.options.statelessMeta
     if (revision === undefined || !revision.stateless || statelessMeta === undefined) return params
     // The declarations are the same on every request of a revision: made once, shared (frozen).
-    if (this.metaRevision !== revision || this.meta === undefined) {
-      this.meta = Object.freeze(statelessMeta(revision))
-      this.metaRevision = revision
+    const spec = this.spec
+    if (spec.metaRevision !== revision || spec.meta === undefined) {
+      spec.meta = Object.freeze(statelessMeta(revision))
+      spec.metaRevision = revision
     }
+    const meta = spec.meta
     const base = (params ?? {}) as { readonly _meta?: object }
-    return { ...base, _meta: base._meta === undefined ? this.meta : { ...this.meta, ...base._meta } }
+    return { ...base, _meta: base._meta === undefined ? meta : { ...meta, ...base._meta } }
   }
 }
