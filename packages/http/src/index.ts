@@ -9,6 +9,7 @@
  * @packageDocumentation
  * @module @effect-mcp/http
  */
+export * as BareRequests from "./BareRequests.ts"
 export * as CurrentHttpSession from "./CurrentHttpSession.ts"
 export * as EventStore from "./EventStore.ts"
 export * as HttpAuthentication from "./HttpAuthentication.ts"

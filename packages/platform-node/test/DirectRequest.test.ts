@@ -2,8 +2,9 @@
  * The direct path of platform-node's `NodeHttpClient.layer` (a body held in
  * memory, `internal/directRequest.ts`) against a real `node:http` server on
  * 127.0.0.1: the reply read whole, the body bound, a connection lost mid-body,
- * interruption before the reply destroys the request, and a streamed body
- * still going through effect's client.
+ * interruption before the reply destroys the request (a bare one too), a
+ * scoped request destroyed with its scope, and a streamed body still going
+ * through effect's client.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
@@ -14,6 +15,8 @@ import * as Fiber from "effect/Fiber"
 import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
+import * as BareRequests from "@effect-mcp/http/BareRequests"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -111,23 +114,6 @@ describe("NodeHttpClient direct requests", () => {
     }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layer))
   )
 
-  it.live("interrupted before the reply, the request is destroyed", () =>
-    Effect.gen(function* () {
-      const arrived = yield* Deferred.make<void>()
-      const closed = yield* Deferred.make<void>()
-      const { url } = yield* serve((req) => {
-        // Never answers: the client gives up, and the server sees the connection go.
-        req.socket.once("close", () => Deferred.doneUnsafe(closed, Exit.void))
-        Deferred.doneUnsafe(arrived, Exit.void)
-      })
-      const http = yield* HttpClient.HttpClient
-      const fiber = yield* Effect.forkChild(http.execute(post(url, "{}")))
-      yield* Deferred.await(arrived)
-      yield* Fiber.interrupt(fiber)
-      yield* Deferred.await(closed)
-    }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layer))
-  )
-
   it.live("a streamed body goes through effect's client", () =>
     Effect.gen(function* () {
       const { url } = yield* serve(echo)
@@ -140,6 +126,64 @@ describe("NodeHttpClient direct requests", () => {
       const body = yield* http.execute(request).pipe(Effect.flatMap((response) => response.json))
       // Chunked: no content-length went with it, so the echo has none.
       assert.deepStrictEqual(body, { method: "POST", body: "abcd" })
+    }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layer))
+  )
+
+  it.live("a bare request: the reply read whole; query parameters take the usual way", () =>
+    Effect.gen(function* () {
+      const { url } = yield* serve((req, res, body) => res.end(JSON.stringify({ url: req.url, body })))
+      const http = yield* HttpClient.HttpClient
+      const bare = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+        Effect.provideService(effect, BareRequests.BareRequests, true)
+      const plain = yield* bare(http.execute(post(url, "a")).pipe(Effect.flatMap((response) => response.json)))
+      assert.deepStrictEqual(plain, { url: "/", body: "a" })
+      const withQuery = yield* bare(
+        http
+          .execute(post(url, "b").pipe(HttpClientRequest.setUrlParam("x", "1")))
+          .pipe(Effect.flatMap((response) => response.json))
+      )
+      assert.deepStrictEqual(withQuery, { url: "/?x=1", body: "b" })
+    }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layer))
+  )
+
+  for (const bare of [false, true]) {
+    it.live(`interrupted before the reply, a ${bare ? "bare" : "plain"} request is destroyed`, () =>
+      Effect.gen(function* () {
+        const arrived = yield* Deferred.make<void>()
+        const closed = yield* Deferred.make<void>()
+        const { url } = yield* serve((req) => {
+          req.socket.once("close", () => Deferred.doneUnsafe(closed, Exit.void))
+          Deferred.doneUnsafe(arrived, Exit.void)
+        })
+        const http = yield* HttpClient.HttpClient
+        const fiber = yield* Effect.forkChild(
+          Effect.provideService(http.execute(post(url, "{}")), BareRequests.BareRequests, bare)
+        )
+        yield* Deferred.await(arrived)
+        yield* Fiber.interrupt(fiber)
+        yield* Deferred.await(closed)
+      }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layer))
+    )
+  }
+
+  it.live("a request of HttpClient.withScope is destroyed when its scope closes", () =>
+    Effect.gen(function* () {
+      const arrived = yield* Deferred.make<void>()
+      const closed = yield* Deferred.make<void>()
+      const { url } = yield* serve((req, res) => {
+        req.socket.once("close", () => Deferred.doneUnsafe(closed, Exit.void))
+        // Headers only: the body never comes, so the request stays open until the client lets go.
+        res.writeHead(200, { "content-type": "text/plain" })
+        res.flushHeaders()
+        Deferred.doneUnsafe(arrived, Exit.void)
+      })
+      const http = HttpClient.withScope(yield* HttpClient.HttpClient)
+      const scope = yield* Scope.make()
+      const response = yield* http.execute(post(url, "{}")).pipe(Effect.provideService(Scope.Scope, scope))
+      assert.strictEqual(response.status, 200)
+      yield* Deferred.await(arrived)
+      yield* Scope.close(scope, Exit.void)
+      yield* Deferred.await(closed)
     }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layer))
   )
 })

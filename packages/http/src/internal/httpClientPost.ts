@@ -21,6 +21,7 @@ import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
 import * as Tracing from "@effect-mcp/engine/Tracing"
+import * as BareRequests from "../BareRequests.ts"
 import * as Transport from "@effect-mcp/engine/Transport"
 import type { Slot } from "./httpClientOrder.ts"
 import type * as PostOrder from "./httpClientOrder.ts"
@@ -47,7 +48,7 @@ const fallbackStatuses = new Set([400, 404, 405])
  * Executes a POST. Without a tracer installed no one can see the client's
  * span of it, nor the trace its `traceparent`/`b3` headers would name: the
  * POST goes without them, which spares a span and two headers to write and
- * parse per message. Traced, the HTTP client's span is a child of the MCP
+ * parse per message, and as a bare request (see `BareRequests`). Traced, the HTTP client's span is a child of the MCP
  * request's span (the POST runs under it), its `traceparent` header names it,
  * and the trace's `tracestate` goes along, as the W3C Trace Context headers
  * the MCP conventions expect on the transport.
@@ -58,13 +59,17 @@ const execute = (
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> =>
   Effect.withFiber((fiber) => {
     if (fiber.getRef(Tracer.Tracer) === Tracer.nativeTracer) {
-      return Effect.provideService(http.execute(request), Tracer.DisablePropagation, true)
+      // Untraced, read to its end, bound to no scope: none of `HttpClient.make`'s extras are needed.
+      return Effect.provide(http.execute(request), bare)
     }
     const tracestate = Tracing.tracestateOf(Context.getOrUndefined(fiber.context, Tracer.ParentSpan))
     return http.execute(
       tracestate === undefined ? request : HttpClientRequest.setHeader(request, Tracing.TRACESTATE, tracestate)
     )
   })
+
+// An untraced POST: no propagation, a bare request (one merge into the fiber's context).
+const bare = Context.make(Tracer.DisablePropagation, true).pipe(Context.add(BareRequests.BareRequests, true))
 
 /** What a POST needs of the transport around it. */
 export interface Config {
