@@ -69,7 +69,7 @@ export abstract class SendLine extends Lock {
   /** The `Mcp-Session-Id`; undefined for a per-request (stateless) session. */
   readonly id: string | undefined
   /** Prefix of this session's stream ids in the EventStore. */
-  protected readonly key: string
+  protected abstract readonly key: string
   protected readonly settings: Settings
   /** Bound: transports hand `send` around on its own. */
   readonly send: (
@@ -86,10 +86,9 @@ export abstract class SendLine extends Lock {
   // first is set and dropped when the last is unset: an idle session keeps one field for the five.
   private tables: Tables | undefined = undefined
 
-  constructor(id: string | undefined, key: string, settings: Settings) {
+  constructor(id: string | undefined, settings: Settings) {
     super()
     this.id = id
-    this.key = key
     this.settings = settings
     this.send = this.sendFrame.bind(this)
     this.activeAt = this.now()

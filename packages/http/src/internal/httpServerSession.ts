@@ -58,13 +58,6 @@ const scopeModel: Scope.Closeable = Scope.makeUnsafe()
  * and its `send`.
  */
 export class HttpSession extends SendLine implements Transport.TransportShape, SessionRegistry.Held {
-  /**
-   * The scope the MCP session runs in; closing the HTTP session closes it.
-   * Without a parent scope the session is that scope itself (a Scope with the
-   * constant parts on the prototype and `state` its own field): a server holds
-   * many idle sessions, and a Scope object of its own costs each one 56 bytes.
-   */
-  readonly scope: Scope.Closeable
   /** The state of the session as its own scope (`Scope.Scope.state`). */
   state: Scope.Scope["state"] = scopeModel.state
   /**
@@ -91,16 +84,25 @@ export class HttpSession extends SendLine implements Transport.TransportShape, S
   // field for either.
   private input: Transport.Receiver | Pull | undefined = undefined
 
-  constructor(
-    id: string | undefined,
-    key: string,
-    settings: Settings,
-    scope: Scope.Closeable | undefined,
-    client?: string | undefined
-  ) {
-    super(id, key, settings)
-    this.scope = scope ?? (this as unknown as Scope.Closeable)
+  constructor(id: string | undefined, settings: Settings, client?: string | undefined) {
+    super(id, settings)
     this.client = client
+  }
+
+  /**
+   * The scope the MCP session runs in; closing the HTTP session closes it.
+   * A stateful session has no parent scope and is that scope itself (a Scope
+   * with the constant parts on the prototype and `state` its own field): a
+   * server holds many idle sessions, and a Scope object of its own costs each
+   * one 56 bytes, a field naming it 8 more (a `OneShotSession` has one).
+   */
+  get scope(): Scope.Closeable {
+    return this as unknown as Scope.Closeable
+  }
+
+  // A stateful session's streams are prefixed with its id: no field of its own (see `OneShotSession`).
+  protected get key(): string {
+    return this.id as string
   }
 
   // ---- the transport ---------------------------------------------------------
@@ -447,6 +449,30 @@ export class HttpSession extends SendLine implements Transport.TransportShape, S
       // Its finished streams too: an ended session holds nothing in the store.
       return forgetEvents ? this.forgetAll(streams) : Effect.void
     })
+  }
+}
+
+/**
+ * The session of one stateless request: in no table, with no id, living in a
+ * child of the server's scope. What a stateful session reads from its id and
+ * itself (its key, its scope) are fields here.
+ */
+export class OneShotSession extends HttpSession {
+  private readonly oneShotKey: string
+  private readonly oneShotScope: Scope.Closeable
+
+  constructor(key: string, settings: Settings, scope: Scope.Closeable, client?: string | undefined) {
+    super(undefined, settings, client)
+    this.oneShotKey = key
+    this.oneShotScope = scope
+  }
+
+  override get scope(): Scope.Closeable {
+    return this.oneShotScope
+  }
+
+  protected override get key(): string {
+    return this.oneShotKey
   }
 }
 

@@ -22,7 +22,7 @@ import * as Session from "@effect-mcp/engine/Session"
 import * as SessionRegistry from "@effect-mcp/engine/SessionRegistry"
 import * as SessionSnapshot from "@effect-mcp/engine/SessionSnapshot"
 import * as Run from "./httpServerRun.ts"
-import { HttpSession } from "./httpServerSession.ts"
+import { HttpSession, OneShotSession } from "./httpServerSession.ts"
 import type { Settings } from "./httpServerStream.ts"
 import * as Wire from "./httpWire.ts"
 import { newSessionId } from "./sessionId.ts"
@@ -209,8 +209,10 @@ export class Sessions {
     // A stateful session is closed through the registry (a DELETE, idle expiry, or the server's finalizer,
     // which closes them all): its scope needs no parent, and is the session itself. A one-shot one lives in
     // a child of the server's scope.
-    const scope = id === undefined ? Scope.forkUnsafe(this.serverScope) : undefined
-    const http = new HttpSession(id, id ?? `stateless-${this.stateless++}`, this.settings, scope, client)
+    const http =
+      id === undefined
+        ? new OneShotSession(`stateless-${this.stateless++}`, this.settings, Scope.forkUnsafe(this.serverScope), client)
+        : new HttpSession(id, this.settings, client)
     // Before the session starts, so its first handler already sees it.
     if (authenticated !== undefined) http.authenticated = authenticated
     return http
