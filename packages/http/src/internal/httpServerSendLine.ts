@@ -71,11 +71,6 @@ export abstract class SendLine extends Lock {
   /** Prefix of this session's stream ids in the EventStore. */
   protected abstract readonly key: string
   protected readonly settings: Settings
-  /** Bound: transports hand `send` around on its own. */
-  readonly send: (
-    frame: Transport.Outgoing,
-    options?: Transport.SendOptions
-  ) => Effect.Effect<void, Transport.TransportError>
   /** The negotiated revision, learned from the `initialize` response. */
   protocolVersion: string | undefined = undefined
   /** When the session was last active, in milliseconds since `settings.epoch`. */
@@ -90,8 +85,19 @@ export abstract class SendLine extends Lock {
     super()
     this.id = id
     this.settings = settings
-    this.send = this.sendFrame.bind(this)
     this.activeAt = this.now()
+  }
+
+  /**
+   * Bound: transports hand `send` around on its own. Bound on each read, not
+   * kept: a server holds many idle sessions, and a bound function kept costs
+   * each one 56 bytes (the Peer calls it as a method, so it reads it per frame).
+   */
+  get send(): (
+    frame: Transport.Outgoing,
+    options?: Transport.SendOptions
+  ) => Effect.Effect<void, Transport.TransportError> {
+    return this.sendFrame.bind(this)
   }
 
   protected now(): number {
