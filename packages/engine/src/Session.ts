@@ -198,12 +198,10 @@ export const OnSessionStart = Context.Reference<
  * prototype; a server keeps many idle sessions and each costs one object.
  */
 class SessionCore implements SessionShape {
-  readonly state: State
   readonly peer: Peer.Peer
   private readonly gate: Gate.Gate
 
-  constructor(state: State, gate: Gate.Gate, peer: Peer.Peer) {
-    this.state = state
+  constructor(gate: Gate.Gate, peer: Peer.Peer) {
     this.gate = gate
     this.peer = peer
   }
@@ -211,6 +209,11 @@ class SessionCore implements SessionShape {
   // Read from the gate's shared spec: a field fewer in each of a server's many idle sessions.
   get side(): Side {
     return this.gate.side
+  }
+
+  // The gate's: a field fewer in each of a server's many idle sessions.
+  get state(): State {
+    return this.gate.state
   }
 
   get closed(): Effect.Effect<Exit.Exit<void, Transport.TransportError | PeerError.KeepaliveFailed>> {
@@ -286,7 +289,7 @@ export const make = Effect.fnUntraced(function* (
   }
   const gate = new Gate.Gate(options, state)
   const peer = yield* Peer.make(transport, gate, options.peer)
-  const session = new SessionCore(state, gate, peer)
+  const session = new SessionCore(gate, peer)
   const onStart = yield* OnSessionStart
   if (onStart !== undefined) onStart(session, transport)
   return session

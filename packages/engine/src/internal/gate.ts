@@ -175,7 +175,8 @@ interface Allowed {
  */
 export class Gate implements Peer.Dispatcher {
   private readonly spec: Spec
-  private readonly state: Session.State
+  /** The state of the session it gates (the session reads it here). */
+  readonly state: Session.State
   private allowed: Allowed | undefined = undefined
 
   constructor(options: Session.RoleOptions, state: Session.State) {
