@@ -39,12 +39,16 @@ const ignoreProgress = (): void => {}
 const noFibers: ReadonlyArray<Fiber.Fiber<unknown, unknown>> = []
 
 /** How a Peer closed. */
-interface Closing {
+class Closing {
   readonly reason: string
   readonly exit: ClosedExit
   // Every caller of shutdown waits for the same handler fibers to finish, so
   // a scope close returns only after their finalizers ran.
-  stopping: ReadonlyArray<Fiber.Fiber<unknown, unknown>>
+  stopping: ReadonlyArray<Fiber.Fiber<unknown, unknown>> = noFibers
+  constructor(reason: string, exit: ClosedExit) {
+    this.reason = reason
+    this.exit = exit
+  }
 }
 
 /**
@@ -67,9 +71,9 @@ export class PeerImpl extends Incoming.IncomingRequests implements Peer.Peer, Ti
   // Sends a frame as a plain call, when the transport can (Transport.trySend).
   readonly sendNow: Incoming.SendNow | undefined
   private table: PendingTable | undefined = undefined
-  private signal: Deferred.Deferred<ClosedExit> | undefined = undefined
-  // Made as the Peer closes: one field while it is open.
-  private closing: Closing | undefined = undefined
+  // While open, the signal `closed` waits on (made by its first waiter); once closed, how (made as it
+  // closes). One field for both: a server keeps many idle sessions.
+  private ending: Deferred.Deferred<ClosedExit> | Closing | undefined = undefined
   // What to call once closed (Peer.onClose): one slot, an array only for a second hook.
   private closeHooks: ((peer: PeerImpl) => void) | Array<(peer: PeerImpl) => void> | undefined = undefined
 
@@ -319,10 +323,19 @@ export class PeerImpl extends Incoming.IncomingRequests implements Peer.Peer, Ti
 
   get closed(): Effect.Effect<ClosedExit> {
     return Effect.suspend(() => {
-      if (this.closing !== undefined) return Effect.succeed(this.closing.exit)
-      if (this.signal === undefined) this.signal = Deferred.makeUnsafe()
-      return Deferred.await(this.signal)
+      const ending = this.ending
+      if (ending instanceof Closing) return Effect.succeed(ending.exit)
+      if (ending !== undefined) return Deferred.await(ending)
+      const signal = Deferred.makeUnsafe<ClosedExit>()
+      this.ending = signal
+      return Deferred.await(signal)
     })
+  }
+
+  /** How the Peer closed; undefined while it is open. */
+  private get closing(): Closing | undefined {
+    const ending = this.ending
+    return ending instanceof Closing ? ending : undefined
   }
 
   // ---- incoming frames -----------------------------------------------------
@@ -433,9 +446,10 @@ export class PeerImpl extends Incoming.IncomingRequests implements Peer.Peer, Ti
 
   /** Closes at once: pending calls fail, handlers are told to stop (`stopping`), waiters learn the exit. */
   private close(reason: string, exit: ClosedExit): void {
-    if (this.closing !== undefined) return
-    const closing: Closing = { reason, exit, stopping: noFibers }
-    this.closing = closing
+    const signal = this.ending
+    if (signal instanceof Closing) return
+    const closing = new Closing(reason, exit)
+    this.ending = closing
     this.table?.failAll((entry) => this.closedError(entry.method))
     const fibers: Array<Fiber.Fiber<unknown, unknown>> = []
     this.takeFibers(fibers)
@@ -448,7 +462,7 @@ export class PeerImpl extends Incoming.IncomingRequests implements Peer.Peer, Ti
     this.closeHooks = undefined
     if (typeof hooks === "function") hooks(this)
     else if (hooks !== undefined) for (const hook of hooks) hook(this)
-    if (this.signal !== undefined) Deferred.doneUnsafe(this.signal, Exit.succeed(exit))
+    if (signal !== undefined) Deferred.doneUnsafe(signal, Exit.succeed(exit))
   }
 
   onClose(hook: (peer: PeerImpl) => void): void {
