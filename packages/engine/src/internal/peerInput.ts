@@ -44,6 +44,9 @@ class QueueConsumer {
 const offerCapacity = 256
 
 const refused: Effect.Effect<boolean> = Exit.succeed(false)
+
+/** `PeerInput.drain` once the input stopped. */
+const stoppedMark = "stopped"
 const accepted: Effect.Effect<boolean> = Exit.succeed(true)
 
 /** An offer waiting to hear that its frame was handed over. */
@@ -73,12 +76,18 @@ export abstract class PeerInput implements Transport.Receiver {
   // queue kept would cost each one ~390 bytes, ~14% of an idle session.
   private queue: PushQueue<Transport.Incoming> | undefined = undefined
   private inputEnd: ClosedExit | undefined = undefined
-  private drainedSignal: Deferred.Deferred<void> | undefined = undefined
+  // The signal `drained` waits on while the input goes on (made by its first waiter), or `stoppedMark` once
+  // the Peer closed, or the input ended and was handled: pushed frames are dropped then. One field for
+  // both: a server keeps a PeerInput per idle session.
+  private drain: Deferred.Deferred<void> | typeof stoppedMark | undefined = undefined
   private source: Transport.PushSource | undefined = undefined
-  // The Peer closed, or the input ended and was handled: pushed frames are dropped.
-  private stopped = false
   // Offers waiting to hear that their frame was handed over, in the queue's order (see `offer`).
   private handovers: Array<Handover> | undefined = undefined
+
+  /** The Peer closed, or the input ended and was handled: pushed frames are dropped. */
+  private get stopped(): boolean {
+    return this.drain === stoppedMark
+  }
 
   /**
    * Handles one frame now. False when its handling went on in a fiber:
@@ -176,9 +185,12 @@ export abstract class PeerInput implements Transport.Receiver {
 
   get drained(): Effect.Effect<void> {
     return Effect.suspend(() => {
-      if (this.stopped) return Effect.void
-      if (this.drainedSignal === undefined) this.drainedSignal = Deferred.makeUnsafe()
-      return Deferred.await(this.drainedSignal)
+      const drain = this.drain
+      if (drain === stoppedMark) return Effect.void
+      if (drain !== undefined) return Deferred.await(drain)
+      const signal = Deferred.makeUnsafe<void>()
+      this.drain = signal
+      return Deferred.await(signal)
     })
   }
 
@@ -210,11 +222,12 @@ export abstract class PeerInput implements Transport.Receiver {
 
   /** Every offered frame was handled and the input ended (the queue's consumer calls it then). */
   finishInput(): void {
-    if (this.stopped) return
-    this.stopped = true
+    const drain = this.drain
+    if (drain === stoppedMark) return
+    this.drain = stoppedMark
     // Later offers are refused by `inputEnd`; the closed queue is not needed for that.
     this.queue = undefined
-    if (this.drainedSignal !== undefined) Deferred.doneUnsafe(this.drainedSignal, Exit.void)
+    if (drain !== undefined) Deferred.doneUnsafe(drain, Exit.void)
     this.inputFinished(this.inputEnd ?? Exit.void)
   }
 
@@ -226,7 +239,8 @@ export abstract class PeerInput implements Transport.Receiver {
    * the fiber handling a frame, for the Peer to interrupt with its handlers.
    */
   stopInput(exit: ClosedExit): Fiber.Fiber<void> | undefined {
-    this.stopped = true
+    const drain = this.drain
+    this.drain = stoppedMark
     if (this.inputEnd === undefined) this.inputEnd = exit
     this.queue?.halt()
     this.queue = undefined
@@ -237,7 +251,7 @@ export abstract class PeerInput implements Transport.Receiver {
     const handler = this.handler
     this.busy = false
     this.handler = undefined
-    if (this.drainedSignal !== undefined) Deferred.doneUnsafe(this.drainedSignal, Exit.void)
+    if (drain !== undefined && drain !== stoppedMark) Deferred.doneUnsafe(drain, Exit.void)
     return handler !== undefined && handler !== Fiber.getCurrent() ? handler : undefined
   }
 }
