@@ -28,9 +28,6 @@ export const TRACING = 1
 /** `Host.observe` bit: requests are timed. */
 export const METRICS = 2
 
-/** Sends a frame as a plain call if the transport can take it now (`Transport.trySend`). */
-export type SendNow = (frame: Transport.Outgoing, relatedRequestId?: JsonRpc.RequestId) => boolean
-
 /** What serving requests needs from the Peer. */
 export interface Host {
   readonly context: Context.Context<never>
@@ -44,7 +41,6 @@ export interface Host {
   readonly observe: number
   /** Adds the session's attributes to a request's span (session id, protocol version). */
   readonly annotateSpan: (span: Tracer.Span, params: unknown) => void
-  readonly sendNow: SendNow | undefined
   /** The transport the requests come over (whom it authenticated, its session id). */
   readonly transport: Transport.TransportShape
   /** Sends a frame; fails as the transport's `send` does. */
@@ -141,7 +137,6 @@ export abstract class IncomingRequests extends PeerInput implements Host {
   abstract readonly dispatcher: Peer.Dispatcher
   abstract readonly semaphore: Semaphore.Semaphore | undefined
   abstract readonly observe: number
-  abstract readonly sendNow: SendNow | undefined
   abstract readonly transport: Transport.TransportShape
   abstract annotateSpan(span: Tracer.Span, params: unknown): void
   abstract send(
@@ -226,13 +221,14 @@ export abstract class IncomingRequests extends PeerInput implements Host {
     const entry = new Served(this, request)
     // In process the response is taken as a plain call when the fiber ends, so
     // the fiber runs the handler alone; otherwise the fiber sends it itself.
-    const sendNow = respond === undefined ? this.sendNow : undefined
+    // The transport's `trySend` is called on it, not kept bound: a server keeps a Peer per idle session.
+    const sendsNow = respond === undefined && this.transport.trySend !== undefined
     let handler = this.dispatcher.request(request)
     if (this.observe !== 0) {
       if ((this.observe & TRACING) !== 0) handler = Tracing.incoming(request, this, handler)
       if ((this.observe & METRICS) !== 0) handler = McpMetrics.timed("server", request.method, request.params, handler)
     }
-    if (sendNow === undefined) {
+    if (!sendsNow) {
       handler = Effect.matchCauseEffect(handler, {
         onSuccess: (result) => {
           entry.responded = true
@@ -258,9 +254,7 @@ export abstract class IncomingRequests extends PeerInput implements Host {
         return handler
       })
     )
-    fiber.addObserver(
-      sendNow === undefined ? () => this.unregister(entry) : (exit) => this.answer(entry, exit, sendNow)
-    )
+    fiber.addObserver(sendsNow ? (exit) => this.answer(entry, exit) : () => this.unregister(entry))
     return undefined
   }
 
@@ -285,7 +279,7 @@ export abstract class IncomingRequests extends PeerInput implements Host {
   }
 
   /** Answers a request whose fiber ended, unless it was interrupted (cancelled). */
-  private answer(entry: Served, exit: Exit.Exit<unknown, McpError.McpError>, sendNow: SendNow): void {
+  private answer(entry: Served, exit: Exit.Exit<unknown, McpError.McpError>): void {
     this.unregister(entry)
     if (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)) return
     entry.responded = true
@@ -294,7 +288,7 @@ export abstract class IncomingRequests extends PeerInput implements Host {
       ? JsonRpc.success(id, exit.value)
       : JsonRpc.failure(id, this.errorObject(entry.request, exit.cause))
     // No room: the response waits for it in a fiber of its own, behind the frames already waiting.
-    if (!sendNow(response)) Effect.runForkWith(this.context)(this.respondSingle(response))
+    if (!this.transport.trySend!(response)) Effect.runForkWith(this.context)(this.respondSingle(response))
   }
 
   /** Serves a batch's entries concurrently and answers with one batch of their responses. */

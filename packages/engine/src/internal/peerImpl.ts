@@ -68,8 +68,6 @@ export class PeerImpl extends Incoming.IncomingRequests implements Peer.Peer, Ti
   // Decided once per session (a tracer other than the default one; McpMetrics.Enabled): when neither is
   // on, a request costs the one branch on `observe`. One small field: a server keeps many idle sessions.
   readonly observe: number
-  // Sends a frame as a plain call, when the transport can (Transport.trySend).
-  readonly sendNow: Incoming.SendNow | undefined
   private table: PendingTable | undefined = undefined
   // While open, the signal `closed` waits on (made by its first waiter); once closed, how (made as it
   // closes). One field for both: a server keeps many idle sessions.
@@ -92,7 +90,6 @@ export class PeerImpl extends Incoming.IncomingRequests implements Peer.Peer, Ti
     this.observe =
       (Tracing.enabled(context) ? Incoming.TRACING : 0) |
       (Context.get(context, McpMetrics.Enabled) ? Incoming.METRICS : 0)
-    this.sendNow = transport.trySend === undefined ? undefined : transport.trySend.bind(transport)
     this.semaphore =
       options?.maxConcurrentRequests === undefined ? undefined : Semaphore.makeUnsafe(options.maxConcurrentRequests)
   }
@@ -148,10 +145,11 @@ export class PeerImpl extends Incoming.IncomingRequests implements Peer.Peer, Ti
   }
 
   sendQuietly(frame: Transport.Outgoing, relatedRequestId?: JsonRpc.RequestId): Effect.Effect<void> {
-    const sendNow = this.sendNow
-    if (sendNow === undefined) return Effect.ignore(this.send(frame, relatedRequestId))
+    // A frame the transport takes as a plain call (Transport.trySend) is sent at once.
+    const transport = this.transport
+    if (transport.trySend === undefined) return Effect.ignore(this.send(frame, relatedRequestId))
     return Effect.suspend(() =>
-      sendNow(frame, relatedRequestId) ? Effect.void : Effect.ignore(this.send(frame, relatedRequestId))
+      transport.trySend!(frame, relatedRequestId) ? Effect.void : Effect.ignore(this.send(frame, relatedRequestId))
     )
   }
 
@@ -166,7 +164,7 @@ export class PeerImpl extends Incoming.IncomingRequests implements Peer.Peer, Ti
     if (!this.dispatcher.cancellable(entry.method)) return Effect.void
     const frame = JsonRpc.notification("notifications/cancelled", { requestId: entry.id, reason })
     return Effect.suspend(() => {
-      if (this.sendNow?.(frame, entry.relatedRequestId) === true) return Effect.void
+      if (this.transport.trySend?.(frame, entry.relatedRequestId) === true) return Effect.void
       return Effect.asVoid(
         Effect.forkDetach(
           Effect.ignore(Effect.timeoutOption(this.send(frame, entry.relatedRequestId), this.config.timeoutMs))
@@ -250,7 +248,7 @@ export class PeerImpl extends Incoming.IncomingRequests implements Peer.Peer, Ti
     }
     const frame = JsonRpc.request(entry.id, method, params as JsonRpc.Params | undefined)
     const abandon = Effect.suspend(() => this.abandon(entry))
-    if (this.sendNow?.(frame, options?.relatedRequestId) === true) {
+    if (this.transport.trySend?.(frame, options?.relatedRequestId) === true) {
       // Sent as a plain call: no time passed since the request started.
       pending.startTimer(entry)
       return pending.wait(entry, abandon)
