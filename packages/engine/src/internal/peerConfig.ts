@@ -1,18 +1,22 @@
 /**
  * What a Peer derives from its options (`Peer.Options`, `Peer.CallOptions`):
- * the deadlines of its outgoing requests. Derived once per options object and
- * shared by every Peer made with it: a server makes many sessions from one.
+ * the deadlines of its outgoing requests, and the clock that times them.
+ * Derived once per options object (and clock) and shared by every Peer made
+ * with it: a server makes many sessions from one.
  */
+import type * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import type * as Peer from "../Peer.ts"
 import type { Timing } from "./pending.ts"
 
 const defaultTimeout = Duration.seconds(60)
 
-/** What a Peer derives from its options: the same for every Peer made with the same options. */
+/** What a Peer derives from its options: the same for every Peer made with the same options and clock. */
 export interface Config {
   readonly timeoutMs: number
   readonly defaultTiming: Timing
+  /** The Clock of the Peer's context: kept here, a field fewer in each of a server's many idle sessions. */
+  readonly clock: Clock.Clock
 }
 
 /** The deadlines of one request: the call's own, else the Peer's `timeoutMs`. */
@@ -25,20 +29,22 @@ export const timingOf = (timeoutMs: number, options: Peer.CallOptions | undefine
   resetOnProgress: options?.resetTimeoutOnProgress === true
 })
 
-const configOf = (options: Peer.Options | undefined): Config => {
+const configOf = (options: Peer.Options | undefined, clock: Clock.Clock): Config => {
   const timeoutMs = Duration.toMillis(Duration.fromInputUnsafe(options?.requestTimeout ?? defaultTimeout))
-  return { timeoutMs, defaultTiming: timingOf(timeoutMs, undefined) }
+  return { timeoutMs, defaultTiming: timingOf(timeoutMs, undefined), clock }
 }
-const defaultConfig = configOf(undefined)
+// One Config per options object (and one for none), for the clock its Peers were last made with: the
+// Peers of a server share one clock; another clock (a test's) gets a Config of its own.
+const noOptions = {}
 const configs = new WeakMap<Peer.Options, Config>()
 
-/** The Config of `options`, made once per options object. */
-export const sharedConfig = (options: Peer.Options | undefined): Config => {
-  if (options === undefined) return defaultConfig
-  let config = configs.get(options)
-  if (config === undefined) {
-    config = configOf(options)
-    configs.set(options, config)
+/** The Config of `options` and `clock`, made once per options object while the clock stays the same. */
+export const sharedConfig = (options: Peer.Options | undefined, clock: Clock.Clock): Config => {
+  const key = options ?? noOptions
+  let config = configs.get(key)
+  if (config === undefined || config.clock !== clock) {
+    config = configOf(options, clock)
+    configs.set(key, config)
   }
   return config
 }

@@ -62,7 +62,6 @@ export class PeerImpl extends Incoming.IncomingRequests implements Peer.Peer, Ti
   readonly transport: Transport.TransportShape
   readonly dispatcher: Peer.Dispatcher
   readonly context: Context.Context<never>
-  private readonly clock: Clock.Clock
   private readonly config: Config
   readonly semaphore: Semaphore.Semaphore | undefined
   // Decided once per session (a tracer other than the default one; McpMetrics.Enabled): when neither is
@@ -85,8 +84,7 @@ export class PeerImpl extends Incoming.IncomingRequests implements Peer.Peer, Ti
     this.transport = transport
     this.dispatcher = dispatcher
     this.context = context
-    this.clock = Context.get(context, Clock.Clock)
-    this.config = sharedConfig(options)
+    this.config = sharedConfig(options, Context.get(context, Clock.Clock))
     this.observe =
       (Tracing.enabled(context) ? Incoming.TRACING : 0) |
       (Context.get(context, McpMetrics.Enabled) ? Incoming.METRICS : 0)
@@ -110,6 +108,11 @@ export class PeerImpl extends Incoming.IncomingRequests implements Peer.Peer, Ti
   }
 
   // ---- the shared response timer (Timer, for the PendingTable) --------------
+
+  // The clock of the Peer's context, kept in its shared config.
+  private get clock(): Clock.Clock {
+    return this.config.clock
+  }
 
   now(): number {
     return this.clock.currentTimeMillisUnsafe()
