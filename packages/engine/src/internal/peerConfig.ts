@@ -1,8 +1,9 @@
 /**
  * What a Peer derives from its options (`Peer.Options`, `Peer.CallOptions`):
- * the deadlines of its outgoing requests, and the clock that times them.
- * Derived once per options object (and clock) and shared by every Peer made
- * with it: a server makes many sessions from one.
+ * the deadlines of its outgoing requests; and what it takes from its context:
+ * the clock that times them and what is observed of requests. Derived once
+ * per options object (and clock and observation) and shared by every Peer
+ * made with it: a server makes many sessions from one.
  */
 import type * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -17,6 +18,8 @@ export interface Config {
   readonly defaultTiming: Timing
   /** The Clock of the Peer's context: kept here, a field fewer in each of a server's many idle sessions. */
   readonly clock: Clock.Clock
+  /** What is observed of requests (`IncomingRequests.Host.observe`): kept here for the same reason. */
+  readonly observe: number
 }
 
 /** The deadlines of one request: the call's own, else the Peer's `timeoutMs`. */
@@ -29,21 +32,21 @@ export const timingOf = (timeoutMs: number, options: Peer.CallOptions | undefine
   resetOnProgress: options?.resetTimeoutOnProgress === true
 })
 
-const configOf = (options: Peer.Options | undefined, clock: Clock.Clock): Config => {
+const configOf = (options: Peer.Options | undefined, clock: Clock.Clock, observe: number): Config => {
   const timeoutMs = Duration.toMillis(Duration.fromInputUnsafe(options?.requestTimeout ?? defaultTimeout))
-  return { timeoutMs, defaultTiming: timingOf(timeoutMs, undefined), clock }
+  return { timeoutMs, defaultTiming: timingOf(timeoutMs, undefined), clock, observe }
 }
-// One Config per options object (and one for none), for the clock its Peers were last made with: the
-// Peers of a server share one clock; another clock (a test's) gets a Config of its own.
+// One Config per options object (and one for none), for the clock and observation its Peers were last made
+// with: the Peers of a server share them; another clock (a test's) gets a Config of its own.
 const noOptions = {}
 const configs = new WeakMap<Peer.Options, Config>()
 
-/** The Config of `options` and `clock`, made once per options object while the clock stays the same. */
-export const sharedConfig = (options: Peer.Options | undefined, clock: Clock.Clock): Config => {
+/** The Config of `options`, `clock` and `observe`, made once per options object while those stay the same. */
+export const sharedConfig = (options: Peer.Options | undefined, clock: Clock.Clock, observe: number): Config => {
   const key = options ?? noOptions
   let config = configs.get(key)
-  if (config === undefined || config.clock !== clock) {
-    config = configOf(options, clock)
+  if (config === undefined || config.clock !== clock || config.observe !== observe) {
+    config = configOf(options, clock, observe)
     configs.set(key, config)
   }
   return config

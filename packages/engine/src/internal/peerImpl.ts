@@ -64,9 +64,6 @@ export class PeerImpl extends Incoming.IncomingRequests implements Peer.Peer, Ti
   readonly context: Context.Context<never>
   private readonly config: Config
   readonly semaphore: Semaphore.Semaphore | undefined
-  // Decided once per session (a tracer other than the default one; McpMetrics.Enabled): when neither is
-  // on, a request costs the one branch on `observe`. One small field: a server keeps many idle sessions.
-  readonly observe: number
   private table: PendingTable | undefined = undefined
   // While open, the signal `closed` waits on (made by its first waiter); once closed, how (made as it
   // closes). One field for both: a server keeps many idle sessions.
@@ -84,10 +81,12 @@ export class PeerImpl extends Incoming.IncomingRequests implements Peer.Peer, Ti
     this.transport = transport
     this.dispatcher = dispatcher
     this.context = context
-    this.config = sharedConfig(options, Context.get(context, Clock.Clock))
-    this.observe =
+    // Decided once per session (a tracer other than the default one; McpMetrics.Enabled): when neither is
+    // on, a request costs the one branch on `observe`.
+    const observe =
       (Tracing.enabled(context) ? Incoming.TRACING : 0) |
       (Context.get(context, McpMetrics.Enabled) ? Incoming.METRICS : 0)
+    this.config = sharedConfig(options, Context.get(context, Clock.Clock), observe)
     this.semaphore =
       options?.maxConcurrentRequests === undefined ? undefined : Semaphore.makeUnsafe(options.maxConcurrentRequests)
   }
@@ -112,6 +111,11 @@ export class PeerImpl extends Incoming.IncomingRequests implements Peer.Peer, Ti
   // The clock of the Peer's context, kept in its shared config.
   private get clock(): Clock.Clock {
     return this.config.clock
+  }
+
+  // What is observed of its requests, kept in its shared config (a field fewer in each idle session).
+  get observe(): number {
+    return this.config.observe
   }
 
   now(): number {
