@@ -108,12 +108,11 @@ export class PeerImpl extends Incoming.IncomingRequests implements Peer.Peer, Ti
 
   // ---- the shared response timer (Timer, for the PendingTable) --------------
 
-  // The clock of the Peer's context, kept in its shared config.
+  // The clock of its context and what is observed of its requests: kept in its shared config, two fields
+  // fewer in each idle session.
   private get clock(): Clock.Clock {
     return this.config.clock
   }
-
-  // What is observed of its requests, kept in its shared config (a field fewer in each idle session).
   get observe(): number {
     return this.config.observe
   }
@@ -330,8 +329,7 @@ export class PeerImpl extends Incoming.IncomingRequests implements Peer.Peer, Ti
     return Effect.suspend(() => {
       const ending = this.ending
       if (ending instanceof Closing) return Effect.succeed(ending.exit)
-      if (ending !== undefined) return Deferred.await(ending)
-      const signal = Deferred.makeUnsafe<ClosedExit>()
+      const signal = ending ?? Deferred.makeUnsafe<ClosedExit>()
       this.ending = signal
       return Deferred.await(signal)
     })
