@@ -22,6 +22,7 @@
  * effect's client 190 µs; this path, through `make`, 150 µs; bare, 100 µs.
  */
 import { NodeHttpIncomingMessage } from "@effect/platform-node/NodeHttpIncomingMessage"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Cookies from "effect/http/Cookies"
 import * as HttpClient from "effect/http/HttpClient"
@@ -60,17 +61,17 @@ const prematureClose = () =>
   Object.assign(new Error("the response ended early: connection closed"), { code: "ECONNRESET" })
 
 /**
- * Reads a response's body to the end: the chunks as they come, one copy at
+ * Reads a response's body to the end: the chunks as they come, joined once at
  * the end, bounded by `HttpIncomingMessage.MaxBodySize` when set.
  */
 const readBody = (
   source: Http.IncomingMessage,
   onError: (cause: unknown) => HttpClientError.HttpClientError
-): Effect.Effect<ArrayBuffer, HttpClientError.HttpClientError> =>
+): Effect.Effect<Buffer, HttpClientError.HttpClientError> =>
   Effect.withFiber((fiber) => {
     const limit = fiber.getRef(HttpIncomingMessage.MaxBodySize)
     const max = limit === undefined ? undefined : Number(limit)
-    return Effect.callback<ArrayBuffer, HttpClientError.HttpClientError>((resume) => {
+    return Effect.callback<Buffer, HttpClientError.HttpClientError>((resume) => {
       const chunks: Array<Buffer> = []
       let size = 0
       const done = () => {
@@ -91,8 +92,7 @@ const readBody = (
       }
       const onEnd = () => {
         done()
-        const whole = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)
-        resume(Effect.succeed(whole.buffer.slice(whole.byteOffset, whole.byteOffset + whole.byteLength) as ArrayBuffer))
+        resume(Effect.succeed(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)))
       }
       const onFail = (cause: unknown) => {
         done()
@@ -100,7 +100,7 @@ const readBody = (
       }
       // `close` before `end`: the connection went away mid-body.
       const onClose = () => onFail(prematureClose())
-      if (source.readableEnded) return resume(Effect.succeed(new ArrayBuffer(0)))
+      if (source.readableEnded) return resume(Effect.succeed(Buffer.alloc(0)))
       source.on("data", onData)
       source.on("end", onEnd)
       source.on("error", onFail)
@@ -117,7 +117,8 @@ class DirectResponse extends NodeHttpIncomingMessage<HttpClientError.HttpClientE
   readonly [HttpClientResponse.TypeId]: typeof HttpClientResponse.TypeId = HttpClientResponse.TypeId
   readonly request: HttpClientRequest.HttpClientRequest
   readonly url: string
-  private body: Effect.Effect<ArrayBuffer, HttpClientError.HttpClientError> | undefined
+  /** The body once a reader asked for it: every reader gets the same bytes, as with effect's adapter. */
+  private body: Deferred.Deferred<Buffer, HttpClientError.HttpClientError> | undefined
 
   constructor(request: HttpClientRequest.HttpClientRequest, source: Http.IncomingMessage, url: string) {
     super(
@@ -140,14 +141,25 @@ class DirectResponse extends NodeHttpIncomingMessage<HttpClientError.HttpClientE
     return header === undefined ? Cookies.empty : Cookies.fromSetCookie(header)
   }
 
+  /** The body, read once: the first reader reads it, later ones wait for what it read. */
+  private get bytes(): Effect.Effect<Buffer, HttpClientError.HttpClientError> {
+    return Effect.suspend(() => {
+      if (this.body !== undefined) return Deferred.await(this.body)
+      const body = Deferred.makeUnsafe<Buffer, HttpClientError.HttpClientError>()
+      this.body = body
+      return Effect.onExit(readBody(this.source, this.onError), (exit) => Deferred.done(body, exit))
+    })
+  }
+
   override get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpClientError.HttpClientError> {
-    // Read once: a second reader gets the same bytes, as with effect's adapter.
-    if (this.body === undefined) this.body = Effect.runSync(Effect.cached(readBody(this.source, this.onError)))
-    return this.body
+    return Effect.map(
+      this.bytes,
+      (bytes) => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer
+    )
   }
 
   override get text(): Effect.Effect<string, HttpClientError.HttpClientError> {
-    return Effect.map(this.arrayBuffer, (bytes) => Buffer.from(bytes).toString("utf8"))
+    return Effect.map(this.bytes, (bytes) => bytes.toString("utf8"))
   }
 
   get formData(): Effect.Effect<FormData, HttpClientError.HttpClientError> {
