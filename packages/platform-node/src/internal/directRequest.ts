@@ -213,11 +213,10 @@ const send = (
   signal: AbortSignal | undefined
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError> =>
   Effect.callback((resume) => {
-    const options = { method: request.method, headers: request.headers }
     const outgoing =
       url.protocol === "https:"
-        ? NodeHttps.request(url, { ...options, agent: agents.https })
-        : NodeHttp.request(url, { ...options, agent: agents.http })
+        ? NodeHttps.request(url, { method: request.method, headers: request.headers, agent: agents.https })
+        : NodeHttp.request(url, { method: request.method, headers: request.headers, agent: agents.http })
     const onError = (cause: unknown) => {
       outgoing.off("response", onResponse)
       resume(Effect.fail(transportError(request, cause)))
@@ -226,7 +225,9 @@ const send = (
       outgoing.off("error", onError)
       // A later error of the connection is the body's: `readBody` sees it on the response.
       outgoing.on("error", ignore)
-      resume(Effect.succeed(new DirectResponse(request, response, url.href.split("#")[0]!)))
+      // The response's URL is the request's without its fragment (a bare request's URL has none).
+      const href = url.hash === "" ? url.href : url.href.slice(0, url.href.indexOf("#"))
+      resume(Effect.succeed(new DirectResponse(request, response, href)))
     }
     outgoing.on("error", onError)
     outgoing.on("response", onResponse)
