@@ -1,7 +1,8 @@
 /**
  * The direct path of platform-node's `NodeHttpClient.layer` (a body held in
  * memory, `internal/directRequest.ts`) against a real `node:http` server on
- * 127.0.0.1: the reply read whole, the body bound, a connection lost mid-body,
+ * 127.0.0.1 (and ::1): the URL's target as sent (path and query, IPv6 literal,
+ * credentials), the reply read whole, the body bound, a connection lost mid-body,
  * interruption before the reply destroys the request (a bare one too), a
  * scoped request destroyed with its scope, and a streamed body still going
  * through effect's client.
@@ -68,6 +69,57 @@ describe("NodeHttpClient direct requests", () => {
       assert.deepStrictEqual(yield* response.json, { method: "POST", body: `{"x":1}`, length: "7" })
       // A second read gets the same bytes.
       assert.include(yield* response.text, `"length":"7"`)
+    }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layer))
+  )
+
+  it.live("sends to the URL's target: path and query, port, credentials as Basic authorization", () =>
+    Effect.gen(function* () {
+      const { url } = yield* serve((req, res) => {
+        res.setHeader("content-type", "application/json")
+        res.end(JSON.stringify({ path: req.url, host: req.headers.host, authorization: req.headers.authorization }))
+      })
+      const target = new URL(url)
+      target.pathname = "/mcp/a%20b"
+      target.username = "ann"
+      target.password = "p@ss:word"
+      const authorization = `Basic ${Buffer.from("ann:p@ss:word").toString("base64")}`
+      const http = yield* HttpClient.HttpClient
+      // Bare: the URL is the request's own string.
+      const bare = yield* http
+        .execute(post(target.href, "{}"))
+        .pipe(Effect.provideService(BareRequests.BareRequests, true))
+      assert.deepStrictEqual(yield* bare.json, { path: "/mcp/a%20b", host: target.host, authorization })
+      // Through HttpClient.make, with a query.
+      target.search = "?x=1&y=%2F"
+      const wrapped = yield* http.execute(post(target.href, "{}"))
+      assert.deepStrictEqual(yield* wrapped.json, { path: "/mcp/a%20b?x=1&y=%2F", host: target.host, authorization })
+    }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layer))
+  )
+
+  it.live("sends to an IPv6 literal host", () =>
+    Effect.gen(function* () {
+      const port = yield* Effect.acquireRelease(
+        Effect.callback<{ readonly port: number; readonly close: () => void }>((resume) => {
+          const server = createServer((req, res) => res.end(req.headers.host))
+          server.listen(0, "::1", () =>
+            resume(
+              Effect.succeed({
+                port: (server.address() as AddressInfo).port,
+                close: () => {
+                  server.closeAllConnections()
+                  server.close()
+                }
+              })
+            )
+          )
+        }),
+        (server) => Effect.sync(server.close)
+      )
+      const http = yield* HttpClient.HttpClient
+      const response = yield* http
+        .execute(post(`http://[::1]:${port.port}/mcp`, "{}"))
+        .pipe(Effect.provideService(BareRequests.BareRequests, true))
+      assert.strictEqual(yield* response.text, `[::1]:${port.port}`)
     }).pipe(Effect.scoped, Effect.provide(NodeHttpClient.layer))
   )
 
