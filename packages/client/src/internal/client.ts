@@ -1,7 +1,8 @@
 /**
  * Builds the McpClient over a ClientSession: the request path (log level in
  * `_meta`, `input_required` rounds on 2026-07-28, progress fan-out), result
- * decoding, tool output checks, pages and notification Streams.
+ * decoding, pages and notification Streams; a tool call's result is read by
+ * toolResult.ts.
  */
 import type * as Peer from "@effect-mcp/engine/Peer"
 import * as PeerError from "@effect-mcp/engine/PeerError"
@@ -24,7 +25,6 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { InvalidResult, ToolError } from "../ClientError.ts"
 import type * as McpClient from "../McpClient.ts"
 import * as Connection from "./connection.ts"
 import * as Decode from "./decode.ts"
@@ -37,10 +37,10 @@ import * as ServerRequests from "./serverRequests.ts"
 import * as Subscriptions from "./subscriptions.ts"
 import * as TaskReceiver from "./taskReceiver.ts"
 import * as Tasks from "./tasks.ts"
+import * as ToolResult from "./toolResult.ts"
 import * as ToolTasks from "./toolTasks.ts"
 
 const decodeListTools = Decode.decoder("tools/list", Tools.ListToolsResult)
-const decodeCallTool = Decode.compiled(Tools.CallToolResult)
 const decodeListResources = Decode.decoder("resources/list", Resources.ListResourcesResult)
 const decodeListTemplates = Decode.decoder("resources/templates/list", Resources.ListResourceTemplatesResult)
 const decodeReadResource = Decode.decoder("resources/read", Resources.ReadResourceResult)
@@ -50,36 +50,6 @@ const decodeComplete = Decode.decoder("completion/complete", Completion.Complete
 const decodeServerCapabilities = Schema.decodeUnknownOption(Lifecycle.ServerCapabilities)
 const decodeLogMessage = Schema.decodeUnknownOption(Logging.LoggingMessageParams)
 const decodeResourceUpdated = Schema.decodeUnknownOption(Resources.ResourceUpdatedParams)
-
-/** The first text block parsed as JSON, if it is JSON. */
-const jsonTextOf = (result: Tools.CallToolResult): unknown => {
-  const block = result.content.find((b) => b.type === "text")
-  if (block === undefined || block.type !== "text") return undefined
-  try {
-    return JSON.parse(block.text)
-  } catch {
-    return undefined
-  }
-}
-
-/**
- * The caller's typed failure in an `isError` result: its `structuredContent`,
- * or the JSON of its text block (a tool with an output schema, a revision
- * without structured content), decoded with the caller's failure Schema.
- * Undefined when neither decodes: the result is then what the caller gets.
- */
-const typedFailure = (
-  result: Tools.CallToolResult,
-  failure: Schema.Decoder<unknown>
-): { readonly value: unknown } | undefined => {
-  const decode = Schema.decodeUnknownResult(failure)
-  for (const candidate of [result.structuredContent, jsonTextOf(result)]) {
-    if (candidate === undefined) continue
-    const decoded = decode(candidate)
-    if (Result.isSuccess(decoded)) return { value: decoded.success }
-  }
-  return undefined
-}
 
 const withoutSchemas = ({
   outputSchema: _,
@@ -134,7 +104,7 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
   const subscriptions = Subscriptions.make(connection, hub, options.listenAckTimeout ?? Duration.seconds(30))
   const outputSchemas = OutputSchema.make()
   let logLevel: Logging.LoggingLevel | undefined
-  const hasStructured = Features.has(revision.version, "structuredContent")
+  const readResult = ToolResult.reader(outputSchemas, Features.has(revision.version, "structuredContent"))
 
   const refuse = (method: string, reason: PeerError.NotSupported["reason"], detail: string) =>
     new PeerError.NotSupported({ method, reason, detail })
@@ -194,58 +164,6 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
       )
     )
 
-  // One generator function for every call: an inline `Effect.gen` would create one per call.
-  const checkToolResult = Effect.fnUntraced(function* (
-    name: string,
-    result: Tools.CallToolResult,
-    outputSchema: Schema.Decoder<unknown> | undefined
-  ): Effect.fn.Return<Tools.CallToolResult, InvalidResult | ToolError> {
-    if (result.isError === true) {
-      if (outputSchema === undefined) return result
-      const text = result.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n")
-      const structuredContent = result.structuredContent ?? jsonTextOf(result)
-      return yield* new ToolError({
-        name,
-        content: result.content,
-        message: text || `tool ${name} failed`,
-        ...(structuredContent === undefined ? {} : { structuredContent })
-      })
-    }
-    // Before 2025-06-18 there is no structuredContent: a typed call reads the JSON text block
-    // that servers send alongside it for such clients.
-    const structured =
-      result.structuredContent ?? (outputSchema !== undefined && !hasStructured ? jsonTextOf(result) : undefined)
-    if (structured === undefined) {
-      if (outputSchema === undefined && !outputSchemas.expectsStructured(name)) return result
-      return yield* new InvalidResult({
-        method: "tools/call",
-        reason: "MissingStructuredContent",
-        message: `tool ${name} returned no structuredContent`
-      })
-    }
-    const advertised = yield* outputSchemas.check(name, structured)
-    if (advertised !== undefined) {
-      return yield* new InvalidResult({
-        method: "tools/call",
-        reason: "OutputSchema",
-        message: `tool ${name}: structuredContent does not match its advertised outputSchema: ${advertised}`
-      })
-    }
-    if (outputSchema === undefined) return result
-    const decoded = yield* Schema.decodeUnknownEffect(outputSchema)(structured).pipe(
-      Effect.mapError(
-        (cause) =>
-          new InvalidResult({
-            method: "tools/call",
-            reason: "OutputSchema",
-            message: `tool ${name}: structuredContent does not match the expected schema: ${cause.message}`,
-            cause
-          })
-      )
-    )
-    return { ...result, structuredContent: decoded }
-  })
-
   const callToolParams = (name: string, args: { readonly [key: string]: unknown } | undefined) =>
     args === undefined ? { name } : { name, arguments: args }
 
@@ -289,29 +207,11 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
     const outputSchema = callOptions?.outputSchema
     const failure = callOptions?.failure
     const rest = callOptions === undefined ? undefined : withoutSchemas(callOptions)
-    const finish = (raw: unknown): Effect.Effect<Tools.CallToolResult, unknown> => {
+    const finish = (raw: unknown): Effect.Effect<Tools.CallToolResult, unknown> =>
       // The Tasks extension: the server answered with a task, followed to the call's result.
-      if (tasksForm === "extension" && Tasks.isTaskHandle(raw))
-        return Effect.flatMap(tasks.settleHandle(raw, rest), finish)
-      let result = Decode.plainTextResult(raw)
-      if (result === undefined) {
-        const decoded = decodeCallTool(raw)
-        if (Result.isFailure(decoded)) return Effect.fail(Decode.malformed("tools/call", decoded.failure))
-        result = decoded.success
-      }
-      if (failure !== undefined && result.isError === true) {
-        const typed = typedFailure(result, failure)
-        if (typed !== undefined) return Effect.fail(typed.value)
-      }
-      // The common case needs no checks: no schema asked for, none advertised, nothing structured.
-      if (
-        outputSchema === undefined &&
-        (result.isError === true || (result.structuredContent === undefined && !outputSchemas.expectsStructured(name)))
-      ) {
-        return Effect.succeed(result)
-      }
-      return checkToolResult(name, result, outputSchema)
-    }
+      tasksForm === "extension" && Tasks.isTaskHandle(raw)
+        ? Effect.flatMap(tasks.settleHandle(raw, rest), finish)
+        : readResult(name, raw, outputSchema, failure)
     return Effect.flatMap(toolTasks.send(callToolParams(name, args), rest, onProgress), finish)
   }
 
