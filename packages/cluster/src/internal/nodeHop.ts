@@ -55,10 +55,29 @@ class Cut extends Error {
 
 const headersOf = (response: IncomingMessage): Record<string, string> => {
   const headers: Record<string, string> = {}
-  for (const [name, value] of Object.entries(response.headers)) {
+  const parsed = response.headers
+  for (const name in parsed) {
+    const value = parsed[name]
     if (value === undefined || connectionHeaders.has(name)) continue
     headers[name] = Array.isArray(value) ? value.join(", ") : value
   }
+  return headers
+}
+
+/** Headers of the hop's request: the client's without its framing (set here), and the secret. */
+const hopHeaders = (
+  clientHeaders: Record<string, string>,
+  secret: string,
+  body: string | Uint8Array | undefined
+): Record<string, string | number> => {
+  // One copy, built whole: deleting a property afterwards would turn the object into a slower dictionary.
+  const headers: Record<string, string | number> = {}
+  for (const name in clientHeaders) {
+    if (name !== "content-length" && name !== "transfer-encoding") headers[name] = clientHeaders[name]!
+  }
+  headers[ClusterHeaders.HOP] = secret
+  if (body !== undefined)
+    headers["content-length"] = typeof body === "string" ? Buffer.byteLength(body) : body.byteLength
   return headers
 }
 
@@ -90,7 +109,7 @@ export interface NodeHop extends DirectHop.DirectHop {
     method: string,
     url: string,
     headers: Record<string, string>,
-    body: string,
+    body: string | Uint8Array,
     settle: (result: DirectHop.Result) => void
   ) => () => void
   /** Drops the idle connections. */
@@ -128,10 +147,8 @@ export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_
       settled = true
       resume(result)
     }
-    const headers: Record<string, string | number> = { ...clientHeaders, [ClusterHeaders.HOP]: target.secret }
-    if (method === "POST") headers["content-length"] = Buffer.byteLength(body)
-    else delete headers["content-length"]
-    delete headers["transfer-encoding"]
+    const sent = method === "POST" ? body : undefined
+    const headers = hopHeaders(clientHeaders, target.secret, sent)
     const { hostname, port } = addressOf(target.origin)
     const outgoing = httpRequest({ hostname, port, path: url, method, headers, agent })
     boundConnect(outgoing, connectTimeoutMs, () => {
@@ -167,7 +184,7 @@ export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_
       )
       settle({ _tag: "Reply", status, headers: headersOf(response), contentType, body: empty, stream })
     })
-    outgoing.end(method === "POST" ? body : undefined)
+    outgoing.end(sent)
     // Once settled the reply is the caller's (a socket back in the pool must not be destroyed).
     return () => {
       if (settled) return

@@ -58,12 +58,13 @@ export const make = (hop: NodeHop, options: { readonly path: string; readonly ma
     // A client that goes away before its body ended has nothing to be answered.
     request.on("error", () => response.destroy())
     request.on("end", () => {
-      const body = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString("utf8")
+      // Passed on as bytes: only a request handed to the handler needs its text.
+      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
       const headers = Forward.nodeExchangeHeaders(request.headers)
       const abandon = hop.exchange(target, "POST", request.url!, headers, body, (result) => {
         response.off("close", abandon)
         if (result._tag !== "Reply" || result.stream !== undefined) {
-          attempts.set(request, { target, body, result })
+          attempts.set(request, { target, body: body.toString("utf8"), result })
           return app(request, response)
         }
         server.countForwarded()
