@@ -111,81 +111,81 @@ const jsonReply = (
  * error the status table maps is answered as JSON with that status, anything
  * else streams as usual.
  */
-const serve = (
+// One generator function for every POST (here and below): an inline `Effect.gen` would create one per call.
+const serve = Effect.fnUntraced(function* (
   context: Context,
   session: HttpSession.HttpSession,
   frame: JsonRpcCodec.Decoded,
   messages: ReadonlyArray<JsonRpc.Message>,
   onBodyEnd: Effect.Effect<void>,
   statusFromErrors = false
-) =>
-  Effect.gen(function* () {
-    const headers: Record<string, string> = session.id === undefined ? {} : { [Wire.HEADER_SESSION_ID]: session.id }
-    const requests = messages.filter(JsonRpc.isRequest)
-    for (const request of requests) {
-      if (session.isPending(request.id)) {
-        return Wire.errorResponse(
-          400,
-          new McpError.InvalidRequest({ message: `request id ${String(request.id)} is already in flight` }),
-          { id: request.id, headers }
-        )
-      }
-      if (isInitialize(request)) session.trackInitialize(request.id)
+) {
+  const headers: Record<string, string> = session.id === undefined ? {} : { [Wire.HEADER_SESSION_ID]: session.id }
+  const requests = messages.filter(JsonRpc.isRequest)
+  for (const request of requests) {
+    if (session.isPending(request.id)) {
+      return Wire.errorResponse(
+        400,
+        new McpError.InvalidRequest({ message: `request id ${String(request.id)} is already in flight` }),
+        { id: request.id, headers }
+      )
     }
-    if (context.traced && requests.length > 0) yield* linkTransport(requests)
-    if (requests.length === 0) {
-      if (!(yield* session.offer(frame))) return Wire.transportError(404, "Session not found")
-      yield* onBodyEnd
-      return HttpServerResponse.empty({ status: 202, headers })
-    }
-    const initialize = requests.find(isInitialize)
-    const version = session.protocolVersion ?? (initialize === undefined ? undefined : requestedVersion(initialize))
-    const stream = yield* session.openPost(
-      requests.map((r) => r.id),
-      context.json ? "json" : "sse",
-      Streams.primes(version)
-    )
-    // The connection the reply opens with, before the frame is handled: a handler may end it at once
-    // (closeRequestStream), and the reply still carries what was written on it.
-    const connection = stream.connection
-    if (!(yield* session.offer(frame, true))) return Wire.transportError(404, "Session not found")
-    if (stream.collected === undefined) {
-      if (statusFromErrors) {
-        const first = yield* Deferred.await(stream.first)
-        const status = Wire.errorStatusOf(first)
-        if (status !== undefined) {
-          // The SSE text already queued for it is never read: the connection ends with the session.
-          yield* onBodyEnd
-          return Wire.jsonResponse(status, first!, headers)
-        }
-      }
-      // The rule of the reply's shape: `offer` returned once the session took
-      // the frame, so a handler that answered without waiting on anything has
-      // answered now. Its events then go out as one plain body with the
-      // headers; any other answer streams.
-      const whole = connection === undefined ? undefined : yield* session.completeText(stream, connection)
-      if (whole !== undefined) {
-        yield* onBodyEnd
-        return HttpServerResponse.text(whole, {
-          contentType: Wire.CONTENT_SSE,
-          headers: { ...Wire.sseHeaders, ...headers }
-        })
-      }
-      return Streams.sseResponse(session.body(stream, connection).pipe(Stream.ensuring(onBodyEnd)), headers)
-    }
-    if (!statusFromErrors) {
-      // Answered as the frame was taken (the rule above): one plain JSON
-      // response says both "accepted" and the result; an answer still to come
-      // takes the headers-first reply.
-      if (!Deferred.isDoneUnsafe(stream.done)) return jsonReply(session, frame, stream, onBodyEnd, headers)
-    }
-    yield* Deferred.await(stream.done)
+    if (isInitialize(request)) session.trackInitialize(request.id)
+  }
+  if (context.traced && requests.length > 0) yield* linkTransport(requests)
+  if (requests.length === 0) {
+    if (!(yield* session.offer(frame))) return Wire.transportError(404, "Session not found")
     yield* onBodyEnd
-    const body = JsonRpcCodec.isBatch(frame) ? stream.collected : stream.collected[0]
-    if (body === undefined) return HttpServerResponse.empty({ status: 202, headers })
-    const status = statusFromErrors && !Array.isArray(body) ? Wire.errorStatusOf(body as JsonRpc.Message) : undefined
-    return Wire.jsonResponse(status ?? 200, body, headers)
-  })
+    return HttpServerResponse.empty({ status: 202, headers })
+  }
+  const initialize = requests.find(isInitialize)
+  const version = session.protocolVersion ?? (initialize === undefined ? undefined : requestedVersion(initialize))
+  const stream = yield* session.openPost(
+    requests.map((r) => r.id),
+    context.json ? "json" : "sse",
+    Streams.primes(version)
+  )
+  // The connection the reply opens with, before the frame is handled: a handler may end it at once
+  // (closeRequestStream), and the reply still carries what was written on it.
+  const connection = stream.connection
+  if (!(yield* session.offer(frame, true))) return Wire.transportError(404, "Session not found")
+  if (stream.collected === undefined) {
+    if (statusFromErrors) {
+      const first = yield* Deferred.await(stream.first)
+      const status = Wire.errorStatusOf(first)
+      if (status !== undefined) {
+        // The SSE text already queued for it is never read: the connection ends with the session.
+        yield* onBodyEnd
+        return Wire.jsonResponse(status, first!, headers)
+      }
+    }
+    // The rule of the reply's shape: `offer` returned once the session took
+    // the frame, so a handler that answered without waiting on anything has
+    // answered now. Its events then go out as one plain body with the
+    // headers; any other answer streams.
+    const whole = connection === undefined ? undefined : yield* session.completeText(stream, connection)
+    if (whole !== undefined) {
+      yield* onBodyEnd
+      return HttpServerResponse.text(whole, {
+        contentType: Wire.CONTENT_SSE,
+        headers: { ...Wire.sseHeaders, ...headers }
+      })
+    }
+    return Streams.sseResponse(session.body(stream, connection).pipe(Stream.ensuring(onBodyEnd)), headers)
+  }
+  if (!statusFromErrors) {
+    // Answered as the frame was taken (the rule above): one plain JSON
+    // response says both "accepted" and the result; an answer still to come
+    // takes the headers-first reply.
+    if (!Deferred.isDoneUnsafe(stream.done)) return jsonReply(session, frame, stream, onBodyEnd, headers)
+  }
+  yield* Deferred.await(stream.done)
+  yield* onBodyEnd
+  const body = JsonRpcCodec.isBatch(frame) ? stream.collected : stream.collected[0]
+  if (body === undefined) return HttpServerResponse.empty({ status: 202, headers })
+  const status = statusFromErrors && !Array.isArray(body) ? Wire.errorStatusOf(body as JsonRpc.Message) : undefined
+  return Wire.jsonResponse(status ?? 200, body, headers)
+})
 
 /**
  * A per-request session of a stateful revision starts as if initialized in
@@ -194,33 +194,32 @@ const serve = (
  */
 const statelessClient: Session.Initialized["peerInfo"] = { name: "stateless-http-client", version: "0.0.0" }
 
-const servePerRequest = (
+const servePerRequest = Effect.fnUntraced(function* (
   context: Context,
   frame: JsonRpcCodec.Decoded,
   messages: ReadonlyArray<JsonRpc.Message>,
   legacyVersion: string | undefined,
   authenticated: Authenticated | undefined
-) =>
-  Effect.gen(function* () {
-    const single = messages.length === 1 ? messages[0]! : undefined
-    // An initialize is answered by the session itself; anything else is served as already initialized.
-    const revision =
-      legacyVersion === undefined || (single !== undefined && isInitialize(single))
-        ? undefined
-        : Session.negotiate(legacyVersion, context.supportedVersions)
-    if (legacyVersion !== undefined && revision === undefined && (single === undefined || !isInitialize(single))) {
-      return Wire.badRequest(`unsupported protocol version ${legacyVersion}`)
-    }
-    const { http, close } = yield* context.sessions.oneShot(
-      revision === undefined ? undefined : { revision, peerCapabilities: {}, peerInfo: statelessClient },
-      authenticated
-    )
-    // Notifications are processed before the session ends; replies end it when complete.
-    const end = Effect.andThen(Effect.andThen(http.endInput, http.drained), close)
-    return yield* serve(context, http, frame, messages, end, legacyVersion === undefined).pipe(
-      Effect.onInterrupt(() => close)
-    )
-  })
+) {
+  const single = messages.length === 1 ? messages[0]! : undefined
+  // An initialize is answered by the session itself; anything else is served as already initialized.
+  const revision =
+    legacyVersion === undefined || (single !== undefined && isInitialize(single))
+      ? undefined
+      : Session.negotiate(legacyVersion, context.supportedVersions)
+  if (legacyVersion !== undefined && revision === undefined && (single === undefined || !isInitialize(single))) {
+    return Wire.badRequest(`unsupported protocol version ${legacyVersion}`)
+  }
+  const { http, close } = yield* context.sessions.oneShot(
+    revision === undefined ? undefined : { revision, peerCapabilities: {}, peerInfo: statelessClient },
+    authenticated
+  )
+  // Notifications are processed before the session ends; replies end it when complete.
+  const end = Effect.andThen(Effect.andThen(http.endInput, http.drained), close)
+  return yield* serve(context, http, frame, messages, end, legacyVersion === undefined).pipe(
+    Effect.onInterrupt(() => close)
+  )
+})
 
 const refuse = (problem: { readonly error: McpError.McpError; readonly id: JsonRpc.RequestId | null }) =>
   Wire.errorResponse(400, problem.error, { id: problem.id })
@@ -230,95 +229,94 @@ const refuse = (problem: { readonly error: McpError.McpError; readonly id: JsonR
  * authenticates (its session must be the principal's own, its messages may
  * need scopes); undefined otherwise.
  */
-export const handle = (
+export const handle = Effect.fnUntraced(function* (
   request: HttpServerRequest.HttpServerRequest,
   context: Context,
   authenticated?: Authenticated | undefined
-) =>
-  Effect.gen(function* () {
-    if (!Wire.acceptsJsonAndSse(request.headers["accept"])) {
-      return Wire.transportError(406, "Not Acceptable: the client must accept application/json and text/event-stream")
+) {
+  if (!Wire.acceptsJsonAndSse(request.headers["accept"])) {
+    return Wire.transportError(406, "Not Acceptable: the client must accept application/json and text/event-stream")
+  }
+  if (!Wire.isJsonContent(request.headers["content-type"])) {
+    return Wire.transportError(415, "Unsupported Media Type: the body must be application/json")
+  }
+  const headerVersion = request.headers[Wire.HEADER_PROTOCOL_VERSION]
+  const read = yield* Wire.readFrame(request, context.maxBodyBytes, context.meter)
+  if (Result.isFailure(read)) return read.failure
+  const frame = read.success
+  const batch = JsonRpcCodec.isBatch(frame)
+  const entries = batch ? frame : [frame]
+  const failures = entries.filter(JsonRpcCodec.isDecodeFailure)
+  if (failures.length > 0)
+    return Wire.jsonResponse(
+      400,
+      failures.map((f) => f.toResponse())
+    )
+  const messages = entries as ReadonlyArray<JsonRpc.Message>
+  // Before anything reaches a session: the answer is an HTTP 403 the client can step up from.
+  if (authenticated !== undefined && context.requiredScopes !== undefined) {
+    const required = missingScopesOf(messages, context.requiredScopes, authenticated.scopes)
+    if (required !== undefined) return context.authentication!.insufficientScope(authenticated, required)
+  }
+  // Refused after reading the body, so the error names the request it answers.
+  if (headerVersion !== undefined && !(context.supportedVersions as ReadonlyArray<string>).includes(headerVersion)) {
+    const single = messages.length === 1 ? messages[0]! : undefined
+    return refuse({
+      error: new McpError.UnsupportedProtocolVersion({
+        message: `Bad Request: unsupported protocol version ${headerVersion}`,
+        data: { requested: headerVersion, supported: [...context.supportedVersions] }
+      }),
+      id: single !== undefined && JsonRpc.isRequest(single) ? single.id : null
+    })
+  }
+
+  let bodyVersion: string | undefined
+  for (const message of messages) {
+    const version = Headers.metaVersionOf(message)
+    if (Headers.isStatelessVersion(version)) {
+      bodyVersion = version
+      break
     }
-    if (!Wire.isJsonContent(request.headers["content-type"])) {
-      return Wire.transportError(415, "Unsupported Media Type: the body must be application/json")
-    }
-    const headerVersion = request.headers[Wire.HEADER_PROTOCOL_VERSION]
-    const read = yield* Wire.readFrame(request, context.maxBodyBytes, context.meter)
-    if (Result.isFailure(read)) return read.failure
-    const frame = read.success
-    const batch = JsonRpcCodec.isBatch(frame)
-    const entries = batch ? frame : [frame]
-    const failures = entries.filter(JsonRpcCodec.isDecodeFailure)
-    if (failures.length > 0)
-      return Wire.jsonResponse(
-        400,
-        failures.map((f) => f.toResponse())
-      )
-    const messages = entries as ReadonlyArray<JsonRpc.Message>
-    // Before anything reaches a session: the answer is an HTTP 403 the client can step up from.
-    if (authenticated !== undefined && context.requiredScopes !== undefined) {
-      const required = missingScopesOf(messages, context.requiredScopes, authenticated.scopes)
-      if (required !== undefined) return context.authentication!.insufficientScope(authenticated, required)
-    }
-    // Refused after reading the body, so the error names the request it answers.
-    if (headerVersion !== undefined && !(context.supportedVersions as ReadonlyArray<string>).includes(headerVersion)) {
-      const single = messages.length === 1 ? messages[0]! : undefined
+  }
+  const statelessVersion = bodyVersion ?? (Headers.isStatelessVersion(headerVersion) ? headerVersion : undefined)
+  if (statelessVersion !== undefined) {
+    if (batch) return Wire.badRequest(`batches are not supported by revision ${statelessVersion}`)
+    const problem = Headers.checkStateless(request.headers, messages[0]!, context.paramHeaders)
+    if (problem !== undefined) return refuse(problem)
+    if (!(context.supportedVersions as ReadonlyArray<string>).includes(statelessVersion)) {
       return refuse({
         error: new McpError.UnsupportedProtocolVersion({
-          message: `Bad Request: unsupported protocol version ${headerVersion}`,
-          data: { requested: headerVersion, supported: [...context.supportedVersions] }
+          message: `unsupported protocol version ${statelessVersion}`,
+          data: { requested: statelessVersion, supported: [...context.supportedVersions] }
         }),
-        id: single !== undefined && JsonRpc.isRequest(single) ? single.id : null
+        id: JsonRpc.isRequest(messages[0]!) ? messages[0].id : null
       })
     }
+    return yield* servePerRequest(context, frame, messages, undefined, authenticated)
+  }
+  if (batch && messages.some(isInitialize)) return Wire.badRequest("initialize must not be part of a batch")
+  if (!context.stateful) {
+    const version = headerVersion ?? "2025-03-26"
+    if (batch && !batchesAllowed(version)) return Wire.badRequest(`batches are not supported by revision ${version}`)
+    return yield* servePerRequest(context, frame, messages, version, authenticated)
+  }
 
-    let bodyVersion: string | undefined
-    for (const message of messages) {
-      const version = Headers.metaVersionOf(message)
-      if (Headers.isStatelessVersion(version)) {
-        bodyVersion = version
-        break
-      }
-    }
-    const statelessVersion = bodyVersion ?? (Headers.isStatelessVersion(headerVersion) ? headerVersion : undefined)
-    if (statelessVersion !== undefined) {
-      if (batch) return Wire.badRequest(`batches are not supported by revision ${statelessVersion}`)
-      const problem = Headers.checkStateless(request.headers, messages[0]!, context.paramHeaders)
-      if (problem !== undefined) return refuse(problem)
-      if (!(context.supportedVersions as ReadonlyArray<string>).includes(statelessVersion)) {
-        return refuse({
-          error: new McpError.UnsupportedProtocolVersion({
-            message: `unsupported protocol version ${statelessVersion}`,
-            data: { requested: statelessVersion, supported: [...context.supportedVersions] }
-          }),
-          id: JsonRpc.isRequest(messages[0]!) ? messages[0].id : null
-        })
-      }
-      return yield* servePerRequest(context, frame, messages, undefined, authenticated)
-    }
-    if (batch && messages.some(isInitialize)) return Wire.badRequest("initialize must not be part of a batch")
-    if (!context.stateful) {
-      const version = headerVersion ?? "2025-03-26"
-      if (batch && !batchesAllowed(version)) return Wire.badRequest(`batches are not supported by revision ${version}`)
-      return yield* servePerRequest(context, frame, messages, version, authenticated)
-    }
-
-    let session: HttpSession.HttpSession
-    if (request.headers[Wire.HEADER_SESSION_ID] === undefined && !batch && isInitialize(messages[0]!)) {
-      const created = yield* context.sessions.create(request, authenticated)
-      if (!(created instanceof HttpSession.HttpSession)) return created
-      session = created
-    } else {
-      const found = context.sessions.of(request, authenticated)
-      if (!(found instanceof HttpSession.HttpSession)) return found
-      session = found
-    }
-    if (batch && !batchesAllowed(session.protocolVersion)) {
-      return Wire.badRequest(`batches are not supported by revision ${session.protocolVersion ?? "(none yet)"}`)
-    }
-    session.beginExchange()
-    const done = Effect.sync(() => session.touch())
-    return yield* serve(context, session, frame, messages, done).pipe(
-      Effect.ensuring(Effect.sync(() => session.endExchange()))
-    )
-  })
+  let session: HttpSession.HttpSession
+  if (request.headers[Wire.HEADER_SESSION_ID] === undefined && !batch && isInitialize(messages[0]!)) {
+    const created = yield* context.sessions.create(request, authenticated)
+    if (!(created instanceof HttpSession.HttpSession)) return created
+    session = created
+  } else {
+    const found = context.sessions.of(request, authenticated)
+    if (!(found instanceof HttpSession.HttpSession)) return found
+    session = found
+  }
+  if (batch && !batchesAllowed(session.protocolVersion)) {
+    return Wire.badRequest(`batches are not supported by revision ${session.protocolVersion ?? "(none yet)"}`)
+  }
+  session.beginExchange()
+  const done = Effect.sync(() => session.touch())
+  return yield* serve(context, session, frame, messages, done).pipe(
+    Effect.ensuring(Effect.sync(() => session.endExchange()))
+  )
+})
