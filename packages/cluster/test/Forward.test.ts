@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as DirectHop from "../src/DirectHop.ts"
 import * as Forward from "../src/internal/forward.ts"
+import * as NodeHop from "../src/internal/nodeHop.ts"
 
 describe("locating a session's owner", () => {
   it.effect("Locate answers the owner's hop target and runs nothing of the session", () =>
@@ -54,15 +55,21 @@ describe("locating a session's owner", () => {
     // What the receiving process itself says goes with the exchange.
     const opening = Forward.toExchange(request, "{}", { [Forward.HEADER_NEW_SESSION]: "picked" })
     assert.strictEqual(opening.headers[Forward.HEADER_NEW_SESSION], "picked")
-    // The same for Node's parsed headers (the relay): private ones dropped, repeated ones joined.
+    // The same for Node's parsed headers (the relay's, which the hop copies once): private ones dropped,
+    // repeated ones joined; the hop adds its own secret and the length of the body it sends.
     assert.deepStrictEqual(
-      Forward.nodeExchangeHeaders({
-        accept: ["application/json", "text/event-stream"],
-        [Forward.HEADER_CLIENT]: "10.0.0.1",
-        [DirectHop.HEADER_SECRET]: "guess",
-        missing: undefined
-      }),
-      { accept: "application/json, text/event-stream" }
+      NodeHop.hopHeaders(
+        {
+          accept: ["application/json", "text/event-stream"],
+          [Forward.HEADER_CLIENT]: "10.0.0.1",
+          [DirectHop.HEADER_SECRET]: "guess",
+          "content-length": "99",
+          missing: undefined
+        },
+        "k",
+        "{}"
+      ),
+      { accept: "application/json, text/event-stream", [DirectHop.HEADER_SECRET]: "k", "content-length": 2 }
     )
   })
 })

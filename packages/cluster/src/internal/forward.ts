@@ -44,8 +44,6 @@ export const located = (via: string) => McpSession.of({ Locate: () => Effect.suc
 // tests use.
 export { CLIENT as HEADER_CLIENT, NEW_SESSION as HEADER_NEW_SESSION } from "./headers.ts"
 
-const privateHeaders = new Set([ClusterHeaders.NEW_SESSION, ClusterHeaders.CLIENT, ClusterHeaders.HOP])
-
 /** The exchange of a request whose body was read already, with the headers this process adds. */
 export const toExchange = (
   request: HttpServerRequest.HttpServerRequest,
@@ -54,24 +52,8 @@ export const toExchange = (
 ): DirectHop.Request => {
   const headers: Record<string, string> = {}
   for (const [name, value] of Object.entries(request.headers)) {
-    if (!privateHeaders.has(name)) headers[name] = value
+    if (!ClusterHeaders.PRIVATE.has(name)) headers[name] = value
   }
   if (extra !== undefined) Object.assign(headers, extra)
   return { method: request.method, url: request.url, headers, body }
-}
-
-/**
- * The headers of an exchange from Node's parsed headers (the Node relay's
- * requests): the private ones dropped, repeated ones joined.
- */
-export const nodeExchangeHeaders = (headers: {
-  readonly [name: string]: string | ReadonlyArray<string> | undefined
-}): Record<string, string> => {
-  const exchange: Record<string, string> = {}
-  for (const name in headers) {
-    const value = headers[name]
-    if (value === undefined || privateHeaders.has(name)) continue
-    exchange[name] = typeof value === "string" ? value : value.join(", ")
-  }
-  return exchange
 }

@@ -2,7 +2,7 @@
  * The names of the headers one runner sets for another (the cluster's own,
  * besides the MCP ones of `@effect-mcp/http/McpHeaders`), in one place. A
  * runner believes them only on a direct hop carrying its own secret; from a
- * client they are stripped (forward.ts and replies.ts say which, where).
+ * client they are stripped (`PRIVATE`).
  *
  * Lower case, as Node and effect's `Headers` hold header names.
  */
@@ -18,3 +18,6 @@ export const NEW_SESSION = "x-effect-mcp-cluster-session"
 
 /** The client's address as the receiving process saw it, for the owner's per-client limits. */
 export const CLIENT = "x-effect-mcp-cluster-client"
+
+/** The headers one runner sets for another, never taken from a client (nor passed to the server). */
+export const PRIVATE: ReadonlySet<string> = new Set([NEW_SESSION, CLIENT, HOP])

@@ -64,16 +64,26 @@ const headersOf = (response: IncomingMessage): Record<string, string> => {
   return headers
 }
 
-/** Headers of the hop's request: the client's without its framing (set here), and the secret. */
-const hopHeaders = (
-  clientHeaders: Record<string, string>,
+/** Headers as a client sent them: an exchange's, or Node's parsed ones (a repeated header an array). */
+export type ClientHeaders = { readonly [name: string]: string | ReadonlyArray<string> | undefined }
+
+/**
+ * Headers of the hop's request: the client's without the private ones (a
+ * runner's to set) and their framing (set here, for the body sent), repeated
+ * ones joined, and the secret.
+ */
+export const hopHeaders = (
+  clientHeaders: ClientHeaders,
   secret: string,
   body: string | Uint8Array | undefined
 ): Record<string, string | number> => {
   // One copy, built whole: deleting a property afterwards would turn the object into a slower dictionary.
   const headers: Record<string, string | number> = {}
   for (const name in clientHeaders) {
-    if (name !== "content-length" && name !== "transfer-encoding") headers[name] = clientHeaders[name]!
+    const value = clientHeaders[name]
+    if (value === undefined || ClusterHeaders.PRIVATE.has(name)) continue
+    if (name === "content-length" || name === "transfer-encoding") continue
+    headers[name] = typeof value === "string" ? value : value.join(", ")
   }
   headers[ClusterHeaders.HOP] = secret
   if (body !== undefined)
@@ -108,7 +118,7 @@ export interface NodeHop extends DirectHop.DirectHop {
     target: DirectHop.Target,
     method: string,
     url: string,
-    headers: Record<string, string>,
+    headers: ClientHeaders,
     body: string | Uint8Array,
     settle: (result: DirectHop.Result) => void
   ) => () => void

@@ -21,7 +21,6 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import type * as ClusteredHttpServer from "../ClusteredHttpServer.ts"
 import type * as DirectHop from "../DirectHop.ts"
-import * as Forward from "./forward.ts"
 import * as ClusterHeaders from "./headers.ts"
 import type { NodeHop } from "./nodeHop.ts"
 
@@ -60,8 +59,7 @@ export const make = (hop: NodeHop, options: { readonly path: string; readonly ma
     request.on("end", () => {
       // Passed on as bytes: only a request handed to the handler needs its text.
       const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
-      const headers = Forward.nodeExchangeHeaders(request.headers)
-      const abandon = hop.exchange(target, "POST", request.url!, headers, body, (result) => {
+      const abandon = hop.exchange(target, "POST", request.url!, request.headers, body, (result) => {
         response.off("close", abandon)
         if (result._tag !== "Reply" || result.stream !== undefined) {
           attempts.set(request, { target, body: body.toString("utf8"), result })

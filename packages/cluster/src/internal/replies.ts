@@ -62,9 +62,6 @@ const answeredWith = (body: string, answer: (id: JsonRpc.RequestId) => JsonRpc.M
   return HttpServerResponse.text(answers, { status: 200, contentType: "application/json" })
 }
 
-/** The headers one runner sets for another, never taken from a client (nor passed to the server). */
-export const privateHeaders = new Set([ClusterHeaders.NEW_SESSION, ClusterHeaders.CLIENT, ClusterHeaders.HOP])
-
 export const hasPrivate = (headers: Headers.Headers) =>
   headers[ClusterHeaders.NEW_SESSION] !== undefined ||
   headers[ClusterHeaders.CLIENT] !== undefined ||
@@ -73,7 +70,7 @@ export const hasPrivate = (headers: Headers.Headers) =>
 /** One copy without them (a hop carries two: one `Headers.remove` copy each cost more). */
 export const withoutPrivate = (headers: Headers.Headers): Headers.Headers => {
   const rest: Record<string, string> = {}
-  for (const name of Object.keys(headers)) if (!privateHeaders.has(name)) rest[name] = headers[name]!
+  for (const name of Object.keys(headers)) if (!ClusterHeaders.PRIVATE.has(name)) rest[name] = headers[name]!
   return Headers.fromRecordUnsafe(rest)
 }
 
