@@ -48,10 +48,11 @@ const fallbackStatuses = new Set([400, 404, 405])
  * Executes a POST. Without a tracer installed no one can see the client's
  * span of it, nor the trace its `traceparent`/`b3` headers would name: the
  * POST goes without them, which spares a span and two headers to write and
- * parse per message, and as a bare request (see `BareRequests`). Traced, the HTTP client's span is a child of the MCP
- * request's span (the POST runs under it), its `traceparent` header names it,
- * and the trace's `tracestate` goes along, as the W3C Trace Context headers
- * the MCP conventions expect on the transport.
+ * parse per message, and as a bare request (see `BareRequests`). Traced, the
+ * HTTP client's span is a child of the MCP request's span (the POST runs
+ * under it), its `traceparent` header names it, and the trace's `tracestate`
+ * goes along, as the W3C Trace Context headers the MCP conventions expect on
+ * the transport.
  */
 const execute = (
   http: HttpClient.HttpClient,
