@@ -90,7 +90,13 @@ const resolved = Promise.resolve()
  * used here). Shared by the engine's transports and `@effect-mcp/http`'s.
  */
 export class PushQueue<A, E = never> {
-  private items: Array<A> = []
+  // The buffer: items[head] to items[count - 1], in order. It is emptied by
+  // moving the two indices back to 0, never by `length = 0`, which makes V8
+  // drop the backing store, so every item after an empty queue allocated a
+  // new one (two per in-process call, ~300 bytes). Taken slots are cleared.
+  private items: Array<A | undefined> = []
+  private head = 0
+  private count = 0
   // Made when the first writer has to wait: most queues never see one.
   private writers: Array<Writer<A>> | undefined = undefined
   private reader: ((effect: Effect.Effect<Batch<A>, E | Cause.Done>) => void) | undefined = undefined
@@ -100,9 +106,7 @@ export class PushQueue<A, E = never> {
   // The consumer asked to wait, or the queue is handing it items right now.
   private paused = false
   private pumping = false
-  // A server holds many queues (its sessions' streams): the second buffer and
-  // `take` are made on first use, not per queue.
-  private spare: Array<A> | undefined = undefined
+  // A server holds many queues (its sessions' streams): `take` is made on first use, not per queue.
   private taking: Effect.Effect<Batch<A>, E | Cause.Done> | undefined = undefined
   private resuming: (() => void) | undefined = undefined
   readonly capacity: number
@@ -119,7 +123,7 @@ export class PushQueue<A, E = never> {
 
   /** Items buffered now (waiting writers not counted). */
   get size(): number {
-    return this.items.length
+    return this.count - this.head
   }
 
   /** Whether the queue was closed (its consumer may still be taking what is buffered). */
@@ -129,7 +133,7 @@ export class PushQueue<A, E = never> {
 
   /** Whether an item offered now would be taken without waiting. */
   hasRoom(): boolean {
-    return this.ending === undefined && this.items.length < this.capacity && !this.hasWriters()
+    return this.ending === undefined && this.count - this.head < this.capacity && !this.hasWriters()
   }
 
   /**
@@ -137,7 +141,7 @@ export class PushQueue<A, E = never> {
    * `hasRoom()`, or producers that pause themselves when the queue is full.
    */
   offerNow(item: A): void {
-    this.items.push(item)
+    this.items[this.count++] = item
     this.wake()
   }
 
@@ -262,7 +266,7 @@ export class PushQueue<A, E = never> {
   halt(): void {
     if (this.ending === undefined) this.ending = done
     this.refuseWriters()
-    this.items = []
+    this.clear()
     this.consumer = undefined
     this.wake()
   }
@@ -300,22 +304,36 @@ export class PushQueue<A, E = never> {
     for (const writer of writers) settle(writer, refused)
   }
 
-  /** Takes every buffered item; `next` (empty) becomes the buffer. */
-  private drain(next: Array<A> = []): Batch<A> | undefined {
-    if (this.items.length === 0 && !this.hasWriters()) return undefined
-    const batch = this.items
-    this.items = next
-    if (this.hasWriters()) {
-      // Waiting writers are admitted in arrival order, up to capacity; they are
-      // resumed only once the batch is complete, since a resumed writer may
-      // offer again at once.
-      const admitted = this.writers!.splice(0, this.capacity)
+  /** Takes every buffered item, as an array of its own (handed to the `take`r). */
+  private drain(): Batch<A> | undefined {
+    if (this.count === this.head && !this.hasWriters()) return undefined
+    const batch = this.items.slice(this.head, this.count) as Array<A>
+    this.clear()
+    const admitted = this.admitWriters()
+    if (admitted !== undefined) {
       for (const writer of admitted) batch.push(writer.item)
       for (const writer of admitted) settle(writer, accepted)
     }
     if (batch.length === 0) return undefined
     this.onTaken?.()
     return batch as unknown as Batch<A>
+  }
+
+  /**
+   * Waiting writers are admitted in arrival order, up to capacity. Their
+   * writers are resumed only once their items are in place, since a resumed
+   * writer may offer again at once.
+   */
+  private admitWriters(): Array<Writer<A>> | undefined {
+    return this.hasWriters() ? this.writers!.splice(0, this.capacity) : undefined
+  }
+
+  /** Empties the buffer, keeping its backing store. */
+  private clear(): void {
+    const items = this.items
+    for (let i = this.head; i < this.count; i++) items[i] = undefined
+    this.head = 0
+    this.count = 0
   }
 
   private wake(): void {
@@ -330,11 +348,52 @@ export class PushQueue<A, E = never> {
   private schedule(): void {
     if (this.wakeScheduled) return
     this.wakeScheduled = true
-    // A callback per wake-up, not one kept on the queue: V8 allocates a closure
-    // stored in a property in the old generation, and the Peer's input makes a
-    // queue per offered frame once it has dropped the last one, so each would
-    // be old-generation garbage (measured: ~5% of an in-memory HTTP call, GC).
-    resolved.then(() => this.onWake())
+    PushQueue.wakeLater(this as unknown as PushQueue<unknown, unknown>)
+  }
+
+  // ---- wake-ups: one microtask for every queue woken in the same turn --------
+
+  // The queues to wake, in the order they asked, and how many. Emptied by the count (slots cleared), not by
+  // `length = 0`, which drops the backing store. A microtask per queue (`then` and a closure each) cost two
+  // promise reactions and two closures per in-process call, and one per call for every call in flight.
+  private static waking: Array<PushQueue<unknown, unknown> | undefined> = []
+  private static wakingCount = 0
+  private static spareWaking: Array<PushQueue<unknown, unknown> | undefined> = []
+  private static flushScheduled = false
+
+  private static wakeLater(queue: PushQueue<unknown, unknown>): void {
+    PushQueue.waking[PushQueue.wakingCount++] = queue
+    if (PushQueue.flushScheduled) return
+    PushQueue.flushScheduled = true
+    resolved.then(PushQueue.flush)
+  }
+
+  /**
+   * Wakes the queues listed when the microtask was queued. Those listed
+   * meanwhile (a consumer that offers to another queue) wait for the next
+   * microtask, as a microtask of their own would, behind what was queued in between.
+   */
+  private static flush(): void {
+    const queues = PushQueue.waking
+    const count = PushQueue.wakingCount
+    PushQueue.waking = PushQueue.spareWaking
+    PushQueue.spareWaking = queues
+    PushQueue.wakingCount = 0
+    PushQueue.flushScheduled = false
+    let i = 0
+    try {
+      for (; i < count; i++) {
+        const queue = queues[i]!
+        queues[i] = undefined
+        queue.onWake()
+      }
+    } finally {
+      // A consumer threw (a defect): the queues after it are still woken, on the next microtask.
+      for (i++; i < count; i++) {
+        PushQueue.wakeLater(queues[i]!)
+        queues[i] = undefined
+      }
+    }
   }
 
   private onWake(): void {
@@ -360,22 +419,29 @@ export class PushQueue<A, E = never> {
     this.pumping = true
     try {
       for (;;) {
-        const batch = this.drain(this.spare ?? []) as Array<A> | undefined
-        if (batch === undefined) break
-        for (let i = 0; i < batch.length; i++) {
-          const taken = consumer.push(batch[i]!)
+        // Admitted writers' items go behind the buffered ones, as `drain` hands them over.
+        const admitted = this.admitWriters()
+        if (admitted !== undefined) {
+          for (const writer of admitted) this.items[this.count++] = writer.item
+          for (const writer of admitted) settle(writer, accepted)
+        }
+        if (this.count === this.head) break
+        this.onTaken?.()
+        const items = this.items
+        // Items offered while the consumer takes land behind, and are taken in this pass.
+        while (this.head < this.count) {
+          const item = items[this.head] as A
+          items[this.head++] = undefined
+          const taken = consumer.push(item)
           // A consumer that halted the queue while taking is handed nothing more.
           if (this.consumer !== consumer) return
           if (taken) continue
-          // The consumer waits: what it did not take goes back in front, in order.
+          // The consumer waits: what it did not take stays in front, in order.
           this.paused = true
-          if (i + 1 < batch.length) this.items = batch.slice(i + 1).concat(this.items)
-          this.spare = undefined
           return
         }
-        // Two buffers take turns: the one handed over is emptied and becomes the next buffer.
-        batch.length = 0
-        this.spare = batch
+        this.head = 0
+        this.count = 0
       }
     } finally {
       this.pumping = false

@@ -186,6 +186,40 @@ describe("PushQueue", () => {
     })
   )
 
+  it.effect(
+    "queues woken in one turn take their items on one microtask, in that order; one woken from a wake-up, on a later one",
+    () =>
+      Effect.gen(function* () {
+        const log: Array<string> = []
+        const logging = (name: string, forward?: PushQueue<number>) => ({
+          push: (n: number) => {
+            log.push(`${name}${n}`)
+            forward?.offerNow(n)
+            return true
+          },
+          end: () => {}
+        })
+        const c = new PushQueue<number>(4)
+        const a = new PushQueue<number>(4)
+        const b = new PushQueue<number>(4)
+        a.attach(logging("a", c))
+        b.attach(logging("b"))
+        c.attach(logging("c"))
+        yield* microtasks
+        a.offerNow(1)
+        b.offerNow(2)
+        a.offerNow(3)
+        void Promise.resolve().then(() => log.push("queued after"))
+        assert.deepStrictEqual(log, [])
+        yield* microtasks
+        assert.deepStrictEqual(log, ["a1", "a3", "b2", "queued after", "c1", "c3"])
+        // Emptied and filled again, a queue keeps its order.
+        for (const n of [4, 5, 6]) b.offerNow(n)
+        yield* microtasks
+        assert.deepStrictEqual(log.slice(6), ["b4", "b5", "b6"])
+      })
+  )
+
   it.effect("deliverNow hands the buffer to the attached consumer in the caller's stack, once, in order", () =>
     Effect.gen(function* () {
       const queue = new PushQueue<number>(4)
