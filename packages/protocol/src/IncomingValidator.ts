@@ -12,6 +12,7 @@ import * as SchemaIssue from "effect/SchemaIssue"
 import * as SchemaParser from "effect/SchemaParser"
 import type * as JsonRpc from "./JsonRpc.ts"
 import * as McpError from "./McpError.ts"
+import * as RepeatedMeta from "./internal/repeatedMeta.ts"
 import type { AnyCodec, MethodSpec, RevisionSpec } from "./Revision.ts"
 
 /** A message that passed: its method's spec and its decoded params (`undefined` when absent and optional). */
@@ -75,6 +76,19 @@ const decoderFor = (schema: AnyCodec): Decoder => {
   return decoder
 }
 
+const paramsDecoders = new WeakMap<AnyCodec, Decoder>()
+
+// A method's params: a required `_meta` (the stateless revision's) is decoded through a memo (see
+// internal/repeatedMeta.ts), anything else by the schema's decoder alone.
+const paramsDecoderFor = (schema: AnyCodec): Decoder => {
+  let decoder = paramsDecoders.get(schema)
+  if (decoder === undefined) {
+    decoder = RepeatedMeta.decoder(schema, decoderFor) ?? decoderFor(schema)
+    paramsDecoders.set(schema, decoder)
+  }
+  return decoder
+}
+
 const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 
 /**
@@ -118,7 +132,7 @@ const invalidParams = (method: string, detail: string, data?: unknown) =>
 const decodeParams = (spec: MethodSpec, params: object): Result.Result<Validated, ValidationError> => {
   let decoded: Result.Result<unknown, SchemaIssue.Issue>
   try {
-    decoded = decoderFor(spec.params)(params)
+    decoded = paramsDecoderFor(spec.params)(params)
   } catch (cause) {
     // Only a broken schema (a defect, or an asynchronous decoder) gets here.
     const detail = cause instanceof Error ? cause.message : String(cause)

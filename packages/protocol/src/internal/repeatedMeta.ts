@@ -1,0 +1,145 @@
+/**
+ * Decoding params whose `_meta` is required and repeats from request to
+ * request. In the stateless revision (2026-07-28) every request carries in
+ * its `_meta` what a session would otherwise hold (the protocol version, the
+ * client's capabilities and information), the same on each request of a
+ * client; decoding that `_meta` with its schema is most of the work of
+ * validating such a request.
+ *
+ * So the `_meta` is decoded apart, through a small memo of the last few seen:
+ * one equal to a remembered one (plain JSON, compared within a bound) takes
+ * its decoded value; the rest of the params are decoded as before. A
+ * remembered `_meta` was decoded from a private frozen copy, so no caller can
+ * change it afterwards, and its decoded value is frozen too (the params a
+ * handler gets are read-only). Whatever fails is decoded again whole, so the
+ * issues reported are those of the full schema.
+ */
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as SchemaAST from "effect/SchemaAST"
+import type * as SchemaIssue from "effect/SchemaIssue"
+import type { AnyCodec } from "../Revision.ts"
+
+/** A params decoder: the decoded params, or the issue. */
+export type Decoder = (input: unknown) => Result.Result<unknown, SchemaIssue.Issue>
+
+/** The `_meta` values remembered per method, most recent first: enough for a few clients taking turns. */
+const MEMO_SIZE = 4
+
+/** Values compared, copied or frozen per `_meta`, at most: a larger one is decoded every time. */
+const MAX_NODES = 256
+
+interface Remembered {
+  readonly copy: unknown
+  readonly decoded: unknown
+}
+
+// What is left of the bound of the comparison, copy or freeze under way (one at a time: each is synchronous).
+let budget = 0
+
+const isPlain = (value: object): boolean => {
+  const proto = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null
+}
+
+/** Whether `a` and `b` are the same plain JSON value; false once `budget` values were compared. */
+const sameJson = (a: unknown, b: unknown): boolean => {
+  if (--budget < 0) return false
+  if (a === b) return typeof a !== "object" || a === null
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false
+    return true
+  }
+  if (Array.isArray(b) || !isPlain(a) || !isPlain(b)) return false
+  let keys = 0
+  for (const key in a) {
+    if (!Object.hasOwn(a, key) || !Object.hasOwn(b, key)) return false
+    if (!sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])) return false
+    keys++
+  }
+  for (const key in b) if (Object.hasOwn(b, key)) keys--
+  return keys === 0
+}
+
+/** A frozen copy of a plain JSON value; undefined when it is not one, or once `budget` values were copied. */
+const frozenCopy = (value: unknown): { readonly value: unknown } | undefined => {
+  if (--budget < 0) return undefined
+  if (value === null || typeof value === "string" || typeof value === "boolean") return { value }
+  if (typeof value === "number") return Number.isFinite(value) ? { value } : undefined
+  if (typeof value !== "object") return undefined
+  if (Array.isArray(value)) {
+    const out: Array<unknown> = []
+    for (const item of value) {
+      const copied = frozenCopy(item)
+      if (copied === undefined) return undefined
+      out.push(copied.value)
+    }
+    return { value: Object.freeze(out) }
+  }
+  if (!isPlain(value)) return undefined
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(value)) {
+    const copied = frozenCopy((value as Record<string, unknown>)[key])
+    if (copied === undefined) return undefined
+    out[key] = copied.value
+  }
+  return { value: Object.freeze(out) }
+}
+
+/** Freezes a decoded value and what it holds, within `budget`. */
+const deepFreeze = (value: unknown): void => {
+  if (--budget < 0 || value === null || typeof value !== "object" || Object.isFrozen(value)) return
+  Object.freeze(value)
+  for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key])
+}
+
+/**
+ * The decoder of `schema`'s params with the memo, when `schema` is a struct
+ * whose `_meta` is required; undefined otherwise (the plain decoder serves).
+ * `decoderFor` makes the plain decoder of a schema (shared, compiled once).
+ */
+export const decoder = (schema: AnyCodec, decoderFor: (schema: AnyCodec) => Decoder): Decoder | undefined => {
+  const fields = (schema as { readonly fields?: Schema.Struct.Fields }).fields
+  const meta = fields?._meta
+  if (fields === undefined || meta === undefined || SchemaAST.isOptional(meta.ast)) return undefined
+  const whole = decoderFor(schema)
+  const rest = decoderFor(Schema.Struct({ ...fields, _meta: Schema.Unknown }) as AnyCodec)
+  const decodeMeta = decoderFor(meta as AnyCodec)
+  const memo: Array<Remembered> = []
+
+  // The decoded `_meta`; undefined when it cannot be remembered (not plain JSON, or too large).
+  const metaOf = (input: unknown): Result.Result<unknown, SchemaIssue.Issue> | undefined => {
+    for (let i = 0; i < memo.length; i++) {
+      const entry = memo[i]!
+      budget = MAX_NODES
+      if (!sameJson(input, entry.copy)) continue
+      if (i > 0) {
+        memo.splice(i, 1)
+        memo.unshift(entry)
+      }
+      return Result.succeed(entry.decoded)
+    }
+    budget = MAX_NODES
+    const copy = frozenCopy(input)
+    if (copy === undefined) return undefined
+    const decoded = decodeMeta(copy.value)
+    if (Result.isFailure(decoded)) return decoded
+    budget = MAX_NODES
+    deepFreeze(decoded.success)
+    memo.unshift({ copy: copy.value, decoded: decoded.success })
+    if (memo.length > MEMO_SIZE) memo.pop()
+    return decoded
+  }
+
+  return (input) => {
+    const decodedMeta = metaOf((input as { readonly _meta?: unknown })._meta)
+    if (decodedMeta === undefined || Result.isFailure(decodedMeta)) return whole(input)
+    const decoded = rest(input)
+    if (Result.isFailure(decoded)) return whole(input)
+    const out = (decoded.success === input ? { ...(input as object) } : decoded.success) as Record<string, unknown>
+    out._meta = decodedMeta.success
+    return Result.succeed(out)
+  }
+}
