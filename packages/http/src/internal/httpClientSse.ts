@@ -260,30 +260,33 @@ const connect = (
  * stream) it ends once every pending response arrived; without (the GET
  * stream) it runs until the server refuses it or the transport closes.
  */
-export const run = (
+export const run: (
   config: Config,
   first: HttpClientResponse.HttpClientResponse | undefined,
   pending: Set<JsonRpc.RequestId> | undefined
-): Effect.Effect<void> =>
-  Effect.gen(function* () {
-    const state: StreamState = { lastEventId: undefined, retry: undefined }
-    const onEvent = (event: ReadEvent) =>
-      Effect.map(config.deliver(event), (ids) => {
-        if (pending !== undefined) for (const id of ids) pending.delete(id)
-      })
-    // The GET stream is opened at once.
-    let response = first ?? (yield* connect(config, state, pending))
-    while (response !== undefined && !config.isClosed()) {
-      const error = yield* readBody(response, state, onEvent, config.maxEventBytes)
-      if (error !== undefined) return yield* config.failed(error)
-      if (pending !== undefined && pending.size === 0) return
-      if (pending !== undefined && state.lastEventId === undefined) {
-        return yield* giveUp(pending, config.deliver, "the response stream ended and the server offers no resumption")
-      }
-      // This wait is the SSE reconnection time, not a retry: nothing failed (an SSE stream ends
-      // by design) and the server's `retry` names it. The waits after failed attempts, which
-      // grow from it, are the retry schedule `connect` runs.
-      yield* Effect.sleep(reconnectDelay(config.reconnect, state.retry))
-      response = yield* connect(config, state, pending)
+) => Effect.Effect<void> = Effect.fnUntraced(function* (
+  config: Config,
+  first: HttpClientResponse.HttpClientResponse | undefined,
+  pending: Set<JsonRpc.RequestId> | undefined
+) {
+  const state: StreamState = { lastEventId: undefined, retry: undefined }
+  const onEvent = (event: ReadEvent) =>
+    Effect.map(config.deliver(event), (ids) => {
+      if (pending !== undefined) for (const id of ids) pending.delete(id)
+    })
+  // The GET stream is opened at once.
+  let response = first ?? (yield* connect(config, state, pending))
+  while (response !== undefined && !config.isClosed()) {
+    const error = yield* readBody(response, state, onEvent, config.maxEventBytes)
+    if (error !== undefined) return yield* config.failed(error)
+    if (pending !== undefined && pending.size === 0) return
+    if (pending !== undefined && state.lastEventId === undefined) {
+      return yield* giveUp(pending, config.deliver, "the response stream ended and the server offers no resumption")
     }
-  })
+    // This wait is the SSE reconnection time, not a retry: nothing failed (an SSE stream ends
+    // by design) and the server's `retry` names it. The waits after failed attempts, which
+    // grow from it, are the retry schedule `connect` runs.
+    yield* Effect.sleep(reconnectDelay(config.reconnect, state.retry))
+    response = yield* connect(config, state, pending)
+  }
+})
