@@ -39,6 +39,20 @@ export interface Deps {
 }
 
 /** The host's routes over `deps`. */
+/** `wait`, failing as the server being unavailable once `timeout` (when any) ran out. */
+const bounded = <B, E, R>(
+  wait: Effect.Effect<B, E, R>,
+  slot: Supervisor.Slot,
+  timeout: Duration.Duration | undefined,
+  what: string
+): Effect.Effect<B, E | HostError, R> =>
+  timeout === undefined
+    ? wait
+    : Effect.timeoutOrElse(wait, {
+        duration: timeout,
+        orElse: () => Effect.fail(unavailable(slot.name, `no ${what} within ${Duration.format(timeout)}`))
+      })
+
 export const make = (deps: Deps) => {
   const slotOf = (server: string) =>
     Effect.suspend(() => {
@@ -78,43 +92,44 @@ export const make = (deps: Deps) => {
   ): Effect.Effect<A, McpHost.CallError> => {
     const timeout =
       callOptions?.timeout === undefined ? timeoutOf(slot.name) : Duration.fromInputUnsafe(callOptions.timeout)
-    const bounded = <B, E, R>(wait: Effect.Effect<B, E, R>, what: string): Effect.Effect<B, E | HostError, R> =>
-      timeout === undefined
-        ? wait
-        : Effect.timeoutOrElse(wait, {
-            duration: timeout,
-            orElse: () => Effect.fail(unavailable(slot.name, `no ${what} within ${Duration.format(timeout)}`))
-          })
-    return Effect.scoped(
-      Effect.gen(function* () {
-        yield* bounded(Semaphore.takeScoped(slot.permits, 1), "turn")
-        const client = yield* bounded(clientOf(slot), "connection")
-        return yield* f(client, timeout === undefined ? callOptions : { ...callOptions, timeout })
-      })
-    )
+    return Effect.scoped(routedIn(slot, timeout, callOptions, f))
   }
 
-  const toolRoute = (name: string, args: { readonly [key: string]: unknown } | undefined) =>
-    Effect.gen(function* () {
-      const entry = deps.tool(name)
-      if (entry === undefined) {
-        return yield* new HostError({ reason: "UnknownTool", message: `no tool named ${JSON.stringify(name)}` })
-      }
-      const approved = yield* deps.consent.toolCall({
-        server: entry.server,
-        name,
-        tool: entry.item,
-        arguments: args
-      })
-      if (!approved) {
-        return yield* new HostError({
-          reason: "Declined",
-          server: entry.server,
-          message: `the call of ${JSON.stringify(name)} was declined`
-        })
-      }
-      return { entry, slot: deps.slots.get(entry.server)! }
+  // Made once: a generator function made per call costs its own generator prototype and map.
+  const routedIn = Effect.fnUntraced(function* <A>(
+    slot: Supervisor.Slot,
+    timeout: Duration.Duration | undefined,
+    callOptions: McpHost.CallOptions | undefined,
+    f: (
+      client: McpClient.McpClientShape,
+      options: McpHost.CallOptions | undefined
+    ) => Effect.Effect<A, McpClient.CallError>
+  ) {
+    yield* bounded(Semaphore.takeScoped(slot.permits, 1), slot, timeout, "turn")
+    const client = yield* bounded(clientOf(slot), slot, timeout, "connection")
+    return yield* f(client, timeout === undefined ? callOptions : { ...callOptions, timeout })
+  })
+
+  const toolRoute = Effect.fnUntraced(function* (name: string, args: { readonly [key: string]: unknown } | undefined) {
+    const entry = deps.tool(name)
+    if (entry === undefined) {
+      return yield* new HostError({ reason: "UnknownTool", message: `no tool named ${JSON.stringify(name)}` })
+    }
+    const approved = yield* deps.consent.toolCall({
+      server: entry.server,
+      name,
+      tool: entry.item,
+      arguments: args
     })
+    if (!approved) {
+      return yield* new HostError({
+        reason: "Declined",
+        server: entry.server,
+        message: `the call of ${JSON.stringify(name)} was declined`
+      })
+    }
+    return { entry, slot: deps.slots.get(entry.server)! }
+  })
 
   // A tool that failed for want of a client capability the host lacks: say which, once per server and tool.
   const warnCapability = (slot: Supervisor.Slot, tool: string, error: unknown): Effect.Effect<void> => {
@@ -130,21 +145,20 @@ export const make = (deps: Deps) => {
   }
 
   // The server of a resource: the one chosen, else the one that may serve its URI.
-  const resourceSlot = (uri: string, chosen: string | undefined) =>
-    Effect.gen(function* () {
-      if (chosen !== undefined) return yield* slotOf(chosen)
-      const candidates = yield* deps.serversForUri(uri)
-      if (candidates.length !== 1) {
-        return yield* new HostError({
-          reason: "UnknownResource",
-          message:
-            candidates.length === 0
-              ? `no server lists ${JSON.stringify(uri)}`
-              : `several servers list ${JSON.stringify(uri)} (${candidates.join(", ")}): choose one with \`server\``
-        })
-      }
-      return yield* slotOf(candidates[0]!)
-    })
+  const resourceSlot = Effect.fnUntraced(function* (uri: string, chosen: string | undefined) {
+    if (chosen !== undefined) return yield* slotOf(chosen)
+    const candidates = yield* deps.serversForUri(uri)
+    if (candidates.length !== 1) {
+      return yield* new HostError({
+        reason: "UnknownResource",
+        message:
+          candidates.length === 0
+            ? `no server lists ${JSON.stringify(uri)}`
+            : `several servers list ${JSON.stringify(uri)} (${candidates.join(", ")}): choose one with \`server\``
+      })
+    }
+    return yield* slotOf(candidates[0]!)
+  })
 
   const route: McpHost.McpHostShape["route"] = (kind, name, args, f, callOptions) => {
     const { server, ...options } = callOptions ?? {}
