@@ -106,21 +106,19 @@ export const make = <H>(options: {
       idleTimeToLive: (key: string) =>
         Duration.fromInputUnsafe(options.exchanges[key.slice(0, key.indexOf("\u0000"))]?.idleTimeToLive ?? "1 minute")
     })
-    return {
-      has: (upstream) => exchangers.has(upstream),
-      client: (upstream, principal) =>
-        Effect.gen(function* () {
-          const subject = principal === undefined ? undefined : TokenExchange.subjectTokenOf(principal.value)
-          if (principal === undefined || subject === undefined) {
-            // Never the gateway's identity in the caller's place.
-            return yield* new McpError.InvalidRequest({
-              message: `${JSON.stringify(upstream)} acts for its caller: the request carries no verified token to exchange`
-            })
-          }
-          const key = `${upstream}\u0000${principal.owner}`
-          subjects.set(key, subject)
-          // A failed connection is not kept (an RcMap keeps a failure as long as a value): the next call tries again.
-          return yield* RcMap.get(connections, key).pipe(Effect.tapError(() => RcMap.invalidate(connections, key)))
+    // Made once, not per call: a generator function made per call costs its own generator prototype and map.
+    const client: PerCaller["client"] = Effect.fnUntraced(function* (upstream, principal) {
+      const subject = principal === undefined ? undefined : TokenExchange.subjectTokenOf(principal.value)
+      if (principal === undefined || subject === undefined) {
+        // Never the gateway's identity in the caller's place.
+        return yield* new McpError.InvalidRequest({
+          message: `${JSON.stringify(upstream)} acts for its caller: the request carries no verified token to exchange`
         })
-    }
+      }
+      const key = `${upstream}\u0000${principal.owner}`
+      subjects.set(key, subject)
+      // A failed connection is not kept (an RcMap keeps a failure as long as a value): the next call tries again.
+      return yield* RcMap.get(connections, key).pipe(Effect.tapError(() => RcMap.invalidate(connections, key)))
+    })
+    return { has: (upstream) => exchangers.has(upstream), client }
   })

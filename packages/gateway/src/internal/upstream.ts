@@ -48,19 +48,19 @@ export const allowed = (routes: Routes, item: Policy.Item) =>
 /**
  * The connection the current call of `server` goes on, when there is one now: the caller's own (an upstream acting
  * for its caller; the call would fail as this does), else the host's when it is connected (the call itself waits,
- * within its timeout, for one that is not).
+ * within its timeout, for one that is not). This and the other per-call steps below are generators made once
+ * (`Effect.fnUntraced`): a generator function made per call costs its own generator prototype and map.
  */
-const connectionOf = (routes: Routes, server: string) =>
-  Effect.gen(function* () {
-    if (!perCaller(routes, server)) {
-      const status = yield* Effect.result(routes.host.status(server))
-      if (status._tag === "Failure" || status.success._tag !== "Ready") return undefined
-    }
-    const client = yield* Effect.result(
-      perCaller(routes, server) ? ownClient(routes, server) : routes.host.client(server)
-    )
-    return client._tag === "Failure" ? undefined : client.success
-  })
+const connectionOf = Effect.fnUntraced(function* (routes: Routes, server: string) {
+  if (!perCaller(routes, server)) {
+    const status = yield* Effect.result(routes.host.status(server))
+    if (status._tag === "Failure" || status.success._tag !== "Ready") return undefined
+  }
+  const client = yield* Effect.result(
+    perCaller(routes, server) ? ownClient(routes, server) : routes.host.client(server)
+  )
+  return client._tag === "Failure" ? undefined : client.success
+})
 
 /**
  * Relays the upstream's log messages to the caller while its request runs,
@@ -69,70 +69,68 @@ const connectionOf = (routes: Routes, server: string) =>
  * client). The relay is subscribed before the request is sent: the upstream
  * logs before it answers, so what it logged is relayed before the answer.
  */
-const relayLogs = (routes: Routes, server: string, caller: Callers.Caller): Effect.Effect<void, never, Scope.Scope> =>
-  Effect.gen(function* () {
-    const client = yield* connectionOf(routes, server)
-    if (client === undefined) return
-    // An upstream logs at its own default level until told one (on 2026-07-28, where the level travels with each
-    // request, not at all): each connection is told once; the caller's own level filters what is relayed.
-    if (client.serverCapabilities.logging !== undefined && !routes.leveled.has(client)) {
-      routes.leveled.add(client)
-      yield* Effect.ignore(client.setLoggingLevel(routes.logLevel))
-    }
-    const subscribed = yield* Deferred.make<void>()
-    yield* client.logMessages.pipe(
-      Stream.onStart(Deferred.succeed(subscribed, undefined)),
-      Stream.runForEach((message) => {
-        const found = routes.callers.pick(server)
-        return found === caller
-          ? caller.request.log(message.level, message.data, message.logger ?? server)
-          : Effect.void
-      }),
-      Effect.forkScoped
-    )
-    yield* Deferred.await(subscribed)
-  })
+const relayLogs = Effect.fnUntraced(function* (
+  routes: Routes,
+  server: string,
+  caller: Callers.Caller
+): Effect.fn.Return<void, never, Scope.Scope> {
+  const client = yield* connectionOf(routes, server)
+  if (client === undefined) return
+  // An upstream logs at its own default level until told one (on 2026-07-28, where the level travels with each
+  // request, not at all): each connection is told once; the caller's own level filters what is relayed.
+  if (client.serverCapabilities.logging !== undefined && !routes.leveled.has(client)) {
+    routes.leveled.add(client)
+    yield* Effect.ignore(client.setLoggingLevel(routes.logLevel))
+  }
+  const subscribed = yield* Deferred.make<void>()
+  yield* client.logMessages.pipe(
+    Stream.onStart(Deferred.succeed(subscribed, undefined)),
+    Stream.runForEach((message) => {
+      const found = routes.callers.pick(server)
+      return found === caller ? caller.request.log(message.level, message.data, message.logger ?? server) : Effect.void
+    }),
+    Effect.forkScoped
+  )
+  yield* Deferred.await(subscribed)
+})
 
 /**
  * Runs `f` with the current downstream request counted among the upstream's callers, its logs relayed to it,
  * through the upstream's circuit; a request for an item its caller may not see is refused as for one that does not exist.
  */
-export const asCaller = <A, E, R>(
+export const asCaller = Effect.fnUntraced(function* <A, E, R>(
   routes: Routes,
   item: Policy.Item,
   f: (request: ServerRequest.ServerRequestShape, current: CurrentRequest.CurrentRequestShape) => Effect.Effect<A, E, R>,
   uri?: string,
   cached?: (current: CurrentRequest.CurrentRequestShape) => Effect.Effect<A | undefined>
-) =>
-  Effect.gen(function* () {
-    const server = item.upstream
-    const request = yield* ServerRequest.ServerRequest
-    const current = yield* CurrentRequest.CurrentRequest
-    if (routes.policy !== undefined && !routes.policy(item, current.principal)) return yield* hidden(item, uri)
-    // A fresh cached answer needs no upstream (and counts for nothing in its circuit).
-    const hit = cached === undefined ? undefined : yield* cached(current)
-    if (hit !== undefined) return hit
-    routes.routed.set(current, server)
-    // Requests of one session are one caller; a request without a session is a caller of its own.
-    const key = current.sessionId ?? request
-    const caller: Callers.Caller = { key, request, context: yield* Effect.context<never>() }
-    const work = Effect.scoped(
-      routes.callers.track(
-        server,
-        caller,
-        Effect.andThen(relayLogs(routes, server, caller), () =>
-          // The relay, woken by a log the upstream sent just before its answer, gets its turn before the answer goes.
-          Effect.tap(f(request, current), () => Effect.yieldNow)
-        )
+) {
+  const server = item.upstream
+  const request = yield* ServerRequest.ServerRequest
+  const current = yield* CurrentRequest.CurrentRequest
+  if (routes.policy !== undefined && !routes.policy(item, current.principal)) return yield* hidden(item, uri)
+  // A fresh cached answer needs no upstream (and counts for nothing in its circuit).
+  const hit = cached === undefined ? undefined : yield* cached(current)
+  if (hit !== undefined) return hit
+  routes.routed.set(current, server)
+  // Requests of one session are one caller; a request without a session is a caller of its own.
+  const key = current.sessionId ?? request
+  const caller: Callers.Caller = { key, request, context: yield* Effect.context<never>() }
+  const work = Effect.scoped(
+    routes.callers.track(
+      server,
+      caller,
+      Effect.andThen(relayLogs(routes, server, caller), () =>
+        // The relay, woken by a log the upstream sent just before its answer, gets its turn before the answer goes.
+        Effect.tap(f(request, current), () => Effect.yieldNow)
       )
     )
-    const guarded = routes.breaker === undefined ? work : routes.breaker.run(server, work)
-    // The caller's own connection, made (or found) once for the call and held by it (the relay and the call share
-    // it), outside the circuit: a caller whose token cannot be exchanged says nothing of the upstream's health.
-    return yield* perCaller(routes, server)
-      ? Effect.scoped(Effect.andThen(ownClient(routes, server), guarded))
-      : guarded
-  })
+  )
+  const guarded = routes.breaker === undefined ? work : routes.breaker.run(server, work)
+  // The caller's own connection, made (or found) once for the call and held by it (the relay and the call share
+  // it), outside the circuit: a caller whose token cannot be exchanged says nothing of the upstream's health.
+  return yield* perCaller(routes, server) ? Effect.scoped(Effect.andThen(ownClient(routes, server), guarded)) : guarded
+})
 
 /** Whether `server` acts for its caller: its requests go through the caller's own connection. */
 export const perCaller = (routes: Routes, server: string) => routes.perCaller?.has(server) === true
