@@ -209,54 +209,54 @@ export const make = Effect.fnUntraced(function* <E, R>(
         )
       )
 
-  const forward = (
+  // Made once (a generator function made per call costs its own generator prototype and map).
+  const forward = Effect.fnUntraced(function* (
     request: HttpServerRequest.HttpServerRequest,
     sessionId: string,
     extra?: Record<string, string>,
     attempt?: DirectHop.Attempt
-  ): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
-    Effect.gen(function* () {
-      const read =
-        request.method === "POST" && attempt === undefined
-          ? yield* Effect.result(readBody(request, maxBodyBytes))
-          : undefined
-      if (read !== undefined && read._tag === "Failure") return read.failure
-      const body = attempt?.body ?? (read === undefined ? "" : read.success)
-      const exchange = Forward.toExchange(request, body, extra)
-      counts.forwarded++
-      const shard = ShardId.toString(shardOf(sessionId))
-      let target =
-        attempt?.target ??
-        hops.get(shard) ??
-        (extra === undefined && hops.mayName(shard) ? yield* holderOf(sessionId, shard) : undefined)
-      let result = attempt?.result
-      for (let sent = 0; sent < MAX_HOPS; sent++) {
-        if (result === undefined) {
-          target ??= yield* locate(sessionId, shard)
-          if (target === undefined) break
-          result = yield* hop.send(target, exchange)
-        }
-        switch (result._tag) {
-          case "Reply":
-            return fromHop(result, body, result.stream === undefined ? Effect.void : probe(sessionId, shard))
-          case "Lost":
-            // Sent, and cut before its reply: it may have run, so it is answered once, never sent again.
-            counts.lost++
-            yield* probe(sessionId, shard)
-            return lostReply(body)
-          case "Refused":
-            // The shard moved on: nothing ran; its next owner is located.
-            hops.refused(shard)
-            break
-          case "Unsent":
-            // The owner is gone: nothing reached it. `Locate` waits for effect/cluster to move its shards.
-            hops.unreachable(target!.origin)
-        }
-        target = undefined
-        result = undefined
+  ): Effect.fn.Return<HttpServerResponse.HttpServerResponse> {
+    const read =
+      request.method === "POST" && attempt === undefined
+        ? yield* Effect.result(readBody(request, maxBodyBytes))
+        : undefined
+    if (read !== undefined && read._tag === "Failure") return read.failure
+    const body = attempt?.body ?? (read === undefined ? "" : read.success)
+    const exchange = Forward.toExchange(request, body, extra)
+    counts.forwarded++
+    const shard = ShardId.toString(shardOf(sessionId))
+    let target =
+      attempt?.target ??
+      hops.get(shard) ??
+      (extra === undefined && hops.mayName(shard) ? yield* holderOf(sessionId, shard) : undefined)
+    let result = attempt?.result
+    for (let sent = 0; sent < MAX_HOPS; sent++) {
+      if (result === undefined) {
+        target ??= yield* locate(sessionId, shard)
+        if (target === undefined) break
+        result = yield* hop.send(target, exchange)
       }
-      return unreachedReply(body, locateSeconds)
-    })
+      switch (result._tag) {
+        case "Reply":
+          return fromHop(result, body, result.stream === undefined ? Effect.void : probe(sessionId, shard))
+        case "Lost":
+          // Sent, and cut before its reply: it may have run, so it is answered once, never sent again.
+          counts.lost++
+          yield* probe(sessionId, shard)
+          return lostReply(body)
+        case "Refused":
+          // The shard moved on: nothing ran; its next owner is located.
+          hops.refused(shard)
+          break
+        case "Unsent":
+          // The owner is gone: nothing reached it. `Locate` waits for effect/cluster to move its shards.
+          hops.unreachable(target!.origin)
+      }
+      target = undefined
+      result = undefined
+    }
+    return unreachedReply(body, locateSeconds)
+  })
 
   /**
    * The hop target of the process the session's row names as its holder, when

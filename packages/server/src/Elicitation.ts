@@ -105,29 +105,35 @@ export const form = <S extends Schema.Codec<unknown, unknown, never, never>>(
   },
   ask?: AskOptions
 ): Effect.Effect<FormResult<S["Type"]>, ClientRequestError, ServerRequest> =>
-  Effect.gen(function* () {
-    const result = yield* request(
-      {
-        mode: "form",
-        message: options.message,
-        requestedSchema: requestedSchema(options.schema)
-      },
-      ask
+  formWith(options, ask) as Effect.Effect<FormResult<S["Type"]>, ClientRequestError, ServerRequest>
+
+// Made once (a generator function made per call costs its own generator prototype and map).
+const formWith = Effect.fnUntraced(function* (
+  options: { readonly message: string; readonly schema: Schema.Codec<unknown, unknown, never, never> },
+  ask: AskOptions | undefined
+) {
+  const result = yield* request(
+    {
+      mode: "form",
+      message: options.message,
+      requestedSchema: requestedSchema(options.schema)
+    },
+    ask
+  )
+  if (result.action !== "accept") return { action: result.action }
+  const content = yield* Schema.decodeUnknownEffect(Schema.toCodecJson(options.schema))(result.content ?? {}).pipe(
+    Effect.mapError(
+      (issue) =>
+        new ClientRequestError({
+          reason: "InvalidResponse",
+          method: "elicitation/create",
+          message: `elicitation/create: the submitted form does not match its schema: ${describeIssue(issue.issue)}`,
+          cause: issue
+        })
     )
-    if (result.action !== "accept") return { action: result.action }
-    const content = yield* Schema.decodeUnknownEffect(Schema.toCodecJson(options.schema))(result.content ?? {}).pipe(
-      Effect.mapError(
-        (issue) =>
-          new ClientRequestError({
-            reason: "InvalidResponse",
-            method: "elicitation/create",
-            message: `elicitation/create: the submitted form does not match its schema: ${describeIssue(issue.issue)}`,
-            cause: issue
-          })
-      )
-    )
-    return { action: "accept", content } as const
-  })
+  )
+  return { action: "accept", content } as const
+})
 
 /** Sends the user to `url` (URL mode, 2025-11-25 on). `ask` sets a key, timeout or progress handler. */
 export const url = (

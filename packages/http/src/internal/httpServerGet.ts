@@ -8,6 +8,10 @@
  * session's events: the events after `Last-Event-ID`, then the end of the
  * stream, so the client resumes again from the last one it got. Not with
  * authentication: a session's owner is known only where it lives.
+ *
+ * Both are generators made once (`Effect.fnUntraced`), as every per-request
+ * step of the engine is: a generator function made per call costs its own
+ * generator prototype and map.
  */
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as Effect from "effect/Effect"
@@ -33,40 +37,39 @@ export interface Context {
 }
 
 /** Answers a GET: the session's stream, or the resumption of one (only the principal's own session, when authenticated). */
-export const get = (
+export const get = Effect.fnUntraced(function* (
   request: HttpServerRequest.HttpServerRequest,
   context: Context,
   authenticated?: Authenticated | undefined
-) =>
-  Effect.gen(function* () {
-    if (!Wire.accepts(request.headers["accept"], Wire.CONTENT_SSE)) {
-      return Wire.transportError(406, "Not Acceptable: the client must accept text/event-stream")
+) {
+  if (!Wire.accepts(request.headers["accept"], Wire.CONTENT_SSE)) {
+    return Wire.transportError(406, "Not Acceptable: the client must accept text/event-stream")
+  }
+  const version = request.headers[Wire.HEADER_PROTOCOL_VERSION]
+  // Stateless revisions have no GET stream (subscriptions/listen replaces it).
+  if (!context.standalone || Headers.isStatelessVersion(version)) return Wire.methodNotAllowed("POST, DELETE")
+  const session = context.sessions.of(request, authenticated)
+  const lastEventId = request.headers[Wire.HEADER_LAST_EVENT_ID]
+  if (!(session instanceof HttpSession)) {
+    const store = context.store
+    if (store?.shared !== true || lastEventId === undefined || authenticated !== undefined) return session
+    const id = request.headers[Wire.HEADER_SESSION_ID]
+    return (id === undefined ? undefined : yield* replayElsewhere(store, id, lastEventId)) ?? session
+  }
+  const headers = { [Wire.HEADER_SESSION_ID]: session.id ?? "" }
+  let stream: Streams.LogicalStream | undefined
+  if (lastEventId !== undefined && context.resumable) {
+    stream = yield* session.resume(lastEventId)
+    if (stream === undefined) return Wire.badRequest("unknown or expired Last-Event-ID", headers)
+  } else {
+    stream = yield* session.openStandalone(Streams.primes(session.protocolVersion ?? version))
+    if (stream === undefined) {
+      return Wire.transportError(409, "Conflict: a GET stream is already open for this session", headers)
     }
-    const version = request.headers[Wire.HEADER_PROTOCOL_VERSION]
-    // Stateless revisions have no GET stream (subscriptions/listen replaces it).
-    if (!context.standalone || Headers.isStatelessVersion(version)) return Wire.methodNotAllowed("POST, DELETE")
-    const session = context.sessions.of(request, authenticated)
-    const lastEventId = request.headers[Wire.HEADER_LAST_EVENT_ID]
-    if (!(session instanceof HttpSession)) {
-      const store = context.store
-      if (store?.shared !== true || lastEventId === undefined || authenticated !== undefined) return session
-      const id = request.headers[Wire.HEADER_SESSION_ID]
-      return (id === undefined ? undefined : yield* replayElsewhere(store, id, lastEventId)) ?? session
-    }
-    const headers = { [Wire.HEADER_SESSION_ID]: session.id ?? "" }
-    let stream: Streams.LogicalStream | undefined
-    if (lastEventId !== undefined && context.resumable) {
-      stream = yield* session.resume(lastEventId)
-      if (stream === undefined) return Wire.badRequest("unknown or expired Last-Event-ID", headers)
-    } else {
-      stream = yield* session.openStandalone(Streams.primes(session.protocolVersion ?? version))
-      if (stream === undefined) {
-        return Wire.transportError(409, "Conflict: a GET stream is already open for this session", headers)
-      }
-    }
-    session.touch()
-    return Streams.sseResponse(session.body(stream), headers)
-  })
+  }
+  session.touch()
+  return Streams.sseResponse(session.body(stream), headers)
+})
 
 /** The events a session held elsewhere stored after `lastEventId`, as a stream that ends; undefined when none are. */
 const replayElsewhere = (store: EventStore.EventStoreShape, sessionId: string, lastEventId: string) =>
@@ -84,14 +87,13 @@ const replayElsewhere = (store: EventStore.EventStoreShape, sessionId: string, l
   )
 
 /** Answers a DELETE: ends the session it names (only the principal's own, when authenticated). */
-export const del = (
+export const del = Effect.fnUntraced(function* (
   request: HttpServerRequest.HttpServerRequest,
   sessions: Sessions,
   authenticated?: Authenticated | undefined
-) =>
-  Effect.gen(function* () {
-    const session = sessions.of(request, authenticated)
-    if (!(session instanceof HttpSession)) return session
-    yield* sessions.close(session)
-    return HttpServerResponse.empty({ status: 200 })
-  })
+) {
+  const session = sessions.of(request, authenticated)
+  if (!(session instanceof HttpSession)) return session
+  yield* sessions.close(session)
+  return HttpServerResponse.empty({ status: 200 })
+})

@@ -119,37 +119,36 @@ const malformed = (method: string, what: string, error: Schema.SchemaError) =>
   })
 
 /** Runs the ask as a task on the client and returns its result (the `tasks/result` payload). */
-export const run = (
+export const run = Effect.fnUntraced(function* (
   session: Session.SessionShape,
   method: AskMethod,
   params: Obj,
   task: { readonly ttl?: number | undefined },
   send: Send
-): Effect.Effect<unknown, ClientRequestError> =>
-  Effect.gen(function* () {
-    const raw = yield* send(method, { ...params, task: task.ttl === undefined ? {} : { ttl: task.ttl } }, true)
-    // A client may answer at once instead of making a task: that answer is the ask's.
-    if (!Predicate.isObject((raw as Obj | undefined)?.task)) return raw
-    const created = yield* Effect.mapError(decodeCreate(raw), (e) => malformed(method, "task", e))
-    const taskId = created.task.taskId
-    const follow = watched(session.state, taskId, (wait) =>
-      Effect.gen(function* () {
-        let current: Tasks.Task = created.task
-        // `input_required` goes straight to `tasks/result`, which the client answers once it has the input.
-        while (!Tasks.isTerminal(current.status) && current.status !== "input_required") {
-          yield* wait(current.pollInterval ?? defaultPollMs)
-          current = yield* Effect.flatMap(send("tasks/get", { taskId }, false), (raw) =>
-            Effect.mapError(decodeGet(raw), (e) => malformed(method, "tasks/get answer", e))
-          )
-        }
-        const result = yield* send("tasks/result", { taskId }, false)
-        // The payload's related-task `_meta` is about the task, not the answer the handler reads.
-        const meta = (result as { readonly _meta?: Obj })._meta
-        if (meta === undefined || !(Tasks.relatedTaskKey in meta)) return result
-        const { [Tasks.relatedTaskKey]: _, ...rest } = meta
-        const { _meta: __, ...answer } = result as Obj
-        return Object.keys(rest).length === 0 ? answer : { ...answer, _meta: rest }
-      })
-    )
-    return yield* follow.pipe(Effect.onInterrupt(() => Effect.ignore(send("tasks/cancel", { taskId }, false))))
-  })
+): Effect.fn.Return<unknown, ClientRequestError> {
+  const raw = yield* send(method, { ...params, task: task.ttl === undefined ? {} : { ttl: task.ttl } }, true)
+  // A client may answer at once instead of making a task: that answer is the ask's.
+  if (!Predicate.isObject((raw as Obj | undefined)?.task)) return raw
+  const created = yield* Effect.mapError(decodeCreate(raw), (e) => malformed(method, "task", e))
+  const taskId = created.task.taskId
+  const follow = watched(session.state, taskId, (wait) =>
+    Effect.gen(function* () {
+      let current: Tasks.Task = created.task
+      // `input_required` goes straight to `tasks/result`, which the client answers once it has the input.
+      while (!Tasks.isTerminal(current.status) && current.status !== "input_required") {
+        yield* wait(current.pollInterval ?? defaultPollMs)
+        current = yield* Effect.flatMap(send("tasks/get", { taskId }, false), (raw) =>
+          Effect.mapError(decodeGet(raw), (e) => malformed(method, "tasks/get answer", e))
+        )
+      }
+      const result = yield* send("tasks/result", { taskId }, false)
+      // The payload's related-task `_meta` is about the task, not the answer the handler reads.
+      const meta = (result as { readonly _meta?: Obj })._meta
+      if (meta === undefined || !(Tasks.relatedTaskKey in meta)) return result
+      const { [Tasks.relatedTaskKey]: _, ...rest } = meta
+      const { _meta: __, ...answer } = result as Obj
+      return Object.keys(rest).length === 0 ? answer : { ...answer, _meta: rest }
+    })
+  )
+  return yield* follow.pipe(Effect.onInterrupt(() => Effect.ignore(send("tasks/cancel", { taskId }, false))))
+})

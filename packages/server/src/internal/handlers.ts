@@ -131,35 +131,35 @@ export const make = (
         return {}
       })
 
-  const listen: Session.Handler = (params, info) =>
-    Effect.gen(function* () {
-      const current = yield* CurrentRequest.CurrentRequest
-      const requested = (paramsOf(params).notifications ?? {}) as Resources.SubscriptionFilter
-      const caps = server.capabilities(info.revision) as Obj
-      // Only what the client asked for and the server can deliver (the spec forbids anything else).
-      const honored: { -readonly [K in keyof Resources.SubscriptionFilter]: Resources.SubscriptionFilter[K] } = {}
-      if (requested.toolsListChanged === true && caps.tools !== undefined) honored.toolsListChanged = true
-      if (requested.promptsListChanged === true && caps.prompts !== undefined) honored.promptsListChanged = true
-      if (requested.resourcesListChanged === true && caps.resources !== undefined) honored.resourcesListChanged = true
-      if (requested.resourceSubscriptions !== undefined && (caps.resources as Obj | undefined)?.subscribe === true) {
-        honored.resourceSubscriptions = requested.resourceSubscriptions
-      }
-      // The Tasks extension's status notifications, for the task ids asked for.
-      const tasks = yield* Tasking.listenTaskIds(server, info)
-      const meta = { [Meta.subscriptionIdKey]: current.id }
-      yield* current.notify("notifications/subscriptions/acknowledged", {
-        _meta: meta,
-        notifications: tasks === undefined ? honored : { ...honored, taskIds: tasks.taskIds }
-      })
-      const listener: Listener = {
-        filter: honored,
-        notify: (method, p) => current.notify(method, { ...p, _meta: meta }),
-        ...(tasks === undefined ? {} : { taskIds: new Set(tasks.taskIds), principal: tasks.principal })
-      }
-      server.listeners.add(listener)
-      yield* Deferred.await(server.shutdown).pipe(Effect.ensuring(Effect.sync(() => server.listeners.delete(listener))))
-      return finish(info, { _meta: meta })
+  // Made once (a generator function made per call costs its own generator prototype and map).
+  const listen: Session.Handler = Effect.fnUntraced(function* (params, info) {
+    const current = yield* CurrentRequest.CurrentRequest
+    const requested = (paramsOf(params).notifications ?? {}) as Resources.SubscriptionFilter
+    const caps = server.capabilities(info.revision) as Obj
+    // Only what the client asked for and the server can deliver (the spec forbids anything else).
+    const honored: { -readonly [K in keyof Resources.SubscriptionFilter]: Resources.SubscriptionFilter[K] } = {}
+    if (requested.toolsListChanged === true && caps.tools !== undefined) honored.toolsListChanged = true
+    if (requested.promptsListChanged === true && caps.prompts !== undefined) honored.promptsListChanged = true
+    if (requested.resourcesListChanged === true && caps.resources !== undefined) honored.resourcesListChanged = true
+    if (requested.resourceSubscriptions !== undefined && (caps.resources as Obj | undefined)?.subscribe === true) {
+      honored.resourceSubscriptions = requested.resourceSubscriptions
+    }
+    // The Tasks extension's status notifications, for the task ids asked for.
+    const tasks = yield* Tasking.listenTaskIds(server, info)
+    const meta = { [Meta.subscriptionIdKey]: current.id }
+    yield* current.notify("notifications/subscriptions/acknowledged", {
+      _meta: meta,
+      notifications: tasks === undefined ? honored : { ...honored, taskIds: tasks.taskIds }
     })
+    const listener: Listener = {
+      filter: honored,
+      notify: (method, p) => current.notify(method, { ...p, _meta: meta }),
+      ...(tasks === undefined ? {} : { taskIds: new Set(tasks.taskIds), principal: tasks.principal })
+    }
+    server.listeners.add(listener)
+    yield* Deferred.await(server.shutdown).pipe(Effect.ensuring(Effect.sync(() => server.listeners.delete(listener))))
+    return finish(info, { _meta: meta })
+  })
 
   // The client's roots changed: each hook runs in a fiber of its own, so a slow one holds up
   // neither the session's reader nor the other hooks.

@@ -91,41 +91,40 @@ export const make = (options: {
     )
     const signWith = (key: Mac.Key, data: Uint8Array) => Effect.orDie(mac.sign(key, data))
 
-    const seal: Codec["seal"] = (fingerprint, state) =>
-      Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
-        const tilde = fingerprint.indexOf("~")
-        const f = tilde < 0 ? fingerprint : fingerprint.slice(0, tilde)
-        const payload: Payload = { v: 1, f, e: now + options.ttlMs, ...state }
-        const body = Base64Url.encode(JSON.stringify(payload))
-        const tag = yield* signWith((yield* keys)[0]!, bytesOf(body))
-        return `${body}.${Base64Url.encode(tag)}`
-      })
+    // Generators made once (a generator function made per call costs its own generator prototype and map).
+    const seal: Codec["seal"] = Effect.fnUntraced(function* (fingerprint, state) {
+      const now = yield* Clock.currentTimeMillis
+      const tilde = fingerprint.indexOf("~")
+      const f = tilde < 0 ? fingerprint : fingerprint.slice(0, tilde)
+      const payload: Payload = { v: 1, f, e: now + options.ttlMs, ...state }
+      const body = Base64Url.encode(JSON.stringify(payload))
+      const tag = yield* signWith((yield* keys)[0]!, bytesOf(body))
+      return `${body}.${Base64Url.encode(tag)}`
+    })
 
-    const open: Codec["open"] = (fingerprint, token) =>
-      Effect.gen(function* () {
-        const dot = token.indexOf(".")
-        const tag = dot < 0 ? undefined : Base64Url.decode(token.slice(dot + 1))
-        if (tag === undefined || Result.isFailure(tag)) return yield* invalid("is malformed")
-        const body = token.slice(0, dot)
-        const data = bytesOf(body)
-        const all = yield* keys
-        let opened = -1
-        for (let i = 0; i < all.length && opened < 0; i++) {
-          if (yield* Effect.orDie(mac.verify(all[i]!, tag.success, data))) opened = i
-        }
-        if (opened < 0) return yield* invalid("failed verification (tampered, or sealed under a key this server lacks)")
-        const text = Base64Url.decodeString(body)
-        if (Result.isFailure(text)) return yield* invalid("is malformed")
-        const payload = JSON.parse(text.success) as Payload
-        if (payload.f !== (all.length === 1 ? fingerprint : fingerprint.split("~")[opened])) {
-          return yield* invalid("belongs to a different request")
-        }
-        if ((yield* Clock.currentTimeMillis) > payload.e) return yield* invalid("has expired")
-        return payload.own === undefined
-          ? { answered: payload.answered, pending: payload.pending }
-          : { answered: payload.answered, pending: payload.pending, own: payload.own }
-      })
+    const open: Codec["open"] = Effect.fnUntraced(function* (fingerprint, token) {
+      const dot = token.indexOf(".")
+      const tag = dot < 0 ? undefined : Base64Url.decode(token.slice(dot + 1))
+      if (tag === undefined || Result.isFailure(tag)) return yield* invalid("is malformed")
+      const body = token.slice(0, dot)
+      const data = bytesOf(body)
+      const all = yield* keys
+      let opened = -1
+      for (let i = 0; i < all.length && opened < 0; i++) {
+        if (yield* Effect.orDie(mac.verify(all[i]!, tag.success, data))) opened = i
+      }
+      if (opened < 0) return yield* invalid("failed verification (tampered, or sealed under a key this server lacks)")
+      const text = Base64Url.decodeString(body)
+      if (Result.isFailure(text)) return yield* invalid("is malformed")
+      const payload = JSON.parse(text.success) as Payload
+      if (payload.f !== (all.length === 1 ? fingerprint : fingerprint.split("~")[opened])) {
+        return yield* invalid("belongs to a different request")
+      }
+      if ((yield* Clock.currentTimeMillis) > payload.e) return yield* invalid("has expired")
+      return payload.own === undefined
+        ? { answered: payload.answered, pending: payload.pending }
+        : { answered: payload.answered, pending: payload.pending, own: payload.own }
+    })
 
     const fingerprint: Codec["fingerprint"] = (method, params) =>
       Effect.flatMap(keys, (all) => {

@@ -92,42 +92,41 @@ const principalOf: Effect.Effect<string | undefined> = Effect.map(CurrentRequest
 )
 
 /** Starts `outcome` as a task of the request and returns the answer that carries it. */
-export const start = (
+export const start = Effect.fnUntraced(function* (
   server: State,
   session: Session.SessionShape | undefined,
   info: Session.RequestInfo,
   context: Context.Context<never>,
   outcome: Effect.Effect<object, McpError.McpError>
-): Effect.Effect<object, McpError.McpError> =>
-  Effect.gen(function* () {
-    const runtime = server.tasks()
-    const principal = yield* principalOf
-    const stateful = !info.revision.stateless && session !== undefined
-    const owner = principal ?? (stateful ? yield* sessionKey(session) : "")
-    const p = paramsOf(info.request.params)
-    const requested = Predicate.isObject(p.task) ? (p.task as Obj).ttl : undefined
-    const record = yield* runtime.start(
-      {
-        owner,
-        method: info.request.method,
-        ttlMs: typeof requested === "number" && coreTasks(info) ? requested : undefined,
-        revision: info.revision,
-        clientCapabilities: info.peerCapabilities,
-        clientInfo: info.peerInfo,
-        session: stateful ? session : undefined,
-        prepareAsk: (method, params) => {
-          const shaped = Ask.shapeParams(info.revision, method, params as Obj, SecureRandom.uuidV4Unsafe)
-          if (shaped instanceof Error) return shaped
-          return Ask.capabilityError(method, params as Obj, info.peerCapabilities) ?? shaped
-        },
-        context
+): Effect.fn.Return<object, McpError.McpError> {
+  const runtime = server.tasks()
+  const principal = yield* principalOf
+  const stateful = !info.revision.stateless && session !== undefined
+  const owner = principal ?? (stateful ? yield* sessionKey(session) : "")
+  const p = paramsOf(info.request.params)
+  const requested = Predicate.isObject(p.task) ? (p.task as Obj).ttl : undefined
+  const record = yield* runtime.start(
+    {
+      owner,
+      method: info.request.method,
+      ttlMs: typeof requested === "number" && coreTasks(info) ? requested : undefined,
+      revision: info.revision,
+      clientCapabilities: info.peerCapabilities,
+      clientInfo: info.peerInfo,
+      session: stateful ? session : undefined,
+      prepareAsk: (method, params) => {
+        const shaped = Ask.shapeParams(info.revision, method, params as Obj, SecureRandom.uuidV4Unsafe)
+        if (shaped instanceof Error) return shaped
+        return Ask.capabilityError(method, params as Obj, info.peerCapabilities) ?? shaped
       },
-      outcome
-    )
-    return info.revision.stateless
-      ? { resultType: "task", ...Runtime.extensionTask(record) }
-      : { task: Runtime.coreTask(record) }
-  })
+      context
+    },
+    outcome
+  )
+  return info.revision.stateless
+    ? { resultType: "task", ...Runtime.extensionTask(record) }
+    : { task: Runtime.coreTask(record) }
+})
 
 /**
  * The task ids a `subscriptions/listen` request asks `notifications/tasks`

@@ -188,54 +188,60 @@ export class Runtime {
     start: Start,
     work: Effect.Effect<object, McpError.McpError>
   ): Effect.Effect<TaskStore.TaskRecord, McpError.McpError> {
-    const self = this
-    return Effect.gen(function* () {
-      yield* self.ensureStarted()
-      const now = yield* Clock.currentTimeMillis
-      if (now - self.lastPurge > 60_000) {
-        self.lastPurge = now
-        yield* Effect.ignore(self.store.purgeExpired(now))
-      }
-      const record: TaskStore.TaskRecord = {
-        taskId: SecureRandom.uuidV4Unsafe(),
-        owner: start.owner,
-        method: start.method,
-        status: "working",
-        createdAt: now,
-        lastUpdatedAt: now,
-        ttlMs: self.ttlFor(start.ttlMs),
-        pollIntervalMs: self.pollIntervalMs,
-        worker: self.worker
-      }
-      yield* Effect.mapError(self.store.create(record), storeFailed)
-      const done = yield* Deferred.make<void>()
-      const pending: Running["pending"] = new Map()
-      const session = start.session
-      const notify =
-        start.revision.stateless || session === undefined
-          ? undefined
-          : (params: object) => Effect.ignore(session.notify("notifications/tasks/status", params))
-      const waiters = new Waiters()
-      const request = new TaskRequest(self, record.taskId, start, pending, waiters)
-      const context = Context.add(start.context, ServerRequest, request)
-      const body = Effect.provideContext(work, context).pipe(
-        Effect.exit,
-        Effect.flatMap((exit) => self.settle(record.taskId, exit)),
-        Effect.onInterrupt(() =>
-          self.finish(record.taskId, "failed", { error: shutDown, statusMessage: shutDown.message })
-        ),
-        Effect.ensuring(
-          Effect.andThen(
-            Effect.sync(() => self.running.delete(record.taskId)),
-            Deferred.succeed(done, undefined)
-          )
+    return Runtime.startWith(this, start, work)
+  }
+
+  // Generators made once, not per call (a generator function made per call costs its own generator prototype and map).
+  private static readonly startWith = Effect.fnUntraced(function* (
+    self: Runtime,
+    start: Start,
+    work: Effect.Effect<object, McpError.McpError>
+  ): Effect.fn.Return<TaskStore.TaskRecord, McpError.McpError> {
+    yield* self.ensureStarted()
+    const now = yield* Clock.currentTimeMillis
+    if (now - self.lastPurge > 60_000) {
+      self.lastPurge = now
+      yield* Effect.ignore(self.store.purgeExpired(now))
+    }
+    const record: TaskStore.TaskRecord = {
+      taskId: SecureRandom.uuidV4Unsafe(),
+      owner: start.owner,
+      method: start.method,
+      status: "working",
+      createdAt: now,
+      lastUpdatedAt: now,
+      ttlMs: self.ttlFor(start.ttlMs),
+      pollIntervalMs: self.pollIntervalMs,
+      worker: self.worker
+    }
+    yield* Effect.mapError(self.store.create(record), storeFailed)
+    const done = yield* Deferred.make<void>()
+    const pending: Running["pending"] = new Map()
+    const session = start.session
+    const notify =
+      start.revision.stateless || session === undefined
+        ? undefined
+        : (params: object) => Effect.ignore(session.notify("notifications/tasks/status", params))
+    const waiters = new Waiters()
+    const request = new TaskRequest(self, record.taskId, start, pending, waiters)
+    const context = Context.add(start.context, ServerRequest, request)
+    const body = Effect.provideContext(work, context).pipe(
+      Effect.exit,
+      Effect.flatMap((exit) => self.settle(record.taskId, exit)),
+      Effect.onInterrupt(() =>
+        self.finish(record.taskId, "failed", { error: shutDown, statusMessage: shutDown.message })
+      ),
+      Effect.ensuring(
+        Effect.andThen(
+          Effect.sync(() => self.running.delete(record.taskId)),
+          Deferred.succeed(done, undefined)
         )
       )
-      const fiber = yield* Effect.forkIn(body, self.scope, { startImmediately: false })
-      self.running.set(record.taskId, { fiber, done, pending, notify, waiters })
-      return record
-    })
-  }
+    )
+    const fiber = yield* Effect.forkIn(body, self.scope, { startImmediately: false })
+    self.running.set(record.taskId, { fiber, done, pending, notify, waiters })
+    return record
+  })
 
   private settle(taskId: string, exit: Exit.Exit<object, McpError.McpError>): Effect.Effect<void> {
     if (Exit.isSuccess(exit)) return this.finish(taskId, "completed", { result: exit.value })
@@ -286,19 +292,24 @@ export class Runtime {
    * stopped heartbeating, or nowhere at all, is failed first.
    */
   read(taskId: string, principal: string | undefined): Effect.Effect<TaskStore.TaskRecord, McpError.McpError> {
-    const self = this
-    return Effect.gen(function* () {
-      const record = yield* Effect.mapError(self.store.get(taskId), storeFailed)
-      if (record === undefined) return yield* Effect.fail(notFound(taskId))
-      if (record.owner.startsWith("p:") && record.owner !== principal) return yield* Effect.fail(notFound(taskId))
-      const now = yield* Clock.currentTimeMillis
-      if (record.ttlMs !== null && record.createdAt + record.ttlMs <= now) {
-        return yield* Effect.fail(notFound(taskId, "Task has expired"))
-      }
-      if (Tasks.isTerminal(record.status) || (yield* self.alive(record, now))) return record
-      return (yield* self.update(taskId, "failed", { error: lost, statusMessage: lost.message })) ?? record
-    })
+    return Runtime.readWith(this, taskId, principal)
   }
+
+  private static readonly readWith = Effect.fnUntraced(function* (
+    self: Runtime,
+    taskId: string,
+    principal: string | undefined
+  ): Effect.fn.Return<TaskStore.TaskRecord, McpError.McpError> {
+    const record = yield* Effect.mapError(self.store.get(taskId), storeFailed)
+    if (record === undefined) return yield* Effect.fail(notFound(taskId))
+    if (record.owner.startsWith("p:") && record.owner !== principal) return yield* Effect.fail(notFound(taskId))
+    const now = yield* Clock.currentTimeMillis
+    if (record.ttlMs !== null && record.createdAt + record.ttlMs <= now) {
+      return yield* Effect.fail(notFound(taskId, "Task has expired"))
+    }
+    if (Tasks.isTerminal(record.status) || (yield* self.alive(record, now))) return record
+    return (yield* self.update(taskId, "failed", { error: lost, statusMessage: lost.message })) ?? record
+  })
 
   private alive(record: TaskStore.TaskRecord, now: number): Effect.Effect<boolean> {
     if (record.worker === this.worker) return Effect.succeed(this.running.has(record.taskId))
