@@ -107,33 +107,35 @@ export const make = (options: Options): TokenVerifierShape => {
     return toPrincipal(answer)
   }
 
-  const verify = (token: string): Effect.Effect<PrincipalShape, InvalidToken | VerifierUnavailable> =>
-    Effect.gen(function* () {
-      const now = yield* Clock.currentTimeMillis
-      const hit = cache.get(token)
-      if (hit !== undefined) {
-        if (now < hit.until) return hit.principal
-        cache.delete(token)
-      }
-      const as = yield* Issuer.call("metadata", server)
-      const answer = yield* Effect.tryPromise({
-        try: async () =>
-          oauth.processIntrospectionResponse(
-            as,
-            client,
-            await oauth.introspectionRequest(as, client, clientAuth, token, Issuer.requestOptions(http))
-          ),
-        // A server that will not introspect this kind of token (oidc-provider with a JWT) does not vouch for it.
-        catch: (error) =>
-          error instanceof oauth.ResponseBodyError && error.error === "unsupported_token_type"
-            ? new InvalidToken({ reason: "Inactive" })
-            : new VerifierUnavailable({ step: "introspection", detail: Issuer.describe(error) })
-      })
-      const principal = judge(answer, now)
-      if (principal instanceof InvalidToken) return yield* principal
-      remember(token, principal, now)
-      return principal
-    }).pipe(Issuer.logFailure)
+  // Made once (a generator function made per call costs its own generator prototype and map): run per request.
+  const verify = Effect.fnUntraced(function* (
+    token: string
+  ): Effect.fn.Return<PrincipalShape, InvalidToken | VerifierUnavailable> {
+    const now = yield* Clock.currentTimeMillis
+    const hit = cache.get(token)
+    if (hit !== undefined) {
+      if (now < hit.until) return hit.principal
+      cache.delete(token)
+    }
+    const as = yield* Issuer.call("metadata", server)
+    const answer = yield* Effect.tryPromise({
+      try: async () =>
+        oauth.processIntrospectionResponse(
+          as,
+          client,
+          await oauth.introspectionRequest(as, client, clientAuth, token, Issuer.requestOptions(http))
+        ),
+      // A server that will not introspect this kind of token (oidc-provider with a JWT) does not vouch for it.
+      catch: (error) =>
+        error instanceof oauth.ResponseBodyError && error.error === "unsupported_token_type"
+          ? new InvalidToken({ reason: "Inactive" })
+          : new VerifierUnavailable({ step: "introspection", detail: Issuer.describe(error) })
+    })
+    const principal = judge(answer, now)
+    if (principal instanceof InvalidToken) return yield* principal
+    remember(token, principal, now)
+    return principal
+  }, Issuer.logFailure)
 
   return { verify }
 }

@@ -133,29 +133,31 @@ export const make = (options: Options): TokenVerifierShape => {
     ...(options.typ === undefined ? {} : { typ: options.typ })
   }
 
-  const verify = (token: string): Effect.Effect<PrincipalShape, InvalidToken | VerifierUnavailable> =>
-    Effect.gen(function* () {
-      // A token that is not a JWS is refused before any key is looked up (or fetched).
-      try {
-        decodeProtectedHeader(token)
-      } catch {
-        return yield* new InvalidToken({ reason: "Malformed" })
+  // Made once (a generator function made per call costs its own generator prototype and map): run per request.
+  const verify = Effect.fnUntraced(function* (
+    token: string
+  ): Effect.fn.Return<PrincipalShape, InvalidToken | VerifierUnavailable> {
+    // A token that is not a JWS is refused before any key is looked up (or fetched).
+    try {
+      decodeProtectedHeader(token)
+    } catch {
+      return yield* new InvalidToken({ reason: "Malformed" })
+    }
+    const getKey = yield* Issuer.call("metadata", keys)
+    const now = yield* Clock.currentTimeMillis
+    const verified = yield* Effect.tryPromise({
+      try: () => jwtVerify(token, getKey, { ...verifyOptions, currentDate: new Date(now) }),
+      catch: (error) => {
+        const reason = reasonOf(error)
+        return reason === undefined
+          ? new VerifierUnavailable({ step: "key set", detail: Issuer.describe(error) })
+          : new InvalidToken({ reason })
       }
-      const getKey = yield* Issuer.call("metadata", keys)
-      const now = yield* Clock.currentTimeMillis
-      const verified = yield* Effect.tryPromise({
-        try: () => jwtVerify(token, getKey, { ...verifyOptions, currentDate: new Date(now) }),
-        catch: (error) => {
-          const reason = reasonOf(error)
-          return reason === undefined
-            ? new VerifierUnavailable({ step: "key set", detail: Issuer.describe(error) })
-            : new InvalidToken({ reason })
-        }
-      })
-      const principal = toPrincipal(verified.payload)
-      if (principal instanceof InvalidToken) return yield* principal
-      return principal
-    }).pipe(Issuer.logFailure)
+    })
+    const principal = toPrincipal(verified.payload)
+    if (principal instanceof InvalidToken) return yield* principal
+    return principal
+  }, Issuer.logFailure)
 
   return { verify }
 }

@@ -58,13 +58,13 @@ export const make = (options: Options): ProtectedResourceShape => {
     resourceMetadata: metadataUrl,
     scope: required.length > 0 ? required : options.scopesSupported
   }
-  const authenticate: ProtectedResourceShape["authenticate"] = (request) =>
-    Effect.gen(function* () {
-      const token = yield* Bearer.fromRequest(request)
-      const verifier = yield* TokenVerifier
-      const principal = yield* verifier.verify(token)
-      return required.length === 0 ? principal : yield* checkScopes(principal, required)
-    })
+  // Made once (a generator function made per call costs its own generator prototype and map): run per request.
+  const authenticate: ProtectedResourceShape["authenticate"] = Effect.fnUntraced(function* (request) {
+    const token = yield* Bearer.fromRequest(request)
+    const verifier = yield* TokenVerifier
+    const principal = yield* verifier.verify(token)
+    return required.length === 0 ? principal : yield* checkScopes(principal, required)
+  })
   return {
     resource: metadata.resource,
     metadata,
