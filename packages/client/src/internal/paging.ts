@@ -18,36 +18,45 @@ interface State {
   readonly pages: number
 }
 
-export const stream = <A, E, R>(options: {
+interface Options<A, E, R> {
   readonly method: string
   readonly maxPages: number
   readonly fetch: (cursor: string | undefined) => Effect.Effect<Page<A>, E, R>
-}): Stream.Stream<A, E | PaginationError, R> =>
+}
+
+export const stream = <A, E, R>(options: Options<A, E, R>): Stream.Stream<A, E | PaginationError, R> =>
   Stream.suspend(() => {
     // Cursors already requested by this run of the stream (the stream's state is used linearly).
     const seen = new Set<string>()
     return Stream.paginate<State, A, E | PaginationError, R>({ cursor: undefined, pages: 0 }, (state) =>
-      Effect.gen(function* () {
-        if (state.cursor !== undefined) {
-          if (seen.has(state.cursor)) {
-            return yield* new PaginationError({
-              method: options.method,
-              reason: "CursorRepeated",
-              pages: state.pages,
-              cursor: state.cursor
-            })
-          }
-          seen.add(state.cursor)
-        }
-        if (state.pages >= options.maxPages) {
-          return yield* new PaginationError({ method: options.method, reason: "TooManyPages", pages: state.pages })
-        }
-        const page = yield* options.fetch(state.cursor)
-        const next = page.nextCursor
-        return [
-          page.items,
-          next === undefined ? Option.none() : Option.some({ cursor: next, pages: state.pages + 1 })
-        ] as const
-      })
+      nextPage(options, seen, state)
     )
   })
+
+// Made once (a generator function made per page costs its own generator prototype and map).
+const nextPage = Effect.fnUntraced(function* <A, E, R>(
+  options: Options<A, E, R>,
+  seen: Set<string>,
+  state: State
+): Effect.fn.Return<readonly [ReadonlyArray<A>, Option.Option<State>], E | PaginationError, R> {
+  if (state.cursor !== undefined) {
+    if (seen.has(state.cursor)) {
+      return yield* new PaginationError({
+        method: options.method,
+        reason: "CursorRepeated",
+        pages: state.pages,
+        cursor: state.cursor
+      })
+    }
+    seen.add(state.cursor)
+  }
+  if (state.pages >= options.maxPages) {
+    return yield* new PaginationError({ method: options.method, reason: "TooManyPages", pages: state.pages })
+  }
+  const page = yield* options.fetch(state.cursor)
+  const next = page.nextCursor
+  return [
+    page.items,
+    next === undefined ? Option.none() : Option.some({ cursor: next, pages: state.pages + 1 })
+  ] as const
+})
