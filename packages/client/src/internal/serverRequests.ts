@@ -59,23 +59,23 @@ export type Answer = (
 ) => Effect.Effect<object, McpError.McpError | ElicitationForm.FormError | RootsHandler.InvalidRoot>
 
 /** Elicitation: runs the mode's handler; an accepted form gets its defaults and is validated before it is sent. */
-const elicit = (handler: ElicitationHandler.Handlers, params: Elicitation.ElicitParams) =>
-  Effect.gen(function* () {
-    if (params.mode === "url") {
-      if (handler.url === undefined)
-        return yield* unsupported("elicitation/create: this client does not support URL mode")
-      const answer = yield* handler.url(params)
-      return { action: answer.action } satisfies Elicitation.ElicitResult
-    }
-    const form = params as Elicitation.ElicitFormParams
-    if (handler.form === undefined)
-      return yield* unsupported("elicitation/create: this client does not support form mode")
-    const answer = yield* handler.form(form)
-    if (answer.action !== "accept") return { action: answer.action } satisfies Elicitation.ElicitResult
-    const completed = ElicitationForm.complete(form.requestedSchema, answer.content)
-    if (Result.isFailure(completed)) return yield* completed.failure
-    return { action: "accept", content: completed.success } satisfies Elicitation.ElicitResult
-  })
+// Made once (a generator function made per call costs its own generator prototype and map).
+const elicit = Effect.fnUntraced(function* (handler: ElicitationHandler.Handlers, params: Elicitation.ElicitParams) {
+  if (params.mode === "url") {
+    if (handler.url === undefined)
+      return yield* unsupported("elicitation/create: this client does not support URL mode")
+    const answer = yield* handler.url(params)
+    return { action: answer.action } satisfies Elicitation.ElicitResult
+  }
+  const form = params as Elicitation.ElicitFormParams
+  if (handler.form === undefined)
+    return yield* unsupported("elicitation/create: this client does not support form mode")
+  const answer = yield* handler.form(form)
+  if (answer.action !== "accept") return { action: answer.action } satisfies Elicitation.ElicitResult
+  const completed = ElicitationForm.complete(form.requestedSchema, answer.content)
+  if (Result.isFailure(completed)) return yield* completed.failure
+  return { action: "accept", content: completed.success } satisfies Elicitation.ElicitResult
+})
 
 export const answerer =
   (handlers: Handlers): Answer =>

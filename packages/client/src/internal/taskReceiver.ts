@@ -144,41 +144,44 @@ export const make = (
   }
 
   /** Answers a task-augmented request at once and runs `work` as a fiber of the client's scope. */
-  const start = (params: Obj, work: Effect.Effect<unknown, unknown, CurrentRequest.CurrentRequest>) =>
-    Effect.gen(function* () {
-      const now = yield* Clock.currentTimeMillis
-      purge(now)
-      if (!makeRoom()) {
-        return yield* new McpError.InternalError({ message: `the client runs ${maxTasks} tasks already` })
-      }
-      const at = new Date(now).toISOString()
-      const task: Tasks.Task = {
-        taskId: SecureRandom.uuidV4Unsafe(),
-        status: "working",
-        createdAt: at,
-        lastUpdatedAt: at,
-        ttl: ttlFor((params.task as Obj).ttl),
-        pollInterval
-      }
-      const entry: Entry = { task, done: yield* Deferred.make<void>() }
-      tasks.set(task.taskId, entry)
-      entry.fiber = yield* work.pipe(
-        Effect.exit,
-        Effect.flatMap((exit) => outcome(entry, exit)),
-        Effect.ensuring(
-          Effect.andThen(
-            Effect.sync(() => {
-              entry.fiber = undefined
-            }),
-            Deferred.succeed(entry.done, undefined)
-          )
-        ),
-        Effect.forkIn(scope)
-      )
-      // A handler done before its fiber was even stored leaves nothing to interrupt.
-      if (Deferred.isDoneUnsafe(entry.done)) entry.fiber = undefined
-      return { task }
-    })
+  // Made once (a generator function made per call costs its own generator prototype and map).
+  const start = Effect.fnUntraced(function* (
+    params: Obj,
+    work: Effect.Effect<unknown, unknown, CurrentRequest.CurrentRequest>
+  ) {
+    const now = yield* Clock.currentTimeMillis
+    purge(now)
+    if (!makeRoom()) {
+      return yield* new McpError.InternalError({ message: `the client runs ${maxTasks} tasks already` })
+    }
+    const at = new Date(now).toISOString()
+    const task: Tasks.Task = {
+      taskId: SecureRandom.uuidV4Unsafe(),
+      status: "working",
+      createdAt: at,
+      lastUpdatedAt: at,
+      ttl: ttlFor((params.task as Obj).ttl),
+      pollInterval
+    }
+    const entry: Entry = { task, done: yield* Deferred.make<void>() }
+    tasks.set(task.taskId, entry)
+    entry.fiber = yield* work.pipe(
+      Effect.exit,
+      Effect.flatMap((exit) => outcome(entry, exit)),
+      Effect.ensuring(
+        Effect.andThen(
+          Effect.sync(() => {
+            entry.fiber = undefined
+          }),
+          Deferred.succeed(entry.done, undefined)
+        )
+      ),
+      Effect.forkIn(scope)
+    )
+    // A handler done before its fiber was even stored leaves nothing to interrupt.
+    if (Deferred.isDoneUnsafe(entry.done)) entry.fiber = undefined
+    return { task }
+  })
 
   const read = (params: unknown): Effect.Effect<Entry, McpError.McpError> =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
