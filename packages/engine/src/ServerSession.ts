@@ -3,6 +3,7 @@
  * `server/discover` plus per-request `_meta` (stateless 2026-07-28), side by
  * side on the same session core.
  */
+import * as JsonEquality from "@effect-mcp/protocol/JsonEquality"
 import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as Registry from "@effect-mcp/protocol/Registry"
 import type * as Revision from "@effect-mcp/protocol/Revision"
@@ -47,20 +48,6 @@ const initializeParams = (params: unknown) => {
     capabilities: (Predicate.isObject(p.capabilities) ? p.capabilities : {}) as Session.Capabilities,
     clientInfo: Predicate.isObject(p.clientInfo) ? (p.clientInfo as unknown as Session.Implementation) : undefined
   }
-}
-
-/** Whether two JSON values are the same value (key order aside). */
-const sameJson = (a: unknown, b: unknown): boolean => {
-  if (a === b) return true
-  if (!Predicate.isObject(a) || !Predicate.isObject(b) || Array.isArray(a) !== Array.isArray(b)) return false
-  const keysA = Object.keys(a)
-  const keysB = Object.keys(b)
-  if (keysA.length !== keysB.length) return false
-  for (const key of keysA) {
-    if (!Object.hasOwn(b, key)) return false
-    if (!sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])) return false
-  }
-  return true
 }
 
 /**
@@ -129,7 +116,7 @@ const roleOf = (options: Options): Session.RoleOptions => {
           // replaces what the first said, as the reference servers answer it. Once the client said
           // it is initialized, a repeat that changes nothing gets the same answer, a change is refused.
           if (s.revision !== undefined && s.phase !== "Initializing") {
-            if (version !== s.revision.version || !sameJson(request.capabilities, s.peerCapabilities)) {
+            if (version !== s.revision.version || !JsonEquality.equals(request.capabilities, s.peerCapabilities)) {
               return Effect.fail(
                 new McpError.InvalidRequest({ message: "initialize: the session is already initialized" })
               )

@@ -7,7 +7,7 @@
  * validating such a request.
  *
  * So the `_meta` is decoded apart, through a small memo of the last few seen:
- * one equal to a remembered one (plain JSON, compared within a bound) takes
+ * one equal to a remembered one (`JsonEquality`, within a bound) takes
  * its decoded value; the rest of the params are decoded as before. A
  * remembered `_meta` was decoded from a private frozen copy, so no caller can
  * change it afterwards, and its decoded value is frozen too (the params a
@@ -18,6 +18,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
 import type * as SchemaIssue from "effect/SchemaIssue"
+import * as JsonEquality from "../JsonEquality.ts"
 import type { AnyCodec } from "../Revision.ts"
 
 /** A params decoder: the decoded params, or the issue. */
@@ -34,33 +35,12 @@ interface Remembered {
   readonly decoded: unknown
 }
 
-// What is left of the bound of the comparison, copy or freeze under way (one at a time: each is synchronous).
+// What is left of the bound of the copy or freeze under way (one at a time: each is synchronous).
 let budget = 0
 
 const isPlain = (value: object): boolean => {
   const proto = Object.getPrototypeOf(value)
   return proto === Object.prototype || proto === null
-}
-
-/** Whether `a` and `b` are the same plain JSON value; false once `budget` values were compared. */
-const sameJson = (a: unknown, b: unknown): boolean => {
-  if (--budget < 0) return false
-  if (a === b) return typeof a !== "object" || a === null
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false
-    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false
-    return true
-  }
-  if (Array.isArray(b) || !isPlain(a) || !isPlain(b)) return false
-  let keys = 0
-  for (const key in a) {
-    if (!Object.hasOwn(a, key) || !Object.hasOwn(b, key)) return false
-    if (!sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])) return false
-    keys++
-  }
-  for (const key in b) if (Object.hasOwn(b, key)) keys--
-  return keys === 0
 }
 
 /** A frozen copy of a plain JSON value; undefined when it is not one, or once `budget` values were copied. */
@@ -113,8 +93,7 @@ export const decoder = (schema: AnyCodec, decoderFor: (schema: AnyCodec) => Deco
   const metaOf = (input: unknown): Result.Result<unknown, SchemaIssue.Issue> | undefined => {
     for (let i = 0; i < memo.length; i++) {
       const entry = memo[i]!
-      budget = MAX_NODES
-      if (!sameJson(input, entry.copy)) continue
+      if (!JsonEquality.equals(input, entry.copy, MAX_NODES)) continue
       if (i > 0) {
         memo.splice(i, 1)
         memo.unshift(entry)
