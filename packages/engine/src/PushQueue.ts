@@ -81,6 +81,12 @@ const settle = <A>(writer: Writer<A>, outcome: Effect.Effect<boolean>): void => 
 
 const accepted: Effect.Effect<boolean> = Exit.succeed(true)
 const refused: Effect.Effect<boolean> = Exit.succeed(false)
+
+/** Admitted writers resume (their items are in place). */
+const resumeAll = <A>(admitted: ReadonlyArray<Writer<A>> | undefined): void => {
+  if (admitted !== undefined) for (const writer of admitted) settle(writer, accepted)
+}
+
 const done: Exit.Exit<never, Cause.Done> = Exit.fail(Cause.Done())
 const resolved = Promise.resolve()
 
@@ -307,25 +313,25 @@ export class PushQueue<A, E = never> {
   /** Takes every buffered item, as an array of its own (handed to the `take`r). */
   private drain(): Batch<A> | undefined {
     if (this.count === this.head && !this.hasWriters()) return undefined
+    const admitted = this.admitWriters()
     const batch = this.items.slice(this.head, this.count) as Array<A>
     this.clear()
-    const admitted = this.admitWriters()
-    if (admitted !== undefined) {
-      for (const writer of admitted) batch.push(writer.item)
-      for (const writer of admitted) settle(writer, accepted)
-    }
-    if (batch.length === 0) return undefined
+    resumeAll(admitted)
     this.onTaken?.()
     return batch as unknown as Batch<A>
   }
 
   /**
-   * Waiting writers are admitted in arrival order, up to capacity. Their
-   * writers are resumed only once their items are in place, since a resumed
+   * Waiting writers are admitted in arrival order, up to capacity: their
+   * items go behind the buffered ones. Their writers are returned, to be
+   * resumed once the caller took what it takes (`resumeAll`), since a resumed
    * writer may offer again at once.
    */
-  private admitWriters(): Array<Writer<A>> | undefined {
-    return this.hasWriters() ? this.writers!.splice(0, this.capacity) : undefined
+  private admitWriters(): ReadonlyArray<Writer<A>> | undefined {
+    if (!this.hasWriters()) return undefined
+    const admitted = this.writers!.splice(0, this.capacity)
+    for (const writer of admitted) this.items[this.count++] = writer.item
+    return admitted
   }
 
   /** Empties the buffer, keeping its backing store. */
@@ -419,12 +425,7 @@ export class PushQueue<A, E = never> {
     this.pumping = true
     try {
       for (;;) {
-        // Admitted writers' items go behind the buffered ones, as `drain` hands them over.
-        const admitted = this.admitWriters()
-        if (admitted !== undefined) {
-          for (const writer of admitted) this.items[this.count++] = writer.item
-          for (const writer of admitted) settle(writer, accepted)
-        }
+        resumeAll(this.admitWriters())
         if (this.count === this.head) break
         this.onTaken?.()
         const items = this.items
