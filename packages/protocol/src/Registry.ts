@@ -4,8 +4,7 @@
  * normative JSON Schemas); the capability gates and revision flags are the
  * hand-kept data below.
  */
-import * as SchemaJITCompiler from "effect/schema/SchemaJITCompiler"
-import * as SchemaAST from "effect/SchemaAST"
+import { compile } from "./internal/jit.ts"
 import { modules } from "./internal/wire/index.ts"
 import type { WireModule, WireNotification, WireRequest } from "./internal/wireTable.ts"
 import * as ProtocolVersion from "./ProtocolVersion.ts"
@@ -94,8 +93,6 @@ const capabilityOf = (version: ProtocolVersion.ProtocolVersion, method: string):
     : gate.capability
 }
 
-const compiled = new WeakSet<SchemaAST.AST>()
-
 /**
  * Methods a session sees once, at its start: their schemas stay interpreted.
  * Generating and compiling a decoder costs more than one interpreted decode
@@ -104,24 +101,13 @@ const compiled = new WeakSet<SchemaAST.AST>()
  */
 const once: ReadonlySet<string> = new Set(["initialize"])
 
-const maybeCompile = (method: string, schema: AnyCodec): AnyCodec => (once.has(method) ? schema : compile(schema))
-
 /**
  * Message schemas are decoded on every message, so they get effect's JIT
  * schema compiler (generated decoders, falling back to the interpreter where
- * `new Function` is unavailable). Enabling happens when a spec first hands
- * the schema out, before any decode through it captures an interpreted
- * parser; encoding runs on the flipped AST, which differs when a schema
- * carries checks.
+ * `new Function` is unavailable; internal/jit.ts), enabled when a spec first
+ * hands the schema out.
  */
-const compile = (schema: AnyCodec): AnyCodec => {
-  for (const ast of [schema.ast, SchemaAST.flip(schema.ast)]) {
-    if (compiled.has(ast)) continue
-    compiled.add(ast)
-    SchemaJITCompiler.enable(ast)
-  }
-  return schema
-}
+const maybeCompile = (method: string, schema: AnyCodec): AnyCodec => (once.has(method) ? schema : compile(schema))
 
 /**
  * A spec builds (and compiles) its schemas on first read, so a process

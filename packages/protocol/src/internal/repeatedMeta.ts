@@ -20,6 +20,7 @@ import * as SchemaAST from "effect/SchemaAST"
 import type * as SchemaIssue from "effect/SchemaIssue"
 import * as JsonEquality from "../JsonEquality.ts"
 import type { AnyCodec } from "../Revision.ts"
+import * as Jit from "./jit.ts"
 
 /** A params decoder: the decoded params, or the issue. */
 export type Decoder = (input: unknown) => Result.Result<unknown, SchemaIssue.Issue>
@@ -85,7 +86,10 @@ export const decoder = (schema: AnyCodec, decoderFor: (schema: AnyCodec) => Deco
   const meta = fields?._meta
   if (fields === undefined || meta === undefined || SchemaAST.isOptional(meta.ast)) return undefined
   const whole = decoderFor(schema)
-  const rest = decoderFor(Schema.Struct({ ...fields, _meta: Schema.Unknown }) as AnyCodec)
+  // The params without their `_meta` are a schema of their own: compiled when the params are, or its
+  // interpreted decode would cost more than the memo saves (W1 negotiated: 4.9 -> 4.0 µs per call).
+  const restSchema = Schema.Struct({ ...fields, _meta: Schema.Unknown }) as AnyCodec
+  const rest = decoderFor(Jit.isCompiled(schema) ? Jit.compile(restSchema) : restSchema)
   const decodeMeta = decoderFor(meta as AnyCodec)
   const memo: Array<Remembered> = []
 

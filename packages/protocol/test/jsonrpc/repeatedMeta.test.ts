@@ -8,6 +8,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as SchemaIssue from "effect/SchemaIssue"
 import * as SchemaParser from "effect/SchemaParser"
+import * as Jit from "../../src/internal/jit.ts"
 import * as RepeatedMeta from "../../src/internal/repeatedMeta.ts"
 
 // The stateless revision's `tools/call` params: `_meta` is required and repeats from request to request.
@@ -141,6 +142,30 @@ describe("RepeatedMeta", () => {
       const params = validated.success.params as { readonly _meta: object }
       assert.deepStrictEqual(params._meta, meta())
       assert.isTrue(Object.isFrozen(params._meta))
+    })
+  )
+
+  it.effect("the params without their `_meta` are compiled when the params are, and only then", () =>
+    Effect.sync(() => {
+      const rests = (schema: Revision.AnyCodec) => {
+        const seen: Array<Revision.AnyCodec> = []
+        RepeatedMeta.decoder(schema, (s) => {
+          seen.push(s)
+          return counting().decoderFor(s)
+        })
+        // The schemas the memo made decoders for, other than the whole params and their `_meta`.
+        const fields = (schema as unknown as { readonly fields: Schema.Struct.Fields }).fields
+        return seen.filter((s) => s !== schema && s !== fields._meta)
+      }
+      // The registry compiles what it hands out (tools/call is decoded on every call).
+      assert.isTrue(Jit.isCompiled(callTool))
+      const [compiledRest] = rests(callTool)
+      assert.isDefined(compiledRest)
+      assert.isTrue(Jit.isCompiled(compiledRest!))
+      const plain = Schema.Struct({ name: Schema.String, _meta: Schema.Struct({ a: Schema.String }) })
+      const [plainRest] = rests(plain as unknown as Revision.AnyCodec)
+      assert.isDefined(plainRest)
+      assert.isFalse(Jit.isCompiled(plainRest!))
     })
   )
 })
