@@ -140,13 +140,19 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
     onProgress?: Peer.CallOptions["onProgress"]
   ): Effect.Effect<unknown, McpClient.CallError> =>
     stateless
-      ? InputRequired.run({
-          method,
-          params,
-          maxRounds: maxInputRounds,
-          send: (p) => send(method, p, callOptions, onProgress),
-          answer
-        })
+      ? // Nearly every answer is final: the rounds' loop starts only when the server asks for input.
+        Effect.flatMap(send(method, params, callOptions, onProgress), (first) =>
+          InputRequired.isInputRequired(first)
+            ? InputRequired.run({
+                method,
+                params,
+                first,
+                maxRounds: maxInputRounds,
+                send: (p) => send(method, p, callOptions, onProgress),
+                answer
+              })
+            : Effect.succeed(first)
+        )
       : send(method, params, callOptions, onProgress)
 
   // ---- tools ---------------------------------------------------------------

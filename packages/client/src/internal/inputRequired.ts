@@ -24,7 +24,8 @@ const withoutCurrentRequest = (context: Context.Context<never>): Context.Context
 
 const decodeInputRequired = Schema.decodeUnknownEffect(InputRequired.InputRequiredResult)
 
-const isInputRequired = (u: unknown): boolean =>
+/** Whether a result is the server's `input_required` answer (2026-07-28). */
+export const isInputRequired = (u: unknown): boolean =>
   Predicate.isObject(u) && (u as { readonly resultType?: unknown }).resultType === "input_required"
 
 const traceParentOf = (params: unknown): Tracer.AnySpan | undefined => {
@@ -75,10 +76,13 @@ export const answerInput = (
   )
 }
 
-// One generator function for every request: an inline `Effect.gen` would create one per request.
+// The rounds after a first answer that asked for input (client.ts sends the first). One generator
+// function for every such request: an inline `Effect.gen` would create one per request.
 export const run = Effect.fnUntraced(function* <E>(options: {
   readonly method: string
   readonly params: object | undefined
+  /** The answer to the first round, already sent (`send` sends the retries). */
+  readonly first: unknown
   readonly maxRounds: number
   readonly send: (params: object | undefined) => Effect.Effect<unknown, E>
   readonly answer: Answer
@@ -90,10 +94,11 @@ export const run = Effect.fnUntraced(function* <E>(options: {
   // Tracing on: the span of the server's round that asked, under which the next round is sent, so
   // every round and every answer belong to one trace even when the caller has no span of its own.
   let asker: Tracer.AnySpan | undefined
+  let result = options.first
   for (let round = 0; ; round++) {
-    const result = yield* asker === undefined
-      ? options.send(params)
-      : Effect.withParentSpan(options.send(params), asker)
+    if (round > 0) {
+      result = yield* asker === undefined ? options.send(params) : Effect.withParentSpan(options.send(params), asker)
+    }
     if (!isInputRequired(result)) return result
     if (round >= options.maxRounds) {
       return yield* new InputRequiredError({
