@@ -3,6 +3,7 @@
  * stateless revisions, falling back to the `initialize` handshake) and then
  * exposes the same session core as the server role.
  */
+import * as FrozenJson from "@effect-mcp/protocol/FrozenJson"
 import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as Registry from "@effect-mcp/protocol/Registry"
 import * as Clock from "effect/Clock"
@@ -63,10 +64,16 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   const statelessVersion = carriesStateless()
     ? ProtocolVersion.newest(supportedVersions.filter((v) => Registry.get(v).stateless))
     : undefined
+  // Sent in every stateless request's `_meta`: copies that can never change (the gate freezes the `_meta`
+  // around them), so a server in this process knows the same `_meta` again without comparing it
+  // (FrozenJson). What is not plain JSON (or is too large to copy) goes as given.
+  const unchanging = (value: unknown) => FrozenJson.copy(value, 100_000)?.value ?? value
+  const capabilities = unchanging(options.capabilities)
+  const clientInfo = unchanging(options.clientInfo)
   const statelessMeta = (revision: { readonly version: string }) => ({
     [Gate.META_PROTOCOL_VERSION]: revision.version,
-    [Gate.META_CLIENT_CAPABILITIES]: options.capabilities,
-    [Gate.META_CLIENT_INFO]: options.clientInfo
+    [Gate.META_CLIENT_CAPABILITIES]: capabilities,
+    [Gate.META_CLIENT_INFO]: clientInfo
   })
   const handlers = new Map<string, Session.Handler>([["ping", () => Effect.succeed({})]])
   for (const [method, handler] of options.handlers ?? []) handlers.set(method, handler)

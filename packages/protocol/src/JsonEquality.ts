@@ -7,13 +7,10 @@
  * whether a value is one they already hold.
  */
 
+import { isPlain } from "./internal/plain.ts"
+
 // What is left of the current comparison's bound (one comparison at a time: it is synchronous).
 let left = 0
-
-const isPlain = (value: object): boolean => {
-  const proto = Object.getPrototypeOf(value)
-  return proto === Object.prototype || proto === null
-}
 
 const same = (a: unknown, b: unknown): boolean => {
   if (--left < 0) return false

@@ -8,7 +8,9 @@
  *
  * So the `_meta` is decoded apart, through a small memo of the last few seen:
  * one equal to a remembered one (`JsonEquality`, within a bound) takes
- * its decoded value; the rest of the params are decoded as before. A
+ * its decoded value; the rest of the params are decoded as before. One that
+ * is the very object remembered, and can never change (`FrozenJson`), needs
+ * no comparison: an in-process client sends the same frozen one each time. A
  * remembered `_meta` was decoded from a private frozen copy, so no caller can
  * change it afterwards, and its decoded value is frozen too (the params a
  * handler gets are read-only). Whatever fails is decoded again whole, so the
@@ -18,6 +20,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaAST from "effect/SchemaAST"
 import type * as SchemaIssue from "effect/SchemaIssue"
+import * as FrozenJson from "../FrozenJson.ts"
 import * as JsonEquality from "../JsonEquality.ts"
 import type { AnyCodec } from "../Revision.ts"
 import * as Jit from "./jit.ts"
@@ -34,40 +37,16 @@ const MAX_NODES = 256
 interface Remembered {
   readonly copy: unknown
   readonly decoded: unknown
+  /**
+   * The `_meta` as it came, when it can never change (`FrozenJson.isFrozen`):
+   * an identical one is equal without a comparison. An in-process client
+   * sends the same frozen one on every request.
+   */
+  readonly frozen: unknown
 }
 
-// What is left of the bound of the copy or freeze under way (one at a time: each is synchronous).
+// What is left of the bound of the freeze under way (one at a time: each is synchronous).
 let budget = 0
-
-const isPlain = (value: object): boolean => {
-  const proto = Object.getPrototypeOf(value)
-  return proto === Object.prototype || proto === null
-}
-
-/** A frozen copy of a plain JSON value; undefined when it is not one, or once `budget` values were copied. */
-const frozenCopy = (value: unknown): { readonly value: unknown } | undefined => {
-  if (--budget < 0) return undefined
-  if (value === null || typeof value === "string" || typeof value === "boolean") return { value }
-  if (typeof value === "number") return Number.isFinite(value) ? { value } : undefined
-  if (typeof value !== "object") return undefined
-  if (Array.isArray(value)) {
-    const out: Array<unknown> = []
-    for (const item of value) {
-      const copied = frozenCopy(item)
-      if (copied === undefined) return undefined
-      out.push(copied.value)
-    }
-    return { value: Object.freeze(out) }
-  }
-  if (!isPlain(value)) return undefined
-  const out: Record<string, unknown> = {}
-  for (const key of Object.keys(value)) {
-    const copied = frozenCopy((value as Record<string, unknown>)[key])
-    if (copied === undefined) return undefined
-    out[key] = copied.value
-  }
-  return { value: Object.freeze(out) }
-}
 
 /** Freezes a decoded value and what it holds, within `budget`. */
 const deepFreeze = (value: unknown): void => {
@@ -97,21 +76,23 @@ export const decoder = (schema: AnyCodec, decoderFor: (schema: AnyCodec) => Deco
   const metaOf = (input: unknown): Result.Result<unknown, SchemaIssue.Issue> | undefined => {
     for (let i = 0; i < memo.length; i++) {
       const entry = memo[i]!
-      if (!JsonEquality.equals(input, entry.copy, MAX_NODES)) continue
+      if (!(input === entry.frozen && input !== undefined) && !JsonEquality.equals(input, entry.copy, MAX_NODES)) {
+        continue
+      }
       if (i > 0) {
         memo.splice(i, 1)
         memo.unshift(entry)
       }
       return Result.succeed(entry.decoded)
     }
-    budget = MAX_NODES
-    const copy = frozenCopy(input)
+    const copy = FrozenJson.copy(input, MAX_NODES)
     if (copy === undefined) return undefined
     const decoded = decodeMeta(copy.value)
     if (Result.isFailure(decoded)) return decoded
     budget = MAX_NODES
     deepFreeze(decoded.success)
-    memo.unshift({ copy: copy.value, decoded: decoded.success })
+    const frozen = FrozenJson.isFrozen(input, MAX_NODES) ? input : undefined
+    memo.unshift({ copy: copy.value, decoded: decoded.success, frozen })
     if (memo.length > MEMO_SIZE) memo.pop()
     return decoded
   }

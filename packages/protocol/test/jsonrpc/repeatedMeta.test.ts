@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as FrozenJson from "@effect-mcp/protocol/FrozenJson"
 import * as IncomingValidator from "@effect-mcp/protocol/IncomingValidator"
 import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as Registry from "@effect-mcp/protocol/Registry"
@@ -166,6 +167,29 @@ describe("RepeatedMeta", () => {
       const [plainRest] = rests(plain as unknown as Revision.AnyCodec)
       assert.isDefined(plainRest)
       assert.isFalse(Jit.isCompiled(plainRest!))
+    })
+  )
+
+  it.effect("the very `_meta` remembered is taken as it is only when it can never change", () =>
+    Effect.sync(() => {
+      const { decoderFor, metaRuns } = counting()
+      const decode = RepeatedMeta.decoder(callTool, decoderFor)!
+      // Frozen all the way down, as an in-process client sends it: the same object is the same value.
+      const frozen = FrozenJson.copy(meta())!.value as Record<string, unknown>
+      const first = ok(decode({ name: "a", _meta: frozen }))
+      ok(decode({ name: "b", _meta: frozen }))
+      assert.strictEqual(metaRuns(), 1)
+      assert.deepStrictEqual(first._meta, meta())
+      // Not frozen: the same object, changed since, is compared again and decoded anew.
+      const open = meta("before")
+      ok(decode({ name: "c", _meta: open }))
+      ;(open["io.modelcontextprotocol/clientInfo"] as { name: string }).name = "after"
+      const changed = ok(decode({ name: "d", _meta: open }))
+      assert.strictEqual(
+        (changed._meta as Record<string, { readonly name: string }>)["io.modelcontextprotocol/clientInfo"]!.name,
+        "after"
+      )
+      assert.strictEqual(metaRuns(), 3)
     })
   )
 })
