@@ -109,74 +109,76 @@ export const make = (
     )
   )
 
-  const resource = (uri: string) =>
-    Effect.gen(function* () {
-      // Subscribe to the hub before the server is asked, so no early update is missed.
-      const subscription = yield* PubSub.subscribe(hub.notifications)
-      yield* Effect.acquireRelease(acquire(uri), () => release(uri))
-      return Stream.fromSubscription(subscription).pipe(
-        Stream.filter((n) => {
-          const updated = n.method === "notifications/resources/updated" ? uriOf(n.params) : undefined
-          return updated !== undefined && concerns(uri, updated)
-        })
-      )
-    })
+  // Made once per client (a generator function made per call costs its own generator prototype and map).
+  const resource = Effect.fnUntraced(function* (uri: string) {
+    // Subscribe to the hub before the server is asked, so no early update is missed.
+    const subscription = yield* PubSub.subscribe(hub.notifications)
+    yield* Effect.acquireRelease(acquire(uri), () => release(uri))
+    return Stream.fromSubscription(subscription).pipe(
+      Stream.filter((n) => {
+        const updated = n.method === "notifications/resources/updated" ? uriOf(n.params) : undefined
+        return updated !== undefined && concerns(uri, updated)
+      })
+    )
+  })
 
-  const listenScoped = (filter: Resources.SubscriptionFilter, methods: ReadonlySet<string>) =>
-    Effect.gen(function* () {
-      const subscription = yield* PubSub.subscribe(hub.notifications)
-      const opened = yield* listenLock.withPermit(
-        Effect.gen(function* () {
-          const request = yield* session
-            .request("subscriptions/listen", { notifications: filter }, { timeout: Duration.infinity })
-            .pipe(Effect.forkScoped)
-          const ack = Effect.gen(function* () {
-            while (true) {
-              const n = yield* PubSub.take(subscription)
-              if (n.method !== "notifications/subscriptions/acknowledged") continue
-              const id = Hub.subscriptionIdOf(n.params)
-              if (id === undefined || claimed.has(id)) continue
-              claimed.add(id)
-              return id
-            }
-          }).pipe(Effect.timeoutOption(ackTimeout))
-          // The request may end (refused, or closed at once) before any acknowledgement.
-          const outcome = yield* Effect.raceFirst(
-            Effect.map(ack, (id) => ({ _tag: "Acknowledged" as const, id })),
-            Effect.map(Fiber.await(request), (exit) => ({ _tag: "Ended" as const, exit }))
-          )
-          return { request, outcome }
-        })
-      )
-      const { request, outcome } = opened
-      if (outcome._tag === "Ended") {
-        if (Exit.isFailure(outcome.exit)) return yield* Effect.failCause(outcome.exit.cause)
-        return Stream.empty
-      }
-      if (outcome.id._tag === "None") {
-        yield* Fiber.interrupt(request)
-        return yield* new SubscriptionError({
-          reason: "NotAcknowledged",
-          message: `subscriptions/listen: no acknowledgement within ${Duration.format(Duration.fromInputUnsafe(ackTimeout))}`
-        })
-      }
-      const id = outcome.id.value
-      yield* Effect.addFinalizer(() => Effect.sync(() => claimed.delete(id)))
-      const queue = yield* Queue.unbounded<Hub.Notification, RequestError | Cause.Done>()
-      yield* Effect.forkScoped(
-        Effect.forever(
-          Effect.flatMap(PubSub.take(subscription), (n) =>
-            methods.has(n.method) && Hub.subscriptionIdOf(n.params) === id ? Queue.offer(queue, n) : Effect.void
-          )
+  const listenScoped = Effect.fnUntraced(function* (
+    filter: Resources.SubscriptionFilter,
+    methods: ReadonlySet<string>
+  ) {
+    const subscription = yield* PubSub.subscribe(hub.notifications)
+    const opened = yield* listenLock.withPermit(
+      Effect.gen(function* () {
+        const request = yield* session
+          .request("subscriptions/listen", { notifications: filter }, { timeout: Duration.infinity })
+          .pipe(Effect.forkScoped)
+        const ack = Effect.gen(function* () {
+          while (true) {
+            const n = yield* PubSub.take(subscription)
+            if (n.method !== "notifications/subscriptions/acknowledged") continue
+            const id = Hub.subscriptionIdOf(n.params)
+            if (id === undefined || claimed.has(id)) continue
+            claimed.add(id)
+            return id
+          }
+        }).pipe(Effect.timeoutOption(ackTimeout))
+        // The request may end (refused, or closed at once) before any acknowledgement.
+        const outcome = yield* Effect.raceFirst(
+          Effect.map(ack, (id) => ({ _tag: "Acknowledged" as const, id })),
+          Effect.map(Fiber.await(request), (exit) => ({ _tag: "Ended" as const, exit }))
+        )
+        return { request, outcome }
+      })
+    )
+    const { request, outcome } = opened
+    if (outcome._tag === "Ended") {
+      if (Exit.isFailure(outcome.exit)) return yield* Effect.failCause(outcome.exit.cause)
+      return Stream.empty
+    }
+    if (outcome.id._tag === "None") {
+      yield* Fiber.interrupt(request)
+      return yield* new SubscriptionError({
+        reason: "NotAcknowledged",
+        message: `subscriptions/listen: no acknowledgement within ${Duration.format(Duration.fromInputUnsafe(ackTimeout))}`
+      })
+    }
+    const id = outcome.id.value
+    yield* Effect.addFinalizer(() => Effect.sync(() => claimed.delete(id)))
+    const queue = yield* Queue.unbounded<Hub.Notification, RequestError | Cause.Done>()
+    yield* Effect.forkScoped(
+      Effect.forever(
+        Effect.flatMap(PubSub.take(subscription), (n) =>
+          methods.has(n.method) && Hub.subscriptionIdOf(n.params) === id ? Queue.offer(queue, n) : Effect.void
         )
       )
-      yield* Effect.forkScoped(
-        Effect.flatMap(Fiber.await(request), (exit) =>
-          Exit.isFailure(exit) ? Queue.failCause(queue, exit.cause) : Queue.end(queue)
-        )
+    )
+    yield* Effect.forkScoped(
+      Effect.flatMap(Fiber.await(request), (exit) =>
+        Exit.isFailure(exit) ? Queue.failCause(queue, exit.cause) : Queue.end(queue)
       )
-      return Stream.fromQueue(queue)
-    })
+    )
+    return Stream.fromQueue(queue)
+  })
 
   const listen = (filter: Resources.SubscriptionFilter, methods: ReadonlySet<string>) =>
     Stream.unwrap(listenScoped(filter, methods))
