@@ -9,11 +9,11 @@
  * So the `_meta` is decoded apart, through a small memo of the last few seen:
  * one equal to a remembered one (`JsonEquality`, within a bound) takes
  * its decoded value; the rest of the params are decoded as before. One that
- * is the very object remembered, and can never change (`FrozenJson`), needs
- * no comparison: an in-process client sends the same frozen one each time. A
- * remembered `_meta` was decoded from a private frozen copy, so no caller can
- * change it afterwards, and its decoded value is frozen too (the params a
- * handler gets are read-only). Whatever fails is decoded again whole, so the
+ * can never change (`FrozenJson`) is remembered as it is, so the same object
+ * again is equal at the comparison's first step: an in-process client sends
+ * the same frozen one each time. Any other remembered `_meta` was decoded
+ * from a private frozen copy, so no caller can change it afterwards. The
+ * decoded value is frozen too (the params a handler gets are read-only). Whatever fails is decoded again whole, so the
  * issues reported are those of the full schema.
  */
 import * as Result from "effect/Result"
@@ -35,14 +35,14 @@ const MEMO_SIZE = 4
 const MAX_NODES = 256
 
 interface Remembered {
+  /**
+   * The `_meta` compared against: a private frozen copy, or the `_meta` as it
+   * came when it can never change (`FrozenJson.isFrozen`). An in-process
+   * client sends the same frozen one on every request, which `JsonEquality`
+   * then finds equal at its first step, by identity.
+   */
   readonly copy: unknown
   readonly decoded: unknown
-  /**
-   * The `_meta` as it came, when it can never change (`FrozenJson.isFrozen`):
-   * an identical one is equal without a comparison. An in-process client
-   * sends the same frozen one on every request.
-   */
-  readonly frozen: unknown
 }
 
 // What is left of the bound of the freeze under way (one at a time: each is synchronous).
@@ -76,23 +76,20 @@ export const decoder = (schema: AnyCodec, decoderFor: (schema: AnyCodec) => Deco
   const metaOf = (input: unknown): Result.Result<unknown, SchemaIssue.Issue> | undefined => {
     for (let i = 0; i < memo.length; i++) {
       const entry = memo[i]!
-      if (!(input === entry.frozen && input !== undefined) && !JsonEquality.equals(input, entry.copy, MAX_NODES)) {
-        continue
-      }
+      if (!JsonEquality.equals(input, entry.copy, MAX_NODES)) continue
       if (i > 0) {
         memo.splice(i, 1)
         memo.unshift(entry)
       }
       return Result.succeed(entry.decoded)
     }
-    const copy = FrozenJson.copy(input, MAX_NODES)
+    const copy = FrozenJson.isFrozen(input, MAX_NODES) ? { value: input } : FrozenJson.copy(input, MAX_NODES)
     if (copy === undefined) return undefined
     const decoded = decodeMeta(copy.value)
     if (Result.isFailure(decoded)) return decoded
     budget = MAX_NODES
     deepFreeze(decoded.success)
-    const frozen = FrozenJson.isFrozen(input, MAX_NODES) ? input : undefined
-    memo.unshift({ copy: copy.value, decoded: decoded.success, frozen })
+    memo.unshift({ copy: copy.value, decoded: decoded.success })
     if (memo.length > MEMO_SIZE) memo.pop()
     return decoded
   }
