@@ -62,10 +62,14 @@ const answeredWith = (body: string, answer: (id: JsonRpc.RequestId) => JsonRpc.M
   return HttpServerResponse.text(answers, { status: 200, contentType: "application/json" })
 }
 
-export const hasPrivate = (headers: Headers.Headers) =>
-  headers[ClusterHeaders.NEW_SESSION] !== undefined ||
-  headers[ClusterHeaders.CLIENT] !== undefined ||
-  headers[ClusterHeaders.HOP] !== undefined
+// The names of `ClusterHeaders.PRIVATE` as an array: asked on every request, read by index.
+const privateNames: ReadonlyArray<string> = [...ClusterHeaders.PRIVATE]
+
+/** Whether a request carries any of the headers one runner sets for another (`ClusterHeaders.PRIVATE`). */
+export const hasPrivate = (headers: Headers.Headers): boolean => {
+  for (let i = 0; i < privateNames.length; i++) if (headers[privateNames[i]!] !== undefined) return true
+  return false
+}
 
 /** One copy without them (a hop carries two: one `Headers.remove` copy each cost more). */
 export const withoutPrivate = (headers: Headers.Headers): Headers.Headers => {
