@@ -254,7 +254,18 @@ export abstract class IncomingRequests extends PeerInput implements Host {
         return handler
       })
     )
-    fiber.addObserver(sendsNow ? (exit) => this.answer(entry, exit) : () => this.unregister(entry))
+    // A handler that ended before runFork returned (most do: nothing to wait for) is finished here,
+    // as `addObserver` would at once, without a closure. Through `addObserver` the call site is
+    // shared with every other fiber's observers: at 64 calls in flight the in-process pair took
+    // 0.2-0.5 µs more per call.
+    const ended = fiber.pollUnsafe()
+    if (ended === undefined) {
+      fiber.addObserver(sendsNow ? (exit) => this.answer(entry, exit) : () => this.unregister(entry))
+    } else if (sendsNow) {
+      this.answer(entry, ended)
+    } else {
+      this.unregister(entry)
+    }
     return undefined
   }
 
