@@ -83,7 +83,8 @@ export interface Options<E = never, R = never>
    * How long a forwarded request waits for its session's owner to be found:
    * a lost runner's sessions are found once effect/cluster moved their
    * shards (its lock expiration, `shardLockExpiration`, and a little more).
-   * Past it the request is answered with an error saying it did not run.
+   * A `Locate` the cluster refuses while shards move is asked again within
+   * it. Past it the request is answered with an error saying it did not run.
    * Default 60 seconds.
    */
   readonly locateTimeout?: Duration.Input | undefined
@@ -196,18 +197,15 @@ export const make = Effect.fnUntraced(function* <E, R>(
    * undefined when none answered within `locateTimeout`.
    */
   const locate = (sessionId: string, shard: string): Effect.Effect<DirectHop.Target | undefined> =>
-    clientFor(sessionId)
-      .Locate()
-      .pipe(
-        Effect.timeout(locateTimeout),
-        Effect.map(({ via }) => {
-          hops.learn(shard, via)
-          return hops.get(shard)
-        }),
-        Effect.catchCause((cause) =>
-          Effect.as(Effect.logWarning("no runner owning the session answered in time", cause), undefined)
-        )
+    Forward.locateWithin(clientFor(sessionId).Locate(), locateTimeout).pipe(
+      Effect.map(({ via }) => {
+        hops.learn(shard, via)
+        return hops.get(shard)
+      }),
+      Effect.catchCause((cause) =>
+        Effect.as(Effect.logWarning("no runner owning the session answered in time", cause), undefined)
       )
+    )
 
   // Made once (a generator function made per call costs its own generator prototype and map).
   const forward = Effect.fnUntraced(function* (
@@ -233,7 +231,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
     for (let sent = 0; sent < MAX_HOPS; sent++) {
       if (result === undefined) {
         target ??= yield* locate(sessionId, shard)
-        if (target === undefined) break
+        if (target === undefined) return unreachedReply(body, `could be located within ${locateSeconds} s`)
         result = yield* hop.send(target, exchange)
       }
       switch (result._tag) {
@@ -255,7 +253,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
       target = undefined
       result = undefined
     }
-    return unreachedReply(body, locateSeconds)
+    return unreachedReply(body, `took it: ${MAX_HOPS} owners in turn had moved on or could not be connected to`)
   })
 
   /**

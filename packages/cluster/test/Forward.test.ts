@@ -7,10 +7,14 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Entity from "effect/cluster/Entity"
 import * as ShardingConfig from "effect/cluster/ShardingConfig"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as DirectHop from "../src/DirectHop.ts"
 import * as Forward from "../src/internal/forward.ts"
+import * as TestClock from "effect/testing/TestClock"
 import * as NodeHop from "../src/internal/nodeHop.ts"
 
 describe("locating a session's owner", () => {
@@ -31,6 +35,34 @@ describe("locating a session's owner", () => {
         })
       }
     }).pipe(Effect.scoped, Effect.provide(ShardingConfig.layer()))
+  )
+
+  it.effect("a refused Locate (shards moving) is asked again until the owner answers, within the bound", () =>
+    Effect.gen(function* () {
+      let asked = 0
+      // Refused twice (the shard not yet assigned where it was sent), then answered.
+      const locate = Effect.suspend(() =>
+        ++asked <= 2 ? Effect.fail("not assigned" as const) : Effect.succeed({ via: "owner" })
+      )
+      const fiber = yield* Effect.forkChild(Forward.locateWithin(locate, Duration.seconds(60)))
+      yield* TestClock.adjust("20 millis")
+      yield* TestClock.adjust("40 millis")
+      assert.deepStrictEqual(yield* Fiber.join(fiber), { via: "owner" })
+      assert.strictEqual(asked, 3)
+
+      // Refused for as long as the bound: the bound's error, after some attempts spaced at most a second apart.
+      let refused = 0
+      const never = Effect.suspend(() => {
+        refused++
+        return Effect.fail("not assigned" as const)
+      })
+      const bounded = yield* Effect.forkChild(Forward.locateWithin(never, Duration.seconds(5)))
+      yield* TestClock.adjust("5 seconds")
+      const exit = yield* Fiber.await(bounded)
+      assert.isTrue(Exit.isFailure(exit))
+      assert.isAtLeast(refused, 6)
+      assert.isAtMost(refused, 12)
+    })
   )
 
   it("never carries the headers one runner sets for another from a client's request", () => {

@@ -15,11 +15,14 @@
  * that already ran on the lost runner from one that never reached it. A
  * `Locate` delivered twice is harmless, and a hop is never delivered twice.
  */
+import type * as Cause from "effect/Cause"
 import * as ClusterSchema from "effect/cluster/ClusterSchema"
 import * as Entity from "effect/cluster/Entity"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as Rpc from "effect/rpc/Rpc"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as DirectHop from "../DirectHop.ts"
 import * as ClusterHeaders from "./headers.ts"
@@ -38,6 +41,22 @@ export const McpSession = Entity.make("McpSession", [Locate]).annotate(ClusterSc
 
 /** The owner's side of `Locate`: answers with `via`, its own hop target. */
 export const located = (via: string) => McpSession.of({ Locate: () => Effect.succeed({ via }) })
+
+/** How often a refused `Locate` is asked again: soon at first, then at most every second. */
+const locateRetry = Schedule.exponential("20 millis").pipe(
+  Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, Duration.seconds(1))))
+)
+
+/**
+ * `locate` (a `Locate` sent), asked again while it is refused (shards moving:
+ * not yet assigned where it was sent, a full mailbox, storage briefly out),
+ * all within `timeout`: a refusal is the cluster in motion, not the owner
+ * out of reach.
+ */
+export const locateWithin = <A, E>(
+  locate: Effect.Effect<A, E>,
+  timeout: Duration.Duration
+): Effect.Effect<A, E | Cause.TimeoutError> => Effect.timeout(Effect.retry(locate, locateRetry), timeout)
 
 // The headers set by the receiving process for its owner, never taken from a
 // client: named in headers.ts, and here under these names as well, which the

@@ -43,16 +43,14 @@ export const lostReply = (body: string) => answeredWith(body, LostAnswers.lostRe
 
 /**
  * The answer to a forwarded POST (its body) that reached no owner: none
- * could be located or connected to within the bound (`forward` says which).
+ * could be located or connected to within the bound, which `why` names.
  * Nothing ran, so the error says so: the client may send it again.
  */
-export const unreachedReply = (body: string, seconds: number) =>
+export const unreachedReply = (body: string, why: string) =>
   answeredWith(body, (id) =>
     McpError.toResponse(
       id,
-      new McpError.InternalError({
-        message: `no process serving this session could be reached within ${seconds} s; the request did not run`
-      })
+      new McpError.InternalError({ message: `no process serving this session ${why}; the request did not run` })
     )
   )
 
