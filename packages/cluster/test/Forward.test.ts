@@ -12,9 +12,9 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as TestClock from "effect/testing/TestClock"
 import * as DirectHop from "../src/DirectHop.ts"
 import * as Forward from "../src/internal/forward.ts"
-import * as TestClock from "effect/testing/TestClock"
 import * as NodeHop from "../src/internal/nodeHop.ts"
 
 describe("locating a session's owner", () => {

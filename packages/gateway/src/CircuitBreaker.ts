@@ -82,9 +82,7 @@ export const isUpstreamFailure = (error: unknown): boolean => {
   }
 }
 
-const defaultReset = Schedule.exponential("1 second").pipe(
-  Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, Duration.minutes(1))))
-)
+const defaultReset = Schedule.min([Schedule.exponential("1 second"), Schedule.spaced("1 minute")])
 
 type Step = (now: number, input: unknown) => Pull.Pull<[unknown, Duration.Duration], unknown, unknown>
 

@@ -201,11 +201,10 @@ export const backoff = (
     readonly times?: number | undefined
   } = {}
 ): Schedule.Schedule<Duration.Duration> => {
-  const cap = Duration.fromInputUnsafe(options.cap ?? "30 seconds")
-  return Schedule.exponential(options.base ?? "500 millis").pipe(
-    Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, cap))),
-    Schedule.upTo({ times: options.times ?? 10 })
-  )
+  return Schedule.min([
+    Schedule.exponential(options.base ?? "500 millis"),
+    Schedule.spaced(options.cap ?? "30 seconds")
+  ]).pipe(Schedule.upTo({ times: options.times ?? 10 }))
 }
 
 /**

@@ -18,7 +18,7 @@
 import type * as Cause from "effect/Cause"
 import * as ClusterSchema from "effect/cluster/ClusterSchema"
 import * as Entity from "effect/cluster/Entity"
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as Rpc from "effect/rpc/Rpc"
@@ -43,9 +43,7 @@ export const McpSession = Entity.make("McpSession", [Locate]).annotate(ClusterSc
 export const located = (via: string) => McpSession.of({ Locate: () => Effect.succeed({ via }) })
 
 /** How often a refused `Locate` is asked again: soon at first, then at most every second. */
-const locateRetry = Schedule.exponential("20 millis").pipe(
-  Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, Duration.seconds(1))))
-)
+const locateRetry = Schedule.min([Schedule.exponential("20 millis"), Schedule.spaced("1 second")])
 
 /**
  * `locate` (a `Locate` sent), asked again while it is refused (shards moving:

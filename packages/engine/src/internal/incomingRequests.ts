@@ -257,7 +257,7 @@ export abstract class IncomingRequests extends PeerInput implements Host {
     // A handler that ended before runFork returned (most do: nothing to wait for) is finished here,
     // as `addObserver` would at once, without a closure. Through `addObserver` the call site is
     // shared with every other fiber's observers: at 64 calls in flight the in-process pair took
-    // 0.2-0.5 µs more per call.
+    // up to 0.5 µs more per call (lower this way in 5 paired runs of 6).
     const ended = fiber.pollUnsafe()
     if (ended === undefined) {
       fiber.addObserver(sendsNow ? (exit) => this.answer(entry, exit) : () => this.unregister(entry))

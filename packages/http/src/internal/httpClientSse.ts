@@ -64,10 +64,10 @@ export const retrySchedule = (
   reconnect: Reconnect,
   hint: Duration.Duration | undefined
 ): Schedule.Schedule<Duration.Duration> =>
-  Schedule.exponential(Duration.times(hint ?? reconnect.initialDelay, reconnect.factor), reconnect.factor).pipe(
-    Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, reconnect.maxDelay))),
-    Schedule.upTo({ times: reconnect.maxRetries })
-  )
+  Schedule.min([
+    Schedule.exponential(Duration.times(hint ?? reconnect.initialDelay, reconnect.factor), reconnect.factor),
+    Schedule.spaced(reconnect.maxDelay)
+  ]).pipe(Schedule.upTo({ times: reconnect.maxRetries }))
 
 /** One event of a stream, as delivered. */
 export interface ReadEvent {
