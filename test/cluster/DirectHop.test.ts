@@ -69,6 +69,64 @@ describe("the direct hop's Node client", () => {
     }).pipe(Effect.scoped)
   )
 
+  it.live("the headers of the client's own connection stay with it: a client's `close` does not close the hop's", () =>
+    Effect.gen(function* () {
+      const { target, seen, server } = yield* owner((_, response) => {
+        response.writeHead(200, { "content-type": "application/json" })
+        response.end('{"jsonrpc":"2.0","id":1,"result":{}}')
+      })
+      let connections = 0
+      server.on("connection", () => connections++)
+      const client = yield* hop
+      const hopByHop = {
+        connection: "close, x-client-thing",
+        "keep-alive": "timeout=5",
+        "proxy-connection": "keep-alive",
+        te: "trailers",
+        trailer: "x-checksum",
+        upgrade: "h2c",
+        expect: "100-continue",
+        "transfer-encoding": "chunked"
+      }
+      for (let i = 0; i < 2; i++) {
+        const result = yield* client.send(target, { ...exchange, headers: { ...exchange.headers, ...hopByHop } })
+        assert.strictEqual(result._tag, "Reply")
+      }
+      // Both exchanges went on one kept-alive connection, though the client asked to close its own.
+      assert.strictEqual(connections, 1)
+      const request = seen[1]!
+      for (const name of [
+        "keep-alive",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "upgrade",
+        "expect",
+        "transfer-encoding"
+      ]) {
+        assert.isUndefined(request.headers[name], name)
+      }
+      assert.notInclude(String(request.headers.connection), "x-client-thing")
+      assert.strictEqual(request.headers.authorization, "Bearer token")
+      assert.strictEqual(request.body, exchange.body)
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("an exchange node:http refuses to form is Lost, never thrown; the owner is not taken as gone", () =>
+    Effect.gen(function* () {
+      const { target, seen } = yield* owner((_, response) => {
+        response.writeHead(200, { "content-type": "application/json" })
+        response.end('{"jsonrpc":"2.0","id":1,"result":{}}')
+      })
+      const client = yield* hop
+      // A value with a line break: Node's server parser would not have let it through, the client throws on it.
+      const refused = yield* client.send(target, { ...exchange, headers: { ...exchange.headers, "x-odd": "a\r\nb" } })
+      assert.strictEqual(refused._tag, "Lost")
+      assert.strictEqual(seen.length, 0)
+      assert.strictEqual((yield* client.send(target, exchange))._tag, "Reply")
+    }).pipe(Effect.scoped)
+  )
+
   it.live(
     "pipes a streamed reply as it arrives, however long it stays silent (longer than an idle connection lives)",
     () =>

@@ -64,13 +64,30 @@ const headersOf = (response: IncomingMessage): Record<string, string> => {
   return headers
 }
 
+/**
+ * A client's headers the hop does not carry: hop-by-hop ones (RFC 9110 7.6.1),
+ * which concern the client's own connection, `expect` (the hop sends the whole
+ * body at once), and the framing, set here for the body sent.
+ */
+const notCarried = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "expect",
+  "content-length"
+])
+
 /** Headers as a client sent them: an exchange's, or Node's parsed ones (a repeated header an array). */
 export type ClientHeaders = { readonly [name: string]: string | ReadonlyArray<string> | undefined }
 
 /**
  * Headers of the hop's request: the client's without the private ones (a
- * runner's to set) and their framing (set here, for the body sent), repeated
- * ones joined, and the secret.
+ * runner's to set), those of the client's own connection and its framing
+ * (the length set here, for the body sent), repeated ones joined, and the secret.
  */
 export const hopHeaders = (
   clientHeaders: ClientHeaders,
@@ -81,8 +98,7 @@ export const hopHeaders = (
   const headers: Record<string, string | number> = {}
   for (const name in clientHeaders) {
     const value = clientHeaders[name]
-    if (value === undefined || ClusterHeaders.PRIVATE.has(name)) continue
-    if (name === "content-length" || name === "transfer-encoding") continue
+    if (value === undefined || ClusterHeaders.PRIVATE.has(name) || notCarried.has(name)) continue
     headers[name] = typeof value === "string" ? value : value.join(", ")
   }
   headers[ClusterHeaders.HOP] = secret
@@ -160,7 +176,19 @@ export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_
     const sent = method === "POST" ? body : undefined
     const headers = hopHeaders(clientHeaders, target.secret, sent)
     const { hostname, port } = addressOf(target.origin)
-    const outgoing = httpRequest({ hostname, port, path: url, method, headers, agent })
+    let outgoing: ClientRequest
+    try {
+      outgoing = httpRequest({ hostname, port, path: url, method, headers, agent })
+    } catch {
+      // node:http refuses some requests by throwing (a client's `Trailer` header did, before such headers
+      // were left out): thrown in the relay's request handler it would end the process. The request is
+      // answered once with an error, never sent again, and the owner is not taken as gone. After this
+      // call returns: the caller keeps the function it returns.
+      queueMicrotask(() => settle(lost))
+      return () => {
+        settled = true
+      }
+    }
     boundConnect(outgoing, connectTimeoutMs, () => {
       connected = true
     })

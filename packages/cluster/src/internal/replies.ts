@@ -10,7 +10,7 @@ import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import * as ByteSize from "effect/ByteSize"
 import * as Effect from "effect/Effect"
-import * as Headers from "effect/http/Headers"
+import type * as Headers from "effect/http/Headers"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
@@ -69,19 +69,30 @@ export const hasPrivate = (headers: Headers.Headers): boolean => {
   return false
 }
 
-/** One copy without them (a hop carries two: one `Headers.remove` copy each cost more). */
-export const withoutPrivate = (headers: Headers.Headers): Headers.Headers => {
-  const rest: Record<string, string> = {}
-  for (const name of Object.keys(headers)) if (!ClusterHeaders.PRIVATE.has(name)) rest[name] = headers[name]!
-  return Headers.fromRecordUnsafe(rest)
+/**
+ * A copy of `headers` without the names `drop` says, built whole on the
+ * prototype `Headers` share: `Headers.remove` deletes from a copy, which turns
+ * it into a slow dictionary that every later header read on the request pays
+ * for, and `Headers.fromRecordUnsafe` changes an object's prototype afterwards.
+ */
+const copyWithout = (headers: Headers.Headers, drop: (name: string) => boolean): Headers.Headers => {
+  const rest: Record<string, string> = Object.create(Object.getPrototypeOf(headers))
+  for (const name of Object.keys(headers)) if (!drop(name)) rest[name] = headers[name]!
+  return rest as Headers.Headers
 }
+
+const isPrivate = (name: string): boolean => ClusterHeaders.PRIVATE.has(name)
+const isSecret = (name: string): boolean => name === ClusterHeaders.HOP
+
+/** One copy without them (a hop carries two: one `Headers.remove` copy each cost more). */
+export const withoutPrivate = (headers: Headers.Headers): Headers.Headers => copyWithout(headers, isPrivate)
 
 /**
  * A hop as its owner serves it: the secret dropped, what the receiving
  * process says for it (the client's address, the id of a session to open)
  * kept, since the secret proved a runner sent it.
  */
-export const withoutSecret = (headers: Headers.Headers): Headers.Headers => Headers.remove(headers, ClusterHeaders.HOP)
+export const withoutSecret = (headers: Headers.Headers): Headers.Headers => copyWithout(headers, isSecret)
 
 /** An owner's answer to a hop for a session whose shard it does not hold: it ran nothing. */
 export const hopRefusal = HttpServerResponse.empty({
