@@ -11,6 +11,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { execFileSync } from "node:child_process"
+import { connect } from "node:net"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -84,6 +85,57 @@ describe("cluster: the direct hop", () => {
           assert.isString(opened)
           assert.notStrictEqual(opened, "chosen-by-the-client")
         }
+      }).pipe(Effect.scoped),
+    90_000
+  )
+
+  it.live(
+    "a runner that does not own the session takes what clients send on the wire: a Trailer header, a length it never sends",
+    () =>
+      Effect.gen(function* () {
+        const runners = yield* startRunners(2, yield* tempDatabase)
+        const s = yield* session(runners[0]!.url)
+        const receiver = new URL(runners[1]!.base)
+        const body = JSON.stringify({
+          jsonrpc: "2.0",
+          id: 7,
+          method: "tools/call",
+          params: { name: "test_simple_text", arguments: {} }
+        })
+        // Written by hand: Node's client will not send these, a client on the wire may. Answered with the head
+        // of the reply, which must come at once.
+        const raw = (extra: string, length: number) =>
+          Effect.callback<string>((resume) => {
+            const socket = connect(Number(receiver.port), "127.0.0.1", () => {
+              const head = Object.entries({
+                ...s.headers,
+                "content-type": "application/json",
+                accept: "application/json, text/event-stream"
+              })
+                .map(([name, value]) => `${name}: ${value}\r\n`)
+                .join("")
+              socket.write(
+                `POST /mcp HTTP/1.1\r\nHost: ${receiver.host}\r\n${head}Content-Length: ${length}\r\n${extra}\r\n${body}`
+              )
+            })
+            let text = ""
+            socket.setEncoding("utf8")
+            socket.on("data", (chunk: string) => {
+              text += chunk
+              if (text.includes("\r\n\r\n")) resume(Effect.succeed(text.slice(0, text.indexOf("\r\n"))))
+            })
+            socket.on("close", () => resume(Effect.succeed(`closed: ${text}`)))
+            return Effect.sync(() => socket.destroy())
+          }).pipe(Effect.timeout("10 seconds"))
+        // One ordinary call first: the receiving runner then knows the owner, and relays in plain Node.
+        yield* s.request(runners[1]!.url, "tools/call", { name: "test_simple_text", arguments: {} })
+        // A Trailer on a body framed by its length: the hop once copied it onto a Node request, which threw and
+        // ended the receiving process.
+        assert.strictEqual(yield* raw("Trailer: x-checksum\r\n", Buffer.byteLength(body)), "HTTP/1.1 200 OK")
+        // More than the limit declared (4 MiB): refused before reading, as its owner refuses it.
+        assert.strictEqual(yield* raw("", 99_999_999_999), "HTTP/1.1 413 Payload Too Large")
+        // Both runners still serve.
+        for (const runner of runners) assert.strictEqual(runner.process.exitCode, null)
       }).pipe(Effect.scoped),
     90_000
   )

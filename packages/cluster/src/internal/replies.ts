@@ -23,16 +23,28 @@ export const errorBody = (status: number, message: string) =>
     contentType: "application/json"
   })
 
-/** The body of a request to forward, at most `limit` bytes (413 above it). */
-export const readBody = (request: HttpServerRequest.HttpServerRequest, limit: number) =>
-  request.text.pipe(
+/**
+ * The body of a request to forward, at most `limit` bytes (413 above it). A
+ * declared length above the limit is refused before anything is read, as the
+ * owner's own server does: a client declaring more than it sends would
+ * otherwise hold the request open until Node's request timeout.
+ */
+export const readBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  limit: number
+): Effect.Effect<string, HttpServerResponse.HttpServerResponse> => {
+  const tooLarge = () => errorBody(413, `Payload Too Large: the body exceeds ${limit} bytes`)
+  const declared = request.headers["content-length"]
+  if (declared !== undefined && Number(declared) > limit) return Effect.fail(tooLarge())
+  return request.text.pipe(
     Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(limit)),
     Effect.mapError((error) =>
       error.reason._tag === "RequestParseError" && error.reason.reason === "BodyTooLarge"
-        ? errorBody(413, `Payload Too Large: the body exceeds ${limit} bytes`)
+        ? tooLarge()
         : errorBody(400, "Bad Request: the body could not be read")
     )
   )
+}
 
 /**
  * The answer to a forwarded POST (its body) whose owner was lost before it
