@@ -182,8 +182,8 @@ export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_
     } catch {
       // node:http refuses some requests by throwing (a client's `Trailer` header did, before such headers
       // were left out): thrown in the relay's request handler it would end the process. The request is
-      // answered once with an error, never sent again, and the owner is not taken as gone. After this
-      // call returns: the caller keeps the function it returns.
+      // answered once with an error, never sent again, and the owner is not taken as gone. Settled once
+      // this call has returned: the caller has not yet kept the function that abandons it.
       queueMicrotask(() => settle(lost))
       return () => {
         settled = true
