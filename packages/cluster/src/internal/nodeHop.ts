@@ -11,16 +11,24 @@ import { Agent, type ClientRequest, type IncomingMessage, request as httpRequest
 import type * as DirectHop from "../DirectHop.ts"
 import * as ClusterHeaders from "./headers.ts"
 
-/** Headers of the hop's own connection and framing, which the receiving server sets itself. */
-const connectionHeaders = new Set([
-  "content-type",
+/**
+ * Headers that belong to one connection and its framing, never passed across
+ * the hop in either direction: the hop-by-hop ones (RFC 9110 7.6.1) and the
+ * length, which each side sets for the body it writes.
+ */
+const ofOneConnection = [
   "connection",
   "keep-alive",
+  "proxy-connection",
+  "te",
+  "trailer",
   "transfer-encoding",
-  "content-length",
-  "date",
-  ClusterHeaders.HOP_REFUSED
-])
+  "upgrade",
+  "content-length"
+]
+
+/** An owner's reply headers the receiving server sets itself (the type with the body it writes, and the date). */
+const connectionHeaders = new Set([...ofOneConnection, "content-type", "date", ClusterHeaders.HOP_REFUSED])
 
 const unsent: DirectHop.Result = { _tag: "Unsent" }
 const refused: DirectHop.Result = { _tag: "Refused" }
@@ -64,22 +72,8 @@ const headersOf = (response: IncomingMessage): Record<string, string> => {
   return headers
 }
 
-/**
- * A client's headers the hop does not carry: hop-by-hop ones (RFC 9110 7.6.1),
- * which concern the client's own connection, `expect` (the hop sends the whole
- * body at once), and the framing, set here for the body sent.
- */
-const notCarried = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  "expect",
-  "content-length"
-])
+/** A client's headers the hop does not carry: those of its own connection, and `expect` (the hop sends the whole body at once). */
+const notCarried = new Set([...ofOneConnection, "expect"])
 
 /** Headers as a client sent them: an exchange's, or Node's parsed ones (a repeated header an array). */
 export type ClientHeaders = { readonly [name: string]: string | ReadonlyArray<string> | undefined }
