@@ -18,6 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as ServerProcess from "../support/ServerProcess.ts"
 import * as SilentServer from "../support/SilentServer.ts"
+import * as StallingServer from "../support/StallingServer.ts"
 import { errorLine, type Ran, runCli } from "./runCli.ts"
 
 const scripted = fileURLToPath(new URL("./scriptedServer.mjs", import.meta.url))
@@ -181,6 +182,15 @@ describe.concurrent("effect-mcp exit codes", () => {
         ])
         assert.strictEqual(timedOut.code, 5)
         assert.match(errorLine(timedOut), /^RequestTimeout: .*tools\/call/)
+
+        // A listing too: --timeout is every request's deadline, not only the calls'.
+        // Killed at 30 s: before, the listing waited out the default 60 s.
+        const listing = yield* runCli(
+          ["tools", "--revision", "2025-06-18", "--timeout", "1", ...scriptedServer("hang-on-list")],
+          { timeoutMs: 30_000 }
+        )
+        assert.strictEqual(listing.code, 5, listing.stderr)
+        assert.match(errorLine(listing), /^RequestTimeout: .*tools\/list/)
       }),
     TIMEOUT
   )
@@ -206,6 +216,31 @@ describe.concurrent("effect-mcp exit codes", () => {
           assert.isDefined(ran.erroredAt, ran.stderr)
           assert.isBelow(ran.erroredAt! - requestedAt, 2_000, sse ? "event-stream headers then nothing" : "no answer")
         }
+      }).pipe(Effect.scoped),
+    TIMEOUT
+  )
+
+  it.live(
+    "an HTTP server that stalls after the handshake: a listing times out (5), an unanswered DELETE holds the exit 1 s",
+    () =>
+      Effect.gen(function* () {
+        const listing = yield* StallingServer.make("tools/list")
+        // The request's deadline is the behaviour under test: 1 s, the shortest --timeout.
+        const timedOut = yield* runCli(["tools", "--revision", "2025-11-25", "--timeout", "1", listing.url], {
+          timeoutMs: 30_000
+        })
+        assert.strictEqual(timedOut.code, 5, timedOut.stderr)
+        assert.match(errorLine(timedOut), /^RequestTimeout: tools\/list \(id \d+\) timed out after 1\d{3} ms/)
+        const requestedAt = yield* Deferred.await(listing.stalled)
+        assert.isBelow(timedOut.erroredAt! - requestedAt, 2_000)
+
+        // Listed, then the DELETE that ends the session is never answered: the CLI, about to exit, waits 1 s
+        // for it (before, 5 s). Measured to the process's end, which can take 0.7 s more on a loaded machine.
+        const closing = yield* StallingServer.make("DELETE")
+        const listed = yield* runCli(["tools", "--revision", "2025-11-25", closing.url], { timeoutMs: 30_000 })
+        const exitedAt = Date.now()
+        assert.strictEqual(listed.code, 0, listed.stderr)
+        assert.isBelow(exitedAt - (yield* Deferred.await(closing.stalled)), 3_500)
       }).pipe(Effect.scoped),
     TIMEOUT
   )

@@ -1,7 +1,8 @@
 // A scripted MCP server over stdio for the CLI's exit-code tests, in plain JavaScript (no build, no imports):
 // it answers `initialize` with no capabilities but tools, lists one tool, and then does what its first argument
 // says: "exit-on-call" exits when a tool is called (the connection is lost mid-command), "hang-on-call" never
-// answers a tool call (the request times out), "refuse" answers `initialize` with a JSON-RPC error.
+// answers a tool call (the request times out), "hang-on-list" never answers `tools/list`, "refuse" answers
+// `initialize` with a JSON-RPC error.
 import * as readline from "node:readline"
 
 const mode = process.argv[2] ?? "exit-on-call"
@@ -22,6 +23,7 @@ readline.createInterface({ input: process.stdin }).on("line", (line) => {
         }
       })
     case "tools/list":
+      if (mode === "hang-on-list") return
       return send({ id: message.id, result: { tools: [{ name: "crash", inputSchema: { type: "object" } }] } })
     case "tools/call":
       if (mode === "hang-on-call") return

@@ -210,6 +210,13 @@ const classified = (error: unknown): ExitCode.Exit => {
   })
 }
 
+/**
+ * How long the CLI, about to exit, waits for a server to answer the DELETE
+ * that ends its session: a server that never answers must not hold the exit
+ * past the command's own deadline by more than this.
+ */
+const closeWait = "1 second"
+
 /** Connects to the target in the current scope: the transport, then the handshake. */
 const connect = (
   input: Common,
@@ -222,16 +229,19 @@ const connect = (
     const transport =
       McpConfig.isStdio(server) || !input.login
         ? yield* Effect.map(
-            NodeConnector.connect({ stderr: () => (input.serverStderr ? "inherit" : "capture") })(
-              resolved.name,
-              server
-            ),
+            NodeConnector.connect({
+              stderr: () => (input.serverStderr ? "inherit" : "capture"),
+              terminateTimeout: closeWait
+            })(resolved.name, server),
             (c) => c.transport
           )
-        : yield* Login.connect(server, Option.getOrElse(input.tokenFile, Login.defaultTokenFile))
+        : yield* Login.connect(server, Option.getOrElse(input.tokenFile, Login.defaultTokenFile), closeWait)
     return yield* McpClient.make({
       clientInfo: { name: "effect-mcp", version },
       supportedVersions: Option.match(input.revision, { onNone: () => undefined, onSome: (v) => [v] }),
+      // Every request's deadline, the listings' pages and `logging/setLevel` included (the commands that
+      // take `requestOptions` also let progress restart the clock).
+      peer: Option.match(input.timeout, { onNone: () => undefined, onSome: (s) => ({ requestTimeout: s * 1000 }) }),
       handshakeTimeout: Option.getOrElse(
         Option.map(input.timeout, (s) => s * 1000),
         () => 30_000

@@ -21,6 +21,7 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
@@ -33,11 +34,13 @@ const loopback = new Set(["127.0.0.1", "localhost", "[::1]"])
 
 /**
  * Opens the transport to a remote server for as long as the scope lasts,
- * logging in through OAuth with the tokens of `tokenFile`.
+ * logging in through OAuth with the tokens of `tokenFile`. `terminateTimeout`
+ * bounds the wait for the session's DELETE when it closes (default 5 seconds).
  */
 export const connect = (
   server: McpConfig.RemoteServer,
-  tokenFile: string
+  tokenFile: string,
+  terminateTimeout?: Duration.Input
 ): Effect.Effect<Transport.TransportShape, Transport.TransportError | AuthorizationFailed, Scope.Scope> => {
   const url = new URL(server.url)
   // Plain http is followed only for a server on this machine (a local authorization server in development).
@@ -49,7 +52,7 @@ export const connect = (
       NodeLoopbackUserAgent.layer()
     ])
   )
-  const options = { url: server.url, headers: server.headers }
+  const options = { url: server.url, headers: server.headers, terminateTimeout }
   const transport: Layer.Layer<Transport.Transport, Transport.TransportError | AuthorizationFailed> = (
     server.type === "sse" ? SseClient.layer(options) : StreamableHttpClient.layer(options)
   ).pipe(Layer.provide(OAuthHttpClient.layer({ serverUrl: server.url })), Layer.provide([NodeHttpClient.layer, Auth]))

@@ -9,6 +9,7 @@ import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
 import * as NodeStdio from "@effect-mcp/platform-node/NodeStdio"
 import type * as StdioTransport from "@effect-mcp/engine/StdioTransport"
 import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Connector from "./Connector.ts"
@@ -24,6 +25,11 @@ export interface Options {
   readonly stderr?: ((name: string) => StdioTransport.StderrMode) | undefined
   /** How a stdio server is shut down (close stdin, SIGTERM, SIGKILL). */
   readonly shutdown?: StdioTransport.ShutdownOptions | undefined
+  /**
+   * How long closing a Streamable HTTP server's connection waits for its
+   * DELETE to be answered (see `StreamableHttpClient.Options`). Default 5 seconds.
+   */
+  readonly terminateTimeout?: Duration.Input | undefined
 }
 
 /** Connects as the entry says; see the module description. */
@@ -46,7 +52,11 @@ export const connect =
     const transport: Layer.Layer<Transport.Transport, Transport.TransportError> =
       server.type === "sse"
         ? NodeHttpClient.layerSse({ url: server.url, headers: server.headers })
-        : NodeHttpClient.layerStreamableHttp({ url: server.url, headers: server.headers })
+        : NodeHttpClient.layerStreamableHttp({
+            url: server.url,
+            headers: server.headers,
+            terminateTimeout: options.terminateTimeout
+          })
     return Effect.map(Layer.build(transport), (context) => ({
       transport: Context.get(context, Transport.Transport)
     }))

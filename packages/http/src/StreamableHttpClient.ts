@@ -75,6 +75,12 @@ export interface Options {
   readonly legacySseFallback?: boolean | undefined
   /** Send DELETE when the scope closes. Default true. */
   readonly terminateOnClose?: boolean | undefined
+  /**
+   * How long ending the session (`terminate`, or closing the scope) waits for
+   * the server to answer its DELETE; a server that does not answer in time
+   * keeps the session until it expires it. Default 5 seconds.
+   */
+  readonly terminateTimeout?: Duration.Input | undefined
   /** Frames buffered before the reader waits for the session. Default 1,024. */
   readonly capacity?: number | undefined
   /** Largest SSE event accepted (characters); a larger one fails `incoming` with `FrameTooLarge`. Default 64 MiB. */
@@ -144,6 +150,7 @@ interface InFlight {
   readonly pending: Set<JsonRpc.RequestId>
   /** Sent in a stateless revision: only dropping the connection cancels it. */
   readonly stateless: boolean
+  /** Reads the POST's reply; interrupted once every request in it was cancelled. */
   fiber: Fiber.Fiber<void> | undefined
 }
 
@@ -233,7 +240,12 @@ export const make = Effect.fnUntraced(function* (options: Options) {
     initialized: startStandalone
   })
 
-  /** Drops what cancels name; true when the frame is only cancels of stateless requests (nothing to send). */
+  /**
+   * Drops what cancels name; true when the frame is only cancels of stateless requests (nothing to send).
+   * A POST none of whose requests is still wanted is read no further: its connection is dropped, which on
+   * a stateless revision is the cancel itself, and on a stateful one frees what a server that never
+   * answers would hold open for each request given up on (the cancel notice goes on its own POST).
+   */
   const cancelled = (messages: ReadonlyArray<JsonRpc.Message>): boolean => {
     const ids = Sniff.cancelledIdsOf(messages)
     if (ids === undefined) return false
@@ -241,9 +253,13 @@ export const make = Effect.fnUntraced(function* (options: Options) {
     for (const id of ids) {
       const entry = inflight.get(id)
       inflight.delete(id)
-      entry?.pending.delete(id)
-      if (entry?.stateless === true && entry.fiber !== undefined) entry.fiber.interruptUnsafe()
-      else onlyStateless = false
+      if (entry === undefined) {
+        onlyStateless = false
+        continue
+      }
+      entry.pending.delete(id)
+      if (entry.pending.size === 0) entry.fiber?.interruptUnsafe()
+      if (!entry.stateless) onlyStateless = false
     }
     return onlyStateless
   }
@@ -286,6 +302,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       )
     })
 
+  const terminateTimeout = Duration.fromInputUnsafe(options.terminateTimeout ?? Duration.seconds(5))
   const terminate = Effect.suspend(() => {
     const id = session.sessionId
     if (id === undefined || legacy !== undefined) return Effect.void
@@ -293,7 +310,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
     session.sessionId = undefined
     return http.execute(HttpClientRequest.delete(options.url).pipe(HttpClientRequest.setHeaders(headers))).pipe(
       Effect.flatMap((response) => response.text),
-      Effect.timeoutOption(Duration.seconds(5)),
+      Effect.timeoutOption(terminateTimeout),
       Effect.ignore
     )
   })

@@ -46,11 +46,15 @@ const stalledCalls = Effect.gen(function* () {
   })
   const answering = inMemoryClient(server.handler)
   const stalled = yield* Deferred.make<void>()
+  /** Completed when a stalled POST is given up on: its connection is dropped. */
+  const dropped = yield* Deferred.make<void>()
   const http = HttpClient.transform(answering, (response, request) => {
     const body = request.body
     const text = body._tag === "Uint8Array" ? new TextDecoder().decode(body.body) : ""
     if (!text.includes('"tools/call"')) return response
-    return Effect.andThen(Deferred.succeed(stalled, undefined), Effect.never)
+    return Effect.andThen(Deferred.succeed(stalled, undefined), Effect.never).pipe(
+      Effect.onInterrupt(() => Deferred.succeed(dropped, undefined))
+    )
   })
   const transport = yield* StreamableHttpClient.make({ url: URL_MCP }).pipe(
     Effect.provideService(HttpClient.HttpClient, http)
@@ -60,7 +64,7 @@ const stalledCalls = Effect.gen(function* () {
     capabilities: {},
     supportedVersions: ["2025-11-25"]
   }).pipe(Effect.provideService(Transport.Transport, transport))
-  return { client, stalled }
+  return { client, stalled, dropped }
 })
 
 describe("deadlines", () => {
@@ -130,6 +134,21 @@ describe("deadlines", () => {
       yield* TestClock.adjust("1 millis")
       const error = failureOf(yield* Fiber.join(call))
       assert.strictEqual(error._tag, "RequestTimeout")
+    })
+  )
+
+  it.effect("a call given up on drops its POST: a server that never answers holds no connection per call", () =>
+    Effect.gen(function* () {
+      const { client, stalled, dropped } = yield* stalledCalls
+      const call = yield* client.peer
+        .request("tools/call", { name: "echo", arguments: {} }, { timeout: "3 seconds" })
+        .pipe(Effect.exit, Effect.forkChild)
+      yield* Deferred.await(stalled)
+      yield* TestClock.adjust("3 seconds")
+      assert.strictEqual(failureOf(yield* Fiber.join(call))._tag, "RequestTimeout")
+      // Before, the POST was read on until the session closed, on a stateful session: one open
+      // connection per call that timed out.
+      yield* Deferred.await(dropped)
     })
   )
 

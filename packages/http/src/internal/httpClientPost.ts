@@ -34,7 +34,9 @@ import * as NetCause from "@effect-mcp/engine/NetCause"
 
 // The package compiles without DOM or Node typings; the global is the platform's own.
 declare const TextEncoder: new () => { encode(input: string): Uint8Array }
+declare const TextDecoder: new () => { decode(input: Uint8Array): string }
 const utf8 = new TextEncoder()
+const utf8Decoder = new TextDecoder()
 
 const ACCEPT_BOTH = `${Wire.CONTENT_JSON}, ${Wire.CONTENT_SSE}`
 
@@ -71,6 +73,60 @@ const execute = (
 
 // An untraced POST: no propagation, a bare request (one merge into the fiber's context).
 const bare = Context.make(Tracer.DisablePropagation, true).pipe(Context.add(BareRequests.BareRequests, true))
+
+const badReply = (what: string) =>
+  new Transport.TransportError({ reason: "Protocol", message: `the server's reply ${what}` })
+
+/** The start of a reply that is not JSON-RPC, to say what came instead: quoted, at most 60 characters. */
+const excerpt = (text: string): string =>
+  text.length <= 60 ? JSON.stringify(text) : `${JSON.stringify(text.slice(0, 60))} (${text.length} characters)`
+
+/**
+ * A JSON reply's body, bounded as an SSE event is: one that declares more
+ * than `max` bytes, or sends more without declaring its length, fails the
+ * POST (its connection is dropped) instead of being held in memory.
+ */
+const replyText = (
+  response: HttpClientResponse.HttpClientResponse,
+  max: number
+): Effect.Effect<string, Transport.TransportError> => {
+  const readFailed = (cause: unknown) =>
+    cause instanceof Transport.TransportError
+      ? cause
+      : HttpClientSse.io(`reading the reply failed: ${NetCause.describe(cause)}`, cause)
+  const declared = Number(response.headers["content-length"])
+  if (declared <= max) return Effect.mapError(response.text, readFailed)
+  const tooLarge = new Transport.TransportError({
+    reason: "FrameTooLarge",
+    message: `the server's reply exceeds the limit of ${max} bytes`
+  })
+  return Effect.suspend(() => {
+    const chunks: Array<Uint8Array> = []
+    // A declared length over the bound fails at the first chunk; reading it is what drops the connection.
+    let size = declared > max ? declared : 0
+    return response.stream.pipe(
+      Stream.runForEach((chunk) => {
+        size += chunk.length
+        if (size > max) return Effect.fail(tooLarge)
+        chunks.push(chunk)
+        return Effect.void
+      }),
+      Effect.mapError(readFailed),
+      Effect.map(() => utf8Decoder.decode(concat(chunks, size)))
+    )
+  })
+}
+
+const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => {
+  if (chunks.length === 1) return chunks[0]!
+  const bytes = new Uint8Array(size)
+  let offset = 0
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset)
+    offset += chunk.length
+  }
+  return bytes
+}
 
 /** What a POST needs of the transport around it. */
 export interface Config {
@@ -196,13 +252,23 @@ export class Poster {
       }
       return
     }
-    if (HttpClientSse.isSseContent(responseHeaders["content-type"]))
-      return yield* HttpClientSse.run(config.sse, response, pending)
-    const reply = yield* response.text.pipe(
-      Effect.mapError((cause) => HttpClientSse.io(`reading the reply failed: ${NetCause.describe(cause)}`, cause))
-    )
-    // A server that sent its headers before the result leaves the body blank when the request was cancelled.
-    if (reply.trim() !== "") yield* session.deliver(reply)
+    const contentType = responseHeaders["content-type"]
+    if (HttpClientSse.isSseContent(contentType)) return yield* HttpClientSse.run(config.sse, response, pending)
+    const reply = yield* replyText(response, config.sse.maxEventBytes)
+    // A server that sent its headers before the result leaves the body blank when the request was cancelled
+    // (the cancel took the request out of `pending`).
+    const answered = reply.trim() === "" ? [] : yield* session.deliverReply(reply)
+    if (answered === undefined) {
+      return yield* Effect.fail(
+        badReply(`is not JSON-RPC (HTTP ${response.status}, ${contentType}): ${excerpt(reply)}`)
+      )
+    }
+    for (const id of answered) pending.delete(id)
+    // A JSON reply is all the server says to these requests: one it left out would otherwise wait for its deadline.
+    if (pending.size > 0) {
+      const ids = [...pending].map((id) => JSON.stringify(id)).join(", ")
+      return yield* Effect.fail(badReply(`(HTTP ${response.status}) has no response to request ${ids}`))
+    }
   })
 
   /** A refusal: JSON-RPC errors answer the frame's requests; anything else is a transport failure. */

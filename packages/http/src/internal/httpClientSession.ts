@@ -89,12 +89,26 @@ export class HttpClientSession {
 
   /** Hands a received frame to the session; returns the ids of the responses it held. */
   deliver(text: string): Effect.Effect<ReadonlyArray<JsonRpc.RequestId>> {
+    return Effect.suspend(() => this.offer(JsonRpcCodec.decode(text)))
+  }
+
+  /**
+   * Hands a POST's JSON reply to the session; returns the ids of the
+   * responses it held, or undefined, handing nothing over, when it is not
+   * JSON-RPC. A reply has no request of the server's to answer with a parse
+   * error: the POST's own requests fail instead.
+   */
+  deliverReply(text: string): Effect.Effect<ReadonlyArray<JsonRpc.RequestId> | undefined> {
     return Effect.suspend(() => {
       const decoded = JsonRpcCodec.decode(text)
-      const messages = Result.isSuccess(decoded) ? messagesIn(decoded.success) : []
-      this.learn(messages)
-      return Effect.as(Queue.offer(this.incoming, decoded), Sniff.responseIdsOf(messages))
+      return Result.isSuccess(decoded) ? this.offer(decoded) : Effect.undefined
     })
+  }
+
+  private offer(decoded: Transport.Incoming): Effect.Effect<ReadonlyArray<JsonRpc.RequestId>> {
+    const messages = Result.isSuccess(decoded) ? messagesIn(decoded.success) : []
+    this.learn(messages)
+    return Effect.as(Queue.offer(this.incoming, decoded), Sniff.responseIdsOf(messages))
   }
 
   /** Hands a message made on this side (an answer for a request the transport failed) to the session. */
