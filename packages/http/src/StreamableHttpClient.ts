@@ -41,6 +41,7 @@ import * as HttpClientSse from "./internal/httpClientSse.ts"
 import * as Headers from "./internal/httpHeaders.ts"
 import * as Wire from "./internal/httpWire.ts"
 import * as Sniff from "./internal/jsonRpcSniff.ts"
+import * as Redirects from "./internal/redirects.ts"
 import * as Legacy from "./internal/sseLegacyClient.ts"
 import * as Transport from "@effect-mcp/engine/Transport"
 
@@ -173,6 +174,14 @@ export const make = Effect.fnUntraced(function* (options: Options) {
   // Requests whose POST is still being read, by id: a cancel finds its request's reader here.
   const inflight = new Map<JsonRpc.RequestId, InFlight>()
 
+  /** A GET or DELETE, following the redirects a POST follows (see `internal/redirects.ts`). */
+  const executeFollowing = (request: HttpClientRequest.HttpClientRequest) =>
+    Effect.flatMap(http.execute(request), (response) =>
+      Redirects.isRedirect(response.status)
+        ? Redirects.follow(http.execute, request, response)
+        : Effect.succeed(response)
+    )
+
   const sseConfig: HttpClientSse.Config = {
     reconnect: {
       initialDelay: Duration.fromInputUnsafe(options.reconnect?.initialDelay ?? "1 second"),
@@ -182,7 +191,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
     },
     deliver: (event) => (event.event === "message" ? session.deliver(event.data) : Effect.succeed([])),
     get: (lastEventId) =>
-      http.execute(
+      executeFollowing(
         HttpClientRequest.get(options.url).pipe(
           HttpClientRequest.setHeaders({
             ...session.headers(),
@@ -308,7 +317,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
     if (id === undefined || legacy !== undefined) return Effect.void
     const headers = session.headers()
     session.sessionId = undefined
-    return http.execute(HttpClientRequest.delete(options.url).pipe(HttpClientRequest.setHeaders(headers))).pipe(
+    return executeFollowing(HttpClientRequest.delete(options.url).pipe(HttpClientRequest.setHeaders(headers))).pipe(
       Effect.flatMap((response) => response.text),
       Effect.timeoutOption(terminateTimeout),
       Effect.ignore

@@ -30,6 +30,7 @@ import * as HttpClientSse from "./httpClientSse.ts"
 import * as Headers from "./httpHeaders.ts"
 import * as Wire from "./httpWire.ts"
 import * as Sniff from "./jsonRpcSniff.ts"
+import * as Redirects from "./redirects.ts"
 import * as NetCause from "@effect-mcp/engine/NetCause"
 
 // The package compiles without DOM or Node typings; the global is the platform's own.
@@ -74,6 +75,9 @@ const execute = (
 // An untraced POST: no propagation, a bare request (one merge into the fiber's context).
 const bare = Context.make(Tracer.DisablePropagation, true).pipe(Context.add(BareRequests.BareRequests, true))
 
+const postFailed = (url: string) => (cause: HttpClientError.HttpClientError) =>
+  HttpClientSse.io(`POST ${url} failed: ${NetCause.describe(cause)}`, cause)
+
 const badReply = (what: string) =>
   new Transport.TransportError({ reason: "Protocol", message: `the server's reply ${what}` })
 
@@ -100,10 +104,13 @@ const replyText = (
     reason: "FrameTooLarge",
     message: `the server's reply exceeds the limit of ${max} bytes`
   })
+  if (declared > max) {
+    // Reading one chunk, then letting the body go, drops the connection rather than waiting for it to drain.
+    return Effect.andThen(Effect.ignore(Stream.runDrain(Stream.take(response.stream, 1))), Effect.fail(tooLarge))
+  }
   return Effect.suspend(() => {
     const chunks: Array<Uint8Array> = []
-    // A declared length over the bound fails at the first chunk; reading it is what drops the connection.
-    let size = declared > max ? declared : 0
+    let size = 0
     return response.stream.pipe(
       Stream.runForEach((chunk) => {
         size += chunk.length
@@ -111,11 +118,16 @@ const replyText = (
         chunks.push(chunk)
         return Effect.void
       }),
-      Effect.mapError(readFailed),
-      Effect.map(() => utf8Decoder.decode(concat(chunks, size)))
+      Effect.map(() => utf8Decoder.decode(concat(chunks, size))),
+      // A web response made with no body at all has no stream: it is a blank reply.
+      Effect.catchIf(isEmptyBody, () => Effect.succeed("")),
+      Effect.mapError(readFailed)
     )
   })
 }
+
+const isEmptyBody = (error: unknown): boolean =>
+  (error as { readonly reason?: { readonly _tag?: unknown } } | undefined)?.reason?._tag === "EmptyBodyError"
 
 const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => {
   if (chunks.length === 1) return chunks[0]!
@@ -229,12 +241,22 @@ export class Poster {
         )
       }
     }
-    const response = yield* execute(
-      config.http,
-      HttpClientRequest.post(config.url).pipe(HttpClientRequest.setHeaders(headers), body)
-    ).pipe(
-      Effect.mapError((cause) => HttpClientSse.io(`POST ${config.url} failed: ${NetCause.describe(cause)}`, cause))
-    )
+    const request = HttpClientRequest.post(config.url).pipe(HttpClientRequest.setHeaders(headers), body)
+    let response = yield* execute(config.http, request).pipe(Effect.mapError(postFailed(config.url)))
+    if (Redirects.isRedirect(response.status)) {
+      response = yield* Redirects.follow((next) => execute(config.http, next), request, response).pipe(
+        Effect.mapError(postFailed(config.url))
+      )
+      if (Redirects.isRedirect(response.status)) {
+        yield* Effect.ignore(response.text)
+        return yield* Effect.fail(
+          new Transport.TransportError({
+            reason: "Protocol",
+            message: `the server redirected the POST: ${Redirects.describe(request, response)}`
+          })
+        )
+      }
+    }
     order.accept(entry)
     // The getter builds the headers anew on every read.
     const responseHeaders = response.headers
