@@ -296,6 +296,32 @@ describe("McpHost", () => {
       })
     )
 
+  it.effect("a burst of list_changed is listed again once after the listing under way, not once each", () =>
+    Effect.gen(function* () {
+      const servers = yield* memory({ a: echoServer("a") })
+      const host = yield* McpHost.make({
+        clientInfo,
+        config: configOf("a"),
+        client: { supportedVersions: ["2025-06-18"] }
+      }).pipe(Effect.provide(servers.connector))
+      yield* host.awaitReady("a")
+      const before = servers.sent("a", "tools/list")
+      // Each listing from now on takes a second (virtual), which passes only when the clock is moved.
+      servers.slowDown("tools/list", "1 second")
+      // A server announcing fifty changes in a burst, as one that announces every change it makes: the first,
+      // and once the host lists again, the other forty-nine while that listing is under way.
+      yield* servers.announce("a", "notifications/tools/list_changed")
+      yield* servers.requested("a", "tools/list", before + 1)
+      for (let i = 0; i < 49; i++) yield* servers.announce("a", "notifications/tools/list_changed")
+      yield* TestClock.adjust("100 seconds")
+      // One listing for the first, one more after it for the forty-nine (a third if some were read only once
+      // that second listing began). Before, fifty, one after another.
+      const listed = servers.sent("a", "tools/list") - before
+      assert.isAtLeast(listed, 2)
+      assert.isAtMost(listed, 3)
+    })
+  )
+
   it.effect("the catalog keeps each server's list hints (2026-07-28; none before), counted from the listing", () =>
     Effect.gen(function* () {
       const server = (name: string, options: Partial<McpServer.Options>) =>

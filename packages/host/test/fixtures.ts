@@ -5,13 +5,14 @@
  * current connection as a crash would.
  */
 import * as MemoryTransport from "@effect-mcp/engine/MemoryTransport"
-import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
+import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 import * as Transport from "@effect-mcp/engine/Transport"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Tool from "@effect-mcp/server/Tool"
 import type * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -36,6 +37,14 @@ export interface Memory {
    * connections) that satisfies `check`; re-checked on every frame, no polling.
    */
   readonly received: (name: string, check: (message: JsonRpc.Message) => boolean) => Effect.Effect<void>
+  /** How many requests of `method` clients sent to server `name` so far (on any of its connections). */
+  readonly sent: (name: string, method: string) => number
+  /** Waits until clients sent server `name` at least `count` requests of `method`; re-checked on every frame. */
+  readonly requested: (name: string, method: string, count: number) => Effect.Effect<void>
+  /** From now on, requests of `method` reach the servers that much later (a Clock sleep: virtual under TestClock). */
+  readonly slowDown: (method: string, delay: Duration.Input) => void
+  /** Sends a notification to the client from server `name`'s current connection, as the server would. */
+  readonly announce: (name: string, method: string) => Effect.Effect<void>
 }
 
 /**
@@ -71,14 +80,32 @@ export const memory = (
     // Every frame the clients were handed, by server; `changed` is completed (and replaced) on each.
     const frames: Array<{ readonly name: string; readonly message: JsonRpc.Message }> = []
     let changed = Deferred.makeUnsafe<void>()
+    // Wakes whoever waits for a frame, either way.
+    const signal = () => {
+      const current = changed
+      changed = Deferred.makeUnsafe<void>()
+      Deferred.doneUnsafe(current, Exit.void)
+    }
+    const requests: Array<{ readonly name: string; readonly method: string }> = []
+    const slow = new Map<string, Duration.Input>()
+    // Notes the requests of a frame; returns the method of the last.
+    const record = (name: string, frame: Transport.Outgoing): string | undefined => {
+      let method: string | undefined
+      for (const message of JsonRpcCodec.isBatch(frame) ? frame : [frame]) {
+        if (JsonRpc.isRequest(message as JsonRpc.Message)) {
+          method = (message as JsonRpc.Request).method
+          requests.push({ name, method })
+        }
+      }
+      if (method !== undefined) signal()
+      return method
+    }
     const receive = (name: string, frame: Transport.Incoming) => {
       if (Result.isFailure(frame)) return
       for (const message of JsonRpcCodec.isBatch(frame.success) ? frame.success : [frame.success]) {
         frames.push({ name, message: message as JsonRpc.Message })
       }
-      const current = changed
-      changed = Deferred.makeUnsafe<void>()
-      Deferred.doneUnsafe(current, Exit.void)
+      signal()
     }
     const received = (name: string, check: (message: JsonRpc.Message) => boolean): Effect.Effect<void> =>
       Effect.suspend(() =>
@@ -86,6 +113,7 @@ export const memory = (
           ? Effect.void
           : Effect.andThen(Deferred.await(changed), received(name, check))
       )
+    const sent = (name: string, method: string) => requests.filter((r) => r.name === name && r.method === method).length
     const connect: Connector.Connect = (name) =>
       Effect.gen(function* () {
         const attempt = (attempts.get(name) ?? 0) + 1
@@ -108,7 +136,12 @@ export const memory = (
         // A wrapper of the end's reading and sending (it has no push delivery, so the client reads `incoming`).
         const transport: Transport.TransportShape = {
           incoming: Stream.tap(clientEnd.incoming, (frame) => Effect.sync(() => receive(name, frame))),
-          send: (frame, sendOptions) => (muted ? Effect.void : clientEnd.send(frame, sendOptions))
+          send: (frame, sendOptions) => {
+            const method = record(name, frame)
+            const go = muted ? Effect.void : clientEnd.send(frame, sendOptions)
+            const delay = method === undefined ? undefined : slow.get(method)
+            return delay === undefined ? go : Effect.andThen(Effect.sleep(delay), go)
+          }
         }
         return { transport }
       })
@@ -117,7 +150,19 @@ export const memory = (
       attempts,
       crash: (name) => Effect.suspend(() => current.get(name)?.close ?? Effect.void),
       mute: (name) => mutes.get(name)?.(),
-      received
+      received,
+      sent,
+      requested: (name, method, count) => {
+        const check: Effect.Effect<void> = Effect.suspend(() =>
+          sent(name, method) >= count ? Effect.void : Effect.andThen(Deferred.await(changed), check)
+        )
+        return check
+      },
+      slowDown: (method, delay) => {
+        slow.set(method, delay)
+      },
+      announce: (name, method) =>
+        Effect.suspend(() => Effect.ignore(current.get(name)!.send({ jsonrpc: "2.0", method } as JsonRpc.Message)))
     }
   })
 

@@ -218,6 +218,9 @@ const followListing = (
         if (!declared) return
         const started = Deferred.makeUnsafe<void>()
         yield* Stream.onStart(changes, Deferred.succeed(started, undefined)).pipe(
+          // Changes announced while the list is fetched again need one more fetch after it, not one each:
+          // a server announcing a thousand changes at once is listed twice, not a thousand times.
+          Stream.buffer({ capacity: 1, strategy: "dropping" }),
           Stream.runForEach(() => update(refresh)),
           Effect.ignore,
           Effect.forkScoped
