@@ -13,11 +13,15 @@ export type ProgressEvent<A = unknown> =
   | { readonly _tag: "Progress"; readonly update: CurrentRequest.ProgressUpdate }
   | { readonly _tag: "Result"; readonly value: A }
 
+/** The most events held for a reader that has not caught up: the newest, the oldest updates dropped first. */
+export const maxBuffered = 1024
+
 /**
  * Runs `request`, handing it the callback that receives its progress updates,
  * as a Stream of those updates that ends with the result (or fails with the
  * request's failure). The request runs while the Stream is read; stopping the
- * Stream interrupts it.
+ * Stream interrupts it. A reader that falls behind by more than `maxBuffered`
+ * events misses the oldest updates, never the result.
  *
  * @example
  * ```ts
@@ -33,14 +37,18 @@ export type ProgressEvent<A = unknown> =
 export const make = <A, E>(
   request: (onProgress: (update: CurrentRequest.ProgressUpdate) => void) => Effect.Effect<A, E>
 ): Stream.Stream<ProgressEvent<A>, E> =>
-  Stream.callback<ProgressEvent<A>, E>((queue) =>
-    request((update) => {
-      Queue.offerUnsafe(queue, { _tag: "Progress", update })
-    }).pipe(
-      Effect.matchCauseEffect({
-        onSuccess: (value) => Effect.andThen(Queue.offer(queue, { _tag: "Result", value }), Queue.end(queue)),
-        onFailure: (cause) => Queue.failCause(queue, cause)
-      }),
-      Effect.forkScoped
-    )
+  Stream.callback<ProgressEvent<A>, E>(
+    (queue) =>
+      request((update) => {
+        Queue.offerUnsafe(queue, { _tag: "Progress", update })
+      }).pipe(
+        Effect.matchCauseEffect({
+          onSuccess: (value) => Effect.andThen(Queue.offer(queue, { _tag: "Result", value }), Queue.end(queue)),
+          onFailure: (cause) => Queue.failCause(queue, cause)
+        }),
+        Effect.forkScoped
+      ),
+    // Bounded: a server reporting progress faster than it is read costs at most this many updates, the
+    // oldest dropped first (each update says where the request is now), never the result.
+    { bufferSize: maxBuffered, strategy: "sliding" }
   )
