@@ -104,10 +104,8 @@ const replyText = (
     reason: "FrameTooLarge",
     message: `the server's reply exceeds the limit of ${max} bytes`
   })
-  if (declared > max) {
-    // Reading one chunk, then letting the body go, drops the connection rather than waiting for it to drain.
-    return Effect.andThen(Effect.ignore(Stream.runDrain(Stream.take(response.stream, 1))), Effect.fail(tooLarge))
-  }
+  // The connection is dropped rather than drained.
+  if (declared > max) return Effect.andThen(Redirects.discard(response), Effect.fail(tooLarge))
   return Effect.suspend(() => {
     const chunks: Array<Uint8Array> = []
     let size = 0
@@ -248,7 +246,7 @@ export class Poster {
         Effect.mapError(postFailed(config.url))
       )
       if (Redirects.isRedirect(response.status)) {
-        yield* Effect.ignore(response.text)
+        yield* Redirects.discard(response)
         return yield* Effect.fail(
           new Transport.TransportError({
             reason: "Protocol",
@@ -282,7 +280,7 @@ export class Poster {
     const answered = reply.trim() === "" ? [] : yield* session.deliverReply(reply)
     if (answered === undefined) {
       return yield* Effect.fail(
-        badReply(`is not JSON-RPC (HTTP ${response.status}, ${contentType}): ${excerpt(reply)}`)
+        badReply(`is not JSON-RPC (HTTP ${response.status}, ${contentType ?? "no content type"}): ${excerpt(reply)}`)
       )
     }
     for (const id of answered) pending.delete(id)

@@ -36,8 +36,12 @@ const targetOf = (from: string, location: string): string | false | undefined =>
   }
 }
 
-// The body of a redirect is not read: one chunk at most, and then the connection is let go.
-const discard = (response: HttpClientResponse.HttpClientResponse) =>
+/**
+ * Lets a response's body go unread: one chunk at most is taken, then the
+ * body is dropped with its connection (an empty one leaves the connection
+ * free). For a redirect's body, and any other nobody should wait for.
+ */
+export const discard = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<void> =>
   Effect.ignore(Stream.runDrain(Stream.take(response.stream, 1)))
 
 /**
