@@ -49,7 +49,7 @@ export { SessionExpired }
 
 /**
  * How the client reconnects a dropped SSE stream (with `Last-Event-ID`): it
- * waits the server's `retry` (else `initialDelay`), then retries a failed
+ * waits the server's `retry` (at least 100 ms; else `initialDelay`), then retries a failed
  * attempt after that wait times `factor`, `factor`², … (never more than
  * `maxDelay`), `maxRetries` times.
  */

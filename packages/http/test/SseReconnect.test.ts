@@ -61,6 +61,8 @@ const harness = (options: {
   readonly statuses?: ReadonlyArray<number>
   readonly first?: HttpClientResponse.HttpClientResponse
   readonly pending?: ReadonlyArray<JsonRpc.RequestId>
+  /** The `retry` each stream opened with status 200 announces. */
+  readonly retryMs?: number
 }) =>
   Effect.gen(function* () {
     const start = yield* Clock.currentTimeMillis
@@ -80,7 +82,7 @@ const harness = (options: {
         Effect.map(Clock.currentTimeMillis, (now) => {
           gets.push(now - start)
           const status = options.statuses?.[gets.length - 1] ?? 503
-          return status === 200 ? primed() : response(status)
+          return status === 200 ? primed(options.retryMs) : response(status)
         }),
       expired: Effect.sync(() => {
         expired = true
@@ -107,7 +109,9 @@ describe("SSE reconnection: the schedule", () => {
         )
       assert.strictEqual(ms(500), 500)
       assert.strictEqual(ms(undefined), 1000)
-      assert.strictEqual(ms(0), 0)
+      // A server's retry is taken as at least 100 ms (before, 0 reopened the stream in a loop).
+      assert.strictEqual(ms(0), 100)
+      assert.strictEqual(ms(99), 100)
       assert.strictEqual(ms(5000, { maxDelay: Duration.seconds(2) }), 2000)
     })
   )
@@ -122,6 +126,17 @@ describe("SSE reconnection: the schedule", () => {
         [750, 1000, 1000, 1000]
       )
       assert.deepStrictEqual(yield* delaysOf(HttpClientSse.retrySchedule(reconnect({ maxRetries: 0 }), hint)), [])
+    })
+  )
+})
+
+describe("SSE reconnection: a stream that ends at once", () => {
+  it.effect("asking for retry: 0, it is reopened every 100 ms, not in a loop", () =>
+    Effect.gen(function* () {
+      // The GET stream: two hundred opens that each end at once, then a server that refuses (the reader gives up).
+      const { gets } = yield* harness({ statuses: Array.from({ length: 200 }, () => 200), retryMs: 0 })
+      assert.isAtLeast(gets.length, 200)
+      for (let i = 1; i < 200; i++) assert.isAtLeast(gets[i]! - gets[i - 1]!, 100, `GET ${i + 1}`)
     })
   )
 })

@@ -48,11 +48,19 @@ export interface Reconnect {
 }
 
 /**
+ * The shortest wait taken from a server's `retry`: a server that ends its
+ * stream at once and asks for `retry: 0` would otherwise have the client
+ * reopen it in a loop, as fast as the two can go.
+ */
+export const minRetry = Duration.millis(100)
+
+/**
  * The wait before reconnecting a stream that ended: the server's `retry`
- * (`hint`) when it sent one, else `initialDelay`; at most `maxDelay`.
+ * (`hint`, at least `minRetry`) when it sent one, else `initialDelay`; at
+ * most `maxDelay`.
  */
 export const reconnectDelay = (reconnect: Reconnect, hint: Duration.Duration | undefined): Duration.Duration =>
-  Duration.min(hint ?? reconnect.initialDelay, reconnect.maxDelay)
+  Duration.min(hint === undefined ? reconnect.initialDelay : Duration.max(hint, minRetry), reconnect.maxDelay)
 
 /**
  * The waits after failed reconnection attempts: at most `maxRetries`, the
