@@ -1,9 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as McpTest from "@effect-mcp/testing/McpTest"
+import * as Hub from "../src/internal/hub.ts"
 import { connect, refusedUri, versions } from "./fixtures.ts"
 
 const stateless = (v: string) => v === "2026-07-28"
@@ -227,6 +229,27 @@ describe("every server feature on every revision", () => {
       )
     })
   }
+
+  it.effect("a Stream of notifications read slower than they come holds the newest, a bounded number", () =>
+    Effect.gen(function* () {
+      const { client } = yield* connect("2025-06-18")
+      const gate = yield* Deferred.make<void>()
+      // The reader stops at its first message until the flood is over.
+      const seen = yield* client.logMessages.pipe(
+        Stream.tap(() => Deferred.await(gate)),
+        Stream.takeUntil((message) => message.data === 9_999),
+        Stream.runCollect,
+        Effect.forkChild({ startImmediately: true })
+      )
+      yield* client.setLoggingLevel("debug")
+      yield* client.callTool("log-flood")
+      yield* Deferred.succeed(gate, undefined)
+      const messages = yield* Fiber.join(seen)
+      // Before, all ten thousand were held for it.
+      assert.isAtMost(messages.length, Hub.backlog + 2)
+      assert.strictEqual(messages.at(-1)?.data, 9_999)
+    })
+  )
 
   it.effect("a 2026-07-28 client falls back to the newest stateful revision of an older server", () =>
     Effect.gen(function* () {

@@ -283,6 +283,12 @@ export const makeServer = (end: Transport.TransportShape, options: ServerOptions
                   yield* current.progress({ progress: n, total: 3, message: `step ${n}` })
                 }
                 return text("done")
+              case "log-flood":
+                // Ten thousand log messages, then the result.
+                for (let i = 0; i < 10_000; i++) {
+                  yield* current.notify("notifications/message", { level: "info", logger: "test", data: i })
+                }
+                return text("flooded")
               case "log": {
                 const level = metaOf(info.request.params)["io.modelcontextprotocol/logLevel"]
                 if (!info.revision.stateless || level !== undefined) {

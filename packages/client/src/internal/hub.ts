@@ -42,9 +42,16 @@ export interface Hub {
   readonly handlers: ReadonlyMap<string, Session.NotificationHandler>
 }
 
+/**
+ * The most notifications (and, apart, progress updates) held for the
+ * slowest subscriber: a server that sends faster than a Stream of them is
+ * read costs that many, the oldest dropped first, no more.
+ */
+export const backlog = 4096
+
 export const make: Effect.Effect<Hub, never, Scope.Scope> = Effect.gen(function* () {
-  const notifications = yield* Effect.acquireRelease(PubSub.unbounded<Notification>(), PubSub.shutdown)
-  const progress = yield* Effect.acquireRelease(PubSub.unbounded<Progress>(), PubSub.shutdown)
+  const notifications = yield* Effect.acquireRelease(PubSub.sliding<Notification>(backlog), PubSub.shutdown)
+  const progress = yield* Effect.acquireRelease(PubSub.sliding<Progress>(backlog), PubSub.shutdown)
   const handlers = new Map<string, Session.NotificationHandler>(
     serverNotifications.map((method) => [
       method,

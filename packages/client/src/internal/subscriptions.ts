@@ -164,7 +164,8 @@ export const make = (
     }
     const id = outcome.id.value
     yield* Effect.addFinalizer(() => Effect.sync(() => claimed.delete(id)))
-    const queue = yield* Queue.unbounded<Hub.Notification, RequestError | Cause.Done>()
+    // Bounded as the hub is: a listener read slower than its notifications come keeps the newest.
+    const queue = yield* Queue.sliding<Hub.Notification, RequestError | Cause.Done>(Hub.backlog)
     yield* Effect.forkScoped(
       Effect.forever(
         Effect.flatMap(PubSub.take(subscription), (n) =>

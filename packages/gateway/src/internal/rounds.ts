@@ -17,6 +17,7 @@
  */
 import type * as McpClient from "@effect-mcp/client/McpClient"
 import type * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
+import * as ProgressStream from "@effect-mcp/engine/ProgressStream"
 import * as InputRequired from "@effect-mcp/protocol/InputRequired"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import * as Meta from "@effect-mcp/protocol/Meta"
@@ -124,7 +125,8 @@ export const send = (
         | { readonly queue: Queue.Queue<CurrentRequest.ProgressUpdate, Cause.Done>; readonly fiber: Fiber.Fiber<void> }
         | undefined
       if (current.progressToken !== undefined) {
-        const queue = yield* Queue.unbounded<CurrentRequest.ProgressUpdate, Cause.Done>()
+        // Bounded as a progress Stream is: a client reading slower than the server reports keeps the newest.
+        const queue = yield* Queue.sliding<CurrentRequest.ProgressUpdate, Cause.Done>(ProgressStream.maxBuffered)
         const fiber = yield* Effect.forkScoped(
           Stream.runForEach(Stream.fromQueue(queue), (update) => request.progress(update))
         )
