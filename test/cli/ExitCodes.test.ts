@@ -221,7 +221,7 @@ describe.concurrent("effect-mcp exit codes", () => {
   )
 
   it.live(
-    "an HTTP server that stalls after the handshake: a listing times out (5), an unanswered DELETE holds the exit 1 s",
+    "an HTTP server that stalls: a listing times out (5), an unanswered DELETE holds the exit 1 s, OAuth is named (3)",
     () =>
       Effect.gen(function* () {
         const listing = yield* StallingServer.make("tools/list")
@@ -241,6 +241,17 @@ describe.concurrent("effect-mcp exit codes", () => {
         const exitedAt = Date.now()
         assert.strictEqual(listed.code, 0, listed.stderr)
         assert.isBelow(exitedAt - (yield* Deferred.await(closing.stalled)), 3_500)
+
+        // An authorization server that never answers is what the error names, not the handshake step it held up
+        // (before: "initialize got no answer within 2 s", exit 5): each discovery request has a quarter of it,
+        // 1 s, against the probe's half, 2 s.
+        const authorizing = yield* StallingServer.make("authorization")
+        const login = yield* runCli(["tools", "--timeout", "4", authorizing.url], { timeoutMs: 30_000 })
+        assert.strictEqual(login.code, 3, login.stderr)
+        assert.match(
+          errorLine(login),
+          /^cannot connect: .*OAuth discovery failed: protected resource metadata \(http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\): the request timed out$/
+        )
       }).pipe(Effect.scoped),
     TIMEOUT
   )

@@ -3,8 +3,9 @@
  * handshake (2025-11-25, with a session id) and then stalls on one thing:
  * `tools/list` (never answered) or the DELETE that ends the session (never
  * answered; `tools/list` then lists no tools). The rest of what a client
- * sends is answered: notifications 202, the GET stream 405. Closed with the
- * scope.
+ * sends is answered: notifications 202, the GET stream 405. Or
+ * (`authorization`) it answers every POST 401, naming its own protected
+ * resource metadata, which it never serves. Closed with the scope.
  */
 import * as http from "node:http"
 import * as Deferred from "effect/Deferred"
@@ -26,11 +27,19 @@ const json = (response: http.ServerResponse, message: object, headers: Record<st
     .end(JSON.stringify({ jsonrpc: "2.0", ...message }))
 
 /** Starts the server in the scope, stalling on `stall`. */
-export const make = (stall: "tools/list" | "DELETE"): Effect.Effect<StallingServer, never, Scope.Scope> =>
+export const make = (
+  stall: "tools/list" | "DELETE" | "authorization"
+): Effect.Effect<StallingServer, never, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.callback<StallingServer & { readonly server: http.Server }>((resume) => {
       const stalled = Deferred.makeUnsafe<number>()
       const server = http.createServer((request, response) => {
+        if (stall === "authorization") {
+          if (request.method === "GET") return void Deferred.doneUnsafe(stalled, Exit.succeed(Date.now()))
+          const { port } = server.address() as { readonly port: number }
+          const metadata = `http://127.0.0.1:${port}/.well-known/oauth-protected-resource`
+          return void response.writeHead(401, { "www-authenticate": `Bearer resource_metadata="${metadata}"` }).end()
+        }
         if (request.method === "DELETE") {
           if (stall !== "DELETE") return void response.writeHead(200).end()
           return void Deferred.doneUnsafe(stalled, Exit.succeed(Date.now()))

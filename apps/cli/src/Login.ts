@@ -35,17 +35,20 @@ const loopback = new Set(["127.0.0.1", "localhost", "[::1]"])
 /**
  * Opens the transport to a remote server for as long as the scope lasts,
  * logging in through OAuth with the tokens of `tokenFile`. `terminateTimeout`
- * bounds the wait for the session's DELETE when it closes (default 5 seconds).
+ * bounds the wait for the session's DELETE when it closes (default 5
+ * seconds), `discoveryTimeout` each request of the OAuth discovery (default 10
+ * seconds).
  */
 export const connect = (
   server: McpConfig.RemoteServer,
   tokenFile: string,
-  terminateTimeout?: Duration.Input
+  terminateTimeout?: Duration.Input,
+  discoveryTimeout?: Duration.Input
 ): Effect.Effect<Transport.TransportShape, Transport.TransportError | AuthorizationFailed, Scope.Scope> => {
   const url = new URL(server.url)
   // Plain http is followed only for a server on this machine (a local authorization server in development).
   const allowInsecureRequests = url.protocol === "http:" && loopback.has(url.hostname)
-  const Auth = OAuthClient.layer({ allowInsecureRequests }).pipe(
+  const Auth = OAuthClient.layer({ allowInsecureRequests, timeout: discoveryTimeout }).pipe(
     Layer.provide([
       FileTokenStore.layer(tokenFile).pipe(Layer.provide(NodeFileSystem.layer)),
       ClientRegistration.layer({ metadata: { client_name: "effect-mcp" }, allowInsecureRequests }),
