@@ -170,10 +170,15 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       Effect.catchTag(["MethodNotFound", "InvalidRequest", "InvalidParams", "JsonRpcError", "RequestTimeout"], () =>
         Effect.succeed(retry(supportedVersions, false))
       ),
-      // The transport found, on this first request, that it cannot carry it (a Streamable HTTP client that
-      // fell back to legacy HTTP+SSE): the probe never reached the server, `initialize` goes first.
+      // The server refused the probe without a JSON-RPC answer (a Streamable HTTP server of an earlier revision
+      // refusing a method it does not know before any session exists; a 2024-11-05 server refusing a POST to
+      // its event stream's URL, which the `initialize` that follows falls back from), or the transport cannot
+      // carry it (one that fell back to legacy HTTP+SSE): `initialize` goes next. A server that cannot be
+      // reached at all fails the handshake here.
       Effect.catchTag("TransportError", (error) =>
-        carriesStateless() ? Effect.fail(error) : Effect.succeed(retry(supportedVersions, false))
+        error.reason === "Protocol" || !carriesStateless()
+          ? Effect.succeed(retry(supportedVersions, false))
+          : Effect.fail(error)
       )
     )
 

@@ -4,6 +4,7 @@ import * as ServerSession from "@effect-mcp/engine/ServerSession"
 import * as SseClient from "@effect-mcp/http/SseClient"
 import * as SseServer from "@effect-mcp/http/SseServer"
 import * as StreamableHttpClient from "@effect-mcp/http/StreamableHttpClient"
+import * as StreamableHttpServer from "@effect-mcp/http/StreamableHttpServer"
 import * as Transport from "@effect-mcp/engine/Transport"
 import type * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as Effect from "effect/Effect"
@@ -12,6 +13,7 @@ import * as Fiber from "effect/Fiber"
 import * as HttpClient from "effect/http/HttpClient"
 import * as HttpRouter from "effect/http/HttpRouter"
 import type * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
@@ -86,7 +88,7 @@ describe("legacy HTTP+SSE", () => {
     )
   }
 
-  it.effect("StreamableHttpClient falls back to the legacy transport when the POST gets a plain 4xx", () =>
+  it.effect("StreamableHttpClient falls back to the legacy transport when the initialize POST gets a plain 4xx", () =>
     Effect.gen(function* () {
       // A server of 2024-11-05 (it answers the stateless probe with an error, then negotiates).
       const { http, seen } = yield* legacyServer({
@@ -100,9 +102,53 @@ describe("legacy HTTP+SSE", () => {
       assert.strictEqual(session.state.revision?.version, "2024-11-05")
       const result = yield* session.request("tools/call", { name: "echo", arguments: { text: "fallback" } })
       assert.deepStrictEqual(result, { content: [{ type: "text", text: "echo:fallback" }] })
-      assert.strictEqual(seen[0]?.method, "POST")
-      assert.strictEqual(seen[1]?.method, "GET")
+      // The probe, refused; the initialize, refused as a 2024-11-05 server refuses it; then the event stream.
+      assert.deepStrictEqual(
+        seen.slice(0, 3).map((request) => request.method),
+        ["POST", "POST", "GET"]
+      )
     })
+  )
+
+  it.effect(
+    "a Streamable HTTP server refusing the probe with a bare 400 gets initialize, not the legacy transport",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* StreamableHttpServer.make({
+          session: ServerSession.make({ ...serverOptions(), supportedVersions: ["2025-11-25"] })
+        })
+        const served = inMemoryClient(server.handler)
+        const methods: Array<string> = []
+        // A server of 2025-11-25 that answers a method it does not know, before any session exists, with a
+        // plain 400 (no JSON-RPC error in the body).
+        const http = HttpClient.make((request) => {
+          const body = request.body
+          const text = body._tag === "Uint8Array" ? new TextDecoder().decode(body.body) : ""
+          methods.push(
+            `${request.method} ${text === "" ? "" : ((JSON.parse(text) as { method?: string }).method ?? "")}`
+          )
+          if (!text.includes('"server/discover"')) return served.execute(request)
+          return Effect.succeed(
+            HttpClientResponse.fromWeb(
+              request,
+              new Response("Bad Request: missing session ID", {
+                status: 400,
+                headers: { "content-type": "text/plain" }
+              })
+            )
+          )
+        })
+        const transport = yield* StreamableHttpClient.make({ url: "http://localhost/mcp" }).pipe(
+          Effect.provideService(HttpClient.HttpClient, http)
+        )
+        const session = yield* clientSession(transport, ["2025-11-25", "2026-07-28"])
+        // Before, the refused probe fell back to the legacy transport, whose GET the server refused: no session.
+        assert.strictEqual(transport.mode(), "streamable")
+        assert.strictEqual(session.state.revision?.version, "2025-11-25")
+        assert.deepStrictEqual(methods.slice(0, 2), ["POST server/discover", "POST initialize"])
+        const result = yield* session.request("tools/call", { name: "echo", arguments: { text: "modern" } })
+        assert.deepStrictEqual(result, { content: [{ type: "text", text: "echo:modern" }] })
+      })
   )
 
   it.effect("no fallback when disabled: the POST failure surfaces", () =>

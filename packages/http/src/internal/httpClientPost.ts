@@ -3,7 +3,7 @@
  * revision, the stateless revision's routing and `Mcp-Param-*` headers), its
  * body, and its reply read to the end: 202, a JSON body, or an SSE stream
  * (resumed when it drops). A refusal carrying JSON-RPC errors answers the
- * frame's requests; the first POST refused the way a 2024-11-05 server
+ * frame's requests; an `initialize` POST refused the way a 2024-11-05 server
  * refuses falls back to the legacy transport; a 404 expires the session.
  */
 import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
@@ -164,9 +164,17 @@ export const failedAnswer = (id: JsonRpc.RequestId, error: Transport.TransportEr
     data: { transportError: error }
   })
 
-/** Posts frames in order; remembers whether any POST was made (only the first may fall back). */
+/**
+ * Posts frames in order; remembers whether the server took any POST yet:
+ * until it did, an `initialize` it refuses as a 2024-11-05 server refuses a
+ * POST (400, 404 or 405 with no JSON-RPC answer) falls back to the legacy
+ * transport, as the specification's backward compatibility asks. A refused
+ * `server/discover` probe does not: a server of a later revision may refuse a
+ * method it does not know that way before any session exists, and then takes
+ * the `initialize` that follows.
+ */
 export class Poster {
-  private attempted = false
+  private established = false
   private readonly config: Config
 
   constructor(config: Config) {
@@ -219,8 +227,7 @@ export class Poster {
       Object.assign(headers, Headers.statelessHeaders(single), session.toolParams.headersFor(single))
     }
     headers.accept = ACCEPT_BOTH
-    const first = !self.attempted
-    self.attempted = true
+    const mayFallBack = !self.established && messages.some((m) => JsonRpc.isRequest(m) && m.method === "initialize")
     const hadSession = session.sessionId !== undefined
     const bytes = utf8.encode(JsonRpcCodec.encode(frame))
     let body = HttpClientRequest.bodyUint8Array(bytes, Wire.CONTENT_JSON)
@@ -264,7 +271,8 @@ export class Poster {
       yield* Effect.ignore(response.text)
       return yield* Effect.fail(session.expire(requestIds, failedAnswer))
     }
-    if (response.status >= 400) return yield* self.refused(response, frame, requestIds, first)
+    if (response.status >= 400) return yield* self.refused(response, frame, requestIds, mayFallBack)
+    self.established = true
     if (requestIds.length === 0 || response.status === 202) {
       yield* Effect.ignore(response.text)
       if (messages.some((m) => JsonRpc.isNotification(m) && m.method === "notifications/initialized")) {
@@ -296,11 +304,12 @@ export class Poster {
     response: HttpClientResponse.HttpClientResponse,
     frame: Transport.Outgoing,
     requestIds: ReadonlyArray<JsonRpc.RequestId>,
-    first: boolean
+    mayFallBack: boolean
   ): Effect.Effect<void, Transport.TransportError> {
     const { session, fallback } = this.config
+    const max = this.config.sse.maxEventBytes
     return Effect.gen(function* () {
-      const text = yield* Effect.orElseSucceed(response.text, () => "")
+      const text = yield* Effect.orElseSucceed(replyText(response, max), () => "")
       const decoded = JsonRpcCodec.decode(text)
       const replies = (Result.isSuccess(decoded) ? Sniff.messagesOf(decoded.success) : []).filter(JsonRpc.isResponse)
       const general = replies.find((r): r is JsonRpc.ErrorResponse => r.id === null && JsonRpc.isFailure(r))
@@ -318,7 +327,7 @@ export class Poster {
         }
       }
       const status = response.status
-      if (first && fallback !== undefined && fallbackStatuses.has(status) && replies.length === 0) {
+      if (mayFallBack && fallback !== undefined && fallbackStatuses.has(status) && replies.length === 0) {
         return yield* fallback(frame)
       }
       const detail = general === undefined ? "" : `: ${general.error.message}`
