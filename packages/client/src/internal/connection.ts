@@ -8,6 +8,13 @@
  * revision. Calls that were in flight fail with `SessionExpired`; calls made
  * while the new session is being negotiated wait for it.
  *
+ * A server that ends every new session at once (one that answers its event
+ * stream's GET with 404, say) would have the client negotiate again as fast
+ * as the two can go: after a session that lived less than `quickLife`, the
+ * next one starts after `quickWait`, doubling with each such session in a
+ * row, at most `maxQuickWait`. A session that lived longer starts the next
+ * at once, as a server restart asks.
+ *
  * The same transports answer a request whose POST failed (the server is
  * unreachable) on the server's behalf; that answer carries the transport's
  * error, which the caller gets instead of an `InternalError` it would mistake
@@ -24,10 +31,20 @@ import type * as StreamableHttpClient from "@effect-mcp/http/StreamableHttpClien
 import * as Transport from "@effect-mcp/engine/Transport"
 import type * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
+
+const quickLife = 1_000
+const quickWait = 250
+const maxQuickWait = 5_000
+
+/** The wait before the next session after `quick` sessions in a row that each lived less than `quickLife`. */
+export const renewalDelay = (quick: number): Duration.Duration =>
+  quick === 0 ? Duration.zero : Duration.millis(Math.min(maxQuickWait, quickWait * 2 ** (quick - 1)))
 
 /** What a call through the connection can fail with. */
 export type CallError = Peer.CallError | PeerError.NotSupported | StreamableHttpClient.SessionExpired
@@ -112,6 +129,9 @@ export const make = Effect.fnUntraced(function* (options: ClientSession.Options)
   const context = yield* Effect.context<Transport.Transport>()
   let current: Session.SessionShape = first
   let currentScope: Scope.Closeable | undefined
+  // When the current session started, and how many sessions in a row lived less than `quickLife`.
+  let startedAt = yield* Clock.currentTimeMillis
+  let quick = 0
   // Set while a new session is negotiated; calls wait for it.
   let renewing: Deferred.Deferred<void> | undefined
   const redos: Array<Effect.Effect<void>> = []
@@ -124,6 +144,8 @@ export const make = Effect.fnUntraced(function* (options: ClientSession.Options)
       renewing = done
       const next = Effect.gen(function* () {
         if (currentScope !== undefined) yield* Scope.close(currentScope, Exit.void)
+        quick = (yield* Clock.currentTimeMillis) - startedAt < quickLife ? quick + 1 : 0
+        yield* Effect.sleep(renewalDelay(quick))
         yield* renew
         const scope = yield* Scope.fork(parent)
         const session = yield* ClientSession.make(again).pipe(
@@ -132,6 +154,7 @@ export const make = Effect.fnUntraced(function* (options: ClientSession.Options)
         )
         current = session
         currentScope = scope
+        startedAt = yield* Clock.currentTimeMillis
         yield* watch(session)
         // After `renewing` is cleared (below): what is redone goes through the new session, not waiting for it.
         return true
