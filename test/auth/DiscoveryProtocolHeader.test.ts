@@ -9,7 +9,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Discovery from "@effect-mcp/auth/Discovery"
 import * as Effect from "effect/Effect"
 import type { AddressInfo } from "node:net"
-import { listen } from "./listen.ts"
+import { listen } from "../support/Listen.ts"
 
 interface Seen {
   readonly path: string

@@ -26,7 +26,7 @@ import * as jose from "jose"
 import * as oauth from "oauth4webapi"
 import * as OidcProvider from "../support/OidcProvider.ts"
 import * as Headless from "./headlessUserAgent.ts"
-import { listen } from "./listen.ts"
+import { listen } from "../support/Listen.ts"
 
 const json = (response: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
   response.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body))

@@ -31,7 +31,7 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import { listen } from "./listen.ts"
+import { listen } from "../support/Listen.ts"
 import { forward } from "../support/ForwardToServer.ts"
 
 const redirectUri = "http://127.0.0.1:9/callback"

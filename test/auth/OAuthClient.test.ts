@@ -26,7 +26,7 @@ import type * as Scope from "effect/Scope"
 import * as jose from "jose"
 import * as OidcProvider from "../support/OidcProvider.ts"
 import * as Headless from "./headlessUserAgent.ts"
-import { listen } from "./listen.ts"
+import { listen } from "../support/Listen.ts"
 
 /**
  * A protected resource at `<base>/mcp` whose tokens come from the provider:

@@ -18,7 +18,7 @@ import * as UserAgent from "@effect-mcp/auth/UserAgent"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { listen } from "./listen.ts"
+import { listen } from "../support/Listen.ts"
 
 const redirectUri = "http://127.0.0.1:9/callback"
 

@@ -34,7 +34,7 @@ import * as Schema from "effect/Schema"
 import { inspect } from "node:util"
 import * as Scope from "effect/Scope"
 import * as ServerProcess from "../support/ServerProcess.ts"
-import { listen } from "./listen.ts"
+import { listen } from "../support/Listen.ts"
 import { forward } from "../support/ForwardToServer.ts"
 
 const clientInfo = { name: "oauth-http-client-test", version: "1.0.0" }

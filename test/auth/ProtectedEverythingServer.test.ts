@@ -11,7 +11,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as OidcProvider from "../support/OidcProvider.ts"
 import * as ServerProcess from "../support/ServerProcess.ts"
-import { listen } from "./listen.ts"
+import { listen } from "../support/Listen.ts"
 import { initialize, post } from "./rawMcp.ts"
 
 // A well-formed JWS (the verifier looks for its key), signed by no one.

@@ -20,7 +20,7 @@ import * as References from "effect/References"
 import type * as Scope from "effect/Scope"
 import * as jose from "jose"
 import * as OidcProvider from "../support/OidcProvider.ts"
-import { listen } from "./listen.ts"
+import { listen } from "../support/Listen.ts"
 
 /** Every log line of the effects it wraps, debug included. */
 const capture = () => {

@@ -3,11 +3,12 @@
  * (port 0) that takes every request and never answers it, or (`sse`) sends
  * the headers of an event stream and then nothing. Closed with the scope.
  */
-import * as http from "node:http"
+import type * as http from "node:http"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Scope from "effect/Scope"
+import { listen } from "./Listen.ts"
 
 /** A silent server. */
 export interface SilentServer {
@@ -20,24 +21,15 @@ export interface SilentServer {
 
 /** Starts a silent server in the scope: `sse` sends event-stream headers before falling silent. */
 export const make = (sse: boolean): Effect.Effect<SilentServer, never, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.callback<SilentServer>((resume) => {
-      const requested = Deferred.makeUnsafe<number>()
-      const server = http.createServer((_request, response) => {
-        if (sse) {
-          response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
-          response.flushHeaders()
-        }
-        Deferred.doneUnsafe(requested, Exit.succeed(Date.now()))
-      })
-      server.listen(0, "127.0.0.1", () => {
-        const { port } = server.address() as { readonly port: number }
-        resume(Effect.succeed({ url: `http://127.0.0.1:${port}/mcp`, server, requested }))
-      })
-    }),
-    ({ server }) =>
-      Effect.callback<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
-  )
+  Effect.gen(function* () {
+    const requested = Deferred.makeUnsafe<number>()
+    const server = yield* listen((_request, response) => {
+      if (sse) {
+        response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+        response.flushHeaders()
+      }
+      Deferred.doneUnsafe(requested, Exit.succeed(Date.now()))
+    })
+    const { port } = server.address() as { readonly port: number }
+    return { url: `http://127.0.0.1:${port}/mcp`, server, requested }
+  })

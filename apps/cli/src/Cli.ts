@@ -235,14 +235,12 @@ const connect = (
             })(resolved.name, server),
             (c) => c.transport
           )
-        : yield* Login.connect(
-            server,
-            Option.getOrElse(input.tokenFile, Login.defaultTokenFile),
-            closeWait,
+        : yield* Login.connect(server, Option.getOrElse(input.tokenFile, Login.defaultTokenFile), {
+            terminateTimeout: closeWait,
             // A quarter of a short handshake deadline: an authorization server that does not answer is then
             // what the error names, before the handshake's own deadline (whose probe has half) runs out.
-            Option.getOrUndefined(Option.map(input.timeout, (s) => Math.min(10_000, (s * 1000) / 4)))
-          )
+            discoveryTimeout: Option.getOrUndefined(Option.map(input.timeout, (s) => Math.min(10_000, (s * 1000) / 4)))
+          })
     return yield* McpClient.make({
       clientInfo: { name: "effect-mcp", version },
       supportedVersions: Option.match(input.revision, { onNone: () => undefined, onSome: (v) => [v] }),

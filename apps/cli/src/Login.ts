@@ -34,30 +34,31 @@ const loopback = new Set(["127.0.0.1", "localhost", "[::1]"])
 
 /**
  * Opens the transport to a remote server for as long as the scope lasts,
- * logging in through OAuth with the tokens of `tokenFile`. `terminateTimeout`
- * bounds the wait for the session's DELETE when it closes (default 5
- * seconds), `discoveryTimeout` each request of the OAuth discovery (default 10
- * seconds).
+ * logging in through OAuth with the tokens of `tokenFile`.
  */
 export const connect = (
   server: McpConfig.RemoteServer,
   tokenFile: string,
-  terminateTimeout?: Duration.Input,
-  discoveryTimeout?: Duration.Input
+  options: {
+    /** How long closing waits for the server to answer the DELETE that ends the session. Default 5 seconds. */
+    readonly terminateTimeout?: Duration.Input | undefined
+    /** How long each request of the OAuth discovery may take. Default 10 seconds. */
+    readonly discoveryTimeout?: Duration.Input | undefined
+  } = {}
 ): Effect.Effect<Transport.TransportShape, Transport.TransportError | AuthorizationFailed, Scope.Scope> => {
   const url = new URL(server.url)
   // Plain http is followed only for a server on this machine (a local authorization server in development).
   const allowInsecureRequests = url.protocol === "http:" && loopback.has(url.hostname)
-  const Auth = OAuthClient.layer({ allowInsecureRequests, timeout: discoveryTimeout }).pipe(
+  const Auth = OAuthClient.layer({ allowInsecureRequests, timeout: options.discoveryTimeout }).pipe(
     Layer.provide([
       FileTokenStore.layer(tokenFile).pipe(Layer.provide(NodeFileSystem.layer)),
       ClientRegistration.layer({ metadata: { client_name: "effect-mcp" }, allowInsecureRequests }),
       NodeLoopbackUserAgent.layer()
     ])
   )
-  const options = { url: server.url, headers: server.headers, terminateTimeout }
+  const transportOptions = { url: server.url, headers: server.headers, terminateTimeout: options.terminateTimeout }
   const transport: Layer.Layer<Transport.Transport, Transport.TransportError | AuthorizationFailed> = (
-    server.type === "sse" ? SseClient.layer(options) : StreamableHttpClient.layer(options)
+    server.type === "sse" ? SseClient.layer(transportOptions) : StreamableHttpClient.layer(transportOptions)
   ).pipe(Layer.provide(OAuthHttpClient.layer({ serverUrl: server.url })), Layer.provide([NodeHttpClient.layer, Auth]))
   return Effect.map(Layer.build(transport), (context) => Context.get(context, Transport.Transport))
 }

@@ -88,7 +88,10 @@ const excerpt = (text: string): string =>
 /**
  * A JSON reply's body, bounded as an SSE event is: one that declares more
  * than `max` bytes, or sends more without declaring its length, fails the
- * POST (its connection is dropped) instead of being held in memory.
+ * POST (its connection is dropped) instead of being held in memory. Counted
+ * here rather than through `HttpIncomingMessage.MaxBodySize` (as the server
+ * reads a request): only Node's responses honour that, and the client also
+ * runs on the web platforms' fetch.
  */
 const replyText = (
   response: HttpClientResponse.HttpClientResponse,
