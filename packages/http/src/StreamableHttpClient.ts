@@ -176,11 +176,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
 
   /** A GET or DELETE, following the redirects a POST follows (see `internal/redirects.ts`). */
   const executeFollowing = (request: HttpClientRequest.HttpClientRequest) =>
-    Effect.flatMap(http.execute(request), (response) =>
-      Redirects.isRedirect(response.status)
-        ? Redirects.follow(http.execute, request, response)
-        : Effect.succeed(response)
-    )
+    Effect.flatMap(http.execute(request), (response) => Redirects.follow(http.execute, request, response))
 
   const sseConfig: HttpClientSse.Config = {
     reconnect: {
