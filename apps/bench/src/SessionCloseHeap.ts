@@ -20,20 +20,11 @@ import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { heapAfterGc } from "./HeapScript.ts"
 
 const replies = 50
 const replySize = 1024 * 1024
 const version = "2025-11-25"
-
-const gc = (globalThis as { readonly gc?: () => void }).gc
-if (gc === undefined) throw new Error("run with node --expose-gc")
-
-/** The heap after full collections (a second one takes what the first one's finalizers let go). */
-const heapAfterGc = (): number => {
-  gc()
-  gc()
-  return process.memoryUsage().heapUsed
-}
 
 // A reply of `size` characters (fresh each time: a shared string would be stored once).
 const big: Session.Handler = (params) =>

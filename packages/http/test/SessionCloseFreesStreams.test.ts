@@ -16,8 +16,8 @@ import * as Fiber from "effect/Fiber"
 import type * as HttpClient from "effect/http/HttpClient"
 import * as Scope from "effect/Scope"
 import { TestClock } from "effect/testing"
-import { execFile } from "node:child_process"
 import { fileURLToPath } from "node:url"
+import * as HeapScript from "../../../apps/bench/src/HeapScript.ts"
 import { openEvents, openSession, rawPost, rawRequest, readAll, serve } from "./StreamableHttpFixtures.ts"
 
 const headers = (id: string) => ({ "mcp-session-id": id, "mcp-protocol-version": "2025-11-25" })
@@ -169,29 +169,7 @@ interface HeapReport {
   readonly stored: number
 }
 
-/** Runs the heap measurement in a Node process with `gc` exposed, and waits for its exit. */
-const measureHeap = Effect.callback<HeapReport, Error>((resume) => {
-  const nodeOptions = process.env["NODE_OPTIONS"] ?? ""
-  const child = execFile(
-    process.execPath,
-    ["--expose-gc", heapScript],
-    {
-      env: {
-        ...process.env,
-        NODE_OPTIONS: nodeOptions.includes("@effect-mcp/source")
-          ? nodeOptions
-          : `${nodeOptions} --conditions=@effect-mcp/source`
-      }
-    },
-    (error, stdout, stderr) =>
-      resume(
-        error === null
-          ? Effect.succeed(JSON.parse(stdout) as HeapReport)
-          : Effect.fail(new Error(`heap script failed: ${error.message}\n${stderr}`))
-      )
-  )
-  return Effect.sync(() => child.kill())
-})
+const measureHeap = HeapScript.run<HeapReport>(heapScript)
 
 describe("Streamable HTTP: the heap after a session with 50 MiB of finished streams is deleted", () => {
   it.live(

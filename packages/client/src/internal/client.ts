@@ -20,7 +20,6 @@ import * as Tools from "@effect-mcp/protocol/Tools"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as PubSub from "effect/PubSub"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -127,7 +126,7 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
           }
     if (onProgress === undefined) return connection.request(method, withLevel, callOptions)
     const reportProgress: Peer.CallOptions["onProgress"] = (update) => {
-      PubSub.publishUnsafe(hub.progress, { method, update })
+      hub.publishProgress({ method, update })
       onProgress(update)
     }
     return connection.request(method, withLevel, { ...callOptions, onProgress: reportProgress })
@@ -285,7 +284,11 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
   ): Stream.Stream<void, McpClient.StreamError> => {
     const method = `notifications/${kind}/list_changed`
     if (!Session.hasCapability(serverCapabilities, [kind, "listChanged"])) {
-      return Stream.fail(refuse(method, "CapabilityNotDeclared", `the server did not declare ${kind}.listChanged`))
+      // Made when the Stream runs: an error made with every client (three, for a server without list changes)
+      // costs a stack trace each.
+      return Stream.failSync(() =>
+        refuse(method, "CapabilityNotDeclared", `the server did not declare ${kind}.listChanged`)
+      )
     }
     const methods = new Set([method])
     const source = stateless
@@ -304,16 +307,11 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
     })
   }
 
-  // The tool list changed: what was learnt about output schemas may be stale.
-  yield* subscriptions.notifications(new Set(["notifications/tools/list_changed"])).pipe(
-    Stream.runForEach(() =>
-      Effect.sync(() => {
-        outputSchemas.reset()
-        toolTasks.reset()
-      })
-    ),
-    Effect.forkScoped({ startImmediately: true })
-  )
+  // The tool list changed: what was learnt about output schemas may be stale (forgotten as the notice arrives).
+  hub.watch("notifications/tools/list_changed", () => {
+    outputSchemas.reset()
+    toolTasks.reset()
+  })
 
   // Roots that change are announced where the revision has the notification.
   const rootsChanges = handlers.roots?.changes
@@ -387,7 +385,7 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
           Option.match(decodeLogMessage(n.params), { onNone: () => Result.failVoid, onSome: Result.succeed })
         )
       ),
-    progress: Stream.fromPubSub(hub.progress),
+    progress: Stream.unwrap(Effect.map(hub.progress, Stream.fromPubSub)),
     toolListChanged: listChanged("tools", "toolsListChanged"),
     promptListChanged: listChanged("prompts", "promptsListChanged"),
     resourceListChanged: listChanged("resources", "resourcesListChanged"),

@@ -37,8 +37,17 @@ export const serverNotifications: ReadonlyArray<string> = [
 ]
 
 export interface Hub {
-  readonly notifications: PubSub.PubSub<Notification>
-  readonly progress: PubSub.PubSub<Progress>
+  /** The PubSub every server notification is published to, made when first asked for (see `Lazy`). */
+  readonly notifications: Effect.Effect<PubSub.PubSub<Notification>>
+  /** The PubSub of the progress of the client's own requests, made when first asked for. */
+  readonly progress: Effect.Effect<PubSub.PubSub<Progress>>
+  /** Publishes an update of a request's progress (nothing while no one has asked for progress). */
+  readonly publishProgress: (progress: Progress) => void
+  /**
+   * Calls `f` on every notification of `method` as it arrives, before it is
+   * published: the client's own bookkeeping, without a subscriber fiber.
+   */
+  readonly watch: (method: string, f: () => void) => void
   readonly handlers: ReadonlyMap<string, Session.NotificationHandler>
 }
 
@@ -49,16 +58,79 @@ export interface Hub {
  */
 export const backlog = 4096
 
+/**
+ * A sliding PubSub of `backlog` made when first asked for. A bounded PubSub
+ * allocates its whole ring when made (two arrays of `backlog` slots, 64 KiB):
+ * the two made with every client were most of a client's heap and of the
+ * time to open a session (0.5 ms of 0.9 ms), for notifications most clients
+ * never subscribe to. Until it exists nothing is published, which is what a
+ * PubSub does with a message nobody is subscribed to.
+ */
+class Lazy<A> {
+  private pubsub: PubSub.PubSub<A> | undefined = undefined
+  private closed = false
+
+  readonly get: Effect.Effect<PubSub.PubSub<A>> = Effect.suspend(() => {
+    const made = this.pubsub
+    if (made !== undefined) return Effect.succeed(made)
+    return Effect.flatMap(PubSub.sliding<A>(backlog), (pubsub) => {
+      // Asked for twice before the first was kept: the first one kept is the one.
+      if (this.pubsub === undefined) this.pubsub = pubsub
+      const kept = this.pubsub
+      // Asked for after the client closed: shut down at once, as the PubSub made with it would be.
+      return this.closed ? Effect.as(PubSub.shutdown(kept), kept) : Effect.succeed(kept)
+    })
+  })
+
+  /** Publishes `value`, the oldest held dropped when the slowest subscriber has `backlog` waiting. */
+  publish(value: A): Effect.Effect<void> {
+    const pubsub = this.pubsub
+    return pubsub === undefined ? Effect.void : Effect.asVoid(PubSub.publish(pubsub, value))
+  }
+
+  /** `publish` from a plain callback. */
+  publishNow(value: A): void {
+    const pubsub = this.pubsub
+    // `publishUnsafe` refuses a value when the ring is full rather than sliding: that rare case slides.
+    if (pubsub !== undefined && !PubSub.publishUnsafe(pubsub, value) && !PubSub.isShutdownUnsafe(pubsub)) {
+      Effect.runSync(PubSub.publish(pubsub, value))
+    }
+  }
+
+  readonly shutdown: Effect.Effect<void> = Effect.suspend(() => {
+    this.closed = true
+    const pubsub = this.pubsub
+    return pubsub === undefined ? Effect.void : PubSub.shutdown(pubsub)
+  })
+}
+
 export const make: Effect.Effect<Hub, never, Scope.Scope> = Effect.gen(function* () {
-  const notifications = yield* Effect.acquireRelease(PubSub.sliding<Notification>(backlog), PubSub.shutdown)
-  const progress = yield* Effect.acquireRelease(PubSub.sliding<Progress>(backlog), PubSub.shutdown)
+  const notifications = new Lazy<Notification>()
+  const progress = new Lazy<Progress>()
+  yield* Effect.addFinalizer(() => Effect.andThen(notifications.shutdown, progress.shutdown))
+  const watchers = new Map<string, Array<() => void>>()
   const handlers = new Map<string, Session.NotificationHandler>(
     serverNotifications.map((method) => [
       method,
-      (params) => Effect.asVoid(PubSub.publish(notifications, { method, params }))
+      (params) =>
+        Effect.suspend(() => {
+          const watching = watchers.get(method)
+          if (watching !== undefined) for (const f of watching) f()
+          return notifications.publish({ method, params })
+        })
     ])
   )
-  return { notifications, progress, handlers }
+  return {
+    notifications: notifications.get,
+    progress: progress.get,
+    publishProgress: (update) => progress.publishNow(update),
+    watch: (method, f) => {
+      const watching = watchers.get(method)
+      if (watching === undefined) watchers.set(method, [f])
+      else watching.push(f)
+    },
+    handlers
+  }
 })
 
 /** The `_meta` subscription id a 2026-07-28 notification carries, if any. */

@@ -74,7 +74,7 @@ export const make = (
   const claimed = new Set<string | number>()
 
   const notifications = (methods: ReadonlySet<string>) =>
-    Stream.fromPubSub(hub.notifications).pipe(Stream.filter((n) => methods.has(n.method)))
+    Stream.unwrap(Effect.map(hub.notifications, Stream.fromPubSub)).pipe(Stream.filter((n) => methods.has(n.method)))
 
   const acquire = (uri: string) =>
     subscribeLock.withPermit(
@@ -112,7 +112,7 @@ export const make = (
   // Made once per client (a generator function made per call costs its own generator prototype and map).
   const resource = Effect.fnUntraced(function* (uri: string) {
     // Subscribe to the hub before the server is asked, so no early update is missed.
-    const subscription = yield* PubSub.subscribe(hub.notifications)
+    const subscription = yield* PubSub.subscribe(yield* hub.notifications)
     yield* Effect.acquireRelease(acquire(uri), () => release(uri))
     return Stream.fromSubscription(subscription).pipe(
       Stream.filter((n) => {
@@ -126,7 +126,7 @@ export const make = (
     filter: Resources.SubscriptionFilter,
     methods: ReadonlySet<string>
   ) {
-    const subscription = yield* PubSub.subscribe(hub.notifications)
+    const subscription = yield* PubSub.subscribe(yield* hub.notifications)
     const opened = yield* listenLock.withPermit(
       Effect.gen(function* () {
         const request = yield* session

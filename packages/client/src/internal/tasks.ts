@@ -232,7 +232,7 @@ export const make = (options: Options): TaskRunner => {
     }
   ): Effect.fn.Return<Snapshot, McpClient.CallError, Scope.Scope> {
     // Subscribed before the first poll: a notification sent in between is not missed.
-    const subscription = yield* PubSub.subscribe(options.hub.notifications)
+    const subscription = yield* PubSub.subscribe(yield* options.hub.notifications)
     const nextNotification = Effect.gen(function* () {
       while (true) {
         const snapshot = notified(yield* PubSub.take(subscription), taskId)
@@ -408,7 +408,7 @@ export const make = (options: Options): TaskRunner => {
           core ? Effect.map(decodeCoreCancel(raw), coreTask) : Effect.succeed(undefined)
         )
       ),
-    status: Stream.fromPubSub(options.hub.notifications).pipe(
+    status: Stream.unwrap(Effect.map(options.hub.notifications, Stream.fromPubSub)).pipe(
       Stream.filterMap((n) => {
         if (n.method === coreStatusMethod) {
           return Option.match(decodeCoreStatus(n.params), {
