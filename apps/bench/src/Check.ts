@@ -18,7 +18,7 @@ export const tableIds: { readonly [workload: string]: ReadonlyArray<string> } = 
   W1: ["W1-sequential", "W1-concurrent"],
   W2: ["W2-stdio", "W2-cold-installed", "W2-start-by-package"],
   W3: ["W3-json-sequential", "W3-json-concurrent", "W3-sse-sequential", "W3-sse-concurrent"],
-  W4: ["W4-memory"],
+  W4: ["W4-memory", "W4-clients"],
   W5: ["W5-in-process", "W5-stdio", "W5-http"],
   W6: ["W6-cancellation"],
   W7: ["W7-in-flight"],
