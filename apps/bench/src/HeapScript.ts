@@ -1,8 +1,9 @@
 /**
- * Heap measurements that need `gc`, which a test worker does not have: a
- * script measures in a Node process of its own started with `--expose-gc`
- * (`SessionCloseHeap.ts`, `ClientSessionHeap.ts`), and prints one JSON line;
- * a test runs it with `run` and checks what it printed.
+ * Measurements that need what a test worker does not have (`gc`, V8's
+ * natives syntax): a script measures in a Node process of its own started
+ * with `--expose-gc` (`SessionCloseHeap.ts`, `ClientSessionHeap.ts`) and
+ * any other flags, and prints one JSON line; a test runs it with `run` and
+ * checks what it printed.
  */
 import * as Effect from "effect/Effect"
 import { execFile } from "node:child_process"
@@ -17,15 +18,16 @@ export const heapAfterGc = (): number => {
 }
 
 /**
- * Runs `script` (a path) with this Node, `gc` exposed and the workspace's
- * sources resolved, and succeeds with the JSON it printed once it exits.
+ * Runs `script` (a path) with this Node, `gc` exposed (and any other V8
+ * `flags`) and the workspace's sources resolved, and succeeds with the JSON
+ * it printed once it exits.
  */
-export const run = <A>(script: string): Effect.Effect<A, Error> =>
+export const run = <A>(script: string, flags: ReadonlyArray<string> = []): Effect.Effect<A, Error> =>
   Effect.callback<A, Error>((resume) => {
     const nodeOptions = process.env["NODE_OPTIONS"] ?? ""
     const child = execFile(
       process.execPath,
-      ["--expose-gc", script],
+      ["--expose-gc", ...flags, script],
       {
         env: {
           ...process.env,
@@ -38,7 +40,7 @@ export const run = <A>(script: string): Effect.Effect<A, Error> =>
         resume(
           error === null
             ? Effect.succeed(JSON.parse(stdout) as A)
-            : Effect.fail(new Error(`heap script failed: ${error.message}\n${stderr}`))
+            : Effect.fail(new Error(`${script} failed: ${error.message}\n${stderr}`))
         )
     )
     return Effect.sync(() => child.kill())

@@ -117,13 +117,8 @@ const toMcpTool = (
   let decoder: ((args: unknown) => Result.Result<unknown, Schema.SchemaError>) | undefined
   let encoder: ((value: unknown) => Effect.Effect<unknown, Schema.SchemaError>) | undefined
   let failureEncoder: ((error: unknown) => Result.Result<unknown, Schema.SchemaError>) | undefined
-  const made: McpTool.Tool = {
+  const fields: Omit<McpTool.Tool, "definition"> = {
     name: tool.name,
-    // Made on first read, as `@effect-mcp/server`'s tools are: a server pays for the schemas its clients list.
-    get definition() {
-      definition ??= definitionOf(tool)
-      return definition
-    },
     decode: (args) => {
       // A dynamic tool with a JSON Schema has no Schema to check with: its handler gets the arguments as sent.
       if (jsonArgs) return Result.succeed(args ?? {})
@@ -158,6 +153,15 @@ const toMcpTool = (
         : errorResult(encoded.success, made.definition.outputSchema !== undefined)
     }
   }
+  // Made on first read, as `@effect-mcp/server`'s tools are: a server pays for the schemas its clients list. An
+  // accessor added after: an object literal with a getter is a dictionary, and the tool is read on every call.
+  const made = Object.defineProperty(fields, "definition", {
+    get: () => {
+      definition ??= definitionOf(tool)
+      return definition
+    },
+    enumerable: true
+  }) as McpTool.Tool
   return made
 }
 

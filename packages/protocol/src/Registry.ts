@@ -112,43 +112,56 @@ const maybeCompile = (method: string, schema: AnyCodec): AnyCodec => (once.has(m
 /**
  * A spec builds (and compiles) its schemas on first read, so a process
  * builds only those of the methods it sees: a stdio server that is only
- * initialized builds two. The getters stay (one shape for every spec, so
- * per-message reads stay monomorphic).
+ * initialized builds two. The getters live on the classes' prototypes: the
+ * specs of a kind share one fast shape, read per message as plain fields are
+ * (an object literal with a getter is a dictionary, each read a hash lookup).
  */
-const request = (version: ProtocolVersion.ProtocolVersion, wire: WireRequest): RequestSpec => {
-  let params: AnyCodec | undefined
-  let result: AnyCodec | undefined
-  return {
-    _tag: "Request",
-    method: wire.method,
-    sender: wire.sender,
-    get params() {
-      if (params === undefined) params = maybeCompile(wire.method, wire.params())
-      return params
-    },
-    paramsRequired: wire.paramsRequired,
-    get result() {
-      if (result === undefined) result = maybeCompile(wire.method, wire.result())
-      return result
-    },
-    capability: capabilityOf(version, wire.method)
+abstract class Method<Wire extends WireRequest | WireNotification> {
+  readonly method: string
+  readonly sender: Wire["sender"]
+  readonly paramsRequired: boolean
+  readonly capability: CapabilityRef | undefined
+  protected readonly wire: Wire
+  protected builtParams: AnyCodec | undefined = undefined
+
+  constructor(version: ProtocolVersion.ProtocolVersion, wire: Wire) {
+    this.method = wire.method
+    this.sender = wire.sender
+    this.paramsRequired = wire.paramsRequired
+    this.capability = capabilityOf(version, wire.method)
+    this.wire = wire
   }
 }
 
-const notification = (version: ProtocolVersion.ProtocolVersion, wire: WireNotification): NotificationSpec => {
-  let params: AnyCodec | undefined
-  return {
-    _tag: "Notification",
-    method: wire.method,
-    sender: wire.sender,
-    get params() {
-      if (params === undefined) params = compile(wire.params())
-      return params
-    },
-    paramsRequired: wire.paramsRequired,
-    capability: capabilityOf(version, wire.method)
+class Request extends Method<WireRequest> implements RequestSpec {
+  readonly _tag = "Request"
+  private builtResult: AnyCodec | undefined = undefined
+
+  get params(): AnyCodec {
+    if (this.builtParams === undefined) this.builtParams = maybeCompile(this.method, this.wire.params())
+    return this.builtParams
+  }
+
+  get result(): AnyCodec {
+    if (this.builtResult === undefined) this.builtResult = maybeCompile(this.method, this.wire.result())
+    return this.builtResult
   }
 }
+
+const request = (version: ProtocolVersion.ProtocolVersion, wire: WireRequest): RequestSpec => new Request(version, wire)
+
+/** A notification's spec, its schema built on first read (see `Method`). */
+class Notification extends Method<WireNotification> implements NotificationSpec {
+  readonly _tag = "Notification"
+
+  get params(): AnyCodec {
+    if (this.builtParams === undefined) this.builtParams = compile(this.wire.params())
+    return this.builtParams
+  }
+}
+
+const notification = (version: ProtocolVersion.ProtocolVersion, wire: WireNotification): NotificationSpec =>
+  new Notification(version, wire)
 
 /** Request methods of the extensions this package models (added to every revision's table). */
 const extensionRequests = [...Skills.wireRequests]
@@ -225,28 +238,37 @@ const buildTables = (version: ProtocolVersion.ProtocolVersion): Tables => {
 /**
  * A revision's flags are plain data; its method tables are built on first
  * read (and each schema when its spec first hands it out), so a process pays
- * only for the revisions and methods it sees. Asking whether a revision is stateless builds nothing. The
- * getters stay after the build (one shape for every spec, so the
- * per-message `methods.get` site stays monomorphic) and return the same
- * tables from then on.
+ * only for the revisions and methods it sees. Asking whether a revision is
+ * stateless builds nothing. The getters live on the prototype (see
+ * `Request`) and return the same tables once built.
  */
-const build = (version: ProtocolVersion.ProtocolVersion): RevisionSpec => {
-  let tables: Tables | undefined
-  const built = (): Tables => {
-    if (tables === undefined) tables = buildTables(version)
-    return tables
+class Revision implements RevisionSpec {
+  readonly version: ProtocolVersion.ProtocolVersion
+  readonly stateless: boolean
+  readonly batches: boolean
+  private tables: Tables | undefined = undefined
+
+  constructor(version: ProtocolVersion.ProtocolVersion) {
+    this.version = version
+    this.stateless = flags[version].stateless
+    this.batches = flags[version].batches
   }
-  return {
-    version,
-    ...flags[version],
-    get methods() {
-      return built().methods
-    },
-    get inputRequests() {
-      return built().inputRequests
-    }
+
+  private get built(): Tables {
+    if (this.tables === undefined) this.tables = buildTables(this.version)
+    return this.tables
+  }
+
+  get methods(): ReadonlyMap<string, MethodSpec> {
+    return this.built.methods
+  }
+
+  get inputRequests(): ReadonlyMap<string, RequestSpec> {
+    return this.built.inputRequests
   }
 }
+
+const build = (version: ProtocolVersion.ProtocolVersion): RevisionSpec => new Revision(version)
 
 const specs = new Map<ProtocolVersion.ProtocolVersion, RevisionSpec>()
 

@@ -62,10 +62,9 @@ export const make = (
   const pageSize = Math.max(1, options.pageSize ?? 100)
   const listCache = options.cache?.list ?? conservative
   const defaultLevel = options.defaultLogLevel === "off" ? undefined : (options.defaultLogLevel ?? "info")
-  const env: RequestScope.Environment = {
-    get session() {
-      return entryOf()?.session
-    },
+  // `session` is an accessor added after: an object literal with a getter is a dictionary, and `env` is read
+  // on every request.
+  const fields: Omit<RequestScope.Environment, "session"> = {
     sessionLogLevel: () => {
       const entry = entryOf()
       return entry === undefined ? undefined : logLevelOf(entry)
@@ -74,6 +73,10 @@ export const make = (
     codec: server.requestState,
     newId: () => SecureRandom.uuidV4Unsafe()
   }
+  const env = Object.defineProperty(fields, "session", {
+    get: () => entryOf()?.session,
+    enumerable: true
+  }) as RequestScope.Environment
   // The server info a result carries, shaped once per revision rather than on every result.
   const shapedInfo = new Map<Info["version"], object>()
   const finish = <A extends object>(info: Session.RequestInfo, result: A): A => {
