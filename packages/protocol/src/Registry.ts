@@ -148,8 +148,6 @@ class Request extends Method<WireRequest> implements RequestSpec {
   }
 }
 
-const request = (version: ProtocolVersion.ProtocolVersion, wire: WireRequest): RequestSpec => new Request(version, wire)
-
 /** A notification's spec, its schema built on first read (see `Method`). */
 class Notification extends Method<WireNotification> implements NotificationSpec {
   readonly _tag = "Notification"
@@ -159,9 +157,6 @@ class Notification extends Method<WireNotification> implements NotificationSpec 
     return this.builtParams
   }
 }
-
-const notification = (version: ProtocolVersion.ProtocolVersion, wire: WireNotification): NotificationSpec =>
-  new Notification(version, wire)
 
 /** Request methods of the extensions this package models (added to every revision's table). */
 const extensionRequests = [...Skills.wireRequests]
@@ -224,15 +219,15 @@ const extensions: { readonly [V in ProtocolVersion.ProtocolVersion]?: WireModule
 const buildTables = (version: ProtocolVersion.ProtocolVersion): Tables => {
   const wire = modules[version]
   const methods = new Map<string, MethodSpec>()
-  for (const r of wire.requests) methods.set(r.method, request(version, r))
-  for (const n of wire.notifications) methods.set(n.method, notification(version, n))
+  for (const r of wire.requests) methods.set(r.method, new Request(version, r))
+  for (const n of wire.notifications) methods.set(n.method, new Notification(version, n))
   const extension = extensions[version]
   if (extension !== undefined) {
-    for (const r of extension.requests) methods.set(r.method, request(version, r))
-    for (const n of extension.notifications) methods.set(n.method, notification(version, n))
+    for (const r of extension.requests) methods.set(r.method, new Request(version, r))
+    for (const n of extension.notifications) methods.set(n.method, new Notification(version, n))
   }
-  for (const r of extensionRequests) if (!methods.has(r.method)) methods.set(r.method, request(version, r))
-  return { methods, inputRequests: new Map(wire.inputRequests.map((r) => [r.method, request(version, r)])) }
+  for (const r of extensionRequests) if (!methods.has(r.method)) methods.set(r.method, new Request(version, r))
+  return { methods, inputRequests: new Map(wire.inputRequests.map((r) => [r.method, new Request(version, r)])) }
 }
 
 /**
@@ -268,15 +263,13 @@ class Revision implements RevisionSpec {
   }
 }
 
-const build = (version: ProtocolVersion.ProtocolVersion): RevisionSpec => new Revision(version)
-
 const specs = new Map<ProtocolVersion.ProtocolVersion, RevisionSpec>()
 
 /** What `version` allows. */
 export const get = (version: ProtocolVersion.ProtocolVersion): RevisionSpec => {
   let spec = specs.get(version)
   if (spec === undefined) {
-    spec = build(version)
+    spec = new Revision(version)
     specs.set(version, spec)
   }
   return spec

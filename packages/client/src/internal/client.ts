@@ -382,7 +382,7 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
           Option.match(decodeLogMessage(n.params), { onNone: () => Result.failVoid, onSome: Result.succeed })
         )
       ),
-    progress: Stream.unwrap(Effect.map(hub.progress, Stream.fromPubSub)),
+    progress: hub.progressStream,
     toolListChanged: listChanged("tools", "toolsListChanged"),
     promptListChanged: listChanged("prompts", "promptsListChanged"),
     resourceListChanged: listChanged("resources", "resourcesListChanged"),

@@ -10,6 +10,7 @@ import * as Meta from "@effect-mcp/protocol/Meta"
 import * as Effect from "effect/Effect"
 import * as PubSub from "effect/PubSub"
 import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 
 export interface Notification {
   readonly method: string
@@ -39,8 +40,12 @@ export const serverNotifications: ReadonlyArray<string> = [
 export interface Hub {
   /** The PubSub every server notification is published to, made when first asked for (see `Lazy`). */
   readonly notifications: Effect.Effect<PubSub.PubSub<Notification>>
+  /** Every notification from when it is run (a subscription to `notifications`). */
+  readonly notificationStream: Stream.Stream<Notification>
   /** The PubSub of the progress of the client's own requests, made when first asked for. */
   readonly progress: Effect.Effect<PubSub.PubSub<Progress>>
+  /** Every progress update from when it is run (a subscription to `progress`). */
+  readonly progressStream: Stream.Stream<Progress>
   /** Publishes an update of a request's progress (nothing while no one has asked for progress). */
   readonly publishProgress: (progress: Progress) => void
   /**
@@ -82,6 +87,9 @@ class Lazy<A> {
     })
   })
 
+  /** Subscribes when run (and makes the PubSub if nobody had asked for it yet). */
+  readonly stream: Stream.Stream<A> = Stream.unwrap(Effect.map(this.get, Stream.fromPubSub))
+
   /** Publishes `value`, the oldest held dropped when the slowest subscriber has `backlog` waiting. */
   publish(value: A): Effect.Effect<void> {
     const pubsub = this.pubsub
@@ -122,7 +130,9 @@ export const make: Effect.Effect<Hub, never, Scope.Scope> = Effect.gen(function*
   )
   return {
     notifications: notifications.get,
+    notificationStream: notifications.stream,
     progress: progress.get,
+    progressStream: progress.stream,
     publishProgress: (update) => progress.publishNow(update),
     watch: (method, f) => {
       const watching = watchers.get(method)

@@ -74,7 +74,7 @@ export const make = (
   const claimed = new Set<string | number>()
 
   const notifications = (methods: ReadonlySet<string>) =>
-    Stream.unwrap(Effect.map(hub.notifications, Stream.fromPubSub)).pipe(Stream.filter((n) => methods.has(n.method)))
+    Stream.filter(hub.notificationStream, (n) => methods.has(n.method))
 
   const acquire = (uri: string) =>
     subscribeLock.withPermit(

@@ -408,7 +408,7 @@ export const make = (options: Options): TaskRunner => {
           core ? Effect.map(decodeCoreCancel(raw), coreTask) : Effect.succeed(undefined)
         )
       ),
-    status: Stream.unwrap(Effect.map(options.hub.notifications, Stream.fromPubSub)).pipe(
+    status: options.hub.notificationStream.pipe(
       Stream.filterMap((n) => {
         if (n.method === coreStatusMethod) {
           return Option.match(decodeCoreStatus(n.params), {
