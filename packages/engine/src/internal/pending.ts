@@ -19,6 +19,7 @@ import * as Exit from "effect/Exit"
 import type * as CurrentRequest from "../CurrentRequest.ts"
 import type * as PeerError from "../PeerError.ts"
 import type * as Transport from "../Transport.ts"
+import { IdTable } from "./idTable.ts"
 
 export type Outcome = Effect.Effect<
   unknown,
@@ -70,10 +71,7 @@ const idleDeadlineOf = (entry: Pending): number =>
 
 export class PendingTable {
   private nextId = 1
-  // Most callers wait for one request at a time: the oldest open request is
-  // kept apart, so a sequence of them never churns the map's hash table.
-  private solo: Pending | undefined = undefined
-  private readonly entries = new Map<JsonRpc.RequestId, Pending>()
+  private readonly entries = new IdTable<Pending>()
   private readonly timer: Timer
   /** When the shared timer fires next (infinite when it is not set). */
   private wakeAt = Number.POSITIVE_INFINITY
@@ -104,8 +102,7 @@ export class PendingTable {
       timing,
       start: Number.NaN
     }
-    if (this.solo === undefined) this.solo = entry
-    else this.entries.set(entry.id, entry)
+    this.entries.add(entry)
     return entry
   }
 
@@ -138,7 +135,7 @@ export class PendingTable {
     const now = this.timer.now()
     let next = Number.POSITIVE_INFINITY
     const due: Array<readonly [Pending, TimeoutReason]> = []
-    for (const entry of this.all()) {
+    for (const entry of oldestFirst(this.entries.values())) {
       if (entry.settled || Number.isNaN(entry.start)) continue
       const idle = idleDeadlineOf(entry)
       const deadline = Math.min(idle, entry.start + entry.timing.totalMs)
@@ -184,8 +181,7 @@ export class PendingTable {
   }
 
   get(id: JsonRpc.RequestId): Pending | undefined {
-    const solo = this.solo
-    return solo !== undefined && solo.id === id ? solo : this.entries.get(id)
+    return this.entries.get(id)
   }
 
   /** The caller gave up on the request: it leaves the table. False when it was decided already. */
@@ -201,24 +197,18 @@ export class PendingTable {
     this.cancelTimer?.()
     this.cancelTimer = undefined
     this.wakeAt = Number.POSITIVE_INFINITY
-    const entries = this.all()
-    this.solo = undefined
-    this.entries.clear()
+    const entries = oldestFirst(this.entries.takeAll())
     for (const entry of entries) this.settle(entry, Exit.fail(error(entry)))
   }
 
   get size(): number {
-    return (this.solo === undefined ? 0 : 1) + this.entries.size
+    return this.entries.size
   }
 
   private delete(entry: Pending): void {
-    if (this.solo === entry) this.solo = undefined
-    else this.entries.delete(entry.id)
-  }
-
-  private all(): Array<Pending> {
-    const all = [...this.entries.values()]
-    if (this.solo !== undefined) all.unshift(this.solo)
-    return all
+    this.entries.remove(entry)
   }
 }
+
+/** Requests in the order they were made (their ids count up). */
+const oldestFirst = (entries: Array<Pending>): Array<Pending> => entries.sort((a, b) => a.id - b.id)
