@@ -32,6 +32,7 @@
  * A tool's `needsApproval` is `LanguageModel`'s business and is not asked
  * here: an MCP client's host has its own consent.
  */
+import * as FastGetter from "@effect-mcp/protocol/FastGetter"
 import type * as Tools from "@effect-mcp/protocol/Tools"
 import * as ServerRequest from "@effect-mcp/server/ServerRequest"
 import * as McpTool from "@effect-mcp/server/Tool"
@@ -154,14 +155,12 @@ const toMcpTool = (
     }
   }
   // Made on first read, as `@effect-mcp/server`'s tools are: a server pays for the schemas its clients list. An
-  // accessor added after: an object literal with a getter is a dictionary, and the tool is read on every call.
-  const made = Object.defineProperty(fields, "definition", {
-    get: () => {
-      definition ??= definitionOf(tool)
-      return definition
-    },
-    enumerable: true
-  }) as McpTool.Tool
+  // accessor added after, with a getter shared by every tool (FastGetter): an object literal with a getter is a
+  // dictionary, and the tool is read on every call.
+  const made: McpTool.Tool = FastGetter.define(fields, "definition", () => {
+    definition ??= definitionOf(tool)
+    return definition
+  })
   return made
 }
 

@@ -5,6 +5,7 @@
  * and prompts are in `features.ts`; the client's notifications (roots changed)
  * reach the server's roots hooks.
  */
+import * as FastGetter from "@effect-mcp/protocol/FastGetter"
 import * as Features from "@effect-mcp/protocol/Features"
 import type * as Logging from "@effect-mcp/protocol/Logging"
 import * as Meta from "@effect-mcp/protocol/Meta"
@@ -62,8 +63,8 @@ export const make = (
   const pageSize = Math.max(1, options.pageSize ?? 100)
   const listCache = options.cache?.list ?? conservative
   const defaultLevel = options.defaultLogLevel === "off" ? undefined : (options.defaultLogLevel ?? "info")
-  // `session` is an accessor added after: an object literal with a getter is a dictionary, and `env` is read
-  // on every request.
+  // `session` is an accessor added after, with a getter shared by every server's `env` (FastGetter): an
+  // object literal with a getter is a dictionary, and `env` is read on every request.
   const fields: Omit<RequestScope.Environment, "session"> = {
     sessionLogLevel: () => {
       const entry = entryOf()
@@ -73,10 +74,7 @@ export const make = (
     codec: server.requestState,
     newId: () => SecureRandom.uuidV4Unsafe()
   }
-  const env = Object.defineProperty(fields, "session", {
-    get: () => entryOf()?.session,
-    enumerable: true
-  }) as RequestScope.Environment
+  const env: RequestScope.Environment = FastGetter.define(fields, "session", () => entryOf()?.session)
   // The server info a result carries, shaped once per revision rather than on every result.
   const shapedInfo = new Map<Info["version"], object>()
   const finish = <A extends object>(info: Session.RequestInfo, result: A): A => {
