@@ -7,6 +7,7 @@
  */
 import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import * as Catalog from "@effect-mcp/host/Catalog"
+import * as FastGetter from "@effect-mcp/protocol/FastGetter"
 import * as Middleware from "@effect-mcp/server/Middleware"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -54,21 +55,22 @@ export const audit =
     return Effect.flatMap(CurrentRequest.CurrentRequest, (current) =>
       Audit.audited(
         sink,
-        {
-          method,
-          target,
-          // Known before the handler runs for a name; for a URI a template serves, from the handler that routed it.
-          get upstream() {
-            return (
-              routes.routed.get(current) ??
-              routes.index[method === "tools/call" ? "tool" : method === "prompts/get" ? "prompt" : "resource"].get(
-                target
-              )
-            )
+        // `upstream` is known before the handler runs for a name; for a URI a template serves, from the handler
+        // that routed it. A getter added with FastGetter: an object literal with a getter is a dictionary.
+        FastGetter.define(
+          {
+            method,
+            target,
+            principal: request.principal,
+            arguments: method === "resources/read" ? undefined : params?.arguments
           },
-          principal: request.principal,
-          arguments: method === "resources/read" ? undefined : params?.arguments
-        },
+          "upstream",
+          () =>
+            routes.routed.get(current) ??
+            routes.index[method === "tools/call" ? "tool" : method === "prompts/get" ? "prompt" : "resource"].get(
+              target
+            )
+        ),
         next
       )
     )
