@@ -15,15 +15,20 @@ import * as Predicate from "effect/Predicate"
 
 type Obj = { readonly [key: string]: unknown }
 
+/**
+ * Keys of an `A` and the feature each needs. Made once per shape, at load: the shapes run on every result,
+ * and a literal there was an allocation and an `Object.keys` per call.
+ */
+type Gate<A> = ReadonlyArray<readonly [keyof A & string, Features.FeatureName]>
+
+const gate = <A>(gated: { readonly [K in keyof A]?: Features.FeatureName }): Gate<A> =>
+  Object.entries(gated) as unknown as Gate<A>
+
 /** The keys of `value` whose feature is absent from `version`, removed. */
-const without = <A extends object>(
-  version: ProtocolVersion,
-  value: A,
-  gated: { readonly [K in keyof A]?: Features.FeatureName }
-): A => {
+const without = <A extends object>(version: ProtocolVersion, value: A, gated: Gate<A>): A => {
   let out: A | undefined
-  for (const key of Object.keys(gated) as Array<keyof A>) {
-    const feature = gated[key]!
+  for (let i = 0; i < gated.length; i++) {
+    const [key, feature] = gated[i]!
     if (value[key] !== undefined && !Features.has(version, feature)) {
       out ??= { ...value }
       delete out[key]
@@ -32,8 +37,37 @@ const without = <A extends object>(
   return out ?? value
 }
 
+const annotationsGate = gate<Content.Annotations>({ lastModified: "annotationsLastModified" })
+const metaGate = gate<{ readonly _meta?: unknown }>({ _meta: "contentMeta" })
+const linkGate = gate<Content.ResourceLink>({ icons: "icons", title: "title" })
+const toolGate = gate<Tools.Tool>({
+  title: "title",
+  annotations: "toolAnnotations",
+  icons: "icons",
+  _meta: "contentMeta",
+  execution: "toolExecution"
+})
+const listedGate = gate<{ readonly title?: unknown; readonly icons?: unknown; readonly _meta?: unknown }>({
+  title: "title",
+  icons: "icons",
+  _meta: "contentMeta"
+})
+const titleGate = gate<{ readonly title?: unknown }>({ title: "title" })
+const implementationGate = gate<{
+  readonly title?: unknown
+  readonly description?: unknown
+  readonly icons?: unknown
+  readonly websiteUrl?: unknown
+}>({
+  title: "title",
+  description: "implementationDetails",
+  icons: "implementationDetails",
+  websiteUrl: "implementationDetails"
+})
+const capabilitiesGate = gate<Obj>({ completions: "completionsCapability" })
+
 const annotations = (version: ProtocolVersion, a: Content.Annotations | undefined) =>
-  a === undefined ? undefined : without(version, a, { lastModified: "annotationsLastModified" })
+  a === undefined ? undefined : without(version, a, annotationsGate)
 
 const withAnnotations = <A extends { readonly annotations?: Content.Annotations }>(
   version: ProtocolVersion,
@@ -46,11 +80,11 @@ const withAnnotations = <A extends { readonly annotations?: Content.Annotations 
 export const resourceContents = (
   version: ProtocolVersion,
   contents: Content.ResourceContents
-): Content.ResourceContents => without(version, contents, { _meta: "contentMeta" })
+): Content.ResourceContents => without(version, contents, metaGate)
 
 /** One content block as `version` can carry it: unknown kinds become a text block describing them. */
 export const contentBlock = (version: ProtocolVersion, block: Content.ContentBlock): Content.ContentBlock => {
-  let out: Content.ContentBlock = without(version, block, { _meta: "contentMeta" })
+  let out: Content.ContentBlock = without(version, block, metaGate)
   switch (out.type) {
     case "audio":
       if (!Features.has(version, "audioContent")) {
@@ -65,7 +99,7 @@ export const contentBlock = (version: ProtocolVersion, block: Content.ContentBlo
           text: `Resource: ${label} <${out.uri}>${out.description === undefined ? "" : ` - ${out.description}`}`
         }
       }
-      out = without(version, out, { icons: "icons", title: "title" })
+      out = without(version, out, linkGate)
       break
     case "resource":
       out = { ...out, resource: resourceContents(version, out.resource) }
@@ -97,13 +131,7 @@ export const carriesOutput = (version: ProtocolVersion, outputSchema: Obj | unde
   (anyJsonOutput(version) || outputSchema.type === "object")
 
 export const tool = (version: ProtocolVersion, t: Tools.Tool): Tools.Tool => {
-  const out = without(version, t, {
-    title: "title",
-    annotations: "toolAnnotations",
-    icons: "icons",
-    _meta: "contentMeta",
-    execution: "toolExecution"
-  })
+  const out = without(version, t, toolGate)
   const inputSchema = stripDialect(version, out.inputSchema) as Tools.ToolInputSchema
   const { outputSchema, ...rest } = out
   return outputSchema !== undefined && carriesOutput(version, outputSchema)
@@ -129,15 +157,15 @@ export const callToolResult = (
 }
 
 export const resource = (version: ProtocolVersion, r: Resources.Resource): Resources.Resource =>
-  withAnnotations(version, without(version, r, { title: "title", icons: "icons", _meta: "contentMeta" }))
+  withAnnotations(version, without(version, r, listedGate))
 
 export const resourceTemplate = (version: ProtocolVersion, r: Resources.ResourceTemplate): Resources.ResourceTemplate =>
-  withAnnotations(version, without(version, r, { title: "title", icons: "icons", _meta: "contentMeta" }))
+  withAnnotations(version, without(version, r, listedGate))
 
 export const prompt = (version: ProtocolVersion, p: Prompts.Prompt): Prompts.Prompt => {
-  const out = without(version, p, { title: "title", icons: "icons", _meta: "contentMeta" })
+  const out = without(version, p, listedGate)
   if (out.arguments === undefined || Features.has(version, "title")) return out
-  return { ...out, arguments: out.arguments.map((a) => without(version, a, { title: "title" })) }
+  return { ...out, arguments: out.arguments.map((a) => without(version, a, titleGate)) }
 }
 
 export const promptMessage = (version: ProtocolVersion, m: Prompts.PromptMessage): Prompts.PromptMessage => ({
@@ -156,17 +184,11 @@ export const implementation = <
 >(
   version: ProtocolVersion,
   info: A
-): A =>
-  without(version, info, {
-    title: "title",
-    description: "implementationDetails",
-    icons: "implementationDetails",
-    websiteUrl: "implementationDetails"
-  } as { readonly [K in keyof A]?: Features.FeatureName })
+): A => without(version, info, implementationGate as Gate<A>)
 
 /** Server capabilities as `version` defines them (`completions` arrived in 2025-03-26). */
 export const capabilities = (version: ProtocolVersion | undefined, caps: Obj): Obj =>
-  version === undefined ? caps : without(version, caps, { completions: "completionsCapability" })
+  version === undefined ? caps : without(version, caps, capabilitiesGate)
 
 /** Adds the cache hints `version` requires on cacheable results. */
 export const withCacheHints = <A extends object>(
