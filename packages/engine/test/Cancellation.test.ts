@@ -249,3 +249,61 @@ describe("timeouts", () => {
       })
   )
 })
+
+describe("cancellation, many in flight", () => {
+  it.effect(
+    "with many requests in flight (ids sharing ring slots, string ids), each cancel hits its own request only",
+    () =>
+      Effect.gen(function* () {
+        const gate = yield* Deferred.make<void>()
+        const all = yield* Deferred.make<void>()
+        let started = 0
+        // Ids 2..201 fill the server's ring of 64 slots three times over (the rest go to its map), and strings
+        // never have a slot: a cancel of one must not reach another keeping the same slot.
+        const ids: Array<JsonRpc.RequestId> = [
+          ...Array.from({ length: 200 }, (_, i) => i + 2),
+          ...Array.from({ length: 20 }, (_, i) => `s${i}`)
+        ]
+        const handler: Session.Handler = () =>
+          Effect.gen(function* () {
+            const request = yield* CurrentRequest.CurrentRequest
+            if (++started === ids.length) yield* Deferred.succeed(all, undefined)
+            yield* Deferred.await(gate)
+            return { content: [{ type: "text", text: String(request.id) }] }
+          })
+        const { send, next, server } = yield* rawAgainstServer({
+          capabilities: { tools: {} },
+          handlers: new Map([["tools/call", handler]])
+        })
+        yield* send(initializeRequest(1))
+        yield* next
+        yield* send({ jsonrpc: "2.0", method: "notifications/initialized" })
+        for (const id of ids) yield* send({ ...call(0, "slow"), id })
+        yield* Deferred.await(all)
+        assert.strictEqual(server.peer.inFlight(), ids.length)
+        const cancelled = ids.filter((_, i) => i % 3 === 0)
+        for (const requestId of cancelled) {
+          yield* send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId } })
+        }
+        // Frames are handled in order: once a ping sent after the cancels is answered, they were all seen.
+        yield* send({ jsonrpc: "2.0", id: 499, method: "ping" })
+        assert.strictEqual(((yield* next) as { id: number }).id, 499)
+        assert.strictEqual(server.peer.inFlight(), ids.length - cancelled.length)
+        yield* Deferred.succeed(gate, undefined)
+        const answered: Array<JsonRpc.RequestId> = []
+        for (let i = 0; i < ids.length - cancelled.length; i++) {
+          const response = (yield* next) as { id: JsonRpc.RequestId; result: { content: Array<{ text: string }> } }
+          assert.strictEqual(response.result.content[0]!.text, String(response.id))
+          answered.push(response.id)
+        }
+        assert.sameMembers(
+          answered,
+          ids.filter((id) => !cancelled.includes(id))
+        )
+        // Nothing more for the cancelled ones: the next message answers a new request.
+        yield* send({ ...call(500, "slow"), id: 500 })
+        assert.strictEqual(((yield* next) as { id: number }).id, 500)
+        assert.strictEqual(server.peer.inFlight(), 0)
+      })
+  )
+})
