@@ -22,7 +22,7 @@ import {
   runIdle
 } from "./fixtures.ts"
 
-const call = (id: number, name: string) =>
+const call = (id: JsonRpc.RequestId, name: string) =>
   ({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: {} } }) as const
 
 describe("cancellation", () => {
@@ -278,7 +278,7 @@ describe("cancellation, many in flight", () => {
         yield* send(initializeRequest(1))
         yield* next
         yield* send({ jsonrpc: "2.0", method: "notifications/initialized" })
-        for (const id of ids) yield* send({ ...call(0, "slow"), id })
+        for (const id of ids) yield* send(call(id, "slow"))
         yield* Deferred.await(all)
         assert.strictEqual(server.peer.inFlight(), ids.length)
         const cancelled = ids.filter((_, i) => i % 3 === 0)
@@ -301,7 +301,7 @@ describe("cancellation, many in flight", () => {
           ids.filter((id) => !cancelled.includes(id))
         )
         // Nothing more for the cancelled ones: the next message answers a new request.
-        yield* send({ ...call(500, "slow"), id: 500 })
+        yield* send(call(500, "slow"))
         assert.strictEqual(((yield* next) as { id: number }).id, 500)
         assert.strictEqual(server.peer.inFlight(), 0)
       })
