@@ -11,9 +11,18 @@ export interface Message {
   readonly jsonrpc: "2.0"
   readonly id?: number
   readonly method?: string
-  readonly params?: { readonly name?: string; readonly arguments?: { readonly text?: string } }
+  readonly params?: {
+    readonly name?: string
+    readonly arguments?: { readonly text?: string }
+    readonly protocolVersion?: string
+    readonly capabilities?: object
+    readonly clientInfo?: { readonly name: string; readonly version: string }
+  }
   readonly result?: unknown
 }
+
+/** The revision the floor client opens with when it shakes hands (see `stdio`). */
+const HANDSHAKE_REVISION = "2025-11-25"
 
 /** The request a client sends for one echo call. */
 export const request = (id: number, text: string): Message => ({
@@ -30,17 +39,33 @@ export const answer = (message: Message): Message => ({
   result: { content: [{ type: "text", text: message.params?.arguments?.text ?? "" }] }
 })
 
+/** The least an MCP client accepts as the answer to its `initialize` (the stdio floor server's). */
+export const initializeAnswer = (message: Message): Message => ({
+  jsonrpc: "2.0",
+  id: message.id!,
+  result: {
+    protocolVersion: message.params?.protocolVersion ?? HANDSHAKE_REVISION,
+    capabilities: { tools: {} },
+    serverInfo: { name: "floor", version: "1.0.0" }
+  }
+})
+
 /** Ids and pending resolvers of a floor client. */
 export class Calls {
   private nextId = 1
   private readonly pending = new Map<number, (result: unknown) => void>()
 
-  /** Sends a request through `send` and resolves with the result of its response. */
+  /** Sends an echo request through `send` and resolves with the result of its response. */
   call(text: string, send: (message: Message) => void): Promise<unknown> {
+    return this.request((id) => request(id, text), send)
+  }
+
+  /** Sends the request `make` builds for the next id and resolves with the result of its response. */
+  request(make: (id: number) => Message, send: (message: Message) => void): Promise<unknown> {
     const id = this.nextId++
     return new Promise((resolve) => {
       this.pending.set(id, resolve)
-      send(request(id, text))
+      send(make(id))
     })
   }
 
@@ -70,8 +95,16 @@ export const inProcess = async (): Promise<Pair> => {
   )
 }
 
-/** Spawns the stdio floor and talks NDJSON to it; cold start is spawn to the first answer. */
-export const stdio = async (script: string): Promise<{ readonly pair: Pair; readonly coldStartMs: number }> => {
+/**
+ * Spawns a stdio server and talks NDJSON to it; cold start is spawn to the
+ * first answer. With `handshake`, the client first does the least an MCP
+ * server asks (`initialize`, then `notifications/initialized`), so the bare
+ * client can face an MCP server (W2's floor client -> effect-mcp server).
+ */
+export const stdio = async (
+  script: string,
+  options?: { readonly handshake?: boolean }
+): Promise<{ readonly pair: Pair; readonly coldStartMs: number }> => {
   const start = performance.now()
   const child = spawn(process.execPath, [script], { stdio: ["pipe", "pipe", "inherit"] })
   const calls = new Calls()
@@ -80,6 +113,22 @@ export const stdio = async (script: string): Promise<{ readonly pair: Pair; read
     child.stdin.write(`${JSON.stringify(message)}\n`)
   }
   const call = (text: string) => calls.call(text, send)
+  if (options?.handshake === true) {
+    await calls.request(
+      (id) => ({
+        jsonrpc: "2.0",
+        id,
+        method: "initialize",
+        params: {
+          protocolVersion: HANDSHAKE_REVISION,
+          capabilities: {},
+          clientInfo: { name: "floor", version: "1.0.0" }
+        }
+      }),
+      send
+    )
+    send({ jsonrpc: "2.0", method: "notifications/initialized" })
+  }
   await call("")
   const coldStartMs = performance.now() - start
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))

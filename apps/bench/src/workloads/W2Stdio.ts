@@ -52,7 +52,34 @@ export const candidates: ReadonlyArray<Spawned> = [
     startBundled: (bundles) => Floor.stdio(bundles.floor)
   },
   { id: "sdk-client", label: "SDK client -> effect-mcp server", start: () => Sdk.stdio(effectServer) },
-  { id: "effect-client", label: "effect-mcp client -> SDK server", start: () => EffectMcp.stdio(sdkServer) }
+  { id: "effect-client", label: "effect-mcp client -> SDK server", start: () => EffectMcp.stdio(sdkServer) },
+  // Each half of effect-mcp against the bare peer: which side a call loses to the floor on.
+  {
+    id: "floor-client",
+    label: "floor client -> effect-mcp server",
+    start: () => Floor.stdio(effectServer, { handshake: true })
+  },
+  {
+    id: "effect-client-floor",
+    label: "effect-mcp client -> floor server",
+    start: () => EffectMcp.stdio(floorServer, { supportedVersions: ["2025-11-25"] })
+  }
+]
+
+/** Each half of effect-mcp facing the bare peer, over the floor pair. */
+const floorHalves = [
+  {
+    label: "effect-mcp server (floor client) / floor",
+    numerator: "floor-client",
+    denominator: "floor",
+    metrics: ["seqRate"]
+  },
+  {
+    label: "effect-mcp client (floor server) / floor",
+    numerator: "effect-client-floor",
+    denominator: "floor",
+    metrics: ["seqRate", "seqCpu"]
+  }
 ]
 
 const metrics: ReadonlyArray<Metric> = [
@@ -116,12 +143,13 @@ export const workload: Workload = {
         id: "W2-stdio",
         title: `W2 stdio: ${count.toLocaleString("en-US")} sequential calls, cold start`,
         metrics,
-        ratios: standardRatios(["seqRate", "seqCpu", "coldStart", "coldStartBundled"]),
+        ratios: [...standardRatios(["seqRate", "seqCpu", "coldStart", "coldStartBundled"]), ...floorHalves],
         notes: [
           "Servers are `.ts` entry points run by this Node (type stripping), each with Node's compile cache on (filled by the warm-up); cold start is spawn to initialized.",
           "Cold start, bundled: the same three servers each bundled by rolldown (ESM, tree-shaken, not minified) into one file and started the same way, as a stdio server shipped through a registry usually is; loading the modules one by one is most of a start.",
           "CPU µs/call is the client's: this process's `process.cpuUsage()` (user + system) over the sequential calls, divided by their count (the server's CPU is not in it); the floor row is a bare Node client (NDJSON over the child's pipes, no framework), the floor a client's CPU is measured against. A ratio below 1 is less CPU.",
-          "effect-mcp speaks 2025-11-25 to itself here; its client offers every revision to the SDK server (a `server/discover` probe, then `initialize`)."
+          "effect-mcp speaks 2025-11-25 to itself here; its client offers every revision to the SDK server (a `server/discover` probe, then `initialize`).",
+          "The floor halves: the bare client (which then opens with `initialize` and `notifications/initialized`) facing the effect-mcp server, and the effect-mcp client (on 2025-11-25) facing the bare server (which then answers `initialize`): over the floor pair, what each half of effect-mcp costs a call. The client's CPU there is measured against the bare client's with the same server."
         ],
         series
       },
