@@ -19,6 +19,7 @@ import {
   linked,
   rawAgainstClient,
   rawAgainstServer,
+  rawInitialized,
   runIdle
 } from "./fixtures.ts"
 
@@ -36,13 +37,10 @@ describe("cancellation", () => {
               Deferred.succeed(finalized, undefined)
             ).pipe(Effect.andThen(Effect.never), Effect.scoped)
           : Effect.succeed({ content: [{ type: "text", text: "fast" }] })
-      const { send, next, server } = yield* rawAgainstServer({
+      const { send, next, server } = yield* rawInitialized({
         capabilities: { tools: {} },
         handlers: new Map([["tools/call", handler]])
       })
-      yield* send(initializeRequest(1))
-      yield* next
-      yield* send({ jsonrpc: "2.0", method: "notifications/initialized" })
       yield* send(call(2, "slow"))
       yield* Deferred.await(started)
       assert.strictEqual(server.peer.inFlight(), 1)
@@ -271,13 +269,10 @@ describe("cancellation, many in flight", () => {
             yield* Deferred.await(gate)
             return { content: [{ type: "text", text: String(request.id) }] }
           })
-        const { send, next, server } = yield* rawAgainstServer({
+        const { send, next, server } = yield* rawInitialized({
           capabilities: { tools: {} },
           handlers: new Map([["tools/call", handler]])
         })
-        yield* send(initializeRequest(1))
-        yield* next
-        yield* send({ jsonrpc: "2.0", method: "notifications/initialized" })
         for (const id of ids) yield* send(call(id, "slow"))
         yield* Deferred.await(all)
         assert.strictEqual(server.peer.inFlight(), ids.length)

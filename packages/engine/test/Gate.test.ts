@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import type * as Session from "@effect-mcp/engine/Session"
 import * as Effect from "effect/Effect"
-import { initializeRequest, linked, rawAgainstServer } from "./fixtures.ts"
+import { initializeRequest, linked, rawAgainstServer, rawInitialized } from "./fixtures.ts"
 
 const errorCode = (message: unknown) => (message as { error?: { code: number } }).error?.code
 
@@ -18,10 +18,7 @@ describe("lifecycle and capability gate", () => {
 
   it.effect("once initialized, a second initialize that would change the session's revision is refused", () =>
     Effect.gen(function* () {
-      const { send, next } = yield* rawAgainstServer()
-      yield* send(initializeRequest(1))
-      yield* next
-      yield* send({ jsonrpc: "2.0", method: "notifications/initialized" })
+      const { send, next } = yield* rawInitialized()
       yield* send(initializeRequest(2, "2025-06-18"))
       assert.strictEqual(errorCode(yield* next), -32600)
     })
@@ -29,10 +26,7 @@ describe("lifecycle and capability gate", () => {
 
   it.effect("a request for a capability the server did not declare gets -32601", () =>
     Effect.gen(function* () {
-      const { send, next } = yield* rawAgainstServer({ capabilities: { tools: {} } })
-      yield* send(initializeRequest(1))
-      yield* next
-      yield* send({ jsonrpc: "2.0", method: "notifications/initialized" })
+      const { send, next } = yield* rawInitialized({ capabilities: { tools: {} } })
       yield* send({ jsonrpc: "2.0", id: 2, method: "prompts/list", params: {} })
       assert.strictEqual(errorCode(yield* next), -32601)
       yield* send({ jsonrpc: "2.0", id: 3, method: "resources/subscribe", params: { uri: "a://b" } })

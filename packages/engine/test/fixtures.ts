@@ -35,6 +35,16 @@ export const rawAgainstServer = (options: Partial<ServerSession.Options> = {}) =
     return { server, rawEnd, send, next, inbox }
   })
 
+/** `rawAgainstServer` past the handshake: `initialize` sent and answered, then `notifications/initialized`. */
+export const rawInitialized = (options: Partial<ServerSession.Options> = {}) =>
+  Effect.gen(function* () {
+    const raw = yield* rawAgainstServer(options)
+    yield* raw.send(initializeRequest(1))
+    yield* raw.next
+    yield* raw.send({ jsonrpc: "2.0", method: "notifications/initialized" })
+    return raw
+  })
+
 export const initializeRequest = (id: JsonRpc.RequestId, version: string = "2025-11-25", capabilities = {}) =>
   ({
     jsonrpc: "2.0",
