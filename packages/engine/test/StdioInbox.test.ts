@@ -28,7 +28,10 @@ const fakeReader = () => {
     }
   }
   const bytes = (text: string) => state.handlers!.chunk(new TextEncoder().encode(text))
-  return { reader, state, bytes, resumed: Deferred.await(resumed) }
+  // As a reader that knows an ASCII chunk's text (platform-node's) reports it: bytes and text.
+  const ascii = (text: string) => state.handlers!.chunk(new TextEncoder().encode(text), text)
+  const raw = (bytes: ReadonlyArray<number>) => state.handlers!.chunk(new Uint8Array(bytes))
+  return { reader, state, bytes, ascii, raw, resumed: Deferred.await(resumed) }
 }
 
 const line = (id: number) => `${JSON.stringify({ jsonrpc: "2.0", id, method: "ping" })}\n`
@@ -59,6 +62,35 @@ describe("stdio inbox over a DirectReader", () => {
         fake.state.handlers!.end()
         assert.deepStrictEqual((yield* Fiber.join(reader)).map(idOf), [1, 2, 3])
       })
+  )
+
+  it.effect("lines mixing chunks reported as text with chunks of bytes decode as if all were bytes", () =>
+    Effect.gen(function* () {
+      const fake = fakeReader()
+      const inbox = yield* makeInbox(fake.reader)
+      const reader = yield* forkIdle(Stream.runCollect(inbox.stream))
+      const accented = `${JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping", params: { _meta: { n: "caf\u00e9" } } })}\n`
+      const utf8 = [...new TextEncoder().encode(accented)]
+      const cut = utf8.indexOf(0xc3) + 1
+      // Line 1 whole as text; line 2 begun as text, its character split over two byte chunks, ended as text.
+      fake.ascii(line(1) + accented.slice(0, 10))
+      fake.raw(utf8.slice(10, cut))
+      fake.raw(utf8.slice(cut, cut + 2))
+      fake.ascii(accented.slice(accented.indexOf("\u00e9") + 2) + line(3).slice(0, 5))
+      // Line 3 ended by a text chunk after its start as text; line 4 is not UTF-8; line 5, as text, exceeds 1024.
+      fake.ascii(line(3).slice(5))
+      fake.raw([...new TextEncoder().encode('{"jsonrpc":"2.0","id":4,"method":"x"'), 0xff, 0x7d, 0x0a])
+      fake.ascii(`${JSON.stringify({ jsonrpc: "2.0", id: 5, method: "ping", params: { pad: "x".repeat(1100) } })}\n`)
+      fake.ascii(line(6))
+      fake.state.handlers!.end()
+      const frames = yield* Fiber.join(reader)
+      assert.deepStrictEqual(frames.map(idOf), [1, 2, 3, "failure", "failure", 6])
+      const second = frames[1]!
+      const params = Result.isSuccess(second) ? (second.success as { readonly params?: unknown }).params : undefined
+      assert.deepStrictEqual(params, { _meta: { n: "caf\u00e9" } })
+      const failures = [frames[3]!, frames[4]!].map((frame) => (Result.isFailure(frame) ? frame.failure.code : 0))
+      assert.deepStrictEqual(failures, [-32700, -32600])
+    })
   )
 
   it.effect("pauses the source once `capacity` frames wait and resumes it when they are taken", () =>

@@ -32,7 +32,11 @@ type Batch = readonly [Transport.Incoming, ...Array<Transport.Incoming>]
 
 /** What a `DirectReader` reports to. */
 export interface DirectHandlers {
-  readonly chunk: (chunk: Uint8Array) => void
+  /**
+   * Bytes read; `text` is the same chunk as text when the reader knows it is
+   * ASCII (it then costs the splitter no UTF-8 decoding).
+   */
+  readonly chunk: (chunk: Uint8Array, text?: string) => void
   readonly end: () => void
   readonly fail: (cause: unknown) => void
 }
@@ -163,9 +167,9 @@ export class Inbox<E> {
   })
 
   private readonly handlers: DirectHandlers = {
-    chunk: (chunk) => {
+    chunk: (chunk, text) => {
       if (this.queue.closed) return
-      this.decode(chunk)
+      this.decode(chunk, text)
       // An attached receiver takes the chunk's frames now, in the reader's event, rather than on a microtask:
       // Node's own follow-up of a read (a `nextTick`) would otherwise run first, on the path of every message.
       if (this.attached) this.queue.deliverNow()
@@ -201,9 +205,10 @@ export class Inbox<E> {
     return new Transport.TransportError({ reason: "Io", message: this.options.failureMessage, cause })
   }
 
-  private decode(chunk: Uint8Array): void {
+  private decode(chunk: Uint8Array, text?: string): void {
     this.options.meter?.received(chunk.length)
-    for (const line of this.splitter.push(chunk)) this.queue.offerNow(Ndjson.decodeLine(line))
+    // ASCII text has as many UTF-16 units as bytes: the splitter's limit on text lines is the byte limit.
+    for (const line of this.splitter.push(text ?? chunk)) this.queue.offerNow(Ndjson.decodeLine(line))
   }
 
   // The final line counts even without a terminator; a failed source's partial line does not.

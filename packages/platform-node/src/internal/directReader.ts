@@ -3,7 +3,21 @@
  * transport from the `data` events, with no fiber or queue in between.
  */
 import type * as StdioTransport from "@effect-mcp/engine/StdioTransport"
+import * as NodeBuffer from "node:buffer"
 import type { Readable } from "node:stream"
+
+// Feature-tested: Node has it from 19.6; a runtime's Node compatibility may not.
+const isAscii = (NodeBuffer as { readonly isAscii?: (input: Uint8Array) => boolean }).isAscii
+
+/**
+ * A chunk as text when it is ASCII, as nearly every MCP frame is: its lines
+ * then need no UTF-8 decoding. Node checks and decodes it in two native calls,
+ * where the splitter's byte path (search the bytes, take a subarray, a strict
+ * `TextDecoder`) cost 3.5-6 µs more per message on the W2 stdio server,
+ * measured in-process with one message per wake-up. Any other chunk stays
+ * bytes, decoded strictly by the splitter.
+ */
+const asciiText = (chunk: Buffer): string | undefined => (isAscii?.(chunk) ? chunk.toString("latin1") : undefined)
 
 /**
  * The readable `evaluate` returns (on start: `process.stdin` exists only once
@@ -15,7 +29,7 @@ export const directReader = (evaluate: () => Readable, what: string): StdioTrans
     const readable = evaluate()
     let ended = false
     let paused = false
-    const onData = (chunk: Uint8Array) => handlers.chunk(chunk)
+    const onData = (chunk: Buffer) => handlers.chunk(chunk, asciiText(chunk))
     const onEnd = () => {
       ended = true
       handlers.end()
