@@ -295,7 +295,9 @@ export const make = Effect.fnUntraced(function* <E, R>(
     const head = { status: reply.status, headers: reply.headers }
     if (reply.contentType === undefined) return HttpServerResponse.empty(head)
     if (reply.stream === undefined) {
-      return HttpServerResponse.uint8Array(reply.body, { ...head, contentType: reply.contentType })
+      // Set on the reply, not handed to its constructor (which copies them with Object.setPrototypeOf).
+      const whole = HttpServerResponse.uint8Array(reply.body, { status: reply.status, contentType: reply.contentType })
+      return HttpServerResponse.setHeaders(whole, reply.headers)
     }
     return Relayed.streamed({ ...head, contentType: reply.contentType }, reply.stream, body, countLost, lost)
   }

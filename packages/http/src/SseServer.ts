@@ -320,7 +320,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
       // The session lives as long as its event stream.
       Stream.ensuring(close(id, entry))
     )
-    return HttpServerResponse.stream(body, { contentType: Wire.CONTENT_SSE, headers: Wire.sseHeaders })
+    return Wire.withHeaders(HttpServerResponse.stream(body, { contentType: Wire.CONTENT_SSE }), Wire.sseHeaders)
   })
 
   const messages = Effect.gen(function* () {

@@ -49,5 +49,9 @@ export const streamed = (
     }),
     Stream.encodeText
   )
-  return HttpServerResponse.stream(body, head)
+  // The headers are set on the reply, not handed to its constructor (which copies them with Object.setPrototypeOf).
+  return HttpServerResponse.setHeaders(
+    HttpServerResponse.stream(body, { status: head.status, contentType: head.contentType }),
+    head.headers
+  )
 }

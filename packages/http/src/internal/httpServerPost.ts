@@ -98,11 +98,13 @@ const jsonReply = (
       )
     })
   )
-  return HttpServerResponse.stream(Stream.encodeText(body).pipe(Stream.ensuring(onBodyEnd)), {
-    status: 200,
-    contentType: Wire.CONTENT_JSON,
+  return Wire.withHeaders(
+    HttpServerResponse.stream(Stream.encodeText(body).pipe(Stream.ensuring(onBodyEnd)), {
+      status: 200,
+      contentType: Wire.CONTENT_JSON
+    }),
     headers
-  })
+  )
 }
 
 /**
@@ -166,9 +168,9 @@ const serve = Effect.fnUntraced(function* (
     const whole = connection === undefined ? undefined : yield* session.completeText(stream, connection)
     if (whole !== undefined) {
       yield* onBodyEnd
-      return HttpServerResponse.text(whole, {
-        contentType: Wire.CONTENT_SSE,
-        headers: { ...Wire.sseHeaders, ...headers }
+      return Wire.withHeaders(HttpServerResponse.text(whole, { contentType: Wire.CONTENT_SSE }), {
+        ...Wire.sseHeaders,
+        ...headers
       })
     }
     return Streams.sseResponse(session.body(stream, connection).pipe(Stream.ensuring(onBodyEnd)), headers)

@@ -192,4 +192,7 @@ export const sseResponse = (
   body: Stream.Stream<Uint8Array>,
   headers: Record<string, string>
 ): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.stream(body, { contentType: Wire.CONTENT_SSE, headers: { ...Wire.sseHeaders, ...headers } })
+  Wire.withHeaders(HttpServerResponse.stream(body, { contentType: Wire.CONTENT_SSE }), {
+    ...Wire.sseHeaders,
+    ...headers
+  })

@@ -43,25 +43,26 @@ export const sseHeaders = { "cache-control": "no-cache, no-transform", "x-accel-
 // ---------------------------------------------------------------------------
 
 /**
- * A JSON body with its status (an error reply, a JSON-mode result).
- *
- * The headers (usually the session id alone) are set on the reply one by one
- * rather than handed to `HttpServerResponse.text`, which copies them onto the
- * Headers prototype with `Object.setPrototypeOf`: with 32 calls in flight,
- * interleaved in one server process, building a reply took 10-11 µs this way
- * against 13-24 µs.
+ * `response`, built without headers, with `headers` set on it: the way every
+ * reply with a body gets its headers. Handed to the body's constructor
+ * (`HttpServerResponse.text(body, { headers })` and the like), they are copied
+ * onto the Headers prototype with `Object.setPrototypeOf`: with 32 calls in
+ * flight, interleaved in one server process, building a JSON reply took
+ * 13-24 µs that way against 10-11 µs set afterwards.
  */
+export const withHeaders = (
+  response: HttpServerResponse.HttpServerResponse,
+  headers: Readonly<Record<string, string>> | undefined
+): HttpServerResponse.HttpServerResponse =>
+  headers === undefined ? response : HttpServerResponse.setHeaders(response, headers)
+
+/** A JSON body with its status (an error reply, a JSON-mode result). */
 export const jsonResponse = (
   status: number,
   body: JsonRpc.Message | ReadonlyArray<JsonRpc.Message>,
   headers?: Record<string, string>
-): HttpServerResponse.HttpServerResponse => {
-  let response = HttpServerResponse.text(JsonRpcCodec.encode(body), { status, contentType: CONTENT_JSON })
-  if (headers !== undefined) {
-    for (const name of Object.keys(headers)) response = HttpServerResponse.setHeader(response, name, headers[name]!)
-  }
-  return response
-}
+): HttpServerResponse.HttpServerResponse =>
+  withHeaders(HttpServerResponse.text(JsonRpcCodec.encode(body), { status, contentType: CONTENT_JSON }), headers)
 
 /** An HTTP-level refusal carried as a JSON-RPC error (the official SDKs read it that way). */
 export const errorResponse = (
