@@ -1,9 +1,9 @@
 /**
  * platform-node's `DirectReader` over a Node readable: every `data` chunk is
- * reported as bytes, and as text too when it is ASCII (the inbox's splitter
- * then decodes nothing); a chunk with any other byte (UTF-8 beyond ASCII,
- * part of a character, not UTF-8 at all) is reported as bytes alone, for the
- * splitter's strict decoding.
+ * reported as bytes, and as text too when it is ASCII and at most 16 KiB (the
+ * inbox's splitter then decodes nothing); a larger one, or one with any other
+ * byte (UTF-8 beyond ASCII, part of a character, not UTF-8 at all), is
+ * reported as bytes alone, for the splitter's strict decoding.
  */
 import { assert, describe, it } from "@effect/vitest"
 import type * as StdioTransport from "@effect-mcp/engine/StdioTransport"
@@ -35,8 +35,8 @@ const started = (count: number) => {
 }
 
 describe("the Node DirectReader", () => {
-  it("reports an ASCII chunk with its text, any other chunk as bytes alone", async () => {
-    const { readable, all, subscription } = started(5)
+  it("reports a small ASCII chunk with its text, any other chunk as bytes alone", async () => {
+    const { readable, all, subscription } = started(6)
     const ascii = '{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
     readable.push(Buffer.from(ascii))
     readable.push(Buffer.from("caf\u00e9\n"))
@@ -44,6 +44,9 @@ describe("the Node DirectReader", () => {
     readable.push(Buffer.from([0x63, 0xc3]))
     readable.push(Buffer.from([0xa9, 0x0a]))
     readable.push(Buffer.from([0x7b, 0xff, 0x7d, 0x0a]))
+    // A piece of a large message: ASCII, but above the 16 KiB the reader decodes as text.
+    const large = Buffer.from("x".repeat(16 * 1024 + 1))
+    readable.push(large)
     // A flowing readable hands its buffered chunks over one `data` event each.
     const chunks = await all
     subscription.stop()
@@ -52,7 +55,8 @@ describe("the Node DirectReader", () => {
       { bytes: [...Buffer.from("caf\u00e9\n")], text: undefined },
       { bytes: [0x63, 0xc3], text: undefined },
       { bytes: [0xa9, 0x0a], text: undefined },
-      { bytes: [0x7b, 0xff, 0x7d, 0x0a], text: undefined }
+      { bytes: [0x7b, 0xff, 0x7d, 0x0a], text: undefined },
+      { bytes: [...large], text: undefined }
     ])
   })
 })
