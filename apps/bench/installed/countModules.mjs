@@ -1,6 +1,7 @@
 // Loaded with `--import`: counts the JavaScript files the process loads (ESM and CommonJS alike, through
 // Node's synchronous module hooks) and, when the bench stops the server (SIGTERM, right after `initialize`
-// was answered), writes them to the file named by EFFECT_MCP_BENCH_MODULES and exits.
+// was answered), writes them to the file named by EFFECT_MCP_BENCH_MODULES and exits. The file appears whole
+// (written beside it, then renamed): the bench reads it as soon as it exists.
 import * as Fs from "node:fs"
 import * as Module from "node:module"
 
@@ -14,6 +15,9 @@ Module.registerHooks({
   }
 })
 process.on("SIGTERM", () => {
-  if (out !== undefined) Fs.writeFileSync(out, JSON.stringify({ files: [...files] }))
+  if (out !== undefined) {
+    Fs.writeFileSync(`${out}.part`, JSON.stringify({ files: [...files] }))
+    Fs.renameSync(`${out}.part`, out)
+  }
   process.exit(0)
 })

@@ -27,6 +27,10 @@ Module.registerHooks({
   }
 })
 process.on("SIGTERM", () => {
-  if (out !== undefined) Fs.writeFileSync(out, JSON.stringify({ events }))
+  // Whole or not at all: written beside the file, then renamed.
+  if (out !== undefined) {
+    Fs.writeFileSync(`${out}.part`, JSON.stringify({ events }))
+    Fs.renameSync(`${out}.part`, out)
+  }
   process.exit(0)
 })
