@@ -43,18 +43,24 @@ export const sseHeaders = { "cache-control": "no-cache, no-transform", "x-accel-
 // ---------------------------------------------------------------------------
 
 /**
- * `response`, built without headers, with `headers` set on it: the way every
- * reply with a body gets its headers. Handed to the body's constructor
- * (`HttpServerResponse.text(body, { headers })` and the like), they are copied
- * onto the Headers prototype with `Object.setPrototypeOf`: with 32 calls in
- * flight, interleaved in one server process, building a JSON reply took
- * 13-24 µs that way against 10-11 µs set afterwards.
+ * `response`, built without headers, with `headers` set on it one by one: the
+ * way every reply with a body gets its headers. Handed to the body's
+ * constructor (`HttpServerResponse.text(body, { headers })` and the like),
+ * they are copied onto the Headers prototype with `Object.setPrototypeOf`:
+ * with 32 calls in flight, interleaved in one server process, building a JSON
+ * reply took 13-24 µs that way against 10-11 µs set afterwards. One by one
+ * rather than with `setHeaders` (three copies of the map whatever their
+ * number): hot, 222 against 328 ns for one header, 427 against 491 for three.
  */
 export const withHeaders = (
   response: HttpServerResponse.HttpServerResponse,
   headers: Readonly<Record<string, string>> | undefined
-): HttpServerResponse.HttpServerResponse =>
-  headers === undefined ? response : HttpServerResponse.setHeaders(response, headers)
+): HttpServerResponse.HttpServerResponse => {
+  if (headers === undefined) return response
+  let out = response
+  for (const name of Object.keys(headers)) out = HttpServerResponse.setHeader(out, name, headers[name]!)
+  return out
+}
 
 /** A JSON body with its status (an error reply, a JSON-mode result). */
 export const jsonResponse = (
