@@ -1,9 +1,10 @@
 /**
  * The direct hop between runners (packages/cluster DirectHop) with two
  * everything-server processes: calls sent to the runner that does not own the
- * session reach the owner over a keep-alive HTTP connection to the owner's own
- * endpoint (seen in the kernel's socket table: the receiving process holds a
- * connection to the owner's HTTP port), and what only a runner may say is not
+ * session reach the owner over a connection kept open to the owner's hop
+ * listener (seen in the kernel's socket table: the receiving process holds a
+ * connection to the port the owner listens on besides its endpoint and its
+ * runner port, and none to its endpoint), and what only a runner may say is not
  * believed from a client: a forged hop header makes an ordinary request (a
  * non-owner forwards it, where it would refuse a real hop with 421), and a
  * client cannot pick the id of the session it opens.
@@ -29,21 +30,38 @@ const connectionsTo = (pid: number, port: string): number =>
     .split("\n")
     .filter((line) => line.includes(`pid=${pid},`)).length
 
+/** The TCP ports process `pid` listens on (iproute2's `ss`). */
+const listeningPorts = (pid: number): Array<string> =>
+  execFileSync("ss", ["-tlnpH"], { encoding: "utf8" })
+    .split("\n")
+    .filter((line) => line.includes(`pid=${pid},`))
+    .map((line) => line.trim().split(/\s+/)[3]!.split(":").pop()!)
+
 const HOP = "x-effect-mcp-cluster-hop"
 const NEW_SESSION = "x-effect-mcp-cluster-session"
 
 describe("cluster: the direct hop", () => {
   it.live(
-    "forwarded calls take a keep-alive HTTP connection to the owner's endpoint; a client's private headers are not believed",
+    "forwarded calls take a connection kept open to the owner's hop listener; a client's private headers are not believed",
     () =>
       Effect.gen(function* () {
         const runners = yield* startRunners(2, yield* tempDatabase)
         const [r0, r1] = runners.map((runner) => runner.url) as [string, string]
         const ownerPort = new URL(runners[0]!.base).port
+        // The owner's third listener, besides its endpoint and its runner port.
+        const hopPorts = listeningPorts(runners[0]!.process.pid!).filter(
+          (port) => port !== ownerPort && port !== String(runners[0]!.runnerPort)
+        )
+        assert.strictEqual(
+          hopPorts.length,
+          1,
+          `the owner's listeners besides its endpoint and runner port: ${hopPorts}`
+        )
+        const hopPort = hopPorts[0]!
         const receiver = runners[1]!.process.pid!
         // Opened on runner 0 under an id whose shard it owns.
         const s = yield* session(r0)
-        assert.strictEqual(connectionsTo(receiver, ownerPort), 0)
+        assert.strictEqual(connectionsTo(receiver, hopPort), 0)
         const call = (at: string, headers: Record<string, string> = {}) =>
           Effect.gen(function* () {
             const id = Math.floor(Math.random() * 1e9)
@@ -59,7 +77,8 @@ describe("cluster: the direct hop", () => {
           const result = yield* call(r1)
           assert.strictEqual(result.answer?.result?.content?.[0]?.text, "This is a simple text response for testing.")
         }
-        assert.isAtLeast(connectionsTo(receiver, ownerPort), 1, "runner 1 holds a connection to runner 0's endpoint")
+        assert.isAtLeast(connectionsTo(receiver, hopPort), 1, "runner 1 holds a connection to runner 0's hop listener")
+        assert.strictEqual(connectionsTo(receiver, ownerPort), 0, "and none to its endpoint")
 
         // A forged hop is an ordinary request: runner 1 forwards it to the owner (a real hop to a
         // runner that does not own the session would be refused with 421), and the owner serves it.

@@ -1,52 +1,126 @@
 /**
- * A runner's endpoint as the direct hop sees it, for the hop's and the
- * relay's tests: a plain Node HTTP server on 127.0.0.1 that records each
- * request and answers it as the test says, or an endpoint whose machine does
- * not answer at all.
+ * A runner's hop listener as the direct hop's client sees it, for the hop's
+ * and the relay's tests: a plain Node TCP server on 127.0.0.1 that speaks the
+ * hop's frames (packages/cluster internal/hopWire.ts), records each request
+ * and answers it as the test says through a small response object (the subset
+ * of Node's `ServerResponse` the tests use), or an endpoint whose machine
+ * does not answer at all.
  */
 import * as Effect from "effect/Effect"
 import { spawn } from "node:child_process"
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
-import { type AddressInfo, connect, type Socket } from "node:net"
+import { type AddressInfo, connect, createServer, type Server, type Socket } from "node:net"
 import type * as DirectHop from "../../packages/cluster/src/DirectHop.ts"
+import * as Wire from "../../packages/cluster/src/internal/hopWire.ts"
 import type * as Scope from "effect/Scope"
 
 export interface Seen {
-  readonly method: string | undefined
-  readonly url: string | undefined
-  readonly headers: IncomingMessage["headers"]
+  readonly method: string
+  readonly url: string
+  readonly headers: Record<string, string | undefined>
   readonly body: string
+}
+
+/** How a test answers: a status line and headers, then the body whole or (an event stream) piece by piece. */
+export class Response {
+  private streamed = false
+  private status = 200
+  private headers: Record<string, string> = {}
+  private contentType: string | undefined
+  private readonly pieces: Array<string> = []
+  readonly socket: Socket
+  constructor(socket: Socket) {
+    this.socket = socket
+  }
+  writeHead(status: number, headers: Record<string, string> = {}): this {
+    this.status = status
+    for (const [name, value] of Object.entries(headers)) {
+      if (name.toLowerCase() === "content-type") this.contentType = value
+      else this.headers[name.toLowerCase()] = value
+    }
+    if (this.contentType?.startsWith("text/event-stream")) {
+      this.streamed = true
+      this.socket.write(Wire.frame(Wire.Kind.Head, this.head()))
+    }
+    return this
+  }
+  write(piece: string): void {
+    if (this.streamed) this.socket.write(Wire.frame(Wire.Kind.Chunk, undefined, piece))
+    else this.pieces.push(piece)
+  }
+  end(piece?: string): void {
+    if (piece !== undefined) this.write(piece)
+    this.socket.write(
+      this.streamed
+        ? Wire.frame(Wire.Kind.End, undefined)
+        : Wire.frame(Wire.Kind.Head, this.head(), this.pieces.join(""))
+    )
+  }
+  /** `close`: the connection closed (the hop was abandoned, or the test cut it). */
+  on(_event: "close", listener: () => void): void {
+    this.socket.once("close", listener)
+  }
+  private head(): Wire.ReplyHead {
+    return { status: this.status, headers: this.headers, contentType: this.contentType, streamed: this.streamed }
+  }
 }
 
 export interface Owner {
   readonly target: DirectHop.Target
   readonly seen: Array<Seen>
+  /** The secrets the connections opened with. */
+  readonly hellos: Array<string>
   readonly server: Server
 }
 
-/** An owner's endpoint on 127.0.0.1:0 answering with `reply`; closed with the scope. */
-export const owner = (reply: (request: Seen, response: ServerResponse) => void) =>
+// The connections of each owner's listener, destroyed with it.
+const connections = new WeakMap<Server, Set<Socket>>()
+
+/** An owner's hop listener on 127.0.0.1:0 answering with `reply`; closed with the scope. */
+export const owner = (reply: (request: Seen, response: Response) => void) =>
   Effect.acquireRelease(
     Effect.callback<Owner>((resume) => {
       const seen: Array<Seen> = []
-      const server = createServer((request, response) => {
-        let body = ""
-        request.setEncoding("utf8")
-        request.on("data", (chunk: string) => (body += chunk))
-        request.on("end", () => {
-          const one = { method: request.method, url: request.url, headers: request.headers, body }
-          seen.push(one)
-          reply(one, response)
-        })
+      const hellos: Array<string> = []
+      const sockets = new Set<Socket>()
+      const server = createServer((socket) => {
+        sockets.add(socket)
+        socket.on("close", () => sockets.delete(socket))
+        socket.on("error", () => {})
+        socket.on(
+          "data",
+          Wire.reader(
+            (frame) => {
+              if (frame.kind === Wire.Kind.Hello) return void hellos.push(frame.payload.toString("utf8"))
+              const { head, body } = Wire.split<Wire.RequestHead>(frame.payload)
+              const one = {
+                method: head.method,
+                url: head.url,
+                headers: head.headers as Record<string, string>,
+                body: body.toString("utf8")
+              }
+              seen.push(one)
+              reply(one, new Response(socket))
+            },
+            () => socket.destroy()
+          )
+        )
       })
+      connections.set(server, sockets)
       server.listen(0, "127.0.0.1", () => {
-        const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-        resume(Effect.succeed({ target: { origin, secret: "s3cret" }, seen, server }))
+        const origin = `tcp://127.0.0.1:${(server.address() as AddressInfo).port}`
+        resume(
+          Effect.succeed({
+            target: { origin, secret: "s3cret" },
+            seen,
+            hellos,
+            server
+          })
+        )
       })
     }),
     ({ server }) =>
       Effect.callback<void>((resume) => {
-        server.closeAllConnections()
+        for (const socket of connections.get(server) ?? []) socket.destroy()
         server.close(() => resume(Effect.void))
       })
   )

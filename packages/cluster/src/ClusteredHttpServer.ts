@@ -7,7 +7,7 @@
  * `Mcp-Session-Id`; the shard of the id decides which runner owns it. A
  * process receiving a POST, GET or DELETE for a session it owns serves it
  * itself; otherwise it carries the exchange to the owner by the direct hop
- * (DirectHop: one HTTP request to the owner's own endpoint), the one path a
+ * (DirectHop: the exchange straight to the owner's hop listener), the one path a
  * forwarded exchange takes, and the JSON or SSE reply flows back through it.
  * The owner is found from the session's row in `SessionState` (it names the
  * process holding the session) or by the entity RPC `Locate`, which
@@ -47,15 +47,7 @@ import * as ClusterHeaders from "./internal/headers.ts"
 import { Hops } from "./internal/hops.ts"
 import { Owner } from "./internal/owner.ts"
 import * as Relayed from "./internal/relayed.ts"
-import {
-  hasPrivate,
-  hopRefusal,
-  lostReply,
-  readBody,
-  unreachedReply,
-  withoutPrivate,
-  withoutSecret
-} from "./internal/replies.ts"
+import { hasPrivate, hopRefusal, lostReply, readBody, unreachedReply, withoutPrivate } from "./internal/replies.ts"
 import { SessionState } from "./SessionState.ts"
 
 /**
@@ -70,7 +62,7 @@ export interface Options<E = never, R = never>
    */
   readonly sweepInterval?: Duration.Input | undefined
   /**
-   * Carries forwarded exchanges to the owner's endpoint (see `DirectHop`;
+   * Carries forwarded exchanges to the owner's hop listener (see `DirectHop`;
    * `NodeClusteredServer` makes one): every runner offers one.
    */
   readonly hop: DirectHop.DirectHop
@@ -106,6 +98,13 @@ export interface Stats {
 export interface ClusteredHttpServer {
   /** Answers one request to the endpoint (any method), here or through the session's owner. */
   readonly handler: Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>
+  /**
+   * Answers one exchange another runner carried here by the direct hop (its
+   * transport proved it comes from a runner): served if this runner owns the
+   * session (or the one it opens), refused otherwise (421, `HEADER_REFUSED`),
+   * never forwarded again.
+   */
+  readonly hopHandler: Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>
   /** The Streamable HTTP server of the sessions this runner owns. */
   readonly local: StreamableHttpServer.StreamableHttpServer
   /** Whether this runner owns the session (its shard is assigned here). */
@@ -303,15 +302,18 @@ export const make = Effect.fnUntraced(function* <E, R>(
   }
 
   /**
-   * A hop from another runner (its secret checked): served here if this runner
-   * owns the session (or the one it opens), refused otherwise; never forwarded
-   * again. Served whenever it was sent: a hop is never delivered twice.
+   * A hop from another runner: served here if this runner owns the session
+   * (or the one it opens), refused otherwise; never forwarded again. Served
+   * whenever it was sent: a hop is never delivered twice. What the receiving
+   * process says for it (the client's address, the id of a session to open)
+   * is believed: only runners reach this.
    */
-  const servedHop = (request: HttpServerRequest.HttpServerRequest, sessionId: string | undefined) => {
+  const hopHandler = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const sessionId = request.headers[McpHeaders.SESSION_ID]
     const id = sessionId ?? request.headers[ClusterHeaders.NEW_SESSION]
     if (id === undefined || !owns(id)) return Effect.succeed(hopRefusal)
-    return owner.serve(request.modify({ headers: withoutSecret(request.headers) }), sessionId)
-  }
+    return owner.serve(request, sessionId)
+  })
 
   const handler = Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
@@ -319,9 +321,6 @@ export const make = Effect.fnUntraced(function* <E, R>(
     const attempt = options.attemptOf?.(request)
     // Its body is read already: wherever the session is now, the hop's result is settled here.
     if (attempt !== undefined && sessionId !== undefined) return yield* forward(request, sessionId, undefined, attempt)
-    if (DirectHop.isSecret(hop.self.secret, request.headers[ClusterHeaders.HOP])) {
-      return yield* servedHop(request, sessionId)
-    }
     if (sessionId === undefined) {
       // Opening a session (or a stateless request): served here, under an id this runner owns.
       const id = newSessionId()
@@ -343,6 +342,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
 
   return {
     handler,
+    hopHandler,
     local,
     owns,
     stats: () => ({ ...counts, restored: owner.stats.restored, released: owner.stats.released }),

@@ -1,15 +1,17 @@
 /**
  * The direct hop of a clustered server: the one way a process that does not
  * own a session carries an HTTP exchange to the owner, straight to the
- * owner's own MCP endpoint (one keep-alive HTTP request on loopback or the
- * LAN). effect/cluster still decides who owns what (shard assignment, runner
- * health, rebalancing); the hop carries the bytes.
+ * owner's hop listener (on Node: a connection kept open between the two
+ * processes, one exchange at a time on it, in frames that need no HTTP
+ * parser on either side; loopback or the LAN). effect/cluster still decides
+ * who owns what (shard assignment, runner health, rebalancing); the hop
+ * carries the exchange.
  *
  * How the receiving process finds the owner: the session's row in
  * `SessionState` names the process that holds it (read when the shard's
  * owner is not known yet), and otherwise the entity RPC `Locate`, which
  * effect/cluster delivers to the shard's owner (waiting while a lost owner's
- * shards move), answers with the owner's endpoint and its hop secret
+ * shards move), answers with the owner's hop address and its secret
  * (`Target`), remembered for the session's shard. An owner that no longer
  * holds the shard refuses the hop (421) without running anything, and one
  * that cannot be connected to received nothing: either way the exchange is
@@ -17,21 +19,20 @@
  * and never delivered twice: a hop that broke after it was sent is answered
  * as lost, once.
  *
- * Security. The hop arrives on the owner's public endpoint, so anyone who can
- * reach that endpoint could send a request that looks like a hop. What only a
- * receiving process may say (the client's address for per-client limits,
- * which session id to open) travels in private headers
- * that an owner believes only when the request carries its own secret (random
- * per process, compared in constant time); otherwise they are stripped and the
- * request is an ordinary client request. The client's own `Host`, `Origin`,
- * `Authorization` and session headers are kept unchanged, so the owner applies
- * the same DNS-rebinding, authentication and session-binding checks as to a
- * request from the client itself: a direct request to the endpoint can do no
- * more than the client could through the load balancer. The secret travels
- * only between runners (inside `Locate` replies) and in the cluster's
- * database (each session's row names its holder): keep the runner port
- * (effect/cluster's transport, which has no authentication of its own) and
- * the database reachable by the runners only.
+ * Security. A connection to the hop listener counts only once it proved it
+ * comes from a runner: it opens with the owner's secret (random per process,
+ * compared in constant time), and is closed otherwise before anything is
+ * served. What only a receiving process may say (the client's address for
+ * per-client limits, which session id to open) is believed on such a
+ * connection only; on the public endpoint those headers are stripped from
+ * every request. The client's own `Host`, `Origin`, `Authorization` and
+ * session headers travel unchanged, so the owner applies the same
+ * DNS-rebinding, authentication and session-binding checks as to a request
+ * from the client itself. The secret travels only between runners (inside
+ * `Locate` replies and at the start of each hop connection) and in the
+ * cluster's database (each session's row names its holder): keep the runner
+ * port (effect/cluster's transport, which has no authentication of its own),
+ * the hop listener and the database reachable by the runners only.
  */
 import type * as Effect from "effect/Effect"
 import type * as Stream from "effect/Stream"
@@ -39,7 +40,7 @@ import * as ClusterHeaders from "./internal/headers.ts"
 
 /** Where another runner's endpoint is, and the secret it believes. */
 export interface Target {
-  /** The endpoint's origin as other runners reach it: `http://10.0.0.5:3000`. */
+  /** The hop listener as other runners reach it: `tcp://10.0.0.5:41234`. */
   readonly origin: string
   /** The owner's hop secret. */
   readonly secret: string
@@ -93,13 +94,13 @@ export interface Attempt {
 
 /** The client side of the hop, one per process. */
 export interface DirectHop {
-  /** This runner's endpoint and secret, as the other runners are told. */
+  /** This runner's hop listener and secret, as the other runners are told. */
   readonly self: Target
   /** Sends an exchange to `target` (its path is the request's own). */
   readonly send: (target: Target, request: Request) => Effect.Effect<Result>
 }
 
-/** Carries the owner's secret: the request is a hop from another runner. */
+/** A header only runners may set: stripped from every client's request, never believed from one. */
 export const HEADER_SECRET = ClusterHeaders.HOP
 
 /** Set by an owner on its reply (421, `not-owner`) to a hop for a session whose shard it does not hold. */

@@ -40,11 +40,13 @@ import * as Layer from "effect/Layer"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as Option from "effect/Option"
 import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import type * as HttpServer from "effect/http/HttpServer"
 import { randomBytes } from "node:crypto"
 import * as ChangeFeed from "./ChangeFeed.ts"
 import * as ClusteredHttpServer from "./ClusteredHttpServer.ts"
 import type * as DirectHop from "./DirectHop.ts"
+import * as HopServer from "./internal/hopServer.ts"
 import * as NodeHop from "./internal/nodeHop.ts"
 import * as NodeRelay from "./internal/nodeRelay.ts"
 import * as SessionState from "./SessionState.ts"
@@ -123,11 +125,12 @@ const isLoopback = (host: string) =>
 const isWildcard = (host: string) => host === "0.0.0.0" || host === "::" || host === "[::]" || host === ""
 
 /**
- * This runner's direct hop (closed with the scope): other runners reach the
- * endpoint at its own address, or at `runnerHost` when it listens on a
- * wildcard address (the bound URL gives the port).
+ * This runner's direct hop (closed with the scope): its listener on the
+ * endpoint's interface (any free port), which other runners reach at the
+ * endpoint's address, or at `runnerHost` when it listens on a wildcard
+ * address; and its client to the other runners' listeners.
  */
-const hopOf = (options: Options, bound: string) =>
+const hopOf = (options: Options) =>
   Effect.gen(function* () {
     const host = options.host ?? "127.0.0.1"
     const runnerHost = options.runnerHost ?? "127.0.0.1"
@@ -140,14 +143,17 @@ const hopOf = (options: Options, bound: string) =>
       )
     }
     const name = reached.includes(":") && !reached.startsWith("[") ? `[${reached}]` : reached
-    const self: DirectHop.Target = {
-      origin: `http://${name}:${new URL(bound).port}`,
-      secret: randomBytes(24).toString("base64url")
-    }
-    return yield* Effect.acquireRelease(
+    const secret = randomBytes(24).toString("base64url")
+    // Beside the endpoint, on its interface: other runners reach it where they reach the endpoint.
+    const listener = yield* Effect.acquireRelease(HopServer.listen(host, secret), (listener) =>
+      Effect.sync(listener.close)
+    )
+    const self: DirectHop.Target = { origin: `tcp://${name}:${listener.port}`, secret }
+    const hop = yield* Effect.acquireRelease(
       Effect.sync(() => NodeHop.make(self)),
       (hop) => Effect.sync(hop.close)
     )
+    return { hop, listener }
   })
 
 /** The scopes a request needs: those of the items it names, and those the protection adds. */
@@ -189,7 +195,7 @@ export const layer = <E, R>(
       const bound = yield* NodeHttpServer.url
       // A protection made from the endpoint's URL waits for the bind (port 0 is known then).
       const protection = auth === undefined ? undefined : typeof auth === "function" ? auth(`${bound}${path}`) : auth
-      const hop = yield* hopOf(options, bound)
+      const { hop, listener } = yield* hopOf(options)
       const relay = NodeRelay.make(hop, { path, maxBodyBytes: MAX_BODY_BYTES })
       const requiredScopes = protection === undefined ? undefined : scopesOf(yield* McpServer.McpServer, protection)
       const endpoint = Layer.effectDiscard(
@@ -212,6 +218,13 @@ export const layer = <E, R>(
             requiredScopes
           })
           yield* (yield* HttpRouter.HttpRouter).add("*", path, server.handler)
+          // Hops from other runners, served without an HTTP server around them.
+          const context = yield* Effect.context<never>()
+          listener.serve({
+            handler: (request) =>
+              Effect.provideService(server.hopHandler, HttpServerRequest.HttpServerRequest, request),
+            runFork: Effect.runForkWith(context)
+          })
           // Calls to sessions another runner owns skip effect's HTTP server on this one (internal/nodeRelay.ts).
           yield* (yield* NodeHttpServer.RequestFilters).add(relay.filter(server))
         })

@@ -3,8 +3,8 @@
  * round-robin forwarder on loopback, to one effect-mcp process, then to three
  * processes of one cluster (NodeClusteredServer, SQLite), in the same run. In
  * the cluster two calls in three reach a process that does not own the
- * session and are forwarded to its owner (by the direct HTTP hop to the
- * owner's endpoint); the difference of the
+ * session and are forwarded to its owner (by the direct hop to the
+ * owner's hop listener); the difference of the
  * p50s is the per-call routing cost. The same cluster behind a sticky
  * forwarder (session affinity: each session's requests go to the process
  * that opened it, which owns it) shows what the cluster costs when nothing
@@ -162,7 +162,7 @@ export const workload: Workload = {
       settings.log(`  W8 routing CPU per call (servers' CPU, cluster - one process): ${routingCpu.toFixed(0)} µs`)
       const notes = [
         "Both through the same round-robin forwarder on 127.0.0.1; servers in child processes; JSON replies.",
-        "In the cluster a call reaching a process that does not own its session takes the direct HTTP hop to the owner.",
+        "In the cluster a call reaching a process that does not own its session takes the direct hop to the owner (frames on a connection kept open to its hop listener).",
         "The sticky forwarder sends a session's requests to the process that opened it, its owner: no call is forwarded.",
         "The bare relays: two node:http relay processes in front of the one process, the round-robin forwarder over it and them, so two calls in three cross one more process as in the cluster, with nothing of effect-mcp on that hop (the cost of the extra process alone).",
         `Per-call routing cost (median sequential p50, cluster minus one process): ${routing.toFixed(0)} µs.`,

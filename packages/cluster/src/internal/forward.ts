@@ -1,7 +1,7 @@
 /**
  * How a receiving process finds a session's owner: the entity `McpSession`,
  * keyed by the session id, whose one RPC `Locate` runs nothing of the
- * session and answers where the owner's endpoint is (its direct hop,
+ * session and answers where the owner's hop listener is (its direct hop,
  * DirectHop.ts). The exchange itself then goes by that hop, the one path
  * every forwarded request takes.
  *

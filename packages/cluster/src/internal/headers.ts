@@ -1,13 +1,16 @@
 /**
  * The names of the headers one runner sets for another (the cluster's own,
  * besides the MCP ones of `@effect-mcp/http/McpHeaders`), in one place. A
- * runner believes them only on a direct hop carrying its own secret; from a
- * client they are stripped (`PRIVATE`).
+ * runner believes them only on a hop connection (one that opened with its
+ * secret); from a client they are stripped (`PRIVATE`).
  *
  * Lower case, as Node and effect's `Headers` hold header names.
  */
 
-/** Carries the owner's secret: the request is a hop from another runner (DirectHop). */
+/**
+ * The header hops once carried the owner's secret in (a hop now proves itself
+ * once per connection): still stripped from every client's request.
+ */
 export const HOP = "x-effect-mcp-cluster-hop"
 
 /** Set by an owner on its reply to a hop for a session whose shard it does not hold (421, `not-owner`). */

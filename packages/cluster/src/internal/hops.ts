@@ -1,5 +1,5 @@
 /**
- * Which owner's endpoint the direct hop takes for each shard (see
+ * Which owner's hop listener the direct hop takes for each shard (see
  * DirectHop.ts): learned from the owners' `Locate` answers and the sessions'
  * rows, forgotten when
  * an owner refuses a hop (its shard moved) or cannot be connected to (it is
@@ -16,7 +16,7 @@ export class Hops {
   /** Shards for which a session's row named no process to hop to: not read again until an owner names itself. */
   private readonly unnamed = new Set<string>()
 
-  /** The owner's endpoint for `shard`, if known. */
+  /** The owner's hop listener for `shard`, if known. */
   get(shard: string): DirectHop.Target | undefined {
     return this.targets.get(shard)
   }

@@ -1,20 +1,23 @@
 /**
- * The direct hop's client on Node (see DirectHop.ts): node:http with one
- * keep-alive agent per process, without effect's HTTP client layers (one
- * request per forwarded call is the hot path). A JSON reply is read whole into
- * one buffer; an SSE reply is piped back as it arrives.
+ * The direct hop's client on Node (see DirectHop.ts): connections to the
+ * owners' hop listeners (hopServer.ts), kept open between exchanges, one
+ * exchange at a time on each, in hopWire.ts frames: no HTTP client or parser
+ * on a forwarded call. A JSON reply is read whole; an SSE reply is piped back
+ * as it arrives, the connection paused while its reader falls behind.
  */
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { Agent, type ClientRequest, type IncomingMessage, request as httpRequest } from "node:http"
+import { connect, type Socket } from "node:net"
+import { PassThrough } from "node:stream"
 import type * as DirectHop from "../DirectHop.ts"
 import * as ClusterHeaders from "./headers.ts"
+import * as Wire from "./hopWire.ts"
 
 /**
  * Headers that belong to one connection and its framing, never passed across
- * the hop in either direction: the hop-by-hop ones (RFC 9110 7.6.1) and the
- * length, which each side sets for the body it writes.
+ * the hop: the hop-by-hop ones (RFC 9110 7.6.1) and the length, which the
+ * hop's frames carry themselves.
  */
 const ofOneConnection = [
   "connection",
@@ -27,15 +30,12 @@ const ofOneConnection = [
   "content-length"
 ]
 
-/** An owner's reply headers the receiving server sets itself (the type with the body it writes, and the date). */
-const connectionHeaders = new Set([...ofOneConnection, "content-type", "date", ClusterHeaders.HOP_REFUSED])
-
 const unsent: DirectHop.Result = { _tag: "Unsent" }
 const refused: DirectHop.Result = { _tag: "Refused" }
 const lost: DirectHop.Result = { _tag: "Lost" }
 const empty = new Uint8Array(0)
 
-/** How long (ms) an idle keep-alive connection to an owner is kept. */
+/** How long (ms) an idle connection to an owner is kept. */
 const IDLE_MS = 2_000
 
 /**
@@ -47,29 +47,11 @@ const IDLE_MS = 2_000
  */
 export const CONNECT_TIMEOUT_MS = 1_000
 
-/** The owner did not accept the connection in time: nothing was sent. */
-class NotConnected extends Error {
-  constructor() {
-    super("the runner owning the session did not accept a connection in time")
-  }
-}
-
-/** The owner's reply was cut before its end: the owner was lost. */
+/** The owner's reply stream was cut before its end: the owner was lost. */
 class Cut extends Error {
   constructor() {
     super("the runner owning the session was lost before its reply ended")
   }
-}
-
-const headersOf = (response: IncomingMessage): Record<string, string> => {
-  const headers: Record<string, string> = {}
-  const parsed = response.headers
-  for (const name in parsed) {
-    const value = parsed[name]
-    if (value === undefined || connectionHeaders.has(name)) continue
-    headers[name] = Array.isArray(value) ? value.join(", ") : value
-  }
-  return headers
 }
 
 /** A client's headers the hop does not carry: those of its own connection, and `expect` (the hop sends the whole body at once). */
@@ -80,41 +62,34 @@ export type ClientHeaders = { readonly [name: string]: string | ReadonlyArray<st
 
 /**
  * Headers of the hop's request: the client's without the private ones (a
- * runner's to set), those of the client's own connection and its framing
- * (the length set here, for the body sent), repeated ones joined, and the secret.
+ * runner's to set) and those of the client's own connection and its framing,
+ * repeated ones joined. (The secret goes once per connection, in its `Hello`.)
  */
-export const hopHeaders = (
-  clientHeaders: ClientHeaders,
-  secret: string,
-  body: string | Uint8Array | undefined
-): Record<string, string | number> => {
+export const hopHeaders = (clientHeaders: ClientHeaders): Record<string, string> => {
   // One copy, built whole: deleting a property afterwards would turn the object into a slower dictionary.
-  const headers: Record<string, string | number> = {}
+  const headers: Record<string, string> = {}
   for (const name in clientHeaders) {
     const value = clientHeaders[name]
     if (value === undefined || ClusterHeaders.PRIVATE.has(name) || notCarried.has(name)) continue
     headers[name] = typeof value === "string" ? value : value.join(", ")
   }
-  headers[ClusterHeaders.HOP] = secret
-  if (body !== undefined)
-    headers["content-length"] = typeof body === "string" ? Buffer.byteLength(body) : body.byteLength
   return headers
 }
 
-/**
- * Destroys `request` (with `NotConnected`) when its connection is not made
- * within `timeoutMs`; calls `connected` once it is (at once for a pooled one).
- */
-const boundConnect = (request: ClientRequest, timeoutMs: number, connected: () => void): void => {
-  request.on("socket", (socket) => {
-    if (!socket.connecting) return connected()
-    const timer = setTimeout(() => request.destroy(new NotConnected()), timeoutMs)
-    socket.once("connect", () => {
-      clearTimeout(timer)
-      connected()
-    })
-    socket.once("close", () => clearTimeout(timer))
-  })
+/** What one exchange does with the frames of its connection. */
+interface Exchange {
+  readonly frame: (frame: Wire.Frame) => void
+  /** The connection closed; `connected`: it had been made (the request may have reached the owner). */
+  readonly closed: (connected: boolean) => void
+}
+
+/** A connection to one owner. */
+interface Connection {
+  readonly socket: Socket
+  readonly origin: string
+  connected: boolean
+  current: Exchange | undefined
+  idle: ReturnType<typeof setTimeout> | undefined
 }
 
 /** The direct hop on Node, with the callback form the Node relay (nodeRelay.ts) uses. */
@@ -137,91 +112,177 @@ export interface NodeHop extends DirectHop.DirectHop {
 }
 
 /**
- * The hop of this process, `self` being its own endpoint; a connection not
- * made within `connectTimeoutMs` (default `CONNECT_TIMEOUT_MS`) is `Unsent`.
+ * The hop of this process, `self` being its own hop listener; a connection
+ * not made within `connectTimeoutMs` (default `CONNECT_TIMEOUT_MS`) is `Unsent`.
  */
 export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_TIMEOUT_MS): NodeHop => {
-  // LIFO reuses the warmest connection. An idle one is closed after 2 s, well before the owner's
-  // server closes it (5 s): a request written on a connection the owner is closing would fail
-  // as if the owner were lost (Node's agent keeps it until it sees the close, up to 6 s).
-  const agent = new Agent({ keepAlive: true, scheduling: "lifo", timeout: IDLE_MS })
+  // Idle connections per owner, the warmest last (reused first).
+  const idle = new Map<string, Array<Connection>>()
+  const all = new Set<Connection>()
 
   // Parsed once per owner: a URL string per request would be parsed each time.
-  const addresses = new Map<string, { readonly hostname: string; readonly port: string }>()
+  const addresses = new Map<string, { readonly host: string; readonly port: number }>()
   const addressOf = (origin: string) => {
     let address = addresses.get(origin)
     if (address === undefined) {
       const url = new URL(origin)
       // An IPv6 literal comes bracketed in a URL, bare in a socket address.
-      address = { hostname: url.hostname.replace(/^\[(.*)\]$/, "$1"), port: url.port || "80" }
+      address = { host: url.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(url.port) }
       addresses.set(origin, address)
     }
     return address
   }
 
+  const release = (connection: Connection) => {
+    connection.current = undefined
+    const list = idle.get(connection.origin)
+    if (list === undefined) idle.set(connection.origin, [connection])
+    else list.push(connection)
+    connection.idle = setTimeout(() => connection.socket.destroy(), IDLE_MS)
+  }
+
+  const forget = (connection: Connection) => {
+    all.delete(connection)
+    if (connection.idle !== undefined) clearTimeout(connection.idle)
+    const list = idle.get(connection.origin)
+    const at = list === undefined ? -1 : list.indexOf(connection)
+    if (at >= 0) list!.splice(at, 1)
+  }
+
+  const open = (target: DirectHop.Target): Connection => {
+    const { host, port } = addressOf(target.origin)
+    const socket = connect({ host, port, noDelay: true })
+    const connection: Connection = {
+      socket,
+      origin: target.origin,
+      connected: false,
+      current: undefined,
+      idle: undefined
+    }
+    all.add(connection)
+    const timer = setTimeout(() => socket.destroy(), connectTimeoutMs)
+    socket.once("connect", () => {
+      clearTimeout(timer)
+      connection.connected = true
+    })
+    // Written before the connection is made: Node sends it first once it is.
+    socket.write(Wire.frame(Wire.Kind.Hello, undefined, target.secret))
+    socket.on(
+      "data",
+      Wire.reader(
+        (frame) => connection.current?.frame(frame),
+        () => socket.destroy()
+      )
+    )
+    socket.on("error", () => {})
+    socket.on("close", () => {
+      clearTimeout(timer)
+      forget(connection)
+      const current = connection.current
+      connection.current = undefined
+      current?.closed(connection.connected)
+    })
+    return connection
+  }
+
+  const take = (target: DirectHop.Target): Connection => {
+    const connection = idle.get(target.origin)?.pop()
+    if (connection === undefined) return open(target)
+    clearTimeout(connection.idle)
+    connection.idle = undefined
+    return connection
+  }
+
   const exchange: NodeHop["exchange"] = (target, method, url, clientHeaders, body, resume) => {
-    let connected = false
     let settled = false
     const settle = (result: DirectHop.Result) => {
       if (settled) return
       settled = true
       resume(result)
     }
-    const sent = method === "POST" ? body : undefined
-    const headers = hopHeaders(clientHeaders, target.secret, sent)
-    const { hostname, port } = addressOf(target.origin)
-    let outgoing: ClientRequest
-    try {
-      outgoing = httpRequest({ hostname, port, path: url, method, headers, agent })
-    } catch {
-      // node:http refuses some requests by throwing (a client's `Trailer` header did, before such headers
-      // were left out): thrown in the relay's request handler it would end the process. The request is
-      // answered once with an error, never sent again, and the owner is not taken as gone. Settled once
-      // this call has returned: the caller has not yet kept the function that abandons it.
-      queueMicrotask(() => settle(lost))
-      return () => {
-        settled = true
+    const head: Wire.RequestHead = { method, url, headers: hopHeaders(clientHeaders) }
+    const connection = take(target)
+    const socket = connection.socket
+    // A streamed reply's body, once its head came.
+    let piped: PassThrough | undefined
+    let complete = false
+    connection.current = {
+      frame: (frame) => {
+        switch (frame.kind) {
+          case Wire.Kind.Head: {
+            let reply: { readonly head: Wire.ReplyHead; readonly body: Buffer }
+            try {
+              reply = Wire.split<Wire.ReplyHead>(frame.payload)
+            } catch {
+              // Not a head an owner writes: the connection cannot be trusted further (the exchange is lost).
+              return void socket.destroy()
+            }
+            const { head, body } = reply
+            if (head.headers[ClusterHeaders.HOP_REFUSED] !== undefined) {
+              release(connection)
+              return settle(refused)
+            }
+            if (!head.streamed) {
+              release(connection)
+              return settle({
+                _tag: "Reply",
+                status: head.status,
+                headers: head.headers,
+                contentType: head.contentType,
+                body,
+                stream: undefined
+              })
+            }
+            const out = new PassThrough()
+            piped = out
+            out.setEncoding("utf8")
+            // The reader stopped before the end (its client went away): the owner's exchange is interrupted.
+            out.on("close", () => {
+              if (!complete) socket.destroy()
+            })
+            const arriving = NodeStream.fromReadable<string, unknown>({ evaluate: () => out, onError: (e) => e })
+            // A stream that ends without its last chunk ended with its owner.
+            const stream = Stream.concat(
+              arriving,
+              Stream.suspend(() => (complete ? Stream.empty : Stream.fail(new Cut())))
+            )
+            return settle({
+              _tag: "Reply",
+              status: head.status,
+              headers: head.headers,
+              contentType: head.contentType,
+              body: empty,
+              stream
+            })
+          }
+          case Wire.Kind.Chunk:
+            // Held back while the reader is behind: the owner's stream waits for the connection.
+            if (piped !== undefined && !piped.write(Buffer.from(frame.payload))) {
+              socket.pause()
+              piped.once("drain", () => socket.resume())
+            }
+            return
+          case Wire.Kind.End:
+            complete = true
+            release(connection)
+            return void piped?.end()
+          default:
+            // A cut stream (or a frame out of place): this connection's exchange is over, and so is the connection.
+            socket.destroy()
+        }
+      },
+      closed: (connected) => {
+        if (piped !== undefined) return void piped.end()
+        // Before a connection there is no exchange: the caller may send it another way.
+        settle(connected ? lost : unsent)
       }
     }
-    boundConnect(outgoing, connectTimeoutMs, () => {
-      connected = true
-    })
-    // Before a connection there is no exchange: the caller may send it another way.
-    outgoing.on("error", () => settle(connected ? lost : unsent))
-    outgoing.on("response", (response) => {
-      if (response.headers[ClusterHeaders.HOP_REFUSED] !== undefined) {
-        response.resume()
-        return settle(refused)
-      }
-      const status = response.statusCode ?? 502
-      const contentType = response.headers["content-type"]
-      // Only an event stream is piped: any other body (JSON) is one message, read whole.
-      if (contentType === undefined || !contentType.startsWith("text/event-stream")) {
-        const chunks: Array<Buffer> = []
-        response.on("data", (chunk: Buffer) => chunks.push(chunk))
-        response.on("error", () => settle(lost))
-        response.on("close", () => {
-          if (!response.complete) return settle(lost)
-          const whole = chunks.length === 0 ? empty : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
-          settle({ _tag: "Reply", status, headers: headersOf(response), contentType, body: whole, stream: undefined })
-        })
-        return
-      }
-      response.setEncoding("utf8")
-      const arriving = NodeStream.fromReadable<string, unknown>({ evaluate: () => response, onError: (e) => e })
-      // A stream that ends without its last chunk ended with its owner.
-      const stream = Stream.concat(
-        arriving,
-        Stream.suspend(() => (response.complete ? Stream.empty : Stream.fail(new Cut())))
-      )
-      settle({ _tag: "Reply", status, headers: headersOf(response), contentType, body: empty, stream })
-    })
-    outgoing.end(sent)
-    // Once settled the reply is the caller's (a socket back in the pool must not be destroyed).
+    socket.write(Wire.frame(Wire.Kind.Request, head, method === "POST" ? body : empty))
+    // Once settled the reply is the caller's (a connection back in the pool must not be destroyed).
     return () => {
       if (settled) return
       settled = true
-      outgoing.destroy()
+      socket.destroy()
     }
   }
 
@@ -233,5 +294,12 @@ export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_
       return Effect.sync(abandon)
     })
 
-  return { self, send, exchange, close: () => agent.destroy() }
+  return {
+    self,
+    send,
+    exchange,
+    close: () => {
+      for (const connection of all) connection.socket.destroy()
+    }
+  }
 }

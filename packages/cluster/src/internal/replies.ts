@@ -94,17 +94,9 @@ const copyWithout = (headers: Headers.Headers, drop: (name: string) => boolean):
 }
 
 const isPrivate = (name: string): boolean => ClusterHeaders.PRIVATE.has(name)
-const isSecret = (name: string): boolean => name === ClusterHeaders.HOP
 
 /** One copy without them (a hop carries two: one `Headers.remove` copy each cost more). */
 export const withoutPrivate = (headers: Headers.Headers): Headers.Headers => copyWithout(headers, isPrivate)
-
-/**
- * A hop as its owner serves it: the secret dropped, what the receiving
- * process says for it (the client's address, the id of a session to open)
- * kept, since the secret proved a runner sent it.
- */
-export const withoutSecret = (headers: Headers.Headers): Headers.Headers => copyWithout(headers, isSecret)
 
 /** An owner's answer to a hop for a session whose shard it does not hold: it ran nothing. */
 export const hopRefusal = HttpServerResponse.empty({
