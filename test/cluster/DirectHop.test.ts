@@ -13,7 +13,11 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Stream from "effect/Stream"
 import * as DirectHop from "../../packages/cluster/src/DirectHop.ts"
+import * as HopServer from "../../packages/cluster/src/internal/hopServer.ts"
 import * as NodeHop from "../../packages/cluster/src/internal/nodeHop.ts"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
 import { owner, unanswering } from "./hopOwner.ts"
 import { freePort } from "./support.ts"
 
@@ -195,6 +199,42 @@ describe("the direct hop's Node client", () => {
       const { target, seen } = yield* owner((_, response) => response.socket?.destroy())
       assert.strictEqual((yield* client.send(target, exchange))._tag, "Lost")
       assert.strictEqual(seen.length, 1)
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("a listener that does not take the connection (a wrong secret, another process on that port): Unsent", () =>
+    Effect.gen(function* () {
+      let served = 0
+      const listener = yield* Effect.acquireRelease(HopServer.listen("127.0.0.1", "the-owners-secret"), (made) =>
+        Effect.sync(made.close)
+      )
+      const context = yield* Effect.context<never>()
+      listener.serve({
+        handler: () =>
+          Effect.sync(() => {
+            served++
+            return HttpServerResponse.empty()
+          }),
+        runFork: Effect.runForkWith(context)
+      })
+      const client = yield* hop
+      // The address of a runner that was replaced: its port now another runner's, whose secret differs.
+      const stale = { origin: `tcp://127.0.0.1:${listener.port}`, secret: "a-former-runners-secret" }
+      assert.strictEqual((yield* client.send(stale, exchange))._tag, "Unsent")
+      // And a server of another kind on that port (here an HTTP one, which answers the bytes with an error).
+      const http = yield* Effect.acquireRelease(
+        Effect.callback<Server>((resume) => {
+          const server = createServer((_, response) => response.end())
+          server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+        }),
+        (server) => Effect.sync(() => server.close())
+      )
+      const port = (http.address() as AddressInfo).port
+      assert.strictEqual(
+        (yield* client.send({ origin: `tcp://127.0.0.1:${port}`, secret: "x" }, exchange))._tag,
+        "Unsent"
+      )
+      assert.strictEqual(served, 0)
     }).pipe(Effect.scoped)
   )
 

@@ -1,7 +1,7 @@
 /**
  * The owner's side of the direct hop (packages/cluster internal/hopServer.ts)
  * on loopback, driven by raw frames: a connection must open with the owner's
- * secret before anything is served; a request is served by the handler as an
+ * secret, which the listener answers with its welcome, before anything is served; a request is served by the handler as an
  * HTTP request would be (method, path, headers, body) and answered whole or,
  * an event stream, chunk by chunk; a JSON body sent headers first comes back
  * whole; a connection that closes mid-exchange interrupts it; a frame above
@@ -31,8 +31,10 @@ const listener = (handler: HopServer.Serve["handler"]) =>
 
 interface Peer {
   readonly socket: Socket
-  /** The frames received so far. */
+  /** The frames received so far, but the welcome. */
   readonly frames: Array<Wire.Frame>
+  /** Whether the listener welcomed the connection (took its secret). */
+  readonly welcomed: () => boolean
   /** Resolves once `count` frames came, or the connection closed (then with what came). */
   readonly next: (count: number) => Effect.Effect<ReadonlyArray<Wire.Frame>>
   readonly closed: Effect.Effect<void>
@@ -46,13 +48,15 @@ const peer = (port: number) =>
       const frames: Array<Wire.Frame> = []
       let wake: (() => void) | undefined
       let ended = false
+      let welcomed = false
       const closed = Deferred.makeUnsafe<void>()
       socket.on("error", () => {})
       socket.on(
         "data",
         Wire.reader(
           (frame) => {
-            frames.push(frame)
+            if (frame.kind === Wire.Kind.Welcome && !welcomed && frames.length === 0) welcomed = true
+            else frames.push(frame)
             wake?.()
           },
           () => socket.destroy()
@@ -71,7 +75,9 @@ const peer = (port: number) =>
           wake = check
           check()
         })
-      socket.once("connect", () => resume(Effect.succeed({ socket, frames, next, closed: Deferred.await(closed) })))
+      socket.once("connect", () =>
+        resume(Effect.succeed({ socket, frames, welcomed: () => welcomed, next, closed: Deferred.await(closed) }))
+      )
     }),
     ({ socket }) => Effect.sync(() => socket.destroy())
   )
@@ -101,6 +107,7 @@ describe("the direct hop's listener", () => {
       const client = yield* peer(server.port)
       client.socket.write(Buffer.concat([hello(), request()]))
       const [head] = yield* client.next(1)
+      assert.isTrue(client.welcomed())
       assert.strictEqual(head?.kind, Wire.Kind.Head)
       const reply = Wire.split<Wire.ReplyHead>(head!.payload)
       assert.deepStrictEqual(reply.head, {
@@ -133,6 +140,7 @@ describe("the direct hop's listener", () => {
         const client = yield* peer(server.port)
         client.socket.write(Buffer.concat([opening, request()]))
         yield* client.closed
+        assert.isFalse(client.welcomed())
         assert.strictEqual(client.frames.length, 0)
       }
       assert.strictEqual(served, 0)

@@ -90,7 +90,10 @@ export const owner = (reply: (request: Seen, response: Response) => void) =>
           "data",
           Wire.reader(
             (frame) => {
-              if (frame.kind === Wire.Kind.Hello) return void hellos.push(frame.payload.toString("utf8"))
+              if (frame.kind === Wire.Kind.Hello) {
+                hellos.push(frame.payload.toString("utf8"))
+                return void socket.write(Wire.frame(Wire.Kind.Welcome, undefined))
+              }
               const { head, body } = Wire.split<Wire.RequestHead>(frame.payload)
               const one = {
                 method: head.method,

@@ -22,7 +22,8 @@
  * Security. A connection to the hop listener counts only once it proved it
  * comes from a runner: it opens with the owner's secret (random per process,
  * compared in constant time), and is closed otherwise before anything is
- * served. What only a receiving process may say (the client's address for
+ * served (its exchange then counts as not sent, `Unsent`: the address may be
+ * a former runner's, its port now another process's). What only a receiving process may say (the client's address for
  * per-client limits, which session id to open) is believed on such a
  * connection only; on the public endpoint those headers are stripped from
  * every request. The client's own `Host`, `Origin`, `Authorization` and
@@ -58,7 +59,10 @@ export interface Request {
 
 /** What came back from the owner. */
 export type Result =
-  /** Nothing reached the owner (it could not be connected to): the exchange may be sent to its next owner. */
+  /**
+   * Nothing reached the owner (it could not be connected to, or did not take the connection): the
+   * exchange may be sent to its next owner.
+   */
   | { readonly _tag: "Unsent" }
   /** The owner no longer holds the session's shard: it did not run the exchange. */
   | { readonly _tag: "Refused" }

@@ -176,6 +176,8 @@ export const listen = (host: string, secret: string): Effect.Effect<HopServer> =
             return void socket.destroy()
           }
           hello = true
+          // Before any request is read: the other side learns that what it sends from now on may run.
+          socket.write(Wire.frame(Wire.Kind.Welcome, undefined))
           return
         }
         // One exchange at a time: anything else is not a runner speaking this protocol.

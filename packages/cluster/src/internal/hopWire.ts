@@ -4,8 +4,11 @@
  * connection does, in frames that need no HTTP parser on either side.
  *
  * A frame is its length (4 bytes, big-endian, what follows it), its kind (1
- * byte) and its payload. A connection opens with `Hello` (the owner's secret);
- * then each exchange is one `Request` (its head as JSON, then its body) and
+ * byte) and its payload. A connection opens with `Hello` (the owner's secret),
+ * which the owner answers with `Welcome` before it reads anything else: a
+ * connection closed before `Welcome` served nothing (a process that is not
+ * the owner, or no longer the one the address named). Then each exchange is
+ * one `Request` (its head as JSON, then its body) and
  * its reply: a `Head` carrying the whole body, or a `Head` marked streamed
  * followed by `Chunk`s and an `End` (or a `Cut` when the owner's stream
  * failed).
@@ -18,7 +21,8 @@ export const Kind = {
   Head: 3,
   Chunk: 4,
   End: 5,
-  Cut: 6
+  Cut: 6,
+  Welcome: 7
 } as const
 
 /** The largest frame a side accepts: a body the endpoint takes (4 MiB) with room for its head. */

@@ -79,15 +79,16 @@ export const hopHeaders = (clientHeaders: ClientHeaders): Record<string, string>
 /** What one exchange does with the frames of its connection. */
 interface Exchange {
   readonly frame: (frame: Wire.Frame) => void
-  /** The connection closed; `connected`: it had been made (the request may have reached the owner). */
-  readonly closed: (connected: boolean) => void
+  /** The connection closed; `welcomed`: the owner had taken it (the request may have reached the owner). */
+  readonly closed: (welcomed: boolean) => void
 }
 
 /** A connection to one owner. */
 interface Connection {
   readonly socket: Socket
   readonly origin: string
-  connected: boolean
+  /** The owner answered the connection's `Hello`: what is written on it from then on may run. */
+  welcomed: boolean
   current: Exchange | undefined
   idle: ReturnType<typeof setTimeout> | undefined
 }
@@ -120,7 +121,8 @@ export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_
   const idle = new Map<string, Array<Connection>>()
   const all = new Set<Connection>()
 
-  // Parsed once per owner: a URL string per request would be parsed each time.
+  // Parsed once per owner: a URL string per request would be parsed each time. A runner's hop port
+  // is new at each start, so the map is cleared when it grows past what any cluster has.
   const addresses = new Map<string, { readonly host: string; readonly port: number }>()
   const addressOf = (origin: string) => {
     let address = addresses.get(origin)
@@ -128,6 +130,7 @@ export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_
       const url = new URL(origin)
       // An IPv6 literal comes bracketed in a URL, bare in a socket address.
       address = { host: url.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(url.port) }
+      if (addresses.size >= 1024) addresses.clear()
       addresses.set(origin, address)
     }
     return address
@@ -138,15 +141,22 @@ export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_
     const list = idle.get(connection.origin)
     if (list === undefined) idle.set(connection.origin, [connection])
     else list.push(connection)
-    connection.idle = setTimeout(() => connection.socket.destroy(), IDLE_MS)
+    connection.idle = setTimeout(() => {
+      // Out of the pool at once: the close comes a tick later, and an exchange taking the connection
+      // in between would be written on a destroyed socket and read as lost.
+      forget(connection)
+      connection.socket.destroy()
+    }, IDLE_MS)
   }
 
   const forget = (connection: Connection) => {
     all.delete(connection)
     if (connection.idle !== undefined) clearTimeout(connection.idle)
     const list = idle.get(connection.origin)
-    const at = list === undefined ? -1 : list.indexOf(connection)
-    if (at >= 0) list!.splice(at, 1)
+    if (list === undefined) return
+    const at = list.indexOf(connection)
+    if (at >= 0) list.splice(at, 1)
+    if (list.length === 0) idle.delete(connection.origin)
   }
 
   const open = (target: DirectHop.Target): Connection => {
@@ -155,7 +165,7 @@ export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_
     const connection: Connection = {
       socket,
       origin: target.origin,
-      connected: false,
+      welcomed: false,
       current: undefined,
       idle: undefined
     }
@@ -163,14 +173,18 @@ export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_
     const timer = setTimeout(() => socket.destroy(), connectTimeoutMs)
     socket.once("connect", () => {
       clearTimeout(timer)
-      connection.connected = true
     })
     // Written before the connection is made: Node sends it first once it is.
     socket.write(Wire.frame(Wire.Kind.Hello, undefined, target.secret))
     socket.on(
       "data",
       Wire.reader(
-        (frame) => connection.current?.frame(frame),
+        (frame) => {
+          if (connection.welcomed) return connection.current?.frame(frame)
+          // The owner's first word is its welcome; anything else is not a runner that took the secret.
+          if (frame.kind === Wire.Kind.Welcome) connection.welcomed = true
+          else socket.destroy()
+        },
         () => socket.destroy()
       )
     )
@@ -180,13 +194,20 @@ export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_
       forget(connection)
       const current = connection.current
       connection.current = undefined
-      current?.closed(connection.connected)
+      current?.closed(connection.welcomed)
     })
     return connection
   }
 
   const take = (target: DirectHop.Target): Connection => {
-    const connection = idle.get(target.origin)?.pop()
+    const list = idle.get(target.origin)
+    let connection = list?.pop()
+    // One the owner closed may wait for its close event here: never written on.
+    while (connection !== undefined && (connection.socket.destroyed || !connection.socket.writable)) {
+      forget(connection)
+      connection = list?.pop()
+    }
+    if (list !== undefined && list.length === 0) idle.delete(target.origin)
     if (connection === undefined) return open(target)
     clearTimeout(connection.idle)
     connection.idle = undefined
@@ -271,10 +292,10 @@ export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_
             socket.destroy()
         }
       },
-      closed: (connected) => {
+      closed: (welcomed) => {
         if (piped !== undefined) return void piped.end()
         // Before a connection there is no exchange: the caller may send it another way.
-        settle(connected ? lost : unsent)
+        settle(welcomed ? lost : unsent)
       }
     }
     socket.write(Wire.frame(Wire.Kind.Request, head, method === "POST" ? body : empty))
