@@ -82,10 +82,9 @@ const peer = (port: number) =>
     ({ socket }) => Effect.sync(() => socket.destroy())
   )
 
-const hello = (secret = SECRET) => Wire.frame(Wire.Kind.Hello, undefined, secret)
+const hello = (secret = SECRET) => Wire.frame(Wire.Kind.Hello, secret)
 const request = (body = '{"jsonrpc":"2.0","id":1,"method":"ping"}') =>
-  Wire.frame(
-    Wire.Kind.Request,
+  Wire.request(
     { method: "POST", url: "/mcp?x=1", headers: { "content-type": "application/json", "mcp-session-id": "s1" } },
     body
   )
@@ -109,7 +108,7 @@ describe("the direct hop's listener", () => {
       const [head] = yield* client.next(1)
       assert.isTrue(client.welcomed())
       assert.strictEqual(head?.kind, Wire.Kind.Head)
-      const reply = Wire.split<Wire.ReplyHead>(head!.payload)
+      const reply = Wire.readReply(head!.payload)
       assert.deepStrictEqual(reply.head, {
         status: 200,
         headers: { "mcp-session-id": "s1" },
@@ -157,18 +156,18 @@ describe("the direct hop's listener", () => {
         )
       )
       const client = yield* peer(server.port)
-      const at = (url: string) => Wire.frame(Wire.Kind.Request, { method: "POST", url, headers: {} }, "{}")
+      const at = (url: string) => Wire.request({ method: "POST", url, headers: {} }, "{}")
       client.socket.write(Buffer.concat([hello(), at("/sse")]))
       const streamed = yield* client.next(4)
       assert.deepStrictEqual(
         streamed.map((frame) => frame.kind),
         [Wire.Kind.Head, Wire.Kind.Chunk, Wire.Kind.Chunk, Wire.Kind.End]
       )
-      assert.isTrue(Wire.split<Wire.ReplyHead>(streamed[0]!.payload).head.streamed)
+      assert.isTrue(Wire.readReply(streamed[0]!.payload).head.streamed)
       assert.strictEqual(streamed[1]!.payload.toString() + streamed[2]!.payload.toString(), "ab")
       client.socket.write(at("/json"))
       const [whole] = (yield* client.next(5)).slice(4)
-      const reply = Wire.split<Wire.ReplyHead>(whole!.payload)
+      const reply = Wire.readReply(whole!.payload)
       assert.isFalse(reply.head.streamed)
       assert.strictEqual(reply.body.toString(), "ab")
     }).pipe(Effect.scoped)
@@ -211,7 +210,7 @@ describe("the direct hop's listener", () => {
   it.live("a request frame that is not one closes its connection; the listener keeps serving", () =>
     Effect.gen(function* () {
       const server = yield* listener(() => Effect.succeed(HttpServerResponse.empty({ status: 202 })))
-      const garbled = Buffer.from("not json at all")
+      const garbled = Buffer.from("not a head at all")
       const frame = Buffer.alloc(9)
       frame.writeUInt32BE(5 + garbled.length, 0)
       frame[4] = Wire.Kind.Request
@@ -223,7 +222,7 @@ describe("the direct hop's listener", () => {
       const good = yield* peer(server.port)
       good.socket.write(Buffer.concat([hello(), request()]))
       const [head] = yield* good.next(1)
-      assert.strictEqual(Wire.split<Wire.ReplyHead>(head!.payload).head.status, 202)
+      assert.strictEqual(Wire.readReply(head!.payload).head.status, 202)
     }).pipe(Effect.scoped)
   )
 })

@@ -39,21 +39,17 @@ export class Response {
     }
     if (this.contentType?.startsWith("text/event-stream")) {
       this.streamed = true
-      this.socket.write(Wire.frame(Wire.Kind.Head, this.head()))
+      this.socket.write(Wire.reply(this.head()))
     }
     return this
   }
   write(piece: string): void {
-    if (this.streamed) this.socket.write(Wire.frame(Wire.Kind.Chunk, undefined, piece))
+    if (this.streamed) this.socket.write(Wire.frame(Wire.Kind.Chunk, piece))
     else this.pieces.push(piece)
   }
   end(piece?: string): void {
     if (piece !== undefined) this.write(piece)
-    this.socket.write(
-      this.streamed
-        ? Wire.frame(Wire.Kind.End, undefined)
-        : Wire.frame(Wire.Kind.Head, this.head(), this.pieces.join(""))
-    )
+    this.socket.write(this.streamed ? Wire.frame(Wire.Kind.End) : Wire.reply(this.head(), this.pieces.join("")))
   }
   /** `close`: the connection closed (the hop was abandoned, or the test cut it). */
   on(_event: "close", listener: () => void): void {
@@ -92,9 +88,9 @@ export const owner = (reply: (request: Seen, response: Response) => void) =>
             (frame) => {
               if (frame.kind === Wire.Kind.Hello) {
                 hellos.push(frame.payload.toString("utf8"))
-                return void socket.write(Wire.frame(Wire.Kind.Welcome, undefined))
+                return void socket.write(Wire.frame(Wire.Kind.Welcome))
               }
-              const { head, body } = Wire.split<Wire.RequestHead>(frame.payload)
+              const { head, body } = Wire.readRequest(frame.payload)
               const one = {
                 method: head.method,
                 url: head.url,

@@ -22,5 +22,21 @@ export const NEW_SESSION = "x-effect-mcp-cluster-session"
 /** The client's address as the receiving process saw it, for the owner's per-client limits. */
 export const CLIENT = "x-effect-mcp-cluster-client"
 
+/**
+ * Headers that belong to one connection and its framing, never passed across
+ * the hop either way: the hop-by-hop ones (RFC 9110 7.6.1) and the length,
+ * which the hop's frames carry themselves.
+ */
+export const OF_ONE_CONNECTION: ReadonlyArray<string> = [
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "content-length"
+]
+
 /** The headers one runner sets for another, never taken from a client (nor passed to the server). */
 export const PRIVATE: ReadonlySet<string> = new Set([NEW_SESSION, CLIENT, HOP])

@@ -16,11 +16,13 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as HttpBody from "effect/http/HttpBody"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as HttpMethod from "effect/http/HttpMethod"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Stream from "effect/Stream"
 import { createServer, type Socket } from "node:net"
 import * as DirectHop from "../DirectHop.ts"
+import * as ClusterHeaders from "./headers.ts"
 import * as Wire from "./hopWire.ts"
 
 /** How the owner serves one request (the clustered server's handler), and the fibers it runs in. */
@@ -55,9 +57,11 @@ const IDLE_TIMEOUT_MS = 30_000
 /** The request a `Request` frame carries, or undefined when it is not one (a runner never sends such). */
 const requestOf = (payload: Buffer): HttpServerRequest.HttpServerRequest | undefined => {
   try {
-    const { head, body } = Wire.split<Wire.RequestHead>(payload)
-    const headers = head.headers as Record<string, string>
-    const client = HttpClientRequest.make(head.method as "POST")(`http://hop${head.url}`, {
+    const { head, body } = Wire.readRequest(payload)
+    const method = head.method
+    if (!HttpMethod.isHttpMethod(method)) return undefined
+    const headers = head.headers
+    const client = HttpClientRequest.make(method)(`http://hop${head.url}`, {
       headers,
       // The body's type is the request's own (the body would otherwise set `application/octet-stream`).
       body: body.length === 0 ? HttpBody.empty : HttpBody.uint8Array(body, headers["content-type"])
@@ -69,8 +73,8 @@ const requestOf = (payload: Buffer): HttpServerRequest.HttpServerRequest | undef
   }
 }
 
-/** Headers the frames carry themselves (the body's type and length) or that belong to one HTTP connection. */
-const framed = new Set(["content-type", "content-length", "transfer-encoding", "connection", "keep-alive", "date"])
+/** Headers of a reply the frames carry themselves (the body's type and length) or that belong to one HTTP connection. */
+const framed = new Set([...ClusterHeaders.OF_ONE_CONNECTION, "content-type", "date"])
 
 const headersOf = (response: HttpServerResponse.HttpServerResponse): Record<string, string> => {
   const headers: Record<string, string> = {}
@@ -83,40 +87,36 @@ const headersOf = (response: HttpServerResponse.HttpServerResponse): Record<stri
 const reply = (socket: Socket, response: HttpServerResponse.HttpServerResponse): Effect.Effect<void> => {
   const headers = headersOf(response)
   const body = response.body
+  const whole = (contentType: string | undefined, bytes?: Uint8Array | string) =>
+    void socket.write(Wire.reply({ status: response.status, headers, contentType, streamed: false }, bytes))
   switch (body._tag) {
     case "Uint8Array":
-      return Effect.sync(() => {
-        const head = { status: response.status, headers, contentType: body.contentType, streamed: false }
-        socket.write(Wire.frame(Wire.Kind.Head, head, body.body))
-      })
+      return Effect.sync(() => whole(body.contentType, body.body))
     case "Stream": {
       // Only an event stream is relayed as it comes: any other body (JSON sent headers first) is one
       // message, sent whole, so the receiving process answers it from its fast path.
       if (!body.contentType.startsWith("text/event-stream")) {
         return Effect.matchCause(Stream.mkUint8Array(body.stream), {
-          onSuccess: (bytes) => {
-            const head = { status: response.status, headers, contentType: body.contentType, streamed: false }
-            socket.write(Wire.frame(Wire.Kind.Head, head, bytes))
-          },
+          onSuccess: (bytes) => whole(body.contentType, bytes),
           // The body failed before its end: the receiving process answers the exchange as lost, as for a cut reply.
           onFailure: () => void socket.destroy()
         })
       }
       const head = { status: response.status, headers, contentType: body.contentType, streamed: true }
       return Effect.suspend(() => {
-        socket.write(Wire.frame(Wire.Kind.Head, head))
+        socket.write(Wire.reply(head))
         return Stream.runForEach(body.stream, (chunk) =>
           // Waits for the connection to take the chunk: a slow reader holds the stream back, not this heap.
-          socket.write(Wire.frame(Wire.Kind.Chunk, undefined, chunk))
+          socket.write(Wire.frame(Wire.Kind.Chunk, chunk))
             ? Effect.void
             : Effect.callback<void>((resume) => {
                 socket.once("drain", () => resume(Effect.void))
               })
         ).pipe(
           Effect.matchCause({
-            onSuccess: () => void socket.write(Wire.frame(Wire.Kind.End, undefined)),
+            onSuccess: () => void socket.write(Wire.frame(Wire.Kind.End)),
             onFailure: (cause) => {
-              if (!Cause.hasInterruptsOnly(cause)) socket.write(Wire.frame(Wire.Kind.Cut, undefined))
+              if (!Cause.hasInterruptsOnly(cause)) socket.write(Wire.frame(Wire.Kind.Cut))
             }
           })
         )
@@ -127,16 +127,10 @@ const reply = (socket: Socket, response: HttpServerResponse.HttpServerResponse):
       const bytes = typeof raw === "string" ? raw : raw instanceof Uint8Array ? raw : undefined
       // A body of another kind (a web stream...) the endpoint never answers with: answered as lost.
       if (bytes === undefined) return Effect.sync(() => void socket.destroy())
-      return Effect.sync(() => {
-        const head = { status: response.status, headers, contentType: body.contentType, streamed: false }
-        socket.write(Wire.frame(Wire.Kind.Head, head, bytes))
-      })
+      return Effect.sync(() => whole(body.contentType, bytes))
     }
     default:
-      return Effect.sync(() => {
-        const head = { status: response.status, headers, contentType: undefined, streamed: false }
-        socket.write(Wire.frame(Wire.Kind.Head, head))
-      })
+      return Effect.sync(() => whole(undefined))
   }
 }
 
@@ -177,7 +171,7 @@ export const listen = (host: string, secret: string): Effect.Effect<HopServer> =
           }
           hello = true
           // Before any request is read: the other side learns that what it sends from now on may run.
-          socket.write(Wire.frame(Wire.Kind.Welcome, undefined))
+          socket.write(Wire.frame(Wire.Kind.Welcome))
           return
         }
         // One exchange at a time: anything else is not a runner speaking this protocol.

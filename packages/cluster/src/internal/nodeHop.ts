@@ -14,22 +14,6 @@ import type * as DirectHop from "../DirectHop.ts"
 import * as ClusterHeaders from "./headers.ts"
 import * as Wire from "./hopWire.ts"
 
-/**
- * Headers that belong to one connection and its framing, never passed across
- * the hop: the hop-by-hop ones (RFC 9110 7.6.1) and the length, which the
- * hop's frames carry themselves.
- */
-const ofOneConnection = [
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  "content-length"
-]
-
 const unsent: DirectHop.Result = { _tag: "Unsent" }
 const refused: DirectHop.Result = { _tag: "Refused" }
 const lost: DirectHop.Result = { _tag: "Lost" }
@@ -55,7 +39,7 @@ class Cut extends Error {
 }
 
 /** A client's headers the hop does not carry: those of its own connection, and `expect` (the hop sends the whole body at once). */
-const notCarried = new Set([...ofOneConnection, "expect"])
+const notCarried = new Set([...ClusterHeaders.OF_ONE_CONNECTION, "expect"])
 
 /** Headers as a client sent them: an exchange's, or Node's parsed ones (a repeated header an array). */
 export type ClientHeaders = { readonly [name: string]: string | ReadonlyArray<string> | undefined }
@@ -175,7 +159,7 @@ export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_
       clearTimeout(timer)
     })
     // Written before the connection is made: Node sends it first once it is.
-    socket.write(Wire.frame(Wire.Kind.Hello, undefined, target.secret))
+    socket.write(Wire.frame(Wire.Kind.Hello, target.secret))
     socket.on(
       "data",
       Wire.reader(
@@ -233,7 +217,7 @@ export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_
           case Wire.Kind.Head: {
             let reply: { readonly head: Wire.ReplyHead; readonly body: Buffer }
             try {
-              reply = Wire.split<Wire.ReplyHead>(frame.payload)
+              reply = Wire.readReply(frame.payload)
             } catch {
               // Not a head an owner writes: the connection cannot be trusted further (the exchange is lost).
               return void socket.destroy()
@@ -298,7 +282,7 @@ export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_
         settle(welcomed ? lost : unsent)
       }
     }
-    socket.write(Wire.frame(Wire.Kind.Request, head, method === "POST" ? body : empty))
+    socket.write(Wire.request(head, method === "POST" ? body : empty))
     // Once settled the reply is the caller's (a connection back in the pool must not be destroyed).
     return () => {
       if (settled) return
