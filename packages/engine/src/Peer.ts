@@ -32,6 +32,16 @@ export interface Dispatcher {
     request: JsonRpc.Request
   ) => Effect.Effect<unknown, McpError.McpError, CurrentRequest.CurrentRequest>
   /**
+   * `request`'s effect built now, in the caller rather than in the request's
+   * fiber. When it is already an outcome (an `Exit`: the request was refused,
+   * or its handler had nothing to run) the Peer answers it at once, with no
+   * fiber; otherwise the effect runs in the request's fiber as `request`'s
+   * would. Optional: without it every request gets its fiber.
+   */
+  readonly requestNow?:
+    | ((request: JsonRpc.Request) => Effect.Effect<unknown, McpError.McpError, CurrentRequest.CurrentRequest>)
+    | undefined
+  /**
    * The error object a request that failed with `error` is answered with
    * (the code can depend on the revision the request was served in).
    */

@@ -161,6 +161,22 @@ export class PushQueue<A, E = never> {
     if (this.consumer !== undefined) this.pump(this.consumer)
   }
 
+  /**
+   * `offerNow` for a producer that calls `deliverNow` next, in the same
+   * event: with a consumer attached the item is buffered without scheduling a
+   * wake-up, which that `deliverNow` makes unneeded (a paused consumer is
+   * woken by its `resume`). On the stdio path of every message that wake-up
+   * was a microtask that found nothing to hand over. Without a consumer it is
+   * `offerNow`.
+   */
+  offerBeforeDelivery(item: A): void {
+    if (this.consumer === undefined) {
+      this.offerNow(item)
+      return
+    }
+    this.items[this.count++] = item
+  }
+
   /** Buffers the item if that needs no wait (`hasRoom()`); false otherwise. */
   tryOffer(item: A): boolean {
     if (!this.hasRoom()) return false

@@ -249,6 +249,39 @@ describe("PushQueue", () => {
     })
   )
 
+  it.effect(
+    "offerBeforeDelivery schedules no wake-up: its deliverNow, or a paused consumer's resume, hands it over",
+    () =>
+      Effect.gen(function* () {
+        const queue = new PushQueue<number>(4)
+        const taken: Array<number> = []
+        let waitAfter = 2
+        queue.attach({ push: (n) => taken.push(n) > 0 && n !== waitAfter, end: () => {} })
+        yield* microtasks
+        queue.offerBeforeDelivery(1)
+        // Without its deliverNow the item stays buffered: nothing else was scheduled for it.
+        yield* microtasks
+        assert.deepStrictEqual(taken, [])
+        queue.deliverNow()
+        assert.deepStrictEqual(taken, [1])
+        // The consumer asks to wait after 2: 3 is buffered for it, handed over on its resume.
+        queue.offerBeforeDelivery(2)
+        queue.offerBeforeDelivery(3)
+        queue.deliverNow()
+        assert.deepStrictEqual(taken, [1, 2])
+        waitAfter = -1
+        queue.resume()
+        yield* microtasks
+        assert.deepStrictEqual(taken, [1, 2, 3])
+        // Without a consumer it is offerNow: a reader is woken.
+        const unattached = new PushQueue<number>(4)
+        const reader = yield* Effect.forkChild(unattached.take)
+        yield* microtasks
+        unattached.offerBeforeDelivery(7)
+        assert.deepStrictEqual(yield* Fiber.join(reader), [7])
+      })
+  )
+
   it.effect("close: later offers and waiting writers are refused; the reader gets the buffer, then the error", () =>
     Effect.gen(function* () {
       const queue = new PushQueue<number, string>(1)

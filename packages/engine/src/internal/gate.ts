@@ -12,6 +12,7 @@ import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as Registry from "@effect-mcp/protocol/Registry"
 import type * as Revision from "@effect-mcp/protocol/Revision"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
@@ -249,26 +250,33 @@ export class Gate implements Peer.Dispatcher {
     return undefined
   }
 
-  request(request: JsonRpc.Request) {
-    return Effect.suspend((): Effect.Effect<unknown, McpError.McpError, CurrentRequest.CurrentRequest> => {
-      const scope = this.scopeOf(request)
-      if (scope instanceof Error) return Effect.fail(scope)
-      const validated = this.validatorOf(scope.revision).validate(request)
-      if (validated._tag === "Failure") return Effect.fail(validated.failure)
-      const refusal = this.checkIncoming(validated.success.spec)
-      if (refusal !== undefined) return Effect.fail(refusal)
-      const handler = this.spec.options.handlers.get(request.method)
-      if (handler === undefined) return Effect.fail(methodNotFound(request.method, "not implemented"))
-      const info: Session.RequestInfo = {
-        request,
-        revision: scope.revision,
-        peerCapabilities: scope.peerCapabilities,
-        peerInfo: scope.peerInfo,
-        state: this.state
-      }
-      const result = handler(validated.success.params, info)
-      return scope.revision.stateless ? Effect.map(result, completeResult) : result
-    })
+  request(request: JsonRpc.Request): Effect.Effect<unknown, McpError.McpError, CurrentRequest.CurrentRequest> {
+    return Effect.suspend(() => this.requestNow(request))
+  }
+
+  readonly requestNow = (
+    request: JsonRpc.Request
+  ): Effect.Effect<unknown, McpError.McpError, CurrentRequest.CurrentRequest> => {
+    const scope = this.scopeOf(request)
+    if (scope instanceof Error) return Effect.fail(scope)
+    const validated = this.validatorOf(scope.revision).validate(request)
+    if (validated._tag === "Failure") return Effect.fail(validated.failure)
+    const refusal = this.checkIncoming(validated.success.spec)
+    if (refusal !== undefined) return Effect.fail(refusal)
+    const handler = this.spec.options.handlers.get(request.method)
+    if (handler === undefined) return Effect.fail(methodNotFound(request.method, "not implemented"))
+    const info: Session.RequestInfo = {
+      request,
+      revision: scope.revision,
+      peerCapabilities: scope.peerCapabilities,
+      peerInfo: scope.peerInfo,
+      state: this.state
+    }
+    const result = handler(validated.success.params, info)
+    if (!scope.revision.stateless) return result
+    return Exit.isExit(result) && Exit.isSuccess(result)
+      ? Exit.succeed(completeResult(result.value))
+      : Effect.map(result, completeResult)
   }
 
   notification(notification: JsonRpc.Notification): Effect.Effect<void> {

@@ -169,7 +169,7 @@ export class Inbox<E> {
   private readonly handlers: DirectHandlers = {
     chunk: (chunk, text) => {
       if (this.queue.closed) return
-      this.decode(chunk, text)
+      this.decode(chunk, text, this.attached)
       // An attached receiver takes the chunk's frames now, in the reader's event, rather than on a microtask:
       // Node's own follow-up of a read (a `nextTick`) would otherwise run first, on the path of every message.
       if (this.attached) this.queue.deliverNow()
@@ -205,10 +205,14 @@ export class Inbox<E> {
     return new Transport.TransportError({ reason: "Io", message: this.options.failureMessage, cause })
   }
 
-  private decode(chunk: Uint8Array, text?: string): void {
+  private decode(chunk: Uint8Array, text?: string, delivered = false): void {
     this.options.meter?.received(chunk.length)
+    const queue = this.queue
     // ASCII text has as many UTF-16 units as bytes: the splitter's limit on text lines is the byte limit.
-    for (const line of this.splitter.push(text ?? chunk)) this.queue.offerNow(Ndjson.decodeLine(line))
+    const lines = this.splitter.push(text ?? chunk)
+    // Frames handed to an attached receiver by the `deliverNow` that follows (`handlers.chunk`) need no wake-up.
+    if (delivered) for (const line of lines) queue.offerBeforeDelivery(Ndjson.decodeLine(line))
+    else for (const line of lines) queue.offerNow(Ndjson.decodeLine(line))
   }
 
   // The final line counts even without a terminator; a failed source's partial line does not.

@@ -21,7 +21,10 @@ import type { Writable } from "node:stream"
  * `stream` written directly on `fd` (undefined: the descriptor is not known,
  * every line goes through the stream).
  */
-export const directWriter = (evaluate: () => Writable, fdOf: () => number | undefined): StdioTransport.DirectWriter => {
+export const directWriter = (lookup: () => Writable, fdOf: () => number | undefined): StdioTransport.DirectWriter => {
+  // Looked up once: \`process.stdout\` is a getter, read on the path of every line otherwise.
+  let stream: Writable | undefined
+  const evaluate = () => (stream ??= lookup())
   // Looked up on the first write: `process.stdout` exists only once asked for. Not on Windows, whose
   // pipes Node opens for overlapped I/O: a synchronous write there is not what the stream expects.
   let fd: number | undefined | null = null
