@@ -254,9 +254,8 @@ export class Gate implements Peer.Dispatcher {
     return Effect.suspend(() => this.requestNow(request))
   }
 
-  readonly requestNow = (
-    request: JsonRpc.Request
-  ): Effect.Effect<unknown, McpError.McpError, CurrentRequest.CurrentRequest> => {
+  // A method, not a bound field: a server keeps a Gate per idle session.
+  requestNow(request: JsonRpc.Request): Effect.Effect<unknown, McpError.McpError, CurrentRequest.CurrentRequest> {
     const scope = this.scopeOf(request)
     if (scope instanceof Error) return Effect.fail(scope)
     const validated = this.validatorOf(scope.revision).validate(request)

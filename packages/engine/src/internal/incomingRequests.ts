@@ -198,11 +198,11 @@ export abstract class IncomingRequests extends PeerInput implements Host {
     // The transport's `trySend` is called on it, not kept bound: a server keeps a Peer per idle session.
     const sendsNow = respond === undefined && this.transport.trySend !== undefined
     let handler: Effect.Effect<unknown, McpError.McpError, CurrentRequest.CurrentRequest>
-    const requestNow = this.dispatcher.requestNow
-    if (sendsNow && this.observe === 0 && this.semaphore === undefined && requestNow !== undefined) {
+    const dispatcher = this.dispatcher
+    if (sendsNow && this.observe === 0 && this.semaphore === undefined && dispatcher.requestNow !== undefined) {
       // Built here: a request refused, or whose handler had nothing to run (most tool calls), is answered now,
       // with no fiber (a fiber, its context and its run loop were a twentieth of a stdio server's CPU per call).
-      handler = requestNow(request)
+      handler = dispatcher.requestNow(request)
       if (Exit.isExit(handler)) {
         const exit = handler as Exit.Exit<unknown, McpError.McpError>
         // An interruption is answered by nobody, as that of a fiber.
@@ -210,7 +210,7 @@ export abstract class IncomingRequests extends PeerInput implements Host {
         return undefined
       }
     } else {
-      handler = this.dispatcher.request(request)
+      handler = dispatcher.request(request)
     }
     const entry = new Served(this, request)
     if (this.observe !== 0) {

@@ -22,7 +22,7 @@ import type { Writable } from "node:stream"
  * every line goes through the stream).
  */
 export const directWriter = (lookup: () => Writable, fdOf: () => number | undefined): StdioTransport.DirectWriter => {
-  // Looked up once: \`process.stdout\` is a getter, read on the path of every line otherwise.
+  // Looked up once: `process.stdout` is a getter, read on the path of every line otherwise.
   let stream: Writable | undefined
   const evaluate = () => (stream ??= lookup())
   // Looked up on the first write: `process.stdout` exists only once asked for. Not on Windows, whose
