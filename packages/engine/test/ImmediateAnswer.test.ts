@@ -18,8 +18,8 @@ const handlers = (): Map<string, Session.Handler> =>
   new Map<string, Session.Handler>([
     ["tools/list", () => Effect.succeed({ tools: [{ name: "now", inputSchema: { type: "object" } }] })],
     ["prompts/list", () => Effect.fail(new McpError.InvalidParams({ message: "bad cursor" }))],
-    // Work to run: served in a fiber.
-    ["resources/list", () => Effect.andThen(Effect.yieldNow, Effect.succeed({ resources: [] }))],
+    // Work to run (not yet an outcome): served in a fiber.
+    ["resources/list", () => Effect.sync(() => ({ resources: [] }))],
     ["resources/templates/list", () => Exit.interrupt()]
   ])
 

@@ -1,5 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
 import * as Schema from "effect/Schema"
@@ -256,11 +258,35 @@ describe("PushQueue", () => {
         const queue = new PushQueue<number>(4)
         const taken: Array<number> = []
         let waitAfter = 2
-        queue.attach({ push: (n) => taken.push(n) > 0 && n !== waitAfter, end: () => {} })
-        yield* microtasks
+        const resumed = Deferred.makeUnsafe<void>()
+        queue.attach({
+          push: (n) => {
+            taken.push(n)
+            if (n === 3) Deferred.doneUnsafe(resumed, Exit.void)
+            return n !== waitAfter
+          },
+          end: () => {}
+        })
+        // Queues are woken in the order they asked, a turn's together: once a probe queue, attached after `queue`,
+        // has taken its item, every wake-up asked for before it has run. The probe signals from outside its own
+        // taking (a test resumed inside it would offer the next probe to the same pass, ahead of `queue`'s wake-up).
+        const probe = new PushQueue<Deferred.Deferred<void>>(1)
+        probe.attach({
+          push: (done) => {
+            queueMicrotask(() => Deferred.doneUnsafe(done, Exit.void))
+            return true
+          },
+          end: () => {}
+        })
+        const wakeUpsDone = Effect.suspend(() => {
+          const done = Deferred.makeUnsafe<void>()
+          probe.offerNow(done)
+          return Deferred.await(done)
+        })
+        yield* wakeUpsDone
         queue.offerBeforeDelivery(1)
         // Without its deliverNow the item stays buffered: nothing else was scheduled for it.
-        yield* microtasks
+        yield* wakeUpsDone
         assert.deepStrictEqual(taken, [])
         queue.deliverNow()
         assert.deepStrictEqual(taken, [1])
@@ -271,12 +297,11 @@ describe("PushQueue", () => {
         assert.deepStrictEqual(taken, [1, 2])
         waitAfter = -1
         queue.resume()
-        yield* microtasks
+        yield* Deferred.await(resumed)
         assert.deepStrictEqual(taken, [1, 2, 3])
         // Without a consumer it is offerNow: a reader is woken.
         const unattached = new PushQueue<number>(4)
         const reader = yield* Effect.forkChild(unattached.take)
-        yield* microtasks
         unattached.offerBeforeDelivery(7)
         assert.deepStrictEqual(yield* Fiber.join(reader), [7])
       })
