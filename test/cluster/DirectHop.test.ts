@@ -15,6 +15,7 @@ import * as Stream from "effect/Stream"
 import * as DirectHop from "../../packages/cluster/src/DirectHop.ts"
 import * as HopServer from "../../packages/cluster/src/internal/hopServer.ts"
 import * as NodeHop from "../../packages/cluster/src/internal/nodeHop.ts"
+import { HEADER_CLIENT, HEADER_NEW_SESSION } from "../../packages/cluster/src/internal/forward.ts"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -28,6 +29,12 @@ const hopWith = (connectTimeoutMs?: number) =>
   )
 
 const hop = hopWith()
+
+/** An owner that answers every exchange with an empty JSON-RPC result. */
+const answering = owner((_, response) => {
+  response.writeHead(200, { "content-type": "application/json" })
+  response.end('{"jsonrpc":"2.0","id":1,"result":{}}')
+})
 
 const exchange: DirectHop.Request = {
   method: "POST",
@@ -75,12 +82,34 @@ describe("the direct hop's Node client", () => {
     }).pipe(Effect.scoped)
   )
 
+  it.live(
+    "what the receiving process says (the session to open, the client's address) reaches the owner; a client's own private headers do not",
+    () =>
+      Effect.gen(function* () {
+        const { target, seen } = yield* answering
+        const client = yield* hop
+        const result = yield* client.send(target, {
+          ...exchange,
+          headers: { ...exchange.headers, [HEADER_NEW_SESSION]: "chosen-by-the-client", [HEADER_CLIENT]: "10.9.9.9" },
+          said: { [HEADER_NEW_SESSION]: "picked-by-the-runner", [HEADER_CLIENT]: "192.0.2.7" }
+        })
+        assert.strictEqual(result._tag, "Reply")
+        const request = seen[0]!
+        assert.strictEqual(request.headers[HEADER_NEW_SESSION], "picked-by-the-runner")
+        assert.strictEqual(request.headers[HEADER_CLIENT], "192.0.2.7")
+        // Without anything said, a client's private headers are dropped, not carried.
+        yield* client.send(target, {
+          ...exchange,
+          headers: { ...exchange.headers, [HEADER_NEW_SESSION]: "chosen-by-the-client", [HEADER_CLIENT]: "10.9.9.9" }
+        })
+        assert.isUndefined(seen[1]!.headers[HEADER_NEW_SESSION])
+        assert.isUndefined(seen[1]!.headers[HEADER_CLIENT])
+      }).pipe(Effect.scoped)
+  )
+
   it.live("the headers of the client's own connection stay with it: a client's `close` does not close the hop's", () =>
     Effect.gen(function* () {
-      const { target, seen, server } = yield* owner((_, response) => {
-        response.writeHead(200, { "content-type": "application/json" })
-        response.end('{"jsonrpc":"2.0","id":1,"result":{}}')
-      })
+      const { target, seen, server } = yield* answering
       let connections = 0
       server.on("connection", () => connections++)
       const client = yield* hop
@@ -122,10 +151,7 @@ describe("the direct hop's Node client", () => {
     "a header value an HTTP request could not carry (a line break) crosses as data: the exchange is answered",
     () =>
       Effect.gen(function* () {
-        const { target, seen } = yield* owner((_, response) => {
-          response.writeHead(200, { "content-type": "application/json" })
-          response.end('{"jsonrpc":"2.0","id":1,"result":{}}')
-        })
+        const { target, seen } = yield* answering
         const client = yield* hop
         const result = yield* client.send(target, { ...exchange, headers: { ...exchange.headers, "x-odd": "a\r\nb" } })
         assert.strictEqual(result._tag, "Reply")
@@ -253,6 +279,30 @@ describe("the direct hop's Node client", () => {
       // The exchange that follows is not held either: no half-made connection was pooled.
       assert.strictEqual((yield* client.send(target, exchange).pipe(Effect.timeout("5 seconds")))._tag, "Unsent")
     }).pipe(Effect.scoped)
+  )
+
+  it.live(
+    "a connect made while the process was busy past the connect timeout is kept: the timeout is not a stall",
+    () =>
+      Effect.gen(function* () {
+        const { target, seen } = yield* answering
+        const client = yield* hopWith(20)
+        // Sent from the check phase, then the process is kept busy past the timeout: when it comes back, its
+        // timers run before it reads the connect the kernel completed meanwhile (loopback needs no SYN retry).
+        const result = yield* Effect.callback<DirectHop.Result>((resume) => {
+          setImmediate(() => {
+            client.exchange(target, "POST", exchange.url, exchange.headers, exchange.body, (settled) =>
+              resume(Effect.succeed(settled))
+            )
+            const busyUntil = Date.now() + 100
+            while (Date.now() < busyUntil) {
+              // the stall under test
+            }
+          })
+        })
+        assert.strictEqual(result._tag, "Reply")
+        assert.strictEqual(seen.length, 1)
+      }).pipe(Effect.scoped)
   )
 
   it.live("an owner that answers is not held to the connect timeout: only the handshake is", () =>

@@ -34,7 +34,12 @@ export interface Settings {
   readonly taskHeartbeatMs?: number | undefined
 }
 
-const start = (storage: string, settings: Settings, scopes: Array<Scope.Closeable>) =>
+const start = (
+  storage: string,
+  settings: Settings,
+  scopes: Array<Scope.Closeable>,
+  shardGroups?: ReadonlyArray<string>
+) =>
   Effect.gen(function* () {
     const scope = yield* Scope.make()
     scopes.push(scope)
@@ -42,7 +47,12 @@ const start = (storage: string, settings: Settings, scopes: Array<Scope.Closeabl
     const server = EverythingServer.layer(
       settings.taskHeartbeatMs === undefined ? {} : { tasks: { heartbeatMs: settings.taskHeartbeatMs } }
     )
-    const clustered = NodeClusteredServer.layer(server, { storage, port: 0, runnerPort, sharding })
+    const clustered = NodeClusteredServer.layer(server, {
+      storage,
+      port: 0,
+      runnerPort,
+      sharding: shardGroups === undefined ? sharding : { ...sharding, assignedShardGroups: shardGroups }
+    })
     // Quiet as a runner process's stderr is (read only when a test fails): errors still show.
     const context = yield* Layer.buildWithScope(clustered, scope).pipe(
       Effect.provideService(References.MinimumLogLevel, "Error")
@@ -78,4 +88,17 @@ export const startInProcess = (
       runners.map((runner) => runner.runnerPort)
     )
     return runners
+  })
+
+/**
+ * Starts one more runner on `storage` that is assigned no shard group, so it
+ * holds no shard: a process that only receives (every session it opens or
+ * serves is another runner's). Closed with the scope; the cluster's shards
+ * do not move for it.
+ */
+export const startHoldingNothing = (storage: string): Effect.Effect<InProcessRunner, unknown, Scope.Scope> =>
+  Effect.gen(function* () {
+    const scopes: Array<Scope.Closeable> = []
+    yield* Effect.addFinalizer((exit) => Effect.forEach(scopes, (scope) => Scope.close(scope, exit), { discard: true }))
+    return yield* start(storage, {}, scopes, [])
   })

@@ -210,7 +210,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
   const forward = Effect.fnUntraced(function* (
     request: HttpServerRequest.HttpServerRequest,
     sessionId: string,
-    extra?: Record<string, string>,
+    said?: Record<string, string>,
     attempt?: DirectHop.Attempt
   ): Effect.fn.Return<HttpServerResponse.HttpServerResponse> {
     const read =
@@ -219,13 +219,13 @@ export const make = Effect.fnUntraced(function* <E, R>(
         : undefined
     if (read !== undefined && read._tag === "Failure") return read.failure
     const body = attempt?.body ?? (read === undefined ? "" : read.success)
-    const exchange = Forward.toExchange(request, body, extra)
+    const exchange = Forward.toExchange(request, body, said)
     counts.forwarded++
     const shard = ShardId.toString(shardOf(sessionId))
     let target =
       attempt?.target ??
       hops.get(shard) ??
-      (extra === undefined && hops.mayName(shard) ? yield* holderOf(sessionId, shard) : undefined)
+      (said === undefined && hops.mayName(shard) ? yield* holderOf(sessionId, shard) : undefined)
     let result = attempt?.result
     for (let sent = 0; sent < MAX_HOPS; sent++) {
       if (result === undefined) {

@@ -52,9 +52,17 @@ export interface Request {
   readonly method: string
   /** The path and query of the client's request. */
   readonly url: string
+  /** The client's headers: a hop never carries the private ones from them (see `said`). */
   readonly headers: Record<string, string>
   /** The POST body (empty for GET and DELETE). */
   readonly body: string
+  /**
+   * What the receiving process says of the request, in the private headers
+   * only runners may set: the id of the session it opens for the client
+   * (when it owns no shard to open it in itself) and the client's address.
+   * Carried beside the client's headers, which never carry them.
+   */
+  readonly said?: Record<string, string> | undefined
 }
 
 /** What came back from the owner. */

@@ -84,9 +84,10 @@ describe("locating a session's owner", () => {
     )
     assert.deepStrictEqual([client.method, client.url, client.body], ["POST", "/mcp?q=1", "{}"])
     assert.strictEqual(client.headers["mcp-session-id"], "s1")
-    // What the receiving process itself says goes with the exchange.
+    // What the receiving process itself says goes with the exchange, beside the client's headers.
     const opening = Forward.toExchange(request, "{}", { [Forward.HEADER_NEW_SESSION]: "picked" })
-    assert.strictEqual(opening.headers[Forward.HEADER_NEW_SESSION], "picked")
+    assert.deepStrictEqual(opening.said, { [Forward.HEADER_NEW_SESSION]: "picked" })
+    assert.isUndefined(opening.headers[Forward.HEADER_NEW_SESSION])
     // The same for Node's parsed headers (the relay's, which the hop copies once): private ones dropped,
     // repeated ones joined, the length left to the hop's frames (its secret goes once per connection).
     assert.deepStrictEqual(
@@ -98,6 +99,14 @@ describe("locating a session's owner", () => {
         missing: undefined
       }),
       { accept: "application/json, text/event-stream" }
+    )
+    // What the receiving process says is carried, whatever the client sent under the same names.
+    assert.deepStrictEqual(
+      NodeHop.hopHeaders(
+        { accept: "application/json", [Forward.HEADER_NEW_SESSION]: "chosen", [Forward.HEADER_CLIENT]: "10.0.0.1" },
+        { [Forward.HEADER_NEW_SESSION]: "picked", [Forward.HEADER_CLIENT]: "192.0.2.7" }
+      ),
+      { accept: "application/json", [Forward.HEADER_NEW_SESSION]: "picked", [Forward.HEADER_CLIENT]: "192.0.2.7" }
     )
   })
 })

@@ -61,16 +61,15 @@ export const locateWithin = <A, E>(
 // tests use.
 export { CLIENT as HEADER_CLIENT, NEW_SESSION as HEADER_NEW_SESSION } from "./headers.ts"
 
-/** The exchange of a request whose body was read already, with the headers this process adds. */
+/** The exchange of a request whose body was read already, with what this process says of it (`said`). */
 export const toExchange = (
   request: HttpServerRequest.HttpServerRequest,
   body: string,
-  extra: Record<string, string> | undefined
+  said: Record<string, string> | undefined
 ): DirectHop.Request => {
   const headers: Record<string, string> = {}
   for (const [name, value] of Object.entries(request.headers)) {
     if (!ClusterHeaders.PRIVATE.has(name)) headers[name] = value
   }
-  if (extra !== undefined) Object.assign(headers, extra)
-  return { method: request.method, url: request.url, headers, body }
+  return { method: request.method, url: request.url, headers, body, said }
 }

@@ -24,6 +24,7 @@ import { createServer, type Socket } from "node:net"
 import * as DirectHop from "../DirectHop.ts"
 import * as ClusterHeaders from "./headers.ts"
 import * as Wire from "./hopWire.ts"
+import { ioTimeout } from "./ioTimeout.ts"
 
 /** How the owner serves one request (the clustered server's handler), and the fibers it runs in. */
 export interface Serve {
@@ -159,13 +160,14 @@ export const listen = (host: string, secret: string): Effect.Effect<HopServer> =
       // An exchange was taken and has not ended; `running` its fiber once it waits for something.
       let busy = false
       let running: Fiber.Fiber<unknown, unknown> | undefined
-      const timer = setTimeout(() => socket.destroy(), HELLO_TIMEOUT_MS)
+      // After this turn's I/O: a `Hello` that came while the process was busy is read (ioTimeout.ts).
+      const timer = ioTimeout(HELLO_TIMEOUT_MS, () => socket.destroy())
       socket.setTimeout(IDLE_TIMEOUT_MS, () => {
         if (!busy) socket.destroy()
       })
       const onFrame = (frame: Wire.Frame) => {
         if (!hello) {
-          clearTimeout(timer)
+          timer.clear()
           if (frame.kind !== Wire.Kind.Hello || !DirectHop.isSecret(secret, frame.payload.toString("utf8"))) {
             return void socket.destroy()
           }
@@ -202,7 +204,7 @@ export const listen = (host: string, secret: string): Effect.Effect<HopServer> =
       )
       socket.on("error", () => {})
       socket.on("close", () => {
-        clearTimeout(timer)
+        timer.clear()
         sockets.delete(socket)
         if (running !== undefined) Effect.runFork(Fiber.interrupt(running))
       })

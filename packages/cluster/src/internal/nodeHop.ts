@@ -13,6 +13,7 @@ import { PassThrough } from "node:stream"
 import type * as DirectHop from "../DirectHop.ts"
 import * as ClusterHeaders from "./headers.ts"
 import * as Wire from "./hopWire.ts"
+import { ioTimeout } from "./ioTimeout.ts"
 
 const unsent: DirectHop.Result = { _tag: "Unsent" }
 const refused: DirectHop.Result = { _tag: "Refused" }
@@ -47,15 +48,19 @@ export type ClientHeaders = { readonly [name: string]: string | ReadonlyArray<st
 /**
  * Headers of the hop's request: the client's without the private ones (a
  * runner's to set) and those of the client's own connection and its framing,
- * repeated ones joined. (The secret goes once per connection, in its `Hello`.)
+ * repeated ones joined; then what the receiving process says (`said`, in
+ * private headers). (The secret goes once per connection, in its `Hello`.)
  */
-export const hopHeaders = (clientHeaders: ClientHeaders): Record<string, string> => {
+export const hopHeaders = (clientHeaders: ClientHeaders, said?: Record<string, string>): Record<string, string> => {
   // One copy, built whole: deleting a property afterwards would turn the object into a slower dictionary.
   const headers: Record<string, string> = {}
   for (const name in clientHeaders) {
     const value = clientHeaders[name]
     if (value === undefined || ClusterHeaders.PRIVATE.has(name) || notCarried.has(name)) continue
     headers[name] = typeof value === "string" ? value : value.join(", ")
+  }
+  if (said !== undefined) {
+    for (const name in said) headers[name] = said[name]!
   }
   return headers
 }
@@ -80,9 +85,10 @@ interface Connection {
 /** The direct hop on Node, with the callback form the Node relay (nodeRelay.ts) uses. */
 export interface NodeHop extends DirectHop.DirectHop {
   /**
-   * Sends a request to `target` (`headers` as the client sent them, the
-   * secret added here) and calls `settle` once with the result; the function
-   * returned abandons the request (the client went away).
+   * Sends a request to `target` (`headers` as the client sent them, their
+   * private ones dropped; `said`, what this process says of it, added) and
+   * calls `settle` once with the result; the function returned abandons the
+   * request (the client went away).
    */
   readonly exchange: (
     target: DirectHop.Target,
@@ -90,7 +96,8 @@ export interface NodeHop extends DirectHop.DirectHop {
     url: string,
     headers: ClientHeaders,
     body: string | Uint8Array,
-    settle: (result: DirectHop.Result) => void
+    settle: (result: DirectHop.Result) => void,
+    said?: Record<string, string>
   ) => () => void
   /** Drops the idle connections. */
   readonly close: () => void
@@ -154,9 +161,10 @@ export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_
       idle: undefined
     }
     all.add(connection)
-    const timer = setTimeout(() => socket.destroy(), connectTimeoutMs)
+    // After this turn's I/O: a connect that completed while the process was busy is kept (ioTimeout.ts).
+    const timer = ioTimeout(connectTimeoutMs, () => socket.destroy())
     socket.once("connect", () => {
-      clearTimeout(timer)
+      timer.clear()
     })
     // Written before the connection is made: Node sends it first once it is.
     socket.write(Wire.frame(Wire.Kind.Hello, target.secret))
@@ -174,7 +182,7 @@ export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_
     )
     socket.on("error", () => {})
     socket.on("close", () => {
-      clearTimeout(timer)
+      timer.clear()
       forget(connection)
       const current = connection.current
       connection.current = undefined
@@ -198,14 +206,14 @@ export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_
     return connection
   }
 
-  const exchange: NodeHop["exchange"] = (target, method, url, clientHeaders, body, resume) => {
+  const exchange: NodeHop["exchange"] = (target, method, url, clientHeaders, body, resume, said) => {
     let settled = false
     const settle = (result: DirectHop.Result) => {
       if (settled) return
       settled = true
       resume(result)
     }
-    const head: Wire.RequestHead = { method, url, headers: hopHeaders(clientHeaders) }
+    const head: Wire.RequestHead = { method, url, headers: hopHeaders(clientHeaders, said) }
     const connection = take(target)
     const socket = connection.socket
     // A streamed reply's body, once its head came.
@@ -293,8 +301,14 @@ export const make = (self: DirectHop.Target, connectTimeoutMs: number = CONNECT_
 
   const send = (target: DirectHop.Target, request: DirectHop.Request) =>
     Effect.callback<DirectHop.Result>((resume) => {
-      const abandon = exchange(target, request.method, request.url, request.headers, request.body, (result) =>
-        resume(Effect.succeed(result))
+      const abandon = exchange(
+        target,
+        request.method,
+        request.url,
+        request.headers,
+        request.body,
+        (result) => resume(Effect.succeed(result)),
+        request.said
       )
       return Effect.sync(abandon)
     })
