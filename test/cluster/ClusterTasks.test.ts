@@ -101,10 +101,11 @@ const scenarios = (storage: () => Effect.Effect<string, unknown, Scope.Scope>) =
         const database = yield* storage()
         const runners = yield* startRunners(3, database, flags, { timings: fastFailover })
         const [r0, r1, r2] = runners.map((runner) => runner.url) as [string, string, string]
-        // On a timeout: what the stream got, and the end of each runner's stderr.
+        // On a timeout: what the stream got, and the end of each runner's stderr and logs (stdout).
         const lastWords = () => ({
           stream: stream.messages().map((message) => message.method ?? message.id),
-          stderr: runners.map((runner) => runner.stderr().slice(-1500))
+          stderr: runners.map((runner) => runner.stderr().slice(-1500)),
+          logs: runners.map((runner) => runner.stdoutTail().slice(-1500))
         })
         const s = yield* session(r0)
         const stream = yield* s.stream(r2)

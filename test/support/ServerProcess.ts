@@ -117,6 +117,8 @@ export interface Child {
   readonly stderr: Watched
   /** Waits (up to `timeoutMs`) until stderr has a line matching `pattern`; returns the match. */
   readonly waitForStderr: (pattern: RegExp, timeoutMs?: number) => Effect.Effect<RegExpMatchArray, ProcessError>
+  /** The last 4,000 characters written to stdout (an HTTP server's logs, for a failing test to show). */
+  readonly stdoutTail: () => string
 }
 
 export interface HttpServer extends Child {
@@ -229,7 +231,7 @@ export const spawnChild = (
       )
       child.on("error", (error) => stderr.end(`the child failed to start (${error.message})`))
       const waitForStderr = (pattern: RegExp, timeoutMs?: number) => waitFor(stderr, pattern, timeoutMs)
-      return { process: child, stderr, waitForStderr } satisfies Child
+      return { process: child, stderr, waitForStderr, stdoutTail: () => stdoutTail } satisfies Child
     }),
     (child) => terminate(child.process)
   )
