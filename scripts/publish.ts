@@ -10,9 +10,13 @@
  * The registry is required (never npm's default by accident). npm reads the
  * credentials for it from its own config, as for any `npm publish`: log in first
  * (`npm login --registry <url>`) or put `//host/:_authToken=...` in an `.npmrc`.
- * A version already on the registry makes that package's publish fail; the
- * packages before it stay published (the error names them). `publishAll` is the
- * same from a program (the registry test in `test/install/`).
+ * A version already on the registry makes that package's publish fail, unless
+ * the registry holds exactly the tarball staged here (same SHA-1): npm re-sends
+ * a publish whose reply it lost (a reset, a 5xx from a loaded registry), and
+ * the registry refuses the second copy of what the first one stored; a re-run
+ * after a failure goes on the same way. The packages before a failure stay
+ * published (the error names them). `publishAll` is the same from a program
+ * (the registry test in `test/install/`).
  *
  * Runs on Node 24 (type stripping).
  */
@@ -49,14 +53,14 @@ export const publishAll = (options: PublishOptions): Promise<ReadonlyArray<Publi
       const { name, version } = JSON.parse(await fs.readFile(path.join(stage, "package.json"), "utf8")) as Published
       const args = ["publish", stage, "--registry", options.registry, "--access", "public"]
       if (options.tag !== undefined) args.push("--tag", options.tag)
-      await run("npm", args, {
-        cwd: path.dirname(stage),
-        env: options.env ?? process.env,
-        maxBuffer: 64 * 1024 * 1024
-      }).catch((error: { stderr?: string; message: string }) => {
+      const npm = { cwd: path.dirname(stage), env: options.env ?? process.env, maxBuffer: 64 * 1024 * 1024 }
+      await run("npm", args, npm).catch(async (error: { stderr?: string; message: string }) => {
+        const stderr = error.stderr ?? ""
+        if (stderr.includes("EPUBLISHCONFLICT") || stderr.includes("cannot publish over")) {
+          if (await holdsStaged(stage, `${name}@${version}`, options.registry, npm)) return
+        }
         const before = published.map((p) => `${p.name}@${p.version}`).join(", ") || "none"
         // npm's errors, without the list of the tarball's files it prints first.
-        const stderr = error.stderr ?? ""
         const reason = stderr
           .split("\n")
           .filter((line) => line.startsWith("npm error"))
@@ -69,6 +73,24 @@ export const publishAll = (options: PublishOptions): Promise<ReadonlyArray<Publi
     }
     return published
   })
+
+/** Whether the registry's `spec` is the tarball npm packs from `stage` (their SHA-1s agree). */
+const holdsStaged = async (
+  stage: string,
+  spec: string,
+  registry: string,
+  npm: { readonly cwd: string; readonly env: NodeJS.ProcessEnv; readonly maxBuffer: number }
+): Promise<boolean> => {
+  try {
+    const packed = JSON.parse((await run("npm", ["pack", stage, "--dry-run", "--json"], npm)).stdout) as Array<{
+      readonly shasum: string
+    }>
+    const stored = (await run("npm", ["view", spec, "dist.shasum", "--registry", registry], npm)).stdout.trim()
+    return packed[0]?.shasum !== undefined && packed[0].shasum === stored
+  } catch {
+    return false
+  }
+}
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({ options: { registry: { type: "string" }, tag: { type: "string" } } })

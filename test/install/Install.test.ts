@@ -27,7 +27,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
-import type { Published } from "../../scripts/publish.ts"
+import { type Published, publishAll } from "../../scripts/publish.ts"
 import * as SdkClient from "../interop/sdkClient.ts"
 import type * as Registry from "../support/Registry.ts"
 import { makeRecorder, root, terminate, waitFor } from "../support/ServerProcess.ts"
@@ -285,6 +285,19 @@ describe.concurrent("packages published to a registry, installed by name outside
             }
           }
         }
+      }),
+    checkLimit
+  )
+
+  it.live(
+    "publishing again is idempotent: a version the registry holds with the same tarball counts as published",
+    () =>
+      Effect.gen(function* () {
+        const { registry, published } = done()
+        // npm re-sends a publish whose reply it lost, and a release re-run goes on after a failure: the registry
+        // refuses each second copy (EPUBLISHCONFLICT), which is the same tarball, so nothing fails.
+        const again = yield* Effect.promise(() => publishAll({ registry: registry.url, env: registry.publisherEnv }))
+        assert.deepStrictEqual(again, published)
       }),
     checkLimit
   )
