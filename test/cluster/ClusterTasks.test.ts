@@ -5,7 +5,8 @@
  * 2025-11-25: a session lives on runner 0 with its GET stream held through
  * runner 2; its task-augmented calls come through runner 1. `tasks/get`,
  * `tasks/result`, `tasks/list` and `tasks/cancel` answer from any runner,
- * `notifications/tasks/status` reaches the GET stream. Then runner 0 is
+ * `notifications/tasks/status` reaches the GET stream (followed with
+ * `Last-Event-ID` when the server ends it, as a client does). Then runner 0 is
  * killed with SIGKILL while a task runs there: once the session has moved,
  * its new owner reads that task `failed` (its worker stopped heartbeating),
  * still serves the finished ones, and `tasks/list` shows the session every
@@ -108,7 +109,9 @@ const scenarios = (storage: () => Effect.Effect<string, unknown, Scope.Scope>) =
           logs: runners.map((runner) => runner.stdoutTail().slice(-1500))
         })
         const s = yield* session(r0)
-        const stream = yield* s.stream(r2)
+        // Followed as a client follows it: under load a runner's lock storage can stop answering for seconds,
+        // its sessions are let go and their GET streams end; the client opens it again with Last-Event-ID.
+        const stream = yield* s.follow(r2)
         assert.strictEqual(stream.status, 200)
 
         const made = yield* s.request(r1, "tools/call", {

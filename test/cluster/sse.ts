@@ -15,6 +15,8 @@ export interface Open {
   readonly headers: Headers
   /** The body read so far. */
   readonly text: () => string
+  /** Whether the body ended (the server or the scope closed it). */
+  readonly ended: () => boolean
   /** The JSON-RPC messages of the SSE body (or the JSON body) read so far. */
   readonly messages: () => ReadonlyArray<Json>
   /** How many of them are notifications of `method`. */
@@ -64,6 +66,7 @@ export const open = (
         signal: abort.signal
       })
       let text = ""
+      let ended = false
       const decoder = new TextDecoder()
       void (async () => {
         try {
@@ -74,11 +77,14 @@ export const open = (
         } catch {
           // Aborted when the scope closed.
         }
+        ended = true
+        progressed()
       })()
       const opened: Open = {
         status: response.status,
         headers: response.headers,
         text: () => text,
+        ended: () => ended,
         messages: () => messagesOf(text),
         count: (method) => messagesOf(text).filter((message) => message.method === method).length
       }
@@ -141,7 +147,52 @@ export interface Session {
   readonly request: (url: string, method: string, params: object) => Effect.Effect<Json, never, Scope.Scope>
   /** Opens the session's GET stream on `url`. */
   readonly stream: (url: string) => Effect.Effect<Open, never, Scope.Scope>
+  /**
+   * The session's GET stream on `url`, followed as a client follows it: when
+   * the server ends it (its owner let the session go: a runner whose lock
+   * storage stopped answering), it is opened again at once with
+   * `Last-Event-ID`, and what it replays joins what came before.
+   */
+  readonly follow: (url: string) => Effect.Effect<Open, never, Scope.Scope>
 }
+
+/** The id of the last SSE event in `text` that carried one. */
+const lastEventId = (text: string): string | undefined => {
+  const ids = text.split("\n").filter((line) => line.startsWith("id:"))
+  return ids.length === 0 ? undefined : ids[ids.length - 1]!.slice(3).trim()
+}
+
+/** Times a followed stream is opened again at most: a bound that only fires when the behaviour is broken. */
+const MAX_REOPENS = 50
+
+const following = (
+  reopen: (lastId: string | undefined) => Effect.Effect<Open, never, Scope.Scope>
+): Effect.Effect<Open, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const first = yield* reopen(undefined)
+    let before = ""
+    let current = first
+    const text = () => before + current.text()
+    yield* Effect.forkScoped(
+      Effect.gen(function* () {
+        for (let n = 0; n < MAX_REOPENS; n++) {
+          yield* until(() => current.ended(), "the GET stream to end", 600_000)
+          before += current.text()
+          // A refused reopen (the session's shard still moving) is tried again after a moment, as a client does.
+          if (current.status !== 200) yield* Effect.sleep("100 millis")
+          current = yield* reopen(lastEventId(before))
+        }
+      })
+    )
+    return {
+      status: first.status,
+      headers: first.headers,
+      text,
+      ended: () => false,
+      messages: () => messagesOf(text()),
+      count: (method) => messagesOf(text()).filter((message) => message.method === method).length
+    } satisfies Open
+  })
 
 /** Initializes a 2025-11-25 session at `url`. */
 export const session = (
@@ -181,7 +232,18 @@ export const session = (
           })
           return yield* answer(opened, requestId)
         }),
-      stream: (at) => open(at, { method: "GET", headers: { ...sessionHeaders, accept: "text/event-stream" } })
+      stream: (at) => open(at, { method: "GET", headers: { ...sessionHeaders, accept: "text/event-stream" } }),
+      follow: (at) =>
+        following((lastId) =>
+          open(at, {
+            method: "GET",
+            headers: {
+              ...sessionHeaders,
+              accept: "text/event-stream",
+              ...(lastId === undefined ? {} : { "last-event-id": lastId })
+            }
+          })
+        )
     }
   })
 
