@@ -14,18 +14,12 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { startHoldingNothing, startInProcess } from "./inProcess.ts"
 import { callSimpleText, EXPECTED, openSession } from "./jsonPost.ts"
+import { messagesOf } from "./sse.ts"
 
 const tempDatabase = Effect.acquireRelease(
   Effect.sync(() => mkdtempSync(join(tmpdir(), "mcp-cluster-front-"))),
   (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
 ).pipe(Effect.map((dir) => `sqlite:${join(dir, "cluster.db")}`))
-
-/** The JSON-RPC answer of a reply: its JSON body, or the SSE event that carries one (not the priming event). */
-const answerOf = (text: string) => {
-  if (text.trimStart().startsWith("{")) return JSON.parse(text)
-  const data = text.split("\n").filter((line) => line.startsWith("data:") && line.slice(5).trim() !== "")
-  return JSON.parse(data[data.length - 1]?.slice(5) ?? "null")
-}
 
 describe("cluster: a runner holding no shard", () => {
   it.live("opens sessions through their owner, under the id it picked, and serves their calls", () =>
@@ -36,9 +30,11 @@ describe("cluster: a runner holding no shard", () => {
       for (let n = 0; n < 3; n++) {
         const sessionId = yield* Effect.promise(() => openSession(front!.url, n, `front-${n}`))
         for (const url of [front!.url, owner!.url]) {
-          const reply = yield* Effect.promise(() => callSimpleText(url, `s${n}-${url}`, sessionId))
+          const id = `s${n}-${url}`
+          const reply = yield* Effect.promise(() => callSimpleText(url, id, sessionId))
           assert.strictEqual(reply.status, 200, reply.text)
-          assert.strictEqual(answerOf(reply.text).result.content[0].text, EXPECTED)
+          const answer = messagesOf(reply.text).find((message) => message.id === id)
+          assert.strictEqual(answer?.result.content[0].text, EXPECTED)
         }
       }
     }).pipe(Effect.scoped)

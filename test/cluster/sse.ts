@@ -23,7 +23,8 @@ export interface Open {
   readonly count: (method: string) => number
 }
 
-const messagesOf = (text: string): Array<Json> => {
+/** The JSON-RPC messages of a body: a JSON one (a message or a batch), or an SSE one's events. */
+export const messagesOf = (text: string): Array<Json> => {
   const trimmed = text.trimStart()
   if (trimmed.startsWith("{") || trimmed.startsWith("[")) {
     try {
