@@ -10,11 +10,12 @@
 import * as Bundle from "../Bundle.ts"
 import * as EffectMcp from "../EffectMcp.ts"
 import * as Floor from "../Floor.ts"
+import * as Hop from "../Hop.ts"
 import type { Pair } from "../Pair.ts"
 import * as Sdk from "../Sdk.ts"
 import type { Metric } from "../Table.ts"
 import { byMode, type Candidate, rounds, type Workload } from "../Workload.ts"
-import { cpuMetric, latencyMetrics, standardRatios } from "./common.ts"
+import { cpuMetric, latencyMetrics, serverCpuMetric, standardRatios } from "./common.ts"
 import * as W2ColdStart from "./W2ColdStart.ts"
 
 interface Started {
@@ -72,7 +73,7 @@ const floorHalves = [
     label: "effect-mcp server (floor client) / floor",
     numerator: "floor-client",
     denominator: "floor",
-    metrics: ["seqRate"]
+    metrics: ["seqRate", "seqServerCpu"]
   },
   {
     label: "effect-mcp client (floor server) / floor",
@@ -82,9 +83,36 @@ const floorHalves = [
   }
 ]
 
+/**
+ * The bare pair over the SDK's. A call's two wake-ups (each side's pipe write
+ * waking the other process) cost every pair the same and, on a VM, most of a
+ * call: this is the lead left over the SDK once a call does next to nothing else.
+ */
+const ceiling = {
+  label: "floor / SDK (the bare pair's lead)",
+  numerator: "floor",
+  denominator: "sdk",
+  metrics: ["seqRate"]
+}
+
+/**
+ * The CPU time so far of this process's children (the stdio server of the
+ * pair just started), microseconds; NaN where there is no `/proc`.
+ */
+const serversCpu = (): number => {
+  try {
+    let micros = 0
+    for (const pid of Hop.childrenOf(process.pid)) micros += Hop.cpuMicros(pid)
+    return micros
+  } catch {
+    return Number.NaN
+  }
+}
+
 const metrics: ReadonlyArray<Metric> = [
   ...latencyMetrics("seq"),
   cpuMetric("seq"),
+  serverCpuMetric("seq"),
   { key: "coldStart", label: "cold start ms", digits: 0 },
   { key: "coldStartBundled", label: "cold start ms, bundled", digits: 0 }
 ]
@@ -123,12 +151,15 @@ export const workload: Workload = {
         let measured: Record<string, number>
         try {
           if ((await pair.call(text)) !== text) throw new Error(`${candidate.label}: echo returned something else`)
+          const before = serversCpu()
           const sequential = await pair.sequential(count, text)
+          const serverCpu = (serversCpu() - before) / count
           measured = {
             seqRate: sequential.callsPerSecond,
             seqP50: sequential.p50 * 1000,
             seqP99: sequential.p99 * 1000,
             seqCpu: sequential.cpuPerCall,
+            seqServerCpu: serverCpu,
             coldStart: coldStartMs
           }
         } finally {
@@ -143,13 +174,18 @@ export const workload: Workload = {
         id: "W2-stdio",
         title: `W2 stdio: ${count.toLocaleString("en-US")} sequential calls, cold start`,
         metrics,
-        ratios: [...standardRatios(["seqRate", "seqCpu", "coldStart", "coldStartBundled"]), ...floorHalves],
+        ratios: [
+          ...standardRatios(["seqRate", "seqCpu", "seqServerCpu", "coldStart", "coldStartBundled"]),
+          ...floorHalves,
+          ceiling
+        ],
         notes: [
           "Servers are `.ts` entry points run by this Node (type stripping), each with Node's compile cache on (filled by the warm-up); cold start is spawn to initialized.",
           "Cold start, bundled: the same three servers each bundled by rolldown (ESM, tree-shaken, not minified) into one file and started the same way, as a stdio server shipped through a registry usually is; loading the modules one by one is most of a start.",
-          "CPU µs/call is the client's: this process's `process.cpuUsage()` (user + system) over the sequential calls, divided by their count (the server's CPU is not in it); the floor row is a bare Node client (NDJSON over the child's pipes, no framework), the floor a client's CPU is measured against. A ratio below 1 is less CPU.",
+          "CPU µs/call is the client's: this process's `process.cpuUsage()` (user + system) over the sequential calls, divided by their count (the server's CPU is not in it); server CPU µs/call is the server process's, every thread, from `/proc/<pid>/task/*/schedstat` over the same calls; the floor row is a bare Node client (NDJSON over the child's pipes, no framework), the floor a client's CPU is measured against. A ratio below 1 is less CPU.",
           "effect-mcp speaks 2025-11-25 to itself here; its client offers every revision to the SDK server (a `server/discover` probe, then `initialize`).",
-          "The floor halves: the bare client (which then opens with `initialize` and `notifications/initialized`) facing the effect-mcp server, and the effect-mcp client (on 2025-11-25) facing the bare server (which then answers `initialize`): over the floor pair, what each half of effect-mcp costs a call. The client's CPU there is measured against the bare client's with the same server."
+          "The floor halves: the bare client (which then opens with `initialize` and `notifications/initialized`) facing the effect-mcp server, and the effect-mcp client (on 2025-11-25) facing the bare server (which then answers `initialize`): over the floor pair, what each half of effect-mcp costs a call. The client's CPU there is measured against the bare client's with the same server. The server's CPU (floor client) is measured against the bare server's.",
+          "floor / SDK: the bare pair over the SDK's, round by round. A call's two wake-ups (each side's pipe write waking the other process) cost every pair the same and, on a VM, most of a call, so this is the lead left over the SDK once a call does next to nothing else; run a pair under `taskset -c 0` to see what the libraries alone cost (see the README)."
         ],
         series
       },
