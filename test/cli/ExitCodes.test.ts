@@ -5,7 +5,7 @@
  * cannot be read or decoded, a command that cannot be spawned, a refused
  * handshake, a missing capability, a missing resource, a lost connection, a
  * request timeout, a handshake timeout against servers that accept and never
- * answer, and SIGTERM. `effect-mcp` runs as a real process; the servers are
+ * answer, a stdio server that stops reading, and SIGTERM. `effect-mcp` runs as a real process; the servers are
  * the everything server, a scripted stdio server and silent `node:http` ones.
  */
 import * as fs from "node:fs"
@@ -209,14 +209,39 @@ describe.concurrent("effect-mcp exit codes", () => {
             /^cannot connect: (initialize|server\/discover) got no answer within .*the handshake's deadline is 1 s/
           )
           // The CLI finishes within its deadline + 1 s of the server's first request. Its finish is the error
-          // line: printed once the command is done, its connection closed. Measured to it, not to the exit:
-          // what follows is only the process ending (no finalizer is left), which on a loaded machine was seen
-          // to take 0.7 s more, and the code 5 above shows it came (a run that never ends is killed at 60 s).
+          // line: printed once the command has failed, as its connection is released. Measured to it, not to the
+          // exit: what follows is the release and the process ending, which on a loaded machine was seen to take
+          // 0.7 s more, and the code 5 above shows it came (a run that never ends is killed at 60 s).
           const requestedAt = yield* Deferred.await(server.requested)
           assert.isDefined(ran.erroredAt, ran.stderr)
           assert.isBelow(ran.erroredAt! - requestedAt, 2_000, sse ? "event-stream headers then nothing" : "no answer")
         }
       }).pipe(Effect.scoped),
+    TIMEOUT
+  )
+
+  it.live(
+    "5: a stdio server that stops reading (--timeout 1): the call times out, the CLI exits within the deadline + 1 s and stops it",
+    () =>
+      Effect.gen(function* () {
+        // --server-stderr: the server's `stalled <pid>` comes through, timed, as the call starts (the CLI sends
+        // `tools/call` right after `notifications/initialized`, and the server reads nothing after that).
+        const ran = yield* runCli(["call", "--timeout", "1", "--server-stderr", "crash", ...scriptedServer("stall")])
+        const exitedAt = Date.now()
+        assert.strictEqual(ran.code, 5, ran.stderr)
+        const stalled = ran.stderrLines.find(({ line }) => line.startsWith("stalled "))
+        assert.isDefined(stalled, ran.stderr)
+        const failed = ran.stderrLines.find(({ line }) => line.startsWith("effect-mcp: "))
+        assert.isDefined(failed, ran.stderr)
+        assert.match(failed!.line, /^effect-mcp: RequestTimeout: tools\/call \(id \d+\) timed out after 1\d{3} ms/)
+        // The error line comes as the call fails, before the server is stopped (before: after it, 3 s after the
+        // stall). The server never sees its stdin's end: it gets SIGTERM 0.5 s after (before: 2 s), then the CLI
+        // exits; measured to the process's end, which can take 0.7 s more on a loaded machine (see above).
+        assert.isBelow(failed!.at - stalled!.at, 2_000, "the error line within the deadline + 1 s")
+        assert.isBelow(exitedAt - stalled!.at, 3_000, "the exit")
+        const pid = Number(stalled!.line.slice("stalled ".length))
+        assert.throws(() => process.kill(pid, 0), /ESRCH/, "the server is gone")
+      }),
     TIMEOUT
   )
 

@@ -19,6 +19,8 @@ export interface Ran {
   readonly stderr: string
   /** When its first line on stderr was complete (Date.now()), if it printed one. */
   readonly erroredAt: number | undefined
+  /** Each complete line on stderr and when it was (Date.now()). */
+  readonly stderrLines: ReadonlyArray<{ readonly line: string; readonly at: number }>
 }
 
 /**
@@ -38,15 +40,21 @@ export const runCli = (
     let stdout = ""
     let stderr = ""
     let erroredAt: number | undefined
+    const stderrLines: Array<{ readonly line: string; readonly at: number }> = []
+    let partial = ""
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk))
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
       stderr += chunk
-      if (erroredAt === undefined && stderr.includes("\n")) erroredAt = Date.now()
+      const at = Date.now()
+      if (erroredAt === undefined && stderr.includes("\n")) erroredAt = at
+      const parts = (partial + chunk).split("\n")
+      partial = parts.pop()!
+      for (const line of parts) stderrLines.push({ line, at })
     })
     const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 60_000)
     child.on("close", (code) => {
       clearTimeout(timer)
-      resume(Effect.succeed({ code, stdout, stderr, erroredAt }))
+      resume(Effect.succeed({ code, stdout, stderr, erroredAt, stderrLines }))
     })
     options.onSpawn?.(child)
     return Effect.sync(() => {

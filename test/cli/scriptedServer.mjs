@@ -2,14 +2,27 @@
 // it answers `initialize` with no capabilities but tools, lists one tool, and then does what its first argument
 // says: "exit-on-call" exits when a tool is called (the connection is lost mid-command), "hang-on-call" never
 // answers a tool call (the request times out), "hang-on-list" never answers `tools/list`, "refuse" answers
-// `initialize` with a JSON-RPC error.
+// `initialize` with a JSON-RPC error, "stall" stops reading its stdin once initialized (so it never sees the
+// stdin's end either) and says `stalled <pid>` on stderr, staying up until a signal ends it (a minute at most).
 import * as readline from "node:readline"
 
 const mode = process.argv[2] ?? "exit-on-call"
 const send = (message) => process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", ...message })}\n`)
 
-readline.createInterface({ input: process.stdin }).on("line", (line) => {
+const lines = readline.createInterface({ input: process.stdin })
+let stalled = false
+lines.on("line", (line) => {
+  // Lines already read with the one that stalled it still come, and are left unread as the rest.
+  if (stalled) return
   const message = JSON.parse(line)
+  if (mode === "stall" && message.method === "notifications/initialized") {
+    stalled = true
+    lines.close()
+    process.stdin.pause()
+    // A paused pipe holds no handle open: this keeps the process up.
+    setTimeout(() => process.exit(0), 60_000)
+    return console.error(`stalled ${process.pid}`)
+  }
   if (message.id === undefined) return
   switch (message.method) {
     case "initialize":

@@ -217,6 +217,15 @@ const classified = (error: unknown): ExitCode.Exit => {
  */
 const closeWait = "1 second"
 
+/**
+ * How long a stdio server, its stdin closed once the command is done, has to
+ * exit before it gets SIGTERM (then 2 s more before SIGKILL). A server that
+ * ends on its stdin's end, as MCP's shutdown asks, does so well within it; one
+ * that does not (stuck, or no longer reading its stdin) would otherwise hold
+ * the exit for the transport's default 2 s past the command's own deadline.
+ */
+const stdioExitGrace = "500 millis"
+
 /** Connects to the target in the current scope: the transport, then the handshake. */
 const connect = (
   input: Common,
@@ -231,6 +240,7 @@ const connect = (
         ? yield* Effect.map(
             NodeConnector.connect({
               stderr: () => (input.serverStderr ? "inherit" : "capture"),
+              shutdown: { exitGrace: stdioExitGrace },
               terminateTimeout: closeWait
             })(resolved.name, server),
             (c) => c.transport
@@ -288,9 +298,28 @@ const command = <Name extends string>(
         const { target, values } = yield* operands(input, stdioCommand, names)
         const client = yield* connect(input, stdioCommand, target)
         yield* body(client, values, input)
-      })
-    ).pipe(Effect.mapError(classify))
+      }).pipe(
+        // Said before the scope closes: what went wrong is known now, and the connection's release (a stdio
+        // server stopped, a DELETE waited for) must not hold the line up.
+        Effect.catch((error) => {
+          const exit = classify(error)
+          return Effect.andThen(report(input.json, exit), Effect.fail(exit))
+        })
+      )
+    )
   ).pipe(Command.withDescription(description))
+
+/** The failures `report` has printed: `run` prints each failure once. */
+const reported = new WeakSet<ExitCode.Exit>()
+
+/** Prints a failure on stderr: its line, or with --json one JSON object, so a script reads its fields. */
+const report = (json: boolean, exit: ExitCode.Exit): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    if (reported.has(exit)) return Effect.void
+    reported.add(exit)
+    if (json) return Console.error(JSON.stringify(Render.errorReport(exit)))
+    return exit.message === "" ? Effect.void : Console.error(`effect-mcp: ${exit.message}`)
+  })
 
 const print = (input: Common, value: unknown, text: () => string) =>
   Console.log(input.json ? Render.json(value) : text())
@@ -458,9 +487,7 @@ export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, C
         )
       }
       const exit = classify(error)
-      // With --json the failure is a JSON object on stderr, so a script reads its fields rather than the text.
-      if (own.includes("--json")) return Effect.as(Console.error(JSON.stringify(Render.errorReport(exit))), exit.code)
-      return Effect.as(exit.message === "" ? Effect.void : Console.error(`effect-mcp: ${exit.message}`), exit.code)
+      return Effect.as(report(own.includes("--json"), exit), exit.code)
     })
   )
 }
