@@ -5,6 +5,9 @@
  * its endpoint each go `Connecting` -> `Degraded` -> `Failed` on schedule,
  * while a healthy stdio server (a real child process) serves calls; closing
  * the host returns within a bound, mid-connect included, and leaves no child.
+ * Stdio servers that never answer, and never end on their stdin's end, are
+ * Degraded on schedule too, not after the grace their stop takes, and the
+ * host stops them all within one grace, not one each.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as McpHost from "@effect-mcp/host/McpHost"
@@ -17,10 +20,14 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { fileURLToPath } from "node:url"
 import * as ServerProcess from "../support/ServerProcess.ts"
 import * as SilentServer from "../support/SilentServer.ts"
+
+const scripted = fileURLToPath(new URL("../cli/scriptedServer.mjs", import.meta.url))
 
 const healthy = {
   command: ServerProcess.node,
@@ -156,6 +163,83 @@ describe("McpHost with servers that never answer", () => {
         assert.isBelow(Date.now() - closing, 5_000)
         assert.isFalse(ServerProcess.isAlive(ready.pid!), "the stdio child is still running")
       }).pipe(Effect.scoped),
+    30_000
+  )
+
+  it.live(
+    "stdio servers deaf to their stdin's end are Degraded on schedule, and closing the host stops them in one grace",
+    () =>
+      Effect.gen(function* () {
+        // Two never read their stdin, one stops reading it once initialized (its listing never answered); none
+        // ends on the stdin's end, so each stop waits the transport's grace (2 s) before SIGTERM. Each says its pid.
+        const pids = new Set<number>()
+        // Both attempts' processes have said theirs.
+        const secondAttempts = Deferred.makeUnsafe<void>()
+        const onStderr = (chunk: Uint8Array) =>
+          Effect.sync(() => {
+            for (const match of new TextDecoder().decode(chunk).matchAll(/(?:pid|stalled) (\d+)/g)) {
+              pids.add(Number(match[1]))
+            }
+            if (pids.size === 6) Deferred.doneUnsafe(secondAttempts, Exit.void)
+          })
+        const deaf = {
+          command: ServerProcess.node,
+          args: ["-e", "console.error('pid ' + process.pid); setInterval(() => {}, 1000)"]
+        }
+        const names = ["deaf1", "deaf2", "stalled"] as const
+        const hostScope = yield* Scope.make()
+        const started = Date.now()
+        const context = yield* Layer.buildWithScope(
+          McpHost.layer({
+            clientInfo: { name: "deaf-servers", version: "1.0.0" },
+            config: {
+              mcpServers: {
+                deaf1: deaf,
+                deaf2: deaf,
+                stalled: { command: ServerProcess.node, args: [scripted, "stall"] }
+              }
+            },
+            // A real start timeout: it is the behaviour under test.
+            startTimeout: "1 second",
+            reconnect: McpHost.backoff({ base: "100 millis", times: 1 }),
+            healthCheck: false
+          }).pipe(Layer.provide(NodeConnector.layer({ stderr: () => onStderr }))),
+          hostScope
+        )
+        const host = Context.get(context, McpHost.McpHost)
+        // When each first went Degraded: within the start timeout + 1 s (before: + 2 s, the stop's grace, first).
+        const degraded = yield* Effect.forEach(
+          names,
+          (name) =>
+            host.statusChanges.pipe(
+              Stream.filter((c) => c.server === name && c.status._tag === "Degraded"),
+              Stream.runHead,
+              Effect.map((change) => ({
+                after: Date.now() - started,
+                status: describeStatus(Option.getOrThrow(change).status)
+              }))
+            ),
+          { concurrency: "unbounded" }
+        ).pipe(
+          // A backstop: before, the server that stalls after the handshake stayed Connecting (its listing unbounded).
+          Effect.timeoutOrElse({ duration: "10 seconds", orElse: () => Effect.die("a server never went Degraded") })
+        )
+        for (const [i, name] of names.entries()) {
+          assert.isBelow(degraded[i]!.after, 2_000, name)
+          const why = name === "stalled" ? "no answer to the listing" : "no answer to the handshake"
+          assert.strictEqual(degraded[i]!.status, `Degraded: the server was not ready within 1s: ${why}`, name)
+        }
+        // The second attempts' processes have started, so the first ones were stopped (a server's attempts
+        // never overlap): three running.
+        yield* Deferred.await(secondAttempts)
+        const running = [...pids].filter(ServerProcess.isAlive)
+        assert.lengthOf(running, 3, `running of ${[...pids].join(", ")}`)
+        const closing = Date.now()
+        yield* closeWithin(hostScope)
+        // One grace (2 s) and the SIGTERM for all three (before: one after the other, 6 s).
+        assert.isBelow(Date.now() - closing, 4_000)
+        for (const pid of pids) assert.isFalse(ServerProcess.isAlive(pid), `process ${pid} is still running`)
+      }),
     30_000
   )
 })

@@ -61,9 +61,10 @@ export interface Options {
   /** The rest of each client's options (revisions, Peer limits, handshake timeout, ...). */
   readonly client?: Omit<McpClient.Options, "clientInfo"> | undefined
   /**
-   * How long a connection may take to be ready (spawning a process, the transport, the handshake). A server
-   * still silent then (an HTTP server that accepts and never answers) is `Degraded` and retried under
-   * `reconnect`, while the others serve. Default 30 seconds.
+   * How long a connection may take to be ready (spawning a process, the transport, the handshake, the first
+   * listing). A server still silent then (an HTTP server that accepts and never answers, one that answers the
+   * handshake and then nothing) is `Degraded` and retried under `reconnect`, while the others serve. Default 30
+   * seconds.
    */
   readonly startTimeout?: Duration.Input | undefined
   /**
@@ -266,9 +267,14 @@ export const make = (options: Options): Effect.Effect<McpHostShape, never, Conne
         })
       )
     }
-    // Made before the supervisors are forked, so closed after they are interrupted (finalizers run in reverse).
-    const connections = yield* Scope.fork(yield* Effect.scope)
-    for (const slot of slots.values()) yield* Effect.forkScoped(Supervisor.supervise(settings, slot, connections))
+    // Made before the supervisors' scope, so closed after they are interrupted (finalizers run in reverse). Both
+    // close in parallel: a stdio server that does not end on its stdin's end takes the transport's grace to stop
+    // (a supervisor interrupted while it stops one finishes that first), which is not to be paid once per server.
+    const connections = yield* Scope.fork(yield* Effect.scope, "parallel")
+    const supervisors = yield* Scope.fork(yield* Effect.scope, "parallel")
+    for (const slot of slots.values()) {
+      yield* Effect.forkIn(Supervisor.supervise(settings, slot, connections), supervisors)
+    }
 
     const { slotOf, clientOf, route, streamedCall } = Routes.make({
       slots,

@@ -270,11 +270,13 @@ const warnMissing = (settings: Settings, slot: Slot, declared: ServerStatus.Conn
 }
 
 /**
- * Connects once, in the current scope: the transport, then the client with
- * the host's handlers, both within the start timeout (which says the step it
- * stopped at).
+ * Connects once, in the current scope: the transport, the client with the
+ * host's handlers, then the first listing (the catalog has the server's items
+ * before anyone learns it is ready), all within the start timeout (which says
+ * the step it stopped at): a server that answers the handshake and then
+ * nothing is not ready either.
  */
-const connectOnce = (settings: Settings, slot: Slot) => {
+const connectOnce = (settings: Settings, slot: Slot, live: () => boolean) => {
   let step = "the transport did not open"
   return Effect.gen(function* () {
     const connected = yield* settings.connect(slot.name, slot.config)
@@ -283,6 +285,8 @@ const connectOnce = (settings: Settings, slot: Slot) => {
       Effect.provideService(Transport.Transport, Transport.Transport.of(connected.transport)),
       Handlers.provide(settings.handlers, slot.name)
     )
+    step = "no answer to the listing"
+    yield* followListing(settings, slot, client, live)
     return { client, pid: connected.pid }
   }).pipe(
     Effect.timeoutOrElse({
@@ -293,14 +297,28 @@ const connectOnce = (settings: Settings, slot: Slot) => {
   )
 }
 
-/** One connection, from connecting to its loss (or a restart); the connection's scope is closed after. */
+/**
+ * One connection, from connecting to its loss (or a restart). Its scope is
+ * left to the caller to close (`release`): the status says what happened
+ * first, as a stdio server that does not end on its stdin's end takes the
+ * transport's grace to stop.
+ */
 const connection = (settings: Settings, slot: Slot, parent: Scope.Scope) =>
   Effect.gen(function* () {
     const scope = yield* Scope.fork(parent)
-    const connected = yield* Effect.exit(Scope.provide(connectOnce(settings, slot), scope))
+    const release = Scope.close(scope, Exit.void)
+    let live = true
+    const connected = yield* Effect.exit(
+      Scope.provide(
+        connectOnce(settings, slot, () => live),
+        scope
+      )
+    )
     if (Exit.isFailure(connected)) {
-      yield* Scope.close(scope, Exit.void)
-      return { outcome: { _tag: "Lost", failure: failureOfExit(connected) } as Outcome, ready: false, uptime: 0 }
+      // A listing under way when the start timed out changes nothing any more.
+      live = false
+      const outcome: Outcome = { _tag: "Lost", failure: failureOfExit(connected) }
+      return { outcome, ready: false, uptime: 0, release }
     }
     const { client, pid } = connected.value
     const declared: ServerStatus.Connection = {
@@ -311,12 +329,6 @@ const connection = (settings: Settings, slot: Slot, parent: Scope.Scope) =>
       instructions: client.instructions,
       pid
     }
-    // The catalog has the server's items before anyone learns it is ready.
-    let live = true
-    yield* Scope.provide(
-      followListing(settings, slot, client, () => live),
-      scope
-    )
     const ready: ServerStatus.Ready = { _tag: "Ready", connection: declared }
     const since = yield* Clock.currentTimeMillis
     // Warned before the server is ready: whoever waited for `Ready` has the warning in the log already.
@@ -337,9 +349,8 @@ const connection = (settings: Settings, slot: Slot, parent: Scope.Scope) =>
     )
     slot.client = undefined
     live = false
-    // Calls in flight fail, a stdio server is stopped.
-    yield* Scope.close(scope, Exit.void)
-    return { outcome, ready: true, uptime: (yield* Clock.currentTimeMillis) - since }
+    // Released by the caller: calls in flight fail, a stdio server is stopped.
+    return { outcome, ready: true, uptime: (yield* Clock.currentTimeMillis) - since, release }
   })
 
 /**
@@ -358,8 +369,9 @@ export const supervise = (settings: Settings, slot: Slot, parent: Scope.Scope): 
     while (true) {
       if (!first) yield* setStatus(settings, slot, { _tag: "Connecting", attempt: failed + 1 })
       first = false
-      const { outcome, ready, uptime } = yield* connection(settings, slot, parent)
+      const { outcome, ready, uptime, release } = yield* connection(settings, slot, parent)
       if (outcome._tag === "Restart") {
+        yield* release
         slot.restart = Deferred.makeUnsafe<void>()
         step = yield* Schedule.toStep(settings.reconnect)
         failed = 0
@@ -377,6 +389,7 @@ export const supervise = (settings: Settings, slot: Slot, parent: Scope.Scope): 
         slot.listing = Catalog.emptyListing
         yield* settings.onListing
         yield* setStatus(settings, slot, { _tag: "Failed", failure: outcome.failure })
+        yield* release
         yield* Deferred.await(slot.restart)
         slot.restart = Deferred.makeUnsafe<void>()
         step = yield* Schedule.toStep(settings.reconnect)
@@ -384,10 +397,12 @@ export const supervise = (settings: Settings, slot: Slot, parent: Scope.Scope): 
         continue
       }
       yield* setStatus(settings, slot, { _tag: "Degraded", failure: outcome.failure, attempt: failed, retryIn: next })
+      // The next attempt waits for the release too, so two processes of one server never overlap; the release
+      // counts toward the delay.
       const restart = slot.restart
-      const early = yield* Effect.raceFirst(
-        Effect.as(Effect.sleep(next), false),
-        Effect.as(Deferred.await(restart), true)
+      const [, early] = yield* Effect.all(
+        [release, Effect.raceFirst(Effect.as(Effect.sleep(next), false), Effect.as(Deferred.await(restart), true))],
+        { concurrency: 2 }
       )
       if (early) {
         slot.restart = Deferred.makeUnsafe<void>()
