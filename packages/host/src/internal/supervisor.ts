@@ -162,17 +162,18 @@ const unhealthy = (
 ): Effect.Effect<ServerStatus.Failure> => {
   const health = settings.health
   if (health === undefined) return Effect.never
+  // One silence, one message: the check's own request timeout and the deadline around it are equal, and either
+  // may end first.
+  const noAnswer = { message: `no answer to the health check within ${Duration.format(health.timeout)}` }
+  const check = Effect.timeoutOrElse(
+    Effect.catchTag(healthCheck(client, health.timeout), "RequestTimeout", () => Effect.fail(noAnswer)),
+    { duration: health.timeout, orElse: () => Effect.fail(noAnswer) }
+  )
   return Effect.gen(function* () {
     let failures = 0
     while (true) {
       yield* Effect.sleep(health.interval)
-      const checked = yield* Effect.result(
-        Effect.timeoutOrElse(healthCheck(client, health.timeout), {
-          duration: health.timeout,
-          orElse: () =>
-            Effect.fail({ message: `no answer to the health check within ${Duration.format(health.timeout)}` })
-        })
-      )
+      const checked = yield* Effect.result(check)
       if (checked._tag === "Success") {
         if (failures > 0) yield* setStatus(settings, slot, ready)
         failures = 0
