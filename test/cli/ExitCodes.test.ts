@@ -246,7 +246,7 @@ describe.concurrent("effect-mcp exit codes", () => {
   )
 
   it.live(
-    "an HTTP server that stalls: a listing times out (5), an unanswered DELETE holds the exit 1 s, OAuth is named (3)",
+    "an HTTP server that stalls: a listing or the handshake's notification times out (5), an unanswered DELETE holds the exit 1 s, OAuth is named (3)",
     () =>
       Effect.gen(function* () {
         const listing = yield* StallingServer.make("tools/list")
@@ -258,6 +258,19 @@ describe.concurrent("effect-mcp exit codes", () => {
         assert.match(errorLine(timedOut), /^RequestTimeout: tools\/list \(id \d+\) timed out after 1\d{3} ms/)
         const requestedAt = yield* Deferred.await(listing.stalled)
         assert.isBelow(timedOut.erroredAt! - requestedAt, 2_000)
+
+        // The handshake's notification never taken (a server must answer its POST 202): the handshake's deadline
+        // holds (before, the CLI waited for it forever, whatever --timeout said).
+        const notified = yield* StallingServer.make("notifications/initialized")
+        const unacknowledged = yield* runCli(["tools", "--revision", "2025-11-25", "--timeout", "1", notified.url], {
+          timeoutMs: 30_000
+        })
+        assert.strictEqual(unacknowledged.code, 5, unacknowledged.stderr)
+        assert.match(
+          errorLine(unacknowledged),
+          /^cannot connect: notifications\/initialized was not taken within .*\(the handshake's deadline is 1 s\)$/
+        )
+        assert.isBelow(unacknowledged.erroredAt! - (yield* Deferred.await(notified.stalled)), 2_000)
 
         // Listed, then the DELETE that ends the session is never answered: the CLI, about to exit, waits 1 s
         // for it (before, 5 s). Measured to the process's end, which can take 0.7 s more on a loaded machine.

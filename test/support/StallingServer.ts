@@ -1,8 +1,9 @@
 /**
  * A Streamable HTTP MCP server on 127.0.0.1 (port 0) that answers the
  * handshake (2025-11-25, with a session id) and then stalls on one thing:
- * `tools/list` (never answered) or the DELETE that ends the session (never
- * answered; `tools/list` then lists no tools). The rest of what a client
+ * `tools/list` (never answered), the POST of `notifications/initialized`
+ * (never answered, where a server must answer 202), or the DELETE that ends
+ * the session (never answered; `tools/list` then lists no tools). The rest of what a client
  * sends is answered: notifications 202, the GET stream 405. Or
  * (`authorization`) it answers every POST 401, naming its own protected
  * resource metadata, which it never serves. Or (`event stream`) it answers
@@ -34,7 +35,7 @@ const json = (response: http.ServerResponse, message: object, headers: Record<st
 
 /** Starts the server in the scope, stalling on `stall`. */
 export const make = (
-  stall: "tools/list" | "DELETE" | "authorization" | "event stream"
+  stall: "tools/list" | "notifications/initialized" | "DELETE" | "authorization" | "event stream"
 ): Effect.Effect<StallingServer, never, Scope.Scope> =>
   Effect.gen(function* () {
     const stalled = Deferred.makeUnsafe<number>()
@@ -54,7 +55,10 @@ export const make = (
       request.setEncoding("utf8").on("data", (chunk: string) => (body += chunk))
       request.on("end", () => {
         const message = JSON.parse(body) as { readonly id?: number; readonly method?: string }
-        if (message.id === undefined) return void response.writeHead(202).end()
+        if (message.id === undefined) {
+          if (message.method === stall) return void Deferred.doneUnsafe(stalled, Exit.succeed(Date.now()))
+          return void response.writeHead(202).end()
+        }
         switch (message.method) {
           case "initialize":
             Queue.offerUnsafe(initializes, Date.now())

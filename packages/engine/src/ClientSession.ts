@@ -205,7 +205,19 @@ export const make = Effect.fnUntraced(function* (options: Options) {
         ? (result.serverInfo as unknown as Session.Implementation)
         : undefined
       state.peerExtras = result
-      yield* session.peer.notify("notifications/initialized")
+      // Within what is left of the budget too: a server that never takes it (an HTTP server that never answers
+      // the notification's POST) would hold the handshake until the Peer's own request timeout.
+      const left = yield* callOptions("notifications/initialized")
+      yield* Effect.timeoutOrElse(session.peer.notify("notifications/initialized"), {
+        duration: left.timeout,
+        orElse: () =>
+          Effect.fail(
+            new InitializeError({
+              reason: "Timeout",
+              message: `notifications/initialized was not taken within ${seconds(left.timeout)} (the handshake's deadline is ${seconds(budgetMs)})`
+            })
+          )
+      })
       state.phase = "Ready"
     })
 

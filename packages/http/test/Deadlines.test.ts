@@ -1,7 +1,8 @@
 /**
  * Every exchange has a deadline that covers the send: a server that accepts
  * a request and never answers (or never even takes the frame) fails the
- * handshake or the call on time, and interrupting a call returns at once.
+ * handshake or the call on time, a notification it never takes fails at the
+ * Peer's request timeout, and interrupting a call returns at once.
  * All on the TestClock: the HTTP server here is an HttpClient whose requests
  * never complete, the stdio-like one a transport whose `send` never returns.
  */
@@ -39,26 +40,36 @@ const failureOf = <A, E>(exit: Exit.Exit<A, E>): E => {
   return (error as { readonly error: E }).error
 }
 
+/**
+ * A Streamable HTTP client transport to a server that answers every POST but those whose body holds `method`,
+ * which it accepts and never answers.
+ */
+const stallingServer = (method: string) =>
+  Effect.gen(function* () {
+    const server = yield* StreamableHttpServer.make({
+      session: ServerSession.make({ ...serverOptions(new Map([["tools/call", tools]])), capabilities: { tools: {} } })
+    })
+    const answering = inMemoryClient(server.handler)
+    const stalled = yield* Deferred.make<void>()
+    /** Completed when a stalled POST is given up on: its connection is dropped. */
+    const dropped = yield* Deferred.make<void>()
+    const http = HttpClient.transform(answering, (response, request) => {
+      const body = request.body
+      const text = body._tag === "Uint8Array" ? new TextDecoder().decode(body.body) : ""
+      if (!text.includes(`"${method}"`)) return response
+      return Effect.andThen(Deferred.succeed(stalled, undefined), Effect.never).pipe(
+        Effect.onInterrupt(() => Deferred.succeed(dropped, undefined))
+      )
+    })
+    const transport = yield* StreamableHttpClient.make({ url: URL_MCP }).pipe(
+      Effect.provideService(HttpClient.HttpClient, http)
+    )
+    return { transport, stalled, dropped }
+  })
+
 /** A session with a server that answers everything but `tools/call`, whose POST it accepts and never answers. */
 const stalledCalls = Effect.gen(function* () {
-  const server = yield* StreamableHttpServer.make({
-    session: ServerSession.make({ ...serverOptions(new Map([["tools/call", tools]])), capabilities: { tools: {} } })
-  })
-  const answering = inMemoryClient(server.handler)
-  const stalled = yield* Deferred.make<void>()
-  /** Completed when a stalled POST is given up on: its connection is dropped. */
-  const dropped = yield* Deferred.make<void>()
-  const http = HttpClient.transform(answering, (response, request) => {
-    const body = request.body
-    const text = body._tag === "Uint8Array" ? new TextDecoder().decode(body.body) : ""
-    if (!text.includes('"tools/call"')) return response
-    return Effect.andThen(Deferred.succeed(stalled, undefined), Effect.never).pipe(
-      Effect.onInterrupt(() => Deferred.succeed(dropped, undefined))
-    )
-  })
-  const transport = yield* StreamableHttpClient.make({ url: URL_MCP }).pipe(
-    Effect.provideService(HttpClient.HttpClient, http)
-  )
+  const { transport, stalled, dropped } = yield* stallingServer("tools/call")
   const client = yield* ClientSession.make({
     clientInfo,
     capabilities: {},
@@ -66,6 +77,25 @@ const stalledCalls = Effect.gen(function* () {
   }).pipe(Effect.provideService(Transport.Transport, transport))
   return { client, stalled, dropped }
 })
+
+/**
+ * Starts a handshake with a deadline of 4 s over `transport` and, once `stalled` is done, checks that it is still
+ * waiting just before the deadline and has failed at it: its error.
+ */
+const handshakeFailsAt4s = (transport: Transport.TransportShape, stalled: Deferred.Deferred<void>) =>
+  Effect.gen(function* () {
+    const fiber = yield* ClientSession.make({
+      clientInfo,
+      capabilities: {},
+      supportedVersions: ["2025-11-25"],
+      handshakeTimeout: "4 seconds"
+    }).pipe(Effect.provideService(Transport.Transport, transport), Effect.exit, Effect.forkChild)
+    yield* Deferred.await(stalled)
+    yield* TestClock.adjust("3999 millis")
+    assert.isUndefined(fiber.pollUnsafe(), "still waiting before the deadline")
+    yield* TestClock.adjust("1 millis")
+    return failureOf(yield* Fiber.join(fiber))
+  })
 
 describe("deadlines", () => {
   it.effect("the handshake has one deadline: a server that never answers fails it on time, naming the step", () =>
@@ -106,20 +136,52 @@ describe("deadlines", () => {
       const transport = yield* StreamableHttpClient.make({ url: URL_MCP }).pipe(
         Effect.provideService(HttpClient.HttpClient, http)
       )
-      const fiber = yield* ClientSession.make({
-        clientInfo,
-        capabilities: {},
-        supportedVersions: ["2025-11-25"],
-        handshakeTimeout: "4 seconds"
-      }).pipe(Effect.provideService(Transport.Transport, transport), Effect.exit, Effect.forkChild)
-      yield* Deferred.await(posted)
-      yield* TestClock.adjust("3999 millis")
-      assert.isUndefined(fiber.pollUnsafe(), "still waiting before the deadline")
-      yield* TestClock.adjust("1 millis")
-      const error = failureOf(yield* Fiber.join(fiber))
+      const error = yield* handshakeFailsAt4s(transport, posted)
       assert.strictEqual(error.reason, "Timeout")
       assert.include(error.message, "initialize got no answer within 4 s")
     })
+  )
+
+  it.effect(
+    "over Streamable HTTP, a server that never answers the POST of notifications/initialized fails the handshake at its deadline",
+    () =>
+      Effect.gen(function* () {
+        const { transport, stalled, dropped } = yield* stallingServer("notifications/initialized")
+        // `initialize` was answered at once: the notification has the whole budget. Before, it had no bound at all.
+        const error = yield* handshakeFailsAt4s(transport, stalled)
+        assert.strictEqual(error.reason, "Timeout")
+        assert.strictEqual(
+          error.message,
+          "notifications/initialized was not taken within 4 s (the handshake's deadline is 4 s)"
+        )
+        // The POST given up on is dropped.
+        yield* Deferred.await(dropped)
+      })
+  )
+
+  it.effect(
+    "a notification the server never takes fails at the Peer's request timeout, and what follows still goes",
+    () =>
+      Effect.gen(function* () {
+        const { transport, stalled, dropped } = yield* stallingServer("notifications/roots/list_changed")
+        const client = yield* ClientSession.make({
+          clientInfo,
+          capabilities: {},
+          supportedVersions: ["2025-11-25"],
+          peer: { requestTimeout: "5 seconds" }
+        }).pipe(Effect.provideService(Transport.Transport, transport))
+        const notify = yield* client.peer.notify("notifications/roots/list_changed").pipe(Effect.exit, Effect.forkChild)
+        yield* Deferred.await(stalled)
+        yield* TestClock.adjust("4999 millis")
+        assert.isUndefined(notify.pollUnsafe(), "still waiting before the deadline")
+        yield* TestClock.adjust("1 millis")
+        const error = failureOf(yield* Fiber.join(notify))
+        assert.strictEqual(error._tag, "TransportError")
+        assert.strictEqual(error.message, "notifications/roots/list_changed was not taken within 5s")
+        yield* Deferred.await(dropped)
+        // The POSTs after it were held back until then (so nothing overtakes it); now they go.
+        yield* client.peer.request("ping", {})
+      })
   )
 
   it.effect("a call whose POST is never answered times out at its deadline, which covers the send", () =>

@@ -12,6 +12,7 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -20,7 +21,7 @@ import * as Semaphore from "effect/Semaphore"
 import type * as Tracer from "effect/Tracer"
 import type * as Peer from "../Peer.ts"
 import * as PeerError from "../PeerError.ts"
-import type * as Transport from "../Transport.ts"
+import * as Transport from "../Transport.ts"
 import * as Inbound from "./inbound.ts"
 import * as McpMetrics from "../McpMetrics.ts"
 import * as Tracing from "../Tracing.ts"
@@ -117,12 +118,27 @@ export class PeerImpl extends OutgoingRequests implements Peer.Peer {
     )
   }
 
+  // Bounded as a request is, by the Peer's request timeout: a transport that cannot hand the frame over (an HTTP
+  // server that never answers a notification's POST, a stdio peer that stopped reading) holds the caller no longer.
   notify(
     method: string,
     params?: object,
     options?: Transport.SendOptions
   ): Effect.Effect<void, Transport.TransportError> {
-    return this.transport.send(JsonRpc.notification(method, params as JsonRpc.Params | undefined), options)
+    const timeoutMs = this.config.timeoutMs
+    return Effect.timeoutOrElse(
+      this.transport.send(JsonRpc.notification(method, params as JsonRpc.Params | undefined), options),
+      {
+        duration: Duration.millis(timeoutMs),
+        orElse: () =>
+          Effect.fail(
+            new Transport.TransportError({
+              reason: "Io",
+              message: `${method} was not taken within ${Duration.format(Duration.millis(timeoutMs))}`
+            })
+          )
+      }
+    )
   }
 
   get closed(): Effect.Effect<ClosedExit> {
