@@ -44,6 +44,8 @@ const startHost = (startTimeout: Duration.Input) =>
     const sseHeaders = yield* SilentServer.make(true)
     const legacy = yield* SilentServer.make(true)
     const hostScope = yield* Scope.make()
+    // Closed with the test's scope too, should a check fail before the test closes it: no child outlives the test.
+    yield* Effect.addFinalizer(() => Scope.close(hostScope, Exit.void))
     const context = yield* Layer.buildWithScope(
       McpHost.layer({
         clientInfo: { name: "silent-servers", version: "1.0.0" },
@@ -188,6 +190,8 @@ describe("McpHost with servers that never answer", () => {
         }
         const names = ["deaf1", "deaf2", "stalled"] as const
         const hostScope = yield* Scope.make()
+        // Closed with the test's scope too, should a check fail first: no process outlives the test.
+        yield* Effect.addFinalizer(() => Scope.close(hostScope, Exit.void))
         const started = Date.now()
         const context = yield* Layer.buildWithScope(
           McpHost.layer({
@@ -239,7 +243,7 @@ describe("McpHost with servers that never answer", () => {
         // One grace (2 s) and the SIGTERM for all three (before: one after the other, 6 s).
         assert.isBelow(Date.now() - closing, 4_000)
         for (const pid of pids) assert.isFalse(ServerProcess.isAlive(pid), `process ${pid} is still running`)
-      }),
+      }).pipe(Effect.scoped),
     30_000
   )
 })
