@@ -6,6 +6,7 @@
 import * as FrozenJson from "@effect-mcp/protocol/FrozenJson"
 import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as Registry from "@effect-mcp/protocol/Registry"
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -206,18 +207,25 @@ export const make = Effect.fnUntraced(function* (options: Options) {
         : undefined
       state.peerExtras = result
       // Within what is left of the budget too: a server that never takes it (an HTTP server that never answers
-      // the notification's POST) would hold the handshake until the Peer's own request timeout.
+      // the notification's POST) would hold the handshake until the Peer's own bound on a notification, the
+      // request timeout; whichever of the two ends first, it is the handshake's timeout.
       const left = yield* callOptions("notifications/initialized")
-      yield* Effect.timeoutOrElse(session.peer.notify("notifications/initialized"), {
-        duration: left.timeout,
-        orElse: () =>
-          Effect.fail(
-            new InitializeError({
-              reason: "Timeout",
-              message: `notifications/initialized was not taken within ${seconds(left.timeout)} (the handshake's deadline is ${seconds(budgetMs)})`
-            })
-          )
-      })
+      const sentAt = yield* Clock.currentTimeMillis
+      const notTaken = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Effect.fail(
+          new InitializeError({
+            reason: "Timeout",
+            message: `notifications/initialized was not taken within ${seconds(now - sentAt)} (the handshake's deadline is ${seconds(budgetMs)})`
+          })
+        )
+      )
+      yield* session.peer.notify("notifications/initialized").pipe(
+        Effect.timeoutOrElse({ duration: left.timeout, orElse: () => notTaken }),
+        Effect.catchIf(
+          (error) => error instanceof Transport.TransportError && Cause.isTimeoutError(error.cause),
+          () => notTaken
+        )
+      )
       state.phase = "Ready"
     })
 

@@ -160,6 +160,30 @@ describe("deadlines", () => {
   )
 
   it.effect(
+    "the handshake's notification bounded by a request timeout shorter than the handshake's is its timeout",
+    () =>
+      Effect.gen(function* () {
+        const { transport, stalled } = yield* stallingServer("notifications/initialized")
+        const fiber = yield* ClientSession.make({
+          clientInfo,
+          capabilities: {},
+          supportedVersions: ["2025-11-25"],
+          handshakeTimeout: "10 seconds",
+          peer: { requestTimeout: "3 seconds" }
+        }).pipe(Effect.provideService(Transport.Transport, transport), Effect.exit, Effect.forkChild)
+        yield* Deferred.await(stalled)
+        yield* TestClock.adjust("3 seconds")
+        const error = failureOf(yield* Fiber.join(fiber))
+        // Before: reason "Transport", "initialization failed: notifications/initialized was not taken within 3s".
+        assert.strictEqual(error.reason, "Timeout")
+        assert.strictEqual(
+          error.message,
+          "notifications/initialized was not taken within 3 s (the handshake's deadline is 10 s)"
+        )
+      })
+  )
+
+  it.effect(
     "a notification the server never takes fails at the Peer's request timeout, and what follows still goes",
     () =>
       Effect.gen(function* () {

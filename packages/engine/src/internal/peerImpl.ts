@@ -130,13 +130,13 @@ export class PeerImpl extends OutgoingRequests implements Peer.Peer {
       this.transport.send(JsonRpc.notification(method, params as JsonRpc.Params | undefined), options),
       {
         duration: Duration.millis(timeoutMs),
-        orElse: () =>
-          Effect.fail(
-            new Transport.TransportError({
-              reason: "Io",
-              message: `${method} was not taken within ${Duration.format(Duration.millis(timeoutMs))}`
-            })
+        orElse: () => {
+          const message = `${method} was not taken within ${Duration.format(Duration.millis(timeoutMs))}`
+          // The cause says it was the deadline, for a caller with a deadline of its own (the handshake's).
+          return Effect.fail(
+            new Transport.TransportError({ reason: "Io", message, cause: new Cause.TimeoutError(message) })
           )
+        }
       }
     )
   }
