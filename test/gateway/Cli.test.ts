@@ -6,10 +6,6 @@
  * listens; and the configuration docs/gateway.md shows runs as written and
  * lists the names it says.
  */
-import * as fs from "node:fs/promises"
-import * as os from "node:os"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
@@ -18,34 +14,12 @@ import * as Effect from "effect/Effect"
 import { runCli } from "../cli/runCli.ts"
 import { blocksOf } from "../docs/markdown.ts"
 import * as ServerProcess from "../support/ServerProcess.ts"
-import { toolNames } from "./fixture.ts"
-
-const cliBin = fileURLToPath(new URL("../../apps/cli/bin/effect-mcp.js", import.meta.url))
+import { cliBin, configFile, everythingStdio, spawnGateway, toolNames } from "./fixture.ts"
 
 // biome-ignore lint/suspicious/noExplicitAny: results are read by path; the assertions are the type check
 type Json = any
 
-/** A config file in a temporary directory of the test's scope. */
-const configFile = (content: unknown) =>
-  Effect.gen(function* () {
-    const dir = yield* Effect.acquireRelease(
-      Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "mcp-gateway-"))),
-      (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
-    )
-    const file = path.join(dir, "mcp.json")
-    yield* Effect.promise(() => fs.writeFile(file, JSON.stringify(content)))
-    return file
-  })
-
-const everything = {
-  mcpServers: {
-    everything: {
-      command: ServerProcess.node,
-      args: [...ServerProcess.sourceConditions, ServerProcess.everythingBin, "--stdio"],
-      cwd: ServerProcess.root
-    }
-  }
-}
+const everything = { mcpServers: { everything: everythingStdio } }
 
 const connect = (client: Client, transport: StdioClientTransport | StreamableHTTPClientTransport) =>
   Effect.acquireRelease(
@@ -74,12 +48,11 @@ describe("effect-mcp gateway", () => {
         const file = yield* configFile(everything)
         const args = ["gateway", "--config", file, "--unprefixed", "everything"]
         const http = Effect.gen(function* () {
-          const gateway = yield* ServerProcess.spawnChild(ServerProcess.node, [cliBin, ...args, "--port", "0"])
-          const [, url] = yield* gateway.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/)
+          const { url } = yield* spawnGateway(file, ["--unprefixed", "everything"])
           yield* checkServed(
             yield* connect(
               new Client({ name: "sdk", version: "1.0.0" }),
-              new StreamableHTTPClientTransport(new URL(url!))
+              new StreamableHTTPClientTransport(new URL(url))
             )
           )
         })
@@ -111,15 +84,10 @@ describe("effect-mcp gateway", () => {
         // The page's remote upstream is the everything server on port 3000: here, one on a port of its own.
         const remote = yield* ServerProcess.spawnHttp()
         const file = yield* configFile(JSON.parse(blocks[at]!.code.replaceAll("http://127.0.0.1:3000", remote.base)))
-        const gateway = yield* ServerProcess.spawnChild(
-          ServerProcess.node,
-          [cliBin, "gateway", "--config", file, "--port", "0"],
-          { env: { ...process.env, REMOTE_TOKEN: "s3cret" } }
-        )
-        const [, url] = yield* gateway.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/)
+        const { url } = yield* spawnGateway(file, [], { ...process.env, REMOTE_TOKEN: "s3cret" })
         const client = yield* connect(
           new Client({ name: "sdk", version: "1.0.0" }),
-          new StreamableHTTPClientTransport(new URL(url!))
+          new StreamableHTTPClientTransport(new URL(url))
         )
         const tools = yield* toolNames(client)
         assert.isAtLeast(names.length, 3)

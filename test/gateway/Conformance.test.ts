@@ -3,16 +3,10 @@
  * of our everything server, unprefixed: `effect-mcp gateway` as a real
  * process, the everything server its stdio upstream.
  */
-import * as fs from "node:fs/promises"
-import * as os from "node:os"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as ConformanceSuite from "../support/ConformanceSuite.ts"
-import * as ServerProcess from "../support/ServerProcess.ts"
-
-const cliBin = fileURLToPath(new URL("../../apps/cli/bin/effect-mcp.js", import.meta.url))
+import { configFile, everythingStdio, spawnGateway } from "./fixture.ts"
 
 /**
  * The legs the gateway passes whole, each revision's as our own server runs it (test/conformance/Server.test.ts).
@@ -31,40 +25,16 @@ describe("conformance: the gateway in front of the everything server", () => {
     "0.1.16, and 0.2.0-alpha.12 at 2025-11-25, at 2026-07-28 and with every extension, --suite all",
     () =>
       Effect.gen(function* () {
-        const dir = yield* Effect.acquireRelease(
-          Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "mcp-gateway-conformance-"))),
-          (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
-        )
-        const file = path.join(dir, "mcp.json")
-        yield* Effect.promise(() =>
-          fs.writeFile(
-            file,
-            JSON.stringify({
-              mcpServers: {
-                everything: {
-                  command: ServerProcess.node,
-                  args: [...ServerProcess.sourceConditions, ServerProcess.everythingBin, "--stdio"],
-                  cwd: ServerProcess.root
-                }
-              },
-              gateway: { unprefixed: "everything" }
-            })
-          )
-        )
-        const gateway = yield* ServerProcess.spawnChild(ServerProcess.node, [
-          cliBin,
-          "gateway",
-          "--config",
-          file,
-          "--port",
-          "0"
-        ])
-        const [, url] = yield* gateway.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/)
+        const file = yield* configFile({
+          mcpServers: { everything: everythingStdio },
+          gateway: { unprefixed: "everything" }
+        })
+        const { url } = yield* spawnGateway(file)
         // One leg after the other (the suite times some checks), each on the same gateway.
         for (const leg of legs) {
           const run = yield* ConformanceSuite.runServer({
             suite: leg.suite,
-            url: url!,
+            url,
             specVersion: leg.specVersion,
             expectedFailures: leg.suite === "next" ? ConformanceSuite.expectedFailures : undefined
           })

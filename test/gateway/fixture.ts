@@ -10,7 +10,9 @@
  */
 import { assert } from "@effect/vitest"
 import type * as Http from "node:http"
+import * as fs from "node:fs/promises"
 import { createServer } from "node:http"
+import * as os from "node:os"
 import * as path from "node:path"
 import * as Credentials from "@effect-mcp/gateway/Credentials"
 import * as Gateway from "@effect-mcp/gateway/Gateway"
@@ -63,6 +65,44 @@ export const everythingStdio = {
   args: [...ServerProcess.sourceConditions, ServerProcess.everythingBin, "--stdio"],
   cwd: ServerProcess.root
 }
+
+/** `effect-mcp`'s entry point (built JavaScript), for the gateway run as a process. */
+export const cliBin = path.join(ServerProcess.root, "apps/cli/bin/effect-mcp.js")
+
+/** A gateway config file holding `content`, in a temporary directory of the test's scope. */
+export const configFile = (content: unknown): Effect.Effect<string, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const dir = yield* Effect.acquireRelease(
+      Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "mcp-gateway-"))),
+      (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
+    )
+    const file = path.join(dir, "mcp.json")
+    yield* Effect.promise(() => fs.writeFile(file, JSON.stringify(content)))
+    return file
+  })
+
+/**
+ * `effect-mcp gateway --config file --port 0 ...flags` in the test's scope, once it listens: the process and
+ * its Streamable HTTP endpoint (read from its stderr).
+ */
+export const spawnGateway = (
+  file: string,
+  flags: ReadonlyArray<string> = [],
+  env?: NodeJS.ProcessEnv
+): Effect.Effect<
+  { readonly gateway: ServerProcess.Child; readonly url: string },
+  ServerProcess.ProcessError,
+  Scope.Scope
+> =>
+  Effect.gen(function* () {
+    const gateway = yield* ServerProcess.spawnChild(
+      ServerProcess.node,
+      [cliBin, "gateway", "--config", file, "--port", "0", ...flags],
+      env === undefined ? {} : { env }
+    )
+    const [, url] = yield* gateway.waitForStderr(/listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/)
+    return { gateway, url: url! }
+  })
 
 /** The secrets: each upstream's own, and the one a downstream client sends the gateway. */
 export const secrets = {

@@ -28,6 +28,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as ExitCode from "./ExitCode.ts"
+import * as Upstreams from "./internal/upstreams.ts"
 
 const flags = {
   config: Flag.String("config").pipe(
@@ -157,8 +158,13 @@ export const command = Command.make("gateway", flags, (input) =>
       naming: file.naming,
       unprefixed,
       credentials: file.credentials,
-      discovery: file.discovery
-    }).pipe(Layer.provide(NodeConnector.layer({ stderr: () => (input.serverStderr ? "inherit" : "capture") })))
+      discovery: file.discovery,
+      startTimeout: file.startTimeout,
+      awaitUpstreams: file.awaitUpstreams
+    }).pipe(
+      Layer.provide(NodeConnector.layer({ stderr: () => (input.serverStderr ? "inherit" : "capture") })),
+      (gateway) => Layer.provideMerge(Upstreams.layerReport, gateway)
+    )
     if (input.stdio) return yield* NodeMcpServer.serveStdio(server)
     // Loaded for --cluster only: a single gateway never loads effect/cluster or SQL.
     const listener =

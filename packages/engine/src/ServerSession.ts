@@ -35,6 +35,13 @@ export interface Options {
   readonly handlers?: ReadonlyMap<string, Session.Handler> | undefined
   readonly notificationHandlers?: ReadonlyMap<string, Session.NotificationHandler> | undefined
   readonly peer?: Peer.Options | undefined
+  /**
+   * What the announcement waits for: `initialize` and `server/discover` are
+   * answered (their capabilities computed) once it is done, so a server whose
+   * features arrive at run time (a gateway's upstreams) declares them all.
+   * Bound it: the client's handshake deadline runs meanwhile.
+   */
+  readonly ready?: Effect.Effect<void> | undefined
 }
 
 const initializeParams = (params: unknown) => {
@@ -94,6 +101,7 @@ const roleOf = (options: Options): Session.RoleOptions => {
   const capabilitiesNow = (revision: Revision.RevisionSpec | undefined): Session.Capabilities =>
     typeof capabilitiesOf === "function" ? capabilitiesOf(revision) : capabilitiesOf
   const instructions = options.instructions === undefined ? {} : { instructions: options.instructions }
+  const ready = options.ready
 
   const initializeResult = (version: ProtocolVersion.ProtocolVersion, declared: Session.Capabilities) => ({
     protocolVersion: version,
@@ -102,12 +110,22 @@ const roleOf = (options: Options): Session.RoleOptions => {
     ...instructions
   })
 
+  const discoverResult = (revision: Revision.RevisionSpec | undefined) => ({
+    supportedVersions: [...supportedVersions],
+    // Shaped for the revision asking (a stateless one): e.g. no 2025-11-25 `tasks` there.
+    capabilities: capabilitiesNow(revision),
+    // 2026-07-28 carries server info in the result's `_meta`, not as a field.
+    _meta: { "io.modelcontextprotocol/serverInfo": options.serverInfo },
+    ...instructions,
+    ...(options.discoverCacheHints ?? { ttlMs: 0, cacheScope: "private" })
+  })
+
   const handlers = new Map<string, Session.Handler>([
     ["ping", ping],
     [
       "initialize",
-      (params, info) =>
-        Effect.suspend((): Effect.Effect<object, McpError.McpError> => {
+      (params, info) => {
+        const answer = Effect.suspend((): Effect.Effect<object, McpError.McpError> => {
           const s = info.state
           const request = initializeParams(params)
           const version = Session.negotiate(request.protocolVersion, supportedVersions)
@@ -136,19 +154,18 @@ const roleOf = (options: Options): Session.RoleOptions => {
           s.onChange?.(s)
           return Effect.succeed(initializeResult(version, declared))
         })
+        return ready === undefined ? answer : Effect.andThen(ready, answer)
+      }
     ],
     [
       "server/discover",
       (_params, info) =>
-        Effect.succeed({
-          supportedVersions: [...supportedVersions],
-          // Shaped for the revision asking (a stateless one): e.g. no 2025-11-25 `tasks` there.
-          capabilities: capabilitiesNow(info.revision),
-          // 2026-07-28 carries server info in the result's `_meta`, not as a field.
-          _meta: { "io.modelcontextprotocol/serverInfo": options.serverInfo },
-          ...instructions,
-          ...(options.discoverCacheHints ?? { ttlMs: 0, cacheScope: "private" })
-        })
+        ready === undefined
+          ? Effect.succeed(discoverResult(info.revision))
+          : Effect.andThen(
+              ready,
+              Effect.sync(() => discoverResult(info.revision))
+            )
     ]
   ])
   for (const [method, handler] of options.handlers ?? []) handlers.set(method, handler)

@@ -91,6 +91,7 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as FileSystem from "effect/FileSystem"
+import * as Latch from "effect/Latch"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Stream from "effect/Stream"
@@ -141,9 +142,14 @@ export interface Options extends Omit<McpHost.Options, "clientInfo" | "naming"> 
    */
   readonly logLevel?: Logging.LoggingLevel | undefined
   /**
-   * How long the Layer waits for every upstream's first connection (made or
-   * failed) before it is built, so the first `tools/list` already lists what
-   * the upstreams offer. Default: the start timeout (30 seconds); 0 waits for none.
+   * How long, from the start, the gateway's answers wait for every upstream's
+   * first connection (made or failed), so that a client's `initialize`
+   * declares, and its first `tools/list` lists, what the upstreams offer. The
+   * gateway serves meanwhile (its listener is up, an end of its stdio input
+   * closes it); `initialize`, `server/discover` and every request but `ping`
+   * are answered once the upstreams have settled or this ends. An upstream
+   * connecting later comes with `list_changed`. Default: the start timeout, at
+   * most 10 seconds (the clients' handshake deadlines run meanwhile); 0 waits for none.
    */
   readonly awaitUpstreams?: Duration.Input | undefined
   /**
@@ -244,12 +250,18 @@ export const layer = (
         clientInfo: upstreamClientInfo,
         naming: namingOf(naming, unprefixed)
       }).pipe(Layer.provide(Asks.layer(callers)), Layer.provide(Credentials.layer(credentials ?? {})))
-      const wait = Duration.fromInputUnsafe(awaitUpstreams ?? options.startTimeout ?? "30 seconds")
+      const wait =
+        awaitUpstreams === undefined
+          ? Duration.min(Duration.fromInputUnsafe(options.startTimeout ?? "30 seconds"), Duration.seconds(10))
+          : Duration.fromInputUnsafe(awaitUpstreams)
+      // The gateway serves at once (its listener up, its stdio read, so an end of input is seen); what waits for
+      // the upstreams' first connections is its answers (McpServer's `ready`), so a client's first `initialize`
+      // declares, and its first list lists, every upstream that connected within `wait`.
+      const upstreamsSettled = Latch.makeUnsafe(!Duration.isGreaterThan(wait, Duration.zero))
       const mirror = Layer.effectDiscard(
         Effect.gen(function* () {
           const h = yield* McpHost.McpHost
           const s = yield* McpServer.McpServer
-          if (Duration.isGreaterThan(wait, Duration.zero)) yield* settled(h, wait)
           // The items' handlers close over what they route through; their context is the gateway's, minus the
           // loggers (a request installs its own bridge to the client's log).
           const context = Context.omit(Logger.CurrentLoggers)(yield* Effect.context<never>()) as Context.Context<never>
@@ -262,7 +274,16 @@ export const layer = (
                   client: { ...hostOptions.client, clientInfo: upstreamClientInfo },
                   handlers: (upstream) => Asks.layerFor(callers, upstream)
                 })
-          yield* Mirror.run({ ...routes, host: h, perCaller }, s, context)
+          const sync = yield* Mirror.run({ ...routes, host: h, perCaller }, s, context)
+          if (Duration.isGreaterThan(wait, Duration.zero)) {
+            // What the followers of the catalog and of the statuses may not have taken yet is taken first.
+            yield* settled(h, wait).pipe(
+              Effect.andThen(sync),
+              Effect.andThen(Subscriptions.supportingNow(h, supporting)),
+              Effect.andThen(upstreamsSettled.open),
+              Effect.forkScoped
+            )
+          }
         })
       )
       const routes: Omit<Items.Routes, "host" | "perCaller"> = {
@@ -325,7 +346,9 @@ export const layer = (
             // Upstreams come later than the first client may: what they offer is declared from the start.
             declare: server.declare ?? ["tools", "resources", "prompts"],
             // Declared while an upstream's connection supports subscriptions.
-            resourceSubscriptions: server.resourceSubscriptions ?? (() => supporting.size > 0)
+            resourceSubscriptions: server.resourceSubscriptions ?? (() => supporting.size > 0),
+            ready:
+              server.ready === undefined ? upstreamsSettled.await : Effect.andThen(upstreamsSettled.await, server.ready)
           })
         ),
         Layer.provideMerge(host)
@@ -350,7 +373,9 @@ export const layerConfigFile = (
         naming: file.naming ?? options.naming,
         unprefixed: file.unprefixed ?? options.unprefixed,
         credentials: { ...options.credentials, ...file.credentials },
-        discovery: file.discovery ?? options.discovery
+        discovery: file.discovery ?? options.discovery,
+        startTimeout: file.startTimeout ?? options.startTimeout,
+        awaitUpstreams: file.awaitUpstreams ?? options.awaitUpstreams
       })
     )
   )

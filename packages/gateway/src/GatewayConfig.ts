@@ -13,7 +13,9 @@
  *     "naming": { "strategy": "always", "separator": "__" },
  *     "unprefixed": "everything",
  *     "credentials": { "search": { "env": "SEARCH_TOKEN" } },
- *     "discovery": { "pageSize": 20 }
+ *     "discovery": { "pageSize": 20 },
+ *     "startTimeoutSeconds": 20,
+ *     "awaitUpstreamsSeconds": 5
  *   }
  * }
  * ```
@@ -28,9 +30,15 @@
  * `discovery` (`true`, or `{ "pageSize": n }`) turns discovery mode on: the
  * catalog's tools are searched, described and called through three tools of
  * the gateway's instead of listed (see `Discovery`).
+ *
+ * `startTimeoutSeconds` is how long each upstream's connection may take to be
+ * ready (the host's `startTimeout`, default 30), `awaitUpstreamsSeconds` how
+ * long the gateway's first answers wait for the upstreams (`awaitUpstreams`,
+ * default the start timeout, at most 10; 0 for none).
  */
 import * as McpConfig from "@effect-mcp/host/McpConfig"
 import type * as Naming from "@effect-mcp/host/Naming"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as FileSystem from "effect/FileSystem"
 import * as Schema from "effect/Schema"
@@ -77,7 +85,11 @@ export const Section = Schema.Struct({
         pageSize: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: Discovery.maxPageSize })))
       })
     ])
-  )
+  ),
+  /** How long an upstream's connection may take to be ready, in seconds. */
+  startTimeoutSeconds: Schema.optional(Schema.Finite.check(Schema.isGreaterThan(0))),
+  /** How long the gateway's first answers wait for the upstreams, in seconds (0: not at all). */
+  awaitUpstreamsSeconds: Schema.optional(Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0)))
 })
 
 /** What the file says: the upstreams, and how the gateway names and reaches them. */
@@ -88,6 +100,10 @@ export interface GatewayConfig {
   readonly credentials: Credentials.ByServer
   /** Discovery mode (see `Discovery`), when the section turns it on. */
   readonly discovery: Discovery.Options | true | undefined
+  /** The upstreams' start timeout, when the section sets it. */
+  readonly startTimeout: Duration.Duration | undefined
+  /** How long the first answers wait for the upstreams, when the section sets it. */
+  readonly awaitUpstreams: Duration.Duration | undefined
 }
 
 const invalid = (message: string, path: string | undefined) =>
@@ -144,9 +160,13 @@ export const decode = (input: unknown, path?: string): Effect.Effect<GatewayConf
           ? section.discovery || undefined
           : section.discovery.pageSize === undefined
             ? {}
-            : { pageSize: section.discovery.pageSize }
+            : { pageSize: section.discovery.pageSize },
+      startTimeout: seconds(section.startTimeoutSeconds),
+      awaitUpstreams: seconds(section.awaitUpstreamsSeconds)
     }
   })
+
+const seconds = (value: number | undefined) => (value === undefined ? undefined : Duration.seconds(value))
 
 /** Reads and decodes a gateway configuration file (why it cannot be read or parsed: `McpConfig.readJson`). */
 export const load = (path: string): Effect.Effect<GatewayConfig, McpConfig.ConfigError, FileSystem.FileSystem> =>

@@ -20,6 +20,7 @@ import { assert, describe, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import type * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -255,6 +256,16 @@ describe("GatewayConfig", () => {
       assert.deepStrictEqual(file.credentials, { search: Credentials.fromEnv("SEARCH_TOKEN") })
       const bare = yield* GatewayConfig.decode(servers)
       assert.deepStrictEqual([bare.naming, bare.unprefixed, bare.credentials], [undefined, undefined, {}])
+      assert.deepStrictEqual([bare.startTimeout, bare.awaitUpstreams], [undefined, undefined])
+      const timed = yield* GatewayConfig.decode({
+        ...servers,
+        gateway: { startTimeoutSeconds: 2.5, awaitUpstreamsSeconds: 0 }
+      })
+      assert.deepStrictEqual([timed.startTimeout, timed.awaitUpstreams], [Duration.millis(2500), Duration.zero])
+      for (const gateway of [{ startTimeoutSeconds: 0 }, { awaitUpstreamsSeconds: -1 }, { startTimeoutSeconds: "5" }]) {
+        const error = yield* Effect.flip(GatewayConfig.decode({ ...servers, gateway }))
+        assert.match(error.message, /the `gateway` section does not fit/)
+      }
     })
   )
 

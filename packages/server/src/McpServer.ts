@@ -34,6 +34,7 @@ import * as Logger from "effect/Logger"
 import type * as Scope from "effect/Scope"
 import * as Handlers from "./internal/handlers.ts"
 import * as Middleware from "./internal/middleware.ts"
+import { Readiness } from "./internal/readiness.ts"
 import * as RequestScope from "./internal/requestScope.ts"
 import * as Server from "./internal/server.ts"
 import type * as RequestStateKeys from "./RequestStateKeys.ts"
@@ -87,6 +88,16 @@ export interface Options {
   /** Extra capability entries (`experimental`, `extensions`). */
   readonly capabilities?: { readonly experimental?: object; readonly extensions?: object } | undefined
   readonly peer?: Peer.Options | undefined
+  /**
+   * What the server waits for before it answers: `initialize` and
+   * `server/discover` (so the capabilities declared include what came
+   * meanwhile) and every request but `ping`, until it has once completed.
+   * Each waiting request runs it: give a wait on a signal (a `Latch`'s or a
+   * `Deferred`'s `await`), and bound it, as the clients' deadlines run
+   * meanwhile. The gateway's waits for its upstreams' first connections.
+   * Default: none.
+   */
+  readonly ready?: Effect.Effect<void> | undefined
 }
 
 /** A client's roots changed (`notifications/roots/list_changed`): who, and how to ask for the new ones. */
@@ -222,14 +233,16 @@ const sessionOptionsOf = (state: Server.State): ServerSession.Options => {
   let options = sessionOptions.get(state)
   if (options === undefined) {
     const handlers = Handlers.make(state)
+    const readiness = state.options.ready === undefined ? undefined : new Readiness(state.options.ready)
     options = {
       serverInfo: state.info,
       capabilities: state.capabilities,
       ...(state.options.instructions === undefined ? {} : { instructions: state.options.instructions }),
       ...(state.options.supportedVersions === undefined ? {} : { supportedVersions: state.options.supportedVersions }),
       // Middleware Layers may come and go: the wrappers read the server's chain on each request.
-      handlers: Middleware.wrapAll(state.service, handlers.requests),
+      handlers: Middleware.wrapAll(state.service, handlers.requests, readiness),
       notificationHandlers: handlers.notifications,
+      ready: readiness?.wait,
       discoverCacheHints: state.options.cache?.list,
       peer: state.options.peer
     }

@@ -21,6 +21,7 @@ import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import * as CatalogIndex from "./catalogIndex.ts"
 import * as Discovery from "./discovery.ts"
@@ -60,13 +61,16 @@ const kinds: ReadonlyArray<Kind> = ["tool", "prompt", "resource", "template"]
 
 /**
  * Registers the catalog's items now, then follows the catalog until the
- * scope closes (which removes them all).
+ * scope closes (which removes them all). Returns what mirrors the catalog as
+ * it is now, in step with the following (one at a time): the gateway runs it
+ * before it answers, as the change that settled its upstreams may not have
+ * reached the follower yet.
  */
 export const run = (
   routes: Items.Routes,
   server: McpServer.McpServerShape,
   context: Context.Context<never>
-): Effect.Effect<void, never, Scope.Scope> =>
+): Effect.Effect<Effect.Effect<void>, never, Scope.Scope> =>
   Effect.gen(function* () {
     const parent = yield* Effect.scope
     const current = new Map<Kind, { readonly key: string; readonly scope: Scope.Closeable }>()
@@ -108,6 +112,9 @@ export const run = (
           }),
         { discard: true }
       )
-    yield* apply(yield* routes.host.catalog)
-    yield* routes.host.catalogChanges.pipe(Stream.runForEach(apply), Effect.forkScoped)
+    const oneAtATime = yield* Semaphore.make(1)
+    const applied = (catalog: Catalog.Catalog) => oneAtATime.withPermit(apply(catalog))
+    yield* applied(yield* routes.host.catalog)
+    yield* routes.host.catalogChanges.pipe(Stream.runForEach(applied), Effect.forkScoped)
+    return Effect.flatMap(routes.host.catalog, applied)
   })

@@ -24,6 +24,7 @@
 import type * as McpClient from "@effect-mcp/client/McpClient"
 import type * as Session from "@effect-mcp/engine/Session"
 import type * as Catalog from "@effect-mcp/host/Catalog"
+import type * as McpHost from "@effect-mcp/host/McpHost"
 import type * as ServerStatus from "@effect-mcp/host/ServerStatus"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import type * as McpServer from "@effect-mcp/server/McpServer"
@@ -77,6 +78,20 @@ const refusal = (upstream: string, uri: string, cause: Cause.Cause<unknown>): Mc
       })
 }
 
+const track = (supporting: Set<string>, change: ServerStatus.StatusChange) =>
+  supportsSubscriptions(change.status) ? supporting.add(change.server) : supporting.delete(change.server)
+
+/** Records in `supporting` the upstreams whose connection supports subscriptions now. */
+export const supportingNow = (host: McpHost.McpHostShape, supporting: Set<string>): Effect.Effect<void> =>
+  Effect.forEach(
+    host.servers,
+    (name) =>
+      Effect.map(Effect.result(host.status(name)), (status) => {
+        if (status._tag === "Success") track(supporting, { server: name, status: status.success })
+      }),
+    { discard: true }
+  )
+
 /**
  * The middleware serving `resources/subscribe`, `resources/unsubscribe` and the resource part of
  * `subscriptions/listen` upstream (the server's own handlers then record the session's subscriptions),
@@ -92,14 +107,9 @@ export const make = (
     const host = routes.host
     // Which upstreams' connections support subscriptions, now and as they change (the server declares
     // `resources.subscribe` while one does).
-    const track = (change: ServerStatus.StatusChange) =>
-      supportsSubscriptions(change.status) ? supporting.add(change.server) : supporting.delete(change.server)
-    for (const name of host.servers) {
-      const status = yield* Effect.result(host.status(name))
-      if (status._tag === "Success") track({ server: name, status: status.success })
-    }
+    yield* supportingNow(host, supporting)
     yield* host.statusChanges.pipe(
-      Stream.runForEach((change) => Effect.sync(() => track(change))),
+      Stream.runForEach((change) => Effect.sync(() => track(supporting, change))),
       Effect.forkScoped
     )
     const firstOf = (upstream: string, accept: (status: ServerStatus.ServerStatus) => boolean) =>

@@ -13,6 +13,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type { McpServerShape } from "../McpServer.ts"
 import { type Obj, paramsOf } from "./params.ts"
+import type { Readiness } from "./readiness.ts"
 
 /** What a middleware learns of the request it wraps (the public `Middleware.Request`). */
 export interface Request {
@@ -110,15 +111,19 @@ const run = (chain: ReadonlyArray<Middleware>, i: number, request: Request, hand
         Effect.suspend(() => run(chain, i + 1, request, handler))
       )
 
-/** Wraps every handler so that it runs through the server's middleware chain (read per request). */
+/**
+ * Wraps every handler so that it runs through the server's middleware chain (read per request), after the
+ * server's `ready` (when it has one) while that has not completed.
+ */
 export const wrapAll = (
   server: McpServerShape,
-  handlers: ReadonlyMap<string, Session.Handler>
+  handlers: ReadonlyMap<string, Session.Handler>,
+  readiness?: Readiness | undefined
 ): ReadonlyMap<string, Session.Handler> => {
   const registry = registryOf(server)
   const wrapped = new Map<string, Session.Handler>()
   for (const [method, handler] of handlers) {
-    wrapped.set(method, (params, info) => {
+    const chained: Session.Handler = (params, info) => {
       const chain = registry.chain
       if (chain === undefined) return handler(params, info)
       return Effect.withFiber((fiber) => {
@@ -134,7 +139,19 @@ export const wrapAll = (
         }
         return run(chain, 0, request, handler)
       })
-    })
+    }
+    wrapped.set(
+      method,
+      readiness === undefined
+        ? chained
+        : (params, info) =>
+            readiness.done
+              ? chained(params, info)
+              : Effect.andThen(
+                  readiness.wait,
+                  Effect.suspend(() => chained(params, info))
+                )
+    )
   }
   return wrapped
 }
