@@ -22,8 +22,9 @@ const lineOf = (change: ServerStatus.StatusChange, said: string | undefined): st
   switch (status._tag) {
     case "Degraded": {
       if (status.failure.message === said) return undefined
-      const retry = status.retryIn === undefined ? "" : `; trying again in ${Duration.format(status.retryIn)}`
-      return `effect-mcp gateway: upstream ${name} is unavailable: ${status.failure.message}${retry}`
+      // The retry before the failure, whose text may end with lines of the server's stderr.
+      const retry = status.retryIn === undefined ? "" : ` (trying again in ${Duration.format(status.retryIn)})`
+      return `effect-mcp gateway: upstream ${name} is unavailable${retry}: ${status.failure.message}`
     }
     case "Failed":
       return `effect-mcp gateway: upstream ${name} failed for good (no more attempts): ${status.failure.message}`
