@@ -3,7 +3,8 @@
 // says: "exit-on-call" exits when a tool is called (the connection is lost mid-command), "hang-on-call" never
 // answers a tool call (the request times out), "hang-on-list" never answers `tools/list`, "refuse" answers
 // `initialize` with a JSON-RPC error, "stall" stops reading its stdin once initialized (so it never sees the
-// stdin's end either) and says `stalled <pid>` on stderr, staying up until a signal ends it (a minute at most).
+// stdin's end either) and says `stalled <pid>` on stderr, staying up until a signal ends it (a minute at most),
+// "exit-once-initialized" exits (code 7) as soon as the client said it is initialized.
 import * as readline from "node:readline"
 
 const mode = process.argv[2] ?? "exit-on-call"
@@ -22,6 +23,10 @@ lines.on("line", (line) => {
     // A paused pipe holds no handle open: this keeps the process up.
     setTimeout(() => process.exit(0), 60_000)
     return console.error(`stalled ${process.pid}`)
+  }
+  if (mode === "exit-once-initialized" && message.method === "notifications/initialized") {
+    console.error("leaving on purpose")
+    return process.exit(7)
   }
   if (message.id === undefined) return
   switch (message.method) {

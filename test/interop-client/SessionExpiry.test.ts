@@ -31,6 +31,7 @@ import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -97,10 +98,10 @@ const listen = Effect.gen(function* () {
  * view (for the session id). Sessions exist up to 2025-11-25 (2026-07-28 is
  * stateless), so the client speaks that.
  */
-const connect = (url: string) =>
+const connect = (url: string, peer?: McpClient.Options["peer"]) =>
   Effect.gen(function* () {
     const context = yield* Layer.build(NodeHttpClient.layerStreamableHttp({ url }))
-    const client = yield* McpClient.make({ clientInfo, supportedVersions: ["2025-11-25"] }).pipe(
+    const client = yield* McpClient.make({ clientInfo, supportedVersions: ["2025-11-25"], peer }).pipe(
       Effect.provideContext(context)
     )
     return { client, http: Context.get(context, StreamableHttpClient.StreamableHttpClient) }
@@ -145,6 +146,27 @@ describe("McpClient: a session the server ended", () => {
         assert.isDefined(second)
         assert.notStrictEqual(second, first)
         assert.strictEqual(client.session.state.phase, "Ready")
+      }),
+    TIMEOUT
+  )
+
+  it.live(
+    "McpClient.closed: an expired session is renewed, not the end; the server gone is (a keepalive ping refused)",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* listen
+        const { client, http } = yield* connect(server.url, {
+          keepalive: { schedule: Schedule.spaced("100 millis"), timeout: "5 seconds" }
+        })
+        const closed = yield* Effect.forkChild(client.closed)
+        assert.strictEqual(yield* deleteSession(server.url, http.sessionId()!, http.protocolVersion()), 200)
+        assert.strictEqual(textOf(yield* client.callTool("echo", { text: "renewed" })), "echo:renewed")
+        assert.isUndefined(closed.pollUnsafe(), "the renewal ended the connection")
+        yield* server.close
+        const exit = yield* Fiber.join(closed)
+        const error = Exit.isFailure(exit) ? exit.cause.reasons.find((r) => r._tag === "Fail")?.error : undefined
+        assert.strictEqual(error?._tag, "KeepaliveFailed")
+        assert.match(error?.message ?? "", /connection refused \(ECONNREFUSED\)/)
       }),
     TIMEOUT
   )

@@ -20,11 +20,15 @@ import * as Argument from "effect/cli/Argument"
 import * as CliError from "effect/cli/CliError"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
+import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import type * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as ExitCode from "./ExitCode.ts"
@@ -178,7 +182,13 @@ const jsonObject = (text: string | undefined): Effect.Effect<{ readonly [key: st
       )
 }
 
-const connectionLost = new Set(["RequestTimeout", "SessionClosed", "SessionExpired", "TransportError"])
+const connectionLost = new Set([
+  "KeepaliveFailed",
+  "RequestTimeout",
+  "SessionClosed",
+  "SessionExpired",
+  "TransportError"
+])
 
 /** The exit code and one-line message of a failure of a command. */
 export const classify = (error: unknown): ExitCode.Exit => {
@@ -230,7 +240,8 @@ const stdioExitGrace = "500 millis"
 const connect = (
   input: Common,
   stdioCommand: ReadonlyArray<string>,
-  target: string | undefined
+  target: string | undefined,
+  keepalive: boolean
 ): Effect.Effect<McpClient.McpClientShape, ExitCode.Exit, FileSystem.FileSystem | Scope.Scope> =>
   Effect.gen(function* () {
     const resolved = yield* Target.resolve({ target, command: stdioCommand, config: input.config, sse: input.sse })
@@ -256,7 +267,13 @@ const connect = (
       supportedVersions: Option.match(input.revision, { onNone: () => undefined, onSome: (v) => [v] }),
       // Every request's deadline, the listings' pages and `logging/setLevel` included (the commands that
       // take `requestOptions` also let progress restart the clock).
-      peer: Option.match(input.timeout, { onNone: () => undefined, onSome: (s) => ({ requestTimeout: s * 1000 }) }),
+      peer: {
+        ...Option.match(input.timeout, { onNone: () => ({}), onSome: (s) => ({ requestTimeout: s * 1000 }) }),
+        // A command that only listens (watch) learns of a server that died or went silent by pinging it.
+        ...(keepalive
+          ? { keepalive: { schedule: Schedule.spaced(keepaliveEvery(input)), timeout: keepaliveEvery(input) } }
+          : {})
+      },
       handshakeTimeout: Option.getOrElse(
         Option.map(input.timeout, (s) => s * 1000),
         () => 30_000
@@ -277,9 +294,13 @@ const connect = (
     })
   )
 
+/** How often `watch` pings its server, and how long each ping may take: `--timeout`, else 10 s. */
+const keepaliveEvery = (input: Common): Duration.Duration => Duration.seconds(Option.getOrElse(input.timeout, () => 10))
+
 /**
  * A command of the CLI: `names` are its arguments after the target, `body`
- * runs with the connected client and those arguments.
+ * runs with the connected client and those arguments; with `keepalive` the
+ * server is pinged (a command that only listens, see `keepaliveEvery`).
  */
 const command = <Name extends string>(
   name: Name,
@@ -289,14 +310,15 @@ const command = <Name extends string>(
     client: McpClient.McpClientShape,
     values: ReadonlyArray<string>,
     input: Common
-  ) => Effect.Effect<void, unknown, FileSystem.FileSystem | Scope.Scope>
+  ) => Effect.Effect<void, unknown, FileSystem.FileSystem | Scope.Scope>,
+  options: { readonly keepalive?: boolean } = {}
 ) =>
   Command.make(name, common, (input) =>
     Effect.scoped(
       Effect.gen(function* () {
         const stdioCommand = yield* StdioCommand
         const { target, values } = yield* operands(input, stdioCommand, names)
-        const client = yield* connect(input, stdioCommand, target)
+        const client = yield* connect(input, stdioCommand, target, options.keepalive === true)
         yield* body(client, values, input)
       }).pipe(
         // Said before the scope closes: what went wrong is known now, and the connection's release (a stdio
@@ -452,10 +474,26 @@ const watch = command(
         streams.push(changed("resources/list_changed", client.resourceListChanged))
       }
       if (!input.json) yield* Console.error(`watching ${client.serverInfo?.name ?? "the server"}; Ctrl-C to stop`)
-      yield* Stream.runDrain(Stream.mergeAll(streams, { concurrency: "unbounded" }))
+      // Until Ctrl-C, or until the connection is over: the server exited, dropped it, or stopped answering the
+      // keepalive pings (the notification streams outlive a session, which the client may renew).
+      yield* Effect.raceFirst(
+        Stream.runDrain(Stream.mergeAll(streams, { concurrency: "unbounded" })),
+        connectionEnd(client)
+      )
     })
-  }
+  },
+  { keepalive: true }
 )
+
+/** Fails once the client's connection is over, with why (an expired HTTP session the client renews is not). */
+const connectionEnd = (client: McpClient.McpClientShape): Effect.Effect<never, unknown> =>
+  Effect.flatMap(client.closed, (exit) =>
+    Effect.fail(
+      Exit.isFailure(exit)
+        ? Cause.squash(exit.cause)
+        : new Transport.TransportError({ reason: "Closed", message: "the server closed the connection" })
+    )
+  )
 
 /** The root command, with every subcommand. */
 export const cli = Command.make("effect-mcp").pipe(

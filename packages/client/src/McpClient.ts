@@ -31,6 +31,7 @@ import type * as Tools from "@effect-mcp/protocol/Tools"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -157,6 +158,14 @@ export type { TaskCallOptions, TaskEvent, TasksApi, TasksForm, TaskStart } from 
 export interface McpClientShape {
   /** The session underneath, for raw access (a new one after the server ended the previous one). */
   readonly session: Session.SessionShape
+  /**
+   * Completes when the client's connection is over, with why: its session
+   * closed (the server exited or dropped the connection, the transport
+   * failed, a keepalive ping went unanswered). An HTTP session the server
+   * expired is not the end: the client starts another. A client that only
+   * listens (to `logMessages`, say) waits on this to learn the server is gone.
+   */
+  readonly closed: Effect.Effect<Exit.Exit<void, Transport.TransportError | PeerError.KeepaliveFailed>>
   readonly revision: ProtocolVersion.ProtocolVersion
   readonly serverInfo: Session.Implementation | undefined
   readonly serverCapabilities: Lifecycle.ServerCapabilities

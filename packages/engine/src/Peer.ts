@@ -180,7 +180,9 @@ export const make = Effect.fnUntraced(function* (
       Effect.tap(() => Effect.sync(() => (missed = 0))),
       Effect.tapError(() => Effect.sync(() => missed++)),
       Effect.repeat(keepalive.schedule),
-      Effect.catch(() => peer.shutdown("keepalive failed", Exit.fail(new PeerError.KeepaliveFailed({ missed })))),
+      Effect.catch((cause) =>
+        peer.shutdown("keepalive failed", Exit.fail(new PeerError.KeepaliveFailed({ missed, cause })))
+      ),
       Effect.forkScoped
     )
   }

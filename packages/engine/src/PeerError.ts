@@ -58,7 +58,13 @@ export class NotSupported extends Schema.TaggedError<NotSupported>()("NotSupport
   }
 }
 
-/** The keepalive ping got no answer: the connection is treated as dead. */
+/** The keepalive ping got no answer: the connection is treated as dead. `cause` is the ping's failure. */
 export class KeepaliveFailed extends Schema.TaggedError<KeepaliveFailed>()("KeepaliveFailed", {
-  missed: Schema.Number
-}) {}
+  missed: Schema.Number,
+  cause: Schema.optional(Schema.Defect())
+}) {
+  override get message(): string {
+    const why = causeMessage(this.cause)
+    return why === undefined ? "the keepalive ping failed" : `the keepalive ping failed: ${why}`
+  }
+}

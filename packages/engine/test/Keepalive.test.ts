@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as PeerError from "../src/PeerError.ts"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Schedule from "effect/Schedule"
@@ -33,6 +34,10 @@ describe("ping and keepalive", () => {
       if (Exit.isFailure(exit)) {
         const reason = exit.cause.reasons[0]
         assert.strictEqual(reason?._tag === "Fail" ? reason.error._tag : undefined, "KeepaliveFailed")
+        // It says why the ping failed (the ping's own error is its cause).
+        const error = reason?._tag === "Fail" ? (reason.error as PeerError.KeepaliveFailed) : undefined
+        assert.strictEqual(error?.cause instanceof PeerError.RequestTimeout, true)
+        assert.match(error?.message ?? "", /^the keepalive ping failed: .*ping/)
       }
     })
   )

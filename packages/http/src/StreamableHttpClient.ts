@@ -214,7 +214,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       return Effect.void
     }
     standaloneStarted = true
-    return Effect.asVoid(FiberSet.run(readers, HttpClientSse.run(sseConfig, undefined, undefined)))
+    return Effect.asVoid(FiberSet.run(readers, HttpClientSse.runStandalone(sseConfig)))
   })
 
   const fallback = (frame: Transport.Outgoing) =>

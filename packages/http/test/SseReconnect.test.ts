@@ -95,8 +95,11 @@ const harness = (options: {
     // The clock stops at every sleep's deadline on the way, so each GET is timed exactly.
     yield* TestClock.adjust("10 minutes")
     assert.isDefined(fiber.pollUnsafe(), "the reader gave up")
-    yield* Fiber.join(fiber)
+    // A reply stream given up fails (the transport then answers its requests with that failure); nothing is
+    // delivered as if the server had answered.
+    const outcome = yield* Effect.result(Fiber.join(fiber))
     const errors = delivered.map((m) => (JsonRpc.isFailure(m) ? m.error.message : "not an error"))
+    if (outcome._tag === "Failure") errors.push(`${outcome.failure.reason}: ${outcome.failure.message}`)
     return { gets, errors, expired: () => expired }
   })
 
@@ -151,7 +154,9 @@ describe("SSE reconnection: a reply stream that ended early", () => {
       })
       // 500 (the hint), then 750 and 1125 capped at 1000.
       assert.deepStrictEqual(gets, [500, 1250, 2250])
-      assert.deepStrictEqual(errors, ["the response stream could not be resumed"])
+      assert.deepStrictEqual(errors, [
+        "Io: the connection was lost: the response stream ended and could not be resumed"
+      ])
     })
   )
 
@@ -175,7 +180,9 @@ describe("SSE reconnection: a reply stream that ended early", () => {
     Effect.gen(function* () {
       const refused = yield* harness({ first: primed(500), statuses: [403], pending: [1] })
       assert.deepStrictEqual(refused.gets, [500])
-      assert.deepStrictEqual(refused.errors, ["resuming the stream was refused (HTTP 403)"])
+      assert.deepStrictEqual(refused.errors, [
+        "Io: the connection was lost: the response stream ended and resuming it was refused (HTTP 403)"
+      ])
       const expired = yield* harness({ first: primed(500), statuses: [503, 404], pending: [1] })
       assert.deepStrictEqual(expired.gets, [500, 1250])
       assert.isTrue(expired.expired())
@@ -187,7 +194,9 @@ describe("SSE reconnection: a reply stream that ended early", () => {
     Effect.gen(function* () {
       const { gets, errors } = yield* harness({ first: response(200, "retry: 500\n\n"), pending: [1] })
       assert.deepStrictEqual(gets, [])
-      assert.deepStrictEqual(errors, ["the response stream ended and the server offers no resumption"])
+      assert.deepStrictEqual(errors, [
+        "Io: the connection was lost: the response stream ended before the response, and the server offers no resumption"
+      ])
     })
   )
 })

@@ -388,6 +388,7 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
     promptListChanged: listChanged("prompts", "promptsListChanged"),
     resourceListChanged: listChanged("resources", "resourcesListChanged"),
     tasks: tasks.api,
+    closed: connection.ended,
     request: (method, params, callOptions) => request(method, params, callOptions),
     requestOnce: (method, params, callOptions) => {
       if (callOptions?.onProgress === undefined) return send(method, params, callOptions, undefined)

@@ -59,6 +59,8 @@ const tagOf = (value: unknown): unknown =>
 const expiredIn = (error: unknown): StreamableHttpClient.SessionExpired | undefined => {
   let inner = error
   if (tagOf(inner) === "SessionClosed") inner = causeOf(inner)
+  // A keepalive ping the server refused for an expired session: the session expired.
+  if (tagOf(inner) === "KeepaliveFailed") inner = causeOf(inner)
   if (tagOf(inner) === "TransportError") inner = causeOf(inner)
   return tagOf(inner) === "SessionExpired" ? (inner as StreamableHttpClient.SessionExpired) : undefined
 }
@@ -100,6 +102,8 @@ export interface Connection {
    * runs in a fiber of its own once the new session is in place.
    */
   readonly onRenewal: (redo: Effect.Effect<void>) => void
+  /** Completes when the connection is over: a session closed for another reason than its expiry (renewed). */
+  readonly ended: Effect.Effect<Exit.Exit<void, Transport.TransportError | PeerError.KeepaliveFailed>>
 }
 
 /** Connects over the current transport (negotiating the revision); the connection lasts as long as the scope. */
@@ -116,7 +120,8 @@ export const make = Effect.fnUntraced(function* (options: ClientSession.Options)
       current: () => first,
       request: (method, params, callOptions) => first.request(method, params, callOptions),
       notify: (method, params) => first.notify(method, params),
-      onRenewal: () => {}
+      onRenewal: () => {},
+      ended: first.closed
     }
     return direct
   }
@@ -177,10 +182,12 @@ export const make = Effect.fnUntraced(function* (options: ClientSession.Options)
       return Effect.asVoid(Effect.forkIn(next, parent))
     })
 
-  // The session starts over as soon as it closes for that reason, before anyone calls.
+  // The session starts over as soon as it closes for that reason, before anyone calls; for any other, the
+  // connection is over.
+  const ended = Deferred.makeUnsafe<Exit.Exit<void, Transport.TransportError | PeerError.KeepaliveFailed>>()
   const watch = (session: Session.SessionShape) =>
     session.closed.pipe(
-      Effect.flatMap((exit) => (expiredExit(exit) ? start(session) : Effect.void)),
+      Effect.flatMap((exit) => (expiredExit(exit) ? start(session) : Effect.asVoid(Deferred.succeed(ended, exit)))),
       Effect.forkIn(parent),
       Effect.asVoid
     )
@@ -218,7 +225,8 @@ export const make = Effect.fnUntraced(function* (options: ClientSession.Options)
     notify: (method, params) => through((s) => s.notify(method, params)),
     onRenewal: (redo) => {
       redos.push(redo)
-    }
+    },
+    ended: Deferred.await(ended)
   }
   return renewed
 })

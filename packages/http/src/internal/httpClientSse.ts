@@ -5,8 +5,7 @@
  * delay (or `initialDelay`); failed attempts are retried on an exponential
  * backoff from there. The GET stream is re-opened the same way.
  */
-import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
-import * as McpError from "@effect-mcp/protocol/McpError"
+import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -183,16 +182,13 @@ const readBody = (
     )
   })
 
-const giveUp = (pending: Set<JsonRpc.RequestId>, deliver: Config["deliver"], why: string) =>
-  Effect.forEach(
-    [...pending],
-    (id) =>
-      deliver({
-        event: "message",
-        data: JSON.stringify(JsonRpc.failure(id, McpError.toErrorObject(new McpError.InternalError({ message: why }))))
-      }),
-    { discard: true }
-  )
+/**
+ * A POST's stream that ended, or could not be resumed, before every response
+ * came: the POST fails, and the transport answers the requests still owed one
+ * with that failure (`data.transportError`, which McpClient turns back into
+ * the `TransportError`): the connection was lost, the server said nothing.
+ */
+const lost = (why: string) => Effect.fail(io(`the connection was lost: ${why}`))
 
 /** How an attempt to open the stream ended, when it is not to be retried. */
 type Opened =
@@ -228,21 +224,20 @@ const attempt = (config: Config, lastEventId: string | undefined): Effect.Effect
 
 /**
  * Opens the stream (again), retrying failed attempts on `retrySchedule`.
- * Yields the response to read, or undefined once the stream is over: given
- * up, refused, expired or closed, the pending requests answered.
+ * Yields the response to read, or undefined once the stream is over
+ * (refused, expired or closed); a POST's stream that cannot be resumed fails
+ * (see `lost`).
  */
 const connect = (
   config: Config,
   state: StreamState,
   pending: Set<JsonRpc.RequestId> | undefined
-): Effect.Effect<HttpClientResponse.HttpClientResponse | undefined> =>
+): Effect.Effect<HttpClientResponse.HttpClientResponse | undefined, Transport.TransportError> =>
   attempt(config, state.lastEventId).pipe(
     Effect.retry(retrySchedule(config.reconnect, state.retry)),
     Effect.matchEffect({
       onFailure: () =>
-        pending === undefined
-          ? Effect.undefined
-          : Effect.as(giveUp(pending, config.deliver, "the response stream could not be resumed"), undefined),
+        pending === undefined ? Effect.undefined : lost("the response stream ended and could not be resumed"),
       onSuccess: (opened) => {
         switch (opened._tag) {
           case "Open":
@@ -254,10 +249,7 @@ const connect = (
           case "Refused":
             return pending === undefined
               ? Effect.undefined
-              : Effect.as(
-                  giveUp(pending, config.deliver, `resuming the stream was refused (HTTP ${opened.status})`),
-                  undefined
-                )
+              : lost(`the response stream ended and resuming it was refused (HTTP ${opened.status})`)
         }
       }
     })
@@ -265,14 +257,15 @@ const connect = (
 
 /**
  * Reads a stream to its end, resuming it as needed. With `pending` (a POST's
- * stream) it ends once every pending response arrived; without (the GET
- * stream) it runs until the server refuses it or the transport closes.
+ * stream) it ends once every pending response arrived, or fails when the
+ * stream ends before and cannot be resumed; without (the GET stream) it runs
+ * until the server refuses it or the transport closes, and never fails.
  */
 export const run: (
   config: Config,
   first: HttpClientResponse.HttpClientResponse | undefined,
   pending: Set<JsonRpc.RequestId> | undefined
-) => Effect.Effect<void> = Effect.fnUntraced(function* (
+) => Effect.Effect<void, Transport.TransportError> = Effect.fnUntraced(function* (
   config: Config,
   first: HttpClientResponse.HttpClientResponse | undefined,
   pending: Set<JsonRpc.RequestId> | undefined
@@ -289,7 +282,7 @@ export const run: (
     if (error !== undefined) return yield* config.failed(error)
     if (pending !== undefined && pending.size === 0) return
     if (pending !== undefined && state.lastEventId === undefined) {
-      return yield* giveUp(pending, config.deliver, "the response stream ended and the server offers no resumption")
+      return yield* lost("the response stream ended before the response, and the server offers no resumption")
     }
     // This wait is the SSE reconnection time, not a retry: nothing failed (an SSE stream ends
     // by design) and the server's `retry` names it. The waits after failed attempts, which
@@ -298,3 +291,6 @@ export const run: (
     response = yield* connect(config, state, pending)
   }
 })
+
+/** The GET stream (`run` without pending requests), which nothing fails: only a POST's stream is `lost`. */
+export const runStandalone = (config: Config): Effect.Effect<void> => Effect.orDie(run(config, undefined, undefined))
