@@ -20,6 +20,7 @@ import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Middleware from "@effect-mcp/server/Middleware"
 import * as Resource from "@effect-mcp/server/Resource"
+import * as ServerRequest from "@effect-mcp/server/ServerRequest"
 import * as Tool from "@effect-mcp/server/Tool"
 import type * as Tools from "@effect-mcp/protocol/Tools"
 import { assert, describe, it } from "@effect/vitest"
@@ -45,10 +46,14 @@ const textOf = (result: Tools.CallToolResult): string => {
   return block?.type === "text" ? block.text : ""
 }
 
-/** What a test waits on: each start of `slow`, and each `resources/subscribe` the server has answered. */
+/**
+ * What a test waits on: each start of `slow`, each `resources/subscribe` the server has answered, and each
+ * `logging/setLevel` (its level).
+ */
 interface Signals {
   readonly slowStarted: Queue.Queue<void>
   readonly subscribed: Queue.Queue<string>
+  readonly levels: Queue.Queue<string>
 }
 
 const Echo = Tool.make("echo", {
@@ -62,6 +67,12 @@ const Touch = Tool.make("touch", {
   handler: () => Effect.as(McpServer.resourceUpdated("test://note"), { content: [] })
 })
 const Note = Resource.make({ uri: "test://note", name: "note", read: Effect.succeed("a note") })
+const Whisper = Tool.make("whisper", {
+  description: "Logs at debug, then at info",
+  input: Schema.Struct({}),
+  handler: () =>
+    Effect.as(Effect.andThen(ServerRequest.log("debug", "psst"), ServerRequest.log("info", "loud")), { content: [] })
+})
 const serverWith = (signals: Signals) => {
   const Slow = Tool.make("slow", {
     description: "Waits far longer than the test",
@@ -76,16 +87,22 @@ const serverWith = (signals: Signals) => {
   const Subscribed = Middleware.layer((request, next) =>
     request.method === "resources/subscribe"
       ? Effect.tap(next, () => Queue.offer(signals.subscribed, String(request.target)))
-      : next
+      : request.method === "logging/setLevel"
+        ? Effect.tap(next, () => Queue.offer(signals.levels, String((request.params as { level?: unknown }).level)))
+        : next
   )
-  return Layer.mergeAll(Tool.layer(Echo, Slow, Touch), Resource.layer(Note), Subscribed).pipe(
+  return Layer.mergeAll(Tool.layer(Echo, Slow, Touch, Whisper), Resource.layer(Note), Subscribed).pipe(
     Layer.provideMerge(McpServer.layer({ name: "expiry", version: "1.0.0" }))
   )
 }
 
 /** The effect-mcp server listening in a scope of its own (closed by the test or with it); its /mcp URL. */
 const listen = Effect.gen(function* () {
-  const signals: Signals = { slowStarted: yield* Queue.unbounded<void>(), subscribed: yield* Queue.unbounded<string>() }
+  const signals: Signals = {
+    slowStarted: yield* Queue.unbounded<void>(),
+    subscribed: yield* Queue.unbounded<string>(),
+    levels: yield* Queue.unbounded<string>()
+  }
   const scope = yield* Scope.make()
   yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
   const context = yield* Layer.buildWithScope(NodeMcpServer.layerHttp(serverWith(signals)), scope)
@@ -167,6 +184,33 @@ describe("McpClient: a session the server ended", () => {
         const error = Exit.isFailure(exit) ? exit.cause.reasons.find((r) => r._tag === "Fail")?.error : undefined
         assert.strictEqual(error?._tag, "KeepaliveFailed")
         assert.match(error?.message ?? "", /connection refused \(ECONNREFUSED\)/)
+      }),
+    TIMEOUT
+  )
+
+  it.live(
+    "the logging level set is asked again of the new session",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* listen
+        const { client, http } = yield* connect(server.url)
+        yield* client.setLoggingLevel("debug")
+        assert.strictEqual(yield* Queue.take(server.signals.levels), "debug")
+        assert.strictEqual(yield* deleteSession(server.url, http.sessionId()!, http.protocolVersion()), 200)
+        // Renewed on this call; the level is asked again of the new session (in a fiber of its own: waited for).
+        yield* client.callTool("echo", { text: "renew" })
+        assert.strictEqual(yield* Queue.take(server.signals.levels), "debug")
+        const heard = yield* client.logMessages.pipe(
+          Stream.takeUntil((message) => message.data === "loud"),
+          Stream.runCollect,
+          Effect.forkChild({ startImmediately: true })
+        )
+        yield* client.callTool("whisper", {})
+        // Before, the new session logged at the server's default (info): the debug line was not sent.
+        assert.deepStrictEqual(
+          (yield* Fiber.join(heard)).map((message) => message.data),
+          ["psst", "loud"]
+        )
       }),
     TIMEOUT
   )

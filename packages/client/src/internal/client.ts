@@ -299,13 +299,32 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
   }
 
   const setLoggingLevel = (level: Logging.LoggingLevel): Effect.Effect<void, McpClient.CallError> => {
-    if (!stateless) return Effect.asVoid(request("logging/setLevel", { level }))
+    if (!stateless) {
+      return Effect.asVoid(
+        Effect.tap(request("logging/setLevel", { level }), () =>
+          Effect.sync(() => {
+            logLevel = level
+          })
+        )
+      )
+    }
     if (!Session.hasCapability(serverCapabilities, ["logging"])) {
       return Effect.fail(refuse("logging/setLevel", "CapabilityNotDeclared", "the server did not declare logging"))
     }
     return Effect.sync(() => {
       logLevel = level
     })
+  }
+
+  // A new session (the server expired the last) logs at the server's default: the level set is asked again.
+  if (!stateless) {
+    connection.onRenewal(
+      Effect.suspend(() =>
+        logLevel === undefined
+          ? Effect.void
+          : Effect.ignore(connection.request("logging/setLevel", { level: logLevel }))
+      )
+    )
   }
 
   // The tool list changed: what was learnt about output schemas may be stale (forgotten as the notice arrives).
