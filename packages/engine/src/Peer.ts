@@ -16,6 +16,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
 import type * as CurrentRequest from "./CurrentRequest.ts"
+import * as PeerConfig from "./internal/peerConfig.ts"
 import { PeerImpl } from "./internal/peerImpl.ts"
 import * as PeerError from "./PeerError.ts"
 import type * as ProgressStream from "./ProgressStream.ts"
@@ -70,9 +71,12 @@ export interface Dispatcher {
   readonly requestIdTaken?: ((id: number) => void) | undefined
 }
 
+/** The timeout of an outgoing request when `Options.requestTimeout` does not say. */
+export const defaultRequestTimeout: Duration.Duration = PeerConfig.defaultRequestTimeout
+
 /** Settings of a Peer: request timeout, concurrency of incoming requests, keepalive. */
 export interface Options {
-  /** Default timeout of outgoing requests. Default 60 seconds. */
+  /** Default timeout of outgoing requests. Default 60 seconds (`defaultRequestTimeout`). */
   readonly requestTimeout?: Duration.Input | undefined
   /** Maximum incoming requests served at once; the rest wait. Default unbounded. */
   readonly maxConcurrentRequests?: number | undefined

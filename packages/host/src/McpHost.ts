@@ -93,7 +93,10 @@ export interface Options {
   readonly naming?: Naming.Options | undefined
   /** Calls in flight per server. Default 16. */
   readonly concurrency?: number | undefined
-  /** Timeout of each routed call. Default: the client's request timeout (waiting for a reconnect is not bounded then). */
+  /**
+   * Timeout of each routed call: the request's own, and the longest it waits for a turn and for a reconnect.
+   * Default: the client's request timeout, for the request and for each wait.
+   */
   readonly callTimeout?: Duration.Input | undefined
   /** Per-server limits by server name. */
   readonly servers?: { readonly [name: string]: ServerOptions } | undefined

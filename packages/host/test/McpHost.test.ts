@@ -252,6 +252,32 @@ describe("McpHost", () => {
     })
   )
 
+  it.effect("without a call timeout, a call waits for a server that stays down no longer than a request may take", () =>
+    Effect.gen(function* () {
+      const servers = yield* memory({ a: echoServer("a") })
+      const host = yield* McpHost.make({
+        clientInfo,
+        config: configOf("a"),
+        client: { peer: { requestTimeout: "20 seconds" } }
+      }).pipe(Effect.provide(servers.connector))
+      yield* host.awaitReady("a")
+      const seen = yield* record(host)
+      // Gone for good: every attempt is refused (the reconnect schedule retries for minutes).
+      servers.down("a")
+      yield* servers.crash("a")
+      yield* seen.until((changes) => changes.some((c) => c.status._tag === "Degraded"))
+      // Returns once the call has come to rest, waiting for a connection.
+      const call = yield* McpTest.forkIdle(Effect.flip(host.callTool("a__echo", { text: "late" })))
+      yield* TestClock.adjust("19999 millis")
+      assert.isUndefined(call.pollUnsafe())
+      yield* TestClock.adjust("1 millis")
+      // Before, it waited until the reconnect schedule gave up (ten retries, minutes), or forever with one that never does.
+      const error = yield* Fiber.join(call)
+      assert.strictEqual(error._tag === "HostError" ? error.reason : error._tag, "Unavailable")
+      assert.match(error.message, /no connection within 20s \(its last attempt: connection refused \(\d+\)\)$/)
+    })
+  )
+
   for (const revision of ["2025-06-18", "2026-07-28"] as const)
     it.effect(`${revision}: list_changed refreshes the catalog`, () =>
       Effect.gen(function* () {

@@ -32,6 +32,8 @@ export interface Memory {
   readonly crash: (name: string) => Effect.Effect<void>
   /** Drops everything the client sends on the server's current connection (a server that stopped answering). */
   readonly mute: (name: string) => void
+  /** Refuses every attempt to connect to server `name` from now on (a server that went away). */
+  readonly down: (name: string) => void
   /**
    * Waits until a client of server `name` has been handed a frame from the server (on any of its
    * connections) that satisfies `check`; re-checked on every frame, no polling.
@@ -75,6 +77,7 @@ export const memory = (
     const contexts = new Map<string, Context.Context<McpServer.McpServer>>()
     for (const [name, layer] of Object.entries(servers)) contexts.set(name, yield* Layer.build(layer))
     const attempts = new Map<string, number>()
+    const downs = new Set<string>()
     const current = new Map<string, MemoryTransport.End>()
     const mutes = new Map<string, () => void>()
     // Every frame the clients were handed, by server; `changed` is completed (and replaced) on each.
@@ -118,7 +121,7 @@ export const memory = (
       Effect.gen(function* () {
         const attempt = (attempts.get(name) ?? 0) + 1
         attempts.set(name, attempt)
-        if (attempt <= (options.failFirst?.[name] ?? 0)) {
+        if (attempt <= (options.failFirst?.[name] ?? 0) || downs.has(name)) {
           return yield* new Transport.TransportError({ reason: "Io", message: `connection refused (${attempt})` })
         }
         // Runs after the ends are closed (finalizers run in reverse).
@@ -150,6 +153,9 @@ export const memory = (
       attempts,
       crash: (name) => Effect.suspend(() => current.get(name)?.close ?? Effect.void),
       mute: (name) => mutes.get(name)?.(),
+      down: (name) => {
+        downs.add(name)
+      },
       received,
       sent,
       requested: (name, method, count) => {

@@ -10,7 +10,8 @@ import * as Duration from "effect/Duration"
 import type * as Peer from "../Peer.ts"
 import type { Timing } from "./pending.ts"
 
-const defaultTimeout = Duration.seconds(60)
+/** The timeout of an outgoing request when the Peer's options do not say (`Peer.defaultRequestTimeout`). */
+export const defaultRequestTimeout = Duration.seconds(60)
 
 /** What a Peer derives from its options: the same for every Peer made with the same options and clock. */
 export interface Config {
@@ -33,7 +34,7 @@ export const timingOf = (timeoutMs: number, options: Peer.CallOptions | undefine
 })
 
 const configOf = (options: Peer.Options | undefined, clock: Clock.Clock, observe: number): Config => {
-  const timeoutMs = Duration.toMillis(Duration.fromInputUnsafe(options?.requestTimeout ?? defaultTimeout))
+  const timeoutMs = Duration.toMillis(Duration.fromInputUnsafe(options?.requestTimeout ?? defaultRequestTimeout))
   return { timeoutMs, defaultTiming: timingOf(timeoutMs, undefined), clock, observe }
 }
 // One Config per options object (and one for none), for the clock and observation its Peers were last made

@@ -6,6 +6,7 @@
  * out); a tool call approved by the consent hook first.
  */
 import type * as McpClient from "@effect-mcp/client/McpClient"
+import * as Peer from "@effect-mcp/engine/Peer"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import type * as Prompts from "@effect-mcp/protocol/Prompts"
 import type * as Tools from "@effect-mcp/protocol/Tools"
@@ -39,19 +40,29 @@ export interface Deps {
 }
 
 /** The host's routes over `deps`. */
-/** `wait`, failing as the server being unavailable once `timeout` (when any) ran out. */
+/**
+ * `wait`, failing as the server being unavailable once `timeout` ran out; the failure says what the server's
+ * last attempt to connect met, when it is between attempts.
+ */
 const bounded = <B, E, R>(
   wait: Effect.Effect<B, E, R>,
   slot: Supervisor.Slot,
-  timeout: Duration.Duration | undefined,
+  timeout: Duration.Duration,
   what: string
 ): Effect.Effect<B, E | HostError, R> =>
-  timeout === undefined
-    ? wait
-    : Effect.timeoutOrElse(wait, {
-        duration: timeout,
-        orElse: () => Effect.fail(unavailable(slot.name, `no ${what} within ${Duration.format(timeout)}`))
-      })
+  Effect.timeoutOrElse(wait, {
+    duration: timeout,
+    orElse: () =>
+      Effect.flatMap(SubscriptionRef.get(slot.status), (status) =>
+        Effect.fail(
+          unavailable(
+            slot.name,
+            `no ${what} within ${Duration.format(timeout)}` +
+              (status._tag === "Degraded" ? ` (its last attempt: ${status.failure.message})` : "")
+          )
+        )
+      )
+  })
 
 export const make = (deps: Deps) => {
   const slotOf = (server: string) =>
@@ -79,6 +90,9 @@ export const make = (deps: Deps) => {
     const input = deps.options.servers?.[server]?.callTimeout ?? deps.options.callTimeout
     return input === undefined ? undefined : Duration.fromInputUnsafe(input)
   }
+  // Without a call timeout, a call still waits for its turn and for a connection no longer than a request may
+  // take: a server down (retried for minutes under the reconnect schedule) fails the call, saying why.
+  const waitLimit = Duration.fromInputUnsafe(deps.options.client?.peer?.requestTimeout ?? Peer.defaultRequestTimeout)
 
   // The route of one call: the server's turn and its client, each waited for within the call's timeout; the
   // request then has the whole timeout (and cancels itself on the server when it runs out).
@@ -105,8 +119,8 @@ export const make = (deps: Deps) => {
       options: McpHost.CallOptions | undefined
     ) => Effect.Effect<A, McpClient.CallError>
   ) {
-    yield* bounded(Semaphore.takeScoped(slot.permits, 1), slot, timeout, "turn")
-    const client = yield* bounded(clientOf(slot), slot, timeout, "connection")
+    yield* bounded(Semaphore.takeScoped(slot.permits, 1), slot, timeout ?? waitLimit, "turn")
+    const client = yield* bounded(clientOf(slot), slot, timeout ?? waitLimit, "connection")
     return yield* f(client, timeout === undefined ? callOptions : { ...callOptions, timeout })
   })
 
