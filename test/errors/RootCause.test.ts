@@ -25,21 +25,24 @@ const clientInfo = { name: "root-cause", version: "1.0.0" }
 const connectError = (transport: Layer.Layer<Transport.Transport, Transport.TransportError>) =>
   McpClient.make({ clientInfo, handshakeTimeout: 10_000 }).pipe(Effect.provide(transport), Effect.scoped, Effect.flip)
 
-/** A plain HTTP server on 127.0.0.1:0 answering 404 to everything; its port. */
-const plainServer = Effect.acquireRelease(
-  Effect.callback<http.Server>((resume) => {
-    const server = http.createServer((_request, response) => response.writeHead(404).end())
-    server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
-  }),
-  (server) =>
-    Effect.callback<void>((resume) => {
-      server.closeAllConnections()
-      server.close(() => resume(Effect.void))
-    })
-).pipe(Effect.map((server) => (server.address() as { readonly port: number }).port))
+/** A plain HTTP server on 127.0.0.1:0 answering every request with `status` and `body`; its port. */
+const answering = (status: number, body: string) =>
+  Effect.acquireRelease(
+    Effect.callback<http.Server>((resume) => {
+      const server = http.createServer((_request, response) =>
+        response.writeHead(status, { "content-type": "text/plain" }).end(body)
+      )
+      server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+    }),
+    (server) =>
+      Effect.callback<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+  ).pipe(Effect.map((server) => (server.address() as { readonly port: number }).port))
 
 /** A port nothing listens on: one a server had, closed again. */
-const closedPort = Effect.scoped(plainServer)
+const closedPort = Effect.scoped(answering(404, ""))
 
 describe("errors keep their root cause", () => {
   it.live("Streamable HTTP to a port nothing listens on: connection refused (ECONNREFUSED)", () =>
@@ -50,6 +53,33 @@ describe("errors keep their root cause", () => {
       assert.strictEqual(error.message, `initialization failed: POST ${url} failed: connection refused (ECONNREFUSED)`)
       assert.strictEqual(Transport.systemErrorCode(error), "ECONNREFUSED")
     })
+  )
+
+  it.live("a URL that is no MCP endpoint: both the POST's refusal and the legacy fallback's are said", () =>
+    Effect.gen(function* () {
+      const port = yield* answering(404, "Not Found")
+      const url = `http://127.0.0.1:${port}/mcp`
+      const error = yield* connectError(NodeHttpClient.layerStreamableHttp({ url }))
+      // Before, only the GET's: "initialization failed: GET <url> did not open an event stream (HTTP 404)".
+      assert.strictEqual(
+        error.message,
+        `initialization failed: POST ${url} was refused (HTTP 404), and so was the legacy HTTP+SSE transport: ` +
+          `GET ${url} did not open an event stream (HTTP 404)`
+      )
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("a proxy's error page: the status and the start of what it said", () =>
+    Effect.gen(function* () {
+      const port = yield* answering(502, "Bad Gateway: upstream connect error")
+      const url = `http://127.0.0.1:${port}/mcp`
+      const error = yield* connectError(NodeHttpClient.layerStreamableHttp({ url }))
+      // Before: "the server refused the message (HTTP 502)".
+      assert.strictEqual(
+        error.message,
+        'initialization failed: the server refused the message (HTTP 502): "Bad Gateway: upstream connect error"'
+      )
+    }).pipe(Effect.scoped)
   )
 
   it.live("legacy SSE to a port nothing listens on: the GET says connection refused", () =>
@@ -73,7 +103,7 @@ describe("errors keep their root cause", () => {
 
   it.live("TLS spoken to a plain HTTP server: the TLS handshake failed, with the code", () =>
     Effect.gen(function* () {
-      const port = yield* plainServer
+      const port = yield* answering(404, "")
       const url = `https://127.0.0.1:${port}/mcp`
       const error = yield* connectError(NodeHttpClient.layerStreamableHttp({ url }))
       assert.strictEqual(

@@ -311,6 +311,7 @@ export class Poster {
   ): Effect.Effect<void, Transport.TransportError> {
     const { session, fallback } = this.config
     const max = this.config.sse.maxEventBytes
+    const self = this
     return Effect.gen(function* () {
       const text = yield* Effect.orElseSucceed(replyText(response, max), () => "")
       const decoded = JsonRpcCodec.decode(text)
@@ -331,9 +332,27 @@ export class Poster {
       }
       const status = response.status
       if (mayFallBack && fallback !== undefined && fallbackStatuses.has(status) && replies.length === 0) {
-        return yield* fallback(frame)
+        // Both refusals are said: a URL that is no MCP endpoint at all fails both ways, and the GET's alone
+        // would hide that the POST was refused first.
+        const url = self.config.url
+        return yield* Effect.mapError(
+          fallback(frame),
+          (error) =>
+            new Transport.TransportError({
+              reason: error.reason,
+              message: `POST ${url} was refused (HTTP ${status}), and so was the legacy HTTP+SSE transport: ${error.message}`,
+              cause: error
+            })
+        )
       }
-      const detail = general === undefined ? "" : `: ${general.error.message}`
+      // The server's own words: its JSON-RPC error, else the start of what it sent (a proxy's "Bad Gateway").
+      const body = text.trim()
+      const detail =
+        general !== undefined
+          ? `: ${general.error.message}`
+          : replies.length === 0 && body !== ""
+            ? `: ${excerpt(body)}`
+            : ""
       return yield* Effect.fail(
         new Transport.TransportError({
           reason: "Protocol",
