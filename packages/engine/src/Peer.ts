@@ -65,6 +65,11 @@ export interface Dispatcher {
    * of a request in either direction; called only when tracing is on.
    */
   readonly annotateSpan?: ((span: Tracer.Span, params: unknown) => void) | undefined
+  /**
+   * The request a keepalive sends: by default `ping`; a session of a revision without `ping` (2026-07-28) sends
+   * `server/discover`, with what that revision's requests carry.
+   */
+  readonly keepalive?: (() => { readonly method: string; readonly params: object | undefined }) | undefined
   /** The id of the first outgoing request (a session continued elsewhere goes on from its last). Default 1. */
   readonly firstRequestId?: (() => number) | undefined
   /** Told each outgoing request id as it is taken (a session reserves ids ahead for its snapshot). */
@@ -177,9 +182,13 @@ export const make = Effect.fnUntraced(function* (
     let missed = 0
     let first = true
     // The first run is skipped so pings start one schedule step after the session does.
-    const step = Effect.suspend(() =>
-      first ? Effect.sync(() => (first = false)) : peer.ping({ timeout: keepalive.timeout })
-    )
+    const step = Effect.suspend(() => {
+      if (first) return Effect.sync(() => (first = false))
+      const ping = dispatcher.keepalive?.()
+      return ping === undefined
+        ? peer.ping({ timeout: keepalive.timeout })
+        : peer.request(ping.method, ping.params, { timeout: keepalive.timeout })
+    })
     yield* step.pipe(
       Effect.tap(() => Effect.sync(() => (missed = 0))),
       Effect.tapError(() => Effect.sync(() => missed++)),

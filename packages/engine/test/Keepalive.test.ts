@@ -1,6 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as McpError from "@effect-mcp/protocol/McpError"
 import * as PeerError from "../src/PeerError.ts"
+import type * as Session from "../src/Session.ts"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Schedule from "effect/Schedule"
@@ -42,12 +44,22 @@ describe("ping and keepalive", () => {
     })
   )
 
-  it.effect("answered keepalive pings keep the session open", () =>
-    Effect.gen(function* () {
-      const { client } = yield* linked({ clientVersions: ["2025-11-25"], client: { peer: { keepalive } } })
-      const closed = yield* client.closed.pipe(Effect.forkChild)
-      for (let i = 0; i < 10; i++) yield* TestClock.adjust("10 seconds")
-      assert.isUndefined(closed.pollUnsafe())
-    })
-  )
+  for (const version of ["2025-11-25", "2026-07-28"] as const)
+    it.effect(`${version}: answered keepalive pings keep the session open`, () =>
+      Effect.gen(function* () {
+        // 2026-07-28 has no ping: the keepalive is a server/discover there. This server refuses a ping on it, as a
+        // Streamable HTTP server does (with no session to send it to): before, that closed the session.
+        const strict = new Map<string, Session.Handler>([
+          ["ping", () => Effect.fail(new McpError.MethodNotFound({ message: "no ping in 2026-07-28" }))]
+        ])
+        const { client } = yield* linked({
+          clientVersions: [version],
+          client: { peer: { keepalive } },
+          server: version === "2026-07-28" ? { handlers: strict } : {}
+        })
+        const closed = yield* client.closed.pipe(Effect.forkChild)
+        for (let i = 0; i < 10; i++) yield* TestClock.adjust("10 seconds")
+        assert.isUndefined(closed.pollUnsafe())
+      })
+    )
 })

@@ -403,6 +403,14 @@ export class Gate implements Peer.Dispatcher {
     return typeof declared === "function" ? declared(this.state) : declared
   }
 
+  /** The keepalive's request: `ping` where the revision has it, else `server/discover` (2026-07-28). */
+  keepalive(): { readonly method: string; readonly params: object | undefined } {
+    const revision = this.state.revision
+    return revision === undefined || revision.methods.has("ping")
+      ? { method: "ping", params: undefined }
+      : { method: "server/discover", params: this.encodeOutgoingParams({}) }
+  }
+
   encodeOutgoingParams(params: object | undefined): object | undefined {
     const revision = this.state.revision
     const statelessMeta = this.spec.options.statelessMeta
