@@ -34,13 +34,21 @@ export interface Options {
   readonly busyTimeoutMs?: number | undefined
 }
 
-const toSqlError = (cause: unknown, operation: string): SqlError =>
-  new SqlError({
+const toSqlError = (cause: unknown, operation: string): SqlError => {
+  // node:sqlite's `code` is always "ERR_SQLITE_ERROR"; SQLite's own result code is its `errcode`, which effect's
+  // classifier reads from `errno`. Without it every error was an UnknownError: a busy database (SQLITE_BUSY, 5)
+  // was not the LockTimeoutError the open retries, and two processes opening one new file failed at once.
+  if (typeof cause === "object" && cause !== null) {
+    const error = cause as { errcode?: unknown; errno?: unknown }
+    if (typeof error.errcode === "number" && error.errno === undefined) error.errno = error.errcode
+  }
+  return new SqlError({
     reason: classifySqliteError(cause, {
       message: `SQLite ${operation} failed${cause instanceof Error ? `: ${cause.message}` : ""}`,
       operation
     })
   })
+}
 
 // node:sqlite binds null, numbers, bigints, strings and bytes only.
 const bind = (params: ReadonlyArray<unknown>): Array<SQLInputValue> =>
