@@ -19,6 +19,7 @@ import type * as Scope from "effect/Scope"
 import * as Migrator from "effect/sql/Migrator"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import { immediately } from "./internal/immediate.ts"
 
 /** How the store is laid out and what it keeps. */
 export interface Options {
@@ -80,16 +81,10 @@ const createTable = (table: string) =>
 /** Creates the events table when it is missing (run by `make`; exported for deployments that migrate ahead). */
 export const migrate = (options?: Pick<Options, "table">) => {
   const table = options?.table ?? "effect_mcp_events"
-  const run = Migrator.make({})({
-    loader: Migrator.fromRecord({ "1_create_events": createTable(table) }),
-    table: `${table}_migrations`
-  })
-  // SQLite: take the write lock when the migration starts (waiting for another process that holds it)
-  // rather than on its first write, which fails at once when another process migrates meanwhile.
-  return Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.onDialectOrElse({
-      sqlite: () => Effect.provideService(run, SqlClient.BeginTransaction, "BEGIN IMMEDIATE"),
-      orElse: () => run
+  return immediately(
+    Migrator.make({})({
+      loader: Migrator.fromRecord({ "1_create_events": createTable(table) }),
+      table: `${table}_migrations`
     })
   )
 }

@@ -14,6 +14,7 @@ import * as Layer from "effect/Layer"
 import * as Migrator from "effect/sql/Migrator"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import { immediately } from "./internal/immediate.ts"
 
 /** How the store is laid out. */
 export interface Options {
@@ -91,10 +92,12 @@ const createTables = (table: string) =>
 /** Creates the tables when missing (run by `make`; exported for deployments that migrate ahead). */
 export const migrate = (options?: Options) => {
   const table = options?.table ?? "effect_mcp_tasks"
-  return Migrator.make({})({
-    loader: Migrator.fromRecord({ "1_create_tasks": createTables(table) }),
-    table: `${table}_migrations`
-  })
+  return immediately(
+    Migrator.make({})({
+      loader: Migrator.fromRecord({ "1_create_tasks": createTables(table) }),
+      table: `${table}_migrations`
+    })
+  )
 }
 
 const active = ["working", "input_required"]
