@@ -12,6 +12,7 @@
  * session is ended from outside with DELETE, as another client holding the
  * id (or an operator) could.
  */
+import * as http from "node:http"
 import { fileURLToPath } from "node:url"
 import * as McpClient from "@effect-mcp/client/McpClient"
 import * as StreamableHttpClient from "@effect-mcp/http/StreamableHttpClient"
@@ -278,6 +279,64 @@ describe("McpClient: a session the server ended", () => {
         assert.isTrue(Exit.isFailure(exit), "the call in flight does not succeed")
         assert.strictEqual(textOf(yield* client.callTool("echo", { text: "three" })), "echo: three")
       }),
+    TIMEOUT
+  )
+})
+
+/**
+ * A Streamable HTTP server that takes one session (s1), then forgets it: its event stream's GET is answered 404,
+ * which expires the session, and every later `initialize` is refused (500), as a server going down would.
+ */
+const forgetfulServer = Effect.acquireRelease(
+  Effect.callback<http.Server>((resume) => {
+    let sessions = 0
+    const server = http.createServer((request, response) => {
+      if (request.method === "GET") return response.writeHead(404).end()
+      if (request.method !== "POST") return response.writeHead(200).end()
+      let body = ""
+      request.on("data", (chunk: Buffer) => (body += chunk.toString()))
+      request.on("end", () => {
+        const message = JSON.parse(body) as { id?: number; method: string; params?: { protocolVersion?: string } }
+        if (message.method !== "initialize") return response.writeHead(202).end()
+        if (sessions++ > 0) return response.writeHead(500, { "content-type": "text/plain" }).end("going down")
+        response.writeHead(200, { "content-type": "application/json", "mcp-session-id": "s1" }).end(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id: message.id,
+            result: {
+              protocolVersion: message.params?.protocolVersion,
+              capabilities: { logging: {} },
+              serverInfo: { name: "forgetful", version: "1.0.0" }
+            }
+          })
+        )
+      })
+    })
+    server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+  }),
+  (server) =>
+    Effect.callback<void>((resume) => {
+      server.closeAllConnections()
+      server.close(() => resume(Effect.void))
+    })
+).pipe(Effect.map((server) => `http://127.0.0.1:${(server.address() as { readonly port: number }).port}/mcp`))
+
+describe("McpClient.closed when no new session can be made", () => {
+  it.live(
+    "the server ended the session and refuses a new one: closed completes, saying both",
+    () =>
+      Effect.gen(function* () {
+        const url = yield* forgetfulServer
+        const { client } = yield* connect(url)
+        // Nothing is called: a client that only listens learns it from `closed` (before, it never completed).
+        const exit = yield* client.closed
+        const error = Exit.isFailure(exit) ? exit.cause.reasons.find((r) => r._tag === "Fail")?.error : undefined
+        assert.strictEqual(error?._tag, "TransportError")
+        assert.match(
+          error?.message ?? "",
+          /^the server ended the session, and a new one could not be made: .*HTTP 500.*going down/
+        )
+      }).pipe(Effect.scoped),
     TIMEOUT
   )
 })

@@ -162,8 +162,9 @@ export interface McpClientShape {
    * Completes when the client's connection is over, with why: its session
    * closed (the server exited or dropped the connection, the transport
    * failed, a keepalive ping went unanswered). An HTTP session the server
-   * expired is not the end: the client starts another. A client that only
-   * listens (to `logMessages`, say) waits on this to learn the server is gone.
+   * expired is not the end: the client starts another; if it cannot, that is
+   * the end (a later call still tries again). A client that only listens (to
+   * `logMessages`, say) waits on this to learn the server is gone.
    */
   readonly closed: Effect.Effect<Exit.Exit<void, Transport.TransportError | PeerError.KeepaliveFailed>>
   readonly revision: ProtocolVersion.ProtocolVersion

@@ -141,6 +141,10 @@ export const make = Effect.fnUntraced(function* (options: ClientSession.Options)
   let renewing: Deferred.Deferred<void> | undefined
   const redos: Array<Effect.Effect<void>> = []
 
+  // Completed when the connection is over: a session closed for another reason than its expiry, or no new
+  // session could be made in place of an expired one (a later call still tries again).
+  const ended = Deferred.makeUnsafe<Exit.Exit<void, Transport.TransportError | PeerError.KeepaliveFailed>>()
+
   /** Starts a new session in place of `expired`, unless that is done or under way. */
   const start = (expired: Session.SessionShape): Effect.Effect<void> =>
     Effect.suspend(() => {
@@ -164,8 +168,23 @@ export const make = Effect.fnUntraced(function* (options: ClientSession.Options)
         // After `renewing` is cleared (below): what is redone goes through the new session, not waiting for it.
         return true
       }).pipe(
-        // A failed renewal leaves the expired session: the next call fails as expired and tries again.
-        Effect.orElseSucceed(() => false),
+        // A failed renewal leaves the expired session: the next call fails as expired and tries again. For who
+        // only listens (no call comes), the connection is over: `ended` says why.
+        Effect.catch((error) =>
+          Effect.as(
+            Deferred.succeed(
+              ended,
+              Exit.fail(
+                new Transport.TransportError({
+                  reason: "Closed",
+                  message: `the server ended the session, and a new one could not be made: ${error.message}`,
+                  cause: error
+                })
+              )
+            ),
+            false
+          )
+        ),
         Effect.ensuring(
           Effect.sync(() => {
             renewing = undefined
@@ -184,7 +203,6 @@ export const make = Effect.fnUntraced(function* (options: ClientSession.Options)
 
   // The session starts over as soon as it closes for that reason, before anyone calls; for any other, the
   // connection is over.
-  const ended = Deferred.makeUnsafe<Exit.Exit<void, Transport.TransportError | PeerError.KeepaliveFailed>>()
   const watch = (session: Session.SessionShape) =>
     session.closed.pipe(
       Effect.flatMap((exit) => (expiredExit(exit) ? start(session) : Effect.asVoid(Deferred.succeed(ended, exit)))),
