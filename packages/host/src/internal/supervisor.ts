@@ -14,7 +14,6 @@ import * as McpClient from "@effect-mcp/client/McpClient"
 import type * as Peer from "@effect-mcp/engine/Peer"
 import * as StreamableHttpClient from "@effect-mcp/http/StreamableHttpClient"
 import * as Transport from "@effect-mcp/engine/Transport"
-import * as Features from "@effect-mcp/protocol/Features"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -108,19 +107,14 @@ export const setStatus = (settings: Settings, slot: Slot, status: ServerStatus.S
   )
 
 /**
- * The health check: `ping` where the revision has it, `server/discover`
- * on 2026-07-28 (which has no ping). An error the server answered still
- * means it is alive.
+ * The health check: the client's `ping` (`server/discover` on 2026-07-28,
+ * which has no ping). An error the server answered still means it is alive.
  */
 export const healthCheck = (
   client: McpClient.McpClientShape,
   timeout: Duration.Duration
-): Effect.Effect<void, McpClient.CallError> => {
-  const check = Features.has(client.revision, "ping")
-    ? client.ping({ timeout })
-    : Effect.asVoid(client.request("server/discover", {}, { timeout }))
-  return Effect.catchIf(check, McpError.isMcpError, () => Effect.void)
-}
+): Effect.Effect<void, McpClient.CallError> =>
+  Effect.catchIf(client.ping({ timeout }), McpError.isMcpError, () => Effect.void)
 
 const expired = (exit: Exit.Exit<void, Transport.TransportError | Peer.CallError | unknown>): boolean => {
   if (Exit.isSuccess(exit)) return false
