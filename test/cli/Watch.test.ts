@@ -24,7 +24,6 @@ const TIMEOUT = 120_000
 const watch = (args: ReadonlyArray<string>, whileWatching: Effect.Effect<void> = Effect.void) =>
   Effect.gen(function* () {
     const watching = Deferred.makeUnsafe<void>()
-    const started = performance.now()
     const run = yield* Effect.forkChild(
       runCli(["watch", ...args], {
         onSpawn: (child) =>
@@ -37,7 +36,7 @@ const watch = (args: ReadonlyArray<string>, whileWatching: Effect.Effect<void> =
     const watchingAt = performance.now()
     yield* whileWatching
     const ran = yield* Fiber.join(run)
-    return { ran, watched: Deferred.isDoneUnsafe(watching), seconds: (performance.now() - watchingAt) / 1000, started }
+    return { ran, watched: Deferred.isDoneUnsafe(watching), seconds: (performance.now() - watchingAt) / 1000 }
   })
 
 describe("effect-mcp watch, its server gone", () => {

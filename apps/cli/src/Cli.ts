@@ -270,9 +270,7 @@ const connect = (
       peer: {
         ...Option.match(input.timeout, { onNone: () => ({}), onSome: (s) => ({ requestTimeout: s * 1000 }) }),
         // A command that only listens (watch) learns of a server that died or went silent by pinging it.
-        ...(keepalive
-          ? { keepalive: { schedule: Schedule.spaced(keepaliveEvery(input)), timeout: keepaliveEvery(input) } }
-          : {})
+        ...(keepalive ? { keepalive: keepaliveOf(input) } : {})
       },
       handshakeTimeout: Option.getOrElse(
         Option.map(input.timeout, (s) => s * 1000),
@@ -295,12 +293,15 @@ const connect = (
   )
 
 /** How often `watch` pings its server, and how long each ping may take: `--timeout`, else 10 s. */
-const keepaliveEvery = (input: Common): Duration.Duration => Duration.seconds(Option.getOrElse(input.timeout, () => 10))
+const keepaliveOf = (input: Common) => {
+  const every = Duration.seconds(Option.getOrElse(input.timeout, () => 10))
+  return { schedule: Schedule.spaced(every), timeout: every }
+}
 
 /**
  * A command of the CLI: `names` are its arguments after the target, `body`
  * runs with the connected client and those arguments; with `keepalive` the
- * server is pinged (a command that only listens, see `keepaliveEvery`).
+ * server is pinged (a command that only listens, see `keepaliveOf`).
  */
 const command = <Name extends string>(
   name: Name,
