@@ -83,7 +83,11 @@ export const defaultRequestTimeout: Duration.Duration = PeerConfig.defaultReques
 export interface Options {
   /** Default timeout of outgoing requests. Default 60 seconds (`defaultRequestTimeout`). */
   readonly requestTimeout?: Duration.Input | undefined
-  /** Maximum incoming requests served at once; the rest wait. Default unbounded. */
+  /**
+   * Maximum incoming requests served at once; the rest wait. A `ping`, and a
+   * request whose outcome is known without running anything (a refusal, a
+   * handler that is already a result), is answered at once. Default unbounded.
+   */
   readonly maxConcurrentRequests?: number | undefined
   /** Ping the other side on this schedule; a ping that fails or times out closes the Peer. */
   readonly keepalive?: { readonly schedule: Schedule.Schedule<unknown>; readonly timeout: Duration.Input } | undefined

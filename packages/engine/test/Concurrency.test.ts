@@ -1,5 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import type * as Session from "@effect-mcp/engine/Session"
+import type * as McpError from "@effect-mcp/protocol/McpError"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import { TestClock } from "effect/testing"
@@ -46,6 +48,43 @@ describe("concurrency", () => {
       for (const [i, r] of results.entries()) assert.strictEqual(r.content[0]?.text, String(i))
       assert.strictEqual(served, n)
       assert.strictEqual(maxRunning, 8)
+    })
+  )
+
+  it.effect("a ping, and a request refused at once, are answered while the limit's one handler works", () =>
+    Effect.gen(function* () {
+      const started = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      // A stateful revision: 2026-07-28 has no ping.
+      const { client } = yield* linked({
+        clientVersions: ["2025-11-25"],
+        server: {
+          capabilities: { tools: {} },
+          handlers: new Map<string, Session.Handler>([
+            [
+              "tools/call",
+              () =>
+                Effect.andThen(
+                  Deferred.succeed(started, undefined),
+                  Effect.as(Deferred.await(release), { content: [] })
+                )
+            ]
+          ]),
+          peer: { maxConcurrentRequests: 1 }
+        }
+      })
+      const call = yield* Effect.forkChild(client.request("tools/call", { name: "long", arguments: {} }))
+      yield* Deferred.await(started)
+      // Answered with no time passing, the handler still at work: before, both waited for its permit.
+      const ping = yield* forkIdle(client.request("ping"))
+      assert.isDefined(ping.pollUnsafe(), "the ping was answered while the handler works")
+      yield* Fiber.join(ping)
+      const refused = yield* forkIdle(Effect.flip(client.request("tools/call", { name: 7 })))
+      assert.isDefined(refused.pollUnsafe(), "the invalid params were refused while the handler works")
+      assert.strictEqual(((yield* Fiber.join(refused)) as McpError.McpError)._tag, "InvalidParams")
+      assert.isUndefined(call.pollUnsafe())
+      yield* Deferred.succeed(release, undefined)
+      assert.deepStrictEqual(yield* Fiber.join(call), { content: [] })
     })
   )
 })

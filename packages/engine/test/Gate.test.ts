@@ -1,7 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import type * as Session from "@effect-mcp/engine/Session"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import { initializeRequest, linked, rawAgainstServer, rawInitialized } from "./fixtures.ts"
+import * as Fiber from "effect/Fiber"
+import { forkIdle, initializeRequest, linked, rawAgainstServer, rawInitialized } from "./fixtures.ts"
 
 const errorCode = (message: unknown) => (message as { error?: { code: number } }).error?.code
 
@@ -111,6 +113,47 @@ describe("lifecycle and capability gate", () => {
       assert.deepStrictEqual(byId.get(2)?.result, {})
       assert.strictEqual(byId.get(3)?.error?.code, -32601)
       assert.strictEqual(byId.get(4)?.error?.code, -32600)
+    })
+  )
+
+  it.effect("a batch's slow request does not hold back the frames after it: a cancel of it, a ping", () =>
+    Effect.gen(function* () {
+      const stopped = yield* Deferred.make<void>()
+      const { send, next } = yield* rawAgainstServer({
+        capabilities: { tools: {} },
+        handlers: new Map<string, Session.Handler>([
+          [
+            "tools/call",
+            () =>
+              Effect.as(
+                Effect.onInterrupt(Effect.sleep("10 minutes"), () => Deferred.succeed(stopped, undefined)),
+                {}
+              )
+          ]
+        ])
+      })
+      yield* send(initializeRequest(1, "2025-03-26"))
+      yield* next
+      yield* send({ jsonrpc: "2.0", method: "notifications/initialized" })
+      yield* send([
+        { jsonrpc: "2.0", id: 71, method: "tools/call", params: { name: "slow", arguments: {} } },
+        { jsonrpc: "2.0", id: 72, method: "ping" }
+      ])
+      yield* send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 71 } })
+      yield* send({ jsonrpc: "2.0", id: 80, method: "ping" })
+      // No time passes: before, the session read nothing more until the batch's 10 minutes were over.
+      const answers = yield* forkIdle(Effect.zip(next, next))
+      assert.isDefined(answers.pollUnsafe(), "the batch and the ping were answered with no time passing")
+      // In either order: the batch's answer waits for its cancelled request to stop, the ping for nothing.
+      const both: ReadonlyArray<unknown> = yield* Fiber.join(answers)
+      const batch = both.find(Array.isArray)
+      // The cancelled request gets no response; its handler was interrupted.
+      assert.deepStrictEqual(batch, [{ jsonrpc: "2.0", id: 72, result: {} }])
+      assert.deepStrictEqual(
+        both.find((answer) => !Array.isArray(answer)),
+        { jsonrpc: "2.0", id: 80, result: {} }
+      )
+      yield* Deferred.await(stopped)
     })
   )
 })

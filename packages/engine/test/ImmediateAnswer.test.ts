@@ -25,7 +25,7 @@ const handlers = (): Map<string, Session.Handler> =>
 
 const settings: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
   ["at once", {}],
-  ["under a concurrency limit", { maxConcurrentRequests: 1 }]
+  ["under a concurrency limit", { peer: { maxConcurrentRequests: 1 } }]
 ]
 
 // A stateful revision, and the stateless one, whose results all carry `resultType`.

@@ -8,6 +8,10 @@
  * - JSON that is not a JSON-RPC message -> `InvalidRequest` (-32600), with the
  *   message's `id` when that is a valid request id, else `null`
  * - an empty batch `[]` -> `InvalidRequest`, id `null`
+ * - a malformed response (`result` or `error`, no `method`) -> `InvalidRequest`
+ *   with `responseId` (its id, when valid) and id `null`: a response is never
+ *   answered, and its id names a request of the receiver's, not the sender's;
+ *   the receiver fails that request instead
  * - a frame over `maxBytes` -> reason `FrameTooLarge`, answered as
  *   `InvalidRequest` (-32600) with id `null` since the frame is never parsed;
  *   HTTP transports map this reason to status 413 instead.
@@ -35,8 +39,9 @@ export class DecodeFailure extends Schema.TaggedError<DecodeFailure>()("JsonRpcD
   error: Schema.Union([McpError.ParseError, McpError.InvalidRequest]),
   id: Schema.NullOr(JsonRpc.RequestId),
   /**
-   * An over-long frame that was a response, by its first bytes: the id of
-   * the request it answered, whose caller fails at once (nothing is sent back).
+   * A malformed response, or an over-long frame that was one by its first
+   * bytes: the id of the request it answered, whose caller fails at once
+   * (nothing is sent back).
    */
   responseId: Schema.optional(JsonRpc.RequestId)
 }) {
@@ -67,6 +72,26 @@ const invalidRequest = (detail: string, id: JsonRpc.RequestId | null): DecodeFai
     error: new McpError.InvalidRequest({ message: `Invalid Request: ${detail}` }),
     id
   })
+
+/**
+ * The failure for a value that is no JSON-RPC message: a response's (it has
+ * `result` or `error` and no `method`) names the request it meant to answer.
+ */
+const invalidMessage = (detail: string, value: unknown): DecodeFailure => {
+  const id = recoverId(value)
+  if (id === null || !isResponseShaped(value)) return invalidRequest(detail, id)
+  return new DecodeFailure({
+    reason: "InvalidRequest",
+    error: new McpError.InvalidRequest({ message: `Invalid Request: ${detail}` }),
+    id: null,
+    responseId: id
+  })
+}
+
+const isResponseShaped = (value: unknown): boolean => {
+  const message = value as { readonly method?: unknown; readonly result?: unknown; readonly error?: unknown }
+  return message.method === undefined && (message.result !== undefined || message.error !== undefined)
+}
 
 /** The failure for a frame longer than `limit` bytes. */
 export const frameTooLarge = (limit: number, head?: string): DecodeFailure => {
@@ -171,14 +196,12 @@ export const decodeUnknown = (value: unknown): Result.Result<Decoded, DecodeFail
     for (let i = 0; i < value.length; i++) {
       const entry: unknown = value[i]
       const reason = invalidReason(entry)
-      entries[i] = reason === undefined ? (entry as JsonRpc.Message) : invalidRequest(reason, recoverId(entry))
+      entries[i] = reason === undefined ? (entry as JsonRpc.Message) : invalidMessage(reason, entry)
     }
     return Result.succeed(entries)
   }
   const reason = invalidReason(value)
-  return reason === undefined
-    ? Result.succeed(value as JsonRpc.Message)
-    : Result.fail(invalidRequest(reason, recoverId(value)))
+  return reason === undefined ? Result.succeed(value as JsonRpc.Message) : Result.fail(invalidMessage(reason, value))
 }
 
 /**

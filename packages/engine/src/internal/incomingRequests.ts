@@ -145,6 +145,7 @@ export abstract class IncomingRequests extends PeerInput implements Host {
   ): Effect.Effect<void, Transport.TransportError>
   abstract sendQuietly(frame: Transport.Outgoing, relatedRequestId?: JsonRpc.RequestId): Effect.Effect<void>
   abstract onSingle(message: JsonRpc.Message): Effect.Effect<void> | undefined
+  abstract onUndecodable(failure: JsonRpcCodec.DecodeFailure): Effect.Effect<void> | undefined
 
   private readonly served = new IdTable<Served>()
 
@@ -199,15 +200,23 @@ export abstract class IncomingRequests extends PeerInput implements Host {
     const sendsNow = respond === undefined && this.transport.trySend !== undefined
     let handler: Effect.Effect<unknown, McpError.McpError, CurrentRequest.CurrentRequest>
     const dispatcher = this.dispatcher
-    if (sendsNow && this.observe === 0 && this.semaphore === undefined && dispatcher.requestNow !== undefined) {
+    // The limit bounds handlers at work: a liveness check is answered at once however busy they are (a
+    // keepalive that waited behind a long call closed a healthy session), and so is a request whose outcome
+    // is known without running anything (a refusal, a handler that is already a result).
+    let semaphore = request.method === "ping" ? undefined : this.semaphore
+    const atOnce = sendsNow && this.observe === 0
+    if ((atOnce || semaphore !== undefined) && dispatcher.requestNow !== undefined) {
       // Built here: a request refused, or whose handler had nothing to run (most tool calls), is answered now,
       // with no fiber (a fiber, its context and its run loop were a twentieth of a stdio server's CPU per call).
       handler = dispatcher.requestNow(request)
       if (Exit.isExit(handler)) {
-        const exit = handler as Exit.Exit<unknown, McpError.McpError>
-        // An interruption is answered by nobody, as that of a fiber.
-        if (Exit.isSuccess(exit) || !Cause.hasInterruptsOnly(exit.cause)) this.answerNow(request, exit)
-        return undefined
+        if (atOnce) {
+          const exit = handler as Exit.Exit<unknown, McpError.McpError>
+          // An interruption is answered by nobody, as that of a fiber.
+          if (Exit.isSuccess(exit) || !Cause.hasInterruptsOnly(exit.cause)) this.answerNow(request, exit)
+          return undefined
+        }
+        semaphore = undefined
       }
     } else {
       handler = dispatcher.request(request)
@@ -232,7 +241,7 @@ export abstract class IncomingRequests extends PeerInput implements Host {
         }
       })
     }
-    if (this.semaphore !== undefined) handler = this.semaphore.withPermit(handler)
+    if (semaphore !== undefined) handler = semaphore.withPermit(handler)
     this.served.add(entry)
     // The fiber starts with CurrentRequest in its context (cheaper than providing
     // it), and records itself as its first step: a handler may resume other
@@ -296,18 +305,28 @@ export abstract class IncomingRequests extends PeerInput implements Host {
     if (!this.transport.trySend!(response)) Effect.runForkWith(this.context)(this.respondSingle(response))
   }
 
-  /** Serves a batch's entries concurrently and answers with one batch of their responses. */
-  serveBatch(entries: JsonRpcCodec.DecodedBatch): Effect.Effect<void> {
+  /**
+   * Serves a batch's entries concurrently and answers with one batch of their
+   * responses. The returned effect waits for the batch's notifications only,
+   * as for notifications sent alone, so arrival order is kept; the answer
+   * waits for the requests in a fiber of its own, so the frames after the
+   * batch (a cancel of one of its requests, a ping) are read meanwhile, as
+   * after a single request.
+   */
+  serveBatch(entries: JsonRpcCodec.DecodedBatch): Effect.Effect<void> | undefined {
     const responses: Array<JsonRpc.Response> = []
     const finish = () => (responses.length === 0 ? Effect.void : this.respond(responses))
     const collect = (response: JsonRpc.Response) =>
       Effect.sync(() => {
         responses.push(response)
       })
-    const fibers: Array<Fiber.Fiber<unknown, unknown>> = []
+    const requests: Array<Fiber.Fiber<unknown, unknown>> = []
+    const notifications: Array<Fiber.Fiber<unknown, unknown>> = []
     for (const item of entries) {
       if (JsonRpcCodec.isDecodeFailure(item)) {
-        responses.push(item.toResponse())
+        // A malformed response fails the request it answered; no response answers it.
+        if (item.responseId === undefined) responses.push(item.toResponse())
+        else this.onUndecodable(item)
       } else if (JsonRpc.isRequest(item)) {
         const refused = this.dispatcher.refuseInBatch(item)
         if (refused !== undefined) {
@@ -315,16 +334,21 @@ export abstract class IncomingRequests extends PeerInput implements Host {
           continue
         }
         const answered = this.serve(item, collect)
-        if (answered !== undefined) fibers.push(Effect.runForkWith(this.context)(answered))
+        if (answered !== undefined) requests.push(Effect.runForkWith(this.context)(answered))
         const running = this.served.get(item.id)?.fiber
-        if (running !== undefined) fibers.push(running)
+        if (running !== undefined) requests.push(running)
       } else {
         // Notifications and responses inside a batch need no reply.
         const effect = this.onSingle(item)
-        if (effect !== undefined) fibers.push(Effect.runForkWith(this.context)(effect))
+        if (effect !== undefined) notifications.push(Effect.runForkWith(this.context)(effect))
       }
     }
-    if (fibers.length === 0) return finish()
-    return Effect.andThen(Fiber.awaitAll(fibers), Effect.suspend(finish))
+    const answer = requests.length === 0 ? finish() : undefined
+    if (answer === undefined) {
+      Effect.runForkWith(this.context)(Effect.andThen(Fiber.awaitAll(requests), Effect.suspend(finish)))
+    }
+    if (notifications.length === 0) return answer
+    const handled = Fiber.awaitAll(notifications)
+    return answer === undefined ? Effect.asVoid(handled) : Effect.andThen(handled, answer)
   }
 }

@@ -182,10 +182,10 @@ export class PeerImpl extends OutgoingRequests implements Peer.Peer {
 
   /**
    * A frame that could not be decoded is answered with its error, unless it
-   * was a response too large to take: the request it answered fails at once,
-   * naming the limit, and nothing is sent back.
+   * was a response (malformed, or too large to take): the request it answered
+   * fails at once, saying why, and nothing is sent back.
    */
-  private onUndecodable(failure: JsonRpcCodec.DecodeFailure): Effect.Effect<void> | undefined {
+  onUndecodable(failure: JsonRpcCodec.DecodeFailure): Effect.Effect<void> | undefined {
     const responseId = failure.responseId
     if (responseId === undefined) return this.sendQuietly(failure.toResponse())
     const entry = this.table?.get(responseId)

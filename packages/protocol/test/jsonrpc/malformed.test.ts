@@ -15,6 +15,8 @@ const invalid = (id: JsonRpc.RequestId | null = null): Rejected => ({
   id,
   reason: "InvalidRequest"
 })
+/** A malformed response: never answered; the request it meant to answer fails instead. */
+const badResponse = (responseId: JsonRpc.RequestId): Rejected => ({ ...invalid(), responseId })
 const tooLarge: Rejected = { tag: "InvalidRequest", code: -32600, id: null, reason: "FrameTooLarge" }
 /** InvalidRequest raised by the MCP checks (not the codec), so without a codec reason. */
 const refused = (id: JsonRpc.RequestId | null): Rejected => ({ tag: "InvalidRequest", code: -32600, id })
@@ -127,36 +129,36 @@ const cases: ReadonlyArray<Case> = [
   {
     name: "result and error together",
     frame: text('{"jsonrpc":"2.0","id":11,"result":{},"error":{"code":-1,"message":"m"}}'),
-    expected: invalid(11)
+    expected: badResponse(11)
   },
   { name: "neither result nor error", frame: text('{"jsonrpc":"2.0","id":12}'), expected: invalid(12) },
   {
     name: "error without code",
     frame: text('{"jsonrpc":"2.0","id":13,"error":{"message":"m"}}'),
-    expected: invalid(13)
+    expected: badResponse(13)
   },
   {
     name: "non-integer error code",
     frame: text('{"jsonrpc":"2.0","id":14,"error":{"code":1.5,"message":"m"}}'),
-    expected: invalid(14)
+    expected: badResponse(14)
   },
   {
     name: "error code as a string",
     frame: text('{"jsonrpc":"2.0","id":15,"error":{"code":"-32600","message":"m"}}'),
-    expected: invalid(15)
+    expected: badResponse(15)
   },
   {
     name: "error code beyond MAX_SAFE_INTEGER",
     frame: text('{"jsonrpc":"2.0","id":16,"error":{"code":-9007199254740993,"message":"m"}}'),
-    expected: invalid(16)
+    expected: badResponse(16)
   },
   {
     name: "error without message",
     frame: text('{"jsonrpc":"2.0","id":17,"error":{"code":-1}}'),
-    expected: invalid(17)
+    expected: badResponse(17)
   },
-  { name: "error as a string", frame: text('{"jsonrpc":"2.0","id":18,"error":"boom"}'), expected: invalid(18) },
-  { name: "error null", frame: text('{"jsonrpc":"2.0","id":19,"error":null}'), expected: invalid(19) },
+  { name: "error as a string", frame: text('{"jsonrpc":"2.0","id":18,"error":"boom"}'), expected: badResponse(18) },
+  { name: "error null", frame: text('{"jsonrpc":"2.0","id":19,"error":null}'), expected: badResponse(19) },
   {
     name: "success response with null id",
     frame: text('{"jsonrpc":"2.0","id":null,"result":{}}'),

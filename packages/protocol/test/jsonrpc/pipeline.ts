@@ -17,6 +17,8 @@ export interface Rejected {
   readonly id: JsonRpc.RequestId | null
   /** For codec failures: the DecodeFailure reason. */
   readonly reason?: string
+  /** For a malformed response: the id of the request it meant to answer (nothing is answered). */
+  readonly responseId?: JsonRpc.RequestId
 }
 
 export type Outcome = "ok" | Rejected
@@ -31,7 +33,8 @@ const fromDecodeFailure = (failure: JsonRpcCodec.DecodeFailure): Rejected => ({
   tag: failure.error._tag,
   code: failure.code,
   id: failure.id,
-  reason: failure.reason
+  reason: failure.reason,
+  ...(failure.responseId === undefined ? {} : { responseId: failure.responseId })
 })
 
 const check = (validator: IncomingValidator.IncomingValidator, message: JsonRpc.Message, inBatch: boolean): Outcome => {
