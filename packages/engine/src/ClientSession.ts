@@ -43,7 +43,7 @@ export interface Options {
 export class InitializeError extends Schema.TaggedError<InitializeError>()("InitializeError", {
   reason: Schema.Literals(["UnsupportedVersion", "Rejected", "Transport", "Timeout"]),
   message: Schema.String,
-  /** The revision the server answered with, when it answered one we do not speak. */
+  /** The revision the server answered with, when it answered one we do not speak, or the newest it listed. */
   serverVersion: Schema.optional(Schema.String),
   cause: Schema.optional(Schema.Defect())
 }) {}
@@ -55,6 +55,10 @@ const defaultHandshakeTimeout = Duration.seconds(60)
 
 const asObject = (u: unknown): { readonly [key: string]: unknown } =>
   (Predicate.isObject(u) ? u : {}) as { readonly [key: string]: unknown }
+
+/** The newest of the revisions a server listed (dates sort as text), unknown ones included. */
+const newestListed = (versions: ReadonlyArray<string>): string | undefined =>
+  versions.length === 0 ? undefined : versions.reduce((a, b) => (b > a ? b : a))
 
 /** Negotiates with the server over the current transport and returns the ready session. */
 export const make = Effect.fnUntraced(function* (options: Options) {
@@ -125,14 +129,31 @@ export const make = Effect.fnUntraced(function* (options: Options) {
         readonly versions: ReadonlyArray<ProtocolVersion.ProtocolVersion>
         /** The server named these revisions itself (a -32022 or discover list), so a stateless one may be retried. */
         readonly listed: boolean
+        /** What the server listed, when it did: named in the error when nothing is in common. */
+        readonly serverVersions?: ReadonlyArray<string> | undefined
       }
 
   const ready: Probe = { _tag: "Ready" }
-  const retry = (versions: ReadonlyArray<ProtocolVersion.ProtocolVersion>, listed: boolean): Probe => ({
+  const retry = (
+    versions: ReadonlyArray<ProtocolVersion.ProtocolVersion>,
+    listed: boolean,
+    serverVersions?: ReadonlyArray<unknown>
+  ): Probe => ({
     _tag: "Retry",
     versions,
-    listed
+    listed,
+    serverVersions: serverVersions?.filter((v): v is string => typeof v === "string")
   })
+  /** Nothing in common: the error names both sides' revisions, and the server's newest. */
+  const noCommonRevision = (serverVersions: ReadonlyArray<string> | undefined) =>
+    new InitializeError({
+      reason: "UnsupportedVersion",
+      message:
+        serverVersions === undefined || serverVersions.length === 0
+          ? "the server speaks no revision this client speaks"
+          : `the server speaks ${serverVersions.join(", ")}; this client speaks ${supportedVersions.join(", ")}`,
+      serverVersion: serverVersions === undefined ? undefined : newestListed(serverVersions)
+    })
 
   // A server that does not answer the probe at all may still answer `initialize`: the probe takes at most
   // half of the budget, so the fallback has the rest.
@@ -147,7 +168,8 @@ export const make = Effect.fnUntraced(function* (options: Options) {
         if (!versions.includes(version))
           return retry(
             supportedVersions.filter((v) => versions.includes(v)),
-            true
+            true,
+            versions
           )
         state.revision = Registry.get(version)
         state.peerCapabilities = asObject(r.capabilities)
@@ -163,7 +185,8 @@ export const make = Effect.fnUntraced(function* (options: Options) {
         Effect.succeed(
           retry(
             supportedVersions.filter((v) => error.data.supported.includes(v)),
-            true
+            true,
+            error.data.supported
           )
         )
       ),
@@ -239,13 +262,11 @@ export const make = Effect.fnUntraced(function* (options: Options) {
     if (statelessRetry !== undefined) probe = yield* discover(statelessRetry)
     if (probe._tag === "Ready") return
     const version = ProtocolVersion.newest(probe.versions.filter((v) => !Registry.get(v).stateless))
-    if (version === undefined) {
-      return yield* new InitializeError({
-        reason: "UnsupportedVersion",
-        message: "the server speaks no revision this client speaks"
-      })
-    }
-    yield* initialize(version)
+    if (version === undefined) return yield* noCommonRevision(probe.serverVersions)
+    // A server of the stateless revision only refuses `initialize` with what it speaks.
+    yield* Effect.catchTag(initialize(version), "UnsupportedProtocolVersion", (error) =>
+      Effect.fail(noCommonRevision(error.data.supported))
+    )
   })
 
   yield* handshake.pipe(

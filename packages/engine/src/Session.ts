@@ -6,7 +6,7 @@
  * ClientSession).
  */
 import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
-import * as McpError from "@effect-mcp/protocol/McpError"
+import type * as McpError from "@effect-mcp/protocol/McpError"
 import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as Registry from "@effect-mcp/protocol/Registry"
 import type * as Revision from "@effect-mcp/protocol/Revision"
@@ -314,8 +314,7 @@ export const negotiate = (
 }
 
 /** The error for a request in a revision this side does not speak, listing the ones it does. */
-export const unsupportedVersion = (requested: string, supported: ReadonlyArray<string>) =>
-  new McpError.UnsupportedProtocolVersion({
-    message: `unsupported protocol version ${requested}`,
-    data: { requested, supported: [...supported] }
-  })
+export const unsupportedVersion: (
+  requested: string,
+  supported: ReadonlyArray<string>
+) => McpError.UnsupportedProtocolVersion = Gate.unsupportedVersion

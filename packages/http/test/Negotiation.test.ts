@@ -29,7 +29,10 @@ const subsets: ReadonlyArray<ReadonlyArray<Version>> = Array.from({ length: 31 }
 /** What the spec says should happen, computed independently of the engine. */
 const expected = (client: ReadonlyArray<Version>, server: ReadonlyArray<Version>): Version | "fail" => {
   if (client.some(stateless) && server.some(stateless)) return "2026-07-28"
-  const offered = client
+  // A server without the stateless revision refuses the client's `server/discover` probe with -32022, listing
+  // what it speaks: the client then offers the newest stateful revision of those it speaks too.
+  const candidates = client.some(stateless) ? client.filter((v) => server.includes(v)) : client
+  const offered = candidates
     .filter((v) => !stateless(v))
     .sort()
     .at(-1)

@@ -77,6 +77,15 @@ const sharedValidator = (revision: Revision.RevisionSpec, receiver: Session.Side
   return validator
 }
 
+/** The error for a request in a revision this side does not speak, listing the ones it does (`Session`'s). */
+export const unsupportedVersion = (requested: string, supported: ReadonlyArray<string>) =>
+  new McpError.UnsupportedProtocolVersion({
+    message: `unsupported protocol version ${requested}`,
+    data: { requested, supported: [...supported] }
+  })
+const unsupported = (requested: unknown, options: Session.RoleOptions) =>
+  unsupportedVersion(String(requested), options.supportedVersions)
+
 // What a session derives from its options is the same for every session made
 // with the same options; a server keeps many sessions, so it is made once.
 interface Versions {
@@ -203,16 +212,16 @@ export class Gate implements Peer.Dispatcher {
   private scopeOf(request: JsonRpc.Request): RequestScope | McpError.McpError {
     const { options, lifecycle } = this.spec
     const state = this.state
-    if (options.acceptsStateless === true && state.phase === "New") {
+    // A server (the only side told whether it accepts stateless requests), before any handshake.
+    if (options.acceptsStateless !== undefined && state.phase === "New") {
       const meta = metaOf(request.params)
       const requested = meta?.[META_PROTOCOL_VERSION]
-      if (requested !== undefined) {
-        if (!(this.spec.statelessVersions as ReadonlyArray<unknown>).includes(requested)) {
-          return new McpError.UnsupportedProtocolVersion({
-            message: `unsupported protocol version ${String(requested)}`,
-            data: { requested: String(requested), supported: [...options.supportedVersions] }
-          })
+      if (requested === undefined) {
+        // A server of the stateless revision only has no handshake to offer: it says what it speaks.
+        if (request.method === "initialize" && options.acceptsStateless && this.spec.handshakeRevision.stateless) {
+          return unsupported((request.params as { readonly protocolVersion?: unknown })?.protocolVersion, options)
         }
+      } else if ((this.spec.statelessVersions as ReadonlyArray<unknown>).includes(requested)) {
         const capabilities = meta?.[META_CLIENT_CAPABILITIES]
         const info = meta?.[META_CLIENT_INFO]
         return {
@@ -220,6 +229,10 @@ export class Gate implements Peer.Dispatcher {
           peerCapabilities: Predicate.isObject(capabilities) ? (capabilities as Session.Capabilities) : {},
           peerInfo: Predicate.isObject(info) ? (info as unknown as Session.Implementation) : undefined
         }
+      } else if (!(options.supportedVersions as ReadonlyArray<unknown>).includes(requested)) {
+        // Asked for a revision this server does not speak at all (-32022 lists those it does). One it speaks
+        // statefully is served after the handshake, as a request naming no revision is.
+        return unsupported(requested, options)
       }
     }
     if (state.revision === undefined) {
