@@ -69,12 +69,17 @@ const named = <A extends { readonly name: string }>(
   const items = servers.flatMap(([server, listing]) => pick(listing).map((item) => ({ server, item })))
   const names = Naming.assign(
     items.map(({ server, item }) => ({ server, name: item.name })),
-    naming
+    naming,
+    // Every server given, listing or not: a server's prefix does not depend on which others are connected.
+    servers.map(([server]) => server)
   )
   return items.map(({ server, item }, i) => ({ name: names[i]!, server, item }))
 }
 
-/** The catalog of `servers` (in the order given, which numbers repeated names), named as `naming` says. */
+/**
+ * The catalog of `servers` (in the order given, which numbers repeated names and prefixes; a server not
+ * connected is given with an empty listing), named as `naming` says.
+ */
 export const make = (servers: ReadonlyArray<readonly [string, Listing]>, naming: Naming.Options = {}): Catalog => {
   const hints: { [server: string]: ListingHints } = {}
   for (const [server, listing] of servers) if (listing.hints !== undefined) hints[server] = listing.hints

@@ -116,7 +116,10 @@ export interface McpHostShape {
   readonly status: (server: string) => Effect.Effect<ServerStatus.ServerStatus, HostError>
   /** Every server's current status, then every change as it happens. */
   readonly statusChanges: Stream.Stream<ServerStatus.StatusChange>
-  /** Waits until the server is ready (fails with `Unavailable` once it is `Failed`). */
+  /**
+   * Waits until the server is ready (fails with `Unavailable` once it is `Failed`, as every server is once the
+   * host is closed).
+   */
   readonly awaitReady: (server: string) => Effect.Effect<ServerStatus.Connection, HostError>
   /** A server's connected client, for anything the host does not route (waits until it is ready). */
   readonly client: (server: string) => Effect.Effect<McpClient.McpClientShape, HostError>
@@ -187,7 +190,10 @@ export interface McpHostShape {
     ) => Effect.Effect<A, McpClient.CallError>,
     options?: CallOptions & { readonly server?: string | undefined }
   ) => Effect.Effect<A, CallError>
-  /** Ends a server's connection (or the wait of a failed one) and connects again, the schedule started over. */
+  /**
+   * Ends a server's connection (or the wait of a failed one) and connects again, the schedule started over. The
+   * status says `Connecting` as the old connection starts to close; calls wait for the new one.
+   */
   readonly restart: (server: string) => Effect.Effect<void, HostError>
 }
 
@@ -214,7 +220,8 @@ export const backoff = (
 /**
  * Starts the host: every server connects concurrently in the background
  * (`awaitReady` waits for one). Closing the scope closes every connection
- * and stops every stdio server. The handler and `Consent` services in
+ * and stops every stdio server; every server is then `Failed` ("the host
+ * was closed"), and whoever waits for one fails. The handler and `Consent` services in
  * context are used for every server.
  */
 export const make = (options: Options): Effect.Effect<McpHostShape, never, Connector.Connector | Scope.Scope> =>

@@ -14,7 +14,10 @@
  * (a server listing a tool twice, a bare name equal to another's prefixed
  * one) gets `_2`, `_3`, ... in server order. Characters a tool name may not
  * hold (anything but letters, digits, `_`, `-` and `.`) are replaced by `_`
- * in the server's part. `format` replaces the prefixing altogether.
+ * in the server's part; two servers whose names then make the same prefix
+ * (`svc one` and `svc_one`) get distinct ones (`svc_one_2`), numbered over
+ * every configured server whether or not it is connected, so a name never
+ * moves to another server. `format` replaces the prefixing altogether.
  */
 
 /** When names get the server's prefix. */
@@ -42,12 +45,49 @@ const unsafe = /[^A-Za-z0-9_.-]/g
 export const prefixOf = (server: string): string => server.replace(unsafe, "_")
 
 /**
- * The catalog name of each item, in the same order: unique, prefixed as
- * `options.strategy` says (see the module description).
+ * Each server's prefix, unique among `servers` (a configuration's, in its
+ * order): a server whose name is safe as it is keeps it; another whose
+ * name becomes a prefix already taken gets `_2`, `_3`, ... in the order
+ * given. It depends on the servers given alone: whichever of them are
+ * connected, a server has the same prefix.
  */
-export const assign = (items: ReadonlyArray<Named>, options: Options = {}): ReadonlyArray<string> => {
+export const prefixes = (servers: ReadonlyArray<string>): ReadonlyMap<string, string> => {
+  const result = new Map<string, string>()
+  const taken = new Set<string>()
+  // Names that need no change first: a server is never renamed for another's sake.
+  for (const server of servers) {
+    if (prefixOf(server) === server) {
+      result.set(server, server)
+      taken.add(server)
+    }
+  }
+  for (const server of servers) {
+    if (result.has(server)) continue
+    const prefix = prefixOf(server)
+    let unique = prefix
+    for (let n = 2; taken.has(unique); n++) unique = `${prefix}_${n}`
+    result.set(server, unique)
+    taken.add(unique)
+  }
+  return result
+}
+
+/**
+ * The catalog name of each item, in the same order: unique, prefixed as
+ * `options.strategy` says (see the module description). `configured` are every
+ * configured server in configuration order, which makes their prefixes
+ * unique (see `prefixes`); default: the servers of `items`, in their order.
+ */
+export const assign = (
+  items: ReadonlyArray<Named>,
+  options: Options = {},
+  configured: ReadonlyArray<string> = items.map((item) => item.server)
+): ReadonlyArray<string> => {
   const separator = options.separator ?? "__"
-  const format = options.format ?? ((server: string, name: string) => `${prefixOf(server)}${separator}${name}`)
+  const unique = options.format === undefined ? prefixes(configured) : undefined
+  const format =
+    options.format ??
+    ((server: string, name: string) => `${unique?.get(server) ?? prefixOf(server)}${separator}${name}`)
   const always = (options.strategy ?? "always") === "always"
   const servers = new Map<string, Set<string>>()
   if (!always) {

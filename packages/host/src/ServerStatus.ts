@@ -1,8 +1,8 @@
 /**
  * The state of one server's connection, as the host reports it: connecting,
  * ready (with what both sides declared), degraded (lost or unhealthy; the
- * host retries after `retryIn`), or failed (the reconnect schedule gave up;
- * `McpHost.restart` tries again). A failure says why, with the exit code,
+ * host retries after `retryIn`), or failed (the reconnect schedule gave up,
+ * and `McpHost.restart` tries again; or the host was closed). A failure says why, with the exit code,
  * signal and the tail of stderr when a stdio server's process ended.
  */
 import type * as Session from "@effect-mcp/engine/Session"
@@ -59,7 +59,11 @@ export interface Degraded {
   readonly retryIn: Duration.Duration | undefined
 }
 
-/** The reconnect schedule gave up; `McpHost.restart` starts over. */
+/**
+ * The reconnect schedule gave up; `McpHost.restart` starts over. Also the
+ * last status of every server of a closed host (the failure says "the host
+ * was closed"), which never connects again.
+ */
 export interface Failed {
   readonly _tag: "Failed"
   readonly failure: Failure

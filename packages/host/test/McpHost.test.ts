@@ -13,7 +13,6 @@ import * as Skill from "@effect-mcp/server/Skill"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as McpTest from "@effect-mcp/testing/McpTest"
 import * as Deferred from "effect/Deferred"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -27,41 +26,17 @@ import * as AskingServer from "../src/AskingServer.ts"
 import * as Catalog from "../src/Catalog.ts"
 import * as Consent from "../src/Consent.ts"
 import * as McpHost from "../src/McpHost.ts"
-import type * as ServerStatus from "../src/ServerStatus.ts"
-import { captureLogs, clientInfo, configOf, echoServer, listensForTools, memory, textOf } from "./fixtures.ts"
-
-/**
- * Records every status change of the host from now on; `until` waits for the
- * record to satisfy `check` (re-checked on every change, no polling).
- */
-const record = (host: McpHost.McpHostShape) =>
-  Effect.gen(function* () {
-    const seen: Array<ServerStatus.StatusChange> = []
-    let changed = Deferred.makeUnsafe<void>()
-    const until = (check: (seen: ReadonlyArray<ServerStatus.StatusChange>) => boolean): Effect.Effect<void> =>
-      Effect.suspend(() => (check(seen) ? Effect.void : Effect.andThen(Deferred.await(changed), until(check))))
-    // Returns once the recorder has come to rest, subscribed.
-    yield* McpTest.forkIdle(
-      host.statusChanges.pipe(
-        Stream.runForEach((change) =>
-          Effect.sync(() => {
-            seen.push(change)
-            const current = changed
-            changed = Deferred.makeUnsafe<void>()
-            Deferred.doneUnsafe(current, Exit.void)
-          })
-        )
-      )
-    )
-    return Object.assign(seen, { until })
-  })
-
-const describeStatus = (s: ServerStatus.ServerStatus): string =>
-  s._tag === "Degraded"
-    ? `Degraded(${s.retryIn === undefined ? "connected" : Duration.toMillis(s.retryIn)})`
-    : s._tag === "Connecting"
-      ? `Connecting(${s.attempt})`
-      : s._tag
+import {
+  captureLogs,
+  clientInfo,
+  configOf,
+  describeStatus,
+  echoServer,
+  listensForTools,
+  memory,
+  record,
+  textOf
+} from "./fixtures.ts"
 
 describe("McpHost", () => {
   it.effect("one catalog of every server's tools, prefixed, and calls routed by catalog name", () =>
@@ -106,13 +81,14 @@ describe("McpHost", () => {
       )
       // Returns once the close, and all it set going, has come to rest: held up in a connection's close.
       const closing = yield* McpTest.forkIdle(Scope.close(scope, Exit.void))
-      // The connections closed after their supervisors stopped: no loss was seen, nothing reconnects.
+      // The connections closed after their supervisors stopped: no loss was seen, nothing reconnects. The
+      // servers were Failed (the host was closed) before their connections closed.
       yield* Effect.gen(function* () {
         assert.isUndefined(closing.pollUnsafe(), "the close is held up")
-        assert.deepStrictEqual(yield* statuses, ["Ready", "Ready"])
+        assert.deepStrictEqual(yield* statuses, ["Failed", "Failed"])
       }).pipe(Effect.ensuring(Deferred.succeed(release, undefined)))
       yield* Fiber.join(closing)
-      assert.deepStrictEqual(yield* statuses, ["Ready", "Ready"])
+      assert.deepStrictEqual(yield* statuses, ["Failed", "Failed"])
       // Returns once every woken timer, and all it set going, has come to rest.
       yield* TestClock.adjust("1 minute")
       assert.deepStrictEqual([servers.attempts.get("a"), servers.attempts.get("b")], [1, 1])

@@ -25,6 +25,34 @@ describe("Naming", () => {
     ])
   })
 
+  it("servers whose names make the same prefix get distinct ones, by the servers configured, connected or not", () => {
+    const configured = ["svc one", "svc_one", "svc-one", "svc/one"]
+    // svc_one keeps its own name; the others that become it are numbered in configuration order.
+    assert.deepStrictEqual(
+      [...Naming.prefixes(configured)],
+      [
+        ["svc_one", "svc_one"],
+        ["svc-one", "svc-one"],
+        ["svc one", "svc_one_2"],
+        ["svc/one", "svc_one_3"]
+      ]
+    )
+    // Whichever of them list something now, each keeps its name.
+    assert.deepStrictEqual(Naming.assign([{ server: "svc_one", name: "echo" }], {}, configured), ["svc_one__echo"])
+    assert.deepStrictEqual(Naming.assign([{ server: "svc one", name: "echo" }], {}, configured), ["svc_one_2__echo"])
+    assert.deepStrictEqual(
+      Naming.assign(
+        [
+          { server: "svc one", name: "echo" },
+          { server: "svc_one", name: "echo" }
+        ],
+        {},
+        configured
+      ),
+      ["svc_one_2__echo", "svc_one__echo"]
+    )
+  })
+
   it("names that would still repeat are numbered in order, never reusing a name taken", () => {
     const names = Naming.assign(
       [

@@ -10,9 +10,10 @@ import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 import * as Transport from "@effect-mcp/engine/Transport"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Tool from "@effect-mcp/server/Tool"
+import * as McpTest from "@effect-mcp/testing/McpTest"
 import type * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
-import type * as Duration from "effect/Duration"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -22,6 +23,8 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Connector from "../src/Connector.ts"
+import type * as McpHost from "../src/McpHost.ts"
+import type * as ServerStatus from "../src/ServerStatus.ts"
 import type * as McpConfig from "../src/McpConfig.ts"
 
 export interface Memory {
@@ -206,3 +209,37 @@ export const captureLogs = () => {
   ])
   return { logs, capture }
 }
+
+/**
+ * Records every status change of the host from now on; `until` waits for the
+ * record to satisfy `check` (re-checked on every change, no polling).
+ */
+export const record = (host: McpHost.McpHostShape) =>
+  Effect.gen(function* () {
+    const seen: Array<ServerStatus.StatusChange> = []
+    let changed = Deferred.makeUnsafe<void>()
+    const until = (check: (seen: ReadonlyArray<ServerStatus.StatusChange>) => boolean): Effect.Effect<void> =>
+      Effect.suspend(() => (check(seen) ? Effect.void : Effect.andThen(Deferred.await(changed), until(check))))
+    // Returns once the recorder has come to rest, subscribed.
+    yield* McpTest.forkIdle(
+      host.statusChanges.pipe(
+        Stream.runForEach((change) =>
+          Effect.sync(() => {
+            seen.push(change)
+            const current = changed
+            changed = Deferred.makeUnsafe<void>()
+            Deferred.doneUnsafe(current, Exit.void)
+          })
+        )
+      )
+    )
+    return Object.assign(seen, { until })
+  })
+
+/** A status in a line: `Degraded(<retryIn ms>)` or `Degraded(connected)`, `Connecting(<attempt>)`, or the tag. */
+export const describeStatus = (s: ServerStatus.ServerStatus): string =>
+  s._tag === "Degraded"
+    ? `Degraded(${s.retryIn === undefined ? "connected" : Duration.toMillis(s.retryIn)})`
+    : s._tag === "Connecting"
+      ? `Connecting(${s.attempt})`
+      : s._tag

@@ -3,15 +3,21 @@
  * name, a resource's by URI): the server's turn (its concurrency permits) and
  * its client, each waited for within the call's timeout, then the request
  * with the whole timeout (it cancels itself on the server when that runs
- * out); a tool call approved by the consent hook first.
+ * out); a tool call approved by the consent hook first. A call that failed
+ * because its connection closed reaches its caller once the host has let go
+ * of that connection.
  */
 import type * as McpClient from "@effect-mcp/client/McpClient"
 import * as Peer from "@effect-mcp/engine/Peer"
+import * as PeerError from "@effect-mcp/engine/PeerError"
+import * as Transport from "@effect-mcp/engine/Transport"
+import * as StreamableHttpClient from "@effect-mcp/http/StreamableHttpClient"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import type * as Prompts from "@effect-mcp/protocol/Prompts"
 import type * as Tools from "@effect-mcp/protocol/Tools"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import * as SubscriptionRef from "effect/SubscriptionRef"
@@ -39,7 +45,6 @@ export interface Deps {
   readonly options: McpHost.Options
 }
 
-/** The host's routes over `deps`. */
 /**
  * `wait`, failing as the server being unavailable once `timeout` ran out; the failure says what the server's
  * last attempt to connect met, when it is between attempts.
@@ -64,6 +69,15 @@ const bounded = <B, E, R>(
       )
   })
 
+/**
+ * Whether a call failed because its session closed for good: not an expired Streamable HTTP session, which the
+ * client renews by itself (the supervisor keeps the connection then).
+ */
+const closedForGood = (error: unknown): boolean =>
+  error instanceof PeerError.SessionClosed &&
+  !(error.cause instanceof Transport.TransportError && StreamableHttpClient.isSessionExpired(error.cause))
+
+/** The host's routes over `deps`. */
 export const make = (deps: Deps) => {
   const slotOf = (server: string) =>
     Effect.suspend(() => {
@@ -86,13 +100,42 @@ export const make = (deps: Deps) => {
       )
     })
 
-  const timeoutOf = (server: string) => {
-    const input = deps.options.servers?.[server]?.callTimeout ?? deps.options.callTimeout
+  // The call's own timeout, else its server's `callTimeout`, else the host's.
+  const timeoutOf = (slot: Supervisor.Slot, callOptions: McpHost.CallOptions | undefined) => {
+    const input = callOptions?.timeout ?? deps.options.servers?.[slot.name]?.callTimeout ?? deps.options.callTimeout
     return input === undefined ? undefined : Duration.fromInputUnsafe(input)
   }
   // Without a call timeout, a call still waits for its turn and for a connection no longer than a request may
   // take: a server down (retried for minutes under the reconnect schedule) fails the call, saying why.
   const waitLimit = Duration.fromInputUnsafe(deps.options.client?.peer?.requestTimeout ?? Peer.defaultRequestTimeout)
+
+  // The server's turn (held until the scope closes), then its client, each waited for within `timeout`: every
+  // routed call, a Stream's as well as an Effect's, waits this way.
+  const turnAndClient = (
+    slot: Supervisor.Slot,
+    timeout: Duration.Duration | undefined
+  ): Effect.Effect<McpClient.McpClientShape, HostError, Scope.Scope> =>
+    Effect.andThen(
+      bounded(Semaphore.takeScoped(slot.permits, 1), slot, timeout ?? waitLimit, "turn"),
+      bounded(clientOf(slot), slot, timeout ?? waitLimit, "connection")
+    )
+
+  // A call whose session closed for good fails once the host has let go of that connection (the supervisor
+  // cleared the client, then said so in the status). The caller may run before the supervisor does: without
+  // this, a call made as soon as the failure is seen is handed the closed connection again, and the status
+  // still says Ready. Bounded all the same, so a failure is never held for good.
+  const letGo = (slot: Supervisor.Slot, client: McpClient.McpClientShape, error: unknown): Effect.Effect<void> =>
+    Effect.suspend(() =>
+      !closedForGood(error)
+        ? Effect.void
+        : SubscriptionRef.changes(slot.status).pipe(
+            // Ready without a client: cleared, not said yet.
+            Stream.filter((status) => slot.client !== client && (status._tag !== "Ready" || slot.client !== undefined)),
+            Stream.runHead,
+            Effect.timeoutOption(waitLimit),
+            Effect.asVoid
+          )
+    )
 
   // The route of one call: the server's turn and its client, each waited for within the call's timeout; the
   // request then has the whole timeout (and cancels itself on the server when it runs out).
@@ -104,9 +147,7 @@ export const make = (deps: Deps) => {
       options: McpHost.CallOptions | undefined
     ) => Effect.Effect<A, McpClient.CallError>
   ): Effect.Effect<A, McpHost.CallError> => {
-    const timeout =
-      callOptions?.timeout === undefined ? timeoutOf(slot.name) : Duration.fromInputUnsafe(callOptions.timeout)
-    return Effect.scoped(routedIn(slot, timeout, callOptions, f))
+    return Effect.scoped(routedIn(slot, timeoutOf(slot, callOptions), callOptions, f))
   }
 
   // Made once: a generator function made per call costs its own generator prototype and map.
@@ -119,9 +160,10 @@ export const make = (deps: Deps) => {
       options: McpHost.CallOptions | undefined
     ) => Effect.Effect<A, McpClient.CallError>
   ) {
-    yield* bounded(Semaphore.takeScoped(slot.permits, 1), slot, timeout ?? waitLimit, "turn")
-    const client = yield* bounded(clientOf(slot), slot, timeout ?? waitLimit, "connection")
-    return yield* f(client, timeout === undefined ? callOptions : { ...callOptions, timeout })
+    const client = yield* turnAndClient(slot, timeout)
+    return yield* f(client, timeout === undefined ? callOptions : { ...callOptions, timeout }).pipe(
+      Effect.tapError((error) => letGo(slot, client, error))
+    )
   })
 
   const toolRoute = Effect.fnUntraced(function* (name: string, args: { readonly [key: string]: unknown } | undefined) {
@@ -200,8 +242,8 @@ export const make = (deps: Deps) => {
     }
   }
 
-  // A tool call as a Stream: the turn is held until the Stream ends (Stream.unwrap gives its effect the
-  // Stream's scope).
+  // A tool call as a Stream, waiting as `callTool` does: the turn is held until the Stream ends (Stream.unwrap
+  // gives its effect the Stream's scope).
   const streamedCall = <A>(
     name: string,
     args: { readonly [key: string]: unknown } | undefined,
@@ -214,11 +256,11 @@ export const make = (deps: Deps) => {
   ): Stream.Stream<A, McpHost.CallError> =>
     Stream.unwrap(
       Effect.map(toolRoute(name, args), ({ entry, slot }) => {
-        const timeout = callOptions?.timeout ?? timeoutOf(slot.name)
+        const timeout = timeoutOf(slot, callOptions)
         const o = timeout === undefined ? callOptions : { ...callOptions, timeout }
         return Stream.unwrap(
-          Effect.andThen(Semaphore.takeScoped(slot.permits, 1), () =>
-            Effect.map(clientOf(slot), (client) => f(client, entry.item.name, o))
+          Effect.map(turnAndClient(slot, timeout), (client) =>
+            Stream.tapError(f(client, entry.item.name, o), (error) => letGo(slot, client, error))
           )
         )
       })

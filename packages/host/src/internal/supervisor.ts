@@ -8,7 +8,7 @@
  * schedule's next delay. When the schedule ends, the server is `Failed`
  * until `restart`. A connection that stayed up for `stableAfter` starts the
  * schedule over: a server that crashes once a day is not held to the backoff
- * of its last crash.
+ * of its last crash. When the host closes, the server is `Failed` for good.
  */
 import * as McpClient from "@effect-mcp/client/McpClient"
 import type * as Peer from "@effect-mcp/engine/Peer"
@@ -81,6 +81,9 @@ export interface Slot {
 type Outcome = { readonly _tag: "Lost"; readonly failure: ServerStatus.Failure } | { readonly _tag: "Restart" }
 
 const restarted: Outcome = { _tag: "Restart" }
+
+/** The last status of every server of a closed host: nothing connects again, and whoever waits is told so. */
+const hostClosed: ServerStatus.Failed = { _tag: "Failed", failure: { message: "the host was closed" } }
 
 export const makeSlot = (
   name: string,
@@ -352,20 +355,27 @@ const connection = (settings: Settings, slot: Slot, parent: Scope.Scope) =>
  * Supervises `slot` until interrupted. Each connection's scope is forked
  * from `parent`, which the host closes after interrupting its supervisors:
  * a connection closed by the host's shutdown is not mistaken for a loss to
- * recover from.
+ * recover from. Interrupted, it leaves the server `Failed` (the host was
+ * closed), without its client or items, before the connection is closed:
+ * a waiter (`awaitReady`, a call waiting for a connection) fails at once.
  */
 export const supervise = (settings: Settings, slot: Slot, parent: Scope.Scope): Effect.Effect<never> =>
   Effect.gen(function* () {
     let step = yield* Schedule.toStep(settings.reconnect)
     // Failed attempts since the server was last ready.
     let failed = 0
-    // A slot starts as Connecting(1): the first attempt has nothing new to report.
-    let first = true
+    // Whether the next attempt's Connecting was said already: a slot starts as Connecting(1), and a restart says
+    // it as it begins.
+    let said = true
     while (true) {
-      if (!first) yield* setStatus(settings, slot, { _tag: "Connecting", attempt: failed + 1 })
-      first = false
+      if (!said) yield* setStatus(settings, slot, { _tag: "Connecting", attempt: failed + 1 })
+      said = false
       const { outcome, ready, uptime, release } = yield* connection(settings, slot, parent)
       if (outcome._tag === "Restart") {
+        // Said before the release, which can take a stdio server's shutdown grace: the status is not to say
+        // Ready (with the stopped process) meanwhile. Calls wait for the new connection.
+        yield* setStatus(settings, slot, { _tag: "Connecting", attempt: 1 })
+        said = true
         yield* release
         slot.restart = Deferred.makeUnsafe<void>()
         step = yield* Schedule.toStep(settings.reconnect)
@@ -405,4 +415,12 @@ export const supervise = (settings: Settings, slot: Slot, parent: Scope.Scope): 
         failed = 0
       }
     }
-  })
+  }).pipe(
+    Effect.onInterrupt(() =>
+      Effect.suspend(() => {
+        slot.client = undefined
+        slot.listing = Catalog.emptyListing
+        return Effect.andThen(settings.onListing, setStatus(settings, slot, hostClosed))
+      })
+    )
+  )
