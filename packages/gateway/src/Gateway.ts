@@ -192,14 +192,22 @@ export interface Options extends Omit<McpHost.Options, "clientInfo" | "naming"> 
   readonly tokenExchange?: { readonly [upstream: string]: TokenExchange.Options } | undefined
 }
 
-/** The naming of `options`: the host's, with the `unprefixed` upstream's names kept as they are. */
+/**
+ * The naming of `options`: the host's, with the `unprefixed` upstream's names
+ * kept as they are. The others' prefixes are unique over `upstreams` (every
+ * configured upstream, in order), as the host makes them.
+ */
 export const namingOf = (
   naming: Naming.Options | undefined,
-  unprefixed: string | undefined
+  unprefixed: string | undefined,
+  upstreams: ReadonlyArray<string> = []
 ): Naming.Options | undefined => {
   if (unprefixed === undefined) return naming
   const separator = naming?.separator ?? "__"
-  const format = naming?.format ?? ((server: string, name: string) => `${Naming.prefixOf(server)}${separator}${name}`)
+  const prefixes = Naming.prefixes(upstreams)
+  const format =
+    naming?.format ??
+    ((server: string, name: string) => `${prefixes.get(server) ?? Naming.prefixOf(server)}${separator}${name}`)
   return { ...naming, format: (server, name) => (server === unprefixed ? name : format(server, name)) }
 }
 
@@ -248,7 +256,7 @@ export const layer = (
       const host = McpHost.layer({
         ...hostOptions,
         clientInfo: upstreamClientInfo,
-        naming: namingOf(naming, unprefixed)
+        naming: namingOf(naming, unprefixed, Object.keys(hostOptions.config.mcpServers))
       }).pipe(Layer.provide(Asks.layer(callers)), Layer.provide(Credentials.layer(credentials ?? {})))
       const wait =
         awaitUpstreams === undefined

@@ -100,6 +100,13 @@ const textOf = (result: Tools.CallToolResult) =>
   result.content.map((block) => (block.type === "text" ? block.text : "")).join("")
 
 describe("Gateway", () => {
+  it("with an unprefixed upstream, the others' prefixes are unique over every configured upstream, as the host's", () => {
+    const format = Gateway.namingOf(undefined, "a", ["a", "svc one", "svc_one"])!.format!
+    assert.strictEqual(format("a", "echo"), "echo")
+    assert.strictEqual(format("svc_one", "echo"), "svc_one__echo")
+    assert.strictEqual(format("svc one", "echo"), "svc_one_2__echo")
+  })
+
   it.effect("names every upstream's tools with its prefix, and keeps the unprefixed one's names", () =>
     Effect.gen(function* () {
       const prefixed = yield* gateway()
