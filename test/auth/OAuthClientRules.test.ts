@@ -13,11 +13,13 @@ import type { AddressInfo } from "node:net"
 import * as ClientRegistration from "@effect-mcp/auth/ClientRegistration"
 import * as Discovery from "@effect-mcp/auth/Discovery"
 import * as OAuthClient from "@effect-mcp/auth/OAuthClient"
+import * as ProtectedResourceMetadata from "@effect-mcp/auth/ProtectedResourceMetadata"
 import * as TokenStore from "@effect-mcp/auth/TokenStore"
 import * as UserAgent from "@effect-mcp/auth/UserAgent"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import { listen } from "../support/Listen.ts"
 
 const redirectUri = "http://127.0.0.1:9/callback"
@@ -41,6 +43,8 @@ interface Recorded {
 const mockServers = (options: {
   readonly metadata?: (issuer: string) => Record<string, unknown>
   readonly registration?: Record<string, unknown>
+  /** A refresh's answer instead of tokens: its status and OAuth error. */
+  readonly refresh?: () => { readonly status: number; readonly error: string } | undefined
 }) =>
   Effect.gen(function* () {
     const seen: Array<Recorded> = []
@@ -82,6 +86,9 @@ const mockServers = (options: {
             return json(201, { client_id: `client-of-${prefix || "root"}`, ...options.registration })
           }
           if (url.pathname === `${prefix}/token`) {
+            const refused =
+              new URLSearchParams(body).get("grant_type") === "refresh_token" ? options.refresh?.() : undefined
+            if (refused !== undefined) return json(refused.status, { error: refused.error })
             tokens++
             return json(200, {
               access_token: `access-${tokens}`,
@@ -128,6 +135,14 @@ const oauthClient = (registration: ClientRegistration.Options = {}, scopes: Arra
       ClientRegistration.layer({ allowInsecureRequests: true, ...registration }),
       approving(issuerOfEndpoint, scopes)
     ])
+  )
+
+/** The services `OAuthClient.make` needs, so that a test can make two clients over one store (a restart). */
+const oauthParts = () =>
+  Layer.mergeAll(
+    TokenStore.layerMemory,
+    ClientRegistration.layer({ allowInsecureRequests: true }),
+    approving(issuerOfEndpoint, [])
   )
 
 const challenge = (origin: string, scope: string, error?: string) =>
@@ -223,6 +238,53 @@ describe("OAuthClient and the MCP authorization rules", () => {
       assert.strictEqual(atAs2[1]?.form.get("client_id"), "client-of-/as2")
       assert.isFalse(mock.seen.some((r) => r.form.get("grant_type") === "refresh_token"))
     }).pipe(Effect.provide(oauthClient()), Effect.scoped)
+  )
+
+  it.live("after a restart, an expired token is not refreshed at an authorization server that did not issue it", () =>
+    Effect.gen(function* () {
+      const mock = yield* mockServers({})
+      mock.setIssuers(["/as1"])
+      const store = yield* TokenStore.TokenStore
+      yield* (yield* OAuthClient.make({ allowInsecureRequests: true })).authorize(
+        mock.mcp,
+        challenge(mock.origin, "notes")
+      )
+      const key = ProtectedResourceMetadata.canonicalResource(mock.mcp)
+      const stored = (yield* store.get(key))!
+      assert.strictEqual(stored.issuer, `${mock.origin}/as1`)
+      yield* store.set(key, { ...stored, expiresAt: 0 })
+      // The resource now names another authorization server; a new client (a restart) over the same store.
+      mock.setIssuers(["/as2"])
+      const restarted = yield* OAuthClient.make({ allowInsecureRequests: true })
+      assert.isTrue(Option.isNone(yield* restarted.accessToken(mock.mcp)))
+      assert.isFalse(mock.seen.some((r) => r.form.get("grant_type") === "refresh_token"))
+      assert.isFalse(mock.seen.some((r) => r.path === "/as2/token"))
+      assert.isUndefined(yield* store.get(key))
+    }).pipe(Effect.provide(oauthParts()), Effect.scoped)
+  )
+
+  it.live("a refresh the authorization server could not take keeps the tokens; a refused one forgets them", () =>
+    Effect.gen(function* () {
+      let answer: { readonly status: number; readonly error: string } | undefined = {
+        status: 503,
+        error: "temporarily_unavailable"
+      }
+      const mock = yield* mockServers({ refresh: () => answer })
+      mock.setIssuers(["/as1"])
+      const store = yield* TokenStore.TokenStore
+      const oauth = yield* OAuthClient.make({ allowInsecureRequests: true })
+      yield* oauth.authorize(mock.mcp, challenge(mock.origin, "notes"))
+      const key = ProtectedResourceMetadata.canonicalResource(mock.mcp)
+      yield* store.set(key, { ...(yield* store.get(key))!, expiresAt: 0 })
+      assert.isTrue(Option.isNone(yield* oauth.accessToken(mock.mcp)))
+      assert.isDefined(yield* store.get(key), "kept after a 503")
+      answer = undefined
+      assert.deepStrictEqual(yield* oauth.accessToken(mock.mcp), Option.some("access-2"))
+      yield* store.set(key, { ...(yield* store.get(key))!, expiresAt: 0 })
+      answer = { status: 400, error: "invalid_grant" }
+      assert.isTrue(Option.isNone(yield* oauth.accessToken(mock.mcp)))
+      assert.isUndefined(yield* store.get(key), "forgotten after invalid_grant")
+    }).pipe(Effect.provide(oauthParts()), Effect.scoped)
   )
 
   it.live("a 2025-03-26 server's metadata may name an issuer under a path of its origin, not another origin", () =>

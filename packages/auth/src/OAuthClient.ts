@@ -170,17 +170,39 @@ export const make = (options: Options = {}): Effect.Effect<OAuthClientShape, nev
     const expired = (tokens: Tokens, now: number) =>
       tokens.expiresAt !== undefined && tokens.expiresAt - marginMs <= now
 
+    /**
+     * The stored tokens refreshed, at the authorization server that issued
+     * them only: a resource that now names another (a migration, or metadata
+     * an attacker controls) never gets the refresh token (SEP-2352); the
+     * tokens are forgotten and the new server starts afresh. A refused
+     * refresh token is forgotten too; one that could not be sent (the server
+     * unreachable, failing) is kept for the next try.
+     */
     const tryRefresh = (key: string, tokens: Tokens) =>
       Effect.gen(function* () {
         const entry = known.get(key) ?? (yield* learn(key, undefined))
+        if (entry.context.server.issuer !== tokens.issuer) {
+          yield* store.remove(key)
+          yield* Effect.logDebug(
+            `stored tokens forgotten: issued by ${tokens.issuer}, the resource now names ${entry.context.server.issuer}`
+          )
+          return Option.none<string>()
+        }
         const refreshed = yield* Grants.refresh(entry.context, tokens)
         yield* store.set(key, refreshed)
-        return refreshed.accessToken
+        return Option.some(refreshed.accessToken)
       }).pipe(
-        Effect.tapError((error) =>
-          Effect.andThen(store.remove(key), Effect.logDebug(`token refresh failed, tokens forgotten: ${error.message}`))
-        ),
-        Effect.option
+        Effect.catch((error) =>
+          error._tag === "AuthorizationFailed" && error.refused === true
+            ? Effect.as(
+                Effect.andThen(
+                  store.remove(key),
+                  Effect.logDebug(`token refresh refused, tokens forgotten: ${error.message}`)
+                ),
+                Option.none<string>()
+              )
+            : Effect.as(Effect.logDebug(`token refresh failed, tokens kept: ${error.message}`), Option.none<string>())
+        )
       )
 
     const accessToken: OAuthClientShape["accessToken"] = (serverUrl) =>
@@ -219,9 +241,9 @@ export const make = (options: Options = {}): Effect.Effect<OAuthClientShape, nev
             (challenge) => challenge.error === "insufficient_scope"
           )
           const entry = yield* learn(key, wwwAuthenticate, stepUp ? stored?.scope : undefined)
-          // A 401 on a stored token that can be refreshed (not a 403: a refresh never adds scopes), at the
-          // authorization server that issued it (SEP-2352: after a migration, the new one starts afresh).
-          if (stored?.refreshToken !== undefined && !stepUp && stored.issuer === entry.context.server.issuer) {
+          // A 401 on a stored token that can be refreshed (not a 403: a refresh never adds scopes); `tryRefresh`
+          // sends it only to the authorization server that issued it.
+          if (stored?.refreshToken !== undefined && !stepUp) {
             const refreshed = yield* tryRefresh(key, stored)
             if (Option.isSome(refreshed)) return refreshed.value
           }

@@ -41,7 +41,12 @@ export class AuthorizationFailed extends Schema.TaggedError<AuthorizationFailed>
   /** `user agent`, `redirect`, `authorization code grant`, `refresh`, `client credentials grant`. */
   step: Schema.String,
   /** What went wrong: an OAuth error code and the server's status, never a token or code. */
-  detail: Schema.String
+  detail: Schema.String,
+  /**
+   * The authorization server refused (a 4xx answer: `invalid_grant`, `invalid_client`, ...), as opposed to
+   * not being reached or failing itself (a network error, a timeout, a 5xx), after which trying again may work.
+   */
+  refused: Schema.optional(Schema.Boolean)
 }) {
   override get message(): string {
     return `OAuth authorization failed: ${this.step}: ${this.detail}`

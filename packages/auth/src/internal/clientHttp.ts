@@ -34,6 +34,20 @@ export const describe = (error: unknown): string => {
   return describeServerFailure(error)
 }
 
-/** A promise-returning step as an Effect whose failure is made by `fail` from the description. */
-export const attempt = <A, E>(run: () => Promise<A>, fail: (detail: string) => E): Effect.Effect<A, E> =>
-  Effect.tryPromise({ try: run, catch: (error) => fail(describe(error)) })
+/**
+ * Whether the server refused (answered 4xx, with an OAuth error or a challenge) rather than failed: a
+ * network error, a timeout or a 5xx may go away, a refusal will not.
+ */
+export const isRefusal = (error: unknown): boolean =>
+  (error instanceof oauth.ResponseBodyError || error instanceof oauth.WWWAuthenticateChallengeError) &&
+  error.status >= 400 &&
+  error.status < 500
+
+/**
+ * A promise-returning step as an Effect whose failure is made by `fail` from
+ * the description (and whether the server refused, see `isRefusal`).
+ */
+export const attempt = <A, E>(
+  run: () => Promise<A>,
+  fail: (detail: string, refused: boolean) => E
+): Effect.Effect<A, E> => Effect.tryPromise({ try: run, catch: (error) => fail(describe(error), isRefusal(error)) })

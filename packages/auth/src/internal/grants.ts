@@ -100,7 +100,7 @@ export const tokenRequest = (
         run(client, auth, options).catch((error) =>
           oauth.isDPoPNonceError(error) ? run(client, auth, options) : Promise.reject(error)
         ),
-      (detail) => new AuthorizationFailed({ step, detail })
+      (detail, refused) => new AuthorizationFailed({ step, detail, refused })
     )
     // A DPoP client takes a Bearer token from a server that does not do DPoP (RFC 9449 §5), and presents it as such.
     if (answer.token_type === "dpop" && dpop !== undefined) {
