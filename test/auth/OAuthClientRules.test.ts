@@ -43,6 +43,8 @@ interface Recorded {
 const mockServers = (options: {
   readonly metadata?: (issuer: string) => Record<string, unknown>
   readonly registration?: Record<string, unknown>
+  /** Each registration gets a client id of its own (`client-of-<prefix>-<n>`). */
+  readonly freshClientIds?: boolean
   /** A refresh's answer instead of tokens: its status and OAuth error. */
   readonly refresh?: () => { readonly status: number; readonly error: string } | undefined
 }) =>
@@ -50,6 +52,7 @@ const mockServers = (options: {
     const seen: Array<Recorded> = []
     let issuers: ReadonlyArray<string> = []
     let tokens = 0
+    let registrations = 0
     const handler: http.RequestListener = (request, response) => {
       let body = ""
       request.on("data", (chunk: Buffer) => (body += chunk))
@@ -83,7 +86,9 @@ const mockServers = (options: {
             })
           }
           if (url.pathname === `${prefix}/register`) {
-            return json(201, { client_id: `client-of-${prefix || "root"}`, ...options.registration })
+            registrations++
+            const suffix = options.freshClientIds === true ? `-${registrations}` : ""
+            return json(201, { client_id: `client-of-${prefix || "root"}${suffix}`, ...options.registration })
           }
           if (url.pathname === `${prefix}/token`) {
             const refused =
@@ -261,6 +266,30 @@ describe("OAuthClient and the MCP authorization rules", () => {
       assert.isFalse(mock.seen.some((r) => r.path === "/as2/token"))
       assert.isUndefined(yield* store.get(key))
     }).pipe(Effect.provide(oauthParts()), Effect.scoped)
+  )
+
+  it.live(
+    "after a restart that registered afresh, a public client refreshes as the client its tokens were issued to",
+    () =>
+      Effect.gen(function* () {
+        const mock = yield* mockServers({ freshClientIds: true })
+        mock.setIssuers(["/as1"])
+        const store = yield* TokenStore.TokenStore
+        yield* (yield* OAuthClient.make({ allowInsecureRequests: true })).authorize(
+          mock.mcp,
+          challenge(mock.origin, "notes")
+        )
+        const key = ProtectedResourceMetadata.canonicalResource(mock.mcp)
+        const stored = (yield* store.get(key))!
+        assert.strictEqual(stored.clientId, "client-of-/as1-1")
+        yield* store.set(key, { ...stored, expiresAt: 0 })
+        const restarted = yield* OAuthClient.make({ allowInsecureRequests: true })
+        assert.deepStrictEqual(yield* restarted.accessToken(mock.mcp), Option.some("access-2"))
+        const refresh = mock.seen.find((r) => r.form.get("grant_type") === "refresh_token")
+        // The restart registered again (client-of-/as1-2): the refresh token is the first registration's.
+        assert.strictEqual(refresh?.form.get("client_id"), "client-of-/as1-1")
+        assert.strictEqual((yield* store.get(key))?.clientId, "client-of-/as1-1")
+      }).pipe(Effect.provide(oauthParts()), Effect.scoped)
   )
 
   it.live("a refresh the authorization server could not take keeps the tokens; a refused one forgets them", () =>

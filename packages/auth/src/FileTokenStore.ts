@@ -19,7 +19,8 @@ const StoredTokens = Schema.Struct({
   expiresAt: Schema.optional(Schema.Number),
   scope: Schema.optional(Schema.Array(Schema.String)),
   tokenType: Schema.String,
-  issuer: Schema.String
+  issuer: Schema.String,
+  clientId: Schema.optional(Schema.String)
 })
 
 const File = Schema.Struct({ version: Schema.Literal(1), servers: Schema.Record(Schema.String, StoredTokens) })

@@ -21,6 +21,12 @@ export interface Tokens {
   readonly tokenType: string
   /** The issuer of the authorization server that issued them (a refresh goes there). */
   readonly issuer: string
+  /**
+   * The client they were issued to, when it is a public client (no secret): a
+   * refresh token works for that client only, and a client that registered
+   * afresh (dynamic registration after a restart) refreshes as that one.
+   */
+  readonly clientId?: string | undefined
 }
 
 /** Keeps tokens per MCP server. */

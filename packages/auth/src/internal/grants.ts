@@ -43,12 +43,16 @@ const clientSecretBasic =
   }
 
 /** oauth4webapi's client authentication for the credentials. */
+/** How the client authenticates at the token endpoint: as configured, else by whether it has a secret. */
+const authMethodOf = (credentials: ClientCredentials) =>
+  credentials.authMethod ?? (credentials.clientSecret === undefined ? "none" : "client_secret_basic")
+
 export const clientAuth = (
   server: oauth.AuthorizationServer,
   credentials: ClientCredentials
 ): Effect.Effect<oauth.ClientAuth, RegistrationFailed> => {
   const secret = credentials.clientSecret
-  const method = credentials.authMethod ?? (secret === undefined ? "none" : "client_secret_basic")
+  const method = authMethodOf(credentials)
   const missing = (what: string) =>
     Effect.fail(new RegistrationFailed({ issuer: server.issuer, detail: `${method} needs ${what}` }))
   switch (method) {
@@ -72,7 +76,8 @@ const toTokens = (context: Context, answer: oauth.TokenEndpointResponse, now: nu
   expiresAt: typeof answer.expires_in === "number" ? now + answer.expires_in * 1000 : undefined,
   scope: answer.scope === undefined ? context.scope : answer.scope.split(" ").filter((s) => s.length > 0),
   tokenType: answer.token_type,
-  issuer: context.server.issuer
+  issuer: context.server.issuer,
+  clientId: authMethodOf(context.credentials) === "none" ? context.credentials.clientId : undefined
 })
 
 /**
@@ -182,6 +187,11 @@ export const refresh = (
   const refreshToken = tokens.refreshToken
   if (refreshToken === undefined) {
     return Effect.fail(new AuthorizationFailed({ step: "refresh", detail: "no refresh token" }))
+  }
+  // A refresh token works for the client it was issued to: a public one is that client by its id alone.
+  const stored = tokens.clientId
+  if (stored !== undefined && stored !== context.credentials.clientId) {
+    context = { ...context, credentials: { clientId: stored, authMethod: "none" } }
   }
   return tokenRequest(
     "refresh",
