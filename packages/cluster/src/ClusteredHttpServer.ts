@@ -57,8 +57,11 @@ import { SessionState } from "./SessionState.ts"
 export interface Options<E = never, R = never>
   extends Omit<StreamableHttpServer.Options<E, R>, "stateless" | "sessionIdOf"> {
   /**
-   * How often a runner lets go of the sessions whose shard moved away and
-   * forgets the state of sessions that ended. Default 10 seconds.
+   * How often a runner lets go of the sessions whose shard moved away,
+   * forgets the state of sessions that ended and writes down when its
+   * sessions were last active (at least ten times per `sessionIdleTimeout`:
+   * a session moved after its runner was lost expires up to twice this late,
+   * never early). Default 10 seconds.
    */
   readonly sweepInterval?: Duration.Input | undefined
   /**
@@ -157,7 +160,14 @@ export const make = Effect.fnUntraced(function* <E, R>(
   const locateSeconds = Math.round(Duration.toMillis(locateTimeout) / 1000)
   // This process's name in the session rows it writes and in its `Locate` replies.
   const self = DirectHop.encodeTarget(hop.self)
-  const owner = new Owner(local, store, { authentication: options.authentication, self })
+  const idleMs = Duration.toMillis(Duration.fromInputUnsafe(options.sessionIdleTimeout ?? Duration.minutes(30)))
+  // The sweep writes down the sessions' activity too: often enough that a moved session's idle clock stays close.
+  const sweepMs = Math.max(
+    1,
+    Math.min(Duration.toMillis(Duration.fromInputUnsafe(options.sweepInterval ?? Duration.seconds(10))), idleMs / 10)
+  )
+  const clock = yield* Effect.clockWith(Effect.succeed)
+  const owner = new Owner(local, store, { authentication: options.authentication, self, activityMs: sweepMs, clock })
   yield* owner.run
   const counts = { forwarded: 0, lost: 0 }
   const countLost = () => {
@@ -178,10 +188,13 @@ export const make = Effect.fnUntraced(function* <E, R>(
   })
   const clientFor = yield* Forward.McpSession.client
 
-  const sweepEvery = Duration.fromInputUnsafe(options.sweepInterval ?? Duration.seconds(10))
-  // A row untouched for twice the idle timeout belongs to no open session any more.
-  const expireMs = 2 * Duration.toMillis(Duration.fromInputUnsafe(options.sessionIdleTimeout ?? Duration.minutes(30)))
-  yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(sweepEvery), owner.sweep(owns, expireMs))))
+  // A row not written for twice the idle timeout belongs to no open session any more: an open one's row is
+  // written within the sweep's period of its activity, and it expires past the idle timeout (and the server's
+  // sweep, a tenth of it).
+  const expireMs = 2 * idleMs
+  yield* Effect.forkScoped(
+    Effect.forever(Effect.andThen(Effect.sleep(Duration.millis(sweepMs)), owner.sweep(owns, expireMs)))
+  )
 
   /** A new session's id whose shard this runner owns (any id when it owns none yet). */
   const newSessionId = () => {

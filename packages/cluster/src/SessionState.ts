@@ -53,6 +53,15 @@ export interface SessionStateShape {
    * holds them), held by `owner` when given.
    */
   readonly touch: (sessionIds: ReadonlyArray<string>, owner?: string) => Effect.Effect<void, SessionStateError>
+  /**
+   * Rewrites the state of sessions `owner` holds (their activity moved on), in
+   * one transaction: a row naming another process (the session moved on
+   * before this one noticed) or none is left as it is.
+   */
+  readonly refresh: (
+    sessions: ReadonlyArray<{ readonly sessionId: string; readonly state: State }>,
+    owner: string
+  ) => Effect.Effect<void, SessionStateError>
   /** Forgets the sessions not written or touched since `before` (epoch milliseconds): they expired. */
   readonly expire: (before: number) => Effect.Effect<number, SessionStateError>
 }
@@ -143,6 +152,21 @@ export const makeSql = Effect.fnUntraced(function* (options?: SqlOptions) {
         ),
         Effect.mapError(fail("cannot touch sessions"))
       ),
+    refresh: (sessions, owner) =>
+      Clock.currentTimeMillis.pipe(
+        Effect.flatMap((now) =>
+          sql.withTransaction(
+            Effect.forEach(
+              sessions,
+              ({ sessionId, state }) =>
+                sql`UPDATE ${table} SET state = ${SessionSnapshot.toJson(state)}, updated_at = ${now}
+        WHERE id = ${sessionId} AND owner = ${owner}`,
+              { discard: true }
+            )
+          )
+        ),
+        Effect.mapError(fail("cannot refresh sessions"))
+      ),
     expire: (before) =>
       sql<{ readonly id: string }>`DELETE FROM ${table} WHERE updated_at < ${before} RETURNING id`.pipe(
         Effect.map((rows) => rows.length),
@@ -174,6 +198,12 @@ export const makeMemory = (): SessionStateShape => {
         for (const id of sessionIds) {
           const row = rows.get(id)
           if (row !== undefined) rows.set(id, { state: row.state, owner: owner ?? row.owner, at })
+        }
+      }),
+    refresh: (sessions, owner) =>
+      Effect.map(Clock.currentTimeMillis, (at) => {
+        for (const { sessionId, state } of sessions) {
+          if (rows.get(sessionId)?.owner === owner) rows.set(sessionId, { state, owner, at })
         }
       }),
     expire: (before) =>

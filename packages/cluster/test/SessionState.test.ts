@@ -76,6 +76,35 @@ const contract = <R>(
       )
     )
 
+    it.effect(
+      "refresh rewrites the sessions the owner still holds, and leaves another owner's row and unknown ones",
+      () =>
+        provide(
+          Effect.gen(function* () {
+            const sessions = yield* store
+            yield* sessions.put("mine", state(), "runner-a")
+            yield* sessions.put("taken", state(), "runner-a")
+            yield* sessions.touch(["taken"], "runner-b")
+            yield* TestClock.adjust("10 minutes")
+            const later = { ...state("debug"), activeAt: 600_000 }
+            yield* sessions.refresh(
+              [
+                { sessionId: "mine", state: later },
+                { sessionId: "taken", state: later },
+                { sessionId: "gone", state: later }
+              ],
+              "runner-a"
+            )
+            assert.deepStrictEqual(yield* sessions.get("mine"), { state: later, owner: "runner-a" })
+            assert.deepStrictEqual(yield* sessions.get("taken"), { state: state(), owner: "runner-b" })
+            assert.isUndefined(yield* sessions.get("gone"))
+            // A refresh is a write: the row is not expired by age.
+            assert.strictEqual(yield* sessions.expire(600_000 - 60_000), 1)
+            assert.isDefined(yield* sessions.get("mine"))
+          })
+        )
+    )
+
     it.effect("expires the sessions not written since a time on the Clock", () =>
       provide(
         Effect.gen(function* () {

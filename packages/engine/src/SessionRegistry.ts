@@ -172,9 +172,16 @@ export class SessionRegistry<H extends Held> {
     return held
   }
 
-  /** Whether a session of `snapshot` may be reopened for `principal`: one bound to a principal only for it. */
+  /**
+   * Whether a session of `snapshot` may be reopened for `principal`: one bound
+   * to a principal only for it, and not one idle for the idle timeout since
+   * its snapshot's `activeAt` (it expired wherever it was: moving it does not
+   * restart its idle clock).
+   */
   mayRestore(snapshot: SessionSnapshot.SessionSnapshot, principal: string | undefined): boolean {
-    return snapshot.principal === undefined || snapshot.principal === principal
+    if (snapshot.principal !== undefined && snapshot.principal !== principal) return false
+    const activeAt = snapshot.activeAt
+    return activeAt === undefined || this.clock.currentTimeMillisUnsafe() - activeAt < this.idleMs
   }
 
   /** Closes session `id` for `reason`; false when it is not held. */
@@ -235,12 +242,18 @@ export class SessionRegistry<H extends Held> {
     if (state.id !== undefined) this.changes?.mark(state.id, "Changed")
   }
 
-  /** The snapshot of a held session, or undefined (unknown here, or not initialized yet). */
+  /**
+   * The snapshot of a held session, or undefined (unknown here, or not
+   * initialized yet); last active now while it is busy, else as idle expiry
+   * counts it (`Held.idleFor`).
+   */
   snapshot(id: string): SessionSnapshot.SessionSnapshot | undefined {
     const held = this.table.get(id)
     const core = held?.core
     if (held === undefined || core === undefined) return undefined
-    return SessionSnapshot.of(core.state, { client: held.client, principal: held.owner })
+    const now = this.clock.currentTimeMillisUnsafe()
+    const activeAt = held.isBusy() ? now : now - held.idleFor(now)
+    return SessionSnapshot.of(core.state, { client: held.client, principal: held.owner }, activeAt)
   }
 
   /**

@@ -7,6 +7,10 @@
  * its sessions and reopens a moved session from its own
  * (`StreamableHttpServer.restoreSession`).
  *
+ * A snapshot also says when the session was last active, so that a session
+ * moved to another process keeps its idle clock: one idle past the idle
+ * timeout is expired there too, not reopened (`SessionRegistry.mayRestore`).
+ *
  * A snapshot is data with a Schema, so it is stored and read back as JSON
  * through `Json`, never parsed by hand.
  */
@@ -34,7 +38,13 @@ export const SessionSnapshot = Schema.Struct({
   /** Every outgoing request id the session used is below this one (see `Session.State.requestIdsBelow`). */
   nextRequestId: Schema.Int,
   /** What features keep about the session, by key (see `Session.State.features`). */
-  features: JsonObject
+  features: JsonObject,
+  /**
+   * When the session was last active, in epoch milliseconds on the Clock: its
+   * client's last request or the end of its last reply (the time the snapshot
+   * was taken while it serves one). Absent in a snapshot written before it was kept.
+   */
+  activeAt: Schema.optional(Schema.Number)
 })
 
 /** The snapshot of a session. */
@@ -58,8 +68,11 @@ export interface Owner {
   readonly principal?: string | undefined
 }
 
-/** The snapshot of a session in `state`, or undefined before it negotiated a revision. */
-export const of = (state: Session.State, owner: Owner): SessionSnapshot | undefined => {
+/**
+ * The snapshot of a session in `state`, last active at `activeAt` (epoch
+ * milliseconds), or undefined before it negotiated a revision.
+ */
+export const of = (state: Session.State, owner: Owner, activeAt?: number): SessionSnapshot | undefined => {
   const revision = state.revision
   if (revision === undefined) return undefined
   return {
@@ -69,7 +82,8 @@ export const of = (state: Session.State, owner: Owner): SessionSnapshot | undefi
     ...(owner.client === undefined ? {} : { client: owner.client }),
     ...(owner.principal === undefined ? {} : { principal: owner.principal }),
     nextRequestId: state.requestIdsBelow,
-    features: state.features
+    features: state.features,
+    ...(activeAt === undefined ? {} : { activeAt })
   }
 }
 

@@ -65,8 +65,11 @@ describe("Streamable HTTP server: sessions opened under a given id", () => {
       assert.deepStrictEqual((sseData(served.text)[0] as { result: unknown }).result, {
         content: [{ type: "text", text: "echo:hello" }]
       })
-      // It is what it was where it was before.
-      assert.deepStrictEqual(server.snapshot("moved-here"), snapshot({ features: { kept: [1] }, nextRequestId: 3000 }))
+      // It is what it was where it was before, last active now.
+      assert.deepStrictEqual(
+        server.snapshot("moved-here"),
+        snapshot({ features: { kept: [1] }, nextRequestId: 3000, activeAt: 0 })
+      )
       // An id open already is not reopened over the live session.
       const twice = yield* server.restoreSession("moved-here", snapshot())
       assert.isFalse(twice)
@@ -90,7 +93,17 @@ describe("Streamable HTTP server: sessions opened under a given id", () => {
       assert.isFalse(yield* server.restoreSession("s", bound), "no credentials")
       assert.isFalse(yield* server.restoreSession("s", bound, { owner: "mallory", scopes: [], value: {} }))
       assert.isTrue(yield* server.restoreSession("s", bound, { owner: "alice", scopes: [], value: {} }))
-      assert.deepStrictEqual(server.snapshot("s"), bound)
+      assert.deepStrictEqual(server.snapshot("s"), { ...bound, activeAt: 0 })
+    })
+  )
+
+  it.effect("a session idle past the timeout since its snapshot's activeAt is not reopened: it expired", () =>
+    Effect.gen(function* () {
+      const { server } = yield* serve({ sessionIdleTimeout: "1 minute" })
+      yield* TestClock.adjust("5 minutes")
+      assert.isFalse(yield* server.restoreSession("expired", snapshot({ activeAt: 4 * 60_000 - 1 })))
+      assert.isFalse(server.hasSession("expired"))
+      assert.isTrue(yield* server.restoreSession("active", snapshot({ activeAt: 4 * 60_000 + 1 })))
     })
   )
 })
@@ -114,7 +127,8 @@ describe("Streamable HTTP server: the snapshot of each session and its changes",
             peerCapabilities: {},
             peerInfo: { name: "raw", version: "1" },
             nextRequestId: 1,
-            features: {}
+            features: {},
+            activeAt: 0
           }
         })
         assert.deepStrictEqual(server.snapshot(id), saved._tag === "Saved" ? saved.snapshot : undefined)

@@ -10,7 +10,15 @@
  * out (`takeChange`), so a client that heard the answer finds it on the
  * session's next owner; the rest (a session idle-expired, request ids
  * reserved by a server-initiated request) are written as the stream brings them.
+ *
+ * Each snapshot says when its session was last active (as the server's idle
+ * expiry counts it), and the owner keeps that written down within
+ * `activityMs`: a request writes it when the row's is half that old, the
+ * sweep (run that often) writes what the rest moved on (a reply ended, a
+ * long request still running). A session idle past the idle timeout is thus
+ * expired wherever it moves, however often: its next owner does not reopen it.
  */
+import type * as SessionSnapshot from "@effect-mcp/engine/SessionSnapshot"
 import type * as HttpAuthentication from "@effect-mcp/http/HttpAuthentication"
 import * as McpHeaders from "@effect-mcp/http/McpHeaders"
 import type * as StreamableHttpServer from "@effect-mcp/http/StreamableHttpServer"
@@ -30,6 +38,13 @@ export interface OwnerOptions {
   readonly authentication?: HttpAuthentication.Authentication | undefined
   /** This process's name in the rows it writes (its hop target): receiving processes hop to it by that name. */
   readonly self: string
+  /**
+   * How long a session's activity may go unwritten (the sweep's period): a
+   * row's `activeAt` is at most about twice this older than the session's
+   * last activity, so a session reopened from it counts that much in its favour.
+   */
+  readonly activityMs: number
+  readonly clock: Clock.Clock
 }
 
 /** What the owner counts. */
@@ -42,8 +57,11 @@ export interface OwnerStats {
 
 /** The sessions this runner owns. */
 export class Owner {
-  /** The sessions held here whose snapshot is written down (their owner is its only writer). */
-  private readonly held = new Set<string>()
+  /**
+   * The sessions held here whose snapshot is written down (their owner is its
+   * only writer), with the activity the row records.
+   */
+  private readonly held = new Map<string, number>()
   private readonly restoring = new Map<string, Deferred.Deferred<void>>()
   readonly stats: OwnerStats = { restored: 0, released: 0 }
 
@@ -51,12 +69,16 @@ export class Owner {
   private readonly store: SessionStateShape
   private readonly authentication: HttpAuthentication.Authentication | undefined
   private readonly self: string
+  private readonly activityMs: number
+  private readonly clock: Clock.Clock
 
   constructor(server: StreamableHttpServer.StreamableHttpServer, store: SessionStateShape, options: OwnerOptions) {
     this.server = server
     this.store = store
     this.authentication = options.authentication
     this.self = options.self
+    this.activityMs = options.activityMs
+    this.clock = options.clock
   }
 
   /** Writes down the server's session changes as they come, until the scope closes. */
@@ -70,7 +92,7 @@ export class Owner {
   private apply(change: StreamableHttpServer.SessionChange): Effect.Effect<void> {
     const id = change.sessionId
     if (change._tag === "Saved") {
-      this.held.add(id)
+      this.held.set(id, change.snapshot.activeAt ?? Number.NEGATIVE_INFINITY)
       return this.write(this.store.put(id, change.snapshot, this.self))
     }
     this.held.delete(id)
@@ -78,11 +100,22 @@ export class Owner {
     return change.reason === "Deleted" || change.reason === "Expired" ? this.write(this.store.remove(id)) : Effect.void
   }
 
-  /** Writes down now what serving a request changed about its session (before its reply goes out). */
+  /**
+   * Writes down now what serving a request changed about its session (before
+   * its reply goes out), or that it was active when the row's activity is
+   * half `activityMs` old.
+   */
   private flush(sessionId: string | undefined): Effect.Effect<void> {
     return Effect.suspend(() => {
-      const change = sessionId === undefined ? undefined : this.server.takeChange(sessionId)
-      return change === undefined ? Effect.void : this.apply(change)
+      if (sessionId === undefined) return Effect.void
+      const change = this.server.takeChange(sessionId)
+      if (change !== undefined) return this.apply(change)
+      const recorded = this.held.get(sessionId)
+      if (recorded === undefined || this.clock.currentTimeMillisUnsafe() - recorded < this.activityMs / 2) {
+        return Effect.void
+      }
+      const snapshot = this.server.snapshot(sessionId)
+      return snapshot === undefined ? Effect.void : this.apply({ _tag: "Saved", sessionId, snapshot })
     })
   }
 
@@ -142,10 +175,16 @@ export class Owner {
       // A session bound to a principal reopens for that principal only (the server checks):
       // for anyone else it stays unknown here, and the server answers 404 (or 401 to bad credentials).
       const authenticated = yield* self.principalOf(request)
-      const reopened = yield* self.server.restoreSession(sessionId, stored.state, authenticated)
+      // The row's activity may lag the session's by up to twice `activityMs` (the owner died before writing
+      // it): counted in the session's favour, so that it is never expired early; past the idle timeout
+      // since, the server does not reopen it (it expired where it was) and the client gets 404.
+      const activeAt = stored.state.activeAt
+      const state =
+        activeAt === undefined ? stored.state : { ...stored.state, activeAt: activeAt + 2 * self.activityMs }
+      const reopened = yield* self.server.restoreSession(sessionId, state, authenticated)
       if (!reopened) return
       self.stats.restored++
-      self.held.add(sessionId)
+      self.held.set(sessionId, activeAt ?? Number.NEGATIVE_INFINITY)
       // The row names its new holder at once: receiving processes that read it hop here.
       yield* self.write(self.store.touch([sessionId], self.self))
     })
@@ -154,25 +193,32 @@ export class Owner {
   /**
    * Lets go of the sessions whose shard moved to another runner (their
    * new owner reopens them), forgets the state of those that ended here,
-   * marks the rest as still open, and forgets every row not touched for
-   * `expireMs` (sessions whose runner was lost and that no request reopened).
+   * writes down the activity of the rest where it moved on (an idle session's
+   * row is left as it is: its idle clock runs on wherever it moves), and
+   * forgets every row not written for `expireMs` (sessions whose runner was
+   * lost and that no request reopened).
    */
   sweep(owns: (sessionId: string) => boolean, expireMs: number): Effect.Effect<void> {
     return Effect.suspend(() => {
       const moved: Array<string> = []
       const ended: Array<string> = []
-      for (const id of this.held) {
+      const active: Array<{ readonly sessionId: string; readonly state: SessionSnapshot.SessionSnapshot }> = []
+      for (const [id, recorded] of this.held) {
         if (!owns(id)) moved.push(id)
         else if (!this.server.hasSession(id)) ended.push(id)
+        else {
+          const state = this.server.snapshot(id)
+          if (state?.activeAt !== undefined && state.activeAt > recorded) active.push({ sessionId: id, state })
+        }
       }
       for (const id of [...moved, ...ended]) this.held.delete(id)
+      for (const { sessionId, state } of active) this.held.set(sessionId, state.activeAt!)
       this.stats.released += moved.length
-      const held = [...this.held]
       return Effect.forEach(moved, (id) => this.server.closeSession(id, "Released"), { discard: true }).pipe(
         Effect.andThen(Effect.forEach(ended, (id) => this.write(this.store.remove(id)), { discard: true })),
-        // Not naming this process: it may not have noticed yet that a shard moved, and a row must not name a
-        // former owner after the session's new owner took it (a hop there would be refused, then located again).
-        Effect.andThen(held.length === 0 ? Effect.void : this.write(this.store.touch(held))),
+        // Only rows naming this process: it may not have noticed yet that a shard moved, and the session's
+        // new owner may have written its row since.
+        Effect.andThen(active.length === 0 ? Effect.void : this.write(this.store.refresh(active, this.self))),
         Effect.andThen(Clock.currentTimeMillis),
         Effect.flatMap((now) => this.write(Effect.asVoid(this.store.expire(now - expireMs))))
       )
