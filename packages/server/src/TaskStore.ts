@@ -15,6 +15,7 @@
  */
 import type * as InputRequired from "@effect-mcp/protocol/InputRequired"
 import type * as Tasks from "@effect-mcp/protocol/Tasks"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Base64Url from "effect/encoding/Base64Url"
@@ -89,7 +90,11 @@ export interface TaskStoreShape {
    * terminal task never changes again).
    */
   readonly update: (taskId: string, patch: TaskPatch) => Effect.Effect<TaskRecord | undefined, TaskStoreError>
-  /** `owner`'s tasks, oldest first, `limit` a page, from `cursor` (a previous page's `nextCursor`). */
+  /**
+   * `owner`'s tasks, oldest first, `limit` a page, from `cursor` (a previous
+   * page's `nextCursor`); without the tasks whose `ttlMs` ran out by effect's
+   * `Clock` (the server reads those as unknown: its list agrees with its reads).
+   */
   readonly list: (
     owner: string,
     options: { readonly cursor?: string | undefined; readonly limit: number }
@@ -130,6 +135,10 @@ export const decodeCursor = (cursor: string): { readonly createdAt: number; read
 
 const after = (record: TaskRecord, cursor: { readonly createdAt: number; readonly taskId: string }): boolean =>
   record.createdAt > cursor.createdAt || (record.createdAt === cursor.createdAt && record.taskId > cursor.taskId)
+
+/** Whether a task's retention ran out by `now`: the server reads it as unknown from then on. */
+const isExpired = (record: TaskRecord, now: number): boolean =>
+  record.ttlMs !== null && record.createdAt + record.ttlMs <= now
 
 const isActive = (record: TaskRecord): boolean => record.status === "working" || record.status === "input_required"
 
@@ -179,11 +188,13 @@ export const makeMemory = (options?: MemoryOptions): TaskStoreShape => {
         return next
       }),
     list: (owner, { cursor, limit }) =>
-      Effect.sync(() => {
+      Effect.map(Clock.currentTimeMillis, (now) => {
         const from = cursor === undefined ? undefined : decodeCursor(cursor)
         const mine: Array<TaskRecord> = []
         for (const record of tasks.values()) {
-          if (record.owner === owner && (from === undefined || after(record, from))) mine.push(record)
+          if (record.owner === owner && (from === undefined || after(record, from)) && !isExpired(record, now)) {
+            mine.push(record)
+          }
         }
         mine.sort((a, b) => a.createdAt - b.createdAt || (a.taskId < b.taskId ? -1 : a.taskId > b.taskId ? 1 : 0))
         const page = mine.slice(0, limit)
@@ -195,7 +206,7 @@ export const makeMemory = (options?: MemoryOptions): TaskStoreShape => {
     purgeExpired: (now) =>
       Effect.sync(() => {
         for (const [id, record] of tasks) {
-          if (record.ttlMs !== null && record.createdAt + record.ttlMs <= now) tasks.delete(id)
+          if (isExpired(record, now)) tasks.delete(id)
         }
       }),
     heartbeat: (worker, now) =>

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Tasks from "@effect-mcp/protocol/Tasks"
 import * as McpError from "@effect-mcp/protocol/McpError"
+import * as Meta from "@effect-mcp/protocol/Meta"
 import * as Registry from "@effect-mcp/protocol/Registry"
 import * as Elicitation from "@effect-mcp/server/Elicitation"
 import * as McpServer from "@effect-mcp/server/McpServer"
@@ -9,6 +10,7 @@ import * as TaskStore from "@effect-mcp/server/TaskStore"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as McpTest from "@effect-mcp/testing/McpTest"
 import type * as Session from "@effect-mcp/engine/Session"
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -73,7 +75,25 @@ const escalating = Tool.make("escalating", {
     })
 })
 
-const features = Tool.layer(slow, required, plain, confirm, escalating)
+// When `lasting`'s finalizer ran (TestClock milliseconds), or undefined.
+let finalizedAt: number | undefined
+
+const lasting = Tool.make("lasting", {
+  input: Schema.Struct({}),
+  taskSupport: "optional",
+  handler: () =>
+    Effect.gen(function* () {
+      yield* Effect.addFinalizer(() =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          finalizedAt = now
+        })
+      )
+      yield* Effect.sleep("100 seconds")
+      return "lasted"
+    }).pipe(Effect.scoped)
+})
+
+const features = Tool.layer(slow, required, plain, confirm, escalating, lasting)
 
 const expectError = (effect: Effect.Effect<unknown, unknown>) =>
   Effect.flip(effect).pipe(Effect.map((e) => e as { readonly code?: number; readonly data?: Obj }))
@@ -201,6 +221,26 @@ describe("tasks: the extension (SEP-2663) on 2026-07-28", () => {
       const done = (yield* request("tasks/get", { taskId: created.taskId })) as Obj
       assert.strictEqual(done.status, "completed")
       assert.deepStrictEqual(done.result.content, [{ type: "text", text: "Ada Grace" }])
+    })
+  )
+
+  it.effect("tasks/get, tasks/update and tasks/cancel carry the server info, as every result does", () =>
+    Effect.gen(function* () {
+      const { request } = yield* McpTest.connectRaw(testServer(features), {
+        revision: "2026-07-28",
+        capabilities: withExtension
+      })
+      const created = (yield* request("tools/call", { name: "confirm", arguments: {} })) as Obj
+      const serverInfo = created._meta[Meta.serverInfoKey]
+      assert.strictEqual(serverInfo.name, "test-server")
+      const results = [
+        (yield* request("tasks/get", { taskId: created.taskId })) as Obj,
+        (yield* request("tasks/update", { taskId: created.taskId, inputResponses: {} })) as Obj,
+        (yield* request("tasks/cancel", { taskId: created.taskId })) as Obj,
+        // A terminal task's cancel is acknowledged alike.
+        (yield* request("tasks/cancel", { taskId: created.taskId })) as Obj
+      ]
+      for (const result of results) assert.deepStrictEqual(result._meta?.[Meta.serverInfoKey], serverInfo)
     })
   )
 
@@ -401,12 +441,91 @@ describe("tasks: 2025-11-25", () => {
     })
   )
 
+  it.effect("tasks/list agrees with tasks/get: an expired task is listed no more", () =>
+    Effect.gen(function* () {
+      const { request } = yield* McpTest.connectRaw(testServer(features), { revision: "2025-11-25" })
+      const done = (
+        (yield* request("tools/call", { name: "slow", arguments: { seconds: 1 }, task: { ttl: 2_000 } })) as Obj
+      ).task
+      const kept = (
+        (yield* request("tools/call", { name: "slow", arguments: { seconds: 1 }, task: { ttl: 60_000 } })) as Obj
+      ).task
+      yield* TestClock.adjust("1999 millis")
+      assert.strictEqual(((yield* request("tasks/get", { taskId: done.taskId })) as Obj).status, "completed")
+      assert.deepStrictEqual(
+        ((yield* request("tasks/list")) as Obj).tasks.map((t: Obj) => t.taskId),
+        [done.taskId, kept.taskId].sort()
+      )
+      yield* TestClock.adjust("1 millis")
+      assert.strictEqual((yield* expectError(request("tasks/get", { taskId: done.taskId }))).code, -32602)
+      assert.deepStrictEqual(
+        ((yield* request("tasks/list")) as Obj).tasks.map((t: Obj) => t.taskId),
+        [kept.taskId]
+      )
+    })
+  )
+
   it.effect("task support is enforced with -32601: required without `task`, forbidden with it", () =>
     Effect.gen(function* () {
       const { request } = yield* McpTest.connectRaw(testServer(features), { revision: "2025-11-25" })
       assert.strictEqual((yield* expectError(request("tools/call", { name: "required", arguments: {} }))).code, -32601)
       const forbidden = yield* expectError(request("tools/call", { name: "plain", arguments: {}, task: {} }))
       assert.strictEqual(forbidden.code, -32601)
+    })
+  )
+})
+
+describe("tasks: retention ends a task that is still working", () => {
+  // The TTL is a retention from creation: once it runs out the task is gone (-32602 everywhere), so its work is
+  // interrupted then, not left running out of anyone's reach. `lasting` works 100 s; its ttl is 2 s.
+  const expiredError = (error: { readonly code?: number; readonly message?: string }) => {
+    assert.strictEqual(error.code, -32602)
+    assert.include(error.message, "expired")
+  }
+
+  it.effect("2025-11-25: its fiber is interrupted at expiry, a waiting tasks/result gets -32602, the record goes", () =>
+    Effect.gen(function* () {
+      finalizedAt = undefined
+      const store = TaskStore.makeMemory()
+      const server = testServer(features).pipe(Layer.provide(Layer.succeed(TaskStore.TaskStore, store)))
+      const { request } = yield* McpTest.connectRaw(server, { revision: "2025-11-25" })
+      const created = (yield* request("tools/call", { name: "lasting", arguments: {}, task: { ttl: 2_000 } })) as Obj
+      const taskId: string = created.task.taskId
+      const answeredAt = Effect.flatMap(Effect.flip(request("tasks/result", { taskId })), (error) =>
+        Effect.map(Clock.currentTimeMillis, (at) => ({ error: error as Obj, at }))
+      )
+      const waiting = yield* Effect.forkChild(answeredAt)
+      yield* TestClock.adjust("2 seconds")
+      assert.strictEqual((yield* expectError(request("tasks/get", { taskId }))).code, -32602)
+      assert.strictEqual((yield* expectError(request("tasks/cancel", { taskId }))).code, -32602)
+      // Past the end of the work: the handler would have completed by now, had it been left running.
+      yield* TestClock.adjust("100 seconds")
+      const answered = yield* Fiber.join(waiting)
+      expiredError(answered.error)
+      assert.strictEqual(answered.at, 2_000)
+      assert.strictEqual(finalizedAt, 2_000)
+      assert.isUndefined(yield* store.get(taskId))
+      assert.deepStrictEqual(((yield* request("tasks/list")) as Obj).tasks, [])
+    })
+  )
+
+  it.effect("2026-07-28: its fiber is interrupted at expiry (finalizers run) and its record goes", () =>
+    Effect.gen(function* () {
+      finalizedAt = undefined
+      const store = TaskStore.makeMemory()
+      const server = testServer(features, { tasks: { defaultTtlMs: 2_000 } }).pipe(
+        Layer.provide(Layer.succeed(TaskStore.TaskStore, store))
+      )
+      const { request } = yield* McpTest.connectRaw(server, { revision: "2026-07-28", capabilities: withExtension })
+      const created = (yield* request("tools/call", { name: "lasting", arguments: {} })) as Obj
+      const taskId: string = created.taskId
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual(((yield* request("tasks/get", { taskId })) as Obj).status, "working")
+      yield* TestClock.adjust("101 seconds")
+      assert.strictEqual(finalizedAt, 2_000)
+      assert.isUndefined(yield* store.get(taskId))
+      assert.strictEqual((yield* expectError(request("tasks/get", { taskId }))).code, -32602)
+      assert.strictEqual((yield* expectError(request("tasks/cancel", { taskId }))).code, -32602)
     })
   )
 })

@@ -9,6 +9,7 @@
  * created on start by effect's `Migrator`, with their own migrations table.
  */
 import * as TaskStore from "@effect-mcp/server/TaskStore"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Migrator from "effect/sql/Migrator"
@@ -146,11 +147,15 @@ export const make = Effect.fnUntraced(function* (
     list: (owner, { cursor, limit }) =>
       Effect.gen(function* () {
         const from = cursor === undefined ? undefined : TaskStore.decodeCursor(cursor)
+        // The server reads an expired task as unknown (-32602), so it is not listed either.
+        const now = yield* Clock.currentTimeMillis
         const rows =
           from === undefined
             ? yield* sql<TaskRow>`SELECT * FROM ${t} WHERE owner = ${owner}
+                AND (ttl_ms IS NULL OR created_at + ttl_ms > ${now})
                 ORDER BY created_at, task_id LIMIT ${limit + 1}`
             : yield* sql<TaskRow>`SELECT * FROM ${t} WHERE owner = ${owner}
+                AND (ttl_ms IS NULL OR created_at + ttl_ms > ${now})
                 AND (created_at > ${from.createdAt} OR (created_at = ${from.createdAt} AND task_id > ${from.taskId}))
                 ORDER BY created_at, task_id LIMIT ${limit + 1}`
         const tasks = rows.slice(0, limit).map(fromRow)

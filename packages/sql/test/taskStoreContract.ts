@@ -1,11 +1,13 @@
 /**
  * What every `TaskStore` does (the in-memory default, SqlTaskStore on SQLite
  * and on PostgreSQL): records read back as written, a terminal task never
- * changes, pages by owner in creation order, expiry, worker heartbeats.
+ * changes, pages by owner in creation order without expired tasks, expiry,
+ * worker heartbeats.
  */
 import { assert, it } from "@effect/vitest"
 import type * as TaskStore from "@effect-mcp/server/TaskStore"
 import * as Effect from "effect/Effect"
+import * as TestClock from "effect/testing/TestClock"
 
 /** A `working` task of `owner` made at `createdAt` by worker `w1` (60 s retention). */
 export const record = (taskId: string, owner: string, createdAt: number): TaskStore.TaskRecord => ({
@@ -92,6 +94,41 @@ export const taskStoreContract = <E, R>(
           ["b", "d"]
         )
         assert.isUndefined(second.nextCursor)
+      })
+    )
+  )
+
+  it.effect("an owner's expired tasks are not listed (the server reads them as unknown), pages stay full", () =>
+    provide(
+      Effect.gen(function* () {
+        const store = yield* make
+        yield* store.create(record("old", "s:1", 0))
+        yield* store.create(record("older", "s:1", 0))
+        yield* store.create(record("young", "s:1", 30_000))
+        yield* store.create({ ...record("forever", "s:1", 0), ttlMs: null })
+        yield* TestClock.adjust("60 seconds")
+        const first = yield* store.list("s:1", { limit: 1 })
+        assert.deepStrictEqual(
+          first.tasks.map((t) => t.taskId),
+          ["forever"]
+        )
+        const second = yield* store.list("s:1", { limit: 1, cursor: first.nextCursor })
+        assert.deepStrictEqual(
+          second.tasks.map((t) => t.taskId),
+          ["young"]
+        )
+        assert.isUndefined(second.nextCursor)
+        // Listed until its last millisecond, as it reads.
+        yield* TestClock.adjust("29999 millis")
+        assert.deepStrictEqual(
+          (yield* store.list("s:1", { limit: 10 })).tasks.map((t) => t.taskId),
+          ["forever", "young"]
+        )
+        yield* TestClock.adjust("1 millis")
+        assert.deepStrictEqual(
+          (yield* store.list("s:1", { limit: 10 })).tasks.map((t) => t.taskId),
+          ["forever"]
+        )
       })
     )
   )

@@ -191,7 +191,7 @@ export const make = (
     ["logging/setLevel", setLevel],
     ["subscriptions/listen", listen],
     ...SkillHandlers.make(server, finish, pageSize),
-    ...Tasking.handlers(server, pageSize, () => entryOf()?.session)
+    ...Tasking.handlers(server, finish, pageSize, () => entryOf()?.session)
   ])
   return {
     requests,

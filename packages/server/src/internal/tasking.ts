@@ -157,15 +157,29 @@ export const mayHear = (principal: string | undefined, owner: string): boolean =
 
 const taskIdOf = (params: unknown): string => String(paramsOf(params).taskId)
 
-type Handler = (params: unknown, info: Session.RequestInfo) => Effect.Effect<unknown, McpError.McpError>
+type Handler = (params: unknown, info: Session.RequestInfo) => Effect.Effect<object, McpError.McpError>
+
+/** What the server adds to every result of its revision (`_meta` server info on 2026-07-28; handlers.ts). */
+type Finish = <A extends object>(info: Session.RequestInfo, result: A) => A
 
 /** The `tasks/*` handlers of a server (each picks its form by the request's revision). */
-export const handlers = (server: State, pageSize: number, sessionOf: () => Session.SessionShape | undefined) => {
+export const handlers = (
+  server: State,
+  finish: Finish,
+  pageSize: number,
+  sessionOf: () => Session.SessionShape | undefined
+) => {
   const runtime = () => server.tasks()
-  const gate =
-    (method: string, body: Handler): Handler =>
+  // A tasks/* result is finished as the server's other results are.
+  const finished =
+    (body: Handler): Handler =>
     (params, info) =>
+      Effect.map(body(params, info), (result) => finish(info, result))
+  // The extension's methods, refused to a request that did not declare it.
+  const gate = (method: string, body: Handler): Handler =>
+    finished((params, info) =>
       info.revision.stateless && !extensionDeclared(info) ? Effect.fail(missingExtension(method)) : body(params, info)
+    )
 
   const get: Handler = (params, info) =>
     Effect.flatMap(principalOf, (principal) =>
@@ -248,8 +262,8 @@ export const handlers = (server: State, pageSize: number, sessionOf: () => Sessi
 
   return new Map<string, Handler>([
     ["tasks/get", gate("tasks/get", get)],
-    ["tasks/result", result],
-    ["tasks/list", list],
+    ["tasks/result", finished(result)],
+    ["tasks/list", finished(list)],
     ["tasks/cancel", gate("tasks/cancel", cancel)],
     ["tasks/update", gate("tasks/update", update)]
   ])

@@ -1,9 +1,10 @@
 /**
  * A server's tasks at run time: starting a request's work as a fiber owned
- * by the server's scope (it outlives the request; `tasks/cancel` or shutdown
- * interrupts it and its finalizers run), writing each status change to the
- * `TaskStore`, the input a task waits for, and reading tasks back, with a
- * task whose worker stopped heartbeating reported `failed`.
+ * by the server's scope (it outlives the request; `tasks/cancel`, the end of
+ * its retention or shutdown interrupts it and its finalizers run), writing
+ * each status change to the `TaskStore`, the input a task waits for, and
+ * reading tasks back, with a task whose worker stopped heartbeating reported
+ * `failed`.
  *
  * Both forms read the same records: the 2025-11-25 core feature (`task`
  * wrapper, `ttl`, `pollInterval`, `tasks/result`, `tasks/list`) and the
@@ -41,7 +42,8 @@ export type Owner = string
 /** A task running in this process. */
 export interface Running {
   readonly fiber: Fiber.Fiber<unknown, unknown>
-  readonly done: Deferred.Deferred<void>
+  /** Done when its fiber has ended; failed with the -32602 of an expired task when its retention ran out first. */
+  readonly done: Deferred.Deferred<void, McpError.McpError>
   /** Asks waiting for `tasks/update`, by key (the extension). */
   readonly pending: Map<
     string,
@@ -100,6 +102,8 @@ const errorOf = (error: McpError.McpError): TaskStore.TaskError => {
 
 const notFound = (taskId: string, why = "Task not found") =>
   new McpError.InvalidParams({ message: `Failed to retrieve task ${JSON.stringify(taskId.slice(0, 100))}: ${why}` })
+
+const expired = (taskId: string) => notFound(taskId, "Task has expired")
 
 const storeFailed = (error: TaskStore.TaskStoreError) =>
   new McpError.InternalError({ message: `the task store failed: ${error.message}` })
@@ -199,10 +203,7 @@ export class Runtime {
   ): Effect.fn.Return<TaskStore.TaskRecord, McpError.McpError> {
     yield* self.ensureStarted()
     const now = yield* Clock.currentTimeMillis
-    if (now - self.lastPurge > 60_000) {
-      self.lastPurge = now
-      yield* Effect.ignore(self.store.purgeExpired(now))
-    }
+    if (now - self.lastPurge > 60_000) yield* self.purge(now)
     const record: TaskStore.TaskRecord = {
       taskId: SecureRandom.uuidV4Unsafe(),
       owner: start.owner,
@@ -215,7 +216,7 @@ export class Runtime {
       worker: self.worker
     }
     yield* Effect.mapError(self.store.create(record), storeFailed)
-    const done = yield* Deferred.make<void>()
+    const done = yield* Deferred.make<void, McpError.McpError>()
     const pending: Running["pending"] = new Map()
     const session = start.session
     const notify =
@@ -225,9 +226,8 @@ export class Runtime {
     const waiters = new Waiters()
     const request = new TaskRequest(self, record.taskId, start, pending, waiters)
     const context = Context.add(start.context, ServerRequest, request)
-    const body = Effect.provideContext(work, context).pipe(
-      Effect.exit,
-      Effect.flatMap((exit) => self.settle(record.taskId, exit)),
+    const body = self.untilExpiry(record, Effect.exit(Effect.provideContext(work, context)), done).pipe(
+      Effect.flatMap((exit) => (exit === undefined ? Effect.void : self.settle(record.taskId, exit))),
       Effect.onInterrupt(() =>
         self.finish(record.taskId, "failed", { error: shutDown, statusMessage: shutDown.message })
       ),
@@ -242,6 +242,43 @@ export class Runtime {
     self.running.set(record.taskId, { fiber, done, pending, notify, waiters })
     return record
   })
+
+  /**
+   * Runs a task's work until its retention runs out (`ttlMs` from creation,
+   * the 2025-11-25 spec's "retention duration"): then the task is gone for
+   * every reader (-32602), so nothing could cancel or read it any more and its
+   * work is interrupted (its finalizers run before anything else), the
+   * expired records are purged and the `tasks/result` requests waiting for
+   * it get that -32602. Undefined when it expired.
+   */
+  private untilExpiry<A>(
+    record: TaskStore.TaskRecord,
+    work: Effect.Effect<A>,
+    done: Deferred.Deferred<void, McpError.McpError>
+  ): Effect.Effect<A | undefined> {
+    const ttlMs = record.ttlMs
+    if (ttlMs === null) return work
+    return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Effect.timeoutOrElse(work, {
+        // From creation, not from when the fiber started.
+        duration: Math.max(0, record.createdAt + ttlMs - now),
+        orElse: () =>
+          Clock.currentTimeMillis.pipe(
+            Effect.flatMap((at) => this.purge(at)),
+            Effect.andThen(Deferred.fail(done, expired(record.taskId))),
+            Effect.as(undefined)
+          )
+      })
+    )
+  }
+
+  /** Drops the expired records (the store's `purgeExpired`); a store that fails keeps them, unread. */
+  private purge(now: number): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      this.lastPurge = now
+      return Effect.ignore(this.store.purgeExpired(now))
+    })
+  }
 
   private settle(taskId: string, exit: Exit.Exit<object, McpError.McpError>): Effect.Effect<void> {
     if (Exit.isSuccess(exit)) return this.finish(taskId, "completed", { result: exit.value })
@@ -304,9 +341,8 @@ export class Runtime {
     if (record === undefined) return yield* Effect.fail(notFound(taskId))
     if (record.owner.startsWith("p:") && record.owner !== principal) return yield* Effect.fail(notFound(taskId))
     const now = yield* Clock.currentTimeMillis
-    if (record.ttlMs !== null && record.createdAt + record.ttlMs <= now) {
-      return yield* Effect.fail(notFound(taskId, "Task has expired"))
-    }
+    // Expired whatever its status: a task still working then is being interrupted (`untilExpiry`).
+    if (record.ttlMs !== null && record.createdAt + record.ttlMs <= now) return yield* Effect.fail(expired(taskId))
     if (Tasks.isTerminal(record.status) || (yield* self.alive(record, now))) return record
     return (yield* self.update(taskId, "failed", { error: lost, statusMessage: lost.message })) ?? record
   })
@@ -322,7 +358,7 @@ export class Runtime {
 
   /**
    * Waits until the task is terminal (`tasks/result`): on its fiber here, else
-   * polling the store. While `requestId` waits here, the task's requests to
+   * polling the store; -32602 once it expired. While `requestId` waits here, the task's requests to
    * the client are related to it (they travel on its stream, as 2025-11-25 has it).
    */
   awaitTerminal(
