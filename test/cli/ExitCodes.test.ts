@@ -66,6 +66,38 @@ describe.concurrent("effect-mcp exit codes", () => {
   )
 
   it.live(
+    "2: a --timeout of no time or less, and a gateway --port out of range, are bad usage (not a timeout, not a crash)",
+    () =>
+      Effect.gen(function* () {
+        // A server that never answers: were the flag taken, the handshake would time out (exit 5).
+        const silent = ["--", ServerProcess.node, "-e", "setInterval(() => {}, 1000)"]
+        for (const [command, timeout] of [
+          ["ping", "0"],
+          ["call", "-1"],
+          ["watch", "0"]
+        ] as const) {
+          const ran = yield* runCli([command, `--timeout=${timeout}`, ...(command === "call" ? ["t"] : []), ...silent])
+          assert.strictEqual(ran.code, 2, `${command} --timeout ${timeout}: ${ran.stderr}`)
+          assert.include(
+            ran.stderr,
+            `Invalid value for flag --timeout: "${timeout}". Expected: a positive number of seconds`
+          )
+        }
+
+        // Before, Node's listen threw on it: a defect, exit 4 and no message.
+        const dir = yield* tempDir
+        const config = path.join(dir, "mcp.json")
+        fs.writeFileSync(config, JSON.stringify({ mcpServers: {} }))
+        for (const port of ["-1", "65536"]) {
+          const ran = yield* runCli(["gateway", "--config", config, `--port=${port}`])
+          assert.strictEqual(ran.code, 2, `--port ${port}: ${ran.stderr}`)
+          assert.include(ran.stderr, `Invalid value for flag --port: "${port}". Expected: a port from 0 to 65535`)
+        }
+      }).pipe(Effect.scoped),
+    TIMEOUT
+  )
+
+  it.live(
     "3: a config file that is missing, not JSON, or with a header of the wrong type (its value never quoted)",
     () =>
       Effect.gen(function* () {

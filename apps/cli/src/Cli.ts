@@ -58,7 +58,12 @@ const common = {
     Flag.withDescription("Speak the legacy HTTP+SSE transport to the URL directly"),
     Flag.withDefault(false)
   ),
+  // A deadline of no time (or less) is a mistake on the command line, not a server that timed out: exit 2.
   timeout: Flag.Finite("timeout").pipe(
+    Flag.filter(
+      (seconds) => seconds > 0,
+      () => "a positive number of seconds"
+    ),
     Flag.withDescription("Seconds a request may take (progress restarts the clock); default 60"),
     Flag.optional
   ),

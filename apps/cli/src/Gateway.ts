@@ -36,7 +36,12 @@ const flags = {
     Flag.withDescription("The mcpServers config file of the upstreams (and its optional `gateway` section)"),
     Flag.withDefault("mcp.json")
   ),
+  // Checked here: Node throws on a port out of range, which would be a defect with no message.
   port: Flag.Int("port").pipe(
+    Flag.filter(
+      (port) => port >= 0 && port <= 65535,
+      () => "a port from 0 to 65535 (0 picks a free one)"
+    ),
     Flag.withDescription("The port to listen on (0 picks a free one); default 3000"),
     Flag.withDefault(3000)
   ),
