@@ -57,7 +57,7 @@ describe("interop: SDK client -> everything server over Streamable HTTP", () => 
             const { sdk } = yield* streamable(setup.flags)
             yield* Everything.tools(sdk, setup.mode)
             yield* Everything.listChanges(sdk)
-            yield* Everything.resources(sdk)
+            yield* Everything.resources(sdk, setup.mode)
             yield* Everything.prompts(sdk, setup.mode)
           }),
         60_000

@@ -226,7 +226,7 @@ export const listChanges = (sdk: SdkClient) =>
   })
 
 /** Lists, reads, subscribes to and completes the resources. */
-export const resources = (sdk: SdkClient) =>
+export const resources = (sdk: SdkClient, mode: Mode) =>
   Effect.gen(function* () {
     const listed = yield* Effect.promise(() => sdk.client.listResources())
     // The test:// fixtures, and each fixture skill's SKILL.md (its other files are not listed: docs/skills.md).
@@ -264,8 +264,22 @@ export const resources = (sdk: SdkClient) =>
       templateTest: true,
       data: "Data for ID: 42"
     })
-    yield* Effect.promise(() => sdk.client.subscribeResource({ uri: "test://watched-resource" }))
-    yield* Effect.promise(() => sdk.client.unsubscribeResource({ uri: "test://watched-resource" }))
+    // Where nothing reaches the client outside a request (stateless HTTP: no server-to-client requests), no
+    // `notifications/resources/updated` can either: no `subscribe` is declared, and a subscription is refused.
+    const subscribes = (sdk.client.getServerCapabilities()?.resources as Json | undefined)?.subscribe === true
+    assert.strictEqual(subscribes, mode.asks)
+    if (subscribes) {
+      yield* Effect.promise(() => sdk.client.subscribeResource({ uri: "test://watched-resource" }))
+      yield* Effect.promise(() => sdk.client.unsubscribeResource({ uri: "test://watched-resource" }))
+    } else {
+      const refused = yield* Effect.promise(() =>
+        sdk.client.subscribeResource({ uri: "test://watched-resource" }).then(
+          () => undefined,
+          (error: { readonly code?: unknown }) => error.code
+        )
+      )
+      assert.strictEqual(refused, -32601)
+    }
     const completion = yield* Effect.promise(() =>
       sdk.client.complete({
         ref: { type: "ref/resource", uri: "test://template/{id}/data" },
@@ -371,6 +385,6 @@ export const everything = (sdk: SdkClient, mode: Mode) =>
     assert.strictEqual(sdk.client.getServerVersion()?.name, "effect-mcp-everything-server")
     yield* tools(sdk, mode)
     yield* listChanges(sdk)
-    yield* resources(sdk)
+    yield* resources(sdk, mode)
     yield* prompts(sdk, mode)
   })

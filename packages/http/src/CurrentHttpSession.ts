@@ -16,6 +16,16 @@ import type { Authenticated } from "./HttpAuthentication.ts"
 export interface CurrentHttpSessionShape {
   /** The `Mcp-Session-Id`, or undefined for a stateless request. */
   readonly sessionId: string | undefined
+  /**
+   * Whether the session has a channel for what the server sends outside any
+   * request (list changes, resource updates, requests of its own): a GET
+   * stream, or the legacy transport's one stream. False for the one-shot
+   * session of a stateless request, which lives as long as its reply, and
+   * when the server offers no GET stream (`standaloneStream: false`): a
+   * server then promises no such notifications on the stateful revisions.
+   * Missing means it has one.
+   */
+  readonly carriesUnsolicited?: boolean | undefined
   /** The revision negotiated at `initialize` (stateful sessions). */
   readonly protocolVersion: () => string | undefined
   /**

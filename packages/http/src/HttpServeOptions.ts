@@ -36,7 +36,12 @@ export interface HttpServeOptions extends HostChecks {
   readonly stateless?: boolean | undefined
   /** How POSTs carrying requests are answered. Default `"sse"`. */
   readonly responseMode?: "sse" | "json" | undefined
-  /** Offer the GET stream for server-initiated messages. Default true (stateful sessions only). */
+  /**
+   * Offer the GET stream for server-initiated messages. Default true
+   * (stateful sessions only). Without it a session has no channel for what
+   * the server sends outside a request: an McpServer promises it no
+   * `listChanged` nor `resources.subscribe` (`CurrentHttpSession.carriesUnsolicited`).
+   */
   readonly standaloneStream?: boolean | undefined
   /**
    * Keeps sent events so dropped streams can be resumed. Default: the

@@ -178,6 +178,10 @@ class CurrentSse implements CurrentHttpSessionShape {
     this.sessionId = sessionId
     this.entry = entry
   }
+  // The one SSE stream of the session carries everything the server sends.
+  get carriesUnsolicited(): boolean {
+    return true
+  }
   protocolVersion(): string | undefined {
     return undefined
   }

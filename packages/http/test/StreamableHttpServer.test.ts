@@ -636,6 +636,42 @@ describe("Streamable HTTP server: stateless requests on stateful revisions", () 
     })
   )
 
+  it.effect(
+    "CurrentHttpSession.carriesUnsolicited: only a stateful session offered a GET stream has a channel outside requests",
+    () =>
+      Effect.gen(function* () {
+        const seen: Array<boolean | undefined> = []
+        const session = Effect.gen(function* () {
+          seen.push((yield* StreamableHttpServer.CurrentHttpSession).carriesUnsolicited)
+          return yield* ServerSession.make(serverOptions())
+        })
+        const served = (options: Partial<StreamableHttpServer.Options<never, never>>) =>
+          Effect.map(StreamableHttpServer.make({ session, responseMode: "json", ...options }), (server) =>
+            inMemoryClient(server.handler)
+          )
+        const stateful = yield* served({})
+        yield* openSession(stateful)
+        // A 2026-07-28 request, on the same server: its one-shot session has no GET stream (its client listens
+        // with `subscriptions/listen` instead).
+        const meta = {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+          "io.modelcontextprotocol/clientCapabilities": {}
+        }
+        const discovered = yield* rawPost(
+          stateful,
+          { jsonrpc: "2.0", id: 2, method: "server/discover", params: { _meta: meta } },
+          { "mcp-protocol-version": "2026-07-28", "mcp-method": "server/discover" }
+        )
+        assert.strictEqual(discovered.status, 200, discovered.text)
+        yield* openSession(yield* served({ standaloneStream: false }))
+        const stateless = yield* served({ stateless: true })
+        const reply = yield* rawPost(stateless, call(3, "echo"), { "mcp-protocol-version": "2025-06-18" })
+        assert.strictEqual(reply.status, 200)
+        assert.deepStrictEqual(seen, [true, false, false, false])
+      })
+  )
+
   it.effect("the one-shot session starts Ready in the revision the request names", () =>
     Effect.gen(function* () {
       const handlers = new Map<string, Session.Handler>([

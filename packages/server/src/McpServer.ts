@@ -17,6 +17,7 @@
 import type * as Content from "@effect-mcp/protocol/Content"
 import type * as Logging from "@effect-mcp/protocol/Logging"
 import type * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
+import * as Registry from "@effect-mcp/protocol/Registry"
 import type * as Revision from "@effect-mcp/protocol/Revision"
 import type * as Roots from "@effect-mcp/protocol/Roots"
 import type * as Tools from "@effect-mcp/protocol/Tools"
@@ -24,6 +25,7 @@ import type * as Peer from "@effect-mcp/engine/Peer"
 import * as ServerSession from "@effect-mcp/engine/ServerSession"
 import * as Session from "@effect-mcp/engine/Session"
 import type * as Transport from "@effect-mcp/engine/Transport"
+import { CurrentHttpSession } from "@effect-mcp/http/CurrentHttpSession"
 import * as Context from "effect/Context"
 import * as Mac from "effect/crypto/Mac"
 import * as SecureRandom from "effect/crypto/SecureRandom"
@@ -31,6 +33,7 @@ import * as WebCrypto from "effect/crypto/WebCrypto"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Handlers from "./internal/handlers.ts"
 import * as Middleware from "./internal/middleware.ts"
@@ -128,8 +131,16 @@ export type Change =
 /** The server as its users see it: identity, capabilities, registration and the notifications it sends. */
 export interface McpServerShape {
   readonly info: Session.Implementation
-  /** The capabilities to declare (shaped for `revision`, or revision-neutral). */
-  readonly capabilities: (revision: Revision.RevisionSpec | undefined) => Session.Capabilities
+  /**
+   * The capabilities to declare (shaped for `revision`, or revision-neutral). `carriesUnsolicited: false`
+   * (default true) is for a session whose transport has no channel for what the server sends outside a request
+   * (a `stateless` Streamable HTTP server's): on the stateful revisions nothing that promises such notifications
+   * (`listChanged`, `resources.subscribe`) is declared to it.
+   */
+  readonly capabilities: (
+    revision: Revision.RevisionSpec | undefined,
+    carriesUnsolicited?: boolean
+  ) => Session.Capabilities
   /**
    * Adds items of one kind with the services their handlers run with, until
    * the scope closes; replaces items with the same key (`Tool.register` and
@@ -251,6 +262,36 @@ const sessionOptionsOf = (state: Server.State): ServerSession.Options => {
   return options
 }
 
+// The same for the sessions whose transport cannot carry what the server sends outside a request: one for each
+// stateful revision such a session starts in without a handshake, `""` for those that start with `initialize` or
+// serve 2026-07-28 requests.
+const withoutUnsolicited = new WeakMap<Server.State, Map<string, ServerSession.Options>>()
+
+/**
+ * The options of a session whose transport cannot carry what the server sends outside a request: it declares
+ * what `state.capabilities` gives without that. The engine asks its role for `undefined` where the session
+ * has no declaration of its own, which is a stateless revision's request but also a session that started in
+ * a stateful revision without a handshake (`Session.StartInitialized`): that one declares for the revision it
+ * started in, `started`.
+ */
+const sessionOptionsWithoutUnsolicited = (
+  state: Server.State,
+  started: ProtocolVersion.ProtocolVersion | undefined
+): ServerSession.Options => {
+  let variants = withoutUnsolicited.get(state)
+  if (variants === undefined) {
+    variants = new Map()
+    withoutUnsolicited.set(state, variants)
+  }
+  let options = variants.get(started ?? "")
+  if (options === undefined) {
+    const revision = started === undefined ? undefined : Registry.get(started)
+    options = { ...sessionOptionsOf(state), capabilities: (asked) => state.capabilities(asked ?? revision, false) }
+    variants.set(started ?? "", options)
+  }
+  return options
+}
+
 // The loggers of a session: those it inherits plus the bridge of handlers' log
 // lines to the client. Sessions inheriting the same set share one.
 const bridged = new WeakMap<
@@ -287,8 +328,15 @@ export const makeSession: Effect.Effect<Session.SessionShape, never, McpServer |
       return yield* Effect.die(
         new Error("McpServer.makeSession serves a server built by McpServer.make or McpServer.layer")
       )
+    // The HTTP transports say whether the session has a channel for what the server sends on its own (a
+    // stateless request's session has none); any other transport has one.
+    const http = yield* Effect.serviceOption(CurrentHttpSession)
+    const options =
+      Option.isSome(http) && http.value.carriesUnsolicited === false
+        ? sessionOptionsWithoutUnsolicited(state, (yield* Session.StartInitialized)?.revision)
+        : sessionOptionsOf(state)
     const entry = new Entry()
-    const session = yield* ServerSession.make(sessionOptionsOf(state)).pipe(
+    const session = yield* ServerSession.make(options).pipe(
       // The session's fibers inherit the bridge and find their session entry in their context.
       Effect.updateContext((context: Context.Context<Scope.Scope | Transport.Transport>) =>
         Context.add(

@@ -9,6 +9,7 @@
  */
 import type * as HttpAuthentication from "@effect-mcp/http/HttpAuthentication"
 import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Resource from "@effect-mcp/server/Resource"
 import * as ServerRequest from "@effect-mcp/server/ServerRequest"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as WebHandler from "@effect-mcp/server/WebHandler"
@@ -53,12 +54,23 @@ const Server = Tool.layer(
   })
 ).pipe(Layer.provideMerge(McpServer.layer({ name: "web", version: "1.0.0" })))
 
+// A resource to subscribe to, and a tool that says it changed.
+const Watched = Layer.mergeAll(
+  Resource.layer(Resource.make({ uri: "test://watched", name: "watched", read: Effect.succeed("now") })),
+  Tool.layer(
+    Tool.make("touch", {
+      input: Schema.Struct({}),
+      handler: () => Effect.as(McpServer.resourceUpdated("test://watched"), "touched")
+    })
+  )
+).pipe(Layer.provideMerge(McpServer.layer({ name: "watched", version: "1.0.0" })))
+
 const URL_MCP = "http://localhost/mcp"
 
-/** A handler for the test's scope, disposed at its end. */
-const serve = (options?: WebHandler.Options) =>
+/** A handler for the test's scope (of `Server`, or of `options.server`), disposed at its end. */
+const serve = (options?: WebHandler.Options & { readonly server?: Layer.Layer<McpServer.McpServer> }) =>
   Effect.acquireRelease(
-    Effect.sync(() => WebHandler.make(Server, options)),
+    Effect.sync(() => WebHandler.make(options?.server ?? Server, options)),
     (web) => Effect.promise(() => web.dispose())
   )
 
@@ -235,6 +247,60 @@ describe("WebHandler", () => {
         assert.strictEqual(get.status, 405)
       }
     })
+  )
+
+  it.effect(
+    "the stateless 2025 mode promises no notifications it has no channel for; 2026-07-28 still gets them on its listen stream",
+    () =>
+      Effect.gen(function* () {
+        const capabilitiesOf = (message: Obj | undefined) => {
+          const { resources, tools } = message?.result?.capabilities ?? {}
+          return { resources, tools }
+        }
+        const promised = { resources: { subscribe: true, listChanged: true }, tools: { listChanged: true } }
+        // The control: a stateful session, which has its GET stream for them.
+        const stateful = yield* serve({ server: Watched })
+        assert.deepStrictEqual(
+          capabilitiesOf((yield* messagesOf(yield* send(stateful, post(initialize(1))))).at(-1)),
+          promised
+        )
+
+        const web = yield* serve({ server: Watched, stateless: true })
+        const init = (yield* messagesOf(yield* send(web, post(initialize(1))))).at(-1)
+        assert.deepStrictEqual(capabilitiesOf(init), { resources: {}, tools: {} })
+        // Refused as any undeclared capability is: the request names its revision, the one-shot session
+        // starts in it without a handshake.
+        const subscribe = { jsonrpc: "2.0", id: 2, method: "resources/subscribe", params: { uri: "test://watched" } }
+        const refused = yield* messagesOf(yield* send(web, post(subscribe, { "mcp-protocol-version": "2025-11-25" })))
+        assert.strictEqual(refused.at(-1)?.error?.code, -32601)
+
+        // 2026-07-28 on the same server: the updates come on the `subscriptions/listen` stream.
+        const stateless2026 = (method: string, name?: string) => ({
+          "mcp-protocol-version": "2026-07-28",
+          "mcp-method": method,
+          ...(name === undefined ? {} : { "mcp-name": name })
+        })
+        const discover = { jsonrpc: "2.0", id: 3, method: "server/discover", params: { _meta: statelessMeta } }
+        const discovered = yield* messagesOf(yield* send(web, post(discover, stateless2026("server/discover"))))
+        assert.deepStrictEqual(capabilitiesOf(discovered.at(-1)), promised)
+        const listen = {
+          jsonrpc: "2.0",
+          id: 4,
+          method: "subscriptions/listen",
+          params: { notifications: { resourceSubscriptions: ["test://watched"] }, _meta: statelessMeta }
+        }
+        const stream = eventsOf(yield* send(web, post(listen, stateless2026("subscriptions/listen"))))
+        const acknowledged = yield* stream.next
+        assert.strictEqual(acknowledged?.method, "notifications/subscriptions/acknowledged")
+        assert.deepStrictEqual(acknowledged?.params?.notifications, { resourceSubscriptions: ["test://watched"] })
+        const touched = yield* messagesOf(
+          yield* send(web, post(call(5, "touch", {}, statelessMeta), stateless2026("tools/call", "touch")))
+        )
+        assert.strictEqual(textOf(touched.at(-1)), "touched")
+        const updated = yield* stream.next
+        assert.strictEqual(updated?.method, "notifications/resources/updated")
+        assert.strictEqual(updated?.params?.uri, "test://watched")
+      })
   )
 
   it.effect("checks the host of the URL and the Origin: loopback names by default, else allowedHosts", () =>

@@ -48,6 +48,9 @@ class CurrentHttp implements CurrentHttpSessionShape {
   get sessionId(): string | undefined {
     return this.http.id
   }
+  get carriesUnsolicited(): boolean {
+    return this.http.carriesUnsolicited
+  }
   protocolVersion(): string | undefined {
     return this.http.protocolVersion
   }

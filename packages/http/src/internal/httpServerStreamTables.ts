@@ -120,9 +120,17 @@ export abstract class StreamTables extends Lock {
     return this.byRequestMap
   }
 
+  /**
+   * Whether the session has a GET stream, the one channel for what the server sends outside a request: a
+   * stateless request's session has none, nor has any when the server offers none (`standaloneStream: false`).
+   */
+  get carriesUnsolicited(): boolean {
+    return this.id !== undefined && this.settings.standalone
+  }
+
   /** The GET stream, made when first needed; undefined when the session has none. */
   protected get standalone(): LogicalStream | undefined {
-    if (this.standaloneStream === undefined && this.id !== undefined && this.settings.standalone) {
+    if (this.standaloneStream === undefined && this.carriesUnsolicited) {
       this.standaloneStream = this.newStream(true, undefined)
     }
     return this.standaloneStream

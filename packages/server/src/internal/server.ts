@@ -100,7 +100,10 @@ export interface State {
   readonly requestState: RequestState.Codec
   /** Completes when the server shuts down (ends `subscriptions/listen` streams gracefully). */
   readonly shutdown: Deferred.Deferred<void>
-  readonly capabilities: (revision: Revision.RevisionSpec | undefined) => Session.Capabilities
+  readonly capabilities: (
+    revision: Revision.RevisionSpec | undefined,
+    carriesUnsolicited?: boolean
+  ) => Session.Capabilities
   /** The server's tasks, made on first use (with the `TaskStore` in context when the server was made, else in memory). */
   readonly tasks: () => Tasks.Runtime
   /** The public service over this state. */
@@ -307,11 +310,14 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
         )
       })
 
-    // A declaration depends only on the revision and which kinds are present:
+    // A declaration depends only on the revision, which kinds are present and whether changes can be announced:
     // sessions declaring the same share one object (each keeps what it declared).
     // Stateless revisions ask on every request, so the lookup is a small index, not a string key.
     const declarations = new Map<string | undefined, Array<Session.Capabilities | undefined>>()
-    const capabilities = (revision: Revision.RevisionSpec | undefined): Session.Capabilities => {
+    const capabilities = (
+      revision: Revision.RevisionSpec | undefined,
+      carriesUnsolicited = true
+    ): Session.Capabilities => {
       const hasSkills = stores.skill.size > 0 || declared.has("skills")
       const hasResources =
         stores.resource.size > 0 || stores.template.size > 0 || declared.has("resources") || hasSkills
@@ -319,7 +325,12 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
       const hasCompletions = hasPrompts || stores.template.size > 0
       const hasTools = stores.tool.size > 0 || declared.has("tools")
       const hasTasks = taskTools.size > 0
-      const subscribe = options.resourceSubscriptions?.() ?? true
+      // `listChanged` and `subscribe` promise notifications the server sends on its own, outside any request. A
+      // stateless revision's client gets them on its `subscriptions/listen` stream (`undefined`: a stateless
+      // request); a stateful revision's only over its session's channel for them, which not every transport has
+      // (a `stateless` Streamable HTTP server's one-shot sessions have no GET stream): none is promised there.
+      const announces = carriesUnsolicited || revision === undefined || revision.stateless
+      const subscribe = announces && (options.resourceSubscriptions?.() ?? true)
       const index =
         (hasResources ? 1 : 0) |
         (hasPrompts ? 2 : 0) |
@@ -327,7 +338,8 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
         (hasTools ? 8 : 0) |
         (hasSkills ? 16 : 0) |
         (hasTasks ? 32 : 0) |
-        (hasResources && !subscribe ? 64 : 0)
+        (hasResources && !subscribe ? 64 : 0) |
+        (announces ? 0 : 128)
       const version = revision?.version
       let byKinds = declarations.get(version)
       if (byKinds === undefined) {
@@ -336,16 +348,15 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
       }
       let shaped = byKinds[index]
       if (shaped === undefined) {
+        const changes = announces ? { listChanged: true } : {}
         shaped = Shape.capabilities(version, {
           ...options.capabilities,
           ...(hasTasks && taskForms(version).core ? coreTasksDeclaration : {}),
           logging: {},
           ...(hasCompletions ? { completions: {} } : {}),
-          ...(hasPrompts ? { prompts: { listChanged: true } } : {}),
-          ...(hasResources
-            ? { resources: subscribe ? { subscribe: true, listChanged: true } : { listChanged: true } }
-            : {}),
-          ...(hasTools ? { tools: { listChanged: true } } : {}),
+          ...(hasPrompts ? { prompts: changes } : {}),
+          ...(hasResources ? { resources: subscribe ? { subscribe: true, ...changes } : changes } : {}),
+          ...(hasTools ? { tools: changes } : {}),
           ...(hasSkills || (hasTasks && taskForms(version).extension)
             ? {
                 extensions: {
