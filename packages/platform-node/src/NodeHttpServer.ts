@@ -15,14 +15,16 @@ import type { HostChecks } from "@effect-mcp/http/HttpServeOptions"
 import * as StreamableHttpServer from "@effect-mcp/http/StreamableHttpServer"
 import * as PlatformNodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
 import * as HttpServerError from "effect/http/HttpServerError"
 import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 
 /** Where the HTTP server listens. */
@@ -76,17 +78,40 @@ const osErrorOf = (cause: unknown, code: string | undefined): string => {
 export const layer = <E, R>(app: Layer.Layer<never, E, R>, options?: ListenOptions) => {
   const host = options?.host ?? "127.0.0.1"
   const port = options?.port ?? 0
-  // No preemptive shutdown: it would wait (20 s by default) for open SSE streams that only end once
-  // the routes' own finalizers close their sessions, which run after it. Without it the handlers
-  // detach, the sessions close and end their streams, then the listener closes (`close`, registered
-  // after the listener's own finalizer so it runs first).
+  // Shutdown runs in three steps, so that an open SSE stream ends (its chunked body finished) rather than
+  // being cut:
+  // 1. the serve layer's own finalizer, the first to run, stops taking requests (`stopTaking`);
+  // 2. the routes' finalizers close their sessions, which end their streams: the handlers writing them
+  //    finish their responses;
+  // 3. the listener's finalizers close the connections (`close`: each one as its response finishes), and
+  //    only then interrupt the handlers still running. The handlers run in a scope of the listener's for
+  //    that: in the serve layer's scope (effect's default) they would be interrupted before step 2, and an
+  //    interrupted handler destroys its response, so the client saw its stream cut, not ended.
+  // No preemptive shutdown: it would wait (20 s by default) for the open streams step 2 ends.
   const listener = Layer.effectContext(
     Effect.gen(function* () {
       const server = createServer()
-      const filters = filtered(server)
+      const gate: Gate = {
+        closing: false,
+        closed: Deferred.makeUnsafe(),
+        finished: () => {
+          if (gate.closing) server.closeIdleConnections()
+        }
+      }
+      const filters = filtered(server, gate)
       const http = yield* PlatformNodeHttpServer.make(() => server, { host, port, disablePreemptiveShutdown: true })
-      yield* Effect.addFinalizer(() => close(server))
-      return Context.make(HttpServer.HttpServer, http).pipe(Context.add(RequestFilters, filters))
+      // Forked before `close` is registered, so it closes after it (finalizers run last first).
+      const handlers = yield* Scope.fork(yield* Scope.Scope, "sequential")
+      yield* Effect.addFinalizer(() => close(server, gate))
+      const served = HttpServer.make({
+        address: http.address,
+        serve: (httpApp, middleware) =>
+          Effect.andThen(
+            Effect.addFinalizer(() => Effect.sync(() => stopTaking(server, gate))),
+            Scope.provide(middleware === undefined ? http.serve(httpApp) : http.serve(httpApp, middleware), handlers)
+          )
+      })
+      return Context.make(HttpServer.HttpServer, served).pipe(Context.add(RequestFilters, filters))
     })
   )
   const listening = Layer.merge(listener, PlatformNodeHttpServer.layerHttpServices)
@@ -97,6 +122,28 @@ export const layer = <E, R>(app: Layer.Layer<never, E, R>, options?: ListenOptio
       )
     )
   )
+}
+
+/**
+ * Whether the server still takes requests, and when its listener closed:
+ * once shutdown began, a request on a connection kept alive gets 503 at once
+ * instead of reaching routes whose sessions are closing.
+ */
+interface Gate {
+  closing: boolean
+  /** A response finished: during shutdown its connection, idle now, closes. */
+  readonly finished: () => void
+  /** Done once the listener closed: every connection gone. */
+  readonly closed: Deferred.Deferred<void>
+}
+
+/** Step 1 of shutdown: no new connection, no new request; the idle connections close now. */
+const stopTaking = (server: Server, gate: Gate): void => {
+  if (gate.closing) return
+  gate.closing = true
+  const closed = () => Deferred.doneUnsafe(gate.closed, Exit.void)
+  if (server.listening) server.close(closed)
+  else closed()
 }
 
 /**
@@ -130,7 +177,7 @@ export class RequestFilters extends Context.Service<
  * app, attached later by `serve`): Node has no way to stop an event from
  * reaching the other listeners, so the server's own `emit` is wrapped.
  */
-const filtered = (server: Server): RequestFilters["Service"] => {
+const filtered = (server: Server, gate: Gate): RequestFilters["Service"] => {
   const filters: Array<RequestFilter> = []
   // Typed loosely: its overloads per event name would not take the arguments passed through.
   const emit = server.emit as (this: Server, event: string | symbol, ...args: Array<unknown>) => boolean
@@ -138,9 +185,14 @@ const filtered = (server: Server): RequestFilters["Service"] => {
     emit.call(server, "request", request, response)
   }
   server.emit = function (this: Server, event: string | symbol, ...args: Array<unknown>): boolean {
-    if (event === "request" && filters.length > 0) {
+    if (event === "request") {
       const request = args[0] as IncomingMessage
       const response = args[1] as ServerResponse
+      if (gate.closing) {
+        response.writeHead(503, { connection: "close", "content-length": "0" }).end()
+        return true
+      }
+      response.on("finish", gate.finished)
       for (const filter of filters) if (filter(request, response, app)) return true
     }
     return emit.call(this, event, ...args)
@@ -162,20 +214,20 @@ const filtered = (server: Server): RequestFilters["Service"] => {
 const closeGraceMs = 250
 
 /**
- * Closes the listener once the routes are gone: idle connections at once,
- * the others when they finish or after `closeGraceMs` (a client that sent
- * half a request would otherwise hold the close until Node's header timeout).
+ * Step 3 of shutdown, once the routes are gone: the connections idle by now
+ * close at once (a stream ended in step 2 leaves its connection idle), the
+ * others when they finish or after `closeGraceMs` (a client that sent half a
+ * request would otherwise hold the close until Node's header timeout).
  */
-const close = (server: Server): Effect.Effect<void> =>
-  Effect.callback<void>((resume) => {
-    if (!server.listening) return resume(Effect.void)
-    const cut = setTimeout(() => server.closeAllConnections(), closeGraceMs)
-    server.close(() => {
-      clearTimeout(cut)
-      resume(Effect.void)
-    })
+const close = (server: Server, gate: Gate): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    stopTaking(server, gate)
     server.closeIdleConnections()
-    return Effect.sync(() => clearTimeout(cut))
+    const cut = setTimeout(() => server.closeAllConnections(), closeGraceMs)
+    return Effect.ensuring(
+      Deferred.await(gate.closed),
+      Effect.sync(() => clearTimeout(cut))
+    )
   })
 
 // A Layer that only fails provides whatever the one it replaces did.

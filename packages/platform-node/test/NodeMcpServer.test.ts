@@ -8,6 +8,7 @@ import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -262,6 +263,69 @@ describe("NodeMcpServer: shutdown with streams open", () => {
           request.on("error", (error) => resume(Effect.die(error)))
         })
         assert.isTrue(yield* closeWithin(scope), "shutdown took over a second")
+      }),
+    TIMEOUT
+  )
+
+  it.live(
+    "closing the server ends a GET stream and a running call's SSE stream: each chunked body finished, not cut",
+    () =>
+      Effect.gen(function* () {
+        const started = yield* Deferred.make<void>()
+        const Hanging = Tool.layer(
+          Tool.make("hang", {
+            input: Schema.Struct({}),
+            handler: () => Effect.andThen(Deferred.succeed(started, undefined), Effect.never)
+          })
+        ).pipe(Layer.provideMerge(McpServer.layer({ name: "hanging", version: "1.0.0" })))
+        const scope = yield* Scope.make()
+        const context = yield* Layer.buildWithScope(NodeMcpServer.layerHttp(Hanging), scope)
+        const url = new URL(`${yield* NodeMcpServer.url.pipe(Effect.provideContext(context))}/mcp`)
+        const opened = yield* (yield* nodeHttp).execute(
+          HttpClientRequest.post(url).pipe(
+            HttpClientRequest.bodyText(initialize, "application/json"),
+            HttpClientRequest.setHeaders({ accept: "application/json, text/event-stream" })
+          )
+        )
+        yield* opened.text
+        const session = { "mcp-session-id": opened.headers["mcp-session-id"]!, "mcp-protocol-version": "2025-11-25" }
+        assert.strictEqual(
+          yield* post(url.href, JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }), session),
+          202
+        )
+        /**
+         * Sends a request on a connection of its own; once its response began, waits for that response's end:
+         * "ended" when the whole body came (the chunked body's last chunk), "cut" when the connection was lost.
+         */
+        const streamed = (method: "GET" | "POST", body?: string) =>
+          Effect.callback<Effect.Effect<"ended" | "cut">>((resume) => {
+            const request = Http.request(url, {
+              method,
+              agent: false,
+              headers: { accept: "application/json, text/event-stream", "content-type": "application/json", ...session }
+            })
+            request.on("error", (error) => resume(Effect.die(error)))
+            request.on("response", (response) => {
+              assert.strictEqual(response.statusCode, 200)
+              // Listened to at once: the end may come before anything waits for it.
+              const end = new Promise<"ended" | "cut">((done) => {
+                response.on("end", () => done(response.complete ? "ended" : "cut"))
+                response.on("error", () => done("cut"))
+                response.on("close", () => done(response.complete ? "ended" : "cut"))
+              })
+              response.resume()
+              resume(Effect.succeed(Effect.promise(() => end)))
+            })
+            request.end(body)
+          })
+        const get = yield* streamed("GET")
+        const call = yield* streamed(
+          "POST",
+          JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "hang", arguments: {} } })
+        )
+        yield* Deferred.await(started)
+        yield* Scope.close(scope, Exit.void)
+        assert.deepStrictEqual(yield* Effect.all([get, call]), ["ended", "ended"])
       }),
     TIMEOUT
   )
