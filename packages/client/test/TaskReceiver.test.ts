@@ -305,6 +305,63 @@ describe("the client as a task receiver (2025-11-25)", () => {
     })
   )
 
+  it.effect(
+    "a task still working when its retention runs out is interrupted then; a waiting tasks/result is told",
+    () =>
+      Effect.gen(function* () {
+        let server: Session.SessionShape | undefined
+        const scripted = ServerSession.make({
+          serverInfo: { name: "scripted", version: "1.0.0" },
+          capabilities: {},
+          handlers: new Map()
+        }).pipe(Effect.tap((session) => Effect.sync(() => (server = session))))
+        const stopped = yield* Deferred.make<number>()
+        const handlers = SamplingHandler.layer(() =>
+          Effect.as(Effect.sleep("100 seconds"), {
+            role: "assistant" as const,
+            content: { type: "text" as const, text: "late" },
+            model: "m"
+          }).pipe(
+            Effect.onInterrupt(() =>
+              Effect.flatMap(
+                Effect.clockWith((clock) => clock.currentTimeMillis),
+                (now) => Deferred.succeed(stopped, now)
+              )
+            )
+          )
+        )
+        const client = yield* McpTest.makeClientFor(scripted, {
+          revision: "2025-11-25",
+          clientInfo,
+          clientHandlers: handlers,
+          client: { taskRequests: { sampling: true } }
+        })
+        yield* client.ping()
+        const session = server!
+        const startedAt = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+        const created = (
+          (yield* session.request("sampling/createMessage", {
+            messages: [{ role: "user", content: { type: "text", text: "hi" } }],
+            maxTokens: 10,
+            task: { ttl: 2_000 }
+          })) as Obj
+        ).task
+        const waiting = yield* Effect.forkChild(
+          Effect.flip(session.request("tasks/result", { taskId: created.taskId })),
+          {
+            startImmediately: true
+          }
+        )
+        yield* TestClock.adjust("2 seconds")
+        // Before, the handler ran on to its 100 seconds, where no tasks/cancel could reach it.
+        assert.strictEqual((yield* Deferred.await(stopped)) - startedAt, 2_000)
+        const told = (yield* Fiber.join(waiting)) as Obj
+        assert.strictEqual(told.code, -32602)
+        assert.include(told.message, "Task has expired")
+        assert.deepStrictEqual(((yield* session.request("tasks/list", {})) as Obj).tasks, [])
+      })
+  )
+
   it.effect("a client that declares the capability but answers at once: the answer is the ask's", () =>
     Effect.gen(function* () {
       const { layer, raw } = yield* server

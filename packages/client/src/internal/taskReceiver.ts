@@ -11,7 +11,8 @@
  *
  * Tasks live in memory, bounded like the server's default store: at most
  * `maxTasks` (the oldest terminal ones make room; a new one is refused when
- * every task still runs), each dropped once its `ttl` from creation ran out.
+ * every task still runs), each dropped once its `ttl` from creation ran out
+ * (one still working is interrupted then: nothing could reach it any more).
  * Each change of a task's status is told to the server with
  * `notifications/tasks/status` (the task as `tasks/get` answers it), as the
  * server side does: optional in the specification (the requestor keeps
@@ -27,6 +28,7 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as SecureRandom from "effect/crypto/SecureRandom"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -42,6 +44,8 @@ interface Entry {
   error?: McpError.McpError | undefined
   fiber?: Fiber.Fiber<unknown, unknown> | undefined
   readonly done: Deferred.Deferred<void>
+  /** Its retention ran out while it worked: its work was interrupted and it is gone. */
+  expired?: boolean | undefined
 }
 
 const capabilityKeys = {
@@ -55,9 +59,9 @@ const pageSize = 100
 
 const statusMethod = "notifications/tasks/status"
 
-const notFound = (taskId: string) =>
+const notFound = (taskId: string, why = "Task not found") =>
   new McpError.InvalidParams({
-    message: `Failed to retrieve task ${JSON.stringify(taskId.slice(0, 100))}: Task not found`
+    message: `Failed to retrieve task ${JSON.stringify(taskId.slice(0, 100))}: ${why}`
   })
 
 /** The tasks a client receives, and the session handlers that serve them. */
@@ -165,9 +169,22 @@ export const make = (
     }
     const entry: Entry = { task, done: yield* Deferred.make<void>() }
     tasks.set(task.taskId, entry)
-    entry.fiber = yield* work.pipe(
-      Effect.exit,
-      Effect.flatMap((exit) => outcome(entry, exit)),
+    const body = Effect.flatMap(Effect.exit(work), (exit) => outcome(entry, exit))
+    const ttl = task.ttl
+    entry.fiber = yield* (
+      ttl === null
+        ? body
+        : // At the end of its retention the task is gone for every reader, so nothing could cancel it any more:
+          // its work is interrupted (its finalizers run) and it is forgotten; a waiting `tasks/result` is told so.
+          Effect.timeoutOrElse(body, {
+            duration: Duration.millis(ttl),
+            orElse: () =>
+              Effect.sync(() => {
+                entry.expired = true
+                tasks.delete(task.taskId)
+              })
+          })
+    ).pipe(
       Effect.ensuring(
         Effect.andThen(
           Effect.sync(() => {
@@ -199,6 +216,7 @@ export const make = (
         Effect.flatMap(read(params), (entry) =>
           Effect.andThen(Deferred.await(entry.done), () => {
             const taskId = entry.task.taskId
+            if (entry.expired === true) return Effect.fail(notFound(taskId, "Task has expired"))
             if (entry.result !== undefined) {
               const value = entry.result as { readonly _meta?: object }
               return Effect.succeed({ ...value, _meta: { ...value._meta, [Tasks.relatedTaskKey]: { taskId } } })
