@@ -2,10 +2,11 @@
  * `@modelcontextprotocol/client` 2.4.0's `SkillsClient` against an
  * effect-mcp server's skills (SEP-2640) on 2026-07-28: the SDK sees the
  * extension and `directoryRead`, lists and gets our entries (which it
- * validates), and reads every file verified against our digests and sizes;
- * on 2025-11-25, skills added and removed at run time reach it with
- * `notifications/resources/list_changed`, and its `resources/list` shows each
- * skill's `SKILL.md` only.
+ * validates), and reads every file verified against our digests and sizes
+ * (and a `SKILL.md`'s frontmatter, as its own YAML reader reads it, against
+ * our entry's); on 2025-11-25, skills added and removed at run time reach it
+ * with `notifications/resources/list_changed`, and its `resources/list` shows
+ * each skill's `SKILL.md` only.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as MemoryTransport from "@effect-mcp/engine/MemoryTransport"
@@ -96,6 +97,44 @@ describe("@modelcontextprotocol/client 2.4.0 SkillsClient -> effect-mcp server",
           "skill://acme/pdf-processing/scripts"
         ]
       )
+    })
+  )
+
+  it.effect("the SDK reads a skill with lists of maps and |/> blocks as our entry lists it", () =>
+    Effect.gen(function* () {
+      // Each of these once came back different from the SDK's reading, which then refused the SKILL.md.
+      const yaml = [
+        "name: notes",
+        "description: |",
+        "  first",
+        "",
+        "  # not a comment",
+        "summary: >",
+        "  one",
+        "  two",
+        "",
+        "  three",
+        "authors:",
+        "  - name: Ada",
+        "    role: author",
+        ""
+      ].join("\n")
+      const server = Layer.provideMerge(
+        Layer.orDie(Skill.layer({ files: { "SKILL.md": `---\n${yaml}---\nBody.\n` } })),
+        McpServer.layer({ name: "skills", version: "1.0.0" })
+      )
+      const { skills } = yield* connectTo(server, "2026-07-28")
+      const [entry] = (yield* Effect.promise(() => skills.list())).skills
+      const frontmatter = {
+        name: "notes",
+        description: "first\n\n# not a comment\n",
+        summary: "one two\nthree\n",
+        authors: [{ name: "Ada", role: "author" }]
+      }
+      assert.deepStrictEqual(entry?.frontmatter, frontmatter)
+      const manifest = yield* Effect.promise(() => skills.read(entry!))
+      assert.isTrue(manifest.verified)
+      assert.deepStrictEqual(manifest.frontmatter, frontmatter)
     })
   )
 
