@@ -55,7 +55,7 @@ const expected: { readonly [file: string]: ReadonlyArray<RegExp> } = {
     /^forecast -> Sunny all week in Lisbon \(see the dashboard\)$/m
   ],
   "session-handoff.ts": [
-    /^snapshot: \{"revision":"2025-11-25",.*"features":\{"logging\/level":"warning","resources\/subscriptions":\["status:\/\/now"\]\}\}$/m,
+    /^snapshot: \{"revision":"2025-11-25",.*"features":\{"logging\/level":"warning","resources\/subscriptions":\["status:\/\/now"\]\},"activeAt":\d+\}$/m,
     /^on the second server, same session: work -> done; logs heard: almost out of coffee$/m
   ],
   "revisions.ts": [

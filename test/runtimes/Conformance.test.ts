@@ -7,7 +7,9 @@
  *   server of its own; every check Node passes.
  * - workerd (the stateless Worker of Workerd.test.ts): 0.2.0-alpha.12 at `--spec-version 2026-07-28` (stateless
  *   by design: every scenario passes) and at `--spec-version 2025-11-25`, where the four scenarios that need a
- *   request from the server to the client are excused (workerd-expected-failures.yml). Not run there: the
+ *   request from the server to the client, and the two that subscribe to a resource (a stateless 2025 server has
+ *   no stream for the updates, so it does not declare `resources.subscribe`), are excused
+ *   (workerd-expected-failures.yml). Not run there: the
  *   stateful 2025 legs (sessions, the GET stream, SSE resumption need one memory for every request) and the Tasks
  *   extension (a task outlives the request that made it; workerd does not let a later request resume work that an
  *   earlier one started: docs/runtimes.md).
