@@ -9,7 +9,10 @@
  *
  * Then the owner of a session is killed: the call it was serving is answered
  * with an error, and the session continues on another runner without a new
- * `initialize`. Both run on SQLite, and on PostgreSQL (test/support/postgres.ts)
+ * `initialize`. And the owner is killed after the client dropped a call's
+ * stream and while it reads a resumption of it through another runner: the
+ * next resumption, once the session moved, brings the -32603 answer, stored
+ * once. All run on SQLite, and on PostgreSQL (test/support/postgres.ts)
  * where it can be started (skipped, with the reason in its name, otherwise).
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
@@ -23,7 +26,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { connect, type Json } from "../interop/sdkClient.ts"
 import * as Postgres from "../support/postgres.ts"
-import { progressed, until } from "./sse.ts"
+import { answer, open, progressed, session, until } from "./sse.ts"
 import { fastFailover, forwarder, kill, startRunners } from "./support.ts"
 
 const tempDatabase = Effect.acquireRelease(
@@ -163,7 +166,80 @@ const scenarios = (storage: () => Effect.Effect<string, unknown, Scope.Scope>) =
       }).pipe(Effect.scoped),
     120_000
   )
+
+  it.live(
+    "the owner killed after its call's stream was dropped: a resume on another runner gets the error, once",
+    () =>
+      Effect.gen(function* () {
+        const database = yield* storage()
+        const runners = yield* startRunners(3, database, [], { timings: fastFailover })
+        // Opened on runner 0, which owns the session from then on.
+        const opened = yield* session(runners[0]!.url)
+        const resume = (url: string, lastEventId: string) =>
+          open(url, {
+            method: "GET",
+            headers: { ...opened.headers, accept: "text/event-stream", "last-event-id": lastEventId }
+          })
+        // A long call through runner 1, whose stream the client drops after two progress events.
+        const dropped = yield* Effect.scoped(
+          Effect.gen(function* () {
+            const post = yield* open(runners[1]!.url, {
+              method: "POST",
+              headers: opened.headers,
+              body: {
+                jsonrpc: "2.0",
+                id: 7,
+                method: "tools/call",
+                params: { name: "test_long_running", arguments: { durationMs: 60_000 }, _meta: { progressToken: "p" } }
+              }
+            })
+            yield* until(() => post.count("notifications/progress") >= 2, "two progress events")
+            return post.text()
+          })
+        )
+        // Resumed on runner 2 while the owner lives, then the owner is lost under that resumed stream.
+        const first = yield* resume(runners[2]!.url, lastEventIdOf(dropped)!)
+        assert.strictEqual(first.status, 200)
+        yield* until(() => first.count("notifications/progress") >= 1, "a progress event on the resumed stream")
+        yield* kill(runners[0]!)
+        yield* until(() => first.ended(), "the resumed stream to end with its owner")
+        const lastSeen = lastEventIdOf(first.text())!
+        assert.isFalse(first.messages().some((message) => message.id === 7))
+
+        // Resumed again on runner 1 once the session moved: the call is answered with the error of a lost runner.
+        const second = yield* resume(runners[1]!.url, lastSeen)
+        assert.strictEqual(second.status, 200)
+        const lost = yield* answer(second, 7)
+        assert.strictEqual(lost.error.code, -32603)
+        assert.match(lost.error.message, /lost before the request completed/)
+        yield* until(() => second.ended(), "the resumed stream to end")
+        assert.strictEqual(second.messages().filter((message) => message.id === 7).length, 1)
+        // Stored once: resuming from the same event again brings the same answer, and after it nothing more.
+        const again = yield* resume(runners[2]!.url, lastSeen)
+        yield* until(() => again.ended(), "the repeated resume to end")
+        assert.deepStrictEqual(
+          again.messages().filter((message) => message.id === 7),
+          [lost]
+        )
+        const after = yield* resume(runners[2]!.url, lastEventIdOf(second.text())!)
+        yield* until(() => after.ended(), "the resume after the answer to end")
+        assert.deepStrictEqual(after.messages(), [])
+        // Not run again on the new owner, and the session goes on there.
+        for (const runner of runners.slice(1)) assert.notMatch(runner.stderr(), /started \d+/)
+        const next = yield* opened.request(runners[2]!.url, "tools/call", { name: "test_simple_text", arguments: {} })
+        assert.strictEqual(text(next.result), "This is a simple text response for testing.")
+      }).pipe(Effect.scoped),
+    120_000
+  )
 }
+
+/** The id of the last SSE event in `text` that carried one. */
+const lastEventIdOf = (text: string): string | undefined =>
+  text
+    .split("\n")
+    .filter((line) => line.startsWith("id:"))
+    .map((line) => line.slice(3).trim())
+    .at(-1)
 
 describe("a session spread over three processes (SQLite)", () => {
   scenarios(() => tempDatabase)

@@ -44,7 +44,7 @@ Postgres.describePostgres("PostgreSQL", (server) => {
         })
       )
       const migrations = yield* sql`SELECT name FROM shared_events_migrations`
-      assert.strictEqual(migrations.length, 1)
+      assert.strictEqual(migrations.length, 2)
     })
   )
 

@@ -10,6 +10,7 @@
  * session ends: the server then forgets every stream of the session, those
  * delivered in full included), however many times a client resumes after it.
  */
+import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -35,6 +36,23 @@ export interface Replay {
   readonly events: ReadonlyArray<StoredEvent>
 }
 
+/**
+ * What an event tells a shared store besides its data: the requests its
+ * stream still owes an answer once this event is sent. A server writes it
+ * only to a `shared` store that has `owed`.
+ */
+export interface AppendOptions {
+  /** The ids of the requests still unanswered on the stream after this event; empty or absent when none. */
+  readonly pending?: ReadonlyArray<JsonRpc.RequestId> | undefined
+}
+
+/** A stream whose last event left requests unanswered (see `owed`). */
+export interface Owed {
+  readonly streamId: StreamId
+  /** The ids of the requests the stream still owes an answer. */
+  readonly ids: ReadonlyArray<JsonRpc.RequestId>
+}
+
 /** A store could not be read or written; the server keeps serving without resumability for that event. */
 export class EventStoreError extends Schema.TaggedError<EventStoreError>()("EventStoreError", {
   message: Schema.String,
@@ -44,7 +62,11 @@ export class EventStoreError extends Schema.TaggedError<EventStoreError>()("Even
 /** Stores the events of Streamable HTTP streams so a client can resume one after a disconnect. */
 export interface EventStoreShape {
   /** Stores one event of a stream and returns its id. */
-  readonly append: (streamId: StreamId, data: string) => Effect.Effect<EventId, EventStoreError>
+  readonly append: (
+    streamId: StreamId,
+    data: string,
+    options?: AppendOptions | undefined
+  ) => Effect.Effect<EventId, EventStoreError>
   /**
    * The events after `eventId` on its stream, or undefined when the id is
    * unknown (never issued, evicted, or its stream forgotten).
@@ -64,6 +86,16 @@ export interface EventStoreShape {
    * under the same session id.
    */
   readonly forgetSession?: ((sessionId: string) => Effect.Effect<void, EventStoreError>) | undefined
+  /**
+   * The streams of a session whose last event (still resumable) left
+   * requests unanswered, as `append` was told (`pending`). A session reopened
+   * in another process (its process was lost, or let it go) answers each of
+   * them there with an InternalError (-32603), appended to its stream, so
+   * that a client resuming it gets the answer. Used only when `shared`;
+   * without it, a request in flight when its process was lost is answered
+   * only on the connection that carried it.
+   */
+  readonly owed?: ((sessionId: string) => Effect.Effect<ReadonlyArray<Owed>, EventStoreError>) | undefined
   /**
    * Whether several server processes share this store (a database): a GET
    * resuming a session this process does not hold is then answered with the
@@ -92,6 +124,8 @@ export interface MemoryOptions {
 interface MemoryStream {
   readonly events: Array<StoredEvent>
   next: number
+  /** The requests its last event left unanswered. */
+  pending: ReadonlyArray<JsonRpc.RequestId> | undefined
 }
 
 /** The session a stream id names (see `forgetSession`); undefined for an id of no session. */
@@ -155,7 +189,7 @@ export const makeMemory = (options?: MemoryOptions): EventStoreShape => {
   }
 
   return {
-    append: (streamId, data) =>
+    append: (streamId, data, options) =>
       Effect.sync(() => {
         let stream = streams.get(streamId)
         if (stream === undefined) {
@@ -163,12 +197,13 @@ export const makeMemory = (options?: MemoryOptions): EventStoreShape => {
             const oldest = streams.keys().next()
             if (oldest.done !== true) drop(oldest.value)
           }
-          stream = { events: [], next: 0 }
+          stream = { events: [], next: 0, pending: undefined }
           streams.set(streamId, stream)
           link(streamId)
         }
         const id = `${streamId}_${stream.next++}`
         stream.events.push({ id, data })
+        stream.pending = options?.pending !== undefined && options.pending.length > 0 ? options.pending : undefined
         index.set(id, streamId)
         bytes += data.length
         if (stream.events.length > maxEvents) evictOldest(stream)
@@ -184,6 +219,16 @@ export const makeMemory = (options?: MemoryOptions): EventStoreShape => {
         return at < 0 ? undefined : { streamId, events: stream.events.slice(at + 1) }
       }),
     forget: (streamId) => Effect.sync(() => drop(streamId)),
+    owed: (sessionId) =>
+      Effect.sync(() => {
+        const owed: Array<Owed> = []
+        for (const streamId of bySession.get(sessionId) ?? []) {
+          const stream = streams.get(streamId)
+          // A stream whose events were all dropped cannot be resumed: nothing reaches its client.
+          if (stream?.pending !== undefined && stream.events.length > 0) owed.push({ streamId, ids: stream.pending })
+        }
+        return owed
+      }),
     forgetSession: (sessionId) =>
       Effect.sync(() => {
         const own = bySession.get(sessionId)

@@ -129,6 +129,9 @@ export interface StreamableHttpServer {
    * snapshot: ready at once, no handshake (a cluster moves sessions this
    * way). False when the id is open already, the server is at `maxSessions`,
    * or the session is bound to a principal other than `authenticated`.
+   * With a shared event store that keeps what streams owe
+   * (`EventStore.owed`), the requests still unanswered where the session
+   * was are answered first, with an InternalError (-32603) on their streams.
    */
   readonly restoreSession: (
     sessionId: string,
@@ -273,7 +276,11 @@ export const make = Effect.fnUntraced(function* <E, R>(
     changes: registry.changeStream,
     takeChange: (id) => registry.takeChange(id),
     restoreSession: (id, snapshot, authenticated) =>
-      Effect.sync(() => sessions.restore(id, snapshot, authenticated) !== undefined),
+      Effect.suspend(() => {
+        const session = sessions.restore(id, snapshot, authenticated)
+        // What its requests in flight where it was before still owe is answered before it serves any here.
+        return session === undefined ? Effect.succeed(false) : Effect.as(session.settleLost, true)
+      }),
     stats: () => ({ evictedConnections: counters.evicted, coalescedNotifications: counters.coalesced })
   } satisfies StreamableHttpServer
 })

@@ -3,7 +3,10 @@
  * again lost its messages, because a stream was forgotten once written out in
  * full and a second resume from the same Last-Event-ID got 400). Events stay
  * replayable for their retention window however many times a client resumes;
- * the in-memory store bounds that window by bytes as well as by count.
+ * the in-memory store bounds that window by bytes as well as by count. A
+ * session reopened from a shared store answers, on their streams, the
+ * requests it still owed where it was (once), and a store that is not
+ * shared is told nothing of what streams owe.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as EventStore from "@effect-mcp/http/EventStore"
@@ -11,6 +14,8 @@ import type * as Session from "@effect-mcp/engine/Session"
 import * as StreamableHttpServer from "@effect-mcp/http/StreamableHttpServer"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import type * as HttpClient from "effect/http/HttpClient"
+import * as TestClock from "effect/testing/TestClock"
 import { runIdle } from "../../engine/test/fixtures.ts"
 import { openSession, rawPost, rawRequest, readAll, serve, serverOptions, sseData } from "./StreamableHttpFixtures.ts"
 
@@ -65,6 +70,68 @@ describe("Streamable HTTP: resuming a stream again", () => {
         "last-event-id": primingId
       })
       assert.strictEqual(foreign.status, 400)
+    })
+  )
+})
+
+describe("Streamable HTTP: a session reopened from a shared event store", () => {
+  // Ends its stream's connection (the client would resume it), then runs until its session ends.
+  const inFlight: Session.Handler = () => Effect.andThen(StreamableHttpServer.closeRequestStream, Effect.never)
+  const options = (eventStore: EventStore.EventStoreShape) => ({
+    eventStore,
+    server: serverOptions(new Map([["tools/call", inFlight]]))
+  })
+  const resume = (http: HttpClient.HttpClient, id: string, lastEventId: string) =>
+    Effect.flatMap(
+      rawRequest(http, "GET", { ...session(id), accept: "text/event-stream", "last-event-id": lastEventId }),
+      readAll
+    )
+  const lost = {
+    jsonrpc: "2.0",
+    id: 7,
+    error: {
+      code: -32603,
+      message: "the process serving this session was lost before the request completed; it may not have run"
+    }
+  }
+
+  it.effect("a request in flight where it was is answered with -32603 on its stream, once however often it moves", () =>
+    Effect.gen(function* () {
+      const store: EventStore.EventStoreShape = { ...EventStore.makeMemory(), shared: true }
+      const first = yield* serve(options(store))
+      const id = yield* openSession(first.http)
+      const dropped = yield* rawPost(first.http, call(7, "slow"), session(id))
+      const primingId = /id: (\S+)/.exec(dropped.text)![1]!
+      assert.deepStrictEqual(
+        (yield* store.owed!(id)).map((owed) => owed.ids),
+        [[7]]
+      )
+      const snapshot = first.server.snapshot(id)!
+      // Its process lets it go with the call in flight (as a lost one would): the shared store keeps its events.
+      yield* first.server.closeSession(id, "Released")
+      yield* TestClock.adjust("1 second")
+      const second = yield* serve(options(store))
+      assert.isTrue(yield* second.server.restoreSession(id, snapshot))
+      const resumed = yield* resume(second.http, id, primingId)
+      assert.strictEqual(resumed.status, 200)
+      assert.deepStrictEqual(sseData(resumed.text), [lost])
+      assert.deepStrictEqual(yield* store.owed!(id), [])
+      // Moved once more: nothing is owed any more, so nothing more is answered.
+      yield* second.server.closeSession(id, "Released")
+      yield* TestClock.adjust("1 second")
+      const third = yield* serve(options(store))
+      assert.isTrue(yield* third.server.restoreSession(id, snapshot))
+      assert.deepStrictEqual(sseData((yield* resume(third.http, id, primingId)).text), [lost])
+    })
+  )
+
+  it.effect("a store that is not shared is told nothing of what streams owe", () =>
+    Effect.gen(function* () {
+      const store = EventStore.makeMemory()
+      const { http } = yield* serve(options(store))
+      const id = yield* openSession(http)
+      yield* rawPost(http, call(7, "slow"), session(id))
+      assert.deepStrictEqual(yield* store.owed!(id), [])
     })
   )
 })

@@ -8,6 +8,10 @@
  * resumed after and is deleted by a sweep. The table is created on start by
  * effect's `Migrator`, with its own migrations table (other stores of this
  * package keep theirs), so several processes may start on one database.
+ *
+ * Each event also keeps the requests its stream still owes after it
+ * (`pending`, NULL when none), so that `owed` tells a session's next process
+ * what its lost one left unanswered.
  */
 import * as EventStore from "@effect-mcp/http/EventStore"
 import * as Clock from "effect/Clock"
@@ -36,6 +40,11 @@ export interface Options {
 interface AnchorRow {
   readonly stream_id: string
   readonly created_at: number | string
+}
+
+interface OwedRow {
+  readonly stream_id: string
+  readonly pending: string
 }
 
 interface EventRow {
@@ -78,12 +87,19 @@ const createTable = (table: string) =>
     yield* sql`CREATE INDEX IF NOT EXISTS ${sql(`${table}_created`)} ON ${t} (created_at)`
   })
 
+// The requests a stream still owes after an event (JSON ids), kept only while it owes some (`owed`).
+const addPending = (table: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`ALTER TABLE ${sql(table)} ADD COLUMN pending TEXT`
+  })
+
 /** Creates the events table when it is missing (run by `make`; exported for deployments that migrate ahead). */
 export const migrate = (options?: Pick<Options, "table">) => {
   const table = options?.table ?? "effect_mcp_events"
   return immediately(
     Migrator.make({})({
-      loader: Migrator.fromRecord({ "1_create_events": createTable(table) }),
+      loader: Migrator.fromRecord({ "1_create_events": createTable(table), "2_pending": addPending(table) }),
       table: `${table}_migrations`
     })
   )
@@ -108,25 +124,33 @@ export const make = Effect.fnUntraced(function* (
     sql`DELETE FROM ${t} WHERE stream_id = ${streamId} AND seq <= (
       SELECT seq FROM ${t} WHERE stream_id = ${streamId} ORDER BY seq DESC LIMIT 1 OFFSET ${offset}
     )`
-  const insert = (streamId: string, data: string, now: number) =>
-    sql<{ readonly seq: number | string }>`INSERT INTO ${t} (stream_id, data, created_at)
-      VALUES (${streamId}, ${data}, ${now}) RETURNING seq`
+  const insert = (streamId: string, data: string, now: number, pending: string | null) =>
+    sql<{ readonly seq: number | string }>`INSERT INTO ${t} (stream_id, data, created_at, pending)
+      VALUES (${streamId}, ${data}, ${now}, ${pending}) RETURNING seq`
   // One commit (a sync to disk) and, on PostgreSQL, one round trip per event: the trim runs in the same
   // statement there (it sees the table before the insert, hence one less), in the same transaction on SQLite.
   const store: (
     streamId: string,
     data: string,
-    now: number
+    now: number,
+    pending: string | null
   ) => Effect.Effect<ReadonlyArray<{ readonly seq: number | string }>, SqlError> = sql.onDialectOrElse({
-    pg: () => (streamId: string, data: string, now: number) =>
-      sql<{ readonly seq: number | string }>`WITH inserted AS (${insert(streamId, data, now)}),
+    pg: () => (streamId: string, data: string, now: number, pending: string | null) =>
+      sql<{ readonly seq: number | string }>`WITH inserted AS (${insert(streamId, data, now, pending)}),
         trimmed AS (${trim(streamId, maxEvents - 1)}) SELECT seq FROM inserted`,
-    orElse: () => (streamId: string, data: string, now: number) =>
-      sql.withTransaction(Effect.tap(insert(streamId, data, now), () => trim(streamId, maxEvents)))
+    orElse: () => (streamId: string, data: string, now: number, pending: string | null) =>
+      sql.withTransaction(Effect.tap(insert(streamId, data, now, pending), () => trim(streamId, maxEvents)))
   })
 
-  const append = (streamId: string, data: string) =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) => store(streamId, data, now)).pipe(
+  const append = (streamId: string, data: string, options?: EventStore.AppendOptions) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      store(
+        streamId,
+        data,
+        now,
+        options?.pending !== undefined && options.pending.length > 0 ? JSON.stringify(options.pending) : null
+      )
+    ).pipe(
       Effect.map((rows) => `${streamId}_${rows[0]!.seq}`),
       Effect.mapError(storeError("append"))
     )
@@ -150,13 +174,43 @@ export const make = Effect.fnUntraced(function* (
   const forget = (streamId: string) =>
     sql`DELETE FROM ${t} WHERE stream_id = ${streamId}`.pipe(Effect.asVoid, Effect.mapError(storeError("forget")))
 
+  // The last event of each stream of a session, when it left requests unanswered and is still resumable. SQLite
+  // compares text byte by byte, so a session's stream ids are a range of the stream index; PostgreSQL's collation
+  // may not order them so, and compares the prefix (a scan, run once per session that moved).
+  const owedRows: (sessionId: string, since: number) => Effect.Effect<ReadonlyArray<OwedRow>, SqlError> =
+    sql.onDialectOrElse({
+      pg: () => (sessionId: string, since: number) =>
+        sql<OwedRow>`SELECT stream_id, pending FROM ${t} WHERE seq IN (
+          SELECT MAX(seq) FROM ${t} WHERE substr(stream_id, 1, ${sessionId.length + 1}) = ${`${sessionId}_`}
+          GROUP BY stream_id
+        ) AND pending IS NOT NULL AND created_at >= ${since}`,
+      orElse: () => (sessionId: string, since: number) =>
+        sql<OwedRow>`SELECT stream_id, pending FROM ${t} WHERE seq IN (
+          SELECT MAX(seq) FROM ${t} WHERE stream_id > ${`${sessionId}_`} AND stream_id < ${`${sessionId}\``}
+          GROUP BY stream_id
+        ) AND pending IS NOT NULL AND created_at >= ${since}`
+    })
+
+  const owed = (sessionId: string) =>
+    Effect.flatMap(cutoff, (since) => owedRows(sessionId, since)).pipe(
+      Effect.map((rows) =>
+        rows.map(
+          (row): EventStore.Owed => ({
+            streamId: row.stream_id,
+            ids: JSON.parse(row.pending) as ReadonlyArray<string | number>
+          })
+        )
+      ),
+      Effect.mapError(storeError("owed"))
+    )
+
   const sweep = Effect.flatMap(cutoff, (since) => sql`DELETE FROM ${t} WHERE created_at < ${since}`).pipe(
     Effect.catch((error) => Effect.logWarning(`event store sweep failed: ${error.message}`))
   )
   yield* Effect.forkScoped(Effect.repeat(sweep, Schedule.spaced(sweepEvery)))
 
   // Other processes may hold the sessions whose events this database keeps.
-  return { append, replayAfter, forget, shared: true } satisfies EventStore.EventStoreShape
+  return { append, replayAfter, forget, owed, shared: true } satisfies EventStore.EventStoreShape
 })
 
 /** Provides the engine's `EventStore` on the `SqlClient` given to it. */

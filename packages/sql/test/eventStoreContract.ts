@@ -93,4 +93,34 @@ export const eventStoreContract = <E, R>(
       yield* store.append("t_0", big)
       assert.deepStrictEqual(datas(yield* store.replayAfter(before)), [big])
     }))
+
+  test("owed: what the last event of each stream of a session left unanswered, until answers leave none", (store) =>
+    Effect.gen(function* () {
+      const owed = (sessionId: string) =>
+        Effect.map(store.owed!(sessionId), (streams) => [...streams].sort((a, b) => (a.streamId < b.streamId ? -1 : 1)))
+      // A request in flight: its priming event and a progress event say it is owed.
+      yield* store.append("s-a_0", "", { pending: [1, "x"] })
+      const progress = yield* store.append("s-a_0", "progress", { pending: [1, "x"] })
+      // A stream whose last event answered its request owes nothing, nor does a GET stream.
+      yield* store.append("s-a_1", "", { pending: [2] })
+      yield* store.append("s-a_1", "answer", { pending: [] })
+      yield* store.append("s-a_get", "note")
+      // Another session's streams, one of them named with this session's id as prefix.
+      yield* store.append("s-b_0", "", { pending: [3] })
+      yield* store.append("s-ab_0", "", { pending: [4] })
+      assert.deepStrictEqual(yield* owed("s-a"), [{ streamId: "s-a_0", ids: [1, "x"] }])
+      assert.deepStrictEqual(yield* owed("s-b"), [{ streamId: "s-b_0", ids: [3] }])
+      assert.deepStrictEqual(yield* owed("s"), [])
+      assert.deepStrictEqual(yield* owed("nobody"), [])
+      // An answer per owed request, each saying what is left: then nothing is owed, and a resume gets them.
+      yield* store.append("s-a_0", "lost 1", { pending: ["x"] })
+      assert.deepStrictEqual(yield* owed("s-a"), [{ streamId: "s-a_0", ids: ["x"] }])
+      yield* store.append("s-a_0", "lost x", { pending: [] })
+      assert.deepStrictEqual(yield* owed("s-a"), [])
+      assert.deepStrictEqual(datas(yield* store.replayAfter(progress)), ["lost 1", "lost x"])
+      assert.deepStrictEqual(yield* owed("s-b"), [{ streamId: "s-b_0", ids: [3] }])
+      // A forgotten stream owes nothing any more.
+      yield* store.forget("s-b_0")
+      assert.deepStrictEqual(yield* owed("s-b"), [])
+    }))
 }

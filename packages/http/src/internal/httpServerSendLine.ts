@@ -25,12 +25,31 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Transport from "@effect-mcp/engine/Transport"
+import type * as EventStore from "../EventStore.ts"
 import * as Streams from "./httpServerStream.ts"
 import type { LogicalStream, Settings, Waiter } from "./httpServerStream.ts"
 import { formatEvent } from "./httpWire.ts"
 import { cancelledIdsOf, idempotencyKeyOf, messagesOf, responseIdsOf } from "./jsonRpcSniff.ts"
 import { StreamTables } from "./httpServerStreamTables.ts"
 import type { Place } from "@effect-mcp/engine/PushQueue"
+
+/**
+ * What a POST stream's event tells a shared store that keeps it: the requests
+ * the stream still owes once the event is sent, so that the session's next
+ * process answers them if this one is lost first (`EventStore.owed`).
+ */
+const owing = (
+  store: EventStore.EventStoreShape,
+  stream: LogicalStream,
+  answers: ReadonlyArray<JsonRpc.RequestId> | undefined
+): EventStore.AppendOptions | undefined => {
+  if (store.shared !== true || store.owed === undefined || stream.standalone || stream.pending.size === 0) {
+    return undefined
+  }
+  const pending: Array<JsonRpc.RequestId> = []
+  for (const id of stream.pending) if (answers === undefined || !answers.includes(id)) pending.push(id)
+  return { pending }
+}
 
 export const closedError = new Transport.TransportError({ reason: "Closed", message: "HTTP session closed" })
 
@@ -67,14 +86,23 @@ export abstract class SendLine extends StreamTables {
     return this.settings.clock.currentTimeMillisUnsafe() - this.settings.epoch
   }
 
-  /** Stores (when resumable) and writes one event; callers hold the lock so event order is send order. */
-  protected write(stream: LogicalStream, data: string, retryMs?: number, key?: string): Effect.Effect<void> {
+  /**
+   * Stores (when resumable) and writes one event, which answers the requests
+   * `answers`; callers hold the lock so event order is send order.
+   */
+  protected write(
+    stream: LogicalStream,
+    data: string,
+    retryMs?: number,
+    key?: string,
+    answers?: ReadonlyArray<JsonRpc.RequestId>
+  ): Effect.Effect<void> {
     // A closed session stores nothing more: a POST that found it just before it closed would leave a stream behind.
     const store = this.closed ? undefined : this.store
     if (store === undefined) return Effect.sync(() => this.writeText(stream, data, undefined, retryMs, key))
     return Effect.map(
       store
-        .append(stream.id, data)
+        .append(stream.id, data, owing(store, stream, answers))
         .pipe(
           Effect.catch((error) =>
             Effect.as(Effect.logWarning(`event not stored, it cannot be resumed: ${error.message}`), undefined)
@@ -179,7 +207,7 @@ export abstract class SendLine extends StreamTables {
       return Effect.void
     }
     return Effect.andThen(
-      this.write(stream, data, undefined, key),
+      this.write(stream, data, undefined, key, ids),
       Effect.sync(() => this.settle(stream, ids))
     )
   }

@@ -9,7 +9,7 @@
  * carrying `Last-Event-ID`; events sent meanwhile wait in the EventStore.
  */
 import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
-import type * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
+import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import type * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
@@ -20,6 +20,7 @@ import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { Authenticated } from "../HttpAuthentication.ts"
+import * as LostAnswers from "../LostAnswers.ts"
 import type * as Session from "@effect-mcp/engine/Session"
 import type * as SessionRegistry from "@effect-mcp/engine/SessionRegistry"
 import type * as Transport from "@effect-mcp/engine/Transport"
@@ -379,6 +380,42 @@ export class HttpSession extends SendLine implements Transport.TransportShape, S
         )
       })
     )
+  }
+
+  /**
+   * Answers what the session's streams still owed where it was served before
+   * (its process was lost, or let it go, with requests in flight): an
+   * InternalError (-32603) per request, appended to the stream that carried
+   * it, so that a client resuming that stream here or anywhere gets it. Run
+   * once the session is reopened from its snapshot, before it serves a
+   * request. Only with a shared store that keeps what streams owe (`owed`);
+   * the answers it appends leave nothing owed, so a second run appends none.
+   */
+  get settleLost(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const store = this.store
+      if (store?.shared !== true || store.owed === undefined) return Effect.void
+      return store.owed(this.key).pipe(
+        Effect.flatMap((owed) =>
+          Effect.forEach(
+            owed,
+            ({ streamId, ids }) =>
+              Effect.forEach(
+                ids,
+                (id, i) =>
+                  store.append(streamId, JsonRpcCodec.encode(LostAnswers.lostResponse(id)), {
+                    pending: ids.slice(i + 1)
+                  }),
+                { discard: true }
+              ),
+            { discard: true }
+          )
+        ),
+        Effect.catch((error) =>
+          Effect.logWarning(`requests of a session lost elsewhere not answered in the event store: ${error.message}`)
+        )
+      )
+    })
   }
 
   protected endConnection(stream: LogicalStream | undefined): Effect.Effect<void> {
