@@ -65,7 +65,9 @@ const workerdLegs: ReadonlyArray<Leg> = [
     suite: "next",
     specVersion: "2025-11-25",
     expectedFailures: workerdExpectedFailures,
-    minPassed: 63
+    // 63 until the stateless 2025 server stopped declaring `resources.subscribe` (the subscribe and unsubscribe
+    // checks are excused since).
+    minPassed: 61
   }
 ]
 
