@@ -81,9 +81,13 @@ describe("effect-mcp gateway", () => {
           .find((b) => b.lang === "text")!
           .code.trim()
           .split("\n")
-        // The page's remote upstream is the everything server on port 3000: here, one on a port of its own.
+        // As written, the page's remote upstream (the everything server) and the gateway (port 3000, its default)
+        // must not share a port.
+        const page = /http:\/\/127\.0\.0\.1:(\d+)/.exec(blocks[at]!.code)!
+        assert.notStrictEqual(page[1], "3000", "the page's everything server takes the gateway's default port")
+        // Here, one on a port of its own.
         const remote = yield* ServerProcess.spawnHttp()
-        const file = yield* configFile(JSON.parse(blocks[at]!.code.replaceAll("http://127.0.0.1:3000", remote.base)))
+        const file = yield* configFile(JSON.parse(blocks[at]!.code.replaceAll(page[0], remote.base)))
         const { url } = yield* spawnGateway(file, [], { ...process.env, REMOTE_TOKEN: "s3cret" })
         const client = yield* connect(
           new Client({ name: "sdk", version: "1.0.0" }),
@@ -103,5 +107,22 @@ describe("effect-mcp gateway", () => {
       assert.strictEqual(ran.code, 3)
       assert.match(ran.stderr, /gateway\.unprefixed names no server: "nowhere"/)
     }).pipe(Effect.scoped)
+  )
+
+  it.live(
+    "a credential of a stdio server, or a gateway section that does not fit, ends it with exit code 3 and why",
+    () =>
+      Effect.gen(function* () {
+        // A gateway that starts instead of refusing its file is killed within the test's time (its code then null).
+        const credential = yield* configFile({ ...everything, gateway: { credentials: { everything: { env: "X" } } } })
+        const refused = yield* runCli(["gateway", "--config", credential, "--port", "0"], { timeoutMs: 15_000 })
+        assert.strictEqual(refused.code, 3)
+        assert.match(refused.stderr, /gateway\.credentials\.everything: "everything" is a stdio server/)
+        assert.notInclude(refused.stderr, "listening")
+        const unfit = yield* configFile({ ...everything, gateway: { startTimeoutSeconds: -1 } })
+        const ran = yield* runCli(["gateway", "--config", unfit, "--port", "0"], { timeoutMs: 15_000 })
+        assert.strictEqual(ran.code, 3)
+        assert.match(ran.stderr, /gateway\.startTimeoutSeconds: Expected a value greater than 0, got -1/)
+      }).pipe(Effect.scoped)
   )
 })

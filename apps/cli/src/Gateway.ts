@@ -165,7 +165,9 @@ export const command = Command.make("gateway", flags, (input) =>
       credentials: file.credentials,
       discovery: file.discovery,
       startTimeout: file.startTimeout,
-      awaitUpstreams: file.awaitUpstreams
+      awaitUpstreams: file.awaitUpstreams,
+      // Gateway.layer's default: each upstream is tried again for as long as the gateway runs.
+      reconnectCap: file.reconnectCap
     }).pipe(
       Layer.provide(NodeConnector.layer({ stderr: () => (input.serverStderr ? "inherit" : "capture") })),
       (gateway) => Layer.provideMerge(Upstreams.layerReport, gateway)

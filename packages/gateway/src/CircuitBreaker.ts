@@ -16,7 +16,7 @@
  * upstream not connected, a request that timed out, a lost connection, an
  * upstream answering an internal error. An upstream that answers anything
  * else (a tool error, invalid params) is up, and a cancelled request says
- * nothing about it.
+ * nothing about it; nor does a request its caller made fail (`RunOptions.excused`).
  */
 import * as McpError from "@effect-mcp/protocol/McpError"
 import * as Cause from "effect/Cause"
@@ -43,6 +43,15 @@ export interface Options {
  */
 export const Code = { CircuitOpen: -32030 } as const
 
+/** Options of one request through the circuit. */
+export interface RunOptions {
+  /**
+   * Whether the request's failure, whatever it is, is none of the upstream's: one its caller caused (the gateway
+   * could not ask its client what the upstream asked). Asked once the request ended.
+   */
+  readonly excused?: (() => boolean) | undefined
+}
+
 /** A circuit's state: `Closed` (with the failures in a row so far), `Open` until a time, or `HalfOpen` (a trial may run). */
 export type State =
   | { readonly _tag: "Closed"; readonly failures: number }
@@ -51,10 +60,14 @@ export type State =
 
 /** The breakers of a gateway, one circuit per upstream. */
 export interface CircuitBreaker {
-  /** Runs `effect`, a request for `upstream`, through its circuit. */
+  /**
+   * Runs `effect`, a request for `upstream`, through its circuit. A failure `excused` says is not the upstream's
+   * (asked once the request ended) counts as a cancelled request does: for nothing.
+   */
   readonly run: <A, E, R>(
     upstream: string,
-    effect: Effect.Effect<A, E, R>
+    effect: Effect.Effect<A, E, R>,
+    options?: RunOptions
   ) => Effect.Effect<A, E | McpError.JsonRpcError, R>
   /** The circuit's state now. */
   readonly state: (upstream: string) => State
@@ -144,15 +157,23 @@ export const make = (options: Options = {}): CircuitBreaker => {
       c.step = undefined
       return wasOpen ? Effect.logInfo("gateway circuit closed").pipe(Effect.annotateLogs({ upstream })) : Effect.void
     })
-  const settle = (upstream: string, c: Circuit, trial: boolean, exit: Exit.Exit<unknown, unknown>) =>
+  const settle = (
+    upstream: string,
+    c: Circuit,
+    trial: boolean,
+    exit: Exit.Exit<unknown, unknown>,
+    excused: (() => boolean) | undefined
+  ) =>
     Effect.suspend(() => {
       if (trial) c.trial = false
       // A request started before the circuit opened says nothing of the upstream now: only the trial decides.
       else if (c.state !== "Closed") return Effect.void
+      // Interrupted (the caller cancelled), or failed for its caller's sake: the upstream's health is unknown;
+      // the next request may be the trial.
+      if (Exit.isFailure(exit) && excused?.() === true) return Effect.void
       const failure = Exit.isFailure(exit) ? exit.cause.reasons.find(Cause.isFailReason) : undefined
       const counted =
         Exit.isFailure(exit) && (failure !== undefined ? isFailure(failure.error) : Cause.hasDies(exit.cause))
-      // Interrupted (the caller cancelled): the upstream's health is unknown; the next request may be the trial.
       if (Exit.isFailure(exit) && failure === undefined && !counted) return Effect.void
       if (!counted) {
         if (trial) return close(upstream, c)
@@ -172,7 +193,7 @@ export const make = (options: Options = {}): CircuitBreaker => {
           ? { _tag: "Open", until: c.until }
           : { _tag: "HalfOpen" }
     },
-    run: <A, E, R>(upstream: string, effect: Effect.Effect<A, E, R>) =>
+    run: <A, E, R>(upstream: string, effect: Effect.Effect<A, E, R>, runOptions?: RunOptions) =>
       Effect.clockWith((clock): Effect.Effect<A, E | McpError.JsonRpcError, R> => {
         const c = circuitOf(upstream)
         const now = clock.currentTimeMillisUnsafe()
@@ -185,7 +206,7 @@ export const make = (options: Options = {}): CircuitBreaker => {
           if (c.trial) return Effect.fail(refused(upstream, 0))
           c.trial = trial = true
         }
-        return Effect.onExit(effect, (exit) => settle(upstream, c, trial, exit))
+        return Effect.onExit(effect, (exit) => settle(upstream, c, trial, exit, runOptions?.excused))
       })
   }
 }

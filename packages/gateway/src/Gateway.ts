@@ -94,6 +94,7 @@ import type * as FileSystem from "effect/FileSystem"
 import * as Latch from "effect/Latch"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
+import type * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as Audit from "./Audit.ts"
 import * as CircuitBreaker from "./CircuitBreaker.ts"
@@ -190,7 +191,21 @@ export interface Options extends Omit<McpHost.Options, "clientInfo" | "naming"> 
    * catalog. Default: none.
    */
   readonly tokenExchange?: { readonly [upstream: string]: TokenExchange.Options } | undefined
+  /**
+   * The longest wait between two attempts to reach an upstream that is down, under the gateway's default
+   * `reconnect` (`reconnecting`). Default 30 seconds. A `reconnect` schedule given wins over it.
+   */
+  readonly reconnectCap?: Duration.Input | undefined
 }
+
+/**
+ * The gateway's default reconnect schedule: the host's `backoff` (500 ms doubling up to `cap`, default 30 s)
+ * with no limit on its attempts. A gateway is a long-running service: an upstream down for an hour is tried
+ * again every `cap` and served again once it is back, where the host's own default gives up after 10 retries
+ * and leaves the upstream `Failed` until a `restart` nobody calls.
+ */
+export const reconnecting = (cap?: Duration.Input | undefined): Schedule.Schedule<Duration.Duration> =>
+  McpHost.backoff({ cap, times: Number.POSITIVE_INFINITY })
 
 /**
  * The naming of `options`: the host's, with the `unprefixed` upstream's names
@@ -248,6 +263,7 @@ export const layer = (
         cache,
         discovery,
         tokenExchange,
+        reconnectCap,
         ...hostOptions
       } = options
       // One registry per gateway: the host's handlers read it, the server's items fill it.
@@ -255,6 +271,7 @@ export const layer = (
       const upstreamClientInfo = clientInfo ?? { name: server.name, version: server.version }
       const host = McpHost.layer({
         ...hostOptions,
+        reconnect: hostOptions.reconnect ?? reconnecting(reconnectCap),
         clientInfo: upstreamClientInfo,
         naming: namingOf(naming, unprefixed, Object.keys(hostOptions.config.mcpServers))
       }).pipe(Layer.provide(Asks.layer(callers)), Layer.provide(Credentials.layer(credentials ?? {})))
@@ -383,7 +400,8 @@ export const layerConfigFile = (
         credentials: { ...options.credentials, ...file.credentials },
         discovery: file.discovery ?? options.discovery,
         startTimeout: file.startTimeout ?? options.startTimeout,
-        awaitUpstreams: file.awaitUpstreams ?? options.awaitUpstreams
+        awaitUpstreams: file.awaitUpstreams ?? options.awaitUpstreams,
+        reconnectCap: file.reconnectCap ?? options.reconnectCap
       })
     )
   )

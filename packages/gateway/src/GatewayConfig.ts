@@ -15,7 +15,8 @@
  *     "credentials": { "search": { "env": "SEARCH_TOKEN" } },
  *     "discovery": { "pageSize": 20 },
  *     "startTimeoutSeconds": 20,
- *     "awaitUpstreamsSeconds": 5
+ *     "awaitUpstreamsSeconds": 5,
+ *     "reconnectCapSeconds": 30
  *   }
  * }
  * ```
@@ -34,7 +35,13 @@
  * `startTimeoutSeconds` is how long each upstream's connection may take to be
  * ready (the host's `startTimeout`, default 30), `awaitUpstreamsSeconds` how
  * long the gateway's first answers wait for the upstreams (`awaitUpstreams`,
- * default the start timeout, at most 10; 0 for none).
+ * default the start timeout, at most 10; 0 for none), `reconnectCapSeconds`
+ * the longest wait between two attempts to reach an upstream that is down
+ * (default 30: an upstream is tried again for as long as the gateway runs,
+ * see `Gateway.reconnecting`).
+ *
+ * A section that does not fit fails the load naming the first wrong field,
+ * why, and what it holds; so does a credential given to a stdio server.
  */
 import * as McpConfig from "@effect-mcp/host/McpConfig"
 import type * as Naming from "@effect-mcp/host/Naming"
@@ -42,6 +49,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as FileSystem from "effect/FileSystem"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import * as Credentials from "./Credentials.ts"
 import * as Discovery from "./Discovery.ts"
 import * as UpstreamOAuth from "./UpstreamOAuth.ts"
@@ -89,7 +97,9 @@ export const Section = Schema.Struct({
   /** How long an upstream's connection may take to be ready, in seconds. */
   startTimeoutSeconds: Schema.optional(Schema.Finite.check(Schema.isGreaterThan(0))),
   /** How long the gateway's first answers wait for the upstreams, in seconds (0: not at all). */
-  awaitUpstreamsSeconds: Schema.optional(Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0)))
+  awaitUpstreamsSeconds: Schema.optional(Schema.Finite.check(Schema.isGreaterThanOrEqualTo(0))),
+  /** The longest wait between two attempts to reach an upstream that is down, in seconds. */
+  reconnectCapSeconds: Schema.optional(Schema.Finite.check(Schema.isGreaterThan(0)))
 })
 
 /** What the file says: the upstreams, and how the gateway names and reaches them. */
@@ -104,6 +114,8 @@ export interface GatewayConfig {
   readonly startTimeout: Duration.Duration | undefined
   /** How long the first answers wait for the upstreams, when the section sets it. */
   readonly awaitUpstreams: Duration.Duration | undefined
+  /** The longest wait between two attempts to reach an upstream that is down, when the section sets it. */
+  readonly reconnectCap: Duration.Duration | undefined
 }
 
 const invalid = (message: string, path: string | undefined) =>
@@ -113,7 +125,53 @@ const invalid = (message: string, path: string | undefined) =>
     message: path === undefined ? message : `${path}: ${message}`
   })
 
-const decodeSection = Schema.decodeUnknownEffect(Section)
+// Every issue, to choose the one that says what the file meant (see `unfit`).
+const decodeSection = Schema.decodeUnknownEffect(Section, { errors: "all" })
+
+const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/** The longest part of a configured value an error quotes. */
+const quoteChars = 60
+
+const keysOf = (path: ReadonlyArray<unknown> | undefined): ReadonlyArray<string> =>
+  (path ?? []).map((p) => String(typeof p === "object" && p !== null ? (p as { readonly key: unknown }).key : p))
+
+/** How far `keys` go into `raw` (the keys present), and what is there. */
+const walk = (raw: unknown, keys: ReadonlyArray<string>): { readonly depth: number; readonly value: unknown } => {
+  let value: unknown = raw
+  let depth = 0
+  for (const key of keys) {
+    if (typeof value !== "object" || value === null || !(key in value)) return { depth, value: undefined }
+    value = (value as { readonly [key: string]: unknown })[key]
+    depth++
+  }
+  return { depth, value }
+}
+
+/**
+ * Why the section does not fit, as `McpConfig` says it of a server: one wrong field, the schema's message, and
+ * what the field holds (cut to `quoteChars`; only its type under `credentials`, where a `value` is a secret).
+ * Of a union's issues (a credential's kinds), the one reaching deepest into what the file holds: the kind it
+ * meant (`{ "oauth": {} }` lacks `oauth.clientId`, not `env`).
+ */
+const unfit = (error: Schema.SchemaError, raw: unknown): string => {
+  let first: { readonly path?: ReadonlyArray<unknown> | undefined; readonly message: string } | undefined
+  let deepest = -1
+  for (const issue of formatter(error.issue).issues) {
+    const depth = walk(raw, keysOf(issue.path)).depth
+    if (depth > deepest) [first, deepest] = [issue, depth]
+  }
+  const keys = keysOf(first?.path)
+  const value = walk(raw, keys).value
+  const type = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`
+  const text = keys[0] === "credentials" ? undefined : JSON.stringify(value)
+  const got =
+    value === undefined
+      ? ""
+      : `, got ${text === undefined ? type : text.length <= quoteChars ? text : `${text.slice(0, quoteChars)}...`}`
+  const field = keys.length === 0 ? "the `gateway` section" : `gateway.${keys.join(".")}`
+  return `${field}: ${first?.message ?? error.message}${got}`
+}
 
 /** Decodes parsed JSON: `mcpServers` as `McpConfig.decode` does, then the `gateway` section. */
 export const decode = (input: unknown, path?: string): Effect.Effect<GatewayConfig, McpConfig.ConfigError> =>
@@ -124,10 +182,7 @@ export const decode = (input: unknown, path?: string): Effect.Effect<GatewayConf
       )
     )
     const raw = (input as { readonly gateway?: unknown }).gateway ?? {}
-    // The section holds no secret worth hiding but `value`: the error says where, not what.
-    const section = yield* decodeSection(raw).pipe(
-      Effect.mapError(() => invalid("the `gateway` section does not fit (see GatewayConfig)", path))
-    )
+    const section = yield* decodeSection(raw).pipe(Effect.mapError((error) => invalid(unfit(error, raw), path)))
     const servers = Object.keys(config.mcpServers)
     if (section.unprefixed !== undefined && !servers.includes(section.unprefixed)) {
       return yield* invalid(`gateway.unprefixed names no server: ${JSON.stringify(section.unprefixed)}`, path)
@@ -136,6 +191,13 @@ export const decode = (input: unknown, path?: string): Effect.Effect<GatewayConf
     for (const [server, c] of Object.entries(section.credentials ?? {})) {
       if (!servers.includes(server)) {
         return yield* invalid(`gateway.credentials names no server: ${JSON.stringify(server)}`, path)
+      }
+      // Known from the file alone: refused here, not at each connection attempt for as long as the gateway runs.
+      if (McpConfig.isStdio(config.mcpServers[server]!)) {
+        return yield* invalid(
+          `gateway.credentials.${server}: ${JSON.stringify(server)} is a stdio server: give it its secret in \`env\`, not as a credential`,
+          path
+        )
       }
       credentials[server] =
         "oauth" in c
@@ -162,7 +224,8 @@ export const decode = (input: unknown, path?: string): Effect.Effect<GatewayConf
             ? {}
             : { pageSize: section.discovery.pageSize },
       startTimeout: seconds(section.startTimeoutSeconds),
-      awaitUpstreams: seconds(section.awaitUpstreamsSeconds)
+      awaitUpstreams: seconds(section.awaitUpstreamsSeconds),
+      reconnectCap: seconds(section.reconnectCapSeconds)
     }
   })
 

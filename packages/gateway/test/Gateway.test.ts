@@ -269,9 +269,16 @@ describe("GatewayConfig", () => {
         gateway: { startTimeoutSeconds: 2.5, awaitUpstreamsSeconds: 0 }
       })
       assert.deepStrictEqual([timed.startTimeout, timed.awaitUpstreams], [Duration.millis(2500), Duration.zero])
-      for (const gateway of [{ startTimeoutSeconds: 0 }, { awaitUpstreamsSeconds: -1 }, { startTimeoutSeconds: "5" }]) {
+      for (const [gateway, says] of [
+        [{ startTimeoutSeconds: 0 }, "gateway.startTimeoutSeconds: Expected a value greater than 0, got 0"],
+        [
+          { awaitUpstreamsSeconds: -1 },
+          "gateway.awaitUpstreamsSeconds: Expected a value greater than or equal to 0, got -1"
+        ],
+        [{ startTimeoutSeconds: "5" }, 'gateway.startTimeoutSeconds: Expected number | undefined, got "5"']
+      ] as const) {
         const error = yield* Effect.flip(GatewayConfig.decode({ ...servers, gateway }))
-        assert.match(error.message, /the `gateway` section does not fit/)
+        assert.strictEqual(error.message, says)
       }
     })
   )
@@ -292,11 +299,12 @@ describe("GatewayConfig", () => {
           Effect.flip(GatewayConfig.decode({ ...servers, gateway: { credentials: { search: { oauth: {} } } } })),
           (error) => error.message
         )
-        assert.match(message, /the `gateway` section does not fit/)
+        // Of the credential's kinds, the one the file meant.
+        assert.strictEqual(message, "gateway.credentials.search.oauth.clientId: Missing key")
       })
   )
 
-  it.effect("a section naming no server, or that does not fit, fails without quoting a value", () =>
+  it.effect("a section naming no server, or that does not fit, fails saying which field and why", () =>
     Effect.gen(function* () {
       const message = (input: unknown) =>
         Effect.map(Effect.flip(GatewayConfig.decode(input, "gw.json")), (error) => error.message)
@@ -308,9 +316,34 @@ describe("GatewayConfig", () => {
         yield* message({ ...servers, gateway: { credentials: { nope: { env: "X" } } } }),
         'gw.json: gateway.credentials names no server: "nope"'
       )
-      const bad = yield* message({ ...servers, gateway: { credentials: { search: { header: "x", value: 42 } } } })
-      assert.notInclude(bad, "42")
-      assert.match(bad, /^gw\.json: the `gateway` section does not fit/)
+      // Under `credentials` a value may be a secret: its type is said, not the value.
+      assert.strictEqual(
+        yield* message({ ...servers, gateway: { credentials: { search: { header: "x", value: 42 } } } }),
+        "gw.json: gateway.credentials.search.value: Expected string, got a number"
+      )
+      assert.strictEqual(
+        yield* message({ ...servers, gateway: { naming: { strategy: "sometimes" } } }),
+        'gw.json: gateway.naming.strategy: Expected "always" | "onClash", got "sometimes"'
+      )
+      // A long value is cut.
+      const long = yield* message({ ...servers, gateway: { unprefixed: ["x".repeat(200)] } })
+      assert.match(long, /^gw\.json: gateway\.unprefixed: Expected string \| undefined, got \["x{58}\.\.\.$/)
+      assert.strictEqual(
+        yield* message({ ...servers, gateway: 5 }),
+        "gw.json: the `gateway` section: Expected object, got 5"
+      )
+    })
+  )
+
+  it.effect("a credential of a stdio server is refused at load, naming the server", () =>
+    Effect.gen(function* () {
+      const error = yield* Effect.flip(
+        GatewayConfig.decode({ ...servers, gateway: { credentials: { files: { env: "X" } } } }, "gw.json")
+      )
+      assert.strictEqual(
+        error.message,
+        'gw.json: gateway.credentials.files: "files" is a stdio server: give it its secret in `env`, not as a credential'
+      )
     })
   )
 })

@@ -10,10 +10,12 @@ import * as McpError from "@effect-mcp/protocol/McpError"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Prompt from "@effect-mcp/server/Prompt"
 import * as Resource from "@effect-mcp/server/Resource"
+import * as Sampling from "@effect-mcp/server/Sampling"
 import * as Tool from "@effect-mcp/server/Tool"
 import * as McpTest from "@effect-mcp/testing/McpTest"
 import * as SpanRecorder from "@effect-mcp/testing/SpanRecorder"
 import { assert, describe, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
@@ -54,6 +56,15 @@ const upstream = (name: string, shared: Upstreams, list?: Resource.Cache) =>
         input: Schema.Struct({}),
         handler: () =>
           Effect.andThen(Queue.offer(shared.started, name), Effect.as(Deferred.await(shared.release), "held"))
+      }),
+      // Fails with an internal error when its client cannot be asked, as an SDK server's tool does.
+      Tool.make("sample", {
+        input: Schema.Struct({}),
+        handler: () =>
+          Sampling.createMessage({ messages: [], maxTokens: 1 }).pipe(
+            Effect.as("sampled"),
+            Effect.catchCause((cause) => Effect.fail(new McpError.InternalError({ message: Cause.pretty(cause) })))
+          )
       })
     ),
     Prompt.layer(Prompt.make({ name: "greet", handler: () => Effect.succeed(`hello from ${name}`) })),
@@ -137,8 +148,17 @@ describe("Policy", () => {
       const root = yield* connect("root", ["admin"], { team: "ops" })
       const names = (client: typeof alice) =>
         Effect.map(Stream.runCollect(client.tools), (t) => t.map((x) => x.name).sort())
-      assert.deepStrictEqual(yield* names(alice), ["a__echo", "a__flaky"])
-      assert.deepStrictEqual(yield* names(root), ["a__echo", "a__flaky", "a__hold", "b__echo", "b__flaky", "b__hold"])
+      assert.deepStrictEqual(yield* names(alice), ["a__echo", "a__flaky", "a__sample"])
+      assert.deepStrictEqual(yield* names(root), [
+        "a__echo",
+        "a__flaky",
+        "a__hold",
+        "a__sample",
+        "b__echo",
+        "b__flaky",
+        "b__hold",
+        "b__sample"
+      ])
       // Called anyway: the answer of a tool that does not exist, word for word.
       const hidden = errorOf(yield* Effect.flip(alice.callTool("b__echo", { text: "x" })))
       const absent = errorOf(yield* Effect.flip(alice.callTool("b__nothing", { text: "x" })))
@@ -205,6 +225,32 @@ describe("CircuitBreaker", () => {
       assert.deepStrictEqual(breaker.state("a"), { _tag: "Closed", failures: 0 })
       yield* alice.callTool("a__echo", { text: "x" })
       yield* alice.callTool("a__flaky", {})
+    })
+  )
+
+  it.effect("a call that failed because its client could not be asked counts for nothing in the circuit", () =>
+    Effect.gen(function* () {
+      // The upstream asks in rounds (2026-07-28: the gateway's client follows them) or on its session (2025-11-25,
+      // where its tool fails with an internal error, as an SDK server's does).
+      for (const [versions, code] of [
+        [undefined, McpError.Code.MissingRequiredClientCapability],
+        [["2025-11-25"], McpError.Code.InternalError]
+      ] as const) {
+        const breaker = CircuitBreaker.make({ failures: 2 })
+        const { connect } = yield* gateway({
+          circuitBreaker: breaker,
+          ...(versions === undefined ? {} : { client: { supportedVersions: versions } })
+        })
+        // Alice's client declares no sampling: the gateway cannot ask it what "a" asks.
+        const alice = yield* connect("alice")
+        for (let i = 0; i < 3; i++) {
+          const error = errorOf(yield* Effect.flip(alice.callTool("a__sample", {})))
+          assert.strictEqual(error.code, code)
+          assert.match(error.message, /did not declare capability sampling/)
+        }
+        assert.deepStrictEqual(breaker.state("a"), { _tag: "Closed", failures: 0 })
+        yield* alice.callTool("a__echo", { text: "x" })
+      }
     })
   )
 

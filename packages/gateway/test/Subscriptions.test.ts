@@ -69,7 +69,51 @@ const gateway = Effect.gen(function* () {
   return { log, a, context, gate }
 })
 
+/** The gateway keeping reads of "a" (on 2026-07-28, its reads carry cache hints), whose `doc` counts its reads. */
+const cachingGateway = Effect.gen(function* () {
+  let reads = 0
+  const a = yield* Layer.build(
+    Resource.layer(
+      Resource.make({
+        uri,
+        name: "doc",
+        cache: { ttlMs: 60_000, cacheScope: "public" },
+        read: Effect.sync(() => `doc #${++reads}`)
+      })
+    ).pipe(Layer.provideMerge(McpServer.layer({ name: "a", version: "1.0.0" })))
+  )
+  const context = yield* Layer.build(
+    Gateway.layer({
+      server: { name: "gateway", version: "1.0.0" },
+      config: { mcpServers: { a: { command: "a" } } },
+      cache: true,
+      healthCheck: false
+    }).pipe(Layer.provide(memory({ a })))
+  )
+  return { a, context }
+})
+
 describe("Gateway subscriptions", () => {
+  it.effect("an update of the upstream makes the read cache's copy stale: the next read asks the upstream", () =>
+    Effect.gen(function* () {
+      const { a, context } = yield* cachingGateway
+      const client = yield* McpTest.makeRawClient({ revision: "2025-11-25" }).pipe(Effect.provideContext(context))
+      const read = Effect.map(
+        client.request("resources/read", { uri }),
+        (result) => (result as { readonly contents: ReadonlyArray<{ readonly text: string }> }).contents[0]!.text
+      )
+      yield* client.request("resources/subscribe", { uri })
+      assert.strictEqual(yield* read, "doc #1")
+      // Fresh for a minute: served from the cache.
+      assert.strictEqual(yield* read, "doc #1")
+      yield* McpServer.resourceUpdated(uri).pipe(Effect.provideContext(a))
+      let update = yield* Queue.take(client.notifications)
+      while (update.method !== "notifications/resources/updated") update = yield* Queue.take(client.notifications)
+      assert.strictEqual(yield* read, "doc #2")
+      assert.strictEqual(yield* read, "doc #2")
+    })
+  )
+
   it.effect("a 2026-07-28 listen holds the upstream subscription while it lasts, and gets its updates", () =>
     Effect.gen(function* () {
       const { log, a, context } = yield* gateway

@@ -9,6 +9,59 @@ import * as Connector from "@effect-mcp/host/Connector"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+
+/** In-memory upstreams that can go away and come back. */
+export interface Switchable {
+  readonly connector: Layer.Layer<Connector.Connector>
+  /** Ends the server's current connection and refuses every attempt to connect until `up` (an outage). */
+  readonly down: (name: string) => Effect.Effect<void>
+  /** Accepts connections to the server again (the outage is over). */
+  readonly up: (name: string) => void
+  /** Connection attempts per server. */
+  readonly attempts: Map<string, number>
+}
+
+/**
+ * A connector to the in-memory servers `servers`, by name, with their outages
+ * under the test's control; a name in `silent` is connected to nobody: what
+ * is sent to it is never answered.
+ */
+export const switchable = (
+  servers: { readonly [name: string]: Context.Context<McpServer.McpServer> },
+  silent: ReadonlyArray<string> = []
+): Switchable => {
+  const downs = new Set<string>()
+  const current = new Map<string, MemoryTransport.End>()
+  const attempts = new Map<string, number>()
+  return {
+    connector: Connector.layer((name) =>
+      Effect.gen(function* () {
+        attempts.set(name, (attempts.get(name) ?? 0) + 1)
+        if (downs.has(name)) {
+          return yield* new Transport.TransportError({ reason: "Io", message: "connection refused" })
+        }
+        const [serverEnd, clientEnd] = yield* MemoryTransport.makePair({ codec: true })
+        if (silent.includes(name)) return { transport: clientEnd }
+        yield* McpServer.makeSession.pipe(
+          Effect.provideService(Transport.Transport, serverEnd),
+          Effect.provideContext(servers[name]!)
+        )
+        current.set(name, serverEnd)
+        return { transport: clientEnd }
+      })
+    ),
+    down: (name) =>
+      Effect.suspend(() => {
+        downs.add(name)
+        return current.get(name)?.close ?? Effect.void
+      }),
+    up: (name) => {
+      downs.delete(name)
+    },
+    attempts
+  }
+}
 
 /**
  * A connector to the in-memory servers `servers`, by name; a name in `silent`
@@ -17,15 +70,4 @@ import * as Effect from "effect/Effect"
 export const memory = (
   servers: { readonly [name: string]: Context.Context<McpServer.McpServer> },
   silent: ReadonlyArray<string> = []
-) =>
-  Connector.layer((name) =>
-    Effect.gen(function* () {
-      const [serverEnd, clientEnd] = yield* MemoryTransport.makePair({ codec: true })
-      if (silent.includes(name)) return { transport: clientEnd }
-      yield* McpServer.makeSession.pipe(
-        Effect.provideService(Transport.Transport, serverEnd),
-        Effect.provideContext(servers[name]!)
-      )
-      return { transport: clientEnd }
-    })
-  )
+) => switchable(servers, silent).connector

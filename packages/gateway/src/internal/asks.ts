@@ -33,11 +33,33 @@ const noCaller = (method: string, server: string | undefined, miss: Callers.Miss
         : `${method}: ${miss.sessions} downstream clients have calls in flight on ${server === undefined ? "the gateway" : JSON.stringify(server)}; the gateway cannot tell which one is asked`
   })
 
-const failed = (error: ServerRequest.ClientRequestError) =>
-  new McpError.JsonRpcError({
-    code: error.reason === "Rejected" ? rejectedCode : McpError.Code.InternalError,
-    message: error.message
-  })
+/** The client capability each ask needs. */
+const capabilityOf = {
+  "sampling/createMessage": "sampling",
+  "elicitation/create": "elicitation",
+  "roots/list": "roots"
+}
+
+/**
+ * The upstream's answer when asking the downstream client failed, its code saying why: the client cannot be asked
+ * this (it lacks the capability, or its revision the request) is -32021 naming what it lacks, as an upstream would
+ * answer it; a rejection -1; the rest (no answer in time, a malformed one, the session gone) -32603. None of these
+ * is the upstream's failure, whatever it answers its caller next (`asCaller` keeps them out of its circuit).
+ */
+const failed = (method: ServerRequest.AskMethod, error: ServerRequest.ClientRequestError): McpError.McpError => {
+  switch (error.reason) {
+    case "CapabilityMissing":
+    case "NotInRevision":
+      return new McpError.MissingRequiredClientCapability({
+        message: error.message,
+        data: { requiredCapabilities: error.requiredCapabilities ?? { [capabilityOf[method]]: {} } }
+      })
+    case "Rejected":
+      return new McpError.JsonRpcError({ code: rejectedCode, message: error.message })
+    default:
+      return new McpError.InternalError({ message: error.message })
+  }
+}
 
 /**
  * An accepted form's answer with only the fields the form asks for. The client answered the upstream's question,
@@ -60,7 +82,11 @@ const handlers = (callers: Callers.Callers, asking: Effect.Effect<string | undef
     Effect.flatMap(Effect.all([asking, Effect.service(Callers.Pinned)]), ([server, pinned]) => {
       const found = pinned !== undefined && pinned.server === server ? pinned.caller : callers.pick(server)
       if (!Callers.isCaller(found)) return Effect.fail(noCaller(method, server, found))
-      return Effect.mapError(Effect.provideContext(found.request.ask(method, params), found.context), failed)
+      return Effect.mapError(Effect.provideContext(found.request.ask(method, params), found.context), (error) => {
+        // The call this ask serves now fails, if it does, for its client's sake, not the upstream's.
+        found.askFailed = true
+        return failed(method, error)
+      })
     })
   const sampling = SamplingHandler.layer(
     (params) => ask("sampling/createMessage", params) as Effect.Effect<Sampling.CreateMessageResult, McpError.McpError>,

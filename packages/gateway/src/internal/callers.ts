@@ -26,6 +26,11 @@ export interface Caller {
    * request's session in the context of the fiber asking.
    */
   readonly context: Context.Context<never>
+  /**
+   * Asking its client failed during the call (asks.ts): how the call ends then says nothing of the upstream's
+   * health, and its circuit does not count it.
+   */
+  askFailed?: boolean
 }
 
 /** Why no caller could be chosen: nobody waits on the upstream, or several do. */

@@ -12,6 +12,7 @@ import * as Catalog from "@effect-mcp/host/Catalog"
 import type * as McpHost from "@effect-mcp/host/McpHost"
 import type * as Completion from "@effect-mcp/protocol/Completion"
 import type * as Logging from "@effect-mcp/protocol/Logging"
+import * as Meta from "@effect-mcp/protocol/Meta"
 import type * as Prompts from "@effect-mcp/protocol/Prompts"
 import type * as Resources from "@effect-mcp/protocol/Resources"
 import type * as Tools from "@effect-mcp/protocol/Tools"
@@ -115,6 +116,34 @@ export const toolItem = (entry: Catalog.Entry<Tools.Tool>, support?: Task.TaskSu
 }
 
 /**
+ * An upstream's tool or prompt result as the gateway's own answer: without what the upstream's envelope said
+ * of the upstream. Its `serverInfo` names the software producing the response, which to the downstream client
+ * is the gateway (its server writes its own); its `resultType` belongs to the upstream's revision (the
+ * gateway's server writes one where the client's revision has it). The rest of `_meta` is the result's.
+ */
+const relayedResult = <A extends object>(result: A): A => {
+  const {
+    _meta: meta,
+    resultType: _,
+    ...rest
+  } = result as {
+    readonly resultType?: unknown
+    readonly _meta?: Meta.Meta
+  }
+  if (meta === undefined) return rest as A
+  const { [Meta.serverInfoKey]: _info, ...kept } = meta
+  return (Object.keys(kept).length === 0 ? rest : { ...rest, _meta: kept }) as A
+}
+
+/**
+ * The options of a tool call relayed upstream: progress restarts its timeout. The call is the downstream
+ * client's, which bounds and cancels it itself; an upstream still reporting progress is working, not stuck,
+ * and cutting it at the host's timeout would end every long call through the gateway. An upstream that
+ * falls silent for the whole timeout still ends the call. (The host has no total bound of its own to keep.)
+ */
+const relayed: McpHost.CallOptions = { resetTimeoutOnProgress: true }
+
+/**
  * The tool as the gateway serves it. Its arguments go to the upstream as
  * sent (the upstream checks them). A tool its upstream runs as a task takes
  * tasks as the upstream's does (its `taskSupport`): a downstream task is the
@@ -139,26 +168,32 @@ export const tool = (routes: Routes, entry: Catalog.Entry<Tools.Tool>): Tool.Too
           // A stateless client: the upstream's input rounds pass through when it is stateless too (rounds.ts).
           if (request.stateless) {
             const passed = passedTool(entry, args)
-            return stateless(routes, passed, request, current, (client, options) =>
-              plainCall(request, current, client.callTool(entry.item.name, args, options), () =>
-                client.callToolWithProgress(entry.item.name, args, options)
-              )
+            return stateless(
+              routes,
+              passed,
+              request,
+              current,
+              (client, options) =>
+                plainCall(request, current, client.callTool(entry.item.name, args, options), () =>
+                  client.callToolWithProgress(entry.item.name, args, options)
+                ),
+              relayed
             )
           }
           return plainCall(
             request,
             current,
-            via(routes, entry.server, routes.host.callTool(entry.name, args), (client) =>
-              client.callTool(entry.item.name, args)
+            via(routes, entry.server, routes.host.callTool(entry.name, args, relayed), (client) =>
+              client.callTool(entry.item.name, args, relayed)
             ),
             () =>
               perCaller(routes, entry.server)
                 ? Stream.unwrap(
                     Effect.map(ownClient(routes, entry.server), (client) =>
-                      client.callToolWithProgress(entry.item.name, args)
+                      client.callToolWithProgress(entry.item.name, args, relayed)
                     )
                   )
-                : routes.host.callToolWithProgress(entry.name, args)
+                : routes.host.callToolWithProgress(entry.name, args, relayed)
           )
         }),
         Rounds.finish
@@ -170,7 +205,7 @@ export const tool = (routes: Routes, entry: Catalog.Entry<Tools.Tool>): Tool.Too
       )
       return Tasks.handle(routes, item, entry, args, call, plain)
     },
-    toResult: (value) => Result.succeed(value as Tools.CallToolResult),
+    toResult: (value) => Result.succeed(relayedResult(value as Tools.CallToolResult)),
     failureResult: () => undefined
   }
 }
@@ -232,7 +267,7 @@ export const prompt = (routes: Routes, entry: Catalog.Entry<Prompts.Prompt>): Pr
             client.getPrompt(entry.item.name, defined)
           )
         }),
-        Rounds.finish
+        (answer) => Effect.map(Rounds.finish(answer), relayedResult)
       )
   }
 }

@@ -8,6 +8,10 @@
  *
  * Bounded: past `maxEntries` the oldest entry goes first (a Map keeps
  * insertion order); expired entries go when they are next looked up.
+ *
+ * The upstream saying a resource changed (`notifications/resources/updated`)
+ * makes what is kept of it stale at once, as the MCP caching rules say of a
+ * relevant notification: `invalidate` drops it, for every principal.
  */
 import type * as Content from "@effect-mcp/protocol/Content"
 import type * as Resources from "@effect-mcp/protocol/Resources"
@@ -37,6 +41,8 @@ export interface ReadCache {
     result: Resources.ReadResourceResult,
     now: number
   ) => void
+  /** Drops what is kept of `uri` of `upstream`, public or for any principal. */
+  readonly invalidate: (upstream: string, uri: string) => void
 }
 
 const keyOf = (upstream: string, uri: string, principal: string | undefined) =>
@@ -68,6 +74,12 @@ export const make = (maxEntries: number): ReadCache => {
       entries.delete(key)
       if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!)
       entries.set(key, { contents: result.contents, cacheScope: shared ? "public" : "private", expiresAt: now + ttlMs })
+    },
+    invalidate: (upstream, uri) => {
+      // Every key of the resource ends the same way, whoever it is kept for. A walk over at most `maxEntries`
+      // keys per update, rather than an index by resource kept in step with the eviction order.
+      const suffix = `\u0000${upstream}\u0000${uri}`
+      for (const key of entries.keys()) if (key.endsWith(suffix)) entries.delete(key)
     }
   }
 }

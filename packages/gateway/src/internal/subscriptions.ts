@@ -143,7 +143,12 @@ export const make = (
               Effect.flatMap(client.success.subscribeResource(uri), (updates) =>
                 Effect.andThen(
                   Deferred.succeed(first, undefined),
-                  Stream.runForEach(updates, (update) => server.resourceUpdated(update.uri))
+                  // What the cache kept of it is stale now (readCache.ts): dropped before the update is
+                  // announced, so a subscriber reading on the update reads from the upstream.
+                  Stream.runForEach(updates, (update) => {
+                    routes.reads?.invalidate(upstream, update.uri)
+                    return server.resourceUpdated(update.uri)
+                  })
                 )
               )
             )

@@ -126,7 +126,10 @@ export const asCaller = Effect.fnUntraced(function* <A, E, R>(
       )
     )
   )
-  const guarded = routes.breaker === undefined ? work : routes.breaker.run(server, work)
+  // A call that failed after asking its client failed (the client cannot be asked, did not answer) failed for the
+  // client's sake: the upstream answered as it should, and its circuit does not count it.
+  const guarded =
+    routes.breaker === undefined ? work : routes.breaker.run(server, work, { excused: () => caller.askFailed === true })
   // The caller's own connection, made (or found) once for the call and held by it (the relay and the call share
   // it), outside the circuit: a caller whose token cannot be exchanged says nothing of the upstream's health.
   return yield* perCaller(routes, server) ? Effect.scoped(Effect.andThen(ownClient(routes, server), guarded)) : guarded
@@ -173,14 +176,15 @@ const methods = { tool: "tools/call", prompt: "prompts/get", resource: "resource
 /**
  * A stateless client's request, on the connection it goes on (the caller's own for an upstream acting for its
  * caller, else the host's, routed as the host's requests are): passed through when the upstream is stateless too
- * (rounds.ts: its answer, or its round), else `plain`.
+ * (rounds.ts: its answer, or its round), else `plain`; `options` are the request's (the host adds its timeout).
  */
 export const stateless = <A>(
   routes: Routes,
   passed: Passed,
   request: ServerRequest.ServerRequestShape,
   current: CurrentRequest.CurrentRequestShape,
-  plain: (client: McpClient.McpClientShape, options: McpClient.RequestOptions | undefined) => Effect.Effect<A, unknown>
+  plain: (client: McpClient.McpClientShape, options: McpClient.RequestOptions | undefined) => Effect.Effect<A, unknown>,
+  options?: McpClient.RequestOptions | undefined
 ): Effect.Effect<A | Rounds.Round, unknown> => {
   const f = (
     client: McpClient.McpClientShape,
@@ -193,12 +197,12 @@ export const stateless = <A>(
         >)
       : plain(client, options)
   return perCaller(routes, passed.server)
-    ? Effect.scoped(Effect.flatMap(ownClient(routes, passed.server), (client) => f(client, undefined)))
+    ? Effect.scoped(Effect.flatMap(ownClient(routes, passed.server), (client) => f(client, options)))
     : routes.host.route(
         passed.kind,
         passed.name,
         passed.args,
-        (client, _, options) => f(client, options) as Effect.Effect<A | Rounds.Round, McpClient.CallError>,
-        { server: passed.server }
+        (client, _, routed) => f(client, routed) as Effect.Effect<A | Rounds.Round, McpClient.CallError>,
+        { ...options, server: passed.server }
       )
 }
