@@ -58,6 +58,12 @@ const gateway = Effect.gen(function* () {
 const textOf = (result: Tools.CallToolResult) =>
   result.content.map((block) => (block.type === "text" ? block.text : "")).join("")
 
+/** What a result's envelope may carry, read field by field. */
+interface Envelope {
+  readonly resultType?: string
+  readonly _meta?: { readonly [key: string]: { readonly name?: string } | undefined }
+}
+
 describe("Relay", () => {
   it.effect("a call stays alive past the upstream timeout while the upstream reports progress", () =>
     Effect.gen(function* () {
@@ -91,8 +97,8 @@ describe("Relay", () => {
       for (const revision of ["2025-11-25", "2026-07-28"] as const) {
         const client = yield* McpTest.makeClient({ revision }).pipe(Effect.provideContext(context))
         for (const raw of [
-          (yield* client.request("tools/call", { name: "echo", arguments: {} })) as Record<string, any>,
-          (yield* client.request("prompts/get", { name: "greet", arguments: {} })) as Record<string, any>
+          (yield* client.request("tools/call", { name: "echo", arguments: {} })) as Envelope,
+          (yield* client.request("prompts/get", { name: "greet", arguments: {} })) as Envelope
         ]) {
           if (revision === "2026-07-28") {
             assert.strictEqual(raw._meta?.[Meta.serverInfoKey]?.name, "gateway")
