@@ -25,31 +25,13 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Transport from "@effect-mcp/engine/Transport"
-import type * as EventStore from "../EventStore.ts"
+import { owing } from "./owedAnswers.ts"
 import * as Streams from "./httpServerStream.ts"
 import type { LogicalStream, Settings, Waiter } from "./httpServerStream.ts"
 import { formatEvent } from "./httpWire.ts"
 import { cancelledIdsOf, idempotencyKeyOf, messagesOf, responseIdsOf } from "./jsonRpcSniff.ts"
 import { StreamTables } from "./httpServerStreamTables.ts"
 import type { Place } from "@effect-mcp/engine/PushQueue"
-
-/**
- * What a POST stream's event tells a shared store that keeps it: the requests
- * the stream still owes once the event is sent, so that the session's next
- * process answers them if this one is lost first (`EventStore.owed`).
- */
-const owing = (
-  store: EventStore.EventStoreShape,
-  stream: LogicalStream,
-  answers: ReadonlyArray<JsonRpc.RequestId> | undefined
-): EventStore.AppendOptions | undefined => {
-  if (store.shared !== true || store.owed === undefined || stream.standalone || stream.pending.size === 0) {
-    return undefined
-  }
-  const pending: Array<JsonRpc.RequestId> = []
-  for (const id of stream.pending) if (answers === undefined || !answers.includes(id)) pending.push(id)
-  return { pending }
-}
 
 export const closedError = new Transport.TransportError({ reason: "Closed", message: "HTTP session closed" })
 

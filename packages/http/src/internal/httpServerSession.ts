@@ -9,7 +9,7 @@
  * carrying `Last-Event-ID`; events sent meanwhile wait in the EventStore.
  */
 import * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
-import * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
+import type * as JsonRpcCodec from "@effect-mcp/protocol/JsonRpcCodec"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import type * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
@@ -20,11 +20,11 @@ import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { Authenticated } from "../HttpAuthentication.ts"
-import * as LostAnswers from "../LostAnswers.ts"
 import type * as Session from "@effect-mcp/engine/Session"
 import type * as SessionRegistry from "@effect-mcp/engine/SessionRegistry"
 import type * as Transport from "@effect-mcp/engine/Transport"
 import { SendLine } from "./httpServerSendLine.ts"
+import * as OwedAnswers from "./owedAnswers.ts"
 import * as Streams from "./httpServerStream.ts"
 import type { Connection, LogicalStream, Settings } from "./httpServerStream.ts"
 import { formatEvent } from "./httpWire.ts"
@@ -392,30 +392,7 @@ export class HttpSession extends SendLine implements Transport.TransportShape, S
    * the answers it appends leave nothing owed, so a second run appends none.
    */
   get settleLost(): Effect.Effect<void> {
-    return Effect.suspend(() => {
-      const store = this.store
-      if (store?.shared !== true || store.owed === undefined) return Effect.void
-      return store.owed(this.key).pipe(
-        Effect.flatMap((owed) =>
-          Effect.forEach(
-            owed,
-            ({ streamId, ids }) =>
-              Effect.forEach(
-                ids,
-                (id, i) =>
-                  store.append(streamId, JsonRpcCodec.encode(LostAnswers.lostResponse(id)), {
-                    pending: ids.slice(i + 1)
-                  }),
-                { discard: true }
-              ),
-            { discard: true }
-          )
-        ),
-        Effect.catch((error) =>
-          Effect.logWarning(`requests of a session lost elsewhere not answered in the event store: ${error.message}`)
-        )
-      )
-    })
+    return Effect.suspend(() => OwedAnswers.settle(this.store, this.key))
   }
 
   protected endConnection(stream: LogicalStream | undefined): Effect.Effect<void> {
