@@ -176,10 +176,12 @@ const roleOf = (options: Options): Session.RoleOptions => {
     side: "server",
     info: options.serverInfo,
     // Incoming requests are checked against what `initialize` declared; until
-    // then (and for stateless requests) against the current declaration.
+    // then (and for stateless requests) against the current declaration, for the
+    // revision a session that started without a handshake is in.
     capabilities:
       typeof capabilitiesOf === "function"
-        ? (state) => (state.phase === "New" ? undefined : state.declared) ?? capabilitiesOf(undefined)
+        ? (state) =>
+            state.phase === "New" ? capabilitiesOf(undefined) : (state.declared ?? capabilitiesOf(state.revision))
         : capabilitiesOf,
     supportedVersions,
     handlers,

@@ -17,7 +17,6 @@
 import type * as Content from "@effect-mcp/protocol/Content"
 import type * as Logging from "@effect-mcp/protocol/Logging"
 import type * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
-import * as Registry from "@effect-mcp/protocol/Registry"
 import type * as Revision from "@effect-mcp/protocol/Revision"
 import type * as Roots from "@effect-mcp/protocol/Roots"
 import type * as Tools from "@effect-mcp/protocol/Tools"
@@ -262,32 +261,18 @@ const sessionOptionsOf = (state: Server.State): ServerSession.Options => {
   return options
 }
 
-// The same for the sessions whose transport cannot carry what the server sends outside a request: one for each
-// stateful revision such a session starts in without a handshake, `""` for those that start with `initialize` or
-// serve 2026-07-28 requests.
-const withoutUnsolicited = new WeakMap<Server.State, Map<string, ServerSession.Options>>()
+// The same for the sessions whose transport cannot carry what the server sends outside a request.
+const withoutUnsolicited = new WeakMap<Server.State, ServerSession.Options>()
 
 /**
  * The options of a session whose transport cannot carry what the server sends outside a request: it declares
- * what `state.capabilities` gives without that. The engine asks its role for `undefined` where the session
- * has no declaration of its own, which is a stateless revision's request but also a session that started in
- * a stateful revision without a handshake (`Session.StartInitialized`): that one declares for the revision it
- * started in, `started`.
+ * what `state.capabilities` gives without that.
  */
-const sessionOptionsWithoutUnsolicited = (
-  state: Server.State,
-  started: ProtocolVersion.ProtocolVersion | undefined
-): ServerSession.Options => {
-  let variants = withoutUnsolicited.get(state)
-  if (variants === undefined) {
-    variants = new Map()
-    withoutUnsolicited.set(state, variants)
-  }
-  let options = variants.get(started ?? "")
+const sessionOptionsWithoutUnsolicited = (state: Server.State): ServerSession.Options => {
+  let options = withoutUnsolicited.get(state)
   if (options === undefined) {
-    const revision = started === undefined ? undefined : Registry.get(started)
-    options = { ...sessionOptionsOf(state), capabilities: (asked) => state.capabilities(asked ?? revision, false) }
-    variants.set(started ?? "", options)
+    options = { ...sessionOptionsOf(state), capabilities: (revision) => state.capabilities(revision, false) }
+    withoutUnsolicited.set(state, options)
   }
   return options
 }
@@ -333,7 +318,7 @@ export const makeSession: Effect.Effect<Session.SessionShape, never, McpServer |
     const http = yield* Effect.serviceOption(CurrentHttpSession)
     const options =
       Option.isSome(http) && http.value.carriesUnsolicited === false
-        ? sessionOptionsWithoutUnsolicited(state, (yield* Session.StartInitialized)?.revision)
+        ? sessionOptionsWithoutUnsolicited(state)
         : sessionOptionsOf(state)
     const entry = new Entry()
     const session = yield* ServerSession.make(options).pipe(
