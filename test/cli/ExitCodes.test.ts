@@ -9,6 +9,7 @@
  * the everything server, a scripted stdio server and silent `node:http` ones.
  */
 import * as fs from "node:fs"
+import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -126,6 +127,21 @@ describe.concurrent("effect-mcp exit codes", () => {
           errorLine(wrongHeader),
           `${secret}: server "s", field headers.authorization: Expected string, got an array`
         )
+
+        // A gateway whose port is taken: the listener's own line, said once.
+        const config = path.join(dir, "mcp.json")
+        fs.writeFileSync(config, JSON.stringify({ mcpServers: {} }))
+        const taken = yield* Effect.acquireRelease(
+          Effect.callback<net.Server>((resume) => {
+            const server = net.createServer()
+            server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+          }),
+          (server) => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
+        )
+        const port = (taken.address() as net.AddressInfo).port
+        const busy = yield* runCli(["gateway", "--config", config, `--port=${port}`])
+        assert.strictEqual(busy.code, 3)
+        assert.strictEqual(errorLine(busy), `cannot listen on 127.0.0.1:${port}: address already in use (EADDRINUSE)`)
       }).pipe(Effect.scoped),
     TIMEOUT
   )

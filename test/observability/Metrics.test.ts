@@ -60,10 +60,10 @@ describe("request metrics", () => {
       const active = Metric.withAttributes(McpMetrics.serverActiveRequests, { "mcp.method.name": "tools/call" })
       yield* TestClock.adjust(1000)
       // Being served: one request in flight, none once it is answered.
-      assert.strictEqual((yield* Metric.value(active)).count, 1)
+      assert.strictEqual((yield* Metric.value(active)).value, 1)
       yield* TestClock.adjust(1000)
       yield* Fiber.join(call)
-      assert.strictEqual((yield* Metric.value(active)).count, 0)
+      assert.strictEqual((yield* Metric.value(active)).value, 0)
       for (const histogram of [McpMetrics.clientOperationDuration, McpMetrics.serverOperationDuration]) {
         const state = yield* series(histogram, toolCall("metered-slow"))
         assert.strictEqual(state.count, 1)

@@ -134,7 +134,7 @@ describe("OTLP export configured by OTEL_* variables", () => {
                 point.metric === "mcp.server.active_sessions" && point.attributes["mcp.transport"] === "streamable-http"
             )
         )
-        assert.strictEqual(session.type, "sum")
+        assert.strictEqual(session.type, "gauge")
         for (const direction of ["receive", "transmit"]) {
           const bytes = yield* until(() =>
             receiver
@@ -265,7 +265,7 @@ describe("OTLP export configured by OTEL_* variables", () => {
               (point) => point.metric === "mcp.server.active_sessions" && point.attributes["mcp.transport"] === "stdio"
             )
         )
-        assert.strictEqual(session.type, "sum")
+        assert.strictEqual(session.type, "gauge")
         assert.isDefined(
           receiver
             .points()

@@ -17,6 +17,7 @@ import * as Gateway from "@effect-mcp/gateway/Gateway"
 import * as GatewayConfig from "@effect-mcp/gateway/GatewayConfig"
 import type * as McpConfig from "@effect-mcp/host/McpConfig"
 import * as NodeConnector from "@effect-mcp/host/NodeConnector"
+import * as NodeHttpServer from "@effect-mcp/platform-node/NodeHttpServer"
 import * as NodeMcpServer from "@effect-mcp/platform-node/NodeMcpServer"
 import * as RequestStateKeys from "@effect-mcp/server/RequestStateKeys"
 import * as Command from "effect/cli/Command"
@@ -196,7 +197,10 @@ export const command = Command.make("gateway", flags, (input) =>
           code: ExitCode.Target,
           message:
             cluster === undefined
-              ? `cannot listen on ${input.host}:${input.port}: ${message}`
+              ? // A ListenError names the address itself.
+                error instanceof NodeHttpServer.ListenError
+                ? message
+                : `cannot listen on ${input.host}:${input.port}: ${message}`
               : // Not the database URL: it may hold a password.
                 `cannot serve as a cluster runner on ${input.host}:${input.port} (runner port ${cluster.runnerPort}): ${message}`,
           cause: error

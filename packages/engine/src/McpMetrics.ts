@@ -39,11 +39,13 @@ export const serverOperationDuration: Metric.Histogram<number> = Metric.histogra
 })
 
 /**
- * `mcp.server.active_requests`: requests being served now, by method (an
- * up-down counter: each request adds one when it starts and removes it when
- * it ends).
+ * `mcp.server.active_requests`: requests being served now, by method (each
+ * request adds one when it starts and removes it when it ends). A gauge, as
+ * both exporters of `effect/observability` must read it: a Prometheus counter
+ * never goes down (effect writes every counter as one), and OTLP exports the
+ * gauge's current value.
  */
-export const serverActiveRequests: Metric.Counter<number> = Metric.counter("mcp.server.active_requests", {
+export const serverActiveRequests: Metric.Gauge<number> = Metric.gauge("mcp.server.active_requests", {
   description: "The MCP requests being served"
 })
 
@@ -83,7 +85,7 @@ export const timed = <A, E, R>(
   )
   if (side === "client") return timedRequest
   const active = Metric.withAttributes(serverActiveRequests, { [Tracing.Attributes.methodName]: method })
-  return Effect.andThen(Metric.update(active, 1), Effect.ensuring(timedRequest, Metric.update(active, -1)))
+  return Effect.andThen(Metric.modify(active, 1), Effect.ensuring(timedRequest, Metric.modify(active, -1)))
 }
 
 /** The transport a session or a byte went over, the `mcp.transport` attribute of the transport metrics. */
@@ -91,10 +93,11 @@ export type TransportName = "stdio" | "streamable-http" | "sse"
 
 /**
  * `mcp.server.active_sessions`: sessions a server holds open now, by
- * `mcp.transport` (an up-down counter: one added when a session opens,
- * removed when it closes; stateless Streamable HTTP requests are none).
+ * `mcp.transport` (one added when a session opens, removed when it closes;
+ * stateless Streamable HTTP requests are none). A gauge, like
+ * `serverActiveRequests`.
  */
-export const serverActiveSessions: Metric.Counter<number> = Metric.counter("mcp.server.active_sessions", {
+export const serverActiveSessions: Metric.Gauge<number> = Metric.gauge("mcp.server.active_sessions", {
   description: "The MCP sessions open on the server"
 })
 
@@ -123,10 +126,8 @@ export interface TransportMeter {
   readonly sessions: (delta: 1 | -1) => void
 }
 
-const attributed = (metric: "io" | "sessions", attributes: Record<string, string>): Metric.Counter<number> =>
-  metric === "io"
-    ? Metric.counter(transportIo.id, { description: transportIo.description, incremental: true, attributes })
-    : Metric.counter(serverActiveSessions.id, { description: serverActiveSessions.description, attributes })
+const bytesOf = (attributes: Record<string, string>): Metric.Counter<number> =>
+  Metric.counter(transportIo.id, { description: transportIo.description, incremental: true, attributes })
 
 /**
  * The meter of a transport over `transport`, recording into the metric
@@ -139,13 +140,17 @@ export const transportMeter = (
 ): TransportMeter | undefined => {
   if (!Context.get(context, Enabled)) return undefined
   const name = { "mcp.transport": transport }
-  const received = attributed("io", { ...name, "network.io.direction": "receive" })
-  const sent = attributed("io", { ...name, "network.io.direction": "transmit" })
-  const sessions = attributed("sessions", name)
+  const received = bytesOf({ ...name, "network.io.direction": "receive" })
+  const sent = bytesOf({ ...name, "network.io.direction": "transmit" })
+  const sessions = Metric.gauge(serverActiveSessions.id, {
+    description: serverActiveSessions.description,
+    attributes: name
+  })
   return {
     received: (bytes) => received.updateUnsafe(bytes, context),
     sent: (bytes) => sent.updateUnsafe(bytes, context),
-    sessions: (delta) => sessions.updateUnsafe(delta, context)
+    // A gauge's update sets it; modify adds to it.
+    sessions: (delta) => sessions.modifyUnsafe(delta, context)
   }
 }
 

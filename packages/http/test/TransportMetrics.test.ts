@@ -28,7 +28,7 @@ const io = (transport: McpMetrics.TransportName, direction: "receive" | "transmi
 
 const open = (transport: McpMetrics.TransportName) =>
   Metric.value(Metric.withAttributes(McpMetrics.serverActiveSessions, { "mcp.transport": transport })).pipe(
-    Effect.map((state) => state.count)
+    Effect.map((state) => state.value)
   )
 
 /** Serves one stdio session in its own scope; returns the fake streams and the scope that closes it. */

@@ -135,7 +135,10 @@ describe("NodeMcpServer metrics (Prometheus)", () => {
       // The registry is the process's: each check reads how much a counter moved.
       const count = (metric: Metric.Counter<number>, attributes: Record<string, string>) =>
         Metric.value(Metric.withAttributes(metric, attributes)).pipe(Effect.map((state) => state.count))
-      const open = (transport: string) => count(McpMetrics.serverActiveSessions, { "mcp.transport": transport })
+      const open = (transport: string) =>
+        Metric.value(Metric.withAttributes(McpMetrics.serverActiveSessions, { "mcp.transport": transport })).pipe(
+          Effect.map((state) => state.value)
+        )
       const io = (transport: string, direction: string) =>
         count(McpMetrics.transportIo, { "mcp.transport": transport, "network.io.direction": direction })
       const { tracer, served } = servedRequests()
@@ -160,6 +163,10 @@ describe("NodeMcpServer metrics (Prometheus)", () => {
               supportedVersions: ["2025-11-25"]
             })
             assert.strictEqual(yield* open(transport), opened + 1, transport)
+            // Scraped as a gauge: a Prometheus counter never goes down, and this one does when the session closes.
+            const scraped = (yield* get(`${base}/metrics`)).body
+            assert.include(scraped, "# TYPE mcp_server_active_sessions gauge")
+            assert.include(scraped, `mcp_server_active_sessions{mcp_transport="${transport}"} ${opened + 1}`)
             const text = "x".repeat(1000)
             yield* client.callTool("prometheus-echo", { text })
             // The call went in a body and came back in another: each at least the text long.
