@@ -225,6 +225,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
     traced: Tracing.enabled(context as Context.Context<never>)
   }
   const getContext: Get.Context = {
+    supportedVersions: postContext.supportedVersions,
     standalone: stateful && options.standaloneStream !== false,
     resumable: store !== undefined,
     store,
@@ -238,7 +239,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
       case "GET":
         return stateful ? Get.get(request, getContext, authenticated) : Effect.succeed(Wire.methodNotAllowed("POST"))
       case "DELETE":
-        return stateful ? Get.del(request, sessions, authenticated) : Effect.succeed(Wire.methodNotAllowed("POST"))
+        return stateful ? Get.del(request, getContext, authenticated) : Effect.succeed(Wire.methodNotAllowed("POST"))
       default:
         return Effect.succeed(Wire.methodNotAllowed(methods.join(", ")))
     }

@@ -172,6 +172,79 @@ describe("Streamable HTTP server: requests", () => {
     })
   )
 
+  it.effect("a batch's entries that are no JSON-RPC message are answered beside the others, which are served", () =>
+    Effect.gen(function* () {
+      // SSE replies by default: a batch with a bad entry is answered in one JSON body all the same.
+      const { http } = yield* serve()
+      const old = yield* openSession(http, "2025-03-26")
+      const mixed = yield* rawPost(
+        http,
+        [call(2, "echo", "a"), { foo: "bar" }, call(3, "echo", "b")],
+        session(old, "2025-03-26")
+      )
+      assert.strictEqual(mixed.status, 200)
+      assert.match(mixed.headers["content-type"] ?? "", /^application\/json/)
+      const replies = JSON.parse(mixed.text) as Array<{ id: number | null; error?: { code: number } }>
+      assert.deepStrictEqual(
+        replies.map((r) => r.id),
+        [2, 3, null]
+      )
+      assert.strictEqual(replies[2]!.error!.code, -32600)
+      // Only a bad entry and a notification: the error is the answer.
+      const noRequest = yield* rawPost(
+        http,
+        [{ jsonrpc: "2.0", method: "notifications/progress", params: { progressToken: "x", progress: 1 } }, 7],
+        session(old, "2025-03-26")
+      )
+      assert.strictEqual(noRequest.status, 200)
+      assert.deepStrictEqual(
+        (JSON.parse(noRequest.text) as Array<{ error: { code: number } }>).map((r) => r.error.code),
+        [-32600]
+      )
+      // Nothing to serve: 400, an array for a batch and one object for a single message.
+      const none = yield* rawPost(http, [1, 2], session(old, "2025-03-26"))
+      assert.strictEqual(none.status, 400)
+      assert.strictEqual((JSON.parse(none.text) as Array<unknown>).length, 2)
+      const single = yield* rawPost(http, { jsonrpc: "2.0", id: 5 }, session(old, "2025-03-26"))
+      assert.strictEqual(single.status, 400)
+      assert.strictEqual(JSON.parse(single.text).error.code, -32600)
+    })
+  )
+
+  it.effect("an initialize answered with an error makes no session and holds no slot of the limits", () =>
+    Effect.gen(function* () {
+      for (const responseMode of ["sse", "json"] as const) {
+        const { http } = yield* serve({ maxSessionsPerClient: 1, responseMode })
+        const bad = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25" } }
+        for (let i = 0; i < 3; i++) {
+          const refused = yield* rawPost(http, bad)
+          const answer = responseMode === "json" ? JSON.parse(refused.text) : sseData(refused.text)[0]
+          assert.strictEqual((answer as { error: { code: number } }).error.code, -32602, responseMode)
+          assert.isUndefined(refused.headers["mcp-session-id"], responseMode)
+        }
+        // The client's one slot is still free.
+        const id = yield* openSession(http)
+        assert.strictEqual((yield* rawPost(http, call(2, "echo", "ok"), session(id))).status, 200)
+      }
+    })
+  )
+
+  it.effect("GET and DELETE with an MCP-Protocol-Version the server does not speak get 400 and leave the session", () =>
+    Effect.gen(function* () {
+      const { http } = yield* serve()
+      const id = yield* openSession(http)
+      const get = yield* rawRequest(http, "GET", { ...session(id, "banana"), accept: "text/event-stream" })
+      assert.strictEqual(get.status, 400)
+      assert.strictEqual(JSON.parse(yield* get.text).error.code, -32022)
+      const del = yield* rawRequest(http, "DELETE", session(id, "banana"))
+      assert.strictEqual(del.status, 400)
+      assert.strictEqual(JSON.parse(yield* del.text).error.code, -32022)
+      // Still open: a call is served, then the DELETE with the session's revision ends it.
+      assert.strictEqual((yield* rawPost(http, call(2, "echo", "ok"), session(id))).status, 200)
+      assert.strictEqual((yield* rawRequest(http, "DELETE", session(id))).status, 200)
+    })
+  )
+
   it.effect("a request id already in flight in the session is refused", () =>
     Effect.gen(function* () {
       const { http } = yield* serve()

@@ -27,6 +27,8 @@ import * as Wire from "./httpWire.ts"
 import { formatEvent } from "./httpWire.ts"
 
 export interface Context {
+  /** The revisions the server speaks: a request's `MCP-Protocol-Version` must name one. */
+  readonly supportedVersions: ReadonlyArray<string>
   /** Whether sessions are stateful and offer the GET stream. */
   readonly standalone: boolean
   /** Whether streams are resumable (an event store is kept). */
@@ -46,6 +48,8 @@ export const get = Effect.fnUntraced(function* (
     return Wire.transportError(406, "Not Acceptable: the client must accept text/event-stream")
   }
   const version = request.headers[Wire.HEADER_PROTOCOL_VERSION]
+  const unsupported = Wire.unsupportedVersion(version, context.supportedVersions)
+  if (unsupported !== undefined) return unsupported
   // Stateless revisions have no GET stream (subscriptions/listen replaces it).
   if (!context.standalone || Headers.isStatelessVersion(version)) return Wire.methodNotAllowed("POST, DELETE")
   const session = context.sessions.of(request, authenticated)
@@ -89,11 +93,13 @@ const replayElsewhere = (store: EventStore.EventStoreShape, sessionId: string, l
 /** Answers a DELETE: ends the session it names (only the principal's own, when authenticated). */
 export const del = Effect.fnUntraced(function* (
   request: HttpServerRequest.HttpServerRequest,
-  sessions: Sessions,
+  context: Context,
   authenticated?: Authenticated | undefined
 ) {
-  const session = sessions.of(request, authenticated)
+  const unsupported = Wire.unsupportedVersion(request.headers[Wire.HEADER_PROTOCOL_VERSION], context.supportedVersions)
+  if (unsupported !== undefined) return unsupported
+  const session = context.sessions.of(request, authenticated)
   if (!(session instanceof HttpSession)) return session
-  yield* sessions.close(session)
+  yield* context.sessions.close(session)
   return HttpServerResponse.empty({ status: 200 })
 })

@@ -82,11 +82,11 @@ const jsonReply = (
   frame: JsonRpcCodec.Decoded,
   stream: HttpSession.LogicalStream,
   onBodyEnd: Effect.Effect<void>,
-  headers: Record<string, string>
+  headers: Record<string, string>,
+  failed: ReadonlyArray<JsonRpc.ErrorResponse>
 ) => {
   const result = Effect.map(Deferred.await(stream.done), () => {
-    const collected = stream.collected ?? []
-    const body = JsonRpcCodec.isBatch(frame) ? collected : collected[0]
+    const body = bodyOf(frame, stream, failed)
     return body === undefined || (Array.isArray(body) && body.length === 0) ? "" : JsonRpcCodec.encode(body)
   })
   // An open exchange keeps the session from idling out while the result is pending.
@@ -108,7 +108,24 @@ const jsonReply = (
 }
 
 /**
- * Hands a frame to a session and builds the reply. With `statusFromErrors`
+ * The reply's JSON body: a batch's responses, with those of its entries that
+ * were no JSON-RPC message after them (each entry of a batch is answered);
+ * a single message's response.
+ */
+const bodyOf = (
+  frame: JsonRpcCodec.Decoded,
+  stream: HttpSession.LogicalStream,
+  failed: ReadonlyArray<JsonRpc.ErrorResponse>
+): JsonRpc.Message | ReadonlyArray<JsonRpc.Message> | undefined => {
+  const collected = stream.collected ?? []
+  return JsonRpcCodec.isBatch(frame) ? (failed.length === 0 ? collected : [...collected, ...failed]) : collected[0]
+}
+
+/**
+ * Hands a frame to a session and builds the reply. `failed` answers the
+ * entries of a batch that were no JSON-RPC message (the frame holds the
+ * others); a batch with any is answered in one JSON body, where their
+ * answers join the rest. With `statusFromErrors`
  * (stateless revisions) the status line waits for the first message: an
  * error the status table maps is answered as JSON with that status, anything
  * else streams as usual.
@@ -119,6 +136,7 @@ const serve = Effect.fnUntraced(function* (
   session: HttpSession.HttpSession,
   frame: JsonRpcCodec.Decoded,
   messages: ReadonlyArray<JsonRpc.Message>,
+  failed: ReadonlyArray<JsonRpc.ErrorResponse>,
   onBodyEnd: Effect.Effect<void>,
   statusFromErrors = false
 ) {
@@ -138,13 +156,15 @@ const serve = Effect.fnUntraced(function* (
   if (requests.length === 0) {
     if (!(yield* session.offer(frame))) return Wire.transportError(404, "Session not found")
     yield* onBodyEnd
-    return HttpServerResponse.empty({ status: 202, headers })
+    return failed.length === 0
+      ? HttpServerResponse.empty({ status: 202, headers })
+      : Wire.jsonResponse(200, failed, headers)
   }
   const initialize = requests.find(isInitialize)
   const version = session.protocolVersion ?? (initialize === undefined ? undefined : requestedVersion(initialize))
   const stream = yield* session.openPost(
     requests.map((r) => r.id),
-    context.json ? "json" : "sse",
+    context.json || failed.length > 0 ? "json" : "sse",
     Streams.primes(version)
   )
   // The connection the reply opens with, before the frame is handled: a handler may end it at once
@@ -179,11 +199,11 @@ const serve = Effect.fnUntraced(function* (
     // Answered as the frame was taken (the rule above): one plain JSON
     // response says both "accepted" and the result; an answer still to come
     // takes the headers-first reply.
-    if (!Deferred.isDoneUnsafe(stream.done)) return jsonReply(session, frame, stream, onBodyEnd, headers)
+    if (!Deferred.isDoneUnsafe(stream.done)) return jsonReply(session, frame, stream, onBodyEnd, headers, failed)
   }
   yield* Deferred.await(stream.done)
   yield* onBodyEnd
-  const body = JsonRpcCodec.isBatch(frame) ? stream.collected : stream.collected[0]
+  const body = bodyOf(frame, stream, failed)
   if (body === undefined) return HttpServerResponse.empty({ status: 202, headers })
   const status = statusFromErrors && !Array.isArray(body) ? Wire.errorStatusOf(body as JsonRpc.Message) : undefined
   return Wire.jsonResponse(status ?? 200, body, headers)
@@ -200,6 +220,7 @@ const servePerRequest = Effect.fnUntraced(function* (
   context: Context,
   frame: JsonRpcCodec.Decoded,
   messages: ReadonlyArray<JsonRpc.Message>,
+  failed: ReadonlyArray<JsonRpc.ErrorResponse>,
   legacyVersion: string | undefined,
   authenticated: Authenticated | undefined
 ) {
@@ -218,13 +239,42 @@ const servePerRequest = Effect.fnUntraced(function* (
   )
   // Notifications are processed before the session ends; replies end it when complete.
   const end = Effect.andThen(Effect.andThen(http.endInput, http.drained), close)
-  return yield* serve(context, http, frame, messages, end, legacyVersion === undefined).pipe(
+  return yield* serve(context, http, frame, messages, failed, end, legacyVersion === undefined).pipe(
     Effect.onInterrupt(() => close)
   )
 })
 
 const refuse = (problem: { readonly error: McpError.McpError; readonly id: JsonRpc.RequestId | null }) =>
   Wire.errorResponse(400, problem.error, { id: problem.id })
+
+/**
+ * Serves the `initialize` that made `session`. An initialize answered with an
+ * error established nothing: the session is closed once its answer is out, so
+ * it holds no slot of the session limits (a client retrying a bad initialize
+ * would otherwise lock itself out until the idle timeout), and an answer
+ * complete at once carries no `Mcp-Session-Id`.
+ */
+const establish = Effect.fnUntraced(function* (
+  context: Context,
+  session: HttpSession.HttpSession,
+  frame: JsonRpcCodec.Decoded,
+  messages: ReadonlyArray<JsonRpc.Message>,
+  failed: ReadonlyArray<JsonRpc.ErrorResponse>
+) {
+  let closed = false
+  // The version is learnt from the answer as it is sent: none once answered means no handshake.
+  const answered = Effect.suspend(() => {
+    session.touch()
+    if (session.protocolVersion !== undefined) return Effect.void
+    closed = true
+    return context.sessions.close(session)
+  })
+  session.beginExchange()
+  const response = yield* serve(context, session, frame, messages, failed, answered).pipe(
+    Effect.ensuring(Effect.sync(() => session.endExchange()))
+  )
+  return closed ? HttpServerResponse.removeHeader(response, Wire.HEADER_SESSION_ID) : response
+})
 
 /**
  * Answers a POST. `authenticated` is the request's principal when the server
@@ -245,32 +295,31 @@ export const handle = Effect.fnUntraced(function* (
   const headerVersion = request.headers[Wire.HEADER_PROTOCOL_VERSION]
   const read = yield* Wire.readFrame(request, context.maxBodyBytes, context.meter)
   if (Result.isFailure(read)) return read.failure
-  const frame = read.success
-  const batch = JsonRpcCodec.isBatch(frame)
-  const entries = batch ? frame : [frame]
-  const failures = entries.filter(JsonRpcCodec.isDecodeFailure)
-  if (failures.length > 0)
-    return Wire.jsonResponse(
-      400,
-      failures.map((f) => f.toResponse())
-    )
-  const messages = entries as ReadonlyArray<JsonRpc.Message>
+  const batch = JsonRpcCodec.isBatch(read.success)
+  const entries = batch ? (read.success as ReadonlyArray<JsonRpcCodec.Decoded>) : [read.success]
+  const messages: Array<JsonRpc.Message> = []
+  const failed: Array<JsonRpc.ErrorResponse> = []
+  for (const entry of entries) {
+    if (JsonRpcCodec.isDecodeFailure(entry)) failed.push(entry.toResponse())
+    else messages.push(entry as JsonRpc.Message)
+  }
+  // Nothing to serve: a 400 with the error (one per entry of a batch, JSON-RPC 2.0 section 6).
+  if (messages.length === 0) return Wire.jsonResponse(400, batch ? failed : failed[0]!)
+  // A batch is served without the entries that are no message, and their errors join its answers.
+  const frame: JsonRpcCodec.Decoded = failed.length === 0 ? read.success : messages
   // Before anything reaches a session: the answer is an HTTP 403 the client can step up from.
   if (authenticated !== undefined && context.requiredScopes !== undefined) {
     const required = missingScopesOf(messages, context.requiredScopes, authenticated.scopes)
     if (required !== undefined) return context.authentication!.insufficientScope(authenticated, required)
   }
   // Refused after reading the body, so the error names the request it answers.
-  if (headerVersion !== undefined && !(context.supportedVersions as ReadonlyArray<string>).includes(headerVersion)) {
-    const single = messages.length === 1 ? messages[0]! : undefined
-    return refuse({
-      error: new McpError.UnsupportedProtocolVersion({
-        message: `Bad Request: unsupported protocol version ${headerVersion}`,
-        data: { requested: headerVersion, supported: [...context.supportedVersions] }
-      }),
-      id: single !== undefined && JsonRpc.isRequest(single) ? single.id : null
-    })
-  }
+  const single = messages.length === 1 ? messages[0]! : undefined
+  const unsupported = Wire.unsupportedVersion(
+    headerVersion,
+    context.supportedVersions,
+    single !== undefined && JsonRpc.isRequest(single) ? single.id : null
+  )
+  if (unsupported !== undefined) return unsupported
 
   let bodyVersion: string | undefined
   for (const message of messages) {
@@ -294,31 +343,28 @@ export const handle = Effect.fnUntraced(function* (
         id: JsonRpc.isRequest(messages[0]!) ? messages[0].id : null
       })
     }
-    return yield* servePerRequest(context, frame, messages, undefined, authenticated)
+    return yield* servePerRequest(context, frame, messages, failed, undefined, authenticated)
   }
   if (batch && messages.some(isInitialize)) return Wire.badRequest("initialize must not be part of a batch")
   if (!context.stateful) {
     const version = headerVersion ?? "2025-03-26"
     if (batch && !batchesAllowed(version)) return Wire.badRequest(`batches are not supported by revision ${version}`)
-    return yield* servePerRequest(context, frame, messages, version, authenticated)
+    return yield* servePerRequest(context, frame, messages, failed, version, authenticated)
   }
 
-  let session: HttpSession.HttpSession
   if (request.headers[Wire.HEADER_SESSION_ID] === undefined && !batch && isInitialize(messages[0]!)) {
     const created = yield* context.sessions.create(request, authenticated)
     if (!(created instanceof HttpSession.HttpSession)) return created
-    session = created
-  } else {
-    const found = context.sessions.of(request, authenticated)
-    if (!(found instanceof HttpSession.HttpSession)) return found
-    session = found
+    return yield* establish(context, created, frame, messages, failed)
   }
+  const session = context.sessions.of(request, authenticated)
+  if (!(session instanceof HttpSession.HttpSession)) return session
   if (batch && !batchesAllowed(session.protocolVersion)) {
     return Wire.badRequest(`batches are not supported by revision ${session.protocolVersion ?? "(none yet)"}`)
   }
   session.beginExchange()
   const done = Effect.sync(() => session.touch())
-  return yield* serve(context, session, frame, messages, done).pipe(
+  return yield* serve(context, session, frame, messages, failed, done).pipe(
     Effect.ensuring(Effect.sync(() => session.endExchange()))
   )
 })

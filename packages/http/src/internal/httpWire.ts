@@ -79,6 +79,28 @@ export const errorResponse = (
   jsonResponse(status, McpError.toResponse(options?.id ?? null, error), options?.headers)
 
 /**
+ * The 400 (-32022) for a request whose `MCP-Protocol-Version` header names a
+ * revision the server does not speak, which the transport MUST refuse on
+ * every method; undefined when the header is absent or supported. `id`: the
+ * request the refusal answers, when the body held one.
+ */
+export const unsupportedVersion = (
+  version: string | undefined,
+  supported: ReadonlyArray<string>,
+  id: JsonRpc.RequestId | null = null
+): HttpServerResponse.HttpServerResponse | undefined =>
+  version === undefined || supported.includes(version)
+    ? undefined
+    : errorResponse(
+        400,
+        new McpError.UnsupportedProtocolVersion({
+          message: `Bad Request: unsupported protocol version ${version}`,
+          data: { requested: version, supported: [...supported] }
+        }),
+        { id }
+      )
+
+/**
  * The HTTP status a stateless revision (2026-07-28) gives a request answered
  * with a JSON-RPC error of these codes; other errors travel with 200 like results.
  */
