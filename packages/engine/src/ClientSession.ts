@@ -3,6 +3,7 @@
  * stateless revisions, falling back to the `initialize` handshake) and then
  * exposes the same session core as the server role.
  */
+import * as Features from "@effect-mcp/protocol/Features"
 import * as FrozenJson from "@effect-mcp/protocol/FrozenJson"
 import * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as Registry from "@effect-mcp/protocol/Registry"
@@ -59,6 +60,31 @@ const asObject = (u: unknown): { readonly [key: string]: unknown } =>
 /** The newest of the revisions a server listed (dates sort as text), unknown ones included. */
 const newestListed = (versions: ReadonlyArray<string>): string | undefined =>
   versions.length === 0 ? undefined : versions.reduce((a, b) => (b > a ? b : a))
+
+/**
+ * The capabilities that let a server send requests a revision may not have,
+ * each with the feature that brings them.
+ */
+const askingCapabilities: ReadonlyArray<readonly [string, Features.FeatureName]> = [
+  ["elicitation", "elicitation"],
+  ["tasks", "tasks"]
+]
+
+/**
+ * What the client declares in an `initialize` of `version`: without the
+ * capabilities of requests the revision does not have. A server takes a
+ * declaration at its word: `elicitation` declared in 2024-11-05 would bring
+ * an `elicitation/create` the session must refuse.
+ */
+const declaredIn = (version: ProtocolVersion.ProtocolVersion, capabilities: Session.Capabilities) => {
+  let out: { [key: string]: unknown } | undefined
+  for (const [key, feature] of askingCapabilities) {
+    if (capabilities[key] === undefined || Features.has(version, feature)) continue
+    out ??= { ...capabilities }
+    delete out[key]
+  }
+  return out ?? capabilities
+}
 
 /** Negotiates with the server over the current transport and returns the ready session. */
 export const make = Effect.fnUntraced(function* (options: Options) {
@@ -211,7 +237,11 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       const result = asObject(
         yield* session.peer.request(
           "initialize",
-          { protocolVersion: version, capabilities: options.capabilities, clientInfo: options.clientInfo },
+          {
+            protocolVersion: version,
+            capabilities: declaredIn(version, options.capabilities),
+            clientInfo: options.clientInfo
+          },
           yield* callOptions("initialize")
         )
       )
@@ -219,7 +249,7 @@ export const make = Effect.fnUntraced(function* (options: Options) {
       if (typeof answered !== "string" || !(supportedVersions as ReadonlyArray<string>).includes(answered)) {
         return yield* new InitializeError({
           reason: "UnsupportedVersion",
-          message: `the server answered protocol version ${String(answered)}, which this client does not speak`,
+          message: `the server answered protocol version ${String(answered)}; this client speaks ${supportedVersions.join(", ")}`,
           serverVersion: String(answered)
         })
       }

@@ -46,6 +46,27 @@ describe("progress", () => {
     )
   }
 
+  it.effect("2024-11-05: progress notifications carry no message, a field the revision does not have", () =>
+    Effect.gen(function* () {
+      const { client } = yield* linked({
+        clientVersions: ["2024-11-05"],
+        server: { capabilities: { tools: {} }, handlers: new Map([["tools/call", reporting([1, 2])]]) }
+      })
+      const fiber = yield* client
+        .requestWithProgress("tools/call", { name: "x" })
+        .pipe(Stream.runCollect, Effect.forkChild)
+      const events = yield* advanceUntilDone(fiber, "50 millis")
+      const updates = events.flatMap((e) => (e._tag === "Progress" ? [e.update] : []))
+      assert.deepStrictEqual(
+        updates.map((u) => [u.progress, u.total, u.message]),
+        [
+          [1, 10, undefined],
+          [2, 10, undefined]
+        ]
+      )
+    })
+  )
+
   it.effect("a caller that asked no progress gets only the result", () =>
     Effect.gen(function* () {
       const { client } = yield* linked({

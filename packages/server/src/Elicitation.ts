@@ -69,8 +69,24 @@ const field = (schema: Obj, definitions: Obj): Obj => {
 }
 
 /**
+ * What a form field cannot be, or undefined when it is one: a string, a
+ * number, an integer, a boolean, or an array of enum values (a multi-select).
+ */
+const notAField = (field: Obj): string | undefined => {
+  const type = field.type
+  if (type === "string" || type === "number" || type === "integer" || type === "boolean") return undefined
+  const items = field.items as Obj | undefined
+  if (type === "array" && (Array.isArray(items?.enum) || Array.isArray(items?.anyOf))) return undefined
+  if (type === "array") return "an array of free values (a form's array is a multi-select of enum values)"
+  return type === undefined ? "of no single JSON type" : `of type ${String(type)}`
+}
+
+/**
  * The `requestedSchema` of a form: an object of flat primitive fields, from
  * an Effect Schema (titles, descriptions, defaults and enums carried over).
+ * Throws when a field is none a form can hold (a nested object, say): the
+ * spec allows only strings, numbers, integers, booleans and enums, so such a
+ * form is refused before it is sent (`form` dies with this message).
  */
 export const requestedSchema = (schema: Schema.Top): Elicit.RequestedSchema => {
   const document = Schema.toJsonSchemaDocument(schema)
@@ -79,7 +95,14 @@ export const requestedSchema = (schema: Schema.Top): Elicit.RequestedSchema => {
   if (typeof root.$ref === "string") root = (definitions[root.$ref.split("/").at(-1) ?? ""] as Obj | undefined) ?? root
   const properties: Record<string, unknown> = {}
   for (const [key, value] of Object.entries((root.properties as Obj | undefined) ?? {})) {
-    properties[key] = field(value as Obj, definitions)
+    const shaped = field(value as Obj, definitions)
+    const problem = notAField(shaped)
+    if (problem !== undefined) {
+      throw new Error(
+        `elicitation form: field "${key}" is ${problem}; a form's fields are strings, numbers, integers, booleans and enums`
+      )
+    }
+    properties[key] = shaped
   }
   const required = Array.isArray(root.required) ? (root.required as ReadonlyArray<string>) : []
   return {

@@ -179,11 +179,30 @@ const objectRoot = (root: Obj): Obj => {
   return { type: "object", ...(notNull ? rest : root) }
 }
 
-/** An output schema is any JSON Schema (objects only before 2026-07-28, which revision shaping handles). */
+/**
+ * An output schema is any JSON Schema (objects only before 2026-07-28, which
+ * revision shaping handles: it keeps a schema whose root says `type: "object"`).
+ * A root union whose members are all objects is one, so it says so, as
+ * `objectRoot` does for arguments; without it the older revisions would drop
+ * the schema and the structured content with it.
+ */
 const outputSchemaOf = (schema: Schema.Top): Obj => {
   const document = Schema.toJsonSchemaDocument(schema)
-  const defs = Object.keys(document.definitions).length > 0 ? { $defs: document.definitions } : {}
-  return { $schema: jsonSchemaDialect, ...(document.schema as Obj), ...defs }
+  const definitions = document.definitions as Record<string, Obj>
+  const defs = Object.keys(definitions).length > 0 ? { $defs: definitions } : {}
+  const root = document.schema as Obj
+  const isObject = (member: unknown): boolean => {
+    if (!Predicate.isObject(member)) return false
+    const ref = (member as Obj).$ref
+    const resolved = typeof ref === "string" && ref.startsWith("#/$defs/") ? definitions[ref.slice(8)] : member
+    return Predicate.isObject(resolved) && (resolved as Obj).type === "object"
+  }
+  const anyOf = root.anyOf
+  const objects =
+    root.type === undefined && Array.isArray(anyOf) && anyOf.length > 0 && anyOf.every(isObject)
+      ? { type: "object", ...root }
+      : root
+  return { $schema: jsonSchemaDialect, ...objects, ...defs }
 }
 
 const isSchema = (u: unknown): u is AnySchema => Schema.isSchema(u)

@@ -148,6 +148,52 @@ describe("asking the client from a handler", () => {
     })
   )
 
+  it.effect("a form with a field no form can hold is refused before anything is sent", () =>
+    Effect.gen(function* () {
+      runs = 0
+      seen.length = 0
+      const nested = Tool.make("nested", {
+        input: Schema.Struct({}),
+        handler: () =>
+          Elicitation.form({
+            message: "Where?",
+            schema: Schema.Struct({ city: Schema.String, place: Schema.Struct({ street: Schema.String }) })
+          }).pipe(Effect.as("asked"))
+      })
+      const { request } = yield* McpTest.connectRaw(testServer(Tool.layer(nested)), {
+        revision: "2025-11-25",
+        capabilities: fullCapabilities,
+        handlers: clientHandlers
+      })
+      // A defect of the handler: the client gets a correlation id, never the message, and was asked nothing.
+      const result = (yield* request("tools/call", { name: "nested", arguments: {} })) as Obj
+      assert.isTrue(result.isError)
+      assert.match(result.content[0].text, /^Internal error \(correlation id /)
+      assert.deepStrictEqual(seen, [])
+      // The message the server's log gets.
+      assert.throws(
+        () => Elicitation.requestedSchema(Schema.Struct({ place: Schema.Struct({ street: Schema.String }) })),
+        'elicitation form: field "place" is of type object'
+      )
+      assert.throws(
+        () => Elicitation.requestedSchema(Schema.Struct({ tags: Schema.Array(Schema.String) })),
+        'field "tags" is an array of free values'
+      )
+      // What a form may hold: every primitive, and a multi-select of enum values.
+      const fine = Elicitation.requestedSchema(
+        Schema.Struct({
+          s: Schema.String,
+          n: Schema.Number,
+          i: Schema.Int,
+          b: Schema.Boolean,
+          k: Schema.Literals(["a", "b"]),
+          many: Schema.Array(Schema.Literals(["p", "q"]))
+        })
+      )
+      assert.deepStrictEqual(Object.keys(fine.properties), ["s", "n", "i", "b", "k", "many"])
+    })
+  )
+
   it.effect("2026-07-28: the same handler runs as multi-round-trip requests", () =>
     Effect.gen(function* () {
       runs = 0

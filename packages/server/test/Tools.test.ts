@@ -112,6 +112,33 @@ describe("tools on every revision", () => {
         })
     )
 
+    it.effect(`${version}: an output that is a union of objects is advertised and sent as structured content`, () =>
+      Effect.gen(function* () {
+        // One member named (a $ref to its definition), one inline.
+        const Found = Schema.Struct({ found: Schema.Literal(true), value: Schema.String }).annotate({
+          identifier: "Found"
+        })
+        const lookup = Tool.make("lookup", {
+          input: Schema.Struct({ key: Schema.String }),
+          output: Schema.Union([Found, Schema.Struct({ found: Schema.Literal(false) })]),
+          handler: ({ key }) =>
+            Effect.succeed(key === "a" ? { found: true as const, value: "A" } : { found: false as const })
+        })
+        const { request } = yield* McpTest.connectRaw(testServer(Tool.layer(lookup)), { revision: version })
+        const [listed] = ((yield* request("tools/list")) as Obj).tools
+        const result = (yield* request("tools/call", { name: "lookup", arguments: { key: "a" } })) as Obj
+        if (Features.has(version, "outputSchema")) {
+          assert.strictEqual(listed.outputSchema.type, "object")
+          assert.strictEqual(listed.outputSchema.anyOf.length, 2)
+          assert.deepStrictEqual(result.structuredContent, { found: true, value: "A" })
+        } else {
+          assert.notProperty(listed, "outputSchema")
+          assert.notProperty(result, "structuredContent")
+        }
+        assert.deepStrictEqual(result.content, [{ type: "text", text: '{"found":true,"value":"A"}' }])
+      })
+    )
+
     it.effect(`${version}: invalid arguments follow the revision's rule`, () =>
       Effect.gen(function* () {
         const { request } = yield* McpTest.connectRaw(testServer(features), { revision: version })

@@ -5,6 +5,7 @@
  * Everything it decides comes from the RevisionSpec data and the role's
  * options; it never asks which role it serves.
  */
+import * as Features from "@effect-mcp/protocol/Features"
 import * as IncomingValidator from "@effect-mcp/protocol/IncomingValidator"
 import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as McpError from "@effect-mcp/protocol/McpError"
@@ -16,7 +17,7 @@ import * as Exit from "effect/Exit"
 import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
 import type * as Tracer from "effect/Tracer"
-import type * as CurrentRequest from "../CurrentRequest.ts"
+import * as CurrentRequest from "../CurrentRequest.ts"
 import type * as Peer from "../Peer.ts"
 import * as PeerError from "../PeerError.ts"
 import type * as Session from "../Session.ts"
@@ -56,6 +57,19 @@ const batchesNotSupported = new McpError.InvalidRequest({ message: "batches are 
 const initializeInBatch = new McpError.InvalidRequest({ message: "initialize must not be part of a batch" })
 
 const methodNotFound = (method: string, why: string) => new McpError.MethodNotFound({ message: `${method}: ${why}` })
+
+/**
+ * The request as a handler sees it in a revision whose progress
+ * notifications have no `message` (2024-11-05): the same request, its
+ * updates sent without one.
+ */
+const withoutProgressMessages = (current: CurrentRequest.CurrentRequestShape): CurrentRequest.CurrentRequestShape => {
+  const shaped: { -readonly [K in keyof CurrentRequest.CurrentRequestShape]: CurrentRequest.CurrentRequestShape[K] } =
+    Object.create(current)
+  shaped.progress = (update) =>
+    current.progress(update.message === undefined ? update : { progress: update.progress, total: update.total })
+  return shaped
+}
 
 interface RequestScope {
   readonly revision: Revision.RevisionSpec
@@ -284,7 +298,12 @@ export class Gate implements Peer.Dispatcher {
       peerInfo: scope.peerInfo,
       state: this.state
     }
-    const result = handler(validated.success.params, info)
+    const handled = handler(validated.success.params, info)
+    // An outcome sends no progress; a revision without progress messages gets none from a handler.
+    const result =
+      Exit.isExit(handled) || Features.has(scope.revision.version, "progressMessage")
+        ? handled
+        : Effect.updateService(handled, CurrentRequest.CurrentRequest, withoutProgressMessages)
     if (!scope.revision.stateless) return result
     return Exit.isExit(result) && Exit.isSuccess(result)
       ? Exit.succeed(completeResult(result.value))
