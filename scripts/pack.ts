@@ -46,9 +46,11 @@ export const withoutSourceCondition = (value: Json): Json => {
 /**
  * The Node versions the built JavaScript runs on. Only the published manifests declare it: in the workspace
  * (which runs on the pinned Node 24 whatever Node installed it) an `engines` field only makes `npm ci` on
- * another Node print an EBADENGINE block per package.
+ * another Node print an EBADENGINE block per package. 22.19 is the floor of what the packages run on:
+ * `@effect/platform-node` 4.1 and undici 8 declare it, and on an older 22 effect's HTTP server answers every
+ * POST with an empty reply (and `node:sqlite` needs a flag before 22.13).
  */
-export const publishedEngines = { node: ">=22" } as const
+export const publishedEngines = { node: ">=22.19.0" } as const
 
 /** The manifest as published: no source condition, no scripts or devDependencies of the workspace; `engines` added. */
 export const publishedManifest = (manifest: { readonly [key: string]: Json }): { readonly [key: string]: Json } => {

@@ -25,16 +25,21 @@ export interface Ran {
 
 /**
  * Runs `effect-mcp args` to its end. It is killed with the scope, or after `timeoutMs` (60 s by default:
- * only a hung run, even on a loaded machine). `onSpawn` sees the child as soon as it is started.
+ * only a hung run, even on a loaded machine). `onSpawn` sees the child as soon as it is started; `env` is
+ * added to this process's environment.
  */
 export const runCli = (
   args: ReadonlyArray<string>,
-  options: { readonly timeoutMs?: number; readonly onSpawn?: (child: ChildProcess) => void } = {}
+  options: {
+    readonly timeoutMs?: number
+    readonly onSpawn?: (child: ChildProcess) => void
+    readonly env?: NodeJS.ProcessEnv
+  } = {}
 ): Effect.Effect<Ran> =>
   Effect.callback<Ran>((resume) => {
     const child = spawn(ServerProcess.node, [cliBin, ...args], {
       cwd: ServerProcess.root,
-      env: process.env,
+      env: { ...process.env, ...options.env },
       stdio: ["ignore", "pipe", "pipe"]
     })
     let stdout = ""

@@ -258,7 +258,7 @@ describe.concurrent("packages published to a registry, installed by name outside
           }
           // The workspace manifests declare no engines (npm ci on another Node would warn per package); the
           // published ones say which Node the built JavaScript runs on.
-          assert.deepStrictEqual(manifest.engines, { node: ">=22" }, `${name} engines`)
+          assert.deepStrictEqual(manifest.engines, { node: ">=22.19.0" }, `${name} engines`)
           assert.isTrue(existsSync(path.join(pkgDir, "LICENSE")), `${name} has no LICENSE`)
           assert.isTrue(existsSync(path.join(pkgDir, "README.md")), `${name} has no README.md`)
           const built = (yield* Effect.promise(() => filesUnder(path.join(pkgDir, "dist")))).filter((file) =>
@@ -423,7 +423,7 @@ describe.concurrent("packages published to a registry, installed by name outside
   )
 
   it.live(
-    "the installed bin runs on a plain node from PATH, or says in one line that it needs Node 22",
+    "the installed bin runs on a plain node from PATH, or says in one line that it needs Node 22.19",
     () =>
       Effect.gen(function* () {
         const { dir } = yield* installed("full")
@@ -438,17 +438,17 @@ describe.concurrent("packages published to a registry, installed by name outside
         const nodeForBin = plainNode ?? node
         const env = { ...cleanEnv(), PATH: process.env.PATH ?? "" }
         const version = yield* Effect.promise(() => run(nodeForBin, ["--version"], { cwd: dir, env }))
-        const major = Number(version.stdout.trim().replace(/^v/, "").split(".")[0])
+        const [major, minor] = version.stdout.trim().replace(/^v/, "").split(".").map(Number) as [number, number]
         const result = yield* Effect.promise(() => run(nodeForBin, [bin, "--bogus"], { cwd: dir, env }))
-        if (major < 22) {
-          assert.strictEqual(result.code, 1, describeRun(`the bin on Node ${major}`, result))
+        if (major < 22 || (major === 22 && minor < 19)) {
+          assert.strictEqual(result.code, 1, describeRun(`the bin on Node ${major}.${minor}`, result))
           assert.strictEqual(
             result.stderr,
-            `mcp-everything-server needs Node.js 22 or newer (this is ${version.stdout.trim()})\n`
+            `mcp-everything-server needs Node.js 22.19 or newer (this is ${version.stdout.trim()})\n`
           )
         } else {
           // A bad command line: the built server starts, reports the usage and exits with 2.
-          assert.strictEqual(result.code, 2, describeRun(`the bin on Node ${major}`, result))
+          assert.strictEqual(result.code, 2, describeRun(`the bin on Node ${major}.${minor}`, result))
           assert.match(result.stderr, /usage: mcp-everything-server --stdio/)
         }
       }),

@@ -515,7 +515,9 @@ export const cli = Command.make("effect-mcp").pipe(
  * Runs the command line `argv` (without `node` and the script) and returns
  * the exit code. What follows `--` is the stdio server's command line.
  * A usage error is explained (with the help) by `effect/cli`; any other
- * failure is printed here as one line on stderr.
+ * failure is printed here as one line on stderr, a defect too (a bug, or a
+ * package of the install that cannot be loaded): exit code 4, its message
+ * without the stack. Only an interruption is left to the caller (main.ts: 130).
  */
 export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, Command.Environment> => {
   const end = argv.indexOf("--")
@@ -532,6 +534,27 @@ export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, C
       }
       const exit = classify(error)
       return Effect.as(report(own.includes("--json"), exit), exit.code)
+    }),
+    // `catch` leaves a cause with a defect in it: without this the process would end with no word of why.
+    Effect.catchCause((cause) => {
+      if (Cause.hasInterrupts(cause)) return Effect.failCause(cause)
+      const exit = unexpected(Cause.squash(cause))
+      return Effect.as(report(own.includes("--json"), exit), exit.code)
     })
   )
+}
+
+/**
+ * The exit code and line of a failure the commands did not expect (a defect):
+ * classified like any failure (exit code 4 unless it is a lost connection),
+ * a thrown `TypeError` and the like named as such, and never an empty line.
+ * main.ts reports a failure around `run` (its telemetry, say) with it too.
+ */
+export const unexpected = (defect: unknown): ExitCode.Exit => {
+  if (defect instanceof ExitCode.Exit) return defect
+  const exit = classify(defect)
+  // A tagged error's tag is in the line already; a plain `Error` has no name worth saying.
+  const name = defect instanceof Error && !("_tag" in defect) && defect.name !== "Error" ? `${defect.name}: ` : ""
+  const message = `${name}${exit.message === "" ? "failed without saying why" : exit.message}`
+  return withCause(new ExitCode.Exit({ code: exit.code, message }), defect)
 }

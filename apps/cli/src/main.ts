@@ -9,6 +9,7 @@
 import * as NodeTelemetry from "@effect-mcp/platform-node/NodeTelemetry"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Cli from "./Cli.ts"
@@ -16,10 +17,15 @@ import * as ExitCode from "./ExitCode.ts"
 
 const telemetry = NodeTelemetry.layer({ serviceName: "effect-mcp", serviceVersion: Cli.version })
 
+// effect's own report of a failure is a pretty-printed cause with stacks: `Cli.run` says each failure of the
+// command in one line instead, and the teardown says what failed around it (its telemetry, say) the same way.
 NodeRuntime.runMain(Cli.run(process.argv.slice(2)).pipe(Effect.provide([telemetry, NodeServices.layer])), {
   disableErrorReporting: true,
   teardown: (exit, onExit) => {
     if (Exit.isSuccess(exit)) return onExit(typeof exit.value === "number" ? exit.value : ExitCode.Success)
-    onExit(Exit.hasInterrupts(exit) ? ExitCode.Interrupted : ExitCode.Protocol)
+    if (Exit.hasInterrupts(exit)) return onExit(ExitCode.Interrupted)
+    const failure = Cli.unexpected(Cause.squash(exit.cause))
+    if (failure.message !== "") process.stderr.write(`effect-mcp: ${failure.message}\n`)
+    onExit(failure.code)
   }
 })

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // Plain JavaScript that any Node with ES modules parses (no top-level await, no optional chaining), so an old
-// Node gets one clear line instead of a stack trace.
-const major = Number(process.versions.node.split(".")[0])
-if (major < 22) {
-  process.stderr.write(`mcp-conformance-client needs Node.js 22 or newer (this is ${process.version})\n`)
+// Node gets one clear line instead of a stack trace. 22.19 is the floor of effect's @effect/platform-node and of
+// undici: on an older 22 effect's HTTP server fails every POST (an empty reply).
+const version = process.versions.node.split(".").map(Number)
+if (version[0] < 22 || (version[0] === 22 && version[1] < 19)) {
+  process.stderr.write(`mcp-conformance-client needs Node.js 22.19 or newer (this is ${process.version})\n`)
   process.exit(1)
 }
 // The conformance suite starts one client per scenario, all at once, so start-up time counts:

@@ -11,8 +11,13 @@ import type * as Scope from "effect/Scope"
 import type * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import * as NodeSqlite from "./NodeSqlite.ts"
+import * as OptionalPeer from "./internal/optionalPeer.ts"
 
-/** A database URL this package cannot open. */
+/**
+ * A database URL this package cannot open: one it does not read, or a
+ * `postgres://` URL while the optional `@effect/sql-pg` is not installed (the
+ * message says to install it).
+ */
 export class DatabaseUrlError extends Data.TaggedError("DatabaseUrlError")<{ readonly message: string }> {}
 
 /** What a database URL names. */
@@ -41,10 +46,15 @@ export const layer = (url: string): Layer.Layer<SqlClient.SqlClient, SqlError | 
       const target = parse(url)
       if (target instanceof DatabaseUrlError) return Effect.fail(target)
       if (target._tag === "Sqlite") return Effect.succeed(NodeSqlite.layer({ filename: target.filename }))
-      // Loaded only when asked for: `@effect/sql-pg` is an optional peer dependency.
-      return Effect.promise(() => import("@effect/sql-pg/PgClient")).pipe(
-        Effect.map((Pg): Layer.Layer<SqlClient.SqlClient, SqlError> => Pg.layer({ url: target.url }))
-      )
+      // Loaded only when asked for: `@effect/sql-pg` is an optional peer dependency, so its absence is a
+      // failure that says to install it (a rejected import would be a defect: a stack trace, or nothing at all,
+      // where the person running the program needs the one command that fixes it).
+      return OptionalPeer.importOptional({
+        name: "@effect/sql-pg",
+        neededBy: "PostgreSQL",
+        load: () => import("@effect/sql-pg/PgClient"),
+        onError: (message) => new DatabaseUrlError({ message })
+      }).pipe(Effect.map((Pg): Layer.Layer<SqlClient.SqlClient, SqlError> => Pg.layer({ url: target.url })))
     })
   )
 
