@@ -54,6 +54,13 @@ const logData = (message: unknown): unknown => {
 type Notice = readonly [method: string, params: object]
 
 /**
+ * Log notices a request holds for a client that takes them slower than the
+ * handler logs: past it, `ServerRequest.log` waits for them to go out, and a
+ * line of effect's logger (which cannot wait) is dropped and counted.
+ */
+const maxQueuedNotices = 1024
+
+/**
  * Bridges effect's logger to the `notifications/message` of the request
  * being served. A session installs it once (its fibers inherit it) instead
  * of every request adding a logger of its own: it finds the request in the
@@ -64,6 +71,13 @@ export const bridge: Logger.Logger<unknown, void> = Logger.make((options) => {
   if (!(request instanceof HandlerRequest)) return
   const level = Logging.fromLogLevel(options.logLevel)
   if (level !== undefined) request.enqueue(level, logData(options.message))
+})
+
+/** The warning that replaces the lines of effect's logger a request dropped, at the level the client hears. */
+const droppedNotice = (count: number, threshold: Logging.LoggingLevel | undefined): object => ({
+  level: threshold !== undefined && Logging.isEnabled("warning", threshold) ? "warning" : threshold,
+  logger: "effect-mcp",
+  data: `${count} log message${count === 1 ? "" : "s"} of this request dropped: the client took them slower than they were logged`
 })
 
 /**
@@ -82,6 +96,8 @@ class HandlerRequest implements ServerRequestShape {
   readonly stateless: boolean
   private readonly threshold: Logging.LoggingLevel | undefined
   private readonly outbox: Array<Notice> = []
+  /** Lines of effect's logger dropped since the outbox last emptied (said then, in one warning). */
+  private dropped = 0
   drainer: Fiber.Fiber<void> | undefined = undefined
   transportAsk: InputRounds.Ask | undefined = undefined
   ownRounds: InputRounds.Own | undefined = undefined
@@ -127,6 +143,10 @@ class HandlerRequest implements ServerRequestShape {
   enqueue(level: Logging.LoggingLevel, data: unknown, logger?: string): void {
     const threshold = this.threshold
     if (threshold === undefined || !Logging.isEnabled(level, threshold)) return
+    if (this.outbox.length >= maxQueuedNotices) {
+      this.dropped++
+      return
+    }
     this.outbox.push(["notifications/message", logger === undefined ? { level, data } : { level, logger, data }])
     // The drainer starts a tick later, as a forked fiber would.
     if (this.drainer === undefined)
@@ -134,7 +154,11 @@ class HandlerRequest implements ServerRequestShape {
   }
 
   private readonly drain: Effect.Effect<void> = Effect.suspend(() => {
-    const notice = this.outbox.shift()
+    let notice = this.outbox.shift()
+    if (notice === undefined && this.dropped > 0) {
+      notice = ["notifications/message", droppedNotice(this.dropped, this.threshold)]
+      this.dropped = 0
+    }
     if (notice === undefined) {
       this.drainer = undefined
       return Effect.void
@@ -143,7 +167,9 @@ class HandlerRequest implements ServerRequestShape {
   })
 
   log(level: Logging.LoggingLevel, data: unknown, logger?: string): Effect.Effect<void> {
-    return Effect.sync(() => this.enqueue(level, data, logger))
+    const enqueue = Effect.sync(() => this.enqueue(level, data, logger))
+    // Full: the handler waits until what it logged went out (the transport's own bound makes that wait).
+    return Effect.suspend(() => (this.outbox.length < maxQueuedNotices ? enqueue : Effect.andThen(this.flush, enqueue)))
   }
 
   progress(update: CurrentRequest.ProgressUpdate): Effect.Effect<void> {
@@ -218,6 +244,8 @@ class HandlerRequest implements ServerRequestShape {
     if (drainer === undefined) return onDone(a)
     if (interrupted) {
       this.drainer = undefined
+      this.outbox.length = 0
+      this.dropped = 0
       return Effect.andThen(
         Effect.uninterruptible(Fiber.interrupt(drainer)),
         Effect.suspend(() => onDone(a))

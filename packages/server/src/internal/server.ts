@@ -144,18 +144,53 @@ const skillsDeclaration = { [Skills.extensionId]: { directoryRead: true } }
 const subscribedTo = (subscription: string, uri: string) =>
   uri === subscription || uri.startsWith(subscription.endsWith("/") ? subscription : `${subscription}/`)
 
+/** A broadcast's send: to whom (a session's entry, a listen stream), and the send. */
+type Send = readonly [recipient: object, send: Effect.Effect<void>]
+
+/**
+ * Broadcast sends that may wait on one recipient whose transport does not
+ * take them (a client that stopped reading): past it, its next ones are
+ * dropped, or the server's memory would grow with each broadcast (a fiber and
+ * a write deadline per send) until the transport's write timeout ends it.
+ */
+const maxBacklog = 1024
+const backlogs = new WeakMap<object, number>()
+const warned = new WeakSet<object>()
+
 /**
  * Starts every send of a broadcast and waits for none: each runs in a fiber of
  * its own that goes as far as it can at once (a session whose transport takes
  * the message now has it before the broadcaster continues, in order), so one
- * peer that does not read holds up neither the others nor the broadcaster.
+ * peer that does not read holds up neither the others nor the broadcaster,
+ * and holds at most `maxBacklog` of its sends.
  */
-const broadcast = (sends: ReadonlyArray<Effect.Effect<void>>): Effect.Effect<void> =>
+const broadcast = (sends: ReadonlyArray<Send>): Effect.Effect<void> =>
   sends.length === 0
     ? Effect.void
     : Effect.withFiber((fiber) => {
         const fork = Effect.runForkWith(fiber.context)
-        for (let i = 0; i < sends.length; i++) fork(sends[i]!)
+        for (let i = 0; i < sends.length; i++) {
+          const [recipient, send] = sends[i]!
+          const waiting = backlogs.get(recipient) ?? 0
+          if (waiting >= maxBacklog) {
+            if (!warned.has(recipient)) {
+              warned.add(recipient)
+              fork(
+                Effect.logWarning(
+                  `a client is not reading its notifications: past ${maxBacklog} waiting, the server's broadcasts to it are dropped`
+                )
+              )
+            }
+            continue
+          }
+          backlogs.set(recipient, waiting + 1)
+          fork(
+            Effect.ensuring(
+              send,
+              Effect.sync(() => backlogs.set(recipient, (backlogs.get(recipient) ?? 1) - 1))
+            )
+          )
+        }
         return Effect.void
       })
 
@@ -202,10 +237,10 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
     // A task's new status reaches the `subscriptions/listen` streams that asked for it.
     const announceTask = (record: TaskStore.TaskRecord) =>
       Effect.suspend(() => {
-        const sends: Array<Effect.Effect<void>> = []
+        const sends: Array<Send> = []
         for (const listener of listeners) {
           if (listener.taskIds?.has(record.taskId) === true && Tasking.mayHear(listener.principal, record.owner)) {
-            sends.push(listener.notify("notifications/tasks", Tasks.detailedTask(record)))
+            sends.push([listener, listener.notify("notifications/tasks", Tasks.detailedTask(record))])
           }
         }
         return broadcast(sends)
@@ -258,10 +293,10 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
     const announceList = (kind: "tools" | "resources" | "prompts") =>
       Effect.suspend(() => {
         const method = `notifications/${kind}/list_changed`
-        const sends: Array<Effect.Effect<void>> = []
-        for (const entry of sessions.values()) sends.push(Effect.ignore(entry.session.notify(method, {})))
+        const sends: Array<Send> = []
+        for (const entry of sessions.values()) sends.push([entry, Effect.ignore(entry.session.notify(method, {}))])
         for (const listener of listeners)
-          if (listener.filter[filterKey[kind]] === true) sends.push(listener.notify(method, {}))
+          if (listener.filter[filterKey[kind]] === true) sends.push([listener, listener.notify(method, {})])
         return broadcast(sends)
       })
     const listChanged = (kind: "tools" | "resources" | "prompts") =>
@@ -374,15 +409,15 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
 
     const announceUpdate = (uri: string) =>
       Effect.suspend(() => {
-        const sends: Array<Effect.Effect<void>> = []
+        const sends: Array<Send> = []
         for (const entry of sessions.values()) {
           if (subscriptionsOf(entry).some((s) => subscribedTo(s, uri))) {
-            sends.push(Effect.ignore(entry.session.notify("notifications/resources/updated", { uri })))
+            sends.push([entry, Effect.ignore(entry.session.notify("notifications/resources/updated", { uri }))])
           }
         }
         for (const listener of listeners) {
           if ((listener.filter.resourceSubscriptions ?? []).some((s) => subscribedTo(s, uri))) {
-            sends.push(listener.notify("notifications/resources/updated", { uri }))
+            sends.push([listener, listener.notify("notifications/resources/updated", { uri })])
           }
         }
         return broadcast(sends)
@@ -407,11 +442,11 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
     const log = (level: Logging.LoggingLevel, data: unknown, logger?: string) =>
       Effect.suspend(() => {
         const params = logger === undefined ? { level, data } : { level, logger, data }
-        const sends: Array<Effect.Effect<void>> = []
+        const sends: Array<Send> = []
         for (const entry of sessions.values()) {
           const threshold = logLevelOf(entry) ?? defaultLevel
           if (threshold !== undefined && Logging.isEnabled(level, threshold)) {
-            sends.push(Effect.ignore(entry.session.notify("notifications/message", params)))
+            sends.push([entry, Effect.ignore(entry.session.notify("notifications/message", params))])
           }
         }
         return broadcast(sends)
