@@ -27,6 +27,7 @@ import type * as Tool from "../Tool.ts"
 import * as RequestState from "./requestState.ts"
 import * as Shape from "./shape.ts"
 import { type Entry, Store } from "./store.ts"
+import { broadcast, type Send } from "./broadcast.ts"
 import * as Tasking from "./tasking.ts"
 import * as Tasks from "./tasks.ts"
 
@@ -143,56 +144,6 @@ const skillsDeclaration = { [Skills.extensionId]: { directoryRead: true } }
 
 const subscribedTo = (subscription: string, uri: string) =>
   uri === subscription || uri.startsWith(subscription.endsWith("/") ? subscription : `${subscription}/`)
-
-/** A broadcast's send: to whom (a session's entry, a listen stream), and the send. */
-type Send = readonly [recipient: object, send: Effect.Effect<void>]
-
-/**
- * Broadcast sends that may wait on one recipient whose transport does not
- * take them (a client that stopped reading): past it, its next ones are
- * dropped, or the server's memory would grow with each broadcast (a fiber and
- * a write deadline per send) until the transport's write timeout ends it.
- */
-const maxBacklog = 1024
-const backlogs = new WeakMap<object, number>()
-const warned = new WeakSet<object>()
-
-/**
- * Starts every send of a broadcast and waits for none: each runs in a fiber of
- * its own that goes as far as it can at once (a session whose transport takes
- * the message now has it before the broadcaster continues, in order), so one
- * peer that does not read holds up neither the others nor the broadcaster,
- * and holds at most `maxBacklog` of its sends.
- */
-const broadcast = (sends: ReadonlyArray<Send>): Effect.Effect<void> =>
-  sends.length === 0
-    ? Effect.void
-    : Effect.withFiber((fiber) => {
-        const fork = Effect.runForkWith(fiber.context)
-        for (let i = 0; i < sends.length; i++) {
-          const [recipient, send] = sends[i]!
-          const waiting = backlogs.get(recipient) ?? 0
-          if (waiting >= maxBacklog) {
-            if (!warned.has(recipient)) {
-              warned.add(recipient)
-              fork(
-                Effect.logWarning(
-                  `a client is not reading its notifications: past ${maxBacklog} waiting, the server's broadcasts to it are dropped`
-                )
-              )
-            }
-            continue
-          }
-          backlogs.set(recipient, waiting + 1)
-          fork(
-            Effect.ensuring(
-              send,
-              Effect.sync(() => backlogs.set(recipient, (backlogs.get(recipient) ?? 1) - 1))
-            )
-          )
-        }
-        return Effect.void
-      })
 
 /** The 2025-11-25 `tasks` capability of a server with task-taking tools. */
 const coreTasksDeclaration = { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }
