@@ -20,7 +20,6 @@ import type * as Prompts from "@effect-mcp/protocol/Prompts"
 import type * as Resources from "@effect-mcp/protocol/Resources"
 import type * as Tools from "@effect-mcp/protocol/Tools"
 import * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as FileSystem from "effect/FileSystem"
@@ -346,8 +345,7 @@ export const make = (options: Options): Effect.Effect<McpHostShape, never, Conne
       tasks: (server) => Effect.map(Effect.flatMap(slotOf(server), clientOf), (client) => client.tasks),
       getPrompt,
       readResource,
-      restart: (server) =>
-        Effect.flatMap(slotOf(server), (slot) => Effect.asVoid(Deferred.succeed(slot.restart, undefined)))
+      restart: (server) => Effect.flatMap(slotOf(server), (slot) => Supervisor.requestRestart(settings, slot))
     })
   })
 

@@ -114,6 +114,25 @@ describe("McpHost", () => {
     })
   )
 
+  it.effect("restart says Connecting before it returns: the next call waits for the new connection", () =>
+    Effect.gen(function* () {
+      const servers = yield* memory({ a: echoServer("a") })
+      const host = yield* McpHost.make({ clientInfo, config: configOf("a") }).pipe(Effect.provide(servers.connector))
+      yield* host.awaitReady("a")
+      yield* host.restart("a")
+      // Not the connection being closed: a call made now would fail with it.
+      assert.strictEqual((yield* host.status("a"))._tag, "Connecting")
+      assert.strictEqual(textOf(yield* host.callTool("a__echo", { text: "next" })), "a: next")
+      assert.strictEqual(servers.attempts.get("a"), 2)
+      // Back to back, each waited for: each makes a connection of its own.
+      for (let i = 0; i < 3; i++) {
+        yield* host.restart("a")
+        yield* host.awaitReady("a")
+      }
+      assert.strictEqual(servers.attempts.get("a"), 5)
+    })
+  )
+
   it.effect("onClash naming keeps unique names bare", () =>
     Effect.gen(function* () {
       const extra = Tool.make("only_b", { input: Schema.Struct({}), handler: () => Effect.succeed("b alone") })

@@ -103,6 +103,26 @@ export const makeSlot = (
     warned: new Set()
   }))
 
+/**
+ * Asks the supervisor of `slot` to end its connection (or the wait of a
+ * failed server) and connect again. Said at once: before this returns the
+ * status is `Connecting` and the client is gone, so a call made next waits
+ * for the new connection, not the one being closed. A restart already asked
+ * for and not yet begun takes this one too; a closed host restarts nothing.
+ */
+export const requestRestart = (settings: Settings, slot: Slot): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    if (Deferred.isDoneUnsafe(slot.restart)) return Effect.void
+    return Effect.flatMap(SubscriptionRef.get(slot.status), (status) => {
+      if (status === hostClosed) return Effect.void
+      slot.client = undefined
+      return Effect.andThen(
+        setStatus(settings, slot, { _tag: "Connecting", attempt: 1 }),
+        Deferred.succeed(slot.restart, undefined)
+      )
+    })
+  })
+
 export const setStatus = (settings: Settings, slot: Slot, status: ServerStatus.ServerStatus): Effect.Effect<void> =>
   Effect.andThen(
     SubscriptionRef.set(slot.status, status),
@@ -319,6 +339,11 @@ const connection = (settings: Settings, slot: Slot, parent: Scope.Scope) =>
       return { outcome, ready: false, uptime: 0, release }
     }
     const { client, pid } = connected.value
+    // Restarted while it connected: this connection is never ready (the status says Connecting already).
+    if (Deferred.isDoneUnsafe(slot.restart)) {
+      live = false
+      return { outcome: restarted, ready: false, uptime: 0, release }
+    }
     const declared: ServerStatus.Connection = {
       revision: client.revision,
       serverInfo: client.serverInfo,
@@ -371,10 +396,10 @@ export const supervise = (settings: Settings, slot: Slot, parent: Scope.Scope): 
       if (!said) yield* setStatus(settings, slot, { _tag: "Connecting", attempt: failed + 1 })
       said = false
       const { outcome, ready, uptime, release } = yield* connection(settings, slot, parent)
-      if (outcome._tag === "Restart") {
-        // Said before the release, which can take a stdio server's shutdown grace: the status is not to say
-        // Ready (with the stopped process) meanwhile. Calls wait for the new connection.
-        yield* setStatus(settings, slot, { _tag: "Connecting", attempt: 1 })
+      // A restart asked for while the connection failed to start is a restart all the same.
+      if (outcome._tag === "Restart" || Deferred.isDoneUnsafe(slot.restart)) {
+        // `requestRestart` said Connecting before the release, which can take a stdio server's shutdown grace:
+        // the status is not to say Ready (with the stopped process) meanwhile. Calls wait for the new connection.
         said = true
         yield* release
         slot.restart = Deferred.makeUnsafe<void>()
@@ -399,6 +424,7 @@ export const supervise = (settings: Settings, slot: Slot, parent: Scope.Scope): 
         slot.restart = Deferred.makeUnsafe<void>()
         step = yield* Schedule.toStep(settings.reconnect)
         failed = 0
+        said = true
         continue
       }
       yield* setStatus(settings, slot, { _tag: "Degraded", failure: outcome.failure, attempt: failed, retryIn: next })
@@ -413,6 +439,7 @@ export const supervise = (settings: Settings, slot: Slot, parent: Scope.Scope): 
         slot.restart = Deferred.makeUnsafe<void>()
         step = yield* Schedule.toStep(settings.reconnect)
         failed = 0
+        said = true
       }
     }
   }).pipe(
