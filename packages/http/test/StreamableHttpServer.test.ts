@@ -245,6 +245,23 @@ describe("Streamable HTTP server: requests", () => {
     })
   )
 
+  it.effect("JSON replies: a cancelled request's reply ends blank and its id may be used again", () =>
+    Effect.gen(function* () {
+      const { http } = yield* serve({ responseMode: "json" })
+      const id = yield* openSession(http)
+      // Returns once the request is in flight (its handler waiting).
+      const slow = yield* forkIdle(rawPost(http, call(7, "never"), session(id)))
+      const cancel = { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 7 } }
+      assert.strictEqual((yield* rawPost(http, cancel, session(id))).status, 202)
+      const reply = yield* Fiber.join(slow)
+      assert.strictEqual(reply.status, 200)
+      assert.strictEqual(reply.text.trim(), "")
+      const again = yield* rawPost(http, call(7, "echo", "again"), session(id))
+      assert.strictEqual(again.status, 200)
+      assert.strictEqual((JSON.parse(again.text) as { id: number }).id, 7)
+    })
+  )
+
   it.effect("a request id already in flight in the session is refused", () =>
     Effect.gen(function* () {
       const { http } = yield* serve()

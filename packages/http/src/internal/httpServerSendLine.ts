@@ -278,7 +278,8 @@ export abstract class SendLine extends StreamTables {
 
   /**
    * A cancelled request is never answered: its stream stops waiting for it
-   * (and ends when nothing else is pending). A late response is dropped.
+   * (and ends when nothing else is pending: a JSON reply then ends without
+   * its response, blank when it had no other). A late response is dropped.
    */
   protected releaseCancelled(frame: JsonRpcCodec.Decoded): Effect.Effect<void> {
     const ids = cancelledIdsOf(frame)
@@ -288,7 +289,7 @@ export abstract class SendLine extends StreamTables {
       Effect.sync(() => {
         for (const id of cancelled) {
           const stream = this.byRequestMap?.get(id)
-          if (stream !== undefined && stream.collected === undefined) this.settle(stream, [id])
+          if (stream !== undefined) this.settle(stream, [id])
         }
       })
     )
