@@ -14,9 +14,16 @@ import type * as Session from "@effect-mcp/engine/Session"
 import * as StreamableHttpServer from "@effect-mcp/http/StreamableHttpServer"
 import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
 import * as PlatformNodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
 import { createServer, type Server, type ServerOptions } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
 
@@ -122,6 +129,52 @@ describe("NodeHttpClient keep-alive connections", () => {
       assert.match(String(error), /POST .* failed/)
       assert.strictEqual(runs.size, 2)
       assert.deepStrictEqual(duplicates(runs), [])
+    }).pipe(Effect.scoped)
+  )
+
+  it.live("a request cut short by the client's own close is not sent again", () =>
+    Effect.gen(function* () {
+      // Counts each body; holds the first "held" request unanswered, answers everything else at once.
+      const arrivals = new Map<string, number>()
+      const held = yield* Deferred.make<void>()
+      const server = createServer((request, response) => {
+        let body = ""
+        request.on("data", (chunk) => (body += chunk))
+        request.on("end", () => {
+          const n = (arrivals.get(body) ?? 0) + 1
+          arrivals.set(body, n)
+          if (body === "held" && n === 1) Deferred.doneUnsafe(held, Exit.void)
+          else response.end("ok")
+        })
+      })
+      yield* Effect.acquireRelease(
+        Effect.callback<void>((resume) => void server.listen(0, "127.0.0.1", () => resume(Effect.void))),
+        () =>
+          Effect.callback<void>((resume) => {
+            server.closeAllConnections()
+            server.close(() => resume(Effect.void))
+          })
+      )
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+      const clientScope = yield* Scope.make()
+      const http = Context.get(yield* Layer.buildWithScope(NodeHttpClient.layer, clientScope), HttpClient.HttpClient)
+      const post = (text: string) =>
+        Effect.flatMap(http.execute(HttpClientRequest.post(url).pipe(HttpClientRequest.bodyText(text))), (r) => r.text)
+      // The first request leaves its connection open; the second is written on it, and held.
+      assert.strictEqual(yield* post("first"), "ok")
+      const second = yield* Effect.forkDetach(post("held"))
+      yield* Deferred.await(held)
+      // Closing the client resets the connection under it: this side's doing, not a stale connection.
+      yield* Scope.close(clientScope, Exit.void)
+      const exit = yield* Fiber.await(second)
+      assert.isTrue(Exit.isFailure(exit))
+      assert.deepStrictEqual(
+        [...arrivals],
+        [
+          ["first", 1],
+          ["held", 1]
+        ]
+      )
     }).pipe(Effect.scoped)
   )
 })

@@ -12,7 +12,9 @@
  * through `reuseSocket`) and failed before one byte of any response came
  * back; a request that may have reached a handler is never sent twice, its
  * failure is reported. Only bodies held in memory are resent (a streamed
- * body is gone once written).
+ * body is gone once written). Nor is a request whose connection this side
+ * closed: the agent destroyed as its client closes resets its connections
+ * the same way, and a request cut short then is not to go out again.
  */
 import * as Effect from "effect/Effect"
 import * as HttpClient from "effect/http/HttpClient"
@@ -34,29 +36,41 @@ const closedCodes = new Set(["ECONNRESET", "EPIPE"])
  * the connection, so the server answered nothing (not even part of a status
  * line) since the previous response ended.
  */
-const watch = (socket: Stream.Duplex, request: Http.ClientRequest): void => {
+const watch = (agent: { readonly destroyed: boolean }, socket: Stream.Duplex, request: Http.ClientRequest): void => {
   // The agent's sockets are `net.Socket`s (TLS ones too); the type says Duplex.
   const tcp = socket as Net.Socket
   const read = tcp.bytesRead
   // Prepended so the mark is there before the client's own listener turns the error into a failure.
   request.prependOnceListener("error", (error: NodeJS.ErrnoException) => {
-    if (closedCodes.has(error.code ?? "") && tcp.bytesRead === read) unsent.add(error)
+    if (!agent.destroyed && closedCodes.has(error.code ?? "") && tcp.bytesRead === read) unsent.add(error)
   })
 }
 
 /** Node's keep-alive agent, watching each request written on a connection it reuses. */
 export class HttpAgent extends Http.Agent {
+  /** Set by `destroy`: the resets that follow are this side's own doing. */
+  destroyed = false
   override reuseSocket(socket: Stream.Duplex, request: Http.ClientRequest): void {
     super.reuseSocket(socket, request)
-    watch(socket, request)
+    watch(this, socket, request)
+  }
+  override destroy(): void {
+    this.destroyed = true
+    super.destroy()
   }
 }
 
 /** The same for `https:` URLs. */
 export class HttpsAgent extends Https.Agent {
+  /** Set by `destroy`: the resets that follow are this side's own doing. */
+  destroyed = false
   override reuseSocket(socket: Stream.Duplex, request: Http.ClientRequest): void {
     super.reuseSocket(socket, request)
-    watch(socket, request)
+    watch(this, socket, request)
+  }
+  override destroy(): void {
+    this.destroyed = true
+    super.destroy()
   }
 }
 
