@@ -32,6 +32,8 @@ import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as ExitCode from "./ExitCode.ts"
+import * as Failure from "./internal/failure.ts"
+import { aboutUri, quoted, report, withCause } from "./internal/failure.ts"
 import * as Gateway from "./Gateway.ts"
 import * as Login from "./Login.ts"
 import * as Render from "./Render.ts"
@@ -135,23 +137,8 @@ const operands = (
   return Effect.succeed({ target, values })
 }
 
-/** The longest part of one argument a message quotes, and how many it quotes. */
-const quoteChars = 40
+/** How many values a message quotes at most. */
 const quoteCount = 4
-
-/** A value as a message quotes it: JSON-quoted, cut to `max` characters. */
-const quoted = (value: string, max = quoteChars): string =>
-  JSON.stringify(value.length <= max ? value : `${value.slice(0, max)}...`)
-
-/** The longest URI a message quotes. */
-const uriChars = 200
-
-/** A server error about a URI, with the URI (the server may not repeat it): the read says which. */
-const aboutUri = (error: McpError.McpError, uri: string): ExitCode.Exit =>
-  new ExitCode.Exit({
-    code: ExitCode.Protocol,
-    message: `server error ${error.code}: ${Target.oneLine(error.message)} (${quoted(uri, uriChars)})`
-  })
 
 /**
  * What was given, for a message that says it was wrong: `nothing`, or the
@@ -185,44 +172,6 @@ const jsonObject = (text: string | undefined): Effect.Effect<{ readonly [key: st
     : Effect.fail(
         usage(`the arguments must be a JSON object, like '{"name": "value"}', got ${jsonType(parsed)}: ${quoted(text)}`)
       )
-}
-
-const connectionLost = new Set([
-  "KeepaliveFailed",
-  "RequestTimeout",
-  "SessionClosed",
-  "SessionExpired",
-  "TransportError"
-])
-
-/** The exit code and one-line message of a failure of a command. */
-export const classify = (error: unknown): ExitCode.Exit => {
-  if (error instanceof ExitCode.Exit) return error
-  return withCause(classified(error), error)
-}
-
-const withCause = (exit: ExitCode.Exit, cause: unknown): ExitCode.Exit =>
-  new ExitCode.Exit({ code: exit.code, message: exit.message, cause })
-
-const classified = (error: unknown): ExitCode.Exit => {
-  if (McpError.isMcpError(error)) {
-    // A resource error carries its URI in `data` (the server repeats it once, there): say which.
-    const uri = (error.data as { readonly uri?: unknown } | undefined)?.uri
-    if (typeof uri === "string" && !error.message.includes(uri)) return aboutUri(error, uri)
-    return new ExitCode.Exit({
-      code: ExitCode.Protocol,
-      message: `server error ${error.code}: ${Target.oneLine(error.message)}`
-    })
-  }
-  const tag = (error as { readonly _tag?: unknown })?._tag
-  const message = Target.oneLine(String((error as { readonly message?: unknown })?.message ?? error))
-  if (typeof tag === "string" && connectionLost.has(tag)) {
-    return new ExitCode.Exit({ code: ExitCode.Connection, message: `${tag}: ${message}` })
-  }
-  return new ExitCode.Exit({
-    code: ExitCode.Protocol,
-    message: typeof tag === "string" ? `${tag}: ${message}` : message
-  })
 }
 
 /**
@@ -336,18 +285,6 @@ const command = <Name extends string>(
       )
     )
   ).pipe(Command.withDescription(description))
-
-/** The failures `report` has printed: `run` prints each failure once. */
-const reported = new WeakSet<ExitCode.Exit>()
-
-/** Prints a failure on stderr: its line, or with --json one JSON object, so a script reads its fields. */
-const report = (json: boolean, exit: ExitCode.Exit): Effect.Effect<void> =>
-  Effect.suspend(() => {
-    if (reported.has(exit)) return Effect.void
-    reported.add(exit)
-    if (json) return Console.error(JSON.stringify(Render.errorReport(exit)))
-    return exit.message === "" ? Effect.void : Console.error(`effect-mcp: ${exit.message}`)
-  })
 
 const print = (input: Common, value: unknown, text: () => string) =>
   Console.log(input.json ? Render.json(value) : text())
@@ -501,6 +438,16 @@ const connectionEnd = (client: McpClient.McpClientShape): Effect.Effect<never, u
     )
   )
 
+/** The exit code and one-line message of a failure of a command. */
+export const classify: (error: unknown) => ExitCode.Exit = Failure.classify
+
+/**
+ * The exit code and line of a failure the commands did not expect (a defect):
+ * classified like any failure, a thrown `TypeError` and the like named as
+ * such, never an empty line; for a program that runs `run` itself.
+ */
+export const unexpected: (defect: unknown) => ExitCode.Exit = Failure.unexpected
+
 /** The root command, with every subcommand. */
 export const cli = Command.make("effect-mcp").pipe(
   Command.withDescription(
@@ -542,19 +489,4 @@ export const run = (argv: ReadonlyArray<string>): Effect.Effect<number, never, C
       return Effect.as(report(own.includes("--json"), exit), exit.code)
     })
   )
-}
-
-/**
- * The exit code and line of a failure the commands did not expect (a defect):
- * classified like any failure (exit code 4 unless it is a lost connection),
- * a thrown `TypeError` and the like named as such, and never an empty line.
- * main.ts reports a failure around `run` (its telemetry, say) with it too.
- */
-export const unexpected = (defect: unknown): ExitCode.Exit => {
-  if (defect instanceof ExitCode.Exit) return defect
-  const exit = classify(defect)
-  // A tagged error's tag is in the line already; a plain `Error` has no name worth saying.
-  const name = defect instanceof Error && !("_tag" in defect) && defect.name !== "Error" ? `${defect.name}: ` : ""
-  const message = `${name}${exit.message === "" ? "failed without saying why" : exit.message}`
-  return withCause(new ExitCode.Exit({ code: exit.code, message }), defect)
 }

@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Cli from "./Cli.ts"
 import * as ExitCode from "./ExitCode.ts"
+import * as Failure from "./internal/failure.ts"
 
 const telemetry = NodeTelemetry.layer({ serviceName: "effect-mcp", serviceVersion: Cli.version })
 
@@ -24,7 +25,7 @@ NodeRuntime.runMain(Cli.run(process.argv.slice(2)).pipe(Effect.provide([telemetr
   teardown: (exit, onExit) => {
     if (Exit.isSuccess(exit)) return onExit(typeof exit.value === "number" ? exit.value : ExitCode.Success)
     if (Exit.hasInterrupts(exit)) return onExit(ExitCode.Interrupted)
-    const failure = Cli.unexpected(Cause.squash(exit.cause))
+    const failure = Failure.unexpected(Cause.squash(exit.cause))
     if (failure.message !== "") process.stderr.write(`effect-mcp: ${failure.message}\n`)
     onExit(failure.code)
   }
