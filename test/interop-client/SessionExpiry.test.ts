@@ -116,9 +116,9 @@ const listen = Effect.gen(function* () {
  * view (for the session id). Sessions exist up to 2025-11-25 (2026-07-28 is
  * stateless), so the client speaks that.
  */
-const connect = (url: string, peer?: McpClient.Options["peer"]) =>
+const connect = (url: string, peer?: McpClient.Options["peer"], standaloneStream?: boolean) =>
   Effect.gen(function* () {
-    const context = yield* Layer.build(NodeHttpClient.layerStreamableHttp({ url }))
+    const context = yield* Layer.build(NodeHttpClient.layerStreamableHttp({ url, standaloneStream }))
     const client = yield* McpClient.make({ clientInfo, supportedVersions: ["2025-11-25"], peer }).pipe(
       Effect.provideContext(context)
     )
@@ -185,6 +185,30 @@ describe("McpClient: a session the server ended", () => {
         const error = Exit.isFailure(exit) ? exit.cause.reasons.find((r) => r._tag === "Fail")?.error : undefined
         assert.strictEqual(error?._tag, "KeepaliveFailed")
         assert.match(error?.message ?? "", /connection refused \(ECONNREFUSED\)/)
+      }),
+    TIMEOUT
+  )
+
+  it.live(
+    "a keepalive ping that meets the ended session renews it, as a call would (no GET stream to see it first)",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* listen
+        const { client, http } = yield* connect(
+          server.url,
+          { keepalive: { schedule: Schedule.spaced("100 millis"), timeout: "5 seconds" } },
+          false
+        )
+        const closed = yield* Effect.forkChild(client.closed)
+        yield* client.setLoggingLevel("debug")
+        assert.strictEqual(yield* Queue.take(server.signals.levels), "debug")
+        const first = http.sessionId()
+        assert.strictEqual(yield* deleteSession(server.url, first!, http.protocolVersion()), 200)
+        // No call is made: only the next ping meets the 404. The new session is asked the level again.
+        assert.strictEqual(yield* Queue.take(server.signals.levels), "debug")
+        assert.notStrictEqual(http.sessionId(), first)
+        assert.isUndefined(closed.pollUnsafe(), "the expired session ended the connection")
+        assert.strictEqual(textOf(yield* client.callTool("echo", { text: "renewed" })), "echo:renewed")
       }),
     TIMEOUT
   )

@@ -59,8 +59,10 @@ const tagOf = (value: unknown): unknown =>
 const expiredIn = (error: unknown): StreamableHttpClient.SessionExpired | undefined => {
   let inner = error
   if (tagOf(inner) === "SessionClosed") inner = causeOf(inner)
-  // A keepalive ping the server refused for an expired session: the session expired.
+  // A keepalive ping the server refused for an expired session: the session expired. The ping is a plain Peer
+  // request, so what failed it is the answer the transport made on the server's behalf, its error inside.
   if (tagOf(inner) === "KeepaliveFailed") inner = causeOf(inner)
+  inner = transportFailureIn(inner) ?? inner
   if (tagOf(inner) === "TransportError") inner = causeOf(inner)
   return tagOf(inner) === "SessionExpired" ? (inner as StreamableHttpClient.SessionExpired) : undefined
 }
