@@ -536,7 +536,11 @@ describe("Streamable HTTP server: Mcp-Param headers (SEP-2243)", () => {
         [{ text: "Hello" }, { "Mcp-Param-Region": hello }],
         [{ text: btoa("Hello") }, { "mcp-param-region": btoa("Hello") }],
         [{ text: `=?base64?${btoa("Hello")}` }, { "mcp-param-region": `=?base64?${btoa("Hello")}` }],
-        [{ other: "x" }, {}]
+        [{ other: "x" }, {}],
+        // Numbers compare as numbers.
+        [{ n: 42 }, { "mcp-param-count": "42.0" }],
+        [{ n: 42 }, { "mcp-param-count": "042" }],
+        [{ n: 42 }, { "mcp-param-count": "4.2e1" }]
       ]
       for (const [args, params] of cases) {
         const reply = yield* rawPost(http, callWith(args), headers(params))
@@ -558,7 +562,11 @@ describe("Streamable HTTP server: Mcp-Param headers (SEP-2243)", () => {
           { text: "Hello", n: 3 },
           { "mcp-param-region": hello, "mcp-param-count": "4" }
         ],
-        [{}, { "mcp-param-region": "Hello" }]
+        [{}, { "mcp-param-region": "Hello" }],
+        // Not a decimal number, though JavaScript would read these as 42.
+        [{ n: 42 }, { "mcp-param-count": "0x2a" }],
+        [{ n: 42 }, { "mcp-param-count": "4 2" }],
+        [{ n: 42 }, { "mcp-param-count": "42.5" }]
       ]
       for (const [args, params] of cases) {
         const reply = yield* rawPost(http, callWith(args), headers(params))

@@ -303,6 +303,33 @@ describe("WebHandler", () => {
       })
   )
 
+  it.effect("responseMode json: a subscriptions/listen is answered as its stream all the same", () =>
+    Effect.gen(function* () {
+      const web = yield* serve({ server: Watched, responseMode: "json" })
+      const headers = (method: string, name?: string) => ({
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": method,
+        ...(name === undefined ? {} : { "mcp-name": name })
+      })
+      const listen = {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "subscriptions/listen",
+        params: { notifications: { resourceSubscriptions: ["test://watched"] }, _meta: statelessMeta }
+      }
+      // Before, the reply waited for the listen to end, which it never does: nothing came, not even the status line.
+      const response = yield* send(web, post(listen, headers("subscriptions/listen")))
+      assert.match(response.headers.get("content-type") ?? "", /^text\/event-stream/)
+      const stream = eventsOf(response)
+      assert.strictEqual((yield* stream.next)?.method, "notifications/subscriptions/acknowledged")
+      const touched = yield* messagesOf(
+        yield* send(web, post(call(2, "touch", {}, statelessMeta), headers("tools/call", "touch")))
+      )
+      assert.strictEqual(textOf(touched.at(-1)), "touched")
+      assert.strictEqual((yield* stream.next)?.method, "notifications/resources/updated")
+    })
+  )
+
   it.effect("checks the host of the URL and the Origin: loopback names by default, else allowedHosts", () =>
     Effect.gen(function* () {
       const local = yield* serve()

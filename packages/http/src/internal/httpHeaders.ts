@@ -112,6 +112,17 @@ const decodeParamValue = (value: string): string | undefined => {
   return Result.isSuccess(decoded) ? decoded.success : undefined
 }
 
+/** A decimal number as a header writes it: no hex, no blanks, no `Infinity`. */
+const decimal = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/
+
+/**
+ * Whether a number argument and its header text are the same number: the
+ * spec asks numbers to be compared as numbers (`42.0` and `042` mirror 42), as
+ * a client may write them as its language prints them.
+ */
+const sameNumber = (value: unknown, text: string): boolean =>
+  typeof value === "number" && decimal.test(text) && Number(text) === value
+
 const checkParamHeaders = (
   headers: { readonly [key: string]: string | undefined },
   message: JsonRpc.Message,
@@ -134,7 +145,9 @@ const checkParamHeaders = (
     if (raw === undefined) return mismatch(`the ${name} header is required (argument '${argument}' is present)`, id)
     const text = decodeParamValue(raw.trim())
     if (text === undefined) return mismatch(`${name} header value '${raw}' is not valid base64`, id)
-    if (text !== expected) return mismatch(`${name} header value '${raw}' does not match argument '${argument}'`, id)
+    if (text !== expected && !sameNumber(value, text)) {
+      return mismatch(`${name} header value '${raw}' does not match argument '${argument}'`, id)
+    }
   }
   return undefined
 }

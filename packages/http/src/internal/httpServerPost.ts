@@ -62,6 +62,8 @@ const linkTransport = (requests: ReadonlyArray<JsonRpc.Request>) =>
 const isInitialize = (message: JsonRpc.Message): message is JsonRpc.Request =>
   JsonRpc.isRequest(message) && message.method === "initialize"
 
+const isListen = (request: JsonRpc.Request): boolean => request.method === "subscriptions/listen"
+
 const requestedVersion = (message: JsonRpc.Request): string | undefined => {
   const params = message.params as { readonly protocolVersion?: unknown } | undefined
   return typeof params?.protocolVersion === "string" ? params.protocolVersion : undefined
@@ -164,7 +166,8 @@ const serve = Effect.fnUntraced(function* (
   const version = session.protocolVersion ?? (initialize === undefined ? undefined : requestedVersion(initialize))
   const stream = yield* session.openPost(
     requests.map((r) => r.id),
-    context.json || failed.length > 0 ? "json" : "sse",
+    // A listen's answer is a stream that stays open (2026-07-28): SSE whatever the response mode.
+    (context.json && !requests.some(isListen)) || failed.length > 0 ? "json" : "sse",
     Streams.primes(version)
   )
   // The connection the reply opens with, before the frame is handled: a handler may end it at once
