@@ -219,10 +219,11 @@ export const namingOf = (
 ): Naming.Options | undefined => {
   if (unprefixed === undefined) return naming
   const separator = naming?.separator ?? "__"
-  const prefixes = Naming.prefixes(upstreams)
+  const prefixes = Naming.prefixes(upstreams, separator)
   const format =
     naming?.format ??
-    ((server: string, name: string) => `${prefixes.get(server) ?? Naming.prefixOf(server)}${separator}${name}`)
+    ((server: string, name: string) =>
+      `${prefixes.get(server) ?? Naming.prefixOf(server, separator)}${separator}${name}`)
   return { ...naming, format: (server, name) => (server === unprefixed ? name : format(server, name)) }
 }
 

@@ -17,7 +17,12 @@
  * in the server's part; two servers whose names then make the same prefix
  * (`svc one` and `svc_one`) get distinct ones (`svc_one_2`), numbered over
  * every configured server whether or not it is connected, so a name never
- * moves to another server. `format` replaces the prefixing altogether.
+ * moves to another server. Nor can a server's tool take another server's
+ * name: a prefix never holds the separator, nor ends with what begins it
+ * (server `a__b` is prefixed `a-b`, `x_` is `x-`), so the first separator in
+ * a prefixed name is where its server's part ends (server `a` listing
+ * `b__lookup` cannot make the name of server `a__b`'s `lookup`). `format`
+ * replaces the prefixing altogether.
  */
 
 /** When names get the server's prefix. */
@@ -41,8 +46,29 @@ export interface Named {
 
 const unsafe = /[^A-Za-z0-9_.-]/g
 
-/** The server's name as a tool-name prefix (unsafe characters replaced by `_`). */
-export const prefixOf = (server: string): string => server.replace(unsafe, "_")
+/** What replaces what may not stay in a prefix: a character the separator does not hold. */
+const fillerOf = (separator: string): string => ["-", ".", "_"].find((c) => !separator.includes(c)) ?? "x"
+
+/**
+ * Whether the separator, put after `prefix`, first shows where it was put:
+ * then a prefixed name says where its server's part ends.
+ */
+const endsAtSeparator = (prefix: string, separator: string): boolean =>
+  separator === "" || `${prefix}${separator}`.indexOf(separator) === prefix.length
+
+/**
+ * The server's name as a tool-name prefix: unsafe characters replaced by
+ * `_`, and the separator (default `__`) neither in it nor begun by its end
+ * (each such part made of a character the separator does not hold).
+ */
+export const prefixOf = (server: string, separator = "__"): string => {
+  let prefix = server.replace(unsafe, "_")
+  if (endsAtSeparator(prefix, separator)) return prefix
+  const filler = fillerOf(separator)
+  // Joined with a character the separator lacks, no occurrence is left; an end that begins one loses its last.
+  prefix = prefix.split(separator).join(filler)
+  return endsAtSeparator(prefix, separator) ? prefix : `${prefix.slice(0, -1)}${filler}`
+}
 
 /**
  * Each server's prefix, unique among `servers` (a configuration's, in its
@@ -51,21 +77,22 @@ export const prefixOf = (server: string): string => server.replace(unsafe, "_")
  * given. It depends on the servers given alone: whichever of them are
  * connected, a server has the same prefix.
  */
-export const prefixes = (servers: ReadonlyArray<string>): ReadonlyMap<string, string> => {
+export const prefixes = (servers: ReadonlyArray<string>, separator = "__"): ReadonlyMap<string, string> => {
   const result = new Map<string, string>()
   const taken = new Set<string>()
   // Names that need no change first: a server is never renamed for another's sake.
   for (const server of servers) {
-    if (prefixOf(server) === server) {
+    if (prefixOf(server, separator) === server) {
       result.set(server, server)
       taken.add(server)
     }
   }
+  const mark = endsAtSeparator("x_2", separator) ? "_" : fillerOf(separator)
   for (const server of servers) {
     if (result.has(server)) continue
-    const prefix = prefixOf(server)
+    const prefix = prefixOf(server, separator)
     let unique = prefix
-    for (let n = 2; taken.has(unique); n++) unique = `${prefix}_${n}`
+    for (let n = 2; taken.has(unique); n++) unique = `${prefix}${mark}${n}`
     result.set(server, unique)
     taken.add(unique)
   }
@@ -84,10 +111,10 @@ export const assign = (
   configured: ReadonlyArray<string> = items.map((item) => item.server)
 ): ReadonlyArray<string> => {
   const separator = options.separator ?? "__"
-  const unique = options.format === undefined ? prefixes(configured) : undefined
+  const unique = options.format === undefined ? prefixes(configured, separator) : undefined
   const format =
     options.format ??
-    ((server: string, name: string) => `${unique?.get(server) ?? prefixOf(server)}${separator}${name}`)
+    ((server: string, name: string) => `${unique?.get(server) ?? prefixOf(server, separator)}${separator}${name}`)
   const always = (options.strategy ?? "always") === "always"
   const servers = new Map<string, Set<string>>()
   if (!always) {

@@ -67,4 +67,50 @@ describe("Naming", () => {
     assert.deepStrictEqual(names, ["x", "x_3", "a__x", "x_2"])
     assert.strictEqual(new Set(names).size, names.length)
   })
+
+  it("a server's tool never makes another server's name: a prefix neither holds the separator nor begins one", () => {
+    const configured = ["a", "a__b", "x_", "x"]
+    const hostile = { server: "a", name: "b__lookup" }
+    const legit = { server: "a__b", name: "lookup" }
+    // Before, both were a__b__lookup, and which server got the bare name went by order: a hostile server could
+    // take a name a model had seen for another.
+    for (const items of [
+      [legit, hostile],
+      [hostile, legit]
+    ]) {
+      const names = Naming.assign(items, {}, configured)
+      assert.deepStrictEqual(Object.fromEntries(items.map((item, i) => [item.server, names[i]])), {
+        a: "a__b__lookup",
+        a__b: "a-b__lookup"
+      })
+    }
+    // An end that begins the separator: x_ + __ would read as x + ___ .
+    assert.deepStrictEqual(
+      Naming.assign(
+        [
+          { server: "x_", name: "t" },
+          { server: "x", name: "_t" }
+        ],
+        {},
+        configured
+      ),
+      ["x-__t", "x___t"]
+    )
+    // The same with a separator of one's own, and the numbering of prefixes that meet stays clear of it.
+    assert.deepStrictEqual(
+      [...Naming.prefixes(["a.b", "a-b", "c"], ".")],
+      [
+        ["a-b", "a-b"],
+        ["c", "c"],
+        ["a.b", "a-b_2"]
+      ]
+    )
+    assert.deepStrictEqual(
+      [...Naming.prefixes(["p q", "p_q"], "_")],
+      [
+        ["p q", "p-q"],
+        ["p_q", "p-q-2"]
+      ]
+    )
+  })
 })
