@@ -38,6 +38,26 @@ import {
   textOf
 } from "./fixtures.ts"
 
+const added = Tool.make("added", { input: Schema.Struct({}), handler: () => Effect.succeed("new") })
+/** A tool `add_tool` that registers `added` in the server's own scope when called (the list changes, the server says so). */
+const adder = Layer.effectDiscard(
+  Effect.gen(function* () {
+    const server = yield* McpServer.McpServer
+    const scope = yield* Effect.scope
+    yield* Tool.register(
+      Tool.make("add_tool", {
+        input: Schema.Struct({}),
+        handler: () =>
+          Tool.register(added).pipe(
+            Effect.provideService(McpServer.McpServer, server),
+            Scope.provide(scope),
+            Effect.as("added")
+          )
+      })
+    )
+  })
+)
+
 describe("McpHost", () => {
   it.effect("one catalog of every server's tools, prefixed, and calls routed by catalog name", () =>
     Effect.gen(function* () {
@@ -276,25 +296,6 @@ describe("McpHost", () => {
   for (const revision of ["2025-06-18", "2026-07-28"] as const)
     it.effect(`${revision}: list_changed refreshes the catalog`, () =>
       Effect.gen(function* () {
-        const added = Tool.make("added", { input: Schema.Struct({}), handler: () => Effect.succeed("new") })
-        // Registers `added` in the server's own scope when called (the list changes, the server says so).
-        const adder = Layer.effectDiscard(
-          Effect.gen(function* () {
-            const server = yield* McpServer.McpServer
-            const scope = yield* Effect.scope
-            yield* Tool.register(
-              Tool.make("add_tool", {
-                input: Schema.Struct({}),
-                handler: () =>
-                  Tool.register(added).pipe(
-                    Effect.provideService(McpServer.McpServer, server),
-                    Scope.provide(scope),
-                    Effect.as("added")
-                  )
-              })
-            )
-          })
-        )
         const servers = yield* memory({ a: Layer.provideMerge(adder, echoServer("a")) })
         const host = yield* McpHost.make({
           clientInfo,
@@ -340,6 +341,42 @@ describe("McpHost", () => {
       const listed = servers.sent("a", "tools/list") - before
       assert.isAtLeast(listed, 2)
       assert.isAtMost(listed, 3)
+    })
+  )
+
+  it.effect("a list_changed that changes nothing publishes no new catalog", () =>
+    Effect.gen(function* () {
+      const servers = yield* memory({ a: Layer.provideMerge(adder, echoServer("a")) })
+      const host = yield* McpHost.make({
+        clientInfo,
+        config: configOf("a"),
+        client: { supportedVersions: ["2025-06-18"] }
+      }).pipe(Effect.provide(servers.connector))
+      yield* host.awaitReady("a")
+      const published = yield* host.catalogChanges.pipe(
+        Stream.map((catalog) =>
+          catalog.tools
+            .map((entry) => entry.name)
+            .sort()
+            .join(",")
+        ),
+        Stream.takeUntil((names) => names.includes("a__added")),
+        Stream.runCollect,
+        Effect.forkChild({ startImmediately: true })
+      )
+      const before = servers.sent("a", "tools/list")
+      // Each listing from now on is answered when the clock moves a second: each comes to rest on its own.
+      servers.slowDown("tools/list", "1 second")
+      // The same list again: a server announcing a change that changes nothing (in a loop, it would publish
+      // thousands of identical catalogs a second).
+      yield* servers.announce("a", "notifications/tools/list_changed")
+      yield* servers.requested("a", "tools/list", before + 1)
+      yield* TestClock.adjust("1 second")
+      // A real change after it: what was published is the catalog, then this one.
+      yield* host.callTool("a__add_tool", {})
+      yield* servers.requested("a", "tools/list", before + 2)
+      yield* TestClock.adjust("1 second")
+      assert.deepStrictEqual(yield* Fiber.join(published), ["a__add_tool,a__echo", "a__add_tool,a__added,a__echo"])
     })
   )
 

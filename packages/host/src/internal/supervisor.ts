@@ -209,6 +209,9 @@ const unhealthy = (
  * started (and subscribed) before the first listing, and listings take turns:
  * a change made while the first listing is under way is listed after it.
  */
+/** Whether two listings hold the same items and hints (plain JSON as the server sent them). */
+const sameListing = (a: Catalog.Listing, b: Catalog.Listing): boolean => JSON.stringify(a) === JSON.stringify(b)
+
 const followListing = (
   settings: Settings,
   slot: Slot,
@@ -223,7 +226,10 @@ const followListing = (
         Effect.flatMap(part, (listed) => {
           if (!live()) return Effect.void
           // A list listed again brings its own hints; the others keep theirs.
-          slot.listing = { ...slot.listing, ...listed, hints: { ...slot.listing.hints, ...listed.hints } }
+          const next = { ...slot.listing, ...listed, hints: { ...slot.listing.hints, ...listed.hints } }
+          // The same lists again (a server announcing changes that change nothing): no new catalog to publish.
+          if (sameListing(slot.listing, next)) return Effect.void
+          slot.listing = next
           return settings.onListing
         })
       )
