@@ -2,13 +2,22 @@
  * The tool listing and SEP-2243: on 2026-07-28 a tool whose `x-mcp-header`
  * annotations are invalid is left out (with a warning naming it and the
  * reason) and the valid ones are kept; earlier revisions have no such
- * annotations and list every tool.
+ * annotations and list every tool. A tool called before it was listed goes
+ * without its `Mcp-Param-*` headers: on the server's HeaderMismatch the
+ * client lists the tools and calls again, once.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as McpClient from "@effect-mcp/client/McpClient"
+import * as StreamableHttpClient from "@effect-mcp/http/StreamableHttpClient"
+import * as McpServer from "@effect-mcp/server/McpServer"
+import * as Tool from "@effect-mcp/server/Tool"
+import * as WebHandler from "@effect-mcp/server/WebHandler"
 import * as Effect from "effect/Effect"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Stream from "effect/Stream"
-import { connect } from "./fixtures.ts"
+import { clientInfo, connect } from "./fixtures.ts"
 
 const schema = (properties: Record<string, unknown>) => ({ type: "object" as const, properties })
 
@@ -82,4 +91,91 @@ describe("tools/list and x-mcp-header", () => {
       assert.deepStrictEqual(warnings, [])
     }).pipe(Effect.provide(layer))
   })
+})
+
+/** A server whose one tool mirrors its `region` argument into `Mcp-Param-Region`. */
+const Regional = Tool.layer(
+  Tool.make("regional", {
+    input: {
+      type: "object",
+      properties: { region: { type: "string", "x-mcp-header": "Region" } },
+      required: ["region"]
+    },
+    handler: (args) => Effect.succeed(`region ${String(args.region)}`)
+  })
+).pipe(Layer.provideMerge(McpServer.layer({ name: "regional", version: "1.0.0" })))
+
+interface Seen {
+  readonly method: string
+  readonly status: number
+  readonly region: string | null
+}
+
+/**
+ * A 2026-07-28 McpClient over Streamable HTTP to `Regional` served in
+ * memory, with what reached the server: each POST's method, its answer's
+ * status and its `Mcp-Param-Region` header. `strip` drops that header on the
+ * way, as an intermediary that does not pass it on would.
+ */
+const overHttp = (options: { readonly strip?: boolean } = {}) =>
+  Effect.gen(function* () {
+    const web = yield* Effect.acquireRelease(
+      Effect.sync(() => WebHandler.make(Regional)),
+      (web) => Effect.promise(() => web.dispose())
+    )
+    const seen: Array<Seen> = []
+    const fetch: typeof globalThis.fetch = async (input, init) => {
+      const request = new Request(input, init)
+      if (options.strip === true) request.headers.delete("mcp-param-region")
+      const body = request.method === "POST" ? await request.clone().text() : ""
+      const response = await web.handler(request)
+      if (body !== "") {
+        const method = (JSON.parse(body) as { readonly method?: unknown }).method
+        if (typeof method === "string") {
+          seen.push({ method, status: response.status, region: request.headers.get("mcp-param-region") })
+        }
+      }
+      return response
+    }
+    const transport = yield* Layer.build(
+      StreamableHttpClient.layer({ url: "http://localhost/mcp" }).pipe(
+        Layer.provide(FetchHttpClient.layer),
+        Layer.provide(Layer.succeed(FetchHttpClient.Fetch, fetch))
+      )
+    )
+    const client = yield* McpClient.make({ clientInfo, supportedVersions: ["2026-07-28"] }).pipe(
+      Effect.provideContext(transport)
+    )
+    return { client, seen, calls: () => seen.filter((s) => s.method !== "server/discover") }
+  })
+
+describe("HeaderMismatch on a tool called before it was listed (2026-07-28 over HTTP)", () => {
+  it.effect("the client lists the tools and calls again with the headers", () =>
+    Effect.gen(function* () {
+      const { client, calls } = yield* overHttp()
+      const result = yield* client.callTool("regional", { region: "eu-west" })
+      assert.deepStrictEqual(result.content, [{ type: "text", text: "region eu-west" }])
+      assert.deepStrictEqual(calls(), [
+        { method: "tools/call", status: 400, region: null },
+        { method: "tools/list", status: 200, region: null },
+        { method: "tools/call", status: 200, region: "eu-west" }
+      ])
+      // Learnt: the next call carries the header at once.
+      yield* client.callTool("regional", { region: "us-east" })
+      assert.deepStrictEqual(calls().at(-1), { method: "tools/call", status: 200, region: "us-east" })
+    })
+  )
+
+  it.effect("a second HeaderMismatch is the caller's: one listing, one retry", () =>
+    Effect.gen(function* () {
+      const { client, calls } = yield* overHttp({ strip: true })
+      const error = yield* Effect.flip(client.callTool("regional", { region: "eu-west" }))
+      assert.strictEqual(error._tag, "HeaderMismatch")
+      assert.include(error.message, "Mcp-Param-Region")
+      assert.deepStrictEqual(
+        calls().map((s) => `${s.method} ${s.status}`),
+        ["tools/call 400", "tools/list 200", "tools/call 400"]
+      )
+    })
+  )
 })

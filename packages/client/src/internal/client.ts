@@ -1,8 +1,8 @@
 /**
  * Builds the McpClient over a ClientSession: the request path (log level in
- * `_meta`, `input_required` rounds on 2026-07-28, progress fan-out), result
- * decoding, pages and notification Streams; a tool call's result is read by
- * toolResult.ts.
+ * `_meta`, `input_required` rounds and the `resultType` check on 2026-07-28,
+ * progress fan-out), result decoding, pages and notification Streams; a tool
+ * call's result is read by toolResult.ts.
  */
 import type * as Peer from "@effect-mcp/engine/Peer"
 import * as PeerError from "@effect-mcp/engine/PeerError"
@@ -33,6 +33,7 @@ import * as InputRequired from "./inputRequired.ts"
 import * as OutputSchema from "./outputSchema.ts"
 import * as Paging from "./paging.ts"
 import * as ParamHeaders from "./paramHeaders.ts"
+import * as ResultType from "./resultType.ts"
 import * as ServerRequests from "./serverRequests.ts"
 import * as Subscriptions from "./subscriptions.ts"
 import * as TaskReceiver from "./taskReceiver.ts"
@@ -125,12 +126,18 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
             ...params,
             _meta: { ...(params as { readonly _meta?: object } | undefined)?._meta, [Meta.logLevelKey]: level }
           }
-    if (onProgress === undefined) return connection.request(method, withLevel, callOptions)
-    const reportProgress: Peer.CallOptions["onProgress"] = (update) => {
-      hub.publishProgress({ method, update })
-      onProgress(update)
-    }
-    return connection.request(method, withLevel, { ...callOptions, onProgress: reportProgress })
+    const sent =
+      onProgress === undefined
+        ? connection.request(method, withLevel, callOptions)
+        : connection.request(method, withLevel, {
+            ...callOptions,
+            onProgress: (update) => {
+              hub.publishProgress({ method, update })
+              onProgress(update)
+            }
+          })
+    // Every 2026-07-28 answer, each round's included, comes through here: its `resultType` is checked once.
+    return stateless ? Effect.flatMap(sent, (result) => ResultType.check(method, result)) : sent
   }
 
   const request = (
@@ -197,10 +204,31 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
             subscriptions.listen({ taskIds } as Resources.SubscriptionFilter, new Set(["notifications/tasks"]))
         : undefined
   })
+  /**
+   * A `tools/call`. On 2026-07-28 over HTTP the arguments a tool declares with
+   * `x-mcp-header` travel in `Mcp-Param-*` headers too, which the transport
+   * derives from the tools it has seen listed: a tool called before any
+   * listing goes without them, and a server that needs them refuses the call
+   * with HeaderMismatch. The spec has the client list the tools then (every
+   * page: the tool may be on any) and call again; once, so a second refusal
+   * is the caller's.
+   */
+  const callToolRequest = (
+    params: object,
+    callOptions: McpClient.RequestOptions | undefined,
+    onProgress: Peer.CallOptions["onProgress"]
+  ) => {
+    const call = () => request("tools/call", params, callOptions, onProgress)
+    return stateless
+      ? Effect.catchTag(call(), "HeaderMismatch", () =>
+          Effect.andThen(Effect.ignore(Stream.runDrain(toolsStream)), call)
+        )
+      : call()
+  }
   const toolTasks = ToolTasks.make({
     enabled: tasksForm === "core" && Session.hasCapability(serverCapabilities, ["tasks", "requests", "tools", "call"]),
     tasks,
-    request: (params, callOptions, onProgress) => request("tools/call", params, callOptions, onProgress),
+    request: callToolRequest,
     tools: () => toolsStream
   })
 
