@@ -34,6 +34,7 @@ import * as Stream from "effect/Stream"
 import * as ExitCode from "./ExitCode.ts"
 import * as Failure from "./internal/failure.ts"
 import { aboutUri, quoted, report, withCause } from "./internal/failure.ts"
+import * as TerminalText from "./internal/terminalText.ts"
 import * as Gateway from "./Gateway.ts"
 import * as Login from "./Login.ts"
 import * as Render from "./Render.ts"
@@ -293,23 +294,15 @@ const info = command(
   "info",
   "Show the server's name, version, capabilities and the negotiated revision",
   [],
-  (client, _, input) =>
-    print(
-      input,
-      {
-        serverInfo: client.serverInfo,
-        revision: client.revision,
-        capabilities: client.serverCapabilities,
-        instructions: client.instructions
-      },
-      () =>
-        [
-          `${client.serverInfo?.name ?? "(unnamed server)"} ${client.serverInfo?.version ?? ""}`.trim(),
-          `revision: ${client.revision}`,
-          `capabilities: ${Object.keys(client.serverCapabilities).join(", ") || "(none)"}`,
-          ...(client.instructions === undefined ? [] : [`instructions: ${client.instructions}`])
-        ].join("\n")
-    )
+  (client, _, input) => {
+    const described = {
+      serverInfo: client.serverInfo,
+      revision: client.revision,
+      capabilities: client.serverCapabilities,
+      instructions: client.instructions
+    }
+    return print(input, described, () => Render.info(described))
+  }
 )
 
 const tools = command("tools", "List the server's tools (every page)", [], (client, _, input) =>
@@ -416,7 +409,9 @@ const watch = command(
       if (caps.resources?.listChanged === true) {
         streams.push(changed("resources/list_changed", client.resourceListChanged))
       }
-      if (!input.json) yield* Console.error(`watching ${client.serverInfo?.name ?? "the server"}; Ctrl-C to stop`)
+      if (!input.json) {
+        yield* Console.error(`watching ${TerminalText.line(client.serverInfo?.name ?? "the server")}; Ctrl-C to stop`)
+      }
       // Until Ctrl-C, or until the connection is over: the server exited, dropped it, or stopped answering the
       // keepalive pings (the notification streams outlive a session, which the client may renew).
       yield* Effect.raceFirst(

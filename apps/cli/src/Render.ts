@@ -3,6 +3,12 @@
  * by default, the result itself as JSON with `--json`, and a progress bar on
  * stderr while a call reports progress (only on a terminal: piped stderr
  * gets nothing, so logs and scripts stay clean).
+ *
+ * Every text a server sent (names, descriptions, results, log lines,
+ * progress messages) goes through `TerminalText` before it is printed: a
+ * server must not drive the user's terminal with control characters (clear
+ * the screen, set the title, write the clipboard, overwrite a line), so they
+ * are shown escaped. `--json` prints JSON, whose strings JSON.stringify escapes.
  */
 import * as Transport from "@effect-mcp/engine/Transport"
 import type * as Content from "@effect-mcp/protocol/Content"
@@ -10,16 +16,21 @@ import type * as Logging from "@effect-mcp/protocol/Logging"
 import type * as Prompts from "@effect-mcp/protocol/Prompts"
 import type * as Resources from "@effect-mcp/protocol/Resources"
 import type * as Tools from "@effect-mcp/protocol/Tools"
+import * as TerminalText from "./internal/terminalText.ts"
 
 /** `value` as indented JSON, the `--json` output of every command. */
 export const json = (value: unknown): string => JSON.stringify(value, null, 2)
 
 const firstLine = (text: string | undefined): string => (text ?? "").split("\n", 1)[0]!.trim()
 
-/** `name  description` lines, the names padded to one column. */
+/**
+ * `name  description` lines, the names padded to one column. Every cell is a
+ * server's text, escaped here, before the padding measures it.
+ */
 const table = (rows: ReadonlyArray<readonly [string, string]>): string => {
-  const width = Math.min(40, Math.max(0, ...rows.map(([name]) => name.length)))
-  return rows.map(([name, text]) => (text === "" ? name : `${name.padEnd(width)}  ${text}`)).join("\n")
+  const escaped = rows.map(([name, text]) => [TerminalText.line(name), TerminalText.line(text)] as const)
+  const width = Math.min(40, Math.max(0, ...escaped.map(([name]) => name.length)))
+  return escaped.map(([name, text]) => (text === "" ? name : `${name.padEnd(width)}  ${text}`)).join("\n")
 }
 
 /** A tool's arguments from its input schema's `properties`, `*` marking the `required` ones. */
@@ -72,27 +83,32 @@ export const resources = (
 const bytesOf = (base64: string): number => Math.floor((base64.length * 3) / 4)
 
 const contents = (c: Resources.ReadResourceResult["contents"][number]): string =>
-  "text" in c ? c.text : `[${c.mimeType ?? "binary"} ${bytesOf(c.blob)} bytes: ${c.uri}]`
+  "text" in c
+    ? TerminalText.lines(c.text)
+    : TerminalText.line(`[${c.mimeType ?? "binary"} ${bytesOf(c.blob)} bytes: ${c.uri}]`)
 
-/** A content block: text as it is, anything else as a one-line summary. */
+/** A content block: text as it is (control characters escaped), anything else as a one-line summary. */
 export const block = (b: Content.ContentBlock): string => {
   switch (b.type) {
     case "text":
-      return b.text
+      return TerminalText.lines(b.text)
     case "image":
     case "audio":
-      return `[${b.type} ${b.mimeType}, ${bytesOf(b.data)} bytes]`
+      return TerminalText.line(`[${b.type} ${b.mimeType}, ${bytesOf(b.data)} bytes]`)
     case "resource_link":
-      return `[resource link ${b.uri}${b.name === "" ? "" : ` (${b.name})`}]`
+      return TerminalText.line(`[resource link ${b.uri}${b.name === "" ? "" : ` (${b.name})`}]`)
     case "resource":
-      return `[resource ${b.resource.uri}]\n${contents(b.resource)}`
+      return `${TerminalText.line(`[resource ${b.resource.uri}]`)}\n${contents(b.resource)}`
   }
 }
 
 /** A tool result: its content blocks, else its structured content as JSON. */
 export const toolResult = (result: Tools.CallToolResult): string => {
   const blocks = (result.content ?? []).map(block)
-  if (blocks.length === 0 && result.structuredContent !== undefined) return json(result.structuredContent)
+  // JSON.stringify escapes C0 controls in strings but leaves DEL and the C1 controls (U+009B is a CSI) as they are.
+  if (blocks.length === 0 && result.structuredContent !== undefined) {
+    return TerminalText.lines(json(result.structuredContent))
+  }
   return blocks.join("\n")
 }
 
@@ -103,10 +119,28 @@ export const readResult = (result: Resources.ReadResourceResult): string => resu
 export const promptResult = (result: Prompts.GetPromptResult): string =>
   result.messages.map((m) => `${m.role}: ${block(m.content)}`).join("\n")
 
-/** A log message of the server, on one line. */
+/**
+ * What `info` prints: the server's name and version, the negotiated revision,
+ * its capabilities and its instructions (their newlines kept).
+ */
+export const info = (server: {
+  readonly serverInfo: { readonly name: string; readonly version: string } | undefined
+  readonly revision: string
+  readonly capabilities: object
+  readonly instructions: string | undefined
+}): string =>
+  [
+    TerminalText.line(`${server.serverInfo?.name ?? "(unnamed server)"} ${server.serverInfo?.version ?? ""}`.trim()),
+    `revision: ${server.revision}`,
+    // The keys are the server's too: an unknown capability is kept, whatever its name.
+    `capabilities: ${TerminalText.line(Object.keys(server.capabilities).join(", ")) || "(none)"}`,
+    ...(server.instructions === undefined ? [] : [`instructions: ${TerminalText.lines(server.instructions)}`])
+  ].join("\n")
+
+/** A log message of the server, on one line (a newline in it is shown as `\n`: it cannot forge a second line). */
 export const logMessage = (params: Logging.LoggingMessageParams): string => {
   const data = typeof params.data === "string" ? params.data : JSON.stringify(params.data)
-  return `[${params.level}]${params.logger === undefined ? "" : ` ${params.logger}:`} ${data}`
+  return TerminalText.line(`[${params.level}]${params.logger === undefined ? "" : ` ${params.logger}:`} ${data}`)
 }
 
 /** A progress bar of `width` cells for `progress` of `total` (or a count when the total is unknown). */
@@ -114,7 +148,8 @@ export const progressBar = (
   update: { readonly progress: number; readonly total?: number | undefined; readonly message?: string | undefined },
   width = 30
 ): string => {
-  const message = update.message === undefined ? "" : ` ${update.message}`
+  // The server's message, on the one line the progress line redraws.
+  const message = update.message === undefined ? "" : ` ${TerminalText.line(update.message)}`
   if (update.total === undefined || !(update.total > 0)) return `[${"?".repeat(width)}] ${update.progress}${message}`
   const ratio = Math.max(0, Math.min(1, update.progress / update.total))
   const filled = Math.round(ratio * width)

@@ -15,6 +15,7 @@ import * as Exit from "effect/Exit"
 import * as Cli from "./Cli.ts"
 import * as ExitCode from "./ExitCode.ts"
 import * as Failure from "./internal/failure.ts"
+import * as TerminalText from "./internal/terminalText.ts"
 
 const telemetry = NodeTelemetry.layer({ serviceName: "effect-mcp", serviceVersion: Cli.version })
 
@@ -26,7 +27,7 @@ NodeRuntime.runMain(Cli.run(process.argv.slice(2)).pipe(Effect.provide([telemetr
     if (Exit.isSuccess(exit)) return onExit(typeof exit.value === "number" ? exit.value : ExitCode.Success)
     if (Exit.hasInterrupts(exit)) return onExit(ExitCode.Interrupted)
     const failure = Failure.unexpected(Cause.squash(exit.cause))
-    if (failure.message !== "") process.stderr.write(`effect-mcp: ${failure.message}\n`)
+    if (failure.message !== "") process.stderr.write(`effect-mcp: ${TerminalText.line(failure.message)}\n`)
     onExit(failure.code)
   }
 })

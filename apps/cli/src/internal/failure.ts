@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as ExitCode from "../ExitCode.ts"
 import * as Render from "../Render.ts"
 import * as Target from "../Target.ts"
+import * as TerminalText from "./terminalText.ts"
 
 /** The longest part of one argument a message quotes. */
 const quoteChars = 40
@@ -83,11 +84,14 @@ export const unexpected = (defect: unknown): ExitCode.Exit => {
 /** The failures `report` has printed: `run` prints each failure once. */
 const reported = new WeakSet<ExitCode.Exit>()
 
-/** Prints a failure on stderr: its line, or with --json one JSON object, so a script reads its fields. */
+/**
+ * Prints a failure on stderr: its line, or with --json one JSON object, so a script reads its fields. The line
+ * may quote the server (a JSON-RPC error's message, a stdio server's stderr): its control characters are escaped.
+ */
 export const report = (json: boolean, exit: ExitCode.Exit): Effect.Effect<void> =>
   Effect.suspend(() => {
     if (reported.has(exit)) return Effect.void
     reported.add(exit)
     if (json) return Console.error(JSON.stringify(Render.errorReport(exit)))
-    return exit.message === "" ? Effect.void : Console.error(`effect-mcp: ${exit.message}`)
+    return exit.message === "" ? Effect.void : Console.error(`effect-mcp: ${TerminalText.line(exit.message)}`)
   })

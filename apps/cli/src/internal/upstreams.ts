@@ -11,6 +11,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
+import * as TerminalText from "./terminalText.ts"
 
 /**
  * The line a change is reported with, if any (`said`: the failure last reported for this upstream while it is
@@ -47,7 +48,8 @@ export const layerReport: Layer.Layer<never, never, McpHost.McpHost> = Layer.eff
         const line = lineOf(change, down.get(change.server))
         if (status._tag === "Degraded" || status._tag === "Failed") down.set(change.server, status.failure.message)
         else if (status._tag === "Ready") down.delete(change.server)
-        return line === undefined ? Effect.void : Console.error(line)
+        // A failure's text may quote the upstream (its stderr, its error): its control characters are escaped.
+        return line === undefined ? Effect.void : Console.error(TerminalText.line(line))
       }),
       Effect.forkScoped
     )
