@@ -177,7 +177,12 @@ describe("McpClient: a session the server ended", () => {
           keepalive: { schedule: Schedule.spaced("100 millis"), timeout: "5 seconds" }
         })
         const closed = yield* Effect.forkChild(client.closed)
+        yield* client.setLoggingLevel("debug")
+        assert.strictEqual(yield* Queue.take(server.signals.levels), "debug")
         assert.strictEqual(yield* deleteSession(server.url, http.sessionId()!, http.protocolVersion()), 200)
+        // Renewed by whatever meets the 404 first (a ping, the GET stream): the new session is asked the level
+        // again. A call made meanwhile could be in flight as the old session ends, and fail SessionExpired.
+        assert.strictEqual(yield* Queue.take(server.signals.levels), "debug")
         assert.strictEqual(textOf(yield* client.callTool("echo", { text: "renewed" })), "echo:renewed")
         assert.isUndefined(closed.pollUnsafe(), "the renewal ended the connection")
         yield* server.close
