@@ -13,14 +13,21 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { TestClock } from "effect/testing"
 import * as AiToolkit from "../src/AiToolkit.ts"
 import * as Consent from "../src/Consent.ts"
 import * as McpHost from "../src/McpHost.ts"
 import * as ToolkitServer from "../src/ToolkitServer.ts"
-import { clientInfo, configOf, echoServer, listensForTools, type Memory, memory } from "./fixtures.ts"
+import {
+  adder as toolAdder,
+  clientInfo,
+  configOf,
+  echoServer,
+  listensForTools,
+  type Memory,
+  memory
+} from "./fixtures.ts"
 
 const textOfBlocks = (result: { readonly content: ReadonlyArray<unknown> }) =>
   result.content.map((block) => (block as { readonly text?: string }).text ?? "").join("")
@@ -217,25 +224,6 @@ describe("AiToolkit", () => {
 
   it.effect("the toolkit follows the catalog: a tool listed after list_changed is offered on the next call", () =>
     Effect.gen(function* () {
-      const added = Tool.make("added", { input: Schema.Struct({}), handler: () => Effect.succeed("new") })
-      // `add_tool` registers `added` in the server's own scope (the list changes, the server says so).
-      const registrar = Layer.effectDiscard(
-        Effect.gen(function* () {
-          const server = yield* McpServer.McpServer
-          const scope = yield* Effect.scope
-          yield* Tool.register(
-            Tool.make("add_tool", {
-              input: Schema.Struct({}),
-              handler: () =>
-                Tool.register(added).pipe(
-                  Effect.provideService(McpServer.McpServer, server),
-                  Scope.provide(scope),
-                  Effect.as("registered")
-                )
-            })
-          )
-        })
-      )
       const model = scripted({ name: "a__add_tool", params: {} })
       const toolkit = AiToolkit.toolkit()
       yield* withHost(
@@ -249,7 +237,7 @@ describe("AiToolkit", () => {
             assert.strictEqual((yield* host.awaitReady("a")).revision, "2026-07-28")
             yield* servers.received("a", listensForTools)
             const first = yield* LanguageModel.generateText({ prompt: "add a tool", toolkit })
-            assert.deepStrictEqual(first.toolResults[0]!.result, "registered")
+            assert.deepStrictEqual(first.toolResults[0]!.result, "added")
             // The server said its list changed: the host lists again and publishes the new catalog.
             yield* host.catalogChanges.pipe(
               Stream.filter((catalog) => catalog.tools.some((entry) => entry.name === "a__added")),
@@ -261,7 +249,7 @@ describe("AiToolkit", () => {
             assert.isDefined(after.tools.a__added)
           }),
         model.layer,
-        { a: Layer.provideMerge(registrar, echoServer("a")) }
+        { a: Layer.provideMerge(toolAdder, echoServer("a")) }
       )
       assert.deepStrictEqual(model.turns[0]!.tools.map((t) => t.name).sort(), ["a__add_tool", "a__echo", "b__echo"])
       assert.deepStrictEqual(model.turns[1]!.tools.map((t) => t.name).sort(), [

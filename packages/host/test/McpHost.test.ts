@@ -27,6 +27,7 @@ import * as Catalog from "../src/Catalog.ts"
 import * as Consent from "../src/Consent.ts"
 import * as McpHost from "../src/McpHost.ts"
 import {
+  adder,
   captureLogs,
   clientInfo,
   configOf,
@@ -37,26 +38,6 @@ import {
   record,
   textOf
 } from "./fixtures.ts"
-
-const added = Tool.make("added", { input: Schema.Struct({}), handler: () => Effect.succeed("new") })
-/** A tool `add_tool` that registers `added` in the server's own scope when called (the list changes, the server says so). */
-const adder = Layer.effectDiscard(
-  Effect.gen(function* () {
-    const server = yield* McpServer.McpServer
-    const scope = yield* Effect.scope
-    yield* Tool.register(
-      Tool.make("add_tool", {
-        input: Schema.Struct({}),
-        handler: () =>
-          Tool.register(added).pipe(
-            Effect.provideService(McpServer.McpServer, server),
-            Scope.provide(scope),
-            Effect.as("added")
-          )
-      })
-    )
-  })
-)
 
 describe("McpHost", () => {
   it.effect("one catalog of every server's tools, prefixed, and calls routed by catalog name", () =>

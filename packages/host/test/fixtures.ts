@@ -21,6 +21,7 @@ import * as Logger from "effect/Logger"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import * as ScopeModule from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Connector from "../src/Connector.ts"
 import type * as McpHost from "../src/McpHost.ts"
@@ -187,6 +188,31 @@ export const echoServer = (name: string, ...more: ReadonlyArray<Tool.Tool<never>
   ).pipe(Layer.provideMerge(McpServer.layer({ name, version: "1.0.0" })))
 
 /** A decoded configuration naming `names` (the in-memory connector ignores the entries). */
+/** `added`, the tool `adder`'s `add_tool` registers. */
+export const added = Tool.make("added", { input: Schema.Struct({}), handler: () => Effect.succeed("new") })
+
+/**
+ * A tool `add_tool` that registers `added` in the server's own scope when
+ * called and answers "added" (the list changes, the server says so).
+ */
+export const adder = Layer.effectDiscard(
+  Effect.gen(function* () {
+    const server = yield* McpServer.McpServer
+    const scope = yield* Effect.scope
+    yield* Tool.register(
+      Tool.make("add_tool", {
+        input: Schema.Struct({}),
+        handler: () =>
+          Tool.register(added).pipe(
+            Effect.provideService(McpServer.McpServer, server),
+            ScopeModule.provide(scope),
+            Effect.as("added")
+          )
+      })
+    )
+  })
+)
+
 export const configOf = (...names: ReadonlyArray<string>): McpConfig.Config => ({
   mcpServers: Object.fromEntries(names.map((name) => [name, { command: name }]))
 })
