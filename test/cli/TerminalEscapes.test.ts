@@ -48,6 +48,10 @@ describe.concurrent("effect-mcp prints a server's text with its control characte
         const resources = yield* ran(["resources"])
         assertInert(resources.stdout, "resources")
         assert.strictEqual(resources.stdout, `test://resource${escaped}  name${escaped} (text/plain)\n`)
+        // --json: JSON.stringify leaves DEL and C1 as they are; they are escaped too, and the JSON is the same.
+        const json = yield* ran(["tools", "--json"])
+        assertInert(json.stdout, "tools --json")
+        assert.include(JSON.stringify(JSON.parse(json.stdout)), "\u009b31m")
       }),
     TIMEOUT
   )

@@ -393,7 +393,7 @@ const watch = command(
   [],
   (client, _, input) => {
     const line = (kind: string, value: unknown, text: string) =>
-      Console.log(input.json ? JSON.stringify({ kind, ...(value as object) }) : text)
+      Console.log(input.json ? TerminalText.json({ kind, ...(value as object) }) : text)
     const changed = (kind: string, stream: Stream.Stream<void, unknown>) =>
       Stream.mapEffect(stream, () => line(kind, {}, `notification: ${kind}`))
     return Effect.gen(function* () {

@@ -8,7 +8,7 @@
  * progress messages) goes through `TerminalText` before it is printed: a
  * server must not drive the user's terminal with control characters (clear
  * the screen, set the title, write the clipboard, overwrite a line), so they
- * are shown escaped. `--json` prints JSON, whose strings JSON.stringify escapes.
+ * are shown escaped. `--json` prints JSON, its strings escaped the same way.
  */
 import * as Transport from "@effect-mcp/engine/Transport"
 import type * as Content from "@effect-mcp/protocol/Content"
@@ -18,8 +18,8 @@ import type * as Resources from "@effect-mcp/protocol/Resources"
 import type * as Tools from "@effect-mcp/protocol/Tools"
 import * as TerminalText from "./internal/terminalText.ts"
 
-/** `value` as indented JSON, the `--json` output of every command. */
-export const json = (value: unknown): string => JSON.stringify(value, null, 2)
+/** `value` as indented JSON, the `--json` output of every command (see `TerminalText.json`). */
+export const json = (value: unknown): string => TerminalText.json(value, 2)
 
 const firstLine = (text: string | undefined): string => (text ?? "").split("\n", 1)[0]!.trim()
 

@@ -24,6 +24,28 @@ describe("TerminalText", () => {
   )
 })
 
+describe("TerminalText.json", () => {
+  it.effect(
+    "what JSON.stringify leaves raw (DEL, C1, bidi overrides) escaped, and the JSON parses to the same value",
+    () =>
+      Effect.sync(() => {
+        const value = { name: `a\u009b31m\u202eevil\u2066b\x7f${hostile}`, n: 1 }
+        const text = TerminalText.json(value)
+        // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters a terminal acts on are the point.
+        assert.notMatch(text, /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/)
+        assert.deepStrictEqual(JSON.parse(text), value)
+        assert.include(text, String.raw`\u009b31m\u202eevil\u2066b\u007f`)
+        assert.deepStrictEqual(JSON.parse(TerminalText.json(value, 2)), value)
+      })
+  )
+
+  it.effect("line: the bidi overrides and isolates shown, other Unicode as it is", () =>
+    Effect.sync(() => {
+      assert.strictEqual(TerminalText.line("abc\u202edef\u2069 עברית"), String.raw`abc\u202edef\u2069` + " עברית")
+    })
+  )
+})
+
 describe("Render of a server's text", () => {
   it.effect("info: name, capabilities and instructions escaped, the instructions' lines kept", () =>
     Effect.sync(() => {

@@ -92,6 +92,6 @@ export const report = (json: boolean, exit: ExitCode.Exit): Effect.Effect<void> 
   Effect.suspend(() => {
     if (reported.has(exit)) return Effect.void
     reported.add(exit)
-    if (json) return Console.error(JSON.stringify(Render.errorReport(exit)))
+    if (json) return Console.error(TerminalText.json(Render.errorReport(exit)))
     return exit.message === "" ? Effect.void : Console.error(`effect-mcp: ${TerminalText.line(exit.message)}`)
   })
