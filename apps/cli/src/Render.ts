@@ -105,10 +105,8 @@ export const block = (b: Content.ContentBlock): string => {
 /** A tool result: its content blocks, else its structured content as JSON. */
 export const toolResult = (result: Tools.CallToolResult): string => {
   const blocks = (result.content ?? []).map(block)
-  // JSON.stringify escapes C0 controls in strings but leaves DEL and the C1 controls (U+009B is a CSI) as they are.
-  if (blocks.length === 0 && result.structuredContent !== undefined) {
-    return TerminalText.lines(json(result.structuredContent))
-  }
+  // `json` escapes every control character in the server's strings, as for `--json`.
+  if (blocks.length === 0 && result.structuredContent !== undefined) return json(result.structuredContent)
   return blocks.join("\n")
 }
 
