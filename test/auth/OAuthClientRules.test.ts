@@ -150,6 +150,24 @@ const oauthParts = () =>
     approving(issuerOfEndpoint, [])
   )
 
+/**
+ * Authorizes a client at `mock` with the store in context, then makes the
+ * stored token expired: what a restart finds. The stored tokens as they were
+ * issued, and their key.
+ */
+const authorizedThenExpired = (mock: { readonly mcp: string; readonly origin: string }) =>
+  Effect.gen(function* () {
+    const store = yield* TokenStore.TokenStore
+    yield* (yield* OAuthClient.make({ allowInsecureRequests: true })).authorize(
+      mock.mcp,
+      challenge(mock.origin, "notes")
+    )
+    const key = ProtectedResourceMetadata.canonicalResource(mock.mcp)
+    const stored = (yield* store.get(key))!
+    yield* store.set(key, { ...stored, expiresAt: 0 })
+    return { key, stored }
+  })
+
 const challenge = (origin: string, scope: string, error?: string) =>
   `Bearer resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp", scope="${scope}"${
     error === undefined ? "" : `, error="${error}"`
@@ -250,14 +268,8 @@ describe("OAuthClient and the MCP authorization rules", () => {
       const mock = yield* mockServers({})
       mock.setIssuers(["/as1"])
       const store = yield* TokenStore.TokenStore
-      yield* (yield* OAuthClient.make({ allowInsecureRequests: true })).authorize(
-        mock.mcp,
-        challenge(mock.origin, "notes")
-      )
-      const key = ProtectedResourceMetadata.canonicalResource(mock.mcp)
-      const stored = (yield* store.get(key))!
+      const { key, stored } = yield* authorizedThenExpired(mock)
       assert.strictEqual(stored.issuer, `${mock.origin}/as1`)
-      yield* store.set(key, { ...stored, expiresAt: 0 })
       // The resource now names another authorization server; a new client (a restart) over the same store.
       mock.setIssuers(["/as2"])
       const restarted = yield* OAuthClient.make({ allowInsecureRequests: true })
@@ -275,14 +287,8 @@ describe("OAuthClient and the MCP authorization rules", () => {
         const mock = yield* mockServers({ freshClientIds: true })
         mock.setIssuers(["/as1"])
         const store = yield* TokenStore.TokenStore
-        yield* (yield* OAuthClient.make({ allowInsecureRequests: true })).authorize(
-          mock.mcp,
-          challenge(mock.origin, "notes")
-        )
-        const key = ProtectedResourceMetadata.canonicalResource(mock.mcp)
-        const stored = (yield* store.get(key))!
+        const { key, stored } = yield* authorizedThenExpired(mock)
         assert.strictEqual(stored.clientId, "client-of-/as1-1")
-        yield* store.set(key, { ...stored, expiresAt: 0 })
         const restarted = yield* OAuthClient.make({ allowInsecureRequests: true })
         assert.deepStrictEqual(yield* restarted.accessToken(mock.mcp), Option.some("access-2"))
         const refresh = mock.seen.find((r) => r.form.get("grant_type") === "refresh_token")

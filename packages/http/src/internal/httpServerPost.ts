@@ -251,6 +251,25 @@ const refuse = (problem: { readonly error: McpError.McpError; readonly id: JsonR
   Wire.errorResponse(400, problem.error, { id: problem.id })
 
 /**
+ * Serves a frame in one of the session's exchanges: an open exchange keeps
+ * the session from idling out while it is served. Begun at the call (inside
+ * the POST's generator), as it was inline: no Effect more per POST.
+ */
+const exchange = (
+  context: Context,
+  session: HttpSession.HttpSession,
+  frame: JsonRpcCodec.Decoded,
+  messages: ReadonlyArray<JsonRpc.Message>,
+  failed: ReadonlyArray<JsonRpc.ErrorResponse>,
+  onBodyEnd: Effect.Effect<void>
+) => {
+  session.beginExchange()
+  return serve(context, session, frame, messages, failed, onBodyEnd).pipe(
+    Effect.ensuring(Effect.sync(() => session.endExchange()))
+  )
+}
+
+/**
  * Serves the `initialize` that made `session`. An initialize answered with an
  * error established nothing: the session is closed once its answer is out, so
  * it holds no slot of the session limits (a client retrying a bad initialize
@@ -272,10 +291,7 @@ const establish = Effect.fnUntraced(function* (
     closed = true
     return context.sessions.close(session)
   })
-  session.beginExchange()
-  const response = yield* serve(context, session, frame, messages, failed, answered).pipe(
-    Effect.ensuring(Effect.sync(() => session.endExchange()))
-  )
+  const response = yield* exchange(context, session, frame, messages, failed, answered)
   return closed ? HttpServerResponse.removeHeader(response, Wire.HEADER_SESSION_ID) : response
 })
 
@@ -365,9 +381,12 @@ export const handle = Effect.fnUntraced(function* (
   if (batch && !batchesAllowed(session.protocolVersion)) {
     return Wire.badRequest(`batches are not supported by revision ${session.protocolVersion ?? "(none yet)"}`)
   }
-  session.beginExchange()
-  const done = Effect.sync(() => session.touch())
-  return yield* serve(context, session, frame, messages, failed, done).pipe(
-    Effect.ensuring(Effect.sync(() => session.endExchange()))
+  return yield* exchange(
+    context,
+    session,
+    frame,
+    messages,
+    failed,
+    Effect.sync(() => session.touch())
   )
 })
