@@ -88,6 +88,13 @@ export interface Options {
         readonly failures?: number | undefined
       }
     | undefined
+  /**
+   * The least time between two listings of one list that `list_changed` asked for. The first change after a
+   * quiet spell is listed at once; the changes announced in the interval after a listing are listed together
+   * when it ends, so a server announcing changes in a loop costs the host one listing per interval, not one per
+   * announcement. `0` lists again as soon as the listing under way ends. Default 1 second.
+   */
+  readonly relistInterval?: Duration.Input | undefined
   /** Catalog names of tools and prompts (default: always `server__name`). */
   readonly naming?: Naming.Options | undefined
   /** Calls in flight per server. Default 16. */
@@ -261,6 +268,7 @@ export const make = (options: Options): Effect.Effect<McpHostShape, never, Conne
               failures: Math.max(1, health?.failures ?? 2)
             },
       concurrency: options.concurrency ?? 16,
+      relistInterval: Duration.fromInputUnsafe(options.relistInterval ?? "1 second"),
       statusChanges,
       onListing: rebuild,
       warnedCapabilities: new Set()

@@ -325,6 +325,54 @@ describe("McpHost", () => {
     })
   )
 
+  it.effect("a server announcing changes in a loop is listed once per relistInterval, not once per announcement", () =>
+    Effect.gen(function* () {
+      const servers = yield* memory({ a: echoServer("a") })
+      const host = yield* McpHost.make({
+        clientInfo,
+        config: configOf("a"),
+        client: { supportedVersions: ["2025-06-18"] },
+        healthCheck: false
+      }).pipe(Effect.provide(servers.connector))
+      yield* host.awaitReady("a")
+      const before = servers.sent("a", "tools/list")
+      // A server announcing a change every 10 ms for 10 seconds, each answered at once by a listing in memory:
+      // before, every announcement that came after the previous listing was listed again (about a thousand).
+      yield* Effect.forkChild(
+        Effect.repeat(
+          Effect.andThen(servers.announce("a", "notifications/tools/list_changed"), Effect.sleep("10 millis")),
+          { times: 999 }
+        ),
+        { startImmediately: true }
+      )
+      yield* servers.requested("a", "tools/list", before + 1)
+      yield* TestClock.adjust("10 seconds")
+      // The first at once, then one per second of the ten.
+      const listed = servers.sent("a", "tools/list") - before
+      assert.isAtLeast(listed, 2)
+      assert.isAtMost(listed, 11)
+    })
+  )
+
+  it.effect("relistInterval 0 lists again as soon as the listing under way ends", () =>
+    Effect.gen(function* () {
+      const servers = yield* memory({ a: echoServer("a") })
+      const host = yield* McpHost.make({
+        clientInfo,
+        config: configOf("a"),
+        client: { supportedVersions: ["2025-06-18"] },
+        relistInterval: 0
+      }).pipe(Effect.provide(servers.connector))
+      yield* host.awaitReady("a")
+      const before = servers.sent("a", "tools/list")
+      yield* servers.announce("a", "notifications/tools/list_changed")
+      yield* servers.requested("a", "tools/list", before + 1)
+      // No time passes: the second change is listed without waiting for any interval.
+      yield* servers.announce("a", "notifications/tools/list_changed")
+      yield* servers.requested("a", "tools/list", before + 2)
+    })
+  )
+
   it.effect("a list_changed that changes nothing publishes no new catalog", () =>
     Effect.gen(function* () {
       const servers = yield* memory({ a: Layer.provideMerge(adder, echoServer("a")) })
@@ -353,8 +401,10 @@ describe("McpHost", () => {
       yield* servers.announce("a", "notifications/tools/list_changed")
       yield* servers.requested("a", "tools/list", before + 1)
       yield* TestClock.adjust("1 second")
-      // A real change after it: what was published is the catalog, then this one.
+      // A real change after it: what was published is the catalog, then this one (listed once the relist
+      // interval after the first listing, a second, has passed).
       yield* host.callTool("a__add_tool", {})
+      yield* TestClock.adjust("1 second")
       yield* servers.requested("a", "tools/list", before + 2)
       yield* TestClock.adjust("1 second")
       assert.deepStrictEqual(yield* Fiber.join(published), ["a__add_tool,a__echo", "a__add_tool,a__added,a__echo"])

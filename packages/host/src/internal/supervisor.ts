@@ -48,6 +48,8 @@ export interface Settings {
     | { readonly interval: Duration.Duration; readonly timeout: Duration.Duration; readonly failures: number }
     | undefined
   readonly concurrency: number
+  /** The least time from one listing of a list after `list_changed` to the next (the host's `relistInterval`). */
+  readonly relistInterval: Duration.Duration
   readonly statusChanges: PubSub.PubSub<ServerStatus.StatusChange>
   /** Called after the server's listing changed (the host rebuilds the catalog). */
   readonly onListing: Effect.Effect<void>
@@ -221,6 +223,7 @@ const followListing = (
   Effect.gen(function* () {
     const caps = client.serverCapabilities as { readonly [key: string]: { readonly listChanged?: boolean } | undefined }
     const lock = Semaphore.makeUnsafe(1)
+    const relistPause = Duration.isZero(settings.relistInterval) ? Effect.void : Effect.sleep(settings.relistInterval)
     const update = (part: Effect.Effect<Partial<Catalog.Listing>>) =>
       lock.withPermit(
         Effect.flatMap(part, (listed) => {
@@ -245,7 +248,9 @@ const followListing = (
           // Changes announced while the list is fetched again need one more fetch after it, not one each:
           // a server announcing a thousand changes at once is listed twice, not a thousand times.
           Stream.buffer({ capacity: 1, strategy: "dropping" }),
-          Stream.runForEach(() => update(refresh)),
+          // And a server announcing changes without end (one in a loop) is listed at most once per interval:
+          // the first change is listed at once, those that follow wait out the rest of the interval together.
+          Stream.runForEach(() => Effect.andThen(update(refresh), relistPause)),
           Effect.ignore,
           Effect.forkScoped
         )
