@@ -10,14 +10,18 @@ import * as ClientRegistration from "@effect-mcp/auth/ClientRegistration"
 import * as Discovery from "@effect-mcp/auth/Discovery"
 import * as JwtVerifier from "@effect-mcp/auth/JwtVerifier"
 import * as OAuthClient from "@effect-mcp/auth/OAuthClient"
+import * as OAuthHttpClient from "@effect-mcp/auth/OAuthHttpClient"
 import * as ProtectedResource from "@effect-mcp/auth/ProtectedResource"
 import * as TokenStore from "@effect-mcp/auth/TokenStore"
 import type * as TokenVerifier from "@effect-mcp/auth/TokenVerifier"
 import * as UserAgent from "@effect-mcp/auth/UserAgent"
+import * as NodeHttpClient from "@effect-mcp/platform-node/NodeHttpClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Option from "effect/Option"
@@ -458,6 +462,64 @@ describe("OAuthClient: client credentials (SEP-1046)", () => {
       assert.strictEqual(error._tag, "AuthorizationFailed")
       assert.include(error.message, "invalid_client")
       assertNoSecret([error.message, JSON.stringify(error), String(error)], [secret])
+    })
+  )
+})
+
+describe("OAuthClient: concurrent refusals share one login", () => {
+  /** `OAuthHttpClient` over undici and the OAuth client in context, for the resource. */
+  const authenticated = (serverUrl: string) =>
+    Effect.gen(function* () {
+      const client = OAuthHttpClient.wrap(yield* HttpClient.HttpClient, yield* OAuthClient.OAuthClient, { serverUrl })
+      // A POST to the resource; its status once the body is read.
+      return client
+        .execute(HttpClientRequest.post(serverUrl))
+        .pipe(Effect.flatMap((response) => Effect.as(response.text, response.status)))
+    })
+
+  it.live("an expired token without a refresh token: three concurrent requests cost one login, not three", () =>
+    Effect.gen(function* () {
+      const { rs } = yield* setup({ registration: true })
+      const browser = Headless.make(redirectUri)
+      const store = TokenStore.makeMemory()
+      yield* Effect.gen(function* () {
+        const post = yield* authenticated(rs.mcp)
+        assert.strictEqual(yield* post, 200)
+        assert.strictEqual(browser.visits(), 1)
+        const stored = (yield* store.get(rs.mcp))!
+        assert.isUndefined(stored.refreshToken, "registered without the refresh_token grant")
+        yield* store.set(rs.mcp, { ...stored, expiresAt: 0 })
+        const statuses = yield* Effect.all([post, post, post], { concurrency: "unbounded" })
+        assert.deepStrictEqual(statuses, [200, 200, 200])
+        assert.strictEqual(browser.visits(), 2, "one login for the three requests")
+      }).pipe(
+        Effect.provide(
+          Layer.merge(
+            clientLayer({}, { metadata: { grant_types: ["authorization_code"] } }, browser.userAgent, store),
+            NodeHttpClient.layer
+          )
+        )
+      )
+    })
+  )
+
+  it.live("three concurrent 401s without a token, a refresh token at hand: one login, one token, no refresh", () =>
+    Effect.gen(function* () {
+      const { rs } = yield* setup({ registration: true })
+      const browser = Headless.make(redirectUri)
+      const store = TokenStore.makeMemory()
+      yield* Effect.gen(function* () {
+        const client = yield* OAuthClient.OAuthClient
+        const challenge = (yield* rs.call(undefined)).challenge
+        const tokens = yield* Effect.all(
+          [1, 2, 3].map(() => client.authorize(rs.mcp, challenge)),
+          { concurrency: "unbounded" }
+        )
+        assert.isDefined((yield* store.get(rs.mcp))?.refreshToken)
+        assert.strictEqual(new Set(tokens).size, 1, "the queued callers take the first one's token")
+        assert.strictEqual(browser.visits(), 1)
+        assert.strictEqual((yield* rs.call(tokens[0])).status, 200)
+      }).pipe(Effect.provide(clientLayer({}, {}, browser.userAgent, store)))
     })
   )
 })

@@ -11,8 +11,10 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import * as oauth from "oauth4webapi"
 import * as Http from "./internal/clientHttp.ts"
+import { isLoopbackHost } from "./internal/loopback.ts"
 import { RegistrationFailed } from "./OAuthClientError.ts"
 
 /** How the client authenticates at the token endpoint. */
@@ -56,7 +58,12 @@ export class ClientRegistration extends Context.Service<ClientRegistration, Clie
 export interface Options {
   /** Credentials given by the authorization server's operator: for every issuer, or per issuer. */
   readonly preRegistered?: ClientCredentials | ((issuer: string) => ClientCredentials | undefined) | undefined
-  /** The HTTPS URL of this client's metadata document (CIMD); the client id where it is supported. */
+  /**
+   * The HTTPS URL of this client's metadata document (CIMD); the client id
+   * where it is supported. It must pass {@link checkClientMetadataUrl}:
+   * `https:` with a path, or `http:` to a loopback host with
+   * `allowInsecureRequests` (a local authorization server in tests).
+   */
   readonly clientMetadataUrl?: string | undefined
   /** The metadata to register dynamically; redirect URIs and grant types come from the flow when absent. */
   readonly metadata?: Partial<oauth.OmitSymbolProperties<oauth.Client>> | undefined
@@ -64,8 +71,62 @@ export interface Options {
   readonly dynamic?: boolean | undefined
   /** How long a registration request may take; 10 seconds by default. */
   readonly timeout?: Duration.Input | undefined
-  /** Allows `http:` registration endpoints (loopback servers in tests). */
+  /** Allows `http:` registration endpoints, and an `http:` loopback `clientMetadataUrl` (loopback servers in tests). */
   readonly allowInsecureRequests?: boolean | undefined
+  /** The most bytes of a registration answer read; 1 MiB by default (a larger answer fails, naming its URL and the limit). */
+  readonly maxResponseBytes?: number | undefined
+}
+
+/**
+ * A client ID metadata document URL that MCP 2025-11-25 forbids (the
+ * `client_id` URL MUST use the `https` scheme and contain a path component;
+ * the CIMD draft adds no fragment and no user name or password): `NotAUrl`,
+ * `NotHttps`, `NoPath` (only the origin, `/` at most), `Fragment` or
+ * `Credentials`.
+ */
+export class InvalidClientMetadataUrl extends Schema.TaggedError<InvalidClientMetadataUrl>()(
+  "InvalidClientMetadataUrl",
+  {
+    clientMetadataUrl: Schema.String,
+    reason: Schema.Literals(["NotAUrl", "NotHttps", "NoPath", "Fragment", "Credentials"])
+  }
+) {
+  override get message(): string {
+    return `client ID metadata document URL ${JSON.stringify(this.clientMetadataUrl)} ${clientMetadataUrlReasons[this.reason]}`
+  }
+}
+
+const clientMetadataUrlReasons: Record<InvalidClientMetadataUrl["reason"], string> = {
+  NotAUrl: "is not an absolute URL",
+  NotHttps: "must be https: (http: to a loopback host only with allowInsecureRequests)",
+  NoPath: "must have a path (the document's, not the bare origin)",
+  Fragment: "has a fragment",
+  Credentials: "has a user name or password"
+}
+
+/**
+ * Checks a client ID metadata document URL: undefined when it is `https:`
+ * with a path, without a fragment or credentials (or `http:` to a loopback
+ * host, with `allowInsecureRequests`); the reason it is refused otherwise.
+ */
+export const checkClientMetadataUrl = (
+  clientMetadataUrl: string,
+  allowInsecureRequests = false
+): InvalidClientMetadataUrl | undefined => {
+  const refuse = (reason: InvalidClientMetadataUrl["reason"]) =>
+    new InvalidClientMetadataUrl({ clientMetadataUrl, reason })
+  let url: URL
+  try {
+    url = new URL(clientMetadataUrl)
+  } catch {
+    return refuse("NotAUrl")
+  }
+  const insecureAllowed = allowInsecureRequests && url.protocol === "http:" && isLoopbackHost(url.hostname)
+  if (url.protocol !== "https:" && !insecureAllowed) return refuse("NotHttps")
+  if (url.pathname === "/" || url.pathname === "") return refuse("NoPath")
+  if (url.hash !== "" || clientMetadataUrl.includes("#")) return refuse("Fragment")
+  if (url.username !== "" || url.password !== "") return refuse("Credentials")
+  return undefined
 }
 
 const authMethods: ReadonlyArray<AuthMethod> = ["none", "client_secret_basic", "client_secret_post", "private_key_jwt"]
@@ -115,11 +176,23 @@ const registrationAnswer = async (response: Response): Promise<oauth.Client> => 
   return body as oauth.Client
 }
 
-/** A registration service trying {@link Options} in order: pre-registered, metadata document, dynamic. */
+/**
+ * A registration service trying {@link Options} in order: pre-registered,
+ * metadata document, dynamic. A `clientMetadataUrl` that fails
+ * {@link checkClientMetadataUrl} is a programming error, thrown as the typed
+ * `InvalidClientMetadataUrl` before anything is registered or sent.
+ *
+ * @throws InvalidClientMetadataUrl
+ */
 export const make = (options: Options): ClientRegistrationShape => {
+  if (options.clientMetadataUrl !== undefined) {
+    const invalid = checkClientMetadataUrl(options.clientMetadataUrl, options.allowInsecureRequests === true)
+    if (invalid !== undefined) throw invalid
+  }
   const http: Http.HttpOptions = {
     allowInsecureRequests: options.allowInsecureRequests,
-    timeoutMs: Duration.toMillis(options.timeout ?? Duration.seconds(10))
+    timeoutMs: Duration.toMillis(options.timeout ?? Duration.seconds(10)),
+    maxResponseBytes: options.maxResponseBytes
   }
   const registered = new Map<string, Promise<ClientCredentials>>()
 
@@ -175,6 +248,11 @@ export const make = (options: Options): ClientRegistrationShape => {
   return { register }
 }
 
-/** {@link make} as a Layer. */
+/**
+ * {@link make} as a Layer; a `clientMetadataUrl` that fails
+ * {@link checkClientMetadataUrl} makes building it die with
+ * `InvalidClientMetadataUrl` (a configuration error; check beforehand with
+ * {@link checkClientMetadataUrl} to report it otherwise).
+ */
 export const layer = (options: Options): Layer.Layer<ClientRegistration> =>
   Layer.sync(ClientRegistration, () => make(options))

@@ -1,7 +1,9 @@
 /**
  * What a client learns after a 401 from an MCP server, before it can ask for
  * a token: the protected resource metadata (RFC 9728) and the metadata of the
- * authorization server it names (RFC 8414, else OpenID Connect discovery).
+ * authorization server it names (RFC 8414 or OpenID Connect discovery, at the
+ * well-known URLs MCP 2025-11-25 lists). Every answer is read up to
+ * `maxResponseBytes`.
  *
  * The resource metadata is looked for at the challenge's
  * `resource_metadata` URL, then at the well-known URLs (path-suffixed, then
@@ -16,9 +18,10 @@ import * as McpHeaders from "@effect-mcp/http/McpHeaders"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as oauth from "oauth4webapi"
+import type * as oauth from "oauth4webapi"
 import * as Challenge from "./Challenge.ts"
 import * as Http from "./internal/clientHttp.ts"
+import * as Issuer from "./internal/issuer.ts"
 import { DiscoveryFailed } from "./OAuthClientError.ts"
 import * as ProtectedResourceMetadata from "./ProtectedResourceMetadata.ts"
 
@@ -28,6 +31,13 @@ export interface Options {
   readonly timeout?: Duration.Input | undefined
   /** Allows `http:` URLs (loopback servers in tests); `https:` only otherwise. */
   readonly allowInsecureRequests?: boolean | undefined
+  /**
+   * The most bytes of a response body read (metadata documents; with the
+   * `OAuthClient`, registration and token answers too); 1 MiB by default. A
+   * larger answer fails, naming its URL and the limit, once that many bytes
+   * have arrived: the rest is not read.
+   */
+  readonly maxResponseBytes?: number | undefined
   /**
    * The MCP revision named in the `MCP-Protocol-Version` header of every
    * discovery request (2025-03-26 on: clients MUST send it, so that a server
@@ -65,7 +75,8 @@ export interface Discovered {
 /** The resolved HTTP settings of {@link Options}. */
 export const httpOptions = (options: Options | undefined): Http.HttpOptions => ({
   allowInsecureRequests: options?.allowInsecureRequests,
-  timeoutMs: Duration.toMillis(options?.timeout ?? Duration.seconds(10))
+  timeoutMs: Duration.toMillis(options?.timeout ?? Duration.seconds(10)),
+  maxResponseBytes: options?.maxResponseBytes
 })
 
 /**
@@ -125,15 +136,12 @@ const getJson = (
 ): Effect.Effect<Fetched, DiscoveryFailed> =>
   Http.attempt(
     async (): Promise<Fetched> => {
-      const response = await fetch(url, {
+      const response = await Http.fetchOf(http)(url.href, {
         headers: { accept: "application/json", ...headers },
         redirect: "manual",
         signal: AbortSignal.timeout(http.timeoutMs)
       })
-      if (response.status !== 200) {
-        await response.body?.cancel()
-        return { _tag: "Absent", status: response.status }
-      }
+      if (response.status !== 200) return { _tag: "Absent", status: response.status }
       return { _tag: "Found", document: await response.json() }
     },
     (detail) => new DiscoveryFailed({ step, url: url.href, detail })
@@ -200,10 +208,13 @@ export const protectedResourceMetadata = (
 const asStep = "authorization server metadata"
 
 /**
- * The metadata of the authorization server `issuer`: RFC 8414 (path
- * insertion), then OpenID Connect discovery; its `issuer` must be `issuer`,
- * or, with `sameOrigin` (a 2025-03-26 server's origin, where no one named the
- * issuer), any issuer at that origin.
+ * The metadata of the authorization server `issuer`, from the URLs MCP
+ * 2025-11-25 lists, in its order: for an issuer with a path, RFC 8414 and
+ * OpenID Connect discovery with the path inserted, then OpenID Connect with
+ * it appended; for one without, RFC 8414's then OpenID Connect's. Its
+ * `issuer` must be `issuer`, or, with `sameOrigin` (a 2025-03-26 server's
+ * origin, where no one named the issuer), any issuer at that origin. A
+ * failure names each URL tried and why it was not used.
  */
 export const authorizationServerMetadata = (
   issuer: string,
@@ -214,26 +225,13 @@ export const authorizationServerMetadata = (
     const http = httpOptions(options)
     const url = checkUrl(issuer, http)
     if (typeof url === "string") return yield* new DiscoveryFailed({ step: asStep, url: issuer, detail: url })
-    const fetchWith = (algorithm: "oauth2" | "oidc") =>
-      Http.attempt(
-        async () => {
-          const response = await oauth.discoveryRequest(url, {
-            ...Http.requestOptions(http),
-            headers: protocolHeader(options),
-            algorithm
-          })
-          return oauth.processDiscoveryResponse(sameOrigin ? await issuerAtOrigin(url, response) : url, response)
-        },
-        (detail) => new DiscoveryFailed({ step: asStep, url: issuer, detail: `${algorithm}: ${detail}` })
-      )
-    return yield* fetchWith("oauth2").pipe(
-      Effect.catch((first) =>
-        fetchWith("oidc").pipe(
-          Effect.mapError(
-            (second) => new DiscoveryFailed({ step: asStep, url: issuer, detail: `${first.detail}; ${second.detail}` })
-          )
-        )
-      )
+    return yield* Http.attempt(
+      () =>
+        Issuer.discover(url, http, {
+          headers: protocolHeader(options),
+          expectedIssuer: sameOrigin ? (response) => issuerAtOrigin(url, response) : undefined
+        }),
+      (detail) => new DiscoveryFailed({ step: asStep, url: issuer, detail })
     )
   })
 

@@ -74,6 +74,8 @@ export interface Options extends ProtectedResource.Options {
         readonly cacheMaxAge?: Duration.Input | undefined
         /** How long the fetch may take. Default 5 seconds. */
         readonly timeout?: Duration.Input | undefined
+        /** The most bytes of the issuer's metadata read. Default 1 MiB. */
+        readonly maxResponseBytes?: number | undefined
       }
     | undefined
 }
@@ -198,7 +200,8 @@ export const make = (options: Options): HttpProtection => {
 const mirror = (issuer: string, options: Exclude<Options["authorizationServerMetadata"], boolean | undefined>) => {
   const http: Issuer.HttpOptions = {
     allowInsecureRequests: options.allowInsecureRequests,
-    timeoutMs: Duration.toMillis(Duration.fromInputUnsafe(options.timeout ?? Duration.seconds(5)))
+    timeoutMs: Duration.toMillis(Duration.fromInputUnsafe(options.timeout ?? Duration.seconds(5))),
+    maxResponseBytes: options.maxResponseBytes
   }
   const maxAgeMs = Duration.toMillis(Duration.fromInputUnsafe(options.cacheMaxAge ?? Duration.minutes(10)))
   type Cached = { readonly document: Record<string, unknown>; readonly response: HttpServerResponse.HttpServerResponse }

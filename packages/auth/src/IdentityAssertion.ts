@@ -46,6 +46,8 @@ export interface Options {
   readonly timeout?: Duration.Input | undefined
   /** Allows `http:` URLs (loopback servers in tests). */
   readonly allowInsecureRequests?: boolean | undefined
+  /** The most bytes of the IdP's metadata or a token exchange answer read; 1 MiB by default. */
+  readonly maxResponseBytes?: number | undefined
 }
 
 /**
@@ -57,7 +59,8 @@ export interface Options {
 export const idJag = (options: Options): JwtBearer.Assertion => {
   const http: Http.HttpOptions = {
     allowInsecureRequests: options.allowInsecureRequests,
-    timeoutMs: Duration.toMillis(options.timeout ?? Duration.seconds(10))
+    timeoutMs: Duration.toMillis(options.timeout ?? Duration.seconds(10)),
+    maxResponseBytes: options.maxResponseBytes
   }
   const idToken = typeof options.idToken === "string" ? Effect.succeed(options.idToken) : options.idToken
   const given = options.tokenEndpoint

@@ -46,6 +46,11 @@ export interface Options {
   readonly timeout?: Duration.Input | undefined
   /** Allows `http:` URLs for the authorization server (a loopback issuer); `https:` only otherwise. */
   readonly allowInsecureRequests?: boolean | undefined
+  /**
+   * The most bytes of the issuer's metadata or an introspection answer read; 1 MiB by default. A larger
+   * answer makes verification unavailable (naming its URL and the limit) once that many bytes have arrived.
+   */
+  readonly maxResponseBytes?: number | undefined
 }
 
 interface Cached {
@@ -60,7 +65,8 @@ interface Cached {
 export const make = (options: Options): TokenVerifierShape => {
   const http: Issuer.HttpOptions = {
     allowInsecureRequests: options.allowInsecureRequests,
-    timeoutMs: Duration.toMillis(options.timeout ?? Duration.seconds(5))
+    timeoutMs: Duration.toMillis(options.timeout ?? Duration.seconds(5)),
+    maxResponseBytes: options.maxResponseBytes
   }
   new URL(options.issuer)
   if (options.introspectionEndpoint !== undefined) new URL(options.introspectionEndpoint)

@@ -18,7 +18,7 @@ import * as Layer from "effect/Layer"
 // jose by its subpaths: its root loads every algorithm family (46 modules, ~25 ms of a start), this needs four.
 import { decodeProtectedHeader } from "jose/decode/protected_header"
 import * as joseErrors from "jose/errors"
-import { createRemoteJWKSet, type RemoteJWKSetOptions } from "jose/jwks/remote"
+import { createRemoteJWKSet, customFetch, type RemoteJWKSetOptions } from "jose/jwks/remote"
 import { jwtVerify } from "jose/jwt/verify"
 import { InvalidToken, type InvalidTokenReason, VerifierUnavailable } from "./AuthError.ts"
 import type { PrincipalShape } from "./Principal.ts"
@@ -66,6 +66,11 @@ export interface Options {
   readonly timeout?: Duration.Input | undefined
   /** Allows `http:` for the issuer's metadata (a loopback issuer); `https:` only otherwise. */
   readonly allowInsecureRequests?: boolean | undefined
+  /**
+   * The most bytes of the issuer's metadata or key set read; 1 MiB by default. A larger answer makes
+   * verification unavailable (naming its URL and the limit) once that many bytes have arrived.
+   */
+  readonly maxResponseBytes?: number | undefined
 }
 
 // The jose error codes that judge the token; any other failure is the key set's retrieval.
@@ -107,9 +112,12 @@ const reasonOf = (error: unknown): InvalidTokenReason | undefined => {
 export const make = (options: Options): TokenVerifierShape => {
   const http: Issuer.HttpOptions = {
     allowInsecureRequests: options.allowInsecureRequests,
-    timeoutMs: Duration.toMillis(options.timeout ?? Duration.seconds(5))
+    timeoutMs: Duration.toMillis(options.timeout ?? Duration.seconds(5)),
+    maxResponseBytes: options.maxResponseBytes
   }
   const jwksOptions: RemoteJWKSetOptions = {
+    // The key set is read within the limit, as every other answer.
+    [customFetch]: Issuer.fetchOf(http),
     timeoutDuration: http.timeoutMs,
     cooldownDuration: Duration.toMillis(options.cooldown ?? Duration.seconds(30)),
     cacheMaxAge: Duration.toMillis(options.cacheMaxAge ?? Duration.minutes(10))

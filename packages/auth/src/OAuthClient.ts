@@ -58,10 +58,13 @@ export interface OAuthClientShape {
    * `wwwAuthenticate`: discovery, registration and the grant; a stored refresh
    * token is tried first for a 401. Returns the token to retry with.
    *
-   * `refused` is the token the server refused, when the caller knows it: if
-   * the stored token is already another one (a concurrent request renewed
-   * it), that one is returned without asking anyone. The caller bounds its
-   * retries: a server that refuses every token would otherwise loop.
+   * `refused` is the token the refused request carried, undefined when it
+   * carried none. Logins and refreshes run one at a time, and a caller finds
+   * what the one before it obtained: when the stored token is valid and is
+   * not `refused` (a concurrent request renewed it), or the request carried
+   * no token and was refused with a 401, the stored token is returned without
+   * asking anyone, so concurrent refusals cost one login. The caller bounds
+   * its retries: a server that refuses every token would otherwise loop.
    */
   readonly authorize: (
     serverUrl: string | URL,
@@ -211,54 +214,60 @@ export const make = (options: Options = {}): Effect.Effect<OAuthClientShape, nev
         const tokens = yield* store.get(key)
         if (tokens === undefined) return Option.none()
         if (!expired(tokens, yield* Clock.currentTimeMillis)) return Option.some(tokens.accessToken)
-        if (tokens.refreshToken === undefined) {
-          yield* store.remove(key)
-          return Option.none()
-        }
         return yield* lock.withPermits(1)(
           Effect.gen(function* () {
-            // Another fiber may have refreshed while this one waited.
+            // Another fiber may have refreshed, or logged in, while this one waited.
             const current = yield* store.get(key)
-            if (current !== undefined && !expired(current, yield* Clock.currentTimeMillis)) {
-              return Option.some(current.accessToken)
-            }
-            return current?.refreshToken === undefined ? Option.none() : yield* tryRefresh(key, current)
+            if (current === undefined) return Option.none()
+            if (!expired(current, yield* Clock.currentTimeMillis)) return Option.some(current.accessToken)
+            if (current.refreshToken !== undefined) return yield* tryRefresh(key, current)
+            // Expired and nothing to renew it with: forgotten (under the lock, so never a token stored meanwhile).
+            yield* store.remove(key)
+            return Option.none()
           })
         )
       })
 
     const authorize: OAuthClientShape["authorize"] = (serverUrl, wwwAuthenticate, refused) =>
-      lock.withPermits(1)(
-        Effect.gen(function* () {
-          const key = yield* keyOf(serverUrl)
-          const stored = yield* store.get(key)
-          if (refused !== undefined && stored !== undefined && stored.accessToken !== refused) {
-            const now = yield* Clock.currentTimeMillis
-            if (!expired(stored, now)) return stored.accessToken
-          }
-          const stepUp = Option.exists(
-            wwwAuthenticate === undefined ? Option.none() : Challenge.parse(wwwAuthenticate),
-            (challenge) => challenge.error === "insufficient_scope"
-          )
-          const entry = yield* learn(key, wwwAuthenticate, stepUp ? stored?.scope : undefined)
-          // A 401 on a stored token that can be refreshed (not a 403: a refresh never adds scopes); `tryRefresh`
-          // sends it only to the authorization server that issued it.
-          if (stored?.refreshToken !== undefined && !stepUp) {
-            const refreshed = yield* tryRefresh(key, stored)
-            if (Option.isSome(refreshed)) return refreshed.value
-          }
-          const tokens =
-            grant === "client_credentials"
-              ? yield* Grants.clientCredentials(entry.context)
-              : grant === "jwt_bearer"
-                ? yield* assertionGrant(entry.context)
-                : Option.isNone(userAgent)
-                  ? yield* Effect.die(new Error("OAuthClient: the authorization code grant needs a UserAgent service"))
-                  : yield* Grants.authorizationCode(entry.context, userAgent.value)
-          yield* store.set(key, tokens)
-          return tokens.accessToken
-        })
-      )
+      Effect.gen(function* () {
+        const key = yield* keyOf(serverUrl)
+        const stepUp = Option.exists(
+          wwwAuthenticate === undefined ? Option.none() : Challenge.parse(wwwAuthenticate),
+          (challenge) => challenge.error === "insufficient_scope"
+        )
+        return yield* lock.withPermits(1)(
+          Effect.gen(function* () {
+            const stored = yield* store.get(key)
+            // A concurrent request renewed the token while this one waited (or before it asked): that
+            // renewal answers this refusal too, so concurrent refusals cost one login or refresh. A 401 to a
+            // request without a token takes any valid one; otherwise only one other than the token refused
+            // (a step-up given no `refused` logs in: the token it presented is unknown).
+            if (stored !== undefined && !expired(stored, yield* Clock.currentTimeMillis)) {
+              const renewed = refused === undefined ? !stepUp : stored.accessToken !== refused
+              if (renewed) return stored.accessToken
+            }
+            const entry = yield* learn(key, wwwAuthenticate, stepUp ? stored?.scope : undefined)
+            // A 401 on a stored token that can be refreshed (not a 403: a refresh never adds scopes); `tryRefresh`
+            // sends it only to the authorization server that issued it.
+            if (stored?.refreshToken !== undefined && !stepUp) {
+              const refreshed = yield* tryRefresh(key, stored)
+              if (Option.isSome(refreshed)) return refreshed.value
+            }
+            const tokens =
+              grant === "client_credentials"
+                ? yield* Grants.clientCredentials(entry.context)
+                : grant === "jwt_bearer"
+                  ? yield* assertionGrant(entry.context)
+                  : Option.isNone(userAgent)
+                    ? yield* Effect.die(
+                        new Error("OAuthClient: the authorization code grant needs a UserAgent service")
+                      )
+                    : yield* Grants.authorizationCode(entry.context, userAgent.value)
+            yield* store.set(key, tokens)
+            return tokens.accessToken
+          })
+        )
+      })
 
     return { accessToken, authorize }
   })

@@ -9,6 +9,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import { isLoopbackHost } from "./internal/loopback.ts"
 import type { AuthorizationFailed } from "./OAuthClientError.ts"
 
 /**
@@ -32,9 +33,6 @@ export class InvalidRedirectUri extends Schema.TaggedError<InvalidRedirectUri>()
   }
 }
 
-const isLoopback = (hostname: string) =>
-  hostname === "localhost" || hostname === "[::1]" || /^127(?:\.\d{1,3}){3}$/.test(hostname)
-
 /**
  * Checks a redirect URI: undefined when it is `https:`, or `http:` to a
  * loopback host (where a native host listens, as the Node loopback user
@@ -48,7 +46,7 @@ export const checkRedirectUri = (redirectUri: string): InvalidRedirectUri | unde
     return new InvalidRedirectUri({ redirectUri, reason: "NotAUrl" })
   }
   if (url.hash !== "" || redirectUri.includes("#")) return new InvalidRedirectUri({ redirectUri, reason: "Fragment" })
-  if (url.protocol === "https:" || (url.protocol === "http:" && isLoopback(url.hostname))) return undefined
+  if (url.protocol === "https:" || (url.protocol === "http:" && isLoopbackHost(url.hostname))) return undefined
   return new InvalidRedirectUri({ redirectUri, reason: "NotLoopbackOrHttps" })
 }
 

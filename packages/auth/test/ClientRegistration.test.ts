@@ -1,7 +1,9 @@
 import * as ClientRegistration from "@effect-mcp/auth/ClientRegistration"
 import * as Discovery from "@effect-mcp/auth/Discovery"
 import { assert, describe, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 
 const requirements = { redirectUris: ["http://127.0.0.1:8/cb"], grantTypes: ["authorization_code"] }
 const cimdUrl = "https://client.example/metadata.json"
@@ -33,6 +35,55 @@ describe("ClientRegistration", () => {
       const error = yield* Effect.flip(registration.register({ issuer: "https://as.example" }, requirements))
       assert.strictEqual(error._tag, "RegistrationFailed")
       assert.include(error.message, "https://as.example")
+    })
+  )
+
+  it("a client ID metadata document URL must be https: with a path (MCP 2025-11-25), else make throws", () => {
+    const refused: ReadonlyArray<readonly [string, ClientRegistration.InvalidClientMetadataUrl["reason"]]> = [
+      ["http://client.example/metadata.json", "NotHttps"],
+      ["https://client.example", "NoPath"],
+      ["https://client.example/", "NoPath"],
+      ["not a url", "NotAUrl"],
+      ["https://client.example/metadata.json#frag", "Fragment"],
+      ["https://user:pw@client.example/metadata.json", "Credentials"],
+      // http: to a loopback host needs allowInsecureRequests.
+      ["http://127.0.0.1:8080/metadata.json", "NotHttps"]
+    ]
+    for (const [url, reason] of refused) {
+      let thrown: unknown
+      try {
+        ClientRegistration.make({ clientMetadataUrl: url })
+      } catch (error) {
+        thrown = error
+      }
+      assert.isDefined(thrown, `${url} is refused`)
+      assert.instanceOf(thrown, ClientRegistration.InvalidClientMetadataUrl, url)
+      const invalid = thrown as ClientRegistration.InvalidClientMetadataUrl
+      assert.strictEqual(invalid.reason, reason, url)
+      assert.include(invalid.message, JSON.stringify(url))
+      assert.strictEqual(ClientRegistration.checkClientMetadataUrl(url)?.reason, reason)
+    }
+    assert.isUndefined(ClientRegistration.checkClientMetadataUrl(cimdUrl))
+    assert.isUndefined(ClientRegistration.checkClientMetadataUrl("https://client.example/oauth/client?v=2"))
+    // Loopback http: only with allowInsecureRequests, and a non-loopback host never.
+    ClientRegistration.make({ clientMetadataUrl: "http://127.0.0.1:8080/metadata.json", allowInsecureRequests: true })
+    assert.strictEqual(
+      ClientRegistration.checkClientMetadataUrl("http://client.example/metadata.json", true)?.reason,
+      "NotHttps"
+    )
+  })
+
+  it.effect("the layer of a refused client ID metadata document URL dies with the typed error", () =>
+    Effect.gen(function* () {
+      const exit = yield* Effect.exit(
+        Effect.provide(
+          Effect.service(ClientRegistration.ClientRegistration),
+          ClientRegistration.layer({ clientMetadataUrl: "https://client.example" })
+        )
+      )
+      assert.isTrue(Exit.isFailure(exit))
+      const defect = Exit.isFailure(exit) ? Cause.squash(exit.cause) : undefined
+      assert.instanceOf(defect, ClientRegistration.InvalidClientMetadataUrl)
     })
   )
 

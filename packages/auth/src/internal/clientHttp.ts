@@ -9,8 +9,8 @@ import { describe as describeServerFailure } from "./issuer.ts"
 
 const errorCode = /^[\x21\x23-\x5b\x5d-\x7e]{1,64}$/
 
-/** How the client's HTTP requests are made, and oauth4webapi's options for them: the verifiers' own. */
-export { type HttpOptions, requestOptions } from "./issuer.ts"
+/** How the client's HTTP requests are made (bodies read up to a limit), and oauth4webapi's options for them: the verifiers' own. */
+export { fetchOf, type HttpOptions, requestOptions } from "./issuer.ts"
 
 /**
  * A failure described for an error message. oauth4webapi's own messages are
