@@ -346,7 +346,9 @@ export const layer = (
               ? []
               : [direct(Guards.audit(routes, auditOptions.sink ?? Audit.log(auditOptions.level)))]),
             // Discovery's own tools are listed to everyone: what each caller sees is decided within them.
-            ...(policy === undefined ? [] : [Guards.visibility(routes, policy, { tools: discovery === undefined })]),
+            ...(policy === undefined
+              ? []
+              : [Guards.visibility(routes, h.catalog, policy, { tools: discovery === undefined })]),
             ...(limits === undefined ? [] : [direct(ToolLimits.middleware(limits))]),
             Guards.cacheHints(routes, h.catalog, server.cache?.read, policy !== undefined),
             Tasks.guard(routes)

@@ -1,24 +1,98 @@
 /**
- * The gateway's server middleware: the policy applied to every list (the
- * items' handlers apply it to every request, see `items.ts`), the audit
- * record of every routed request, and the upstream's cache hints passed on.
- * The first two find an item's upstream in the routes' index, which the
- * mirror keeps in step with the catalog.
+ * The gateway's server middleware: the policy applied to every list and to
+ * what the server answers before any item's handler runs (the items'
+ * handlers apply it to every request, see `items.ts`), the audit record of
+ * every routed request, and the upstream's cache hints passed on. The first
+ * two find an item's upstream in the routes' index, which the mirror keeps in
+ * step with the catalog.
  */
 import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import * as Catalog from "@effect-mcp/host/Catalog"
 import * as FastGetter from "@effect-mcp/protocol/FastGetter"
+import * as McpError from "@effect-mcp/protocol/McpError"
+import type * as Resources from "@effect-mcp/protocol/Resources"
 import * as Middleware from "@effect-mcp/server/Middleware"
+import type * as Resource from "@effect-mcp/server/Resource"
+import * as ResourceTemplate from "@effect-mcp/server/ResourceTemplate"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import type * as Resource from "@effect-mcp/server/Resource"
 import * as Audit from "../Audit.ts"
 import type * as Policy from "../Policy.ts"
-import type * as Items from "./items.ts"
+import * as Items from "./items.ts"
 
-/** Keeps in each list only the items the request's principal may see (tools too unless `tools` is false). */
+type TemplateEntry = Catalog.Entry<Resources.ResourceTemplate>
+
+// The catalog's templates as the server matches a URI against them (each URI template once, the first listing it,
+// as the mirror registers them; one it cannot parse is not registered), made once per catalog.
+const matchers = new WeakMap<
+  ReadonlyArray<TemplateEntry>,
+  ReadonlyArray<readonly [TemplateEntry, (uri: string) => unknown]>
+>()
+const matchersOf = (templates: ReadonlyArray<TemplateEntry>) => {
+  let made = matchers.get(templates)
+  if (made === undefined) {
+    const seen = new Set<string>()
+    made = templates.flatMap((entry) => {
+      if (seen.has(entry.name)) return []
+      seen.add(entry.name)
+      try {
+        const { match } = ResourceTemplate.make({
+          uriTemplate: entry.item.uriTemplate,
+          name: entry.item.name,
+          read: () => Effect.die("never read")
+        })
+        return [[entry, match] as const]
+      } catch {
+        return []
+      }
+    })
+    matchers.set(templates, made)
+  }
+  return made
+}
+
+/**
+ * What the server would answer a `prompts/get` or `completion/complete` if the prompt or template it names did not
+ * exist, when the policy hides it from the request's principal (undefined: not hidden, the server answers).
+ */
+const hiddenAnswer = (
+  catalog: Catalog.Catalog,
+  policy: Policy.Policy,
+  request: Middleware.Request
+): McpError.McpError | undefined => {
+  const params = request.params as { readonly name?: unknown; readonly ref?: unknown } | undefined
+  const ref = (request.method === "completion/complete" ? (params?.ref ?? {}) : undefined) as
+    | { readonly type?: unknown; readonly name?: unknown; readonly uri?: unknown }
+    | undefined
+  if (ref === undefined || ref.type === "ref/prompt") {
+    const name = String(ref === undefined ? params?.name : ref.name)
+    const entry = catalog.prompts.find((p) => p.name === name)
+    return entry === undefined || policy(Items.promptItem(entry), request.principal)
+      ? undefined
+      : new McpError.InvalidParams({ message: `Unknown prompt: ${Items.echo(name)}` })
+  }
+  // A URI template, or a URI the server finds a template for: hidden when every template serving it is.
+  const uri = String(ref.uri)
+  const exact = catalog.resourceTemplates.find((t) => t.name === uri)
+  const serving =
+    exact !== undefined
+      ? [exact]
+      : matchersOf(catalog.resourceTemplates).flatMap(([entry, match]) => (match(uri) === undefined ? [] : [entry]))
+  return serving.length === 0 || serving.some((entry) => policy(Items.templateItem(entry), request.principal))
+    ? undefined
+    : new McpError.InvalidParams({ message: `Unknown resource template: ${Items.echo(uri)}` })
+}
+
+/**
+ * The policy before the server's handlers: each list keeps only the items the request's principal may see (tools
+ * too unless `tools` is false), and a `prompts/get` or `completion/complete` of a prompt or template it may not see
+ * is answered as one that does not exist. That refusal comes first because the server answers some of these
+ * requests before any handler (a prompt's missing required arguments, an argument no completer serves), and those
+ * answers would tell that the item exists.
+ */
 export const visibility = (
   routes: Pick<Items.Routes, "index">,
+  catalog: Effect.Effect<Catalog.Catalog>,
   policy: Policy.Policy,
   lists: { readonly tools: boolean }
 ): Middleware.Middleware => {
@@ -31,12 +105,19 @@ export const visibility = (
       if (upstream === undefined || typeof name !== "string") return true
       return policy({ kind, name, upstream, definition: item.definition }, request.principal)
     }
-  return Middleware.visibility({
+  const listed = Middleware.visibility({
     tools: lists.tools ? rule("tool", "name") : undefined,
     prompts: rule("prompt", "name"),
     resources: rule("resource", "uri"),
     resourceTemplates: rule("template", "uriTemplate")
   })
+  return (request, next) =>
+    request.method === "prompts/get" || request.method === "completion/complete"
+      ? Effect.flatMap(catalog, (now) => {
+          const answer = hiddenAnswer(now, policy, request)
+          return answer === undefined ? next : Effect.fail(answer)
+        })
+      : listed(request, next)
 }
 
 const audited = new Set(["tools/call", "prompts/get", "resources/read"])

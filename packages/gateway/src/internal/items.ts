@@ -75,7 +75,8 @@ const completer =
   (routes: Routes, item: Policy.Item, ref: Completion.CompletionReference, name: string) =>
   (value: string, context: { readonly arguments: { readonly [name: string]: string } }) =>
     Effect.flatMap(allowed(routes, item), (ok) =>
-      // A hidden prompt's or template's arguments complete to nothing.
+      // A hidden prompt or template is refused before this (guards.ts `visibility`) but for a URI that a visible
+      // template matches too: what the hidden one would complete is never asked.
       !ok
         ? Effect.succeed([])
         : Effect.scoped(
@@ -97,6 +98,14 @@ export const itemOf = (kind: Policy.Item["kind"], name: string, entry: Catalog.E
   upstream: entry.server,
   definition: entry.item
 })
+
+/** A catalog prompt as a policy sees it: under its catalog name, as the gateway lists it. */
+export const promptItem = (entry: Catalog.Entry<Prompts.Prompt>): Policy.Item =>
+  itemOf("prompt", entry.name, { ...entry, item: { ...entry.item, name: entry.name } })
+
+/** A catalog resource template as a policy sees it. */
+export const templateItem = (entry: Catalog.Entry<Resources.ResourceTemplate>): Policy.Item =>
+  itemOf("template", entry.item.uriTemplate, entry)
 
 /**
  * A catalog tool as a policy sees it: its definition as the gateway lists it (`execution` only where the
@@ -234,7 +243,7 @@ const plainCall = <E, E2>(
 /** The prompt as the gateway serves it; its arguments complete from the upstream. */
 export const prompt = (routes: Routes, entry: Catalog.Entry<Prompts.Prompt>): Prompt.Prompt => {
   const ref: Completion.CompletionReference = { type: "ref/prompt", name: entry.item.name }
-  const item = itemOf("prompt", entry.name, { ...entry, item: { ...entry.item, name: entry.name } })
+  const item = promptItem(entry)
   const args: { [name: string]: Prompt.Argument<Tool.Provided> } = {}
   for (const a of entry.item.arguments ?? []) {
     args[a.name] = {
@@ -342,7 +351,7 @@ export const template = (
   entry: Catalog.Entry<Resources.ResourceTemplate>
 ): ResourceTemplate.ResourceTemplate | undefined => {
   const ref: Completion.CompletionReference = { type: "ref/resource", uri: entry.item.uriTemplate }
-  const item = itemOf("template", entry.item.uriTemplate, entry)
+  const item = templateItem(entry)
   const complete: { [name: string]: ResourceTemplate.Completer } = {}
   for (const name of variablesOf(entry.item.uriTemplate)) complete[name] = completer(routes, item, ref, name)
   try {

@@ -20,13 +20,22 @@
  * once. An upstream subscription outlives its connection: when the
  * connection is lost, the URI is subscribed again on the next one (an upstream
  * that refuses it then is asked again on the one after, not before).
+ *
+ * Under a policy, a URI the caller may not see is refused as one that does not
+ * exist (`resources/subscribe`), and a listen stream carries only what its
+ * principal may see: its acknowledgement names only those of its URIs, and
+ * each update is checked as it goes out on it (the server's subscriptions
+ * also cover the URIs under one, which a check at subscribe time cannot know).
  */
 import type * as McpClient from "@effect-mcp/client/McpClient"
+import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import type * as Session from "@effect-mcp/engine/Session"
+import type * as Transport from "@effect-mcp/engine/Transport"
 import type * as Catalog from "@effect-mcp/host/Catalog"
 import type * as McpHost from "@effect-mcp/host/McpHost"
 import type * as ServerStatus from "@effect-mcp/host/ServerStatus"
 import * as McpError from "@effect-mcp/protocol/McpError"
+import type * as Resources from "@effect-mcp/protocol/Resources"
 import type * as McpServer from "@effect-mcp/server/McpServer"
 import type * as Middleware from "@effect-mcp/server/Middleware"
 import * as Cause from "effect/Cause"
@@ -62,6 +71,62 @@ export const itemForUri = (catalog: Catalog.Catalog, uri: string): Policy.Item |
     }
   }
   return best === undefined ? undefined : Items.itemOf("template", best.name, best)
+}
+
+/** Whether `principal` may see `uri`: an item serves it, and the policy shows that item to it. */
+const visibleTo = (
+  catalog: Catalog.Catalog,
+  policy: Policy.Policy,
+  principal: Transport.Authenticated | undefined,
+  uri: string
+): boolean => {
+  const item = itemForUri(catalog, uri)
+  return item !== undefined && policy(item, principal)
+}
+
+/**
+ * The listen stream's request as its handler sees it, its notifications as `principal` may see them: the
+ * acknowledgement names only the URIs it may see (one it may not as one that does not exist), and an update of a
+ * URI it may not see is not sent. Checked against the catalog as it is when each one goes out.
+ */
+const seenBy = (
+  current: CurrentRequest.CurrentRequestShape,
+  catalog: Effect.Effect<Catalog.Catalog>,
+  policy: Policy.Policy,
+  principal: Transport.Authenticated | undefined
+): CurrentRequest.CurrentRequestShape => {
+  const notify = (method: string, params?: object | undefined): Effect.Effect<void> => {
+    if (method === "notifications/resources/updated") {
+      const uri = (params as { readonly uri?: unknown } | undefined)?.uri
+      return Effect.flatMap(catalog, (now) =>
+        typeof uri === "string" && visibleTo(now, policy, principal, uri) ? current.notify(method, params) : Effect.void
+      )
+    }
+    const acknowledged = (params as { readonly notifications?: Resources.SubscriptionFilter } | undefined)
+      ?.notifications
+    if (method !== "notifications/subscriptions/acknowledged" || acknowledged?.resourceSubscriptions === undefined) {
+      return current.notify(method, params)
+    }
+    const uris = acknowledged.resourceSubscriptions
+    return Effect.flatMap(catalog, (now) =>
+      current.notify(method, {
+        ...params,
+        notifications: {
+          ...acknowledged,
+          resourceSubscriptions: uris.filter((uri) => visibleTo(now, policy, principal, uri))
+        }
+      })
+    )
+  }
+  return {
+    id: current.id,
+    method: current.method,
+    progressToken: current.progressToken,
+    progress: (update) => current.progress(update),
+    notify,
+    principal,
+    sessionId: current.sessionId
+  }
 }
 
 /** Whether an upstream's connection declared `resources.subscribe`. */
@@ -234,11 +299,23 @@ export const make = (
         uris!.delete(uri)
         return Effect.andThen(Scope.close(scope, Exit.void), next)
       })
-    // A listen stream holds its URIs for as long as it lasts; one the caller may not see is not followed.
+    // A listen stream holds its URIs for as long as it lasts; one the caller may not see is not followed, and under a
+    // policy the stream carries only what its principal may see (`seenBy`).
     const listen = (request: Middleware.Request, next: Middleware.Next) => {
       const params = request.params as { readonly notifications?: { readonly resourceSubscriptions?: unknown } }
       const uris = params?.notifications?.resourceSubscriptions
       if (!Array.isArray(uris) || uris.length === 0) return next
+      const policy = routes.policy
+      const served =
+        policy === undefined
+          ? next
+          : Effect.flatMap(CurrentRequest.CurrentRequest, (current) =>
+              Effect.provideService(
+                next,
+                CurrentRequest.CurrentRequest,
+                seenBy(current, host.catalog, policy, request.principal)
+              )
+            )
       return Effect.scoped(
         Effect.andThen(
           Effect.forEach(
@@ -249,7 +326,7 @@ export const make = (
               ),
             { discard: true }
           ),
-          next
+          served
         )
       )
     }
