@@ -12,8 +12,10 @@
  */
 import * as Transport from "@effect-mcp/engine/Transport"
 import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
@@ -60,7 +62,10 @@ export interface Closable extends Transport.TransportShape {
 
 /** A transport that injects faults into a wrapped one, and records what it did. */
 export interface FaultTransport extends Transport.TransportShape {
-  /** Closes this side: releases held-back outgoing frames, closes the wrapped transport if it can. */
+  /**
+   * Closes this side: the outgoing frames still held back (reorder) or on their delay are sent at once, in
+   * order, as a closed link still delivers what was written to it; then the wrapped transport is closed if it can be.
+   */
   readonly close: Effect.Effect<void>
   /** The faults injected so far, in order. */
   readonly events: Effect.Effect<ReadonlyArray<FaultEvent>>
@@ -144,7 +149,11 @@ export const make = Effect.fnUntraced(function* (
       })
   }
 
-  /** Delivers passed frames in order, each not before its due time. */
+  // Completed by `close`: frames still on an outgoing delay line are then sent at once, as a link that is closed
+  // still delivers what was already written to it, rather than lost (or left waiting for a clock nobody moves).
+  const closing = Deferred.makeUnsafe<void>()
+
+  /** Delivers passed frames in order, each not before its due time (at once after `close`). */
   const delayLine = <T>(deliver: (passed: FaultStage.Passed<T>) => Effect.Effect<void, Transport.TransportError>) =>
     Effect.gen(function* () {
       const line = yield* Queue.unbounded<Timed<T>>()
@@ -154,7 +163,7 @@ export const make = Effect.fnUntraced(function* (
             const next = yield* Queue.take(line)
             if ("end" in next) return yield* onEnd
             const wait = next.dueAt - clock.currentTimeMillisUnsafe()
-            if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
+            if (wait > 0) yield* Effect.raceFirst(Effect.sleep(Duration.millis(wait)), Deferred.await(closing))
             const exit = yield* Effect.exit(deliver(next.passed))
             const failure = exit._tag === "Failure" ? exit.cause.reasons.find(Cause.isFailReason) : undefined
             if (failure !== undefined) return yield* onError(failure.error)
@@ -180,15 +189,16 @@ export const make = Effect.fnUntraced(function* (
   )
   const outDelayMs = outFaults?.delay === undefined ? undefined : Duration.toMillis(outFaults.delay.duration)
   const outLine = outDelayMs === undefined ? undefined : yield* delayLine(deliverOut)
-  if (outLine !== undefined) {
-    yield* outLine
-      .worker(Effect.void, (error) =>
-        Effect.sync(() => {
-          outgoingFailure = error
-        })
-      )
-      .pipe(Effect.forkScoped)
-  }
+  const outWorker =
+    outLine === undefined
+      ? undefined
+      : yield* outLine
+          .worker(Effect.void, (error) =>
+            Effect.sync(() => {
+              outgoingFailure = error
+            })
+          )
+          .pipe(Effect.forkScoped)
 
   const forward = (passed: ReadonlyArray<FaultStage.Passed<OutItem>>) =>
     outLine === undefined || outDelayMs === undefined
@@ -256,8 +266,19 @@ export const make = Effect.fnUntraced(function* (
     if (closed) return Effect.void
     closed = true
     const held = outStage.flush()
+    // Behind the frames already on the delay line, if there is one: it sends them all at once now, then ends.
     const release =
-      cutError === undefined ? Effect.ignore(Effect.forEach(held, deliverOut, { discard: true })) : Effect.void
+      outLine === undefined || outWorker === undefined
+        ? cutError === undefined
+          ? Effect.ignore(Effect.forEach(held, deliverOut, { discard: true }))
+          : Effect.void
+        : outLine
+            .enqueue(held, 0)
+            .pipe(
+              Effect.andThen(outLine.end),
+              Effect.andThen(Deferred.succeed(closing, undefined)),
+              Effect.andThen(Fiber.await(outWorker))
+            )
     return release.pipe(Effect.andThen(inner.close ?? Effect.void), Effect.andThen(Queue.end(out)), Effect.asVoid)
   })
 

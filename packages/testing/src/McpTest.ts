@@ -46,7 +46,7 @@ import * as Features from "@effect-mcp/protocol/Features"
 import type * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -351,7 +351,10 @@ export const connectRaw = <E, R>(
 /**
  * Moves the TestClock forward by `step` until `fiber` is done (at most
  * `maxSteps` times), then joins it: for a call whose timers you do not want
- * to count out by hand.
+ * to count out by hand. When the fiber is still running after `maxSteps`
+ * steps, this fails the test (a defect saying how far the clock moved)
+ * rather than waiting for a clock that nothing moves any more; the fiber is
+ * left to its parent's scope.
  *
  * @example
  * ```ts
@@ -373,6 +376,13 @@ export const advanceUntilDone = <A, E>(
 ): Effect.Effect<A, E> =>
   Effect.gen(function* () {
     for (let i = 0; i < maxSteps && fiber.pollUnsafe() === undefined; i++) yield* TestClock.adjust(step)
+    if (fiber.pollUnsafe() === undefined) {
+      return yield* Effect.die(
+        new Error(
+          `advanceUntilDone: the fiber was not done after ${maxSteps} steps of ${Duration.format(Duration.fromInputUnsafe(step))}`
+        )
+      )
+    }
     return yield* Fiber.join(fiber)
   })
 

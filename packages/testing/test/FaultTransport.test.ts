@@ -121,6 +121,25 @@ describe("FaultTransport", () => {
     })
   )
 
+  it.effect("close sends the frames still on their delay at once, in order, held-back ones after them", () =>
+    Effect.gen(function* () {
+      const { tp, transport } = yield* faulty({
+        outgoing: { delay: { duration: "1 second" }, reorder: { select: { at: [2] } } }
+      })
+      for (let i = 0; i < 3; i++) yield* transport.send(n(i))
+      yield* tp.expectNothing()
+      // No time passes: a closed link still delivers what was written to it. Before, the delayed frames were
+      // lost (the wrapped transport was closed under them) and nothing recorded it.
+      yield* transport.close
+      assert.deepStrictEqual(
+        [yield* tp.expectNotification("n"), yield* tp.expectNotification("n"), yield* tp.expectNotification("n")].map(
+          indexOf
+        ),
+        [0, 1, 2]
+      )
+    })
+  )
+
   it.effect("a delayed outgoing frame arrives exactly at the configured TestClock time", () =>
     Effect.gen(function* () {
       const { tp, transport } = yield* faulty({ outgoing: { delay: { duration: "250 millis" } } })

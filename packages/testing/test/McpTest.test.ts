@@ -115,6 +115,23 @@ describe("McpTest", () => {
     })
   )
 
+  it.effect("advanceUntilDone fails, saying so, when the fiber is not done after maxSteps", () =>
+    Effect.gen(function* () {
+      const { client } = yield* McpTest.connect(Server, {
+        revision: "2025-11-25",
+        client: { peer: { requestTimeout: "2 hours" } }
+      })
+      const call = yield* Effect.forkChild(client.callTool("slow", {}))
+      // Before, it joined the fiber after the last step and waited for a clock nothing moved: the test hung.
+      const exit = yield* Effect.exit(McpTest.advanceUntilDone(call, "1 second", 10))
+      assert.isTrue(Exit.isFailure(exit))
+      assert.match(
+        String(Exit.isFailure(exit) ? exit.cause : ""),
+        /advanceUntilDone: the fiber was not done after 10 steps of 1s/
+      )
+    })
+  )
+
   it.effect("makeClient adds a client of its own revision to the same server", () =>
     Effect.gen(function* () {
       const { client, server, context } = yield* McpTest.connect(Server, { revision: "2025-03-26" })
