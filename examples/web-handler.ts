@@ -1,7 +1,7 @@
 /**
  * A server as a web-standard handler, `(request: Request) => Promise<Response>`:
  * what Cloudflare Workers (`export default { fetch: handler }`), Deno
- * (`Deno.serve(handler)`) and Bun (`Bun.serve({ fetch: handler, idleTimeout: 60 })`) serve.
+ * (`Deno.serve(handler)`) and Bun (`Bun.serve({ fetch: handler, idleTimeout: 0 })`) serve.
  * Here nothing listens: the handler gets web `Request`s in this process, from
  * an effect-mcp client whose `fetch` is the handler (a stateful 2025-11-25
  * session, then the stateless 2026-07-28 revision) and from plain `Request`s

@@ -12,8 +12,8 @@
  * - the same, driven by our `McpClient` over `NodeStdio.makeClient`: the tools listed, a call with its progress
  *   streamed, a resource read; then closed: the server exits by itself (code 0, no signal) once its stdin ends;
  * - a user's server (fixtures/stdio-server.ts, `NodeMcpServer.serveStdio`; on Deno with no permission at all):
- *   what a handler writes with `console.log` reaches stderr, not the protocol stream, and an 8 MiB frame goes
- *   each way.
+ *   what its Layer logs while it builds and what a handler writes with `console.log` reach stderr, not the
+ *   protocol stream, and an 8 MiB frame goes each way.
  *
  * The runtimes run side by side (the SDK sessions, then the `McpClient` tests); a runtime that is missing or does
  * not start fails with its stderr.
@@ -156,7 +156,7 @@ describe.concurrent.each(["bun", "deno"] as const)("McpClient over NodeStdio.mak
   )
 
   it.live(
-    "a user's server (NodeMcpServer.serveStdio): its console output goes to stderr; an 8 MiB frame each way",
+    "a user's server (NodeMcpServer.serveStdio): its Layer's log and its console output go to stderr; an 8 MiB frame each way",
     () =>
       Effect.gen(function* () {
         const { client, stdio } = yield* connect(name, userServer)
@@ -167,6 +167,8 @@ describe.concurrent.each(["bun", "deno"] as const)("McpClient over NodeStdio.mak
         assert.strictEqual(textOf(yield* client.callTool("echo", { text })).length, text.length)
         yield* closedCleanly(stdio)
         assert.match(yield* stdio.stderrTail, /^chatty: console\.log\nchatty: console\.info$/m)
+        // Logged while the Layer built, before the session was open: on stdout it would have come before the first answer.
+        assert.match(yield* stdio.stderrTail, /INFO .*loading configuration/)
       }),
     60_000
   )

@@ -6,8 +6,9 @@
  * must), 2.x on 2026-07-28 (progress, an elicitation round by `input_required`), both on one isolate reused
  * for every request, and 2.x again with every request in an isolate made for it (the elicitation round's retry
  * opens a `requestState` another isolate sealed). Then 100 `tools/list` and `tools/call` requests, four in
- * flight, each answered by a fresh isolate. workerd missing, or not starting, fails every test with its stderr:
- * never a skip.
+ * flight, each answered by a fresh isolate. A stateless call whose client left is interrupted: workerd learns
+ * that a client is gone only when it writes to it, which the reply's keepalive comments do. workerd missing, or
+ * not starting, fails every test with its stderr: never a skip.
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
@@ -28,7 +29,8 @@ const ServerLive = Layer.effect(
   Workerd.start([
     { name: "everything", entry: "test/runtimes/fixtures/worker.ts", isolates: "reused" },
     { name: "freshEverything", entry: "test/runtimes/fixtures/worker.ts", isolates: "fresh" },
-    { name: "freshEcho", entry: "test/runtimes/fixtures/echo-worker.ts", isolates: "fresh" }
+    { name: "freshEcho", entry: "test/runtimes/fixtures/echo-worker.ts", isolates: "fresh" },
+    { name: "wait", entry: "test/runtimes/fixtures/wait-worker.ts", isolates: "reused" }
   ])
 )
 
@@ -64,6 +66,19 @@ const allFresh = (answers: ReadonlyArray<Answer>) => {
   )
   assert.strictEqual(new Set(answers.map((a) => a.isolate)).size, answers.length, "an isolate was reused")
 }
+
+/** POSTs a stateless 2025-11-25 `tools/call` of `name` (no arguments) with the Fetch API. */
+const postCall = (url: string, name: string, signal?: AbortSignal) =>
+  fetch(url, {
+    method: "POST",
+    headers: {
+      accept: "application/json, text/event-stream",
+      "content-type": "application/json",
+      "mcp-protocol-version": "2025-11-25"
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: {} } }),
+    ...(signal === undefined ? {} : { signal })
+  })
 
 const textOf = (result: CallToolResult) => result.content.map((c) => (c.type === "text" ? c.text : "")).join("")
 
@@ -108,6 +123,27 @@ describe("the everything server on workerd, a Worker of WebHandler", () => {
           const { answers, fetch } = watched()
           yield* Sdk2.session(server.urls.freshEverything!, fetch)
           allFresh(answers)
+        }),
+      60_000
+    )
+
+    it.effect(
+      "a stateless call whose client left is interrupted at the reply's next keepalive comment",
+      () =>
+        Effect.gen(function* () {
+          const server = yield* Server
+          const url = server.urls.wait!
+          // The reply opens with a comment once the handler has the call; then the client leaves.
+          const opening = yield* Effect.promise(async () => {
+            const abort = new AbortController()
+            const response = await postCall(url, "wait", abort.signal)
+            const first = await response.body!.getReader().read()
+            abort.abort()
+            return new TextDecoder().decode(first.value)
+          })
+          assert.match(opening, /^:/)
+          // Said by the handler once interrupted: within a keepalive interval (100 ms) of the client leaving.
+          yield* server.waitForStderr(/^wait interrupted$/m, 20_000)
         }),
       60_000
     )

@@ -48,6 +48,8 @@ export interface Service {
 export interface Workerd {
   readonly urls: Readonly<Record<string, string>>
   readonly process: ServerProcess.Child["process"]
+  /** Waits until workerd's stderr (where the Workers' console output goes) has a line matching `pattern`. */
+  readonly waitForStderr: ServerProcess.Child["waitForStderr"]
 }
 
 /** Bundles `entry` into `<dir>/<name>.mjs`, as a deployed Worker ships: one minified ESM file. */
@@ -154,7 +156,8 @@ export const serve = (
   Effect.gen(function* () {
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        spawn(bin, ["serve", "--experimental", "--control-fd=3", "config.capnp"], {
+        // --verbose: the Workers' console output reaches stderr (a test waits there for what a Worker says).
+        spawn(bin, ["serve", "--experimental", "--verbose", "--control-fd=3", "config.capnp"], {
           cwd: dir,
           stdio: ["ignore", "pipe", "pipe", "pipe"]
         })
@@ -175,5 +178,9 @@ export const serve = (
       )
       urls[socket] = `http://127.0.0.1:${listening[1]}/mcp`
     }
-    return { urls, process: child }
+    return {
+      urls,
+      process: child,
+      waitForStderr: (pattern: RegExp, timeoutMs?: number) => ServerProcess.waitFor(stderr, pattern, timeoutMs)
+    }
   })

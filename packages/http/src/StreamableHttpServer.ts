@@ -192,6 +192,7 @@ export const make = Effect.fnUntraced(function* <E, R>(
     standalone: options.standaloneStream !== false,
     maxBuffered,
     writeTimeoutMs,
+    keepaliveMs,
     counters
   }
   const sessions = new Sessions.Sessions({
@@ -201,7 +202,6 @@ export const make = Effect.fnUntraced(function* <E, R>(
       maxSessionsPerClient: options.maxSessionsPerClient ?? 1_000,
       clientOf: options.clientOf ?? Sessions.remoteAddressOf,
       idleMs,
-      keepaliveMs,
       sessionIdOf: options.sessionIdOf
     },
     serverScope,

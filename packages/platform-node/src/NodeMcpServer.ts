@@ -32,6 +32,7 @@ import * as Effect from "effect/Effect"
 import type * as HttpServer from "effect/http/HttpServer"
 import type * as HttpServerError from "effect/http/HttpServerError"
 import * as Layer from "effect/Layer"
+import { reserveStdout } from "./internal/stdoutReserved.ts"
 import * as NodeStdio from "./NodeStdio.ts"
 
 /** How `serveStdio` reads and writes this process's stdin and stdout. */
@@ -73,12 +74,16 @@ export type HttpAuth = HttpEndpoints.HttpAuth
 
 /**
  * Serves one session over this process's stdin and stdout; completes when
- * the client closes stdin. Only MCP messages reach stdout: the built-in
- * loggers (`Effect.log`) write to stderr, and while it serves, the console
- * methods that print to stdout (`console.log`, `console.info`, ..., and
- * effect's `Console` over them) print to stderr instead (`NodeStdio.layerServer`
- * redirects them and restores them when it ends). Writing to `process.stdout`
- * directly would still corrupt the protocol stream.
+ * the client closes stdin. Only MCP messages reach stdout, from the start of
+ * the program to its end: the built-in loggers (`Effect.log`) write to stderr,
+ * the server Layer's build included, and the console methods that print to
+ * stdout (`console.log`, `console.info`, ..., and effect's `Console` over
+ * them) print to stderr instead, restored when it completes or is
+ * interrupted. When it fails (a server Layer that cannot be built, say), the
+ * console stays on stderr, so the runner's report of the failure
+ * (`NodeRuntime.runMain` logs it, then exits with code 1) goes to stderr too.
+ * Writing to `process.stdout` directly would still corrupt the protocol
+ * stream.
  *
  * @example
  * ```ts
@@ -94,7 +99,8 @@ export const serveStdio = <E, R>(
   server: Layer.Layer<McpServer.McpServer, E, R>,
   options?: StdioOptions
 ): Effect.Effect<void, E, R> =>
-  McpServer.serve.pipe(Effect.provide(NodeStdio.layerServer(options)), Effect.provide(server))
+  // The server Layer builds inside the reservation: what it logs while it builds goes to stderr too.
+  reserveStdout(McpServer.serve.pipe(Effect.provide(NodeStdio.layerServer(options)), Effect.provide(server)))
 
 /**
  * The server listening over HTTP for as long as the Layer lives; it provides

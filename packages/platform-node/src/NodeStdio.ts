@@ -16,6 +16,7 @@ import * as Stdio from "effect/Stdio"
 import * as Stream from "effect/Stream"
 import { directReader } from "./internal/directReader.ts"
 import { directWriter } from "./internal/directWriter.ts"
+import { consoleToStderr } from "./internal/stdoutReserved.ts"
 
 /**
  * Spawns servers with Node's child processes, their pipes wired straight to
@@ -74,58 +75,6 @@ const nodeStdio = Stdio.make({
     )
   )
 })
-
-/** The console methods that write to stdout. */
-const stdoutMethods = [
-  "log",
-  "info",
-  "debug",
-  "dir",
-  "dirxml",
-  "table",
-  "group",
-  "groupCollapsed",
-  "groupEnd",
-  "count",
-  "countReset",
-  "time",
-  "timeEnd",
-  "timeLog"
-] as const
-
-type ConsoleMethods = Pick<Console, (typeof stdoutMethods)[number]>
-
-// Servers over this process's stdio that are open; the console is restored when the last closes.
-let serving = 0
-let saved: ConsoleMethods | undefined
-
-/**
- * While a server speaks over stdout, console output from user code goes to
- * stderr: a stray `console.log` would otherwise corrupt the stream (only MCP
- * messages may reach stdout). Restored when the scope closes.
- */
-const consoleToStderr: Effect.Effect<void, never, Scope.Scope> = Effect.acquireRelease(
-  Effect.sync(() => {
-    if (serving++ > 0) return
-    const target = console as unknown as Record<string, unknown>
-    const toStderr = new console.Console({ stdout: process.stderr, stderr: process.stderr }) as unknown as Record<
-      string,
-      unknown
-    >
-    const previous: Record<string, unknown> = {}
-    for (const method of stdoutMethods) {
-      previous[method] = target[method]
-      target[method] = toStderr[method]
-    }
-    saved = previous as unknown as ConsoleMethods
-  }),
-  () =>
-    Effect.sync(() => {
-      if (--serving > 0 || saved === undefined) return
-      Object.assign(console, saved)
-      saved = undefined
-    })
-)
 
 const serverStdio = Layer.succeed(Stdio.Stdio, nodeStdio)
 

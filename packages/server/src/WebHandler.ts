@@ -5,9 +5,11 @@
  * An McpServer Layer served as a web-standard handler,
  * `(request: Request) => Promise<Response>`, for every runtime that speaks
  * the Fetch API: Cloudflare Workers (`export default { fetch: handler }`),
- * Deno (`Deno.serve(handler)`), Bun (`Bun.serve({ fetch: handler, idleTimeout: 60 })`: more
- * than the 15 s between SSE keepalives, Bun's default of 10 s cuts idle streams), or
- * Node behind any server that hands out web requests. The endpoints are the
+ * Deno (`Deno.serve(handler)`), Bun (`Bun.serve({ fetch: handler, idleTimeout: 0 })`, or
+ * `server.timeout(request, 0)` for the MCP requests: Bun cuts a connection `idleTimeout`
+ * seconds after its request whatever is written on it, keepalives included, which would
+ * cut every SSE reply that outlives it), or Node behind any server that hands out web
+ * requests. The endpoints are the
  * ones `NodeMcpServer` serves (`HttpEndpoints`), with the same options and
  * the same safe defaults: `Host` and `Origin` checked against the loopback
  * names unless `allowedHosts` says otherwise, bodies capped at 4 MiB, session
@@ -46,7 +48,7 @@
  *
  * const { handler } = WebHandler.make(Server, { allowedHosts: ["mcp.example.com"], stateless: true })
  *
- * // Cloudflare Workers; or Deno.serve(handler); or Bun.serve({ fetch: handler, idleTimeout: 60 })
+ * // Cloudflare Workers; or Deno.serve(handler); or Bun.serve({ fetch: handler, idleTimeout: 0 })
  * export default { fetch: handler }
  * ```
  */

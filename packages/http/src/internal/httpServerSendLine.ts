@@ -305,11 +305,11 @@ export abstract class SendLine extends StreamTables {
 
   /**
    * Closes the connections whose reader took nothing for the write timeout
-   * while events waited for it, and sends the others a keepalive comment
-   * when they have nothing queued; returns how many were closed. Run by the
-   * server on a timer.
+   * while events waited for it; returns how many were closed. Run by the
+   * server on a timer. Keepalives are not its business: every SSE body sends
+   * its own (`Streams.keptAliveTextOf`), stateless replies included.
    */
-  watch(keepalive: boolean): Effect.Effect<number> {
+  watch(): Effect.Effect<number> {
     return Effect.suspend(() => {
       const streams = this.streamMap
       if (streams === undefined || this.closed) return Effect.succeed(0)
@@ -318,11 +318,11 @@ export abstract class SendLine extends StreamTables {
       for (const stream of streams.values()) {
         const connection = stream.connection
         if (connection === undefined) continue
-        const queued = connection.size
-        if ((queued > 0 || Streams.waiting(stream) > 0) && now - stream.takenAt >= this.settings.writeTimeoutMs) {
+        if (
+          (connection.size > 0 || Streams.waiting(stream) > 0) &&
+          now - stream.takenAt >= this.settings.writeTimeoutMs
+        ) {
           stalled.push(stream)
-        } else if (keepalive && queued === 0) {
-          Streams.push(connection, Streams.KEEPALIVE)
         }
       }
       return Effect.as(

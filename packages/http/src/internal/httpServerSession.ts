@@ -290,7 +290,7 @@ export class HttpSession extends SendLine implements Transport.TransportShape, S
     // A POST's reply keeps the session busy; a GET stream does not (see `active`).
     const exchange = !stream.standalone
     if (exchange) this.active++
-    return Streams.textOf(connection).pipe(
+    return Streams.keptAliveTextOf(stream, connection, this.settings.keepaliveMs, () => this.now()).pipe(
       // Taking events makes room for the senders waiting on this stream.
       Stream.mapArrayEffect((texts) => {
         if (stream.connection === connection) this.taken(stream, texts)

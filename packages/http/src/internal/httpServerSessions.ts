@@ -34,7 +34,6 @@ export interface Limits {
   /** Who a request comes from, for the per-client quota; undefined counts against `maxSessions` only. */
   readonly clientOf: (request: HttpServerRequest.HttpServerRequest) => string | undefined
   readonly idleMs: number
-  readonly keepaliveMs: number
   /** The id a new session of `request` gets; undefined (or no hook) draws a random one. */
   readonly sessionIdOf?: ((request: HttpServerRequest.HttpServerRequest) => string | undefined) | undefined
 }
@@ -107,9 +106,8 @@ export class Sessions {
         maxSessions: limits.maxSessions,
         maxSessionsPerClient: limits.maxSessionsPerClient,
         idleTimeout: limits.idleMs,
-        // Stalled connections looked for at half the write timeout; keepalives at their own interval.
-        watchEvery: Math.min(limits.keepaliveMs, settings.writeTimeoutMs / 2),
-        keepaliveEvery: limits.keepaliveMs,
+        // Stalled connections looked for at half the write timeout (each SSE body sends its own keepalives).
+        watchEvery: settings.writeTimeoutMs / 2,
         onStalled: (closed) => Metric.update(evictedConnections, closed),
         onCount: meter === undefined ? undefined : (delta) => meter.sessions(delta)
       },

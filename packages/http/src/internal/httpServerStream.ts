@@ -34,6 +34,8 @@ export interface Settings {
   readonly maxBuffered: number
   /** A connection whose reader takes nothing for this long while events wait is closed, in milliseconds. */
   readonly writeTimeoutMs: number
+  /** A connection whose reader has taken nothing for this long gets a keepalive comment, in milliseconds. */
+  readonly keepaliveMs: number
   /** What the server counts across its sessions. */
   readonly counters: Counters
 }
@@ -69,6 +71,34 @@ export const takeAll = (connection: Connection): Effect.Effect<ReadonlyArray<str
 /** The text of a connection as its body reads it, until the connection ends. */
 export const textOf = (connection: Connection): Stream.Stream<string> =>
   Stream.fromPull(Effect.succeed(connection.take))
+
+/**
+ * The text of a stream's connection as its body reads it, with a keepalive
+ * comment queued whenever its reader has taken nothing for `everyMs` and
+ * nothing waits for it: every SSE body of the server (a POST's reply,
+ * stateless or not, and the GET stream) is kept alive by this one timer of
+ * its own. Its own, not a server-wide one: the body is read in the context
+ * of its request, and some platforms run a request's timers only in it
+ * (workerd); a write is also how such a platform learns that the client left,
+ * which cancels the body, and the reply's request with it. The timer lives
+ * as long as the body; `now` is the server's clock (what `takenAt` is on).
+ */
+export const keptAliveTextOf = (
+  stream: LogicalStream,
+  connection: Connection,
+  everyMs: number,
+  now: () => number
+): Stream.Stream<string> => {
+  if (!Number.isFinite(everyMs) || everyMs <= 0) return textOf(connection)
+  const beat = Effect.suspend(() => {
+    const wait = stream.takenAt + everyMs - now()
+    if (wait > 0) return Effect.sleep(wait)
+    // A reader that takes nothing, with events waiting, is the write timeout's to judge.
+    if (connection.size === 0) push(connection, KEEPALIVE)
+    return Effect.sleep(everyMs)
+  })
+  return Stream.unwrap(Effect.as(Effect.forkScoped(Effect.forever(beat)), textOf(connection)))
+}
 
 /** A send waiting for room on its stream, in the stream's line. */
 export interface Waiter {
