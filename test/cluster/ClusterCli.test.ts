@@ -84,4 +84,12 @@ describe("mcp-everything-server --cluster", () => {
     })
     assert.notInclude(Cli.usage, "--no-direct-hop")
   })
+
+  it("says in --help where a request goes between runners: the owner's hop listener, as docs/deployment.md does", () => {
+    const text = Cli.usage.replace(/\s+/g, " ")
+    assert.include(text, "the owner's hop listener: a TCP port picked at start on the interface of the endpoint")
+    assert.include(text, "Runners must reach each other's hop listener and --runner-port")
+    assert.notInclude(text, "straight to the owner's HTTP endpoint")
+    for (const line of Cli.usage.split("\n")) assert.isAtMost(line.length, 100, line)
+  })
 })

@@ -44,7 +44,7 @@ Postgres.describePostgres("PostgreSQL", (server) => {
         })
       )
       const migrations = yield* sql`SELECT name FROM shared_events_migrations`
-      assert.strictEqual(migrations.length, 2)
+      assert.strictEqual(migrations.length, 3)
     })
   )
 
@@ -54,6 +54,32 @@ Postgres.describePostgres("PostgreSQL", (server) => {
       const id = yield* store.append("s_0", "x")
       assert.match(id, /^s_0_[0-9]+$/)
       assert.deepStrictEqual(yield* store.replayAfter(id), { streamId: "s_0", events: [] })
+    })
+  )
+
+  it.live("a session's streams are found by an index when it ends (forgetSession), not by a scan", () =>
+    Effect.gen(function* () {
+      const store = yield* storeOn("session_events")
+      const kept = yield* store.append("other_0", "x")
+      yield* store.append("s_0", "x")
+      yield* store.forgetSession!("s")
+      assert.isDefined(yield* store.replayAfter(kept))
+      // The plan PostgreSQL would use on a table large enough that a scan costs more than the index.
+      const plan = yield* SqlDatabase.use(
+        server().url,
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          return yield* sql.withTransaction(
+            Effect.andThen(
+              sql`SET LOCAL enable_seqscan = off`,
+              sql<{ readonly "QUERY PLAN": string }>`EXPLAIN DELETE FROM session_events
+                WHERE (stream_id COLLATE "C") > ${"s_"} AND (stream_id COLLATE "C") < ${"s`"}
+                AND strpos(substr(stream_id, ${3}), '_') = 0`
+            )
+          )
+        })
+      )
+      assert.match(plan.map((row) => row["QUERY PLAN"]).join("\n"), /session_events_session/)
     })
   )
 })

@@ -26,13 +26,17 @@ need a scope (403 insufficient_scope without it). With --cluster give every runn
 --auth-audience (the URL clients use): a session stays bound to its principal on every runner.
 
 --cluster makes the process a runner: sessions live in the cluster's database, and a request
-reaching a runner that does not own its session is sent straight to the owner's HTTP endpoint
-(the direct hop: its --host, or its --runner-host when it listens on a wildcard address); the
-runners' --runner-port carries effect/cluster's own traffic (who owns which session).
+reaching a runner that does not own its session is carried to the owner by the direct hop,
+a connection to the owner's hop listener: a TCP port picked at start on the interface of
+the endpoint, reached at its --host, or at its --runner-host when it listens on a wildcard
+address (not the owner's HTTP endpoint). Runners must reach each other's hop listener and
+--runner-port (effect/cluster's own traffic: who owns which session); keep both, and the
+database, reachable by the runners only.
 
 --event-store keeps the events of resumable SSE streams in a database (SQLite file, or
 PostgreSQL) instead of memory, so processes sharing it replay each other's streams on
-Last-Event-ID. --request-state-key (repeatable, or a comma-separated list; else the
+Last-Event-ID, until the session is deleted or expires (its events go with it).
+--request-state-key (repeatable, or a comma-separated list; else the
 MCP_REQUEST_STATE_KEYS variable) gives the keys of 2026-07-28 requestState, the first
 signing and each accepted, at least 32 bytes each: processes given the same keys serve
 each other's multi-round-trip retries (default: a random key per process), over HTTP or stdio (a

@@ -18,6 +18,14 @@
  * land out of order on PostgreSQL) and remembered by id, so none is delivered
  * twice; they are deleted after `retention`.
  *
+ * While the database is down, its reads, writes and LISTEN fail on every
+ * process: each kind is logged once per outage, as one line (the error's
+ * messages; the whole error only at debug level), and once more when it
+ * works again ("recovered after N s, M failed reads"). A failed read is
+ * tried again after `pollInterval`, then twice as long each time up to 5
+ * seconds, and LISTEN likewise from a second; once a read works, the poll
+ * runs every `pollInterval` again.
+ *
  * Task statuses travel here too (`TaskStatus`, the task's id only: the
  * process that wants it reads the record from the shared task store), and
  * the input a process received for a task another runs (`TaskInput`, the
@@ -36,6 +44,7 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import * as Outage from "./internal/outage.ts"
 
 /** Settings of the change feed. */
 export interface Options {
@@ -49,6 +58,13 @@ export interface Options {
 
 /** How far back (ms) each read looks past the newest change seen: commits may land out of order. */
 const LOOKBACK_MS = 5_000
+
+/**
+ * The longest wait between two attempts while the database fails (reads wait
+ * `pollInterval` after a first failure, LISTEN a second, then twice as long
+ * each time up to this): a change made once it is back is read within it.
+ */
+const MAX_BACKOFF = Duration.seconds(5)
 
 /** What `@effect/sql-pg`'s client adds to `SqlClient` (read by shape: SQLite users never load `pg`). */
 interface Notifying {
@@ -123,6 +139,22 @@ export const make = Effect.fnUntraced(function* (
   const origin = crypto.randomUUID()
   let sequence = 0
   const pg = notifying(sql)
+  // While the database is down each of these fails again and again: logged once per outage (internal/outage.ts).
+  const publishing = new Outage.Outage({
+    failed: "cluster changes not published",
+    recovered: "cluster changes published again",
+    attempt: "write"
+  })
+  const reading = new Outage.Outage({
+    failed: "cluster changes not read",
+    recovered: "cluster changes read again",
+    attempt: "read"
+  })
+  const listening = new Outage.Outage({
+    failed: "cluster changes: LISTEN lost",
+    recovered: "cluster changes: listening again",
+    attempt: "LISTEN"
+  })
   const outbox = yield* Queue.unbounded<McpServer.Change>()
   // Announcing never waits for the database: the change is written by the fiber below.
   yield* server.onChange((change) => Effect.sync(() => void Queue.offerUnsafe(outbox, change)))
@@ -139,10 +171,12 @@ export const make = Effect.fnUntraced(function* (
       rows.push({ id: `${origin}:${String(sequence++).padStart(12, "0")}`, origin, change: text, at })
     }
     if (!Arr.isArrayNonEmpty(rows)) return
-    yield* sql`INSERT INTO ${table} ${sql.insert(rows)}`.pipe(
+    yield* publishing.attempt(
       // Committed: the others read the table now rather than on their next poll.
-      Effect.andThen(pg === undefined ? Effect.void : pg.notify(name, origin)),
-      Effect.catch((error) => Effect.logWarning("cluster changes not published", error))
+      Effect.andThen(
+        sql`INSERT INTO ${table} ${sql.insert(rows)}`,
+        pg === undefined ? Effect.void : pg.notify(name, origin)
+      )
     )
   })
   yield* Effect.forkScoped(Effect.forever(write))
@@ -171,26 +205,35 @@ export const make = Effect.fnUntraced(function* (
     for (const [id, at] of seen) if (at < since) seen.delete(id)
     for (const change of fresh) yield* server.deliver(change)
     if (reads++ % 50 === 0) yield* sql`DELETE FROM ${table} WHERE at < ${now - retentionMs}`
-  }).pipe(Effect.catch((error) => Effect.logWarning("cluster changes not read", error)))
-  yield* read
+  })
+  yield* reading.attempt(read)
   // A read follows a wake-up (NOTIFY) or `pollEvery` without one; wake-ups during a read make one more read.
+  // A read that fails is tried again after `pollEvery`, then twice as long each time (up to MAX_BACKOFF) until
+  // one succeeds; the next read is `pollEvery` after it.
+  const readBackoff = Outage.backoff(pollEvery, Duration.max(pollEvery, MAX_BACKOFF))
   const wake = yield* Queue.dropping<void>(1)
-  yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.timeoutOption(Queue.take(wake), pollEvery), read)))
+  const poll = Effect.andThen(
+    Effect.timeoutOption(Queue.take(wake), pollEvery),
+    Outage.retrying(read, reading, readBackoff)
+  )
+  yield* Effect.forkScoped(Effect.forever(poll))
   if (pg !== undefined) {
+    // Listens until the connection is lost (LISTEN itself tried again with backoff); the error that lost it.
     const listen = Effect.gen(function* () {
-      const notifications = yield* pg.listen(name)
+      const notifications = yield* Outage.retrying(pg.listen(name), listening, Outage.backoff("1 second", MAX_BACKOFF))
       // Changes made while not listening are read by the poll; a process's own need no read.
-      return yield* Effect.forever(
-        Effect.flatMap(Queue.take(notifications), (notification) =>
-          notification.payload === origin ? Effect.void : Queue.offer(wake, undefined)
+      return yield* Effect.flip(
+        Effect.forever(
+          Effect.flatMap(Queue.take(notifications), (notification) =>
+            notification.payload === origin ? Effect.void : Queue.offer(wake, undefined)
+          )
         )
       )
-    }).pipe(
-      Effect.scoped,
-      Effect.tapError((error) => Effect.logWarning("cluster changes: LISTEN lost, listening again", error)),
-      Effect.retry(Schedule.spaced("1 second"))
+    }).pipe(Effect.scoped)
+    // Listening again a second after a loss, with a fresh backoff: a loss after a healthy spell waits no longer.
+    yield* Effect.forkScoped(
+      Effect.forever(Effect.flatMap(listen, (lost) => Effect.andThen(listening.failed(lost), Effect.sleep("1 second"))))
     )
-    yield* Effect.forkScoped(listen)
   }
 })
 

@@ -79,11 +79,13 @@ export interface EventStoreShape {
    * `sessionId`, an underscore and a suffix without one (the server names a
    * session's streams so). Without it, a session that ends forgets only the
    * streams it still lists; the ones it delivered in full stay until the
-   * store's own bounds drop them.
+   * store's own bounds drop them, and a `shared` store replays them on
+   * `Last-Event-ID` until then.
    *
-   * Used only when the store is not `shared`: in a cluster a session moves
-   * by being closed on one process while another already writes its streams
-   * under the same session id.
+   * Called when a session is deleted or expires, shared store or not; not
+   * when a session with a `shared` store is let go to go on in another
+   * process (`Released`) or left by a server that stops (`Shutdown`): its
+   * next process writes and resumes the same streams.
    */
   readonly forgetSession?: ((sessionId: string) => Effect.Effect<void, EventStoreError>) | undefined
   /**
@@ -99,7 +101,9 @@ export interface EventStoreShape {
   /**
    * Whether several server processes share this store (a database): a GET
    * resuming a session this process does not hold is then answered with the
-   * events the store kept for it. Default false (the in-memory store).
+   * events the store kept for it, which only `forgetSession` takes away when
+   * the session ends (a store without it keeps them, replayable, for its own
+   * retention). Default false (the in-memory store).
    */
   readonly shared?: boolean | undefined
 }

@@ -3,7 +3,10 @@
  * event store: its finished streams too (a reply delivered in full is no
  * longer listed by the session, but its events stay stored for a client that
  * resumes it), whether the session ends by DELETE, idle expiry, `closeSession`
- * or the server's end. Checked on the store's observable state: every event
+ * or the server's end. A shared store (several processes) forgets them too
+ * when the session is deleted or expires, so no process replays an ended
+ * session's events on `Last-Event-ID`; only a session let go to go on
+ * elsewhere, or left by a stopping server, keeps them there. Checked on the store's observable state: every event
  * id the client was given stops being replayable. The heap itself is measured
  * by `apps/bench/src/SessionCloseHeap.ts` in a process of its own (a worker
  * has no `gc`), run by the last test here.
@@ -105,16 +108,46 @@ describe("Streamable HTTP: a closed session frees its streams in the event store
     })
   )
 
-  it.effect("a shared store is told only of the streams still listed (the session may live on elsewhere)", () =>
-    Effect.gen(function* () {
-      const store: EventStore.EventStoreShape = { ...EventStore.makeMemory(), shared: true }
-      const { http } = yield* serve({ eventStore: store })
-      const { id, seen } = yield* withFinishedStreams(http, store)
-      assert.strictEqual((yield* readAll(yield* rawRequest(http, "DELETE", headers(id)))).status, 200)
-      // The replies delivered in full stay for the store's own retention; the GET stream was listed.
-      assert.isDefined(yield* Effect.orDie(store.replayAfter(seen[0]!)))
-      assert.isUndefined(yield* Effect.orDie(store.replayAfter(seen[6]!)))
-    })
+  it.effect(
+    "a shared store forgets every stream of a session deleted or expired: another server replays it until then, and 404 after",
+    () =>
+      Effect.gen(function* () {
+        const store: EventStore.EventStoreShape = { ...EventStore.makeMemory(), shared: true }
+        // Two servers sharing the store, as two processes sharing a database do.
+        const a = yield* serve({ eventStore: store, sessionIdleTimeout: "1 minute" })
+        const b = yield* serve({ eventStore: store })
+        const resume = (http: HttpClient.HttpClient, id: string, lastEventId: string) =>
+          Effect.flatMap(
+            rawRequest(http, "GET", { ...headers(id), accept: "text/event-stream", "last-event-id": lastEventId }),
+            readAll
+          )
+        const deleted = yield* withFinishedStreams(a.http, store)
+        const expired = yield* withFinishedStreams(a.http, store)
+        const live = yield* withFinishedStreams(a.http, store)
+        // While A holds the session, B (which does not) replays its stored events.
+        const replayed = yield* resume(b.http, deleted.id, deleted.seen[0]!)
+        assert.strictEqual(replayed.status, 200)
+        assert.include(replayed.text, "echo:x")
+
+        assert.strictEqual((yield* readAll(yield* rawRequest(a.http, "DELETE", headers(deleted.id)))).status, 200)
+        for (const http of [b.http, a.http]) {
+          const after = yield* resume(http, deleted.id, deleted.seen[0]!)
+          assert.strictEqual(after.status, 404)
+          assert.notInclude(after.text, "echo:x")
+        }
+        assert.isFalse(yield* anyKept(store, deleted.seen))
+
+        // Idle past the timeout (the others are kept active).
+        for (let i = 0; i < 4; i++) {
+          yield* TestClock.adjust("20 seconds")
+          assert.strictEqual((yield* rawPost(a.http, call(50 + i, "y"), headers(live.id))).status, 200)
+        }
+        assert.isFalse(a.server.hasSession(expired.id))
+        assert.isFalse(yield* anyKept(store, expired.seen))
+        assert.strictEqual((yield* resume(b.http, expired.id, expired.seen[0]!)).status, 404)
+        // The live session's events are its own: still replayed on B.
+        assert.strictEqual((yield* resume(b.http, live.id, live.seen[0]!)).status, 200)
+      })
   )
 
   it.effect(

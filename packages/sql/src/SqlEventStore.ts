@@ -9,6 +9,9 @@
  * effect's `Migrator`, with its own migrations table (other stores of this
  * package keep theirs), so several processes may start on one database.
  *
+ * A session that ends (deleted, expired) takes its streams' events with it
+ * (`forgetSession`): no process sharing the database replays them after.
+ *
  * Each event also keeps the requests its stream still owes after it
  * (`pending`, NULL when none), so that `owed` tells a session's next process
  * what its lost one left unanswered.
@@ -94,12 +97,27 @@ const addPending = (table: string) =>
     yield* sql`ALTER TABLE ${sql(table)} ADD COLUMN pending TEXT`
   })
 
+// A session's streams are a range of stream ids byte by byte (`forgetSession`): SQLite's stream index already
+// orders them so; PostgreSQL's may not (its collation), so it gets an index in the "C" collation.
+const indexSessions = (table: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql.onDialectOrElse({
+      pg: () => sql`CREATE INDEX IF NOT EXISTS ${sql(`${table}_session`)} ON ${sql(table)} ((stream_id COLLATE "C"))`,
+      orElse: () => Effect.void
+    })
+  })
+
 /** Creates the events table when it is missing (run by `make`; exported for deployments that migrate ahead). */
 export const migrate = (options?: Pick<Options, "table">) => {
   const table = options?.table ?? "effect_mcp_events"
   return immediately(
     Migrator.make({})({
-      loader: Migrator.fromRecord({ "1_create_events": createTable(table), "2_pending": addPending(table) }),
+      loader: Migrator.fromRecord({
+        "1_create_events": createTable(table),
+        "2_pending": addPending(table),
+        "3_session_index": indexSessions(table)
+      }),
       table: `${table}_migrations`
     })
   )
@@ -191,6 +209,22 @@ export const make = Effect.fnUntraced(function* (
         ) AND pending IS NOT NULL AND created_at >= ${since}`
     })
 
+  // Every stream of a session: its id, an underscore and a suffix without one (a session `a` is not `a_b`'s),
+  // found as the range of ids from `<id>_` to `<id>\`` (the character after the underscore), byte by byte. Session
+  // ids are visible ASCII, so the suffix starts at the same character in SQL as in JavaScript.
+  const forgetSessionRows: (sessionId: string) => Effect.Effect<unknown, SqlError> = sql.onDialectOrElse({
+    pg: () => (sessionId: string) =>
+      sql`DELETE FROM ${t} WHERE (stream_id COLLATE "C") > ${`${sessionId}_`}
+        AND (stream_id COLLATE "C") < ${`${sessionId}\``}
+        AND strpos(substr(stream_id, ${sessionId.length + 2}), '_') = 0`,
+    orElse: () => (sessionId: string) =>
+      sql`DELETE FROM ${t} WHERE stream_id > ${`${sessionId}_`} AND stream_id < ${`${sessionId}\``}
+        AND instr(substr(stream_id, ${sessionId.length + 2}), '_') = 0`
+  })
+
+  const forgetSession = (sessionId: string) =>
+    forgetSessionRows(sessionId).pipe(Effect.asVoid, Effect.mapError(storeError("forget session")))
+
   const owed = (sessionId: string) =>
     Effect.flatMap(cutoff, (since) => owedRows(sessionId, since)).pipe(
       Effect.map((rows) =>
@@ -209,8 +243,8 @@ export const make = Effect.fnUntraced(function* (
   )
   yield* Effect.forkScoped(Effect.repeat(sweep, Schedule.spaced(sweepEvery)))
 
-  // Other processes may hold the sessions whose events this database keeps.
-  return { append, replayAfter, forget, owed, shared: true } satisfies EventStore.EventStoreShape
+  // Other processes may hold the sessions whose events this database keeps; a session that ended has none.
+  return { append, replayAfter, forget, forgetSession, owed, shared: true } satisfies EventStore.EventStoreShape
 })
 
 /** Provides the engine's `EventStore` on the `SqlClient` given to it. */

@@ -66,7 +66,7 @@ describe("SqlEventStore", () => {
       const migrations = yield* sql<{ readonly name: string }>`SELECT name FROM effect_mcp_events_migrations`
       assert.deepStrictEqual(
         migrations.map((row) => row.name),
-        ["create_events", "pending"]
+        ["create_events", "pending", "session_index"]
       )
     }).pipe(Effect.provide(memoryDb))
   )

@@ -123,4 +123,33 @@ export const eventStoreContract = <E, R>(
       yield* store.forget("s-b_0")
       assert.deepStrictEqual(yield* owed("s-b"), [])
     }))
+
+  test("forgetSession drops every stream of that session (delivered ones too), and no other's", (store) =>
+    Effect.gen(function* () {
+      assert.isDefined(store.forgetSession, "a store the server can tell that a session ended")
+      const own = [
+        yield* store.append("s-a_0", ""),
+        yield* store.append("s-a_0", "result"),
+        yield* store.append("s-a_get", "note"),
+        yield* store.append("s-a_1700000000000", "after a move")
+      ]
+      // Sessions whose ids begin like this one's, or sort right next to its streams, and an id of no session.
+      const others = [
+        yield* store.append("s-a_b_0", "a session named s-a_b"),
+        yield* store.append("s-ab_0", "s-ab"),
+        yield* store.append("s-a`_0", "s-a`"),
+        yield* store.append("s-a", "no session"),
+        yield* store.append("s-b_0", "s-b")
+      ]
+      yield* store.forgetSession!("s-a")
+      for (const id of own) assert.isUndefined(yield* store.replayAfter(id), id)
+      for (const id of others) assert.isDefined(yield* store.replayAfter(id), id)
+      assert.deepStrictEqual(yield* store.owed!("s-a"), [])
+      // A session of that id later starts anew; forgetting a session with no streams is harmless.
+      const again = yield* store.append("s-a_0", "")
+      assert.isDefined(yield* store.replayAfter(again))
+      yield* store.forgetSession!("nobody")
+      yield* store.forgetSession!("s-a")
+      assert.isUndefined(yield* store.replayAfter(again))
+    }))
 }

@@ -26,6 +26,7 @@ import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Headers from "effect/http/Headers"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import type * as Scope from "effect/Scope"
@@ -133,10 +134,30 @@ export class Owner {
   ): Effect.Effect<HttpServerResponse.HttpServerResponse> {
     const served = Effect.flatMap(
       sessionId === undefined || this.server.hasSession(sessionId) ? Effect.void : this.restore(sessionId, request),
-      () => Effect.provideService(this.server.handler, HttpServerRequest.HttpServerRequest, request)
+      () =>
+        Effect.provideService(this.server.handler, HttpServerRequest.HttpServerRequest, this.unheld(request, sessionId))
     )
     // A session an `initialize` opened is named by its reply.
     return Effect.tap(served, (response) => this.flush(sessionId ?? response.headers[McpHeaders.SESSION_ID]))
+  }
+
+  /**
+   * The request as the server gets it: a resumption (`Last-Event-ID`) of a
+   * session this runner owns but neither holds nor could reopen loses that
+   * header, and is answered as any request naming an unknown session (404).
+   * Such a session ended (deleted, expired, or its runner lost and its row
+   * gone): the events a shared store may still keep of it are nobody's to
+   * replay. A server sharing the store replays them for a session it does not
+   * hold because it cannot tell where that session lives; the owner can:
+   * here, or nowhere.
+   */
+  private unheld(
+    request: HttpServerRequest.HttpServerRequest,
+    sessionId: string | undefined
+  ): HttpServerRequest.HttpServerRequest {
+    if (sessionId === undefined || request.headers[McpHeaders.LAST_EVENT_ID] === undefined) return request
+    if (this.server.hasSession(sessionId)) return request
+    return request.modify({ headers: Headers.remove(request.headers, McpHeaders.LAST_EVENT_ID) })
   }
 
   private write(effect: Effect.Effect<void, SessionStateError>): Effect.Effect<void> {

@@ -7,7 +7,11 @@
  * the event store when several processes share it (`shared`) and it has that
  * session's events: the events after `Last-Event-ID`, then the end of the
  * stream, so the client resumes again from the last one it got. Not with
- * authentication: a session's owner is known only where it lives.
+ * authentication: a session's owner is known only where it lives. Nor for a
+ * session that ended (deleted, expired), though a process not holding it
+ * cannot tell that it ended: the process that held it drops its events from
+ * the store as it ends (`EventStore.forgetSession`), so the GET finds none
+ * and gets 404, as any request naming the session does.
  *
  * Both are generators made once (`Effect.fnUntraced`), as every per-request
  * step of the engine is: a generator function made per call costs its own

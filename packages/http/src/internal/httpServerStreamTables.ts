@@ -171,17 +171,20 @@ export abstract class StreamTables extends Lock {
   }
 
   /**
-   * Forgets every stream of a session that ends. A stream delivered in full
-   * is no longer listed but its events stay stored (for a client that resumes
-   * it), so only the store can say which streams the session still has there:
-   * a store that is not shared drops them all by the session's key. A shared
-   * one is only told of the listed streams: in a cluster the session may live
-   * on in another process (closing it here is how it moves), writing streams
-   * under the same key; the shared store's own retention drops the rest.
+   * Forgets every stream of a session that ended (deleted, expired: not one
+   * let go to go on in another process, which keeps its events in a shared
+   * store, see `HttpSession.end`). A stream delivered in full is no longer
+   * listed but its events stay stored (for a client that resumes it), so
+   * only the store can say which streams the session still has there: it
+   * drops them all by the session's key, shared or not. Left to a shared
+   * store's own retention, they would be replayed to a `Last-Event-ID` on any
+   * process sharing it (which cannot tell an ended session from one another
+   * process holds) for that long. A store without `forgetSession` is told of
+   * the listed streams only.
    */
   protected forgetAll(streams: ReadonlyArray<LogicalStream>): Effect.Effect<void> {
     const store = this.store
-    if (store?.forgetSession === undefined || store.shared === true) {
+    if (store?.forgetSession === undefined) {
       return Effect.forEach(streams, (stream) => this.forget(stream), { discard: true })
     }
     for (const stream of streams) this.unlist(stream)
