@@ -27,6 +27,7 @@ import * as Catalog from "../src/Catalog.ts"
 import * as Consent from "../src/Consent.ts"
 import * as McpHost from "../src/McpHost.ts"
 import {
+  type Memory,
   adder,
   captureLogs,
   clientInfo,
@@ -38,6 +39,15 @@ import {
   record,
   textOf
 } from "./fixtures.ts"
+
+/** A host of server `a` alone, on 2025-06-18 (its list changes come as notifications to the session). */
+const hostOfA = (servers: Memory, options?: Partial<McpHost.Options>) =>
+  McpHost.make({
+    clientInfo,
+    config: configOf("a"),
+    client: { supportedVersions: ["2025-06-18"] },
+    ...options
+  }).pipe(Effect.provide(servers.connector))
 
 describe("McpHost", () => {
   it.effect("one catalog of every server's tools, prefixed, and calls routed by catalog name", () =>
@@ -302,11 +312,7 @@ describe("McpHost", () => {
   it.effect("a burst of list_changed is listed again once after the listing under way, not once each", () =>
     Effect.gen(function* () {
       const servers = yield* memory({ a: echoServer("a") })
-      const host = yield* McpHost.make({
-        clientInfo,
-        config: configOf("a"),
-        client: { supportedVersions: ["2025-06-18"] }
-      }).pipe(Effect.provide(servers.connector))
+      const host = yield* hostOfA(servers)
       yield* host.awaitReady("a")
       const before = servers.sent("a", "tools/list")
       // Each listing from now on takes a second (virtual), which passes only when the clock is moved.
@@ -328,12 +334,7 @@ describe("McpHost", () => {
   it.effect("a server announcing changes in a loop is listed once per relistInterval, not once per announcement", () =>
     Effect.gen(function* () {
       const servers = yield* memory({ a: echoServer("a") })
-      const host = yield* McpHost.make({
-        clientInfo,
-        config: configOf("a"),
-        client: { supportedVersions: ["2025-06-18"] },
-        healthCheck: false
-      }).pipe(Effect.provide(servers.connector))
+      const host = yield* hostOfA(servers, { healthCheck: false })
       yield* host.awaitReady("a")
       const before = servers.sent("a", "tools/list")
       // A server announcing a change every 10 ms for 10 seconds, each answered at once by a listing in memory:
@@ -357,12 +358,7 @@ describe("McpHost", () => {
   it.effect("relistInterval 0 lists again as soon as the listing under way ends", () =>
     Effect.gen(function* () {
       const servers = yield* memory({ a: echoServer("a") })
-      const host = yield* McpHost.make({
-        clientInfo,
-        config: configOf("a"),
-        client: { supportedVersions: ["2025-06-18"] },
-        relistInterval: 0
-      }).pipe(Effect.provide(servers.connector))
+      const host = yield* hostOfA(servers, { relistInterval: 0 })
       yield* host.awaitReady("a")
       const before = servers.sent("a", "tools/list")
       yield* servers.announce("a", "notifications/tools/list_changed")
@@ -376,11 +372,7 @@ describe("McpHost", () => {
   it.effect("a list_changed that changes nothing publishes no new catalog", () =>
     Effect.gen(function* () {
       const servers = yield* memory({ a: Layer.provideMerge(adder, echoServer("a")) })
-      const host = yield* McpHost.make({
-        clientInfo,
-        config: configOf("a"),
-        client: { supportedVersions: ["2025-06-18"] }
-      }).pipe(Effect.provide(servers.connector))
+      const host = yield* hostOfA(servers)
       yield* host.awaitReady("a")
       const published = yield* host.catalogChanges.pipe(
         Stream.map((catalog) =>
