@@ -367,17 +367,35 @@ export const layer = (
           )
         })
       )
+      // Under a policy, an update of a resource is told only to the subscribers whose principal may see it (the server
+      // asks of each one, sessions and listen streams alike) and the server's own option lets through.
+      const updateVisible = (h: McpHost.McpHostShape): McpServer.Options["resourceUpdateVisible"] => {
+        if (policy === undefined) return server.resourceUpdateVisible
+        const visible = Subscriptions.updateVisible(h.catalog, policy)
+        const own = server.resourceUpdateVisible
+        return own === undefined
+          ? visible
+          : (uri, principal) =>
+              Effect.flatMap(visible(uri, principal), (seen) => (seen ? own(uri, principal) : Effect.succeed(false)))
+      }
       return Layer.mergeAll(mirror, guards, subscriptions).pipe(
         Layer.provideMerge(
-          McpServer.layer({
-            ...server,
-            // Upstreams come later than the first client may: what they offer is declared from the start.
-            declare: server.declare ?? ["tools", "resources", "prompts"],
-            // Declared while an upstream's connection supports subscriptions.
-            resourceSubscriptions: server.resourceSubscriptions ?? (() => supporting.size > 0),
-            ready:
-              server.ready === undefined ? upstreamsSettled.await : Effect.andThen(upstreamsSettled.await, server.ready)
-          })
+          Layer.unwrap(
+            Effect.map(McpHost.McpHost, (h) =>
+              McpServer.layer({
+                ...server,
+                // Upstreams come later than the first client may: what they offer is declared from the start.
+                declare: server.declare ?? ["tools", "resources", "prompts"],
+                // Declared while an upstream's connection supports subscriptions.
+                resourceSubscriptions: server.resourceSubscriptions ?? (() => supporting.size > 0),
+                resourceUpdateVisible: updateVisible(h),
+                ready:
+                  server.ready === undefined
+                    ? upstreamsSettled.await
+                    : Effect.andThen(upstreamsSettled.await, server.ready)
+              })
+            )
+          )
         ),
         Layer.provideMerge(host)
       )

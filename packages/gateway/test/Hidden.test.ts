@@ -5,11 +5,13 @@
  * answers `prompts/get` and `completion/complete` word for word as an absent
  * one, before the server looks at the arguments; a 2026-07-28 listen stream
  * is neither acknowledged nor sent an update for a URI its principal may not
- * see, whether it named the URI or a URI it is under.
+ * see, whether it named the URI or a URI it is under, and a 2025-11-25
+ * session subscribed to a URI a hidden one is under is not sent its updates.
  */
 import * as ClientSession from "@effect-mcp/engine/ClientSession"
 import * as MemoryTransport from "@effect-mcp/engine/MemoryTransport"
 import * as Transport from "@effect-mcp/engine/Transport"
+import type * as ProtocolVersion from "@effect-mcp/protocol/ProtocolVersion"
 import type * as Resources from "@effect-mcp/protocol/Resources"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Prompt from "@effect-mcp/server/Prompt"
@@ -82,8 +84,12 @@ const sessionOf = (owner: string) =>
     }))
   )
 
-/** A raw 2026-07-28 client of the gateway as `owner`, each notification it receives on `notifications`. */
-const rawAs = (context: Context.Context<McpServer.McpServer>, owner: string) =>
+/** A raw client of the gateway as `owner` (on 2026-07-28 unless told), what it is notified of on `notifications`. */
+const rawAs = (
+  context: Context.Context<McpServer.McpServer>,
+  owner: string,
+  version: ProtocolVersion.ProtocolVersion = "2026-07-28"
+) =>
   Effect.gen(function* () {
     const [serverEnd, clientEnd] = yield* MemoryTransport.makePair({ codec: true })
     yield* sessionOf(owner).pipe(Effect.provideService(Transport.Transport, serverEnd), Effect.provideContext(context))
@@ -92,7 +98,7 @@ const rawAs = (context: Context.Context<McpServer.McpServer>, owner: string) =>
     const session = yield* ClientSession.make({
       clientInfo: { name: owner, version: "1.0.0" },
       capabilities: {},
-      supportedVersions: ["2026-07-28"],
+      supportedVersions: [version],
       notificationHandlers: new Map(
         methods.map((method) => [
           method,
@@ -116,7 +122,7 @@ const rawAs = (context: Context.Context<McpServer.McpServer>, owner: string) =>
       assert.strictEqual(n.method, "notifications/resources/updated")
       return (n.params as Resources.ResourceUpdatedParams).uri
     })
-    return { listen, update }
+    return { session, listen, update }
   })
 
 const errorOf = (error: unknown) => {
@@ -233,5 +239,25 @@ describe("updates of a hidden resource", () => {
         // Hidden as absent: neither is acknowledged.
         assert.deepStrictEqual(acknowledged, ["res://", "res://public"])
       })
+  )
+  it.effect("a 2025-11-25 session subscribed to a URI a hidden one is under is not sent the hidden one's updates", () =>
+    Effect.gen(function* () {
+      const { a, context } = yield* gateway
+      const alice = yield* rawAs(context, "alice", "2025-11-25")
+      const admin = yield* rawAs(context, "admin", "2025-11-25")
+      // The hidden URI is refused as an absent one; "res://", which the visible template serves, is taken.
+      assert.deepStrictEqual(
+        errorOf(yield* Effect.flip(alice.session.request("resources/subscribe", { uri: "res://secret" }))),
+        { code: -32002, message: "Resource not found", data: { uri: "res://secret" } }
+      )
+      yield* alice.session.request("resources/subscribe", { uri: "res://" })
+      // Admin follows res://secret: the upstream is subscribed to it for admin, and its update reaches the gateway.
+      yield* admin.session.request("resources/subscribe", { uri: "res://secret" })
+      yield* McpServer.resourceUpdated("res://secret").pipe(Effect.provideContext(a))
+      assert.strictEqual(yield* admin.update, "res://secret")
+      // The gateway relays the updates of res:// in order: one of res://secret for alice would come before this.
+      yield* McpServer.resourceUpdated("res://public").pipe(Effect.provideContext(a))
+      assert.strictEqual(yield* alice.update, "res://public")
+    })
   )
 })

@@ -23,7 +23,7 @@ import type * as Tools from "@effect-mcp/protocol/Tools"
 import type * as Peer from "@effect-mcp/engine/Peer"
 import * as ServerSession from "@effect-mcp/engine/ServerSession"
 import * as Session from "@effect-mcp/engine/Session"
-import type * as Transport from "@effect-mcp/engine/Transport"
+import * as Transport from "@effect-mcp/engine/Transport"
 import { CurrentHttpSession } from "@effect-mcp/http/CurrentHttpSession"
 import * as Context from "effect/Context"
 import * as Mac from "effect/crypto/Mac"
@@ -87,6 +87,23 @@ export interface Options {
    * (a gateway declares it while one of its upstreams supports subscriptions). Default: always.
    */
   readonly resourceSubscriptions?: (() => boolean) | undefined
+  /**
+   * Whether a subscriber is told that `uri` was updated, asked of each
+   * recipient of each `resourceUpdated` (and `deliver`ed update): every
+   * session subscribed to `uri` or a URI it is under, with the principal its
+   * transport authenticated (the owner an HTTP session is bound to), and
+   * every 2026-07-28 `subscriptions/listen` stream following it, with the
+   * principal of its request; `undefined` where the transport does not
+   * authenticate. A refused recipient is sent nothing. A subscription
+   * covers the URIs under the one subscribed, so a check when a client
+   * subscribes cannot tell which URIs it will be told of: this one is made
+   * as each update is announced. `resourceUpdated` waits for the answers
+   * (not for the sends), so keep it quick. The gateway passes its policy
+   * here. Default: every subscriber is told.
+   */
+  readonly resourceUpdateVisible?:
+    | ((uri: string, principal: Transport.Authenticated | undefined) => Effect.Effect<boolean>)
+    | undefined
   /** Extra capability entries (`experimental`, `extensions`). */
   readonly capabilities?: { readonly experimental?: object; readonly extensions?: object } | undefined
   readonly peer?: Peer.Options | undefined
@@ -300,6 +317,10 @@ const withBridge = (loggers: ReadonlySet<Logger.Logger<unknown, unknown>>) => {
  */
 class Entry implements Server.SessionEntry {
   session: Session.SessionShape = undefined as never
+  readonly transport: Transport.TransportShape
+  constructor(transport: Transport.TransportShape) {
+    this.transport = transport
+  }
 }
 
 /**
@@ -320,7 +341,8 @@ export const makeSession: Effect.Effect<Session.SessionShape, never, McpServer |
       Option.isSome(http) && http.value.carriesUnsolicited === false
         ? sessionOptionsWithoutUnsolicited(state)
         : sessionOptionsOf(state)
-    const entry = new Entry()
+    // The transport says whom the session's requests come from (the principal it is bound to).
+    const entry = new Entry(yield* Transport.Transport)
     const session = yield* ServerSession.make(options).pipe(
       // The session's fibers inherit the bridge and find their session entry in their context.
       Effect.updateContext((context: Context.Context<Scope.Scope | Transport.Transport>) =>

@@ -22,10 +22,12 @@
  * that refuses it then is asked again on the one after, not before).
  *
  * Under a policy, a URI the caller may not see is refused as one that does not
- * exist (`resources/subscribe`), and a listen stream carries only what its
- * principal may see: its acknowledgement names only those of its URIs, and
- * each update is checked as it goes out on it (the server's subscriptions
- * also cover the URIs under one, which a check at subscribe time cannot know).
+ * exist (`resources/subscribe`), and a listen stream's acknowledgement names
+ * only those of its URIs its principal may see. Each update is checked per
+ * recipient as the server announces it (`updateVisible`, the server's
+ * `resourceUpdateVisible`), sessions and listen streams alike: the server's
+ * subscriptions also cover the URIs under one, which a check at subscribe
+ * time cannot know.
  */
 import type * as McpClient from "@effect-mcp/client/McpClient"
 import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
@@ -85,9 +87,18 @@ const visibleTo = (
 }
 
 /**
- * The listen stream's request as its handler sees it, its notifications as `principal` may see them: the
- * acknowledgement names only the URIs it may see (one it may not as one that does not exist), and an update of a
- * URI it may not see is not sent. Checked against the catalog as it is when each one goes out.
+ * The server's `resourceUpdateVisible` under `policy`: an update of `uri` is told to a recipient whose principal
+ * may see it, checked against the catalog as it is when the update is announced.
+ */
+export const updateVisible =
+  (catalog: Effect.Effect<Catalog.Catalog>, policy: Policy.Policy) =>
+  (uri: string, principal: Transport.Authenticated | undefined): Effect.Effect<boolean> =>
+    Effect.map(catalog, (now) => visibleTo(now, policy, principal, uri))
+
+/**
+ * The listen stream's request as its handler sees it, its acknowledgement as `principal` may see it: it names
+ * only the URIs it may see (one it may not as one that does not exist). Its updates are checked by the server
+ * (`updateVisible`).
  */
 const seenBy = (
   current: CurrentRequest.CurrentRequestShape,
@@ -96,12 +107,6 @@ const seenBy = (
   principal: Transport.Authenticated | undefined
 ): CurrentRequest.CurrentRequestShape => {
   const notify = (method: string, params?: object | undefined): Effect.Effect<void> => {
-    if (method === "notifications/resources/updated") {
-      const uri = (params as { readonly uri?: unknown } | undefined)?.uri
-      return Effect.flatMap(catalog, (now) =>
-        typeof uri === "string" && visibleTo(now, policy, principal, uri) ? current.notify(method, params) : Effect.void
-      )
-    }
     const acknowledged = (params as { readonly notifications?: Resources.SubscriptionFilter } | undefined)
       ?.notifications
     if (method !== "notifications/subscriptions/acknowledged" || acknowledged?.resourceSubscriptions === undefined) {
@@ -299,8 +304,8 @@ export const make = (
         uris!.delete(uri)
         return Effect.andThen(Scope.close(scope, Exit.void), next)
       })
-    // A listen stream holds its URIs for as long as it lasts; one the caller may not see is not followed, and under a
-    // policy the stream carries only what its principal may see (`seenBy`).
+    // A listen stream holds its URIs for as long as it lasts; one the caller may not see is not followed, nor named
+    // in the stream's acknowledgement under a policy (`seenBy`).
     const listen = (request: Middleware.Request, next: Middleware.Next) => {
       const params = request.params as { readonly notifications?: { readonly resourceSubscriptions?: unknown } }
       const uris = params?.notifications?.resourceSubscriptions

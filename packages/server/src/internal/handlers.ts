@@ -155,6 +155,7 @@ export const make = (
     const listener: Listener = {
       filter: honored,
       notify: (method, p) => current.notify(method, { ...p, _meta: meta }),
+      authenticated: current.principal,
       ...(tasks === undefined ? {} : { taskIds: new Set(tasks.taskIds), principal: tasks.principal })
     }
     server.listeners.add(listener)

@@ -12,6 +12,7 @@ import type * as Resources from "@effect-mcp/protocol/Resources"
 import type * as Revision from "@effect-mcp/protocol/Revision"
 import type * as Tools from "@effect-mcp/protocol/Tools"
 import type * as Session from "@effect-mcp/engine/Session"
+import type * as Transport from "@effect-mcp/engine/Transport"
 import * as Context from "effect/Context"
 import type * as Mac from "effect/crypto/Mac"
 import * as Deferred from "effect/Deferred"
@@ -37,6 +38,8 @@ export type Registered<A> = Entry<A>
 /** A stateful session the server is serving. */
 export interface SessionEntry {
   readonly session: Session.SessionShape
+  /** The transport it is served over, which says whom its requests come from (`principal`). */
+  readonly transport: Transport.TransportShape
 }
 
 /**
@@ -74,6 +77,8 @@ export interface Listener {
   readonly taskIds?: ReadonlySet<string> | undefined
   /** The principal that asked for them (a principal's task is told to that principal only). */
   readonly principal?: string | undefined
+  /** Whom the stream's request came from, when its transport authenticates (`resourceUpdateVisible` is asked of it). */
+  readonly authenticated: Transport.Authenticated | undefined
 }
 
 /** The server's state (one per `McpServer.make`). */
@@ -358,20 +363,31 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
       return shaped
     }
 
+    // Who is told of an update is asked per recipient when it is announced: a subscription covers the URIs under it,
+    // which a check of the subscribe (the gateway's policy) could not know. Asked in the announcing fiber, one
+    // recipient after the other, so the sends still start in order.
+    const visible = options.resourceUpdateVisible
     const announceUpdate = (uri: string) =>
       Effect.suspend(() => {
         const sends: Array<Send> = []
+        const principals: Array<Transport.Authenticated | undefined> = []
         for (const entry of sessions.values()) {
           if (subscriptionsOf(entry).some((s) => subscribedTo(s, uri))) {
             sends.push([entry, Effect.ignore(entry.session.notify("notifications/resources/updated", { uri }))])
+            if (visible !== undefined) principals.push(entry.transport.principal?.())
           }
         }
         for (const listener of listeners) {
           if ((listener.filter.resourceSubscriptions ?? []).some((s) => subscribedTo(s, uri))) {
             sends.push([listener, listener.notify("notifications/resources/updated", { uri })])
+            if (visible !== undefined) principals.push(listener.authenticated)
           }
         }
-        return broadcast(sends)
+        if (visible === undefined || sends.length === 0) return broadcast(sends)
+        return Effect.flatMap(
+          Effect.forEach(principals, (principal) => visible(uri, principal)),
+          (told) => broadcast(sends.filter((_, i) => told[i]))
+        )
       })
     const resourceUpdated = (uri: string) => published(announceUpdate(uri), () => ({ _tag: "ResourceUpdated", uri }))
 
