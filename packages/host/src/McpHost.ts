@@ -285,8 +285,11 @@ export const make = (options: Options): Effect.Effect<McpHostShape, never, Conne
       )
     }
     // Made before the supervisors' scope, so closed after they are interrupted (finalizers run in reverse). Both
-    // close in parallel: a stdio server that does not end on its stdin's end takes the transport's grace to stop
-    // (a supervisor interrupted while it stops one finishes that first), which is not to be paid once per server.
+    // close in parallel: a stdio server that does not end on its stdin's end takes the transport's grace to stop,
+    // which is not to be paid once per server. A connection a supervisor was releasing when interrupted (a lost
+    // one, its process still stopping) is closed here too, with the others: its supervisor does not wait for it,
+    // so the server is Failed and its waiters fail as the close begins, and the other connections (their calls
+    // in flight) do not wait for it to close.
     const connections = yield* Scope.fork(yield* Effect.scope, "parallel")
     const supervisors = yield* Scope.fork(yield* Effect.scope, "parallel")
     for (const slot of slots.values()) {

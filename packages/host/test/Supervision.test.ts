@@ -188,6 +188,107 @@ describe("McpHost supervision", () => {
     })
   )
 
+  it.effect("closing the host while a lost connection is still closing fails its waiters and other calls at once", () =>
+    Effect.gen(function* () {
+      const started = yield* Queue.unbounded<void>()
+      let hold = false
+      const closing = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      // The first close after `hold` (b's lost connection) waits for the test, as stopping a stdio server that
+      // ignores its stdin's end and SIGTERM takes both of the transport's graces; the others close at once.
+      const servers = yield* memory(
+        { a: echoServer("a", hanging(started)), b: echoServer("b") },
+        {
+          closing: Effect.suspend(() => {
+            if (!hold) return Effect.void
+            hold = false
+            return Effect.andThen(Deferred.succeed(closing, undefined), Deferred.await(release))
+          })
+        }
+      )
+      const scope = yield* Scope.make()
+      const host = yield* McpHost.make({ clientInfo, config: configOf("a", "b") }).pipe(
+        Effect.provide(servers.connector),
+        Scope.provide(scope)
+      )
+      yield* Effect.all([host.awaitReady("a"), host.awaitReady("b")])
+      const seen = yield* record(host)
+      // A call in flight on the healthy server a.
+      const call = yield* Effect.forkChild(Effect.flip(host.callTool("a__hang", {})))
+      yield* Queue.take(started)
+      hold = true
+      yield* servers.crash("b")
+      yield* seen.until((changes) => changes.some((c) => c.server === "b" && c.status._tag === "Degraded"))
+      // b is between attempts (the next in 500 ms of virtual time), its lost connection still closing.
+      yield* Deferred.await(closing)
+      const waiter = yield* McpTest.forkIdle(Effect.flip(host.awaitReady("b")))
+      assert.isUndefined(waiter.pollUnsafe())
+      // Returns once the close, and all it set going, has come to rest: held up in b's connection's close.
+      const closed = yield* McpTest.forkIdle(Scope.close(scope, Exit.void))
+      yield* Effect.gen(function* () {
+        // Before, b's supervisor waited for that close before saying Failed: b's waiter still waited, and a's
+        // connection (its call in flight) was closed only after it.
+        assert.isUndefined(closed.pollUnsafe(), "the close waits for b's connection to close")
+        assert.isDefined(waiter.pollUnsafe(), "b's waiter failed as the close began")
+        assert.isDefined(call.pollUnsafe(), "a's call in flight failed as the close began")
+        for (const name of ["a", "b"]) {
+          const status = yield* host.status(name)
+          assert.strictEqual(status._tag === "Failed" ? status.failure.message : status._tag, "the host was closed")
+        }
+      }).pipe(Effect.ensuring(Deferred.succeed(release, undefined)))
+      const error = yield* Fiber.join(waiter)
+      assert.strictEqual(error.reason, "Unavailable")
+      assert.strictEqual(error.message, 'server "b" is unavailable: the host was closed')
+      assert.strictEqual((yield* Fiber.join(call))._tag, "SessionClosed")
+      yield* Fiber.join(closed)
+      // Returns once every woken timer, and all it set going, has come to rest: nothing connects again.
+      yield* TestClock.adjust("1 minute")
+      assert.deepStrictEqual([servers.attempts.get("a"), servers.attempts.get("b")], [1, 1])
+    })
+  )
+
+  it.effect(
+    "closing the host while a restart's old connection is still closing fails the server's waiters at once",
+    () =>
+      Effect.gen(function* () {
+        let closes = 0
+        const closing = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        // The first connection's close waits for the test.
+        const servers = yield* memory(
+          { a: echoServer("a") },
+          {
+            closing: Effect.suspend(() =>
+              ++closes === 1
+                ? Effect.andThen(Deferred.succeed(closing, undefined), Deferred.await(release))
+                : Effect.void
+            )
+          }
+        )
+        const scope = yield* Scope.make()
+        const host = yield* McpHost.make({ clientInfo, config: configOf("a") }).pipe(
+          Effect.provide(servers.connector),
+          Scope.provide(scope)
+        )
+        yield* host.awaitReady("a")
+        yield* host.restart("a")
+        yield* Deferred.await(closing)
+        const waiter = yield* McpTest.forkIdle(Effect.flip(host.awaitReady("a")))
+        assert.isUndefined(waiter.pollUnsafe())
+        const closed = yield* McpTest.forkIdle(Scope.close(scope, Exit.void))
+        yield* Effect.gen(function* () {
+          // Before, the supervisor finished the old connection's close first: the waiter still waited, a Connecting.
+          assert.isUndefined(closed.pollUnsafe(), "the close waits for the old connection to close")
+          assert.isDefined(waiter.pollUnsafe(), "the waiter failed as the close began")
+          const status = yield* host.status("a")
+          assert.strictEqual(status._tag === "Failed" ? status.failure.message : status._tag, "the host was closed")
+        }).pipe(Effect.ensuring(Deferred.succeed(release, undefined)))
+        assert.strictEqual((yield* Fiber.join(waiter)).message, 'server "a" is unavailable: the host was closed')
+        yield* Fiber.join(closed)
+        assert.strictEqual(servers.attempts.get("a"), 1, "nothing connected again")
+      })
+  )
+
   it.effect("a server's catalog names do not depend on which other servers are connected", () =>
     Effect.gen(function* () {
       // Both names make the prefix svc_one; the one listed first connects last.

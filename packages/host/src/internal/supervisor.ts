@@ -21,6 +21,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Pull from "effect/Pull"
 import * as PubSub from "effect/PubSub"
 import * as Schedule from "effect/Schedule"
@@ -388,12 +389,27 @@ const connection = (settings: Settings, slot: Slot, parent: Scope.Scope) =>
   })
 
 /**
+ * Closes a connection's scope (`release`) in a fiber of the host's
+ * `parent` scope and waits for it, interruptibly. Closing a scope cannot be
+ * interrupted, and a stdio server that ignores its stdin's end and SIGTERM
+ * takes both of the transport's graces to stop: waited for in the
+ * supervisor itself, the host's close would wait that long before saying
+ * the server `Failed` (its waiters waiting as long), and before closing the
+ * other servers' connections (their calls in flight too). Forked in
+ * `parent`, the host's close waits for it there, with every other
+ * connection's close: nothing is left running, and each is paid once.
+ */
+const released = (release: Effect.Effect<void>, parent: Scope.Scope): Effect.Effect<void> =>
+  Effect.flatMap(Effect.forkIn(release, parent, { startImmediately: true }), Fiber.join)
+
+/**
  * Supervises `slot` until interrupted. Each connection's scope is forked
  * from `parent`, which the host closes after interrupting its supervisors:
  * a connection closed by the host's shutdown is not mistaken for a loss to
  * recover from. Interrupted, it leaves the server `Failed` (the host was
- * closed), without its client or items, before the connection is closed:
- * a waiter (`awaitReady`, a call waiting for a connection) fails at once.
+ * closed), without its client or items, before the connection is closed,
+ * and without waiting for a connection being released (`released`): a
+ * waiter (`awaitReady`, a call waiting for a connection) fails at once.
  */
 export const supervise = (settings: Settings, slot: Slot, parent: Scope.Scope): Effect.Effect<never> =>
   Effect.gen(function* () {
@@ -412,7 +428,7 @@ export const supervise = (settings: Settings, slot: Slot, parent: Scope.Scope): 
         // `requestRestart` said Connecting before the release, which can take a stdio server's shutdown grace:
         // the status is not to say Ready (with the stopped process) meanwhile. Calls wait for the new connection.
         said = true
-        yield* release
+        yield* released(release, parent)
         slot.restart = Deferred.makeUnsafe<void>()
         step = yield* Schedule.toStep(settings.reconnect)
         failed = 0
@@ -430,7 +446,7 @@ export const supervise = (settings: Settings, slot: Slot, parent: Scope.Scope): 
         slot.listing = Catalog.emptyListing
         yield* settings.onListing
         yield* setStatus(settings, slot, { _tag: "Failed", failure: outcome.failure })
-        yield* release
+        yield* released(release, parent)
         yield* Deferred.await(slot.restart)
         slot.restart = Deferred.makeUnsafe<void>()
         step = yield* Schedule.toStep(settings.reconnect)
@@ -443,7 +459,10 @@ export const supervise = (settings: Settings, slot: Slot, parent: Scope.Scope): 
       // counts toward the delay.
       const restart = slot.restart
       const [, early] = yield* Effect.all(
-        [release, Effect.raceFirst(Effect.as(Effect.sleep(next), false), Effect.as(Deferred.await(restart), true))],
+        [
+          released(release, parent),
+          Effect.raceFirst(Effect.as(Effect.sleep(next), false), Effect.as(Deferred.await(restart), true))
+        ],
         { concurrency: 2 }
       )
       if (early) {
