@@ -69,10 +69,14 @@ export const features = {
     evidence: ["ListToolsResult", "ttlMs"],
     description: "ttlMs / cacheScope on list, read and discover results"
   },
+  // The schema names `extensions` from 2026-07-28, but capabilities are open objects in every revision and
+  // extensions (SEP-2133, MCP Apps) are declared there whatever the revision: effect-mcp keeps a client's
+  // `extensions` on every revision (scripts/wire/deviations.ts), so no code asks `has(v, "extensions")`.
   extensions: {
     since: "2026-07-28",
     evidence: ["ClientCapabilities", "extensions"],
-    description: "the extensions capability map"
+    description:
+      "the extensions capability map, named in the schema (declared and kept on earlier revisions too, where capabilities are open)"
   },
   // Tools and content
   audioContent: { since: "2025-03-26", evidence: ["AudioContent"], description: "audio content blocks" },

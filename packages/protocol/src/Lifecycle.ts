@@ -14,10 +14,14 @@
  * | client `elicitation`                    | -          | -          | open {}    | {form?,    | {form?,    |
  * |                                         |            |            |            |  url?}     |  url?}     |
  * | client/server `tasks`                   | -          | -          | -          | yes        | -          |
- * | client/server `extensions`              | -          | -          | -          | -          | yes        |
+ * | client/server `extensions`              | open (1)   | open (1)   | open (1)   | open (1)   | yes        |
  * | server `completions`                    | -          | yes        | yes        | yes        | yes        |
  * | `initialize` / `notifications/initialized` / `ping` | yes | yes | yes        | yes        | -          |
  * | `server/discover`                       | -          | -          | -          | -          | yes        |
+ *
+ * (1) Not named in the revision's schema, but capabilities are open objects there
+ * and extensions (SEP-2133, MCP Apps) are declared under `extensions` whatever
+ * the revision: a client's declaration is kept when its `initialize` is decoded.
  *
  * 2026-07-28 has no handshake: each request carries protocol version, client
  * capabilities and client info in `_meta` (see `Meta.ts`), each result may

@@ -144,7 +144,9 @@ export const tool = <I extends Tool.Input, E, R, O extends Tool.AnySchema | unde
 
 /**
  * Whether the client of the request being served renders MCP Apps (it
- * declared `io.modelcontextprotocol/ui` with the MCP Apps MIME type).
+ * declared `io.modelcontextprotocol/ui` with the MCP Apps MIME type), on any
+ * revision: under `capabilities.extensions` in `initialize` up to 2025-11-25,
+ * in the request's client capabilities on 2026-07-28.
  */
 export const rendersApps: Effect.Effect<boolean, never, ServerRequest> = ServerRequest.use((request) =>
   Effect.succeed(Apps.rendersApps(request.clientCapabilities))

@@ -91,10 +91,9 @@ describe("MCP Apps", () => {
 
         const noUi = yield* Effect.flip(ClientApps.forTool(client, tools.find((t) => t.name === "plain")!))
         assert.strictEqual(noUi._tag === "AppError" && noUi.reason, "NoUi")
-        // Client capabilities have `extensions` from 2026-07-28: before it the server cannot see the declaration.
+        // The client declares the extension under `extensions` on every revision, and the server sees it.
         const called = yield* client.callTool("chart", {})
-        const expected = version === "2026-07-28" ? "rendered" : "text only"
-        assert.deepStrictEqual(called.content, [{ type: "text", text: expected }])
+        assert.deepStrictEqual(called.content, [{ type: "text", text: "rendered" }])
       })
     )
   }

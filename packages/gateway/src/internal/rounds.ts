@@ -18,6 +18,7 @@
 import type * as McpClient from "@effect-mcp/client/McpClient"
 import type * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import * as ProgressStream from "@effect-mcp/engine/ProgressStream"
+import * as Apps from "@effect-mcp/protocol/Apps"
 import * as InputRequired from "@effect-mcp/protocol/InputRequired"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import * as Meta from "@effect-mcp/protocol/Meta"
@@ -36,6 +37,9 @@ type Obj = { readonly [key: string]: unknown }
 /** The capabilities through which a server asks its client: the client's own pass on, the gateway's do not. */
 const askCapabilities = ["sampling", "elicitation", "roots"]
 
+/** The extensions whose declaration is the client's own, passed on as the ask capabilities are. */
+const clientExtensions = [Apps.extensionId]
+
 /** Whether a request passes its rounds through: both sides stateless. */
 export const passes = (request: ServerRequest.ServerRequestShape, client: McpClient.McpClientShape): boolean =>
   request.stateless && client.session.state.revision?.stateless === true
@@ -45,6 +49,8 @@ export const passes = (request: ServerRequest.ServerRequestShape, client: McpCli
  * and without the Tasks extension unless the client declared it: a call passed through is one the client did not
  * make a task of (the gateway's tasks are made in tasks.ts), so the upstream answers it as it would the client,
  * its result (a tool that takes tasks only: its -32021).
+ * The MCP Apps extension is the client's too: the client, not the gateway, renders the UI the upstream's tool
+ * names, so the upstream's tool asking whether its client renders apps is answered for the client.
  */
 const capabilitiesFor = (request: ServerRequest.ServerRequestShape, client: McpClient.McpClientShape) => {
   const own: Record<string, unknown> = { ...(client.session.state.declared as Obj | undefined) }
@@ -53,16 +59,15 @@ const capabilitiesFor = (request: ServerRequest.ServerRequestShape, client: McpC
     if (downstream[name] === undefined) delete own[name]
     else own[name] = downstream[name]
   }
-  const extensions = own.extensions
-  const theirs = downstream.extensions
-  if (
-    Predicate.isObject(extensions) &&
-    Tasks.extensionId in extensions &&
-    !(Predicate.isObject(theirs) && Tasks.extensionId in theirs)
-  ) {
-    const { [Tasks.extensionId]: _, ...rest } = extensions as Obj
-    own.extensions = rest
+  const extensions: Record<string, unknown> = Predicate.isObject(own.extensions) ? { ...(own.extensions as Obj) } : {}
+  const theirs: Obj = Predicate.isObject(downstream.extensions) ? (downstream.extensions as Obj) : {}
+  if (!(Tasks.extensionId in theirs)) delete extensions[Tasks.extensionId]
+  for (const id of clientExtensions) {
+    if (theirs[id] === undefined) delete extensions[id]
+    else extensions[id] = theirs[id]
   }
+  if (Object.keys(extensions).length > 0) own.extensions = extensions
+  else delete own.extensions
   return own
 }
 

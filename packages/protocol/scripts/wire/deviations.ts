@@ -8,7 +8,7 @@
 import type { Node, Revision } from "./spec.ts"
 
 /** The changes a row can make. */
-type Change = "integer -> number"
+type Change = "integer -> number" | "+ extensions"
 
 export interface Deviation {
   readonly definition: string
@@ -16,6 +16,8 @@ export interface Deviation {
   readonly pointer: string
   readonly change: Change
   readonly reason: string
+  /** The last revision the row applies to, when later ones have what it adds. */
+  readonly until?: string
 }
 
 export const deviations: ReadonlyArray<Deviation> = [
@@ -27,11 +29,37 @@ export const deviations: ReadonlyArray<Deviation> = [
       "schema.json types a form answer `integer`, but the specification's TypeScript source (`string | number | " +
       'boolean | string[]`) and every SDK say `number`, and a form\'s NumberSchema (`type: "number"`) asks for ' +
       "fractions: an accepted 95.5 must decode"
+  },
+  {
+    definition: "ClientCapabilities",
+    pointer: "/properties",
+    change: "+ extensions",
+    until: "2025-11-25",
+    reason:
+      "capabilities are open objects in every revision (no `additionalProperties: false`), and extensions " +
+      "(SEP-2133) are declared under `extensions` whatever the revision: MCP Apps hosts do so in `initialize` " +
+      "(ext-apps, the official SDK 1.x's ClientCapabilities). A Struct without the key would drop the " +
+      "declaration on decode, so it is a member here, shaped as the revision's `experimental` map. 2026-07-28 " +
+      "names it itself"
   }
 ]
 
 const changes: { readonly [C in Change]: (node: Node) => Node | undefined } = {
-  "integer -> number": (node) => integerToNumber(node)
+  "integer -> number": (node) => integerToNumber(node),
+  "+ extensions": (node) => addExtensions(node as unknown as Readonly<Record<string, Node>>) as Node | undefined
+}
+
+/** A `properties` map with `extensions` beside `experimental`, shaped as it (undefined when it has one or no model). */
+const addExtensions = (properties: Readonly<Record<string, Node>>): Readonly<Record<string, Node>> | undefined => {
+  const experimental = properties["experimental"]
+  if (properties["extensions"] !== undefined || experimental === undefined) return undefined
+  return {
+    ...properties,
+    extensions: {
+      ...experimental,
+      description: "MCP extensions the client supports, by extension identifier, with their settings."
+    }
+  }
 }
 
 /** `node` with every `integer` type widened to `number` (undefined when it has none). */
@@ -79,7 +107,7 @@ export const applyDeviations = (rev: Revision): [Revision, ReadonlyArray<string>
   const applied: Array<string> = []
   for (const row of deviations) {
     const node = defs.get(row.definition)
-    if (node === undefined) continue
+    if (node === undefined || (row.until !== undefined && rev.version > row.until)) continue
     const patched = replaceAt(node, segments(row.pointer), changes[row.change])
     if (patched === undefined) {
       throw new Error(`${rev.version} ${row.definition}${row.pointer}: deviation "${row.change}" no longer applies`)

@@ -27,6 +27,15 @@ const deviations: ReadonlyArray<{ readonly reason: string; readonly applies: (is
       const m = issue.match(/^\w+(Request|Notification)\.params: properties (.*) vs (.*)$/)
       return m !== null && `${m[2]},"_meta"`.split(",").sort().join(",") === m[3]
     }
+  },
+  {
+    reason:
+      "ClientCapabilities, an open object in every revision, names `extensions` before 2026-07-28 too, so that " +
+      "a client's extension declarations (MCP Apps in `initialize`) survive decoding (scripts/wire/deviations.ts)",
+    applies: (issue) => {
+      const m = issue.match(/^ClientCapabilities: properties (.*) vs (.*)$/)
+      return m !== null && `${m[1]},"extensions"`.split(",").sort().join(",") === m[2]
+    }
   }
 ]
 

@@ -4,6 +4,9 @@
  *
  * MCP revision 2024-11-05: one Effect Schema builder per schema.json definition, in dependency
  * order, plus the revision's method table. Every schema is built on first use, once.
+ *
+ * Deviations from schema.json (each with its reason in scripts/wire/deviations.ts):
+ * - ClientCapabilities/properties: + extensions
  */
 import * as Schema from "effect/Schema"
 import type { WireNotification, WireRequest } from "../wireTable.ts"
@@ -108,7 +111,8 @@ export const ClientCapabilities = lazy(() => Schema.Struct({
   roots: Schema.optionalKey(Schema.Struct({
     listChanged: Schema.optionalKey(Schema.Boolean)
   })),
-  sampling: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown))
+  sampling: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown)),
+  extensions: Schema.optionalKey(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown)))
 }).annotate({ identifier: "ClientCapabilities" }))
 
 export const InitializedNotification = lazy(() => Schema.Struct({

@@ -6,6 +6,9 @@
  * order, plus the revision's method table. Every schema is built on first use, once.
  * Definitions unchanged since 2024-11-05 are the very same builders as in
  * ./v2024_11_05.ts (54 of 83).
+ *
+ * Deviations from schema.json (each with its reason in scripts/wire/deviations.ts):
+ * - ClientCapabilities/properties: + extensions
  */
 import * as Schema from "effect/Schema"
 import type { WireNotification, WireRequest } from "../wireTable.ts"

@@ -9,6 +9,7 @@
  *
  * Deviations from schema.json (each with its reason in scripts/wire/deviations.ts):
  * - ElicitResult/properties/content/additionalProperties: integer -> number
+ * - ClientCapabilities/properties: + extensions
  */
 import * as Schema from "effect/Schema"
 import type { WireNotification, WireRequest } from "../wireTable.ts"
@@ -140,7 +141,8 @@ export const ClientCapabilities = lazy(() => Schema.Struct({
   roots: Schema.optionalKey(Schema.Struct({
     listChanged: Schema.optionalKey(Schema.Boolean)
   })),
-  sampling: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown))
+  sampling: Schema.optionalKey(Schema.Record(Schema.String, Schema.Unknown)),
+  extensions: Schema.optionalKey(Schema.Record(Schema.String, Schema.Record(Schema.String, Schema.Unknown)))
 }).annotate({ identifier: "ClientCapabilities" }))
 
 export const InitializedNotification = prev.InitializedNotification
