@@ -9,6 +9,7 @@
  * Off unless `Enabled` is true in the context a session is made in: decided
  * once per session, so an unmetered session does no metric work per request.
  */
+import * as Registry from "@effect-mcp/protocol/Registry"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -49,12 +50,32 @@ export const serverActiveRequests: Metric.Gauge<number> = Metric.gauge("mcp.serv
   description: "The MCP requests being served"
 })
 
-/** The metric attributes of a finished request: method, tool or prompt name, and `error.type` when it failed. */
+/**
+ * The method as a metric attribute: a method no revision of the protocol
+ * defines is `_OTHER`. A series is kept for as long as the process lives, so
+ * a peer sending made-up methods would otherwise add one each.
+ */
+export const methodAttribute = (method: string): string => (knownMethods().has(method) ? method : "_OTHER")
+
+let methods: ReadonlySet<string> | undefined
+const knownMethods = (): ReadonlySet<string> => {
+  methods ??= new Set(Registry.all.flatMap((revision) => [...revision.methods.keys()]))
+  return methods
+}
+
+/**
+ * The metric attributes of a finished request: method, tool or prompt name, and `error.type` when it failed.
+ * Bounded whatever the peer sends: the method as `methodAttribute` says, and the tool or prompt named only when
+ * the request was answered with a result (a tool that answered `isError` included), which only an item the
+ * server has gets. A call for a made-up name fails (-32602) and adds no series of its own.
+ */
 const attributesOf = (method: string, params: unknown, errorType: string | undefined): Record<string, string> => {
-  const attributes: Record<string, unknown> = { [Tracing.Attributes.methodName]: method }
-  Tracing.annotateTarget(method, Tracing.asObject(params), attributes)
-  // The resource URI is unbounded: no metric series per resource.
-  delete attributes[Tracing.Attributes.resourceUri]
+  const attributes: Record<string, unknown> = { [Tracing.Attributes.methodName]: methodAttribute(method) }
+  if (errorType === undefined || errorType === "tool_error") {
+    Tracing.annotateTarget(method, Tracing.asObject(params), attributes)
+    // The resource URI is unbounded: no metric series per resource.
+    delete attributes[Tracing.Attributes.resourceUri]
+  }
   if (errorType !== undefined) attributes[Tracing.Attributes.errorType] = errorType
   return attributes as Record<string, string>
 }
@@ -84,7 +105,9 @@ export const timed = <A, E, R>(
     )
   )
   if (side === "client") return timedRequest
-  const active = Metric.withAttributes(serverActiveRequests, { [Tracing.Attributes.methodName]: method })
+  const active = Metric.withAttributes(serverActiveRequests, {
+    [Tracing.Attributes.methodName]: methodAttribute(method)
+  })
   return Effect.andThen(Metric.modify(active, 1), Effect.ensuring(timedRequest, Metric.modify(active, -1)))
 }
 
