@@ -111,6 +111,8 @@ describe("OTLP export configured by OTEL_* variables", () => {
             )
         const duration = yield* until(timed)
         assert.strictEqual(duration.type, "histogram")
+        // In seconds, as the conventions give it (before, every metric went out as "1").
+        assert.strictEqual(duration.unit, "s")
         assert.strictEqual(duration.count, 1)
         assert.isAbove(duration.sum!, 0)
         assert.strictEqual(duration.attributes["mcp.method.name"], "tools/call")
@@ -147,6 +149,7 @@ describe("OTLP export configured by OTEL_* variables", () => {
               )
           )
           assert.isAbove(bytes.value!, 0, direction)
+          assert.strictEqual(bytes.unit, "By", direction)
         }
 
         // Every request was protobuf (the specification's default) with the configured header, and decoded.

@@ -24,19 +24,26 @@ export const Enabled: Context.Reference<boolean> = Context.Reference<boolean>("@
   defaultValue: () => false
 })
 
+// effect's OTLP exporter reads a metric's unit from its `unit` attribute (`seconds` is exported as UCUM `s`,
+// `bytes` as `By`; without one, as `1`); its Prometheus exporter leaves that attribute out of the labels.
+const secondsUnit = { unit: "seconds" }
+const bytesUnit = { unit: "bytes" }
+
 /** The bucket boundaries (seconds) the conventions advise for MCP operation durations. */
 export const boundaries: ReadonlyArray<number> = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300]
 
 /** `mcp.client.operation.duration`: a request as the sender sees it, until its response (seconds). */
 export const clientOperationDuration: Metric.Histogram<number> = Metric.histogram("mcp.client.operation.duration", {
   description: "The duration of an MCP request as observed by its sender, until the response is received (s)",
-  boundaries
+  boundaries,
+  attributes: secondsUnit
 })
 
 /** `mcp.server.operation.duration`: a request as the receiver serves it, until its result (seconds). */
 export const serverOperationDuration: Metric.Histogram<number> = Metric.histogram("mcp.server.operation.duration", {
   description: "The duration of an MCP request as observed by its receiver, until the result is ready (s)",
-  boundaries
+  boundaries,
+  attributes: secondsUnit
 })
 
 /**
@@ -132,7 +139,8 @@ export const serverActiveSessions: Metric.Gauge<number> = Metric.gauge("mcp.serv
  */
 export const transportIo: Metric.Counter<number> = Metric.counter("mcp.transport.io", {
   description: "The bytes an MCP transport received or sent",
-  incremental: true
+  incremental: true,
+  attributes: bytesUnit
 })
 
 /**
@@ -150,7 +158,11 @@ export interface TransportMeter {
 }
 
 const bytesOf = (attributes: Record<string, string>): Metric.Counter<number> =>
-  Metric.counter(transportIo.id, { description: transportIo.description, incremental: true, attributes })
+  Metric.counter(transportIo.id, {
+    description: transportIo.description,
+    incremental: true,
+    attributes: { ...bytesUnit, ...attributes }
+  })
 
 /**
  * The meter of a transport over `transport`, recording into the metric
