@@ -16,8 +16,8 @@ import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import * as Gateway from "../src/Gateway.ts"
-import { memory } from "./memoryConnector.ts"
+import type * as Gateway from "../src/Gateway.ts"
+import { gatewayOver } from "./memoryConnector.ts"
 
 const Chart = App.resource({ uri: "ui://charts/bar", name: "bar-chart", html: "<!doctype html><p>chart</p>" })
 const upstream = Layer.mergeAll(
@@ -31,19 +31,7 @@ const upstream = Layer.mergeAll(
   )
 ).pipe(Layer.provideMerge(McpServer.layer({ name: "up", version: "1.0.0" })))
 
-const gatewayOn = (options: Partial<Gateway.Options> = {}) =>
-  Effect.gen(function* () {
-    const up = yield* Layer.build(upstream)
-    return yield* Layer.build(
-      Gateway.layer({
-        server: { name: "gateway", version: "1.0.0" },
-        config: { mcpServers: { up: { command: "up" } } },
-        unprefixed: "up",
-        healthCheck: false,
-        ...options
-      }).pipe(Layer.provide(memory({ up })))
-    )
-  })
+const gatewayOn = (options: Partial<Gateway.Options> = {}) => gatewayOver(upstream, options)
 
 const chart = (capabilities: { readonly [key: string]: unknown }, options: Partial<Gateway.Options> = {}) =>
   Effect.gen(function* () {

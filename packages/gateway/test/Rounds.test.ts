@@ -21,8 +21,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as Gateway from "../src/Gateway.ts"
-import { memory } from "./memoryConnector.ts"
+import type * as Gateway from "../src/Gateway.ts"
+import { gatewayOver } from "./memoryConnector.ts"
 
 /** A form of one string field `name`, under the ask key `key`. */
 const askName = (key: string, message: string) =>
@@ -69,19 +69,7 @@ const upstream = Layer.mergeAll(
 ).pipe(Layer.provideMerge(McpServer.layer({ name: "up", version: "1.0.0" })))
 
 /** The gateway in front of the upstream, its connection on `options`' revisions (default: 2026-07-28). */
-const gatewayOn = (options: Partial<Gateway.Options> = {}) =>
-  Effect.gen(function* () {
-    const up = yield* Layer.build(upstream)
-    return yield* Layer.build(
-      Gateway.layer({
-        server: { name: "gateway", version: "1.0.0" },
-        config: { mcpServers: { up: { command: "up" } } },
-        unprefixed: "up",
-        healthCheck: false,
-        ...options
-      }).pipe(Layer.provide(memory({ up })))
-    )
-  })
+const gatewayOn = (options: Partial<Gateway.Options> = {}) => gatewayOver(upstream, options)
 
 const gateway = gatewayOn()
 

@@ -9,7 +9,8 @@ import * as Connector from "@effect-mcp/host/Connector"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import type * as Layer from "effect/Layer"
+import * as Layer from "effect/Layer"
+import * as Gateway from "../src/Gateway.ts"
 
 /** In-memory upstreams that can go away and come back. */
 export interface Switchable {
@@ -71,3 +72,21 @@ export const memory = (
   servers: { readonly [name: string]: Context.Context<McpServer.McpServer> },
   silent: ReadonlyArray<string> = []
 ) => switchable(servers, silent).connector
+
+/**
+ * A gateway in front of one in-memory upstream named `up`, its tools unprefixed and no health check; `options`
+ * override the rest (its connection's revisions, say).
+ */
+export const gatewayOver = (upstream: Layer.Layer<McpServer.McpServer>, options: Partial<Gateway.Options> = {}) =>
+  Effect.gen(function* () {
+    const up = yield* Layer.build(upstream)
+    return yield* Layer.build(
+      Gateway.layer({
+        server: { name: "gateway", version: "1.0.0" },
+        config: { mcpServers: { up: { command: "up" } } },
+        unprefixed: "up",
+        healthCheck: false,
+        ...options
+      }).pipe(Layer.provide(memory({ up })))
+    )
+  })
