@@ -24,7 +24,18 @@ export interface Options {
    * `<table>_migrations`. Default `effect_mcp_tasks`.
    */
   readonly table?: string | undefined
+  /**
+   * How long a worker's heartbeat row is kept after its last heartbeat;
+   * `purgeExpired` deletes older ones. Every server process is a worker of
+   * its own, so without this the workers table gains a row per process ever
+   * started. A row older than the server's worker timeout already reads as
+   * a dead worker, so deleting it changes no answer as long as this is
+   * longer than that timeout (seconds by default). Default one day.
+   */
+  readonly workerRetentionMs?: number | undefined
 }
+
+const DAY_MS = 24 * 60 * 60 * 1000
 
 interface TaskRow {
   readonly task_id: string
@@ -111,6 +122,7 @@ export const make = Effect.fnUntraced(function* (
   const table = options?.table ?? "effect_mcp_tasks"
   const t = sql(table)
   const w = sql(`${table}_workers`)
+  const workerRetentionMs = Math.max(0, options?.workerRetentionMs ?? DAY_MS)
   yield* migrate({ table })
 
   const get = (taskId: string) =>
@@ -166,6 +178,7 @@ export const make = Effect.fnUntraced(function* (
       }).pipe(Effect.mapError(storeError("list"))),
     purgeExpired: (now) =>
       sql`DELETE FROM ${t} WHERE ttl_ms IS NOT NULL AND created_at + ttl_ms <= ${now}`.pipe(
+        Effect.andThen(sql`DELETE FROM ${w} WHERE seen_at < ${now - workerRetentionMs}`),
         Effect.asVoid,
         Effect.mapError(storeError("purge"))
       ),

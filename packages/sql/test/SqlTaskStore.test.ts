@@ -39,4 +39,19 @@ describe("SqlTaskStore", () => {
       fs.rmSync(dir, { recursive: true, force: true })
     })
   )
+
+  it.effect("purging drops the heartbeats of workers gone longer than the retention, and keeps the others", () =>
+    Effect.gen(function* () {
+      const hour = 60 * 60 * 1000
+      const store = yield* SqlTaskStore.make({ workerRetentionMs: 24 * hour })
+      yield* store.heartbeat("gone", 0)
+      yield* store.heartbeat("recent", 2 * hour)
+      yield* store.purgeExpired(24 * hour + 1)
+      assert.strictEqual(yield* store.lastHeartbeat("gone"), undefined)
+      assert.strictEqual(yield* store.lastHeartbeat("recent"), 2 * hour)
+      // A worker whose row went heartbeats again as before.
+      yield* store.heartbeat("gone", 25 * hour)
+      assert.strictEqual(yield* store.lastHeartbeat("gone"), 25 * hour)
+    }).pipe(Effect.provide(NodeSqlite.layer({ filename: ":memory:" })))
+  )
 })
