@@ -188,15 +188,19 @@ export const make = (deps: Deps) => {
   })
 
   // A tool that failed for want of a client capability the host lacks: say which, once per server and tool.
+  // Only what this host's connection did not declare: a server may pass on a -32021 from a server behind it
+  // (a gateway, another host), which says nothing of this host's handlers.
   const warnCapability = (slot: Supervisor.Slot, tool: string, error: unknown): Effect.Effect<void> => {
     if (!(error instanceof McpError.MissingRequiredClientCapability) || slot.warned.has(`tool:${tool}`)) {
       return Effect.void
     }
+    const declared: Record<string, unknown> = slot.client?.session.state.declared ?? {}
+    const lacking = Object.keys(error.data.requiredCapabilities).filter((name) => declared[name] === undefined)
+    if (lacking.length === 0) return Effect.void
     slot.warned.add(`tool:${tool}`)
-    const required = Object.keys(error.data.requiredCapabilities)
     return Effect.logWarning(
       `tool ${JSON.stringify(tool)} of server ${JSON.stringify(slot.name)} needs the client capability ` +
-        `${required.join(", ")}, which this host does not declare (give it the handler service)`
+        `${lacking.join(", ")}, which this host does not declare (give it the handler service)`
     ).pipe(Effect.annotateLogs({ server: slot.name }))
   }
 
