@@ -10,9 +10,7 @@
  * - `"onClash"` keeps a name as the server gave it unless another server
  *   offers the same one; then each of them is prefixed.
  *
- * Either way the result is collision-safe: a name that would still repeat
- * (a server listing a tool twice, a bare name equal to another's prefixed
- * one) gets `_2`, `_3`, ... in server order. Characters a tool name may not
+ * Either way the result is collision-safe. Characters a tool name may not
  * hold (anything but letters, digits, `_`, `-` and `.`) are replaced by `_`
  * in the server's part; two servers whose names then make the same prefix
  * (`svc one` and `svc_one`) get distinct ones (`svc_one_2`), numbered over
@@ -21,8 +19,16 @@
  * name: a prefix never holds the separator, nor ends with what begins it
  * (server `a__b` is prefixed `a-b`, `x_` is `x-`), so the first separator in
  * a prefixed name is where its server's part ends (server `a` listing
- * `b__lookup` cannot make the name of server `a__b`'s `lookup`). `format`
- * replaces the prefixing altogether.
+ * `b__lookup` cannot make the name of server `a__b`'s `lookup`), and under
+ * `"onClash"` a name beginning with another configured server's prefix and
+ * the separator is never left bare: server `a`'s `b__x` is `a__b__x`
+ * whatever is listed or connected, so it never takes the name `b__x` that
+ * server `b`'s `x` gets once another server offers an `x` too. A name a
+ * server lists twice keeps it for its first use; the repeat gets its
+ * server's prefix (unless it has it already) and, if that is taken, `_2`,
+ * `_3`, ... in order, so it never takes a name another server may list.
+ * `format` replaces the prefixing altogether, and with it these guarantees:
+ * it alone then keeps one server's names from making another's.
  */
 
 /** When names get the server's prefix. */
@@ -103,7 +109,8 @@ export const prefixes = (servers: ReadonlyArray<string>, separator = "__"): Read
  * The catalog name of each item, in the same order: unique, prefixed as
  * `options.strategy` says (see the module description). `configured` are every
  * configured server in configuration order, which makes their prefixes
- * unique (see `prefixes`); default: the servers of `items`, in their order.
+ * unique (see `prefixes`) and marks out the names each of them owns; default:
+ * the servers of `items`, in their order.
  */
 export const assign = (
   items: ReadonlyArray<Named>,
@@ -112,37 +119,48 @@ export const assign = (
 ): ReadonlyArray<string> => {
   const separator = options.separator ?? "__"
   const unique = options.format === undefined ? prefixes(configured, separator) : undefined
-  const format =
-    options.format ??
-    ((server: string, name: string) => `${unique?.get(server) ?? prefixOf(server, separator)}${separator}${name}`)
+  const prefix = (server: string): string => unique?.get(server) ?? prefixOf(server, separator)
+  const format = options.format ?? ((server: string, name: string) => `${prefix(server)}${separator}${name}`)
   const always = (options.strategy ?? "always") === "always"
+  // Every configured server's prefix, connected or not (and those of servers listing without being configured).
+  const owners = new Set<string>(unique?.values())
+  if (unique !== undefined) for (const item of items) owners.add(prefix(item.server))
+  // The prefix of the server whose names `name` is in (its prefix, the separator, anything), if any. A prefix
+  // neither holds the separator nor ends with what begins it, so the first separator in `name` is where it would
+  // end, and no more than one server owns a name. With a `format` of one's own no name is owned.
+  const ownerOf = (name: string): string | undefined => {
+    const end = separator === "" ? -1 : name.indexOf(separator)
+    return end >= 0 && owners.has(name.slice(0, end)) ? name.slice(0, end) : undefined
+  }
+  const owner = items.map((item) => ownerOf(item.name))
+  const foreign = items.map((item, i) => owner[i] !== undefined && owner[i] !== prefix(item.server))
   const servers = new Map<string, Set<string>>()
   if (!always) {
-    for (const item of items) {
+    for (const [i, item] of items.entries()) {
+      // A name in another server's names is prefixed whatever is listed, so it clashes with no bare one.
+      if (foreign[i]) continue
       const offering = servers.get(item.name) ?? new Set<string>()
       offering.add(item.server)
       servers.set(item.name, offering)
     }
   }
-  const candidates = items.map((item) =>
-    always || (servers.get(item.name)?.size ?? 0) > 1 ? format(item.server, item.name) : item.name
-  )
-  const taken = new Set<string>()
-  const counts = new Map<string, number>()
-  for (const candidate of candidates) counts.set(candidate, (counts.get(candidate) ?? 0) + 1)
-  // Names that are unique as they are keep them; a repeated one is numbered from its second use.
-  for (const [candidate, count] of counts) if (count === 1) taken.add(candidate)
+  const bare = items.map((item, i) => !always && !foreign[i] && (servers.get(item.name)?.size ?? 0) <= 1)
+  const candidates = items.map((item, i) => (bare[i] ? item.name : format(item.server, item.name)))
+  // Every candidate is kept for its first use: a numbered repeat never takes one listed further on.
+  const taken = new Set<string>(candidates)
   const seen = new Set<string>()
-  return candidates.map((candidate) => {
-    if (counts.get(candidate) === 1) return candidate
+  return candidates.map((candidate, i) => {
     if (!seen.has(candidate)) {
       seen.add(candidate)
-      taken.add(candidate)
       return candidate
     }
-    let n = 2
-    while (taken.has(`${candidate}_${n}`)) n++
-    const name = `${candidate}_${n}`
+    // Only one server's items repeat a name (unless `format` makes the same name for two): a bare repeat not
+    // already in its server's names is given its server's prefix, so its number stays in them instead of
+    // taking a bare name another server may list later.
+    const item = items[i]!
+    const base = bare[i] && owner[i] === undefined ? format(item.server, item.name) : candidate
+    let name = base
+    for (let n = 2; taken.has(name); n++) name = `${base}_${n}`
     taken.add(name)
     return name
   })
