@@ -20,6 +20,7 @@ import * as PeerConfig from "./internal/peerConfig.ts"
 import { PeerImpl } from "./internal/peerImpl.ts"
 import * as PeerError from "./PeerError.ts"
 import type * as ProgressStream from "./ProgressStream.ts"
+import type * as Tracing from "./Tracing.ts"
 import type * as Transport from "./Transport.ts"
 
 /**
@@ -65,6 +66,11 @@ export interface Dispatcher {
    * of a request in either direction; called only when tracing is on.
    */
   readonly annotateSpan?: ((span: Tracer.Span, params: unknown) => void) | undefined
+  /**
+   * The target an incoming request's span is named after (`Tracing.SpanTarget`): one the serving side has.
+   * Asked only when tracing is on; without it, an incoming request's span is named by its method alone.
+   */
+  readonly spanTarget?: Tracing.SpanTarget | undefined
   /**
    * The request a keepalive sends: by default `ping`; a session of a revision without `ping` (2026-07-28) sends
    * `server/discover`, with what that revision's requests carry.

@@ -13,6 +13,7 @@ import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import type * as Peer from "./Peer.ts"
 import * as Session from "./Session.ts"
+import type * as Tracing from "./Tracing.ts"
 import type * as Transport from "./Transport.ts"
 
 /**
@@ -35,6 +36,12 @@ export interface Options {
   readonly handlers?: ReadonlyMap<string, Session.Handler> | undefined
   readonly notificationHandlers?: ReadonlyMap<string, Session.NotificationHandler> | undefined
   readonly peer?: Peer.Options | undefined
+  /**
+   * The target the SERVER span of a traced request is named after (`{mcp.method.name} {target}`): the tool or
+   * prompt asked for when the server has it (McpServer gives one from its registries). Without it, the spans are
+   * named by the method alone: a client may ask for any name, and a span name must have few values.
+   */
+  readonly spanTarget?: Tracing.SpanTarget | undefined
   /**
    * What the announcement waits for: `initialize` and `server/discover` are
    * answered (their capabilities computed) once it is done, so a server whose
@@ -188,6 +195,7 @@ const roleOf = (options: Options): Session.RoleOptions => {
     notificationHandlers,
     lifecycleMethods,
     acceptsStateless: supportedVersions.some((v) => Registry.get(v).stateless),
+    spanTarget: options.spanTarget,
     peer: options.peer
   }
   roles.set(options, role)

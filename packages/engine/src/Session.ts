@@ -20,6 +20,7 @@ import * as Gate from "./internal/gate.ts"
 import type { PeerImpl } from "./internal/peerImpl.ts"
 import * as Peer from "./Peer.ts"
 import type * as PeerError from "./PeerError.ts"
+import type * as Tracing from "./Tracing.ts"
 import * as Transport from "./Transport.ts"
 
 /** Which role a session plays. */
@@ -112,6 +113,8 @@ export interface RoleOptions {
   readonly acceptsStateless?: boolean | undefined
   /** `_meta` a stateless revision requires on every outgoing request (the client's per-request declarations). */
   readonly statelessMeta?: ((revision: Revision.RevisionSpec) => object) | undefined
+  /** The target the span of an incoming request is named after (`Peer.Dispatcher.spanTarget`). */
+  readonly spanTarget?: Tracing.SpanTarget | undefined
   readonly peer?: Peer.Options | undefined
 }
 

@@ -2,10 +2,12 @@
  * Trace context across the wire and the request spans of the Peer, after the
  * OpenTelemetry semantic conventions for MCP: every request, in either
  * direction, gets a span on each side (`{mcp.method.name} {target}`, kind
- * CLIENT for the sender and SERVER for the receiver), and the sender's span
- * context travels in `params._meta.traceparent` (W3C Trace Context), where the
- * receiver continues it, with the W3C `baggage` when there is one (see
- * `Baggage`). A served request's log lines carry the `trace_id` and `span_id`
+ * CLIENT for the sender and SERVER for the receiver, whose span names only a
+ * target it has: see `SpanTarget`), and the sender's span context travels in
+ * `params._meta.traceparent` (W3C Trace Context), where the receiver
+ * continues it, with the W3C `baggage` when there is one (see `Baggage`). A
+ * failed request's span ends with status ERROR, a `tools/call` answered with
+ * `isError: true` included. A served request's log lines carry the `trace_id` and `span_id`
  * of its span (log annotations), and over HTTP its span links to the HTTP
  * request that carried it (`linkTransport`), as the conventions ask.
  *
@@ -16,7 +18,9 @@
  */
 import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as McpError from "@effect-mcp/protocol/McpError"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as References from "effect/References"
@@ -109,8 +113,10 @@ export const asObject = (value: unknown): Params | undefined =>
 
 /**
  * Adds the attributes of a request's target (tool, prompt or resource) to
- * `attributes`, and returns the span name: `{method} {target}` for a tool or
- * prompt, the method alone otherwise (a resource URI is unbounded).
+ * `attributes`, and returns the name of the sender's CLIENT span:
+ * `{method} {target}` for a tool or prompt (the sender chose it), the method
+ * alone otherwise (a resource URI is unbounded). A SERVER span is named after
+ * what the serving side has instead (`SpanTarget`).
  */
 export const annotateTarget = (
   method: string,
@@ -162,12 +168,32 @@ export const errorTypeOf = (method: string, exit: Exit.Exit<unknown, unknown>): 
   return typeof tag === "string" ? tag : "_OTHER"
 }
 
-const recordExit = (span: Tracer.Span, method: string, exit: Exit.Exit<unknown, unknown>): void => {
+/**
+ * What a `tools/call` span whose result has `isError: true` ends with: the
+ * call failed for the conventions, so its span's status is ERROR, though the
+ * request was answered with a result. The tool's content stays out of the
+ * span (it may be anything, as the opt-in `gen_ai.tool.call.result` is).
+ */
+class ToolError extends Data.TaggedError("ToolError")<{ readonly message: string }> {}
+
+const toolErrorMessage = "the tool's result has isError: true"
+
+const recordExit = (span: Tracer.Span, method: string, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> => {
   const errorType = errorTypeOf(method, exit)
-  if (errorType === undefined) return
+  if (errorType === undefined) return Effect.void
   span.attribute(A.errorType, errorType)
   // An error answer's code is also the response status.
   if (Exit.isFailure(exit) && /^-?\d+$/.test(errorType)) span.attribute(A.statusCode, errorType)
+  if (errorType !== "tool_error") return Effect.void
+  // effect ends a span with the exit of what ran under it, a success here: the span is ended now, as
+  // `Effect.useSpan` would (same clock), with a failure, and `useSpan` leaves an ended span alone.
+  return Effect.withFiber((fiber) => {
+    const endTime = fiber.getRef(References.TracerTimingEnabled)
+      ? fiber.getRef(Clock.Clock).currentTimeNanosUnsafe()
+      : BigInt(0)
+    span.end(endTime, Exit.fail(new ToolError({ message: toolErrorMessage })))
+    return Effect.void
+  })
 }
 
 /**
@@ -188,6 +214,17 @@ export const withTraceContext = (
   return { ...object, _meta: meta }
 }
 
+/**
+ * The target a SERVER span is named after (`{mcp.method.name} {target}`), or
+ * undefined for a span named by the method alone: given by the serving side
+ * (`Peer.Dispatcher.spanTarget`; McpServer's names a tool or prompt it has),
+ * asked once per traced request as its span starts. A span name must have
+ * few values and a client may ask for any name: only the serving side knows
+ * which ones are its own. The name the request gave stays in its attribute
+ * (`gen_ai.tool.name`, `gen_ai.prompt.name`).
+ */
+export type SpanTarget = (method: string, params: Params | undefined) => string | undefined
+
 /** Adds what a session knows (protocol version, session id) to a request's span: the Peer's Dispatcher. */
 export interface Annotate {
   /** Adds the session's attributes to `span`, given the request's params (a stateless request names its revision). */
@@ -197,6 +234,15 @@ export interface Annotate {
    * session id from the answer to `initialize`).
    */
   readonly annotateEnd?: ((span: Tracer.Span) => void) | undefined
+}
+
+/**
+ * What serving a request under a span asks of the Peer: its `Annotate`, and
+ * its dispatcher's `spanTarget` (a Peer without one names its SERVER spans by
+ * the method alone).
+ */
+export interface Served extends Annotate {
+  readonly dispatcher?: { readonly spanTarget?: SpanTarget | undefined } | undefined
 }
 
 // The HTTP request (its span, or the context its headers named) each MCP request came in with, by message.
@@ -243,11 +289,10 @@ export const outgoing = <E>(
       // Under the span: what the transport does to send it (an HTTP POST and its span) is its child.
       return Effect.onExit(
         Effect.withParentSpan(send(withTraceContext(params, span, baggage), span), span, noStack),
-        (exit) =>
-          Effect.sync(() => {
-            annotate.annotateEnd?.(span)
-            recordExit(span, method, exit)
-          })
+        (exit) => {
+          annotate.annotateEnd?.(span)
+          return recordExit(span, method, exit)
+        }
       )
     })
   })
@@ -267,19 +312,24 @@ export const recordRequestId = (span: Tracer.Span, id: JsonRpc.RequestId): void 
  * handler's log lines carry its `trace_id` and `span_id`, and its
  * `Baggage.Current` is the request's `_meta.baggage`. The Peer serves every
  * request so when tracing is on; a client answers a 2026-07-28 input request
- * so too (it has no JSON-RPC id).
+ * so too (it has no JSON-RPC id). The span is named after the target
+ * `annotate.dispatcher.spanTarget` gives, if any (see `SpanTarget`).
  */
 export const incoming = <A, E, R>(
   request: { readonly method: string; readonly params?: unknown; readonly id?: JsonRpc.RequestId | undefined },
-  annotate: Annotate | undefined,
+  annotate: Served | undefined,
   handler: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R> => {
+  const method = request.method
   const params = asObject(request.params)
   const meta = asObject(params?._meta)
   const parent = meta === undefined ? undefined : parseTraceparent(meta[TRACEPARENT], meta[TRACESTATE])
-  const attributes: Record<string, unknown> = { [A.methodName]: request.method }
+  const attributes: Record<string, unknown> = { [A.methodName]: method }
   if (request.id !== undefined) attributes[A.requestId] = String(request.id)
-  const name = annotateTarget(request.method, params, attributes)
+  // The attributes name what the request asked for; the name, only a target the serving side has.
+  annotateTarget(method, params, attributes)
+  const target = annotate?.dispatcher?.spanTarget?.(method, params)
+  const name = target === undefined ? method : `${method} ${target}`
   const transport = transportSpans.get(request)
   const options: Tracer.SpanOptionsNoTrace =
     parent === undefined ? { kind: "server", attributes, root: true } : { kind: "server", attributes, parent }
@@ -291,7 +341,7 @@ export const incoming = <A, E, R>(
     const served = Effect.annotateLogs(Effect.withParentSpan(handler, span, noStack), logAnnotations(span))
     return Effect.onExit(
       typeof baggage === "string" ? Effect.provideService(served, Baggage.Current, baggage) : served,
-      (exit) => Effect.sync(() => recordExit(span, request.method, exit))
+      (exit) => recordExit(span, method, exit)
     )
   })
 }

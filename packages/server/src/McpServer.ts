@@ -39,6 +39,7 @@ import * as Middleware from "./internal/middleware.ts"
 import { Readiness } from "./internal/readiness.ts"
 import * as RequestScope from "./internal/requestScope.ts"
 import * as Server from "./internal/server.ts"
+import * as SpanTarget from "./internal/spanTarget.ts"
 import type * as RequestStateKeys from "./RequestStateKeys.ts"
 import type * as Resource from "./Resource.ts"
 import type * as Task from "./Task.ts"
@@ -271,6 +272,8 @@ const sessionOptionsOf = (state: Server.State): ServerSession.Options => {
       notificationHandlers: handlers.notifications,
       ready: readiness?.wait,
       discoverCacheHints: state.options.cache?.list,
+      // A traced request's span names a tool or prompt only when the server has it: a client picks the name.
+      spanTarget: SpanTarget.make(state),
       peer: state.options.peer
     }
     sessionOptions.set(state, options)

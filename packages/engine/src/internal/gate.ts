@@ -355,6 +355,11 @@ export class Gate implements Peer.Dispatcher {
     return method !== "initialize"
   }
 
+  // A getter, not a field: the role's, shared by its sessions (a server keeps a Gate per idle session).
+  get spanTarget(): Tracing.SpanTarget | undefined {
+    return this.spec.options.spanTarget
+  }
+
   annotateSpan(span: Tracer.Span, params: unknown): void {
     // A session knows its revision once negotiated; a stateless request carries its own.
     const version = this.state.revision?.version ?? metaOf(params)?.[META_PROTOCOL_VERSION]
