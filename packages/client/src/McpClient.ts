@@ -138,12 +138,16 @@ export type ToolCallError = CallError | ClientError.ToolError
 /** What a Stream over all pages can fail with. */
 export type ListError = CallError | ClientError.PaginationError
 
-/** What a notification Stream can fail with. */
+/**
+ * What a notification Stream can fail with: `InvalidResult` when the server
+ * ended a 2026-07-28 `subscriptions/listen` with an unrecognized `resultType`.
+ */
 export type StreamError =
   | Peer.CallError
   | StreamableHttpClient.SessionExpired
   | PeerError.NotSupported
   | ClientError.SubscriptionError
+  | ClientError.InvalidResult
 
 /** An element of a call made with progress: `Progress` updates, then one `Result`. */
 export type ProgressEvent<A> = Peer.ProgressEvent<A>

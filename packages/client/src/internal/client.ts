@@ -1,9 +1,11 @@
 /**
  * Builds the McpClient over a ClientSession: the request path (log level in
  * `_meta`, `input_required` rounds and the `resultType` check on 2026-07-28,
+ * which the handshake's `server/discover` answer gets here too,
  * progress fan-out), result decoding, pages and notification Streams; a tool
  * call's result is read by toolResult.ts.
  */
+import * as ClientSession from "@effect-mcp/engine/ClientSession"
 import type * as Peer from "@effect-mcp/engine/Peer"
 import * as PeerError from "@effect-mcp/engine/PeerError"
 import * as ProgressStream from "@effect-mcp/engine/ProgressStream"
@@ -99,6 +101,19 @@ export const make = Effect.fnUntraced(function* (options: McpClient.Options) {
   const stateless = revision.stateless
   const serverCapabilities = Option.getOrElse(decodeServerCapabilities(session.state.peerCapabilities), () => ({}))
   const extras = session.state.peerExtras
+  // The handshake's `server/discover` answer (its result, as the session keeps it) went through the engine, not
+  // the request path: its `resultType` is checked here, failing the handshake as any other bad answer does.
+  if (stateless) {
+    yield* Effect.mapError(
+      ResultType.check("server/discover", extras),
+      (cause) =>
+        new ClientSession.InitializeError({
+          reason: "Rejected",
+          message: `initialization failed: ${cause.message}`,
+          cause
+        })
+    )
+  }
   const instructions = typeof extras.instructions === "string" ? extras.instructions : undefined
   const maxPages = options.maxPages ?? 1000
   const maxInputRounds = options.maxInputRounds ?? 10

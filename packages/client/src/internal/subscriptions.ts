@@ -9,7 +9,9 @@
  * wants; the server acknowledges it (`notifications/subscriptions/acknowledged`)
  * and tags every notification of the subscription with its id (the listen
  * request's id). Ending the stream interrupts the request, which sends
- * `notifications/cancelled` and so ends the subscription on the server.
+ * `notifications/cancelled` and so ends the subscription on the server. The
+ * server ends it with a result, whose `resultType` is checked as any other
+ * answer's is: an unrecognized one fails the stream with `InvalidResult`.
  *
  * The Peer does not tell which id it gave a request, so listens are opened
  * one at a time: the first acknowledgement with an id not yet claimed belongs
@@ -26,11 +28,12 @@ import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
-import { SubscriptionError } from "../ClientError.ts"
+import { type InvalidResult, SubscriptionError } from "../ClientError.ts"
 import type * as Connection from "./connection.ts"
 import * as Hub from "./hub.ts"
+import * as ResultType from "./resultType.ts"
 
-type RequestError = Connection.CallError | SubscriptionError
+type RequestError = Connection.CallError | SubscriptionError | InvalidResult
 
 export interface Subscriptions {
   /** Session-wide notifications of the given methods (stateful revisions). */
@@ -129,9 +132,13 @@ export const make = (
     const subscription = yield* PubSub.subscribe(yield* hub.notifications)
     const opened = yield* listenLock.withPermit(
       Effect.gen(function* () {
+        // The result that ends the listen is checked as the request path checks every other answer.
         const request = yield* session
           .request("subscriptions/listen", { notifications: filter }, { timeout: Duration.infinity })
-          .pipe(Effect.forkScoped)
+          .pipe(
+            Effect.flatMap((result) => ResultType.check("subscriptions/listen", result)),
+            Effect.forkScoped
+          )
         const ack = Effect.gen(function* () {
           while (true) {
             const n = yield* PubSub.take(subscription)

@@ -40,6 +40,7 @@ import * as Decode from "./decode.ts"
 import type * as Hub from "./hub.ts"
 import { answerInput } from "./inputRequired.ts"
 import * as Paging from "./paging.ts"
+import * as ResultType from "./resultType.ts"
 import type { Answer } from "./serverRequests.ts"
 
 /** A task as last seen, with what the extension inlines for its status. */
@@ -273,7 +274,9 @@ export const make = (options: Options): TaskRunner => {
     // Core: `tasks/result` gives the call's result, or its JSON-RPC error as the call would have; while
     // the task needs input it waits, and the server's requests reach the handlers meanwhile.
     if (core) return options.request("tasks/result", { taskId }, callOptions)
-    if (status === "completed") return Effect.succeed(snapshot.result ?? {})
+    // Inlined in `tasks/get` (or a status notification), the call's result never went through the request
+    // path: its `resultType` is checked here, as the call's own answer would have been.
+    if (status === "completed") return ResultType.check("tasks/get", snapshot.result ?? {})
     return snapshot.error === undefined
       ? Effect.fail(
           new TaskError({
