@@ -12,7 +12,8 @@
  * | `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES` | the resource (`service.name` defaults to the application's name) |
  * | `OTEL_{TRACES,METRICS,LOGS}_EXPORTER` | `otlp` (default) or `none` |
  * | `OTEL_SDK_DISABLED` | `true` exports nothing |
- * | `OTEL_BSP_SCHEDULE_DELAY`, `OTEL_METRIC_EXPORT_INTERVAL`, `OTEL_EXPORTER_OTLP_COMPRESSION`, `..._TIMEOUT` | batching, interval, gzip, shutdown timeout (milliseconds) |
+ * | `OTEL_BSP_SCHEDULE_DELAY`, `OTEL_METRIC_EXPORT_INTERVAL`, `OTEL_EXPORTER_OTLP_COMPRESSION` | batching, interval, gzip |
+ * | `OTEL_EXPORTER_OTLP_TIMEOUT` (and per signal) | the deadline of each export request, answer included, and of the flush at shutdown (milliseconds; default 10 s per request) |
  *
  * Unlike an OpenTelemetry SDK, nothing is exported without an endpoint (no
  * implicit `localhost:4318`): with none set, `layer` is empty and the

@@ -8,13 +8,18 @@
  * where effect departs from the specification: an unset
  * `OTEL_{TRACES,METRICS,LOGS}_EXPORTER` means `otlp` (effect reads it as
  * none), `OTEL_EXPORTER_OTLP_PROTOCOL` (and per signal) picks protobuf (the
- * default) or JSON, and the application names the service when neither
- * `OTEL_SERVICE_NAME` nor `OTEL_RESOURCE_ATTRIBUTES` does.
+ * default) or JSON, the application names the service when neither
+ * `OTEL_SERVICE_NAME` nor `OTEL_RESOURCE_ATTRIBUTES` does, and
+ * `OTEL_EXPORTER_OTLP_TIMEOUT` (and per signal) bounds each export request
+ * (effect uses it only for the flush at shutdown).
  */
 import * as McpMetrics from "@effect-mcp/engine/McpMetrics"
 import * as ConfigProvider from "effect/ConfigProvider"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientError from "effect/http/HttpClientError"
 import * as Layer from "effect/Layer"
 import * as OtlpLogger from "effect/observability/OtlpLogger"
 import * as OtlpMetrics from "effect/observability/OtlpMetrics"
@@ -50,6 +55,53 @@ export const protocol = (env: Env, signal: Signal): string => {
   const common = env.OTEL_EXPORTER_OTLP_PROTOCOL
   return (set(own) ? own : set(common) ? common : "http/protobuf").trim().toLowerCase()
 }
+
+/**
+ * How long one export request of a signal may take: its own
+ * `OTEL_EXPORTER_OTLP_<SIGNAL>_TIMEOUT`, else the common
+ * `OTEL_EXPORTER_OTLP_TIMEOUT` (milliseconds; a value that is not a positive
+ * integer is ignored), else 10 s, the specification's default.
+ */
+export const timeout = (env: Env, signal: Signal): Duration.Duration => {
+  for (const value of [env[`OTEL_EXPORTER_OTLP_${signal}_TIMEOUT`], env.OTEL_EXPORTER_OTLP_TIMEOUT]) {
+    if (!set(value)) continue
+    const millis = Number(value.trim())
+    if (Number.isSafeInteger(millis) && millis > 0) return Duration.millis(millis)
+  }
+  return Duration.seconds(10)
+}
+
+/**
+ * `client` with a deadline on each request, from the send to the last byte of
+ * the answer. effect's exporter bounds none of its requests: against a
+ * receiver that accepts and never answers, every export (one more each time a
+ * batch fills) stayed open until undici gave up (5 minutes, then three
+ * retries), holding its batch. Past the deadline the request is interrupted,
+ * which aborts it (closing the connection), and fails with a transport error:
+ * the exporter retries it (three times, 1 s apart), then drops the batch and
+ * pauses for 60 s. The answer's body is read here, within the deadline (the
+ * response keeps it for the exporter, which only drains it).
+ */
+export const withDeadline =
+  (deadline: Duration.Duration) =>
+  (client: HttpClient.HttpClient): HttpClient.HttpClient =>
+    HttpClient.transform(client, (response, request) =>
+      response.pipe(
+        Effect.tap((response) => Effect.ignore(response.arrayBuffer)),
+        Effect.timeoutOrElse({
+          duration: deadline,
+          orElse: () =>
+            Effect.fail(
+              new HttpClientError.HttpClientError({
+                reason: new HttpClientError.TransportError({
+                  request,
+                  description: `no answer within ${Duration.format(deadline)} (OTEL_EXPORTER_OTLP_TIMEOUT)`
+                })
+              })
+            )
+        })
+      )
+    )
 
 /** Whether a signal has somewhere to go: its own endpoint or the common one. */
 const hasEndpoint = (env: Env, signal: Signal): boolean =>
@@ -110,7 +162,7 @@ const exporterOf = (signal: Signal) =>
         OtlpLogger.layerFromConfig({ mergeWithExisting: true })
 
 /**
- * The exporters the environment asks for, over `fetch`; with metrics
+ * The exporters the environment asks for, over `fetch` with `withDeadline`; with metrics
  * exported, `McpMetrics.Enabled` is on so sessions record them.
  */
 export const layer = (env: Env, options: Options): Layer.Layer<never> => {
@@ -123,8 +175,13 @@ export const layer = (env: Env, options: Options): Layer.Layer<never> => {
       warnings.push(format)
       continue
     }
+    // Each signal posts with its own deadline (the client of the environment, wrapped).
+    const client = Layer.effect(
+      HttpClient.HttpClient,
+      Effect.map(HttpClient.HttpClient, withDeadline(timeout(env, signal)))
+    )
     // Each exporter also provides its `Flusher`; nothing here uses it (the exporters flush when the Layer closes).
-    layers.push(Layer.provide(exporterOf(signal), format) as unknown as Layer.Layer<never>)
+    layers.push(Layer.provide(exporterOf(signal), [format, client]) as unknown as Layer.Layer<never>)
     if (signal === "METRICS") layers.push(Layer.succeed(McpMetrics.Enabled, true))
   }
   const warn = Layer.effectDiscard(Effect.forEach(warnings, (warning) => Effect.logWarning(warning), { discard: true }))
