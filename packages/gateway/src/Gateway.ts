@@ -24,7 +24,8 @@
  *   `resources/subscribe` too: each URI is subscribed once upstream
  *   however many downstream sessions subscribe to it, and the upstream's
  *   updates reach exactly those sessions (`resources.subscribe` is declared
- *   while an upstream supports it). Progress
+ *   while an upstream supports it; a session holds at most
+ *   `maxSubscriptions`). Progress
  *   the downstream client asked for is asked of the upstream and relayed;
  *   cancelling downstream (`notifications/cancelled`, or closing the
  *   session) interrupts the upstream call, which cancels it there. The log
@@ -57,6 +58,10 @@
  *   `tasks/list` and `tasks/cancel` answer the caller's own tasks only, and
  *   cancelling one cancels the upstream's. Pass a `TaskStore` in the
  *   server's context for tasks that outlive a replica.
+ * - **Skills.** The skills of the upstreams declaring the Skills extension
+ *   are the gateway's: it declares the extension while it serves one, and
+ *   answers `skills/list`, `skills/get` and `resources/directory/read` with
+ *   the upstreams' entries, each file read from its upstream.
  * - **Large catalogs.** With `discovery`, `tools/list` lists three tools of
  *   the gateway's (search, details, call) instead of every upstream tool
  *   (`Discovery`).
@@ -110,6 +115,7 @@ import type * as Items from "./internal/items.ts"
 import * as Mirror from "./internal/mirror.ts"
 import * as PerCaller from "./internal/perCaller.ts"
 import * as ReadCache from "./internal/readCache.ts"
+import * as Skills from "./internal/skills.ts"
 import * as Subscriptions from "./internal/subscriptions.ts"
 import * as Tasks from "./internal/tasks.ts"
 import type * as Policy from "./Policy.ts"
@@ -192,6 +198,13 @@ export interface Options extends Omit<McpHost.Options, "clientInfo" | "naming"> 
    */
   readonly tokenExchange?: { readonly [upstream: string]: TokenExchange.Options } | undefined
   /**
+   * The most resources one downstream session may be subscribed to at once (`resources/subscribe` of distinct
+   * URIs), and the most URIs one 2026-07-28 `subscriptions/listen` may name. Each costs the gateway a follower of
+   * the upstream's updates and the server's record of it: unbounded, one session could grow the gateway without
+   * end. One past it is refused with -32029 (`data: { maxSubscriptions }`), asking nothing upstream. Default 1000.
+   */
+  readonly maxSubscriptions?: number | undefined
+  /**
    * The longest wait between two attempts to reach an upstream that is down, under the gateway's default
    * `reconnect` (`reconnecting`). Default 30 seconds. A `reconnect` schedule given wins over it.
    */
@@ -265,6 +278,7 @@ export const layer = (
         discovery,
         tokenExchange,
         reconnectCap,
+        maxSubscriptions,
         ...hostOptions
       } = options
       // One registry per gateway: the host's handlers read it, the server's items fill it.
@@ -324,6 +338,7 @@ export const layer = (
               ? circuitBreaker
               : CircuitBreaker.make(circuitBreaker),
         index: { tool: new Map(), prompt: new Map(), resource: new Map(), template: new Map() },
+        skillFiles: new Map(),
         routed: new WeakMap(),
         tasked: new WeakSet(),
         extensionTasks: new Set(),
@@ -348,7 +363,10 @@ export const layer = (
             // Discovery's own tools are listed to everyone: what each caller sees is decided within them.
             ...(policy === undefined
               ? []
-              : [Guards.visibility(routes, h.catalog, policy, { tools: discovery === undefined })]),
+              : [
+                  Guards.visibility(routes, h.catalog, policy, { tools: discovery === undefined }),
+                  Skills.visibility(routes, policy)
+                ]),
             ...(limits === undefined ? [] : [direct(ToolLimits.middleware(limits))]),
             Guards.cacheHints(routes, h.catalog, server.cache?.read, policy !== undefined),
             Tasks.guard(routes)
@@ -363,7 +381,7 @@ export const layer = (
           const s = yield* McpServer.McpServer
           return Middleware.layerAt(
             -1,
-            yield* Subscriptions.make({ ...routes, host: h, perCaller: undefined }, s, supporting)
+            yield* Subscriptions.make({ ...routes, host: h, perCaller: undefined }, s, supporting, maxSubscriptions)
           )
         })
       )

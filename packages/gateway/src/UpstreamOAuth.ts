@@ -8,7 +8,10 @@
  * asks it for a token for the upstream (RFC 8707 `resource`) with the
  * gateway's pre-registered client id and secret, and sends it as
  * `Authorization: Bearer`. A token is kept while it is valid and reused by
- * the next connection; an expired one is replaced by a new grant. A token
+ * the next connection; an expired one is replaced by a new grant. Grants
+ * are made one at a time per credential: connections made at once (several
+ * upstreams sharing the credential, say) wait for one grant and share its
+ * token, rather than each asking for its own. A token
  * that expires while a connection is open is refused by the upstream, which
  * ends the connection: the host reconnects (its reconnect schedule) with a
  * new token.
@@ -29,6 +32,7 @@
  */
 import * as ClientRegistration from "@effect-mcp/auth/ClientRegistration"
 import * as OAuthClient from "@effect-mcp/auth/OAuthClient"
+import { RegistrationFailed } from "@effect-mcp/auth/OAuthClientError"
 import * as TokenStore from "@effect-mcp/auth/TokenStore"
 import * as Transport from "@effect-mcp/engine/Transport"
 import * as Config from "effect/Config"
@@ -77,34 +81,48 @@ const failed = (name: string, message: string) =>
  */
 export const clientCredentials = (options: ClientCredentialsOptions): Credentials.Credential => {
   const secret = clientSecretOf(options)
-  // Tokens are kept per upstream URL in one store, across connections; the client itself holds nothing else.
+  // Tokens are kept per upstream URL in one store, across connections.
   const store = TokenStore.makeMemory()
+  // The gateway's registration is its pre-registered client, with the secret read for each grant (a rotated one is
+  // used from the next grant on).
+  const registration: ClientRegistration.ClientRegistrationShape = {
+    register: (server) =>
+      secret.pipe(
+        Effect.mapError((detail) => new RegistrationFailed({ issuer: server.issuer, detail })),
+        Effect.map((clientSecret) => ({
+          clientId: options.clientId,
+          clientSecret,
+          authMethod: options.authMethod ?? "client_secret_basic"
+        }))
+      )
+  }
+  // One client for every connection made with this credential, made on the first: its lock makes the grants one at
+  // a time, so connections asking at once (no token yet, or an expired one) cost one grant, which the others then
+  // find in the store; a client per connection shared the store but not the lock, and each made its own grant.
+  let shared: OAuthClient.OAuthClientShape | undefined
+  const client = Effect.suspend(() =>
+    shared !== undefined
+      ? Effect.succeed(shared)
+      : OAuthClient.make({
+          grant: "client_credentials",
+          scope: options.scope,
+          allowInsecureRequests: options.allowInsecureRequests
+        }).pipe(
+          Effect.provideService(TokenStore.TokenStore, store),
+          Effect.provideService(ClientRegistration.ClientRegistration, registration),
+          // Assigned once made (nothing yields in between): a client made meanwhile by another connection is dropped.
+          Effect.map((made) => (shared ??= made))
+        )
+  )
   const tokenFor = (url: string) =>
     Effect.gen(function* () {
-      const clientSecret = yield* secret
-      const client = yield* OAuthClient.make({
-        grant: "client_credentials",
-        scope: options.scope,
-        allowInsecureRequests: options.allowInsecureRequests
-      }).pipe(
-        Effect.provideService(TokenStore.TokenStore, store),
-        Effect.provideService(
-          ClientRegistration.ClientRegistration,
-          ClientRegistration.make({
-            preRegistered: {
-              clientId: options.clientId,
-              clientSecret,
-              authMethod: options.authMethod ?? "client_secret_basic"
-            },
-            dynamic: false,
-            allowInsecureRequests: options.allowInsecureRequests
-          })
-        )
-      )
-      const stored = yield* Effect.mapError(client.accessToken(url), (error) => error.message)
+      // Read first, as before any grant: a missing variable fails the connection naming it, with nothing sent.
+      yield* secret
+      const oauth = yield* client
+      const stored = yield* Effect.mapError(oauth.accessToken(url), (error) => error.message)
       if (Option.isSome(stored)) return stored.value
       // No challenge to read: discovery starts from the upstream's well-known metadata.
-      return yield* Effect.mapError(client.authorize(url, undefined), (error) => error.message)
+      return yield* Effect.mapError(oauth.authorize(url, undefined), (error) => error.message)
     })
   return Credentials.fromEffect("authorization", (name, server) =>
     tokenFor(server.url).pipe(

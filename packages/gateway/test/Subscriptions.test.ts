@@ -12,6 +12,7 @@ import * as McpError from "@effect-mcp/protocol/McpError"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Middleware from "@effect-mcp/server/Middleware"
 import * as Resource from "@effect-mcp/server/Resource"
+import * as ResourceTemplate from "@effect-mcp/server/ResourceTemplate"
 import * as McpTest from "@effect-mcp/testing/McpTest"
 import { assert, describe, it } from "@effect/vitest"
 import * as Context from "effect/Context"
@@ -93,7 +94,86 @@ const cachingGateway = Effect.gen(function* () {
   return { a, context }
 })
 
+/**
+ * The gateway over "a" on 2025-11-25 serving `item://{id}` (each subscription it takes offered to `log`), at most
+ * two per session.
+ */
+const boundedGateway = Effect.gen(function* () {
+  const log = yield* Queue.unbounded<string>()
+  const a = yield* Layer.build(
+    Layer.mergeAll(
+      ResourceTemplate.layer(
+        ResourceTemplate.make({ uriTemplate: "item://{id}", name: "item", read: (_, uri) => Effect.succeed(uri) })
+      ),
+      Middleware.layer((request, next) =>
+        request.method === "resources/subscribe" ? Effect.tap(next, () => Queue.offer(log, `${request.target}`)) : next
+      )
+    ).pipe(Layer.provideMerge(McpServer.layer({ name: "a", version: "1.0.0" })))
+  )
+  const context = yield* Layer.build(
+    Gateway.layer({
+      server: { name: "gateway", version: "1.0.0" },
+      config: { mcpServers: { a: { command: "a" } } },
+      client: { supportedVersions: ["2025-11-25"] },
+      maxSubscriptions: 2,
+      healthCheck: false
+    }).pipe(Layer.provide(memory({ a })))
+  )
+  return { log, context }
+})
+
 describe("Gateway subscriptions", () => {
+  it.effect("a session holds at most maxSubscriptions URIs: one more is refused, asking nothing upstream", () =>
+    Effect.gen(function* () {
+      const { log, context } = yield* boundedGateway
+      const client = yield* McpTest.makeRawClient({ revision: "2025-11-25" }).pipe(Effect.provideContext(context))
+      yield* client.request("resources/subscribe", { uri: "item://1" })
+      yield* client.request("resources/subscribe", { uri: "item://2" })
+      const refused = (yield* Effect.flip(client.request("resources/subscribe", { uri: "item://3" }))) as {
+        readonly code: number
+        readonly message: string
+        readonly data?: unknown
+      }
+      assert.deepStrictEqual(
+        [refused.code, refused.message, refused.data],
+        [
+          -32029,
+          "Too many subscriptions: a session holds at most 2; unsubscribe from one first",
+          { maxSubscriptions: 2 }
+        ]
+      )
+      // A URI held already is no new subscription; an unsubscribe makes room.
+      yield* client.request("resources/subscribe", { uri: "item://1" })
+      yield* client.request("resources/unsubscribe", { uri: "item://1" })
+      yield* client.request("resources/subscribe", { uri: "item://3" })
+      // Another session counts its own.
+      const other = yield* McpTest.makeRawClient({ revision: "2025-11-25" }).pipe(Effect.provideContext(context))
+      yield* other.request("resources/subscribe", { uri: "item://4" })
+      yield* other.request("resources/subscribe", { uri: "item://5" })
+      assert.strictEqual(
+        ((yield* Effect.flip(other.request("resources/subscribe", { uri: "item://6" }))) as { readonly code: number })
+          .code,
+        -32029
+      )
+      // Upstream, each URI taken once, the refused ones never asked.
+      assert.deepStrictEqual(yield* Queue.clear(log), ["item://1", "item://2", "item://3", "item://4", "item://5"])
+    })
+  )
+
+  it.effect("a 2026-07-28 listen naming more than maxSubscriptions URIs is refused", () =>
+    Effect.gen(function* () {
+      const { log, context } = yield* boundedGateway
+      const client = yield* McpTest.makeRawClient({ revision: "2026-07-28" }).pipe(Effect.provideContext(context))
+      const refused = (yield* Effect.flip(
+        client.request("subscriptions/listen", {
+          notifications: { resourceSubscriptions: ["item://1", "item://2", "item://3"] }
+        })
+      )) as { readonly code: number }
+      assert.strictEqual(refused.code, -32029)
+      assert.deepStrictEqual(yield* Queue.clear(log), [])
+    })
+  )
+
   it.effect("an update of the upstream makes the read cache's copy stale: the next read asks the upstream", () =>
     Effect.gen(function* () {
       const { a, context } = yield* cachingGateway

@@ -52,6 +52,8 @@ export interface Routes {
   readonly breaker: CircuitBreaker.CircuitBreaker | undefined
   /** The upstream of each item now, by kind and name (URI for resources, URI template for templates). */
   readonly index: { readonly [K in Policy.Item["kind"]]: Map<string, string> }
+  /** Each file of the skills served now (the `SKILL.md` of each among them), by URI, as its upstream's resource (skills.ts). */
+  readonly skillFiles: Map<string, Catalog.Entry<Resources.Resource>>
   /** Upstream reads kept by their cache hints (none: every read goes upstream). */
   readonly reads: ReadCache.ReadCache | undefined
   /**

@@ -14,8 +14,13 @@
  * client that knows a name may call it directly (the policy, limits and audit
  * apply as to any call), and a change of them also builds a new search index.
  * A catalog tool named as one of discovery's is not callable directly.
+ *
+ * Skills (skills.ts) are listed from the upstreams declaring the Skills
+ * extension as the catalog changes, and registered after the resources: the
+ * server declares the extension while one is registered.
  */
 import type * as Catalog from "@effect-mcp/host/Catalog"
+import type * as ProtocolSkills from "@effect-mcp/protocol/Skills"
 import type * as McpServer from "@effect-mcp/server/McpServer"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -26,16 +31,22 @@ import * as Stream from "effect/Stream"
 import * as CatalogIndex from "./catalogIndex.ts"
 import * as Discovery from "./discovery.ts"
 import * as Items from "./items.ts"
+import * as Skills from "./skills.ts"
 import * as Tasks from "./tasks.ts"
 
-type Kind = "tool" | "prompt" | "resource" | "template"
+type Kind = "tool" | "prompt" | "resource" | "template" | "skill"
 
 const firstByName = <A>(entries: ReadonlyArray<Catalog.Entry<A>>): ReadonlyArray<Catalog.Entry<A>> => {
   const seen = new Set<string>()
   return entries.filter((e) => !seen.has(e.name) && seen.add(e.name) !== undefined)
 }
 
-const itemsOf = (routes: Items.Routes, catalog: Catalog.Catalog, kind: Kind) => {
+const itemsOf = (
+  routes: Items.Routes,
+  catalog: Catalog.Catalog,
+  kind: Kind,
+  skills: ReadonlyArray<Catalog.Entry<ProtocolSkills.Skill>>
+): { readonly entries: ReadonlyArray<Catalog.Entry<unknown>>; readonly make: () => ReadonlyArray<unknown> } => {
   switch (kind) {
     case "tool": {
       if (routes.discovery === undefined) {
@@ -54,10 +65,15 @@ const itemsOf = (routes: Items.Routes, catalog: Catalog.Catalog, kind: Kind) => 
       const entries = firstByName(catalog.resourceTemplates)
       return { entries, make: () => entries.flatMap((e) => Items.template(routes, e) ?? []) }
     }
+    case "skill": {
+      // After the resources: a SKILL.md an earlier upstream lists as its own resource is that upstream's to serve.
+      const entries = skills.filter((e) => (routes.index.resource.get(e.name) ?? e.server) === e.server)
+      return { entries, make: () => entries.map((e) => Skills.skill(routes, catalog, e)) }
+    }
   }
 }
 
-const kinds: ReadonlyArray<Kind> = ["tool", "prompt", "resource", "template"]
+const kinds: ReadonlyArray<Kind> = ["tool", "prompt", "resource", "template", "skill"]
 
 /**
  * Registers the catalog's items now, then follows the catalog until the
@@ -77,11 +93,13 @@ export const run = (
     const discovery = routes.discovery
     if (discovery !== undefined) yield* server.register("tool", Discovery.tools(routes, discovery), context)
     const apply = (catalog: Catalog.Catalog) =>
+      Effect.flatMap(Skills.listed(routes.host), (skills) => applyWith(catalog, skills))
+    const applyWith = (catalog: Catalog.Catalog, skills: ReadonlyArray<Catalog.Entry<ProtocolSkills.Skill>>) =>
       Effect.forEach(
         kinds,
         (kind) =>
           Effect.gen(function* () {
-            const { entries, make } = itemsOf(routes, catalog, kind)
+            const { entries, make } = itemsOf(routes, catalog, kind, skills)
             // A tool of an upstream serving the Tasks extension takes tasks (its listing cannot say so).
             const extension =
               kind === "tool"
@@ -99,9 +117,17 @@ export const run = (
               routes.extensionTasks.clear()
               for (const server of extension) routes.extensionTasks.add(server)
             }
-            const index = routes.index[kind]
-            index.clear()
-            for (const e of entries) if (!index.has(e.name)) index.set(e.name, e.server)
+            if (kind === "skill") {
+              // Each file of each skill, with its upstream, for the policy (skills.ts).
+              routes.skillFiles.clear()
+              for (const e of entries as ReadonlyArray<Catalog.Entry<ProtocolSkills.Skill>>) {
+                for (const file of Skills.files(catalog, e)) routes.skillFiles.set(file.name, file)
+              }
+            } else {
+              const index = routes.index[kind]
+              index.clear()
+              for (const e of entries) if (!index.has(e.name)) index.set(e.name, e.server)
+            }
             // Announced as any change of the tools (a client may hold definitions it looked up).
             if (kind === "tool" && discovery !== undefined) discovery.index = CatalogIndex.make(catalog.tools)
             const scope = yield* Scope.fork(parent)

@@ -21,6 +21,13 @@
  * connection is lost, the URI is subscribed again on the next one (an upstream
  * that refuses it then is asked again on the one after, not before).
  *
+ * A downstream session holds at most `maxSubscriptions` URIs, and a listen
+ * request names at most as many: each one held costs a follower upstream and
+ * the server's record of it, so one session subscribing without end would
+ * grow the gateway without end. One past the bound is refused
+ * (`tooManySubscriptions`) before anything is asked upstream; the session's
+ * other subscriptions are kept, and an unsubscribe makes room.
+ *
  * Under a policy, a URI the caller may not see is refused as one that does not
  * exist (`resources/subscribe`), and a listen stream's acknowledgement names
  * only those of its URIs its principal may see. Each update is checked per
@@ -39,7 +46,7 @@ import type * as ServerStatus from "@effect-mcp/host/ServerStatus"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import type * as Resources from "@effect-mcp/protocol/Resources"
 import type * as McpServer from "@effect-mcp/server/McpServer"
-import type * as Middleware from "@effect-mcp/server/Middleware"
+import * as Middleware from "@effect-mcp/server/Middleware"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -162,16 +169,31 @@ export const supportingNow = (host: McpHost.McpHostShape, supporting: Set<string
     { discard: true }
   )
 
+/** The most URIs a downstream session holds (and a listen request names) by default. */
+export const defaultMaxSubscriptions = 1000
+
+/**
+ * What a subscribe past the bound is answered: the server's code for a limit (`Middleware.Code.RateLimited`, as
+ * `ToolLimits` refuses a call past its concurrency), the bound in `data`.
+ */
+export const tooManySubscriptions = (maxSubscriptions: number): McpError.JsonRpcError =>
+  new McpError.JsonRpcError({
+    code: Middleware.Code.RateLimited,
+    message: `Too many subscriptions: a session holds at most ${maxSubscriptions}; unsubscribe from one first`,
+    data: { maxSubscriptions }
+  })
+
 /**
  * The middleware serving `resources/subscribe`, `resources/unsubscribe` and the resource part of
  * `subscriptions/listen` upstream (the server's own handlers then record the session's subscriptions),
  * for as long as the scope lives; meanwhile `supporting` holds the upstreams whose connection supports
- * subscriptions.
+ * subscriptions. A session holds at most `maxSubscriptions` URIs, a listen request names at most as many.
  */
 export const make = (
   routes: Items.Routes,
   server: McpServer.McpServerShape,
-  supporting: Set<string>
+  supporting: Set<string>,
+  maxSubscriptions: number = defaultMaxSubscriptions
 ): Effect.Effect<Middleware.Middleware, never, Scope.Scope> =>
   Effect.gen(function* () {
     const host = routes.host
@@ -268,6 +290,11 @@ export const make = (
     const held = new WeakMap<Session.State, Map<string, Scope.Closeable>>()
     const subscribe = (request: Middleware.Request, uri: string, next: Middleware.Next) =>
       Effect.gen(function* () {
+        const holding = held.get(request.info.state)
+        // Checked first: past the bound nothing is looked up or asked (a URI held already is no new one).
+        if (holding !== undefined && holding.size >= maxSubscriptions && !holding.has(uri)) {
+          return yield* tooManySubscriptions(maxSubscriptions)
+        }
         const upstream = yield* route(request, uri)
         let uris = held.get(request.info.state)
         if (uris === undefined) {
@@ -310,6 +337,7 @@ export const make = (
       const params = request.params as { readonly notifications?: { readonly resourceSubscriptions?: unknown } }
       const uris = params?.notifications?.resourceSubscriptions
       if (!Array.isArray(uris) || uris.length === 0) return next
+      if (new Set(uris).size > maxSubscriptions) return Effect.fail(tooManySubscriptions(maxSubscriptions))
       const policy = routes.policy
       const served =
         policy === undefined
