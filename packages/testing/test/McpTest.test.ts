@@ -70,6 +70,36 @@ const model = SamplingHandler.layer(() =>
   Effect.succeed({ role: "assistant", content: { type: "text", text: "4" }, model: "fake" })
 )
 
+// A tool that asks the client twice in a row, and a model that takes a second (of the TestClock) per answer:
+// every step of the exchange after the first ask is woken by `TestClock.adjust`.
+const prompt = (question: string) => ({
+  messages: [{ role: "user" as const, content: { type: "text" as const, text: question } }],
+  maxTokens: 5
+})
+const AskTwice = Tool.make("ask-twice", {
+  input: Schema.Struct({}),
+  handler: () =>
+    Effect.gen(function* () {
+      const first = Sampling.text(yield* Sampling.createMessage(prompt("2+2?")))
+      const second = Sampling.text(yield* Sampling.createMessage(prompt("3+3?")))
+      return text(`${first} ${second}`)
+    })
+})
+const AskingServer = Tool.layer(AskTwice).pipe(Layer.provideMerge(McpServer.layer({ name: "asks", version: "1.0.0" })))
+const answers: { readonly [question: string]: string } = { "2+2?": "4", "3+3?": "6" }
+// The questions the model was asked, in order; `asked` is completed at the first.
+let questions: Array<string> = []
+let asked: Deferred.Deferred<void> | undefined
+const slowModel = SamplingHandler.layer((params) =>
+  Effect.gen(function* () {
+    const question = (params.messages[0]!.content as { readonly text: string }).text
+    questions.push(question)
+    if (asked !== undefined) Deferred.doneUnsafe(asked, Exit.void)
+    yield* Effect.sleep("1 second")
+    return { role: "assistant", content: { type: "text", text: answers[question]! }, model: "fake" }
+  })
+)
+
 describe("McpTest", () => {
   for (const revision of ProtocolVersion.all) {
     it.effect(`connects a client speaking ${revision}, which calls a tool and a sampling round trip`, () =>
@@ -80,6 +110,29 @@ describe("McpTest", () => {
         assert.strictEqual(server.sessionCount(), 1)
         assert.deepStrictEqual((yield* client.callTool("echo", { text: "hi" })).content, text("hi").content)
         assert.deepStrictEqual((yield* client.callTool("ask", {})).content, text("4").content)
+      })
+    )
+  }
+
+  // On 2026-07-28 a tool's ask is an `input_required` result and the client's retry (with a signed
+  // `requestState`): the same test runs on the same clock steps as the request the server sends on 2025-11-25.
+  for (const revision of ["2025-11-25", "2026-07-28"] as const) {
+    it.effect(`${revision}: a tool that asks the client twice advances one ask per TestClock.adjust`, () =>
+      Effect.gen(function* () {
+        const { client } = yield* McpTest.connect(AskingServer, { revision, clientHandlers: slowModel })
+        questions = []
+        asked = Deferred.makeUnsafe<void>()
+        const call = yield* Effect.forkChild(client.callTool("ask-twice", {}))
+        yield* Deferred.await(asked)
+        assert.deepStrictEqual(questions, ["2+2?"])
+        // The first answer reaches the tool, and its second ask reaches the model, before adjust returns.
+        yield* TestClock.adjust("1 second")
+        assert.deepStrictEqual(questions, ["2+2?", "3+3?"])
+        assert.isUndefined(call.pollUnsafe())
+        yield* TestClock.adjust("1 second")
+        const exit = call.pollUnsafe()
+        assert.isDefined(exit, "the call is not done right after the TestClock.adjust that answers its last ask")
+        assert.deepStrictEqual(Exit.isSuccess(exit!) ? exit.value.content : exit, text("4 6").content)
       })
     )
   }

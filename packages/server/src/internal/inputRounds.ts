@@ -125,14 +125,19 @@ class Rounds<A, E, R> {
       const params =
         span === undefined ? askParams : Tracing.withTraceContext(askParams, span, fiber.getRef(Baggage.Current))
       this.needed.set(key, { method: askMethod, params } as InputRequired.InputRequest)
-      return this.stop()
+      return this.stop(fiber)
     })
 
-  /** Stops the run for input, once: after `settle`, so that asks made at the same time join the round. */
-  stop(): Effect.Effect<never> {
+  /**
+   * Stops the run for input, once: after `settle`, so that asks made at the
+   * same time join the round. The settling fiber runs with the asking fiber's
+   * context (its scheduler, clock and tracer), not effect's default runtime:
+   * under a TestClock its turns are the test's, as the rest of the request's.
+   */
+  stop(fiber: Fiber.Fiber<unknown, unknown>): Effect.Effect<never> {
     if (!this.stopping) {
       this.stopping = true
-      Effect.runFork(
+      Effect.runForkWith(fiber.context)(
         Effect.andThen(
           settle,
           Effect.sync(() => this.stopForInput?.())
@@ -152,10 +157,10 @@ class Rounds<A, E, R> {
     return {
       retry,
       require: (inputRequests, state) =>
-        Effect.suspend(() => {
+        Effect.withFiber((fiber) => {
           for (const [key, request] of Object.entries(inputRequests)) this.needed.set(key, request)
           this.carrying = state
-          return this.stop()
+          return this.stop(fiber)
         })
     }
   }

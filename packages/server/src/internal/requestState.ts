@@ -10,8 +10,18 @@
  * states of the others, the first key signs and every key listed opens, so a
  * key is rotated by putting the new one first and dropping the old one once
  * the states it sealed have expired.
+ *
+ * The HMAC is computed in JavaScript (`@noble/hashes`), synchronously, not on
+ * WebCrypto's `crypto.subtle`: a round's seal and a retry's checks then run
+ * on the request's fiber, with no Promise settling outside it, so a
+ * 2026-07-28 input round takes the turns a 2025-11-25 one does (under a
+ * TestClock too) and on every runtime (`node:crypto` is not on all of them).
+ * `Mac` still generates the per-server key; a key it holds only as a
+ * non-extractable `CryptoKey` is signed with by `Mac` itself.
  */
 import * as McpError from "@effect-mcp/protocol/McpError"
+import { hmac } from "@noble/hashes/hmac.js"
+import { sha256 } from "@noble/hashes/sha2.js"
 import * as Clock from "effect/Clock"
 import * as Mac from "effect/crypto/Mac"
 import * as Base64Url from "effect/encoding/Base64Url"
@@ -68,6 +78,33 @@ const invalid = (why: string) => new McpError.InvalidParams({ message: `Invalid 
 // Bytes of text: base64url of a string holds its UTF-8 bytes, so decoding it back yields them.
 const bytesOf = (text: string): Uint8Array => Result.getOrThrow(Base64Url.decode(Base64Url.encode(text)))
 
+/** Signs with one key and checks tags made with it. */
+interface Signer {
+  readonly sign: (data: Uint8Array) => Effect.Effect<Uint8Array>
+  readonly verify: (tag: Uint8Array, data: Uint8Array) => Effect.Effect<boolean>
+}
+
+/** HMAC-SHA256 over key bytes, synchronous; the key's inner and outer pads are hashed once, here. */
+const signerOf = (bytes: Uint8Array): Signer => {
+  const keyed = hmac.create(sha256, bytes)
+  const tagOf = (data: Uint8Array): Uint8Array => keyed.clone().update(data).digest()
+  return {
+    sign: (data) => Effect.sync(() => tagOf(data)),
+    // Constant time: a forged tag learns nothing from how long the comparison took.
+    verify: (tag, data) => Effect.sync(() => Mac.timingSafeEqual(tagOf(data), tag))
+  }
+}
+
+/** A generated key: its bytes when it gives them, else `Mac` signs (a non-extractable `CryptoKey`). */
+const signerOfKey = (mac: Mac.Mac["Service"], key: Mac.Key): Effect.Effect<Signer> =>
+  Effect.match(Mac.toBytes(key), {
+    onSuccess: signerOf,
+    onFailure: (): Signer => ({
+      sign: (data) => Effect.orDie(mac.sign(key, data)),
+      verify: (tag, data) => Effect.orDie(mac.verify(key, tag, data))
+    })
+  })
+
 export const make = (options: {
   readonly ttlMs: number
   /** Accepted keys, the first signing; default the `RequestStateKeys` service, else a random key of this codec. */
@@ -81,15 +118,14 @@ export const make = (options: {
     const configured =
       given ?? Option.getOrElse(yield* Effect.serviceOption(RequestStateKeys.RequestStateKeys), () => [])
     // Made on first use: most servers never seal a request state, and making a
-    // key loads the platform's crypto, a visible share of a stdio server's start.
+    // key loads the platform's crypto (its random bytes), a visible share of a stdio server's start.
     const keys = yield* Effect.cached(
-      Effect.orDie(
-        configured.length === 0
-          ? Effect.map(mac.generateKey(Mac.hmacSha256), (key) => [key])
-          : Effect.forEach(configured, (bytes) => Mac.key(Mac.hmacSha256, bytes))
-      )
+      configured.length === 0
+        ? Effect.flatMap(Effect.orDie(mac.generateKey(Mac.hmacSha256)), (key) =>
+            Effect.map(signerOfKey(mac, key), (signer) => [signer])
+          )
+        : Effect.sync(() => configured.map(signerOf))
     )
-    const signWith = (key: Mac.Key, data: Uint8Array) => Effect.orDie(mac.sign(key, data))
 
     // Generators made once (a generator function made per call costs its own generator prototype and map).
     const seal: Codec["seal"] = Effect.fnUntraced(function* (fingerprint, state) {
@@ -98,7 +134,7 @@ export const make = (options: {
       const f = tilde < 0 ? fingerprint : fingerprint.slice(0, tilde)
       const payload: Payload = { v: 1, f, e: now + options.ttlMs, ...state }
       const body = Base64Url.encode(JSON.stringify(payload))
-      const tag = yield* signWith((yield* keys)[0]!, bytesOf(body))
+      const tag = yield* (yield* keys)[0]!.sign(bytesOf(body))
       return `${body}.${Base64Url.encode(tag)}`
     })
 
@@ -111,7 +147,7 @@ export const make = (options: {
       const all = yield* keys
       let opened = -1
       for (let i = 0; i < all.length && opened < 0; i++) {
-        if (yield* Effect.orDie(mac.verify(all[i]!, tag.success, data))) opened = i
+        if (yield* all[i]!.verify(tag.success, data)) opened = i
       }
       if (opened < 0) return yield* invalid("failed verification (tampered, or sealed under a key this server lacks)")
       const text = Base64Url.decodeString(body)
@@ -130,9 +166,9 @@ export const make = (options: {
       Effect.flatMap(keys, (all) => {
         const data = bytesOf(`${method}\n${canonical(params)}`)
         return all.length === 1
-          ? Effect.map(signWith(all[0]!, data), Base64Url.encode)
+          ? Effect.map(all[0]!.sign(data), Base64Url.encode)
           : Effect.map(
-              Effect.forEach(all, (key) => signWith(key, data)),
+              Effect.forEach(all, (key) => key.sign(data)),
               (tags) => tags.map((tag) => Base64Url.encode(tag)).join("~")
             )
       })
