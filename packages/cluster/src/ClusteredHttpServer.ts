@@ -27,6 +27,7 @@
  * reached the lost runner (its hop could not connect): it waits for the shard
  * to move and is then served.
  */
+import * as EventStore from "@effect-mcp/http/EventStore"
 import * as McpHeaders from "@effect-mcp/http/McpHeaders"
 import * as StreamableHttpServer from "@effect-mcp/http/StreamableHttpServer"
 import * as EntityId from "effect/cluster/EntityId"
@@ -45,6 +46,7 @@ import * as DirectHop from "./DirectHop.ts"
 import * as Forward from "./internal/forward.ts"
 import * as ClusterHeaders from "./internal/headers.ts"
 import { Hops } from "./internal/hops.ts"
+import { oneAnswer } from "./internal/oneAnswer.ts"
 import { Owner } from "./internal/owner.ts"
 import * as Relayed from "./internal/relayed.ts"
 import { hasPrivate, hopRefusal, lostReply, readBody, unreachedReply, withoutPrivate } from "./internal/replies.ts"
@@ -148,8 +150,14 @@ export const make = Effect.fnUntraced(function* <E, R>(
   const store = yield* SessionState
   const clientOf = options.clientOf ?? remoteAddressOf
   const maxBodyBytes = options.maxBodyBytes ?? 4 * 1024 * 1024
+  // The event store the local server would take, storing at most one answer per request (internal/oneAnswer.ts).
+  const events =
+    options.eventStore === false
+      ? undefined
+      : (options.eventStore ?? Option.getOrUndefined(yield* Effect.serviceOption(EventStore.EventStore)))
   const local = yield* StreamableHttpServer.make<E, R>({
     ...options,
+    eventStore: events === undefined ? options.eventStore : oneAnswer(events, store),
     stateless: false,
     // The id a process picked for a session it opens (one whose shard it owns).
     sessionIdOf: (request) => request.headers[ClusterHeaders.NEW_SESSION],

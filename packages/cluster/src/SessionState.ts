@@ -9,8 +9,15 @@
  * owner then), so that the next owner can ask whether that process still runs
  * (see internal/owner.ts). Rows live in the cluster's own SQL database (SQLite
  * or PostgreSQL), next to effect/cluster's runner and message tables.
+ *
+ * Beside them, the requests answered on each SSE stream (`claimAnswers`): a
+ * session's next owner answers what its streams still owed (-32603) while its
+ * former owner, not yet aware that it moved, may finish one of those requests;
+ * whichever records the answer first stores it, so that a stream resumed
+ * anywhere carries one answer per request (internal/oneAnswer.ts).
  */
 import * as SessionSnapshot from "@effect-mcp/engine/SessionSnapshot"
+import type * as JsonRpc from "@effect-mcp/protocol/JsonRpc"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -64,6 +71,21 @@ export interface SessionStateShape {
   ) => Effect.Effect<void, SessionStateError>
   /** Forgets the sessions not written or touched since `before` (epoch milliseconds): they expired. */
   readonly expire: (before: number) => Effect.Effect<number, SessionStateError>
+  /**
+   * Records that the requests `ids` of SSE stream `streamId` are answered,
+   * unless any of them is already (then none is recorded): true when this
+   * caller answers them, false when another process answered one first (its
+   * answer is the one stored; this one is dropped). Atomic across processes.
+   */
+  readonly claimAnswers: (
+    streamId: string,
+    ids: ReadonlyArray<JsonRpc.RequestId>
+  ) => Effect.Effect<boolean, SessionStateError>
+  /**
+   * Forgets the answers recorded before `before` (epoch milliseconds): they
+   * matter only while a session's former and next owner may both answer.
+   */
+  readonly forgetAnswers: (before: number) => Effect.Effect<void, SessionStateError>
 }
 
 /** The durable session state of a clustered server. */
@@ -75,9 +97,17 @@ export class SessionState extends Context.Service<SessionState, SessionStateShap
 export interface SqlOptions {
   /** Name of the table. Default `mcp_cluster_sessions`. */
   readonly table?: string | undefined
+  /** Name of the table of the requests answered on each stream (`claimAnswers`). Default `mcp_cluster_answers`. */
+  readonly answersTable?: string | undefined
 }
 
 const fail = (message: string) => (cause: unknown) => new SessionStateError({ message, cause })
+
+/** A request id as a key: a number and a string of the same digits are different requests. */
+const requestKey = (id: JsonRpc.RequestId): string => (typeof id === "number" ? `n${id}` : `s${id}`)
+
+/** A claim that found one of its answers recorded already: its transaction is rolled back. */
+const answeredBefore = Symbol.for("@effect-mcp/cluster/SessionState/answeredBefore")
 
 const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
   const out: Array<ReadonlyArray<A>> = []
@@ -107,6 +137,27 @@ export const makeSql = Effect.fnUntraced(function* (options?: SqlOptions) {
       orElse: () => sql`ALTER TABLE ${table} ADD COLUMN owner TEXT`
     })
     .pipe(Effect.ignore)
+  const answersName = options?.answersTable ?? "mcp_cluster_answers"
+  const answers = sql(answersName)
+  yield* Effect.andThen(
+    sql`CREATE TABLE IF NOT EXISTS ${answers} (
+    stream_id TEXT NOT NULL,
+    request_id TEXT NOT NULL,
+    answered_at BIGINT NOT NULL,
+    PRIMARY KEY (stream_id, request_id)
+  )`,
+    sql`CREATE INDEX IF NOT EXISTS ${sql(`${answersName}_at`)} ON ${answers} (answered_at)`
+  ).pipe(
+    Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 5 }),
+    Effect.mapError(fail("cannot create the answers table"))
+  )
+  // One statement: inserted (returned) unless the row is there, whichever process inserts it first.
+  const claimOne = (streamId: string, id: JsonRpc.RequestId, now: number) =>
+    Effect.map(
+      sql<{ readonly stream_id: string }>`INSERT INTO ${answers} (stream_id, request_id, answered_at)
+        VALUES (${streamId}, ${requestKey(id)}, ${now}) ON CONFLICT DO NOTHING RETURNING stream_id`,
+      (rows) => rows.length === 1
+    )
   return SessionState.of({
     get: (sessionId) =>
       sql<{
@@ -171,6 +222,31 @@ export const makeSql = Effect.fnUntraced(function* (options?: SqlOptions) {
       sql<{ readonly id: string }>`DELETE FROM ${table} WHERE updated_at < ${before} RETURNING id`.pipe(
         Effect.map((rows) => rows.length),
         Effect.mapError(fail("cannot expire sessions"))
+      ),
+    claimAnswers: (streamId, ids) =>
+      Clock.currentTimeMillis.pipe(
+        Effect.flatMap((now) => {
+          if (ids.length === 1) return claimOne(streamId, ids[0]!, now)
+          // A batch answers all its requests or none: one already answered rolls the others back.
+          return sql
+            .withTransaction(
+              Effect.forEach(ids, (id) =>
+                Effect.flatMap(claimOne(streamId, id, now), (claimed) =>
+                  claimed ? Effect.void : Effect.fail(answeredBefore)
+                )
+              )
+            )
+            .pipe(
+              Effect.as(true),
+              Effect.catch((error) => (error === answeredBefore ? Effect.succeed(false) : Effect.fail(error)))
+            )
+        }),
+        Effect.mapError(fail("cannot record an answer"))
+      ),
+    forgetAnswers: (before) =>
+      sql`DELETE FROM ${answers} WHERE answered_at < ${before}`.pipe(
+        Effect.asVoid,
+        Effect.mapError(fail("cannot forget answers"))
       )
   })
 })
@@ -182,6 +258,9 @@ export const layerSql = (options?: SqlOptions): Layer.Layer<SessionState, Sessio
 /** An in-memory store, for one process or a test. */
 export const makeMemory = (): SessionStateShape => {
   const rows = new Map<string, { readonly state: State; readonly owner: string | undefined; readonly at: number }>()
+  // Each answered request, keyed by its stream and id, with when it was recorded.
+  const answered = new Map<string, number>()
+  const answerKey = (streamId: string, id: JsonRpc.RequestId) => `${streamId}\u0000${requestKey(id)}`
   return {
     get: (sessionId) =>
       Effect.sync(() => {
@@ -216,6 +295,17 @@ export const makeMemory = (): SessionStateShape => {
           }
         }
         return n
+      }),
+    claimAnswers: (streamId, ids) =>
+      Effect.map(Clock.currentTimeMillis, (at) => {
+        const keys = ids.map((id) => answerKey(streamId, id))
+        if (keys.some((key) => answered.has(key))) return false
+        for (const key of keys) answered.set(key, at)
+        return true
+      }),
+    forgetAnswers: (before) =>
+      Effect.sync(() => {
+        for (const [key, at] of answered) if (at < before) answered.delete(key)
       })
   }
 }

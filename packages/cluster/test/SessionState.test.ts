@@ -1,7 +1,7 @@
 /**
  * The durable session state on SQL (SQLite through node:sqlite): rows written,
- * read back, rewritten, forgotten, expired by age on the Clock; the in-memory
- * store behaves the same.
+ * read back, rewritten, forgotten, expired by age on the Clock; the answers
+ * recorded once per stream and request; the in-memory store behaves the same.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as SessionState from "@effect-mcp/cluster/SessionState"
@@ -116,6 +116,28 @@ const contract = <R>(
           assert.strictEqual(yield* sessions.expire(now - 60_000), 1)
           assert.isUndefined(yield* sessions.get("old"))
           assert.isDefined(yield* sessions.get("new"))
+        })
+      )
+    )
+
+    it.effect("records an answer once per stream and request, a batch all or none, forgotten by age", () =>
+      provide(
+        Effect.gen(function* () {
+          const sessions = yield* store
+          assert.isTrue(yield* sessions.claimAnswers("s_1", [7]))
+          assert.isFalse(yield* sessions.claimAnswers("s_1", [7]))
+          // Another stream's request 7, or request "7", is another request.
+          assert.isTrue(yield* sessions.claimAnswers("s_2", [7]))
+          assert.isTrue(yield* sessions.claimAnswers("s_1", ["7"]))
+          // One of the batch is answered already: none of it is recorded, so 8 is still to answer.
+          assert.isFalse(yield* sessions.claimAnswers("s_1", [8, 7]))
+          assert.isTrue(yield* sessions.claimAnswers("s_1", [8, 9]))
+          assert.isFalse(yield* sessions.claimAnswers("s_1", [9]))
+          yield* TestClock.adjust("10 minutes")
+          assert.isTrue(yield* sessions.claimAnswers("s_1", [10]))
+          yield* sessions.forgetAnswers(60_000)
+          assert.isTrue(yield* sessions.claimAnswers("s_1", [7]))
+          assert.isFalse(yield* sessions.claimAnswers("s_1", [10]))
         })
       )
     )

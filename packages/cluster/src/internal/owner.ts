@@ -48,6 +48,13 @@ export interface OwnerOptions {
   readonly clock: Clock.Clock
 }
 
+/**
+ * Sweep periods an answer stays recorded (`SessionState.claimAnswers`): the
+ * former owner of a moved session answers no more once its sweep lets the
+ * session go, within one period of the move; the rest is margin.
+ */
+const ANSWER_SWEEPS = 10
+
 /** What the owner counts. */
 export interface OwnerStats {
   /** Sessions reopened here from their durable state. */
@@ -217,7 +224,8 @@ export class Owner {
    * writes down the activity of the rest where it moved on (an idle session's
    * row is left as it is: its idle clock runs on wherever it moves), and
    * forgets every row not written for `expireMs` (sessions whose runner was
-   * lost and that no request reopened).
+   * lost and that no request reopened) and the answers recorded more than
+   * `ANSWER_SWEEPS` periods ago.
    */
   sweep(owns: (sessionId: string) => boolean, expireMs: number): Effect.Effect<void> {
     return Effect.suspend(() => {
@@ -241,7 +249,12 @@ export class Owner {
         // new owner may have written its row since.
         Effect.andThen(active.length === 0 ? Effect.void : this.write(this.store.refresh(active, this.self))),
         Effect.andThen(Clock.currentTimeMillis),
-        Effect.flatMap((now) => this.write(Effect.asVoid(this.store.expire(now - expireMs))))
+        Effect.flatMap((now) =>
+          Effect.andThen(
+            this.write(Effect.asVoid(this.store.expire(now - expireMs))),
+            this.write(this.store.forgetAnswers(now - ANSWER_SWEEPS * this.activityMs))
+          )
+        )
       )
     })
   }
