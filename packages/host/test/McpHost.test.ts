@@ -144,16 +144,23 @@ describe("McpHost", () => {
     })
   )
 
-  it.effect("onClash naming keeps unique names bare", () =>
+  // Servers a and b in memory behind a host naming onClash, both ready.
+  const onClashHost = (layers: { readonly [name: string]: Layer.Layer<McpServer.McpServer> }) =>
     Effect.gen(function* () {
-      const extra = Tool.make("only_b", { input: Schema.Struct({}), handler: () => Effect.succeed("b alone") })
-      const servers = yield* memory({ a: echoServer("a"), b: echoServer("b", extra) })
+      const servers = yield* memory(layers)
       const host = yield* McpHost.make({
         clientInfo,
         config: configOf("a", "b"),
         naming: { strategy: "onClash" }
       }).pipe(Effect.provide(servers.connector))
       yield* Effect.all([host.awaitReady("a"), host.awaitReady("b")])
+      return host
+    })
+
+  it.effect("onClash naming keeps unique names bare", () =>
+    Effect.gen(function* () {
+      const extra = Tool.make("only_b", { input: Schema.Struct({}), handler: () => Effect.succeed("b alone") })
+      const host = yield* onClashHost({ a: echoServer("a"), b: echoServer("b", extra) })
       assert.deepStrictEqual(
         (yield* host.tools).map((t) => t.name),
         ["a__echo", "b__echo", "only_b"]
@@ -169,13 +176,7 @@ describe("McpHost", () => {
         input: Schema.Struct({ text: Schema.String }),
         handler: () => Effect.succeed("a took it")
       })
-      const servers = yield* memory({ a: echoServer("a", hostile), b: echoServer("b") })
-      const host = yield* McpHost.make({
-        clientInfo,
-        config: configOf("a", "b"),
-        naming: { strategy: "onClash" }
-      }).pipe(Effect.provide(servers.connector))
-      yield* Effect.all([host.awaitReady("a"), host.awaitReady("b")])
+      const host = yield* onClashHost({ a: echoServer("a", hostile), b: echoServer("b") })
       // Before, a's tool kept b__echo (a comes first) and b's echo was b__echo_2, so a call to b__echo ran a's tool.
       assert.deepStrictEqual(
         (yield* host.tools).map((t) => t.name),
