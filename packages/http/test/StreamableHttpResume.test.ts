@@ -5,8 +5,9 @@
  * replayable for their retention window however many times a client resumes;
  * the in-memory store bounds that window by bytes as well as by count. A
  * session reopened from a shared store answers, on their streams, the
- * requests it still owed where it was (once), and a store that is not
- * shared is told nothing of what streams owe.
+ * requests it still owed where it was (once), never one its client
+ * cancelled, and a store that is not shared is told nothing of what
+ * streams owe.
  */
 import { assert, describe, it } from "@effect/vitest"
 import * as EventStore from "@effect-mcp/http/EventStore"
@@ -122,6 +123,34 @@ describe("Streamable HTTP: a session reopened from a shared event store", () => 
       const third = yield* serve(options(store))
       assert.isTrue(yield* third.server.restoreSession(id, snapshot))
       assert.deepStrictEqual(sseData((yield* resume(third.http, id, primingId)).text), [lost])
+    })
+  )
+
+  it.effect("a request its client cancelled is no longer owed: only the others get -32603 where it moves", () =>
+    Effect.gen(function* () {
+      const store: EventStore.EventStoreShape = { ...EventStore.makeMemory(), shared: true }
+      const first = yield* serve(options(store))
+      const id = yield* openSession(first.http)
+      const cancelledPriming = /id: (\S+)/.exec((yield* rawPost(first.http, call(7, "slow"), session(id))).text)![1]!
+      const owedPriming = /id: (\S+)/.exec((yield* rawPost(first.http, call(8, "slow"), session(id))).text)![1]!
+      const cancel = { jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 7 } }
+      assert.strictEqual((yield* rawPost(first.http, cancel, session(id))).status, 202)
+      // Request 7 is never answered (its client cancelled it): its stream owes nothing more.
+      assert.deepStrictEqual(
+        (yield* store.owed!(id)).map((owed) => owed.ids),
+        [[8]]
+      )
+      const snapshot = first.server.snapshot(id)!
+      yield* first.server.closeSession(id, "Released")
+      yield* TestClock.adjust("1 second")
+      const second = yield* serve(options(store))
+      assert.isTrue(yield* second.server.restoreSession(id, snapshot))
+      // The cancelled request's stream holds no answer; the other one holds its -32603.
+      const cancelled = yield* resume(second.http, id, cancelledPriming)
+      assert.strictEqual(cancelled.status, 200)
+      assert.deepStrictEqual(sseData(cancelled.text), [])
+      assert.deepStrictEqual(sseData((yield* resume(second.http, id, owedPriming)).text), [{ ...lost, id: 8 }])
+      assert.deepStrictEqual(yield* store.owed!(id), [])
     })
   )
 

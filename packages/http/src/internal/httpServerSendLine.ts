@@ -25,7 +25,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Transport from "@effect-mcp/engine/Transport"
-import { owing } from "./owedAnswers.ts"
+import { forgiving, owing } from "./owedAnswers.ts"
 import * as Streams from "./httpServerStream.ts"
 import type { LogicalStream, Settings, Waiter } from "./httpServerStream.ts"
 import { formatEvent } from "./httpWire.ts"
@@ -280,18 +280,39 @@ export abstract class SendLine extends StreamTables {
    * A cancelled request is never answered: its stream stops waiting for it
    * (and ends when nothing else is pending: a JSON reply then ends without
    * its response, blank when it had no other). A late response is dropped.
+   * A store that keeps debts learns that the stream no longer owes it.
    */
   protected releaseCancelled(frame: JsonRpcCodec.Decoded): Effect.Effect<void> {
     const ids = cancelledIdsOf(frame)
     if (ids === undefined) return Effect.void
     const cancelled = ids
     return this.withLock(
-      Effect.sync(() => {
+      Effect.suspend(() => {
+        const released: Array<LogicalStream> = []
         for (const id of cancelled) {
           const stream = this.byRequestMap?.get(id)
-          if (stream !== undefined) this.settle(stream, [id])
+          if (stream === undefined) continue
+          this.settle(stream, [id])
+          if (!released.includes(stream)) released.push(stream)
         }
+        return Effect.forEach(released, (stream) => this.forgive(stream), { discard: true })
       })
+    )
+  }
+
+  /**
+   * Tells a store that keeps debts what `stream` still owes once requests of
+   * it were cancelled, by an empty event (a client resuming the stream skips
+   * it, as it skips a priming event); not sent on the connection, whose
+   * client knows already. Callers hold the lock, so it falls in send order.
+   */
+  protected forgive(stream: LogicalStream): Effect.Effect<void> {
+    const store = this.closed ? undefined : this.store
+    const options = store === undefined ? undefined : forgiving(store, stream)
+    if (store === undefined || options === undefined) return Effect.void
+    return store.append(stream.id, "", options).pipe(
+      Effect.asVoid,
+      Effect.catch((error) => Effect.logWarning(`a cancelled request stays owed in the event store: ${error.message}`))
     )
   }
 

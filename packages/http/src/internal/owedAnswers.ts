@@ -2,7 +2,8 @@
  * What the streams of a session owe its client, kept in a shared event store
  * so that the session's next process can answer it: each event a POST stream
  * stores says which of its requests are still unanswered once it is sent
- * (`owing`), and a session reopened from its snapshot appends an
+ * (`owing`; an empty event says so when a request of it is cancelled,
+ * `forgiving`), and a session reopened from its snapshot appends an
  * InternalError (-32603) per request its streams still owed where it was
  * served before (`settle`), where a client resuming the stream finds it.
  * Nothing of it runs with a store that is not shared or keeps no debts.
@@ -31,6 +32,21 @@ export const owing = (
   for (const id of stream.pending) if (answers === undefined || !answers.includes(id)) pending.push(id)
   return { pending }
 }
+
+/**
+ * What `stream` tells the store once requests it carried were cancelled: the
+ * requests it still owes (undefined: nothing to say). A cancelled request is
+ * never answered, so it must not stay owed, or the session's next process
+ * would answer it (-32603) when its client asked for no answer.
+ */
+export const forgiving = (
+  store: EventStore.EventStoreShape,
+  stream: LogicalStream
+): EventStore.AppendOptions | undefined =>
+  // A JSON reply stores nothing, so it owes nothing in the store.
+  !keepsDebts(store) || stream.standalone || stream.collected !== undefined
+    ? undefined
+    : { pending: [...stream.pending] }
 
 /**
  * Answers what the streams of session `key` still owed where it was served
