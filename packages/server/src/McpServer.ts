@@ -105,6 +105,15 @@ export interface Options {
   readonly resourceUpdateVisible?:
     | ((uri: string, principal: Transport.Authenticated | undefined) => Effect.Effect<boolean>)
     | undefined
+  /**
+   * The most resources one stateful session may be subscribed to at once (`resources/subscribe` of distinct
+   * URIs; subscribing to one held already is no new one), and the most distinct URIs one 2026-07-28
+   * `subscriptions/listen` may name. Each is kept and looked at on every `resourceUpdated`: unbounded, one
+   * client could grow the server without end. One past it is refused with -32029 (`Middleware.Code.RateLimited`,
+   * `data: { maxSubscriptions }`); the session keeps what it held, and `resources/unsubscribe` makes room.
+   * Default 1000.
+   */
+  readonly maxSubscriptions?: number | undefined
   /** Extra capability entries (`experimental`, `extensions`). */
   readonly capabilities?: { readonly experimental?: object; readonly extensions?: object } | undefined
   readonly peer?: Peer.Options | undefined

@@ -1,4 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as MemoryTransport from "@effect-mcp/engine/MemoryTransport"
+import * as Session from "@effect-mcp/engine/Session"
+import * as Transport from "@effect-mcp/engine/Transport"
 import * as Features from "@effect-mcp/protocol/Features"
 import * as McpServer from "@effect-mcp/server/McpServer"
 import * as Resource from "@effect-mcp/server/Resource"
@@ -6,7 +9,9 @@ import * as ResourceTemplate from "@effect-mcp/server/ResourceTemplate"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Queue from "effect/Queue"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as McpTest from "@effect-mcp/testing/McpTest"
 import { type Obj, revisions, testServer } from "./fixtures.ts"
 
@@ -198,6 +203,153 @@ describe("subscriptions", () => {
           method: "notifications/resources/list_changed",
           params: { _meta: { "io.modelcontextprotocol/subscriptionId": subscriptionId } }
         }
+      ])
+      assert.isUndefined(listen.pollUnsafe())
+    })
+  )
+})
+
+describe("the bound on subscriptions (maxSubscriptions)", () => {
+  const tooMany = (max: number) => ({
+    code: -32029,
+    message: `Too many subscriptions: a session holds at most ${max}; unsubscribe from one first`,
+    data: { maxSubscriptions: max }
+  })
+  const refusal = (error: unknown) => {
+    const { code, message, data } = error as Obj
+    return { code, message, data }
+  }
+
+  it.effect("one distinct URI past the bound is refused; held ones re-subscribe, an unsubscribe makes room", () =>
+    Effect.gen(function* () {
+      const {
+        session: client,
+        server,
+        request,
+        drain
+      } = yield* McpTest.connectRaw(testServer(features, { maxSubscriptions: 3 }), { revision: "2025-11-25" })
+      for (const uri of ["test://items/1", "test://items/2", "test://items/3"]) {
+        yield* request("resources/subscribe", { uri })
+      }
+      const refused = yield* Effect.flip(client.peer.request("resources/subscribe", { uri: "test://items/4" }))
+      assert.deepStrictEqual(refusal(refused), tooMany(3))
+      // At the bound, a URI held already is no new one.
+      assert.deepStrictEqual(yield* request("resources/subscribe", { uri: "test://items/2" }), {})
+      // The session keeps serving, and keeps what it held; the refused URI is not followed.
+      const read = (yield* request("resources/read", { uri: "test://static-text" })) as Obj
+      assert.strictEqual(read.contents[0].text, "hello")
+      yield* drain
+      yield* server.resourceUpdated("test://items/2")
+      yield* server.resourceUpdated("test://items/4")
+      assert.deepStrictEqual(yield* drain, [
+        { method: "notifications/resources/updated", params: { uri: "test://items/2" } }
+      ])
+      // An unsubscribe makes room for one more, and only one.
+      yield* request("resources/unsubscribe", { uri: "test://items/1" })
+      yield* request("resources/subscribe", { uri: "test://items/4" })
+      const again = yield* Effect.flip(client.peer.request("resources/subscribe", { uri: "test://items/5" }))
+      assert.deepStrictEqual(refusal(again), tooMany(3))
+      yield* server.resourceUpdated("test://items/1")
+      yield* server.resourceUpdated("test://items/4")
+      assert.deepStrictEqual(yield* drain, [
+        { method: "notifications/resources/updated", params: { uri: "test://items/4" } }
+      ])
+    })
+  )
+
+  it.effect("by default a session holds 1000 subscriptions, the sessions of a server each their own", () =>
+    Effect.gen(function* () {
+      const a = yield* McpTest.connectRaw(testServer(features), { revision: "2025-11-25" })
+      const b = yield* McpTest.makeRawClient({ revision: "2025-11-25" }).pipe(Effect.provideContext(a.context))
+      for (let i = 0; i < 1000; i++) yield* a.request("resources/subscribe", { uri: `test://items/${i}` })
+      const refused = yield* Effect.flip(a.session.peer.request("resources/subscribe", { uri: "test://items/1000" }))
+      assert.deepStrictEqual(refusal(refused), tooMany(1000))
+      assert.deepStrictEqual(yield* b.request("resources/subscribe", { uri: "test://items/1000" }), {})
+    })
+  )
+
+  it.effect(
+    "a session continued from its snapshot keeps its subscriptions, counted; each change is in its snapshot",
+    () =>
+      Effect.gen(function* () {
+        const context = yield* Layer.build(testServer(features, { maxSubscriptions: 3 }))
+        const [serverEnd, rawEnd] = yield* MemoryTransport.makePair()
+        const session = yield* McpServer.makeSession.pipe(
+          Effect.provideService(Transport.Transport, serverEnd),
+          Effect.provideService(Session.StartInitialized, {
+            revision: "2025-11-25",
+            peerCapabilities: {},
+            peerInfo: { name: "client", version: "1.0.0" },
+            features: { "resources/subscriptions": ["test://items/1", "test://items/2"] },
+            nextRequestId: 1
+          }),
+          Effect.provideContext(context)
+        )
+        // What a keeper of its snapshots sets (SessionRegistry): told of each change.
+        let changes = 0
+        session.state.onChange = () => changes++
+        const inbox = yield* Queue.unbounded<Obj>()
+        yield* rawEnd.incoming.pipe(
+          Stream.runForEach((frame) =>
+            Result.isSuccess(frame) ? Queue.offer(inbox, frame.success as Obj) : Effect.void
+          ),
+          Effect.forkScoped
+        )
+        let id = 0
+        const request = (method: string, params: object) =>
+          Effect.andThen(rawEnd.send({ jsonrpc: "2.0", id: ++id, method, params } as never), Queue.take(inbox))
+        const kept = () => session.feature("resources/subscriptions")
+
+        assert.deepStrictEqual((yield* request("resources/subscribe", { uri: "test://items/3" })).result, {})
+        assert.deepStrictEqual(kept(), ["test://items/1", "test://items/2", "test://items/3"])
+        assert.strictEqual(changes, 1)
+        // The two it was continued with count: a fourth is one too many.
+        const refused = (yield* request("resources/subscribe", { uri: "test://items/4" })).error
+        assert.deepStrictEqual(refused, tooMany(3))
+        assert.strictEqual(changes, 1)
+        yield* McpServer.resourceUpdated("test://items/1").pipe(Effect.provideContext(context))
+        assert.deepStrictEqual(yield* Queue.take(inbox), {
+          jsonrpc: "2.0",
+          method: "notifications/resources/updated",
+          params: { uri: "test://items/1" }
+        })
+        yield* request("resources/unsubscribe", { uri: "test://items/1" })
+        assert.deepStrictEqual(kept(), ["test://items/2", "test://items/3"])
+        yield* request("resources/unsubscribe", { uri: "test://items/2" })
+        yield* request("resources/unsubscribe", { uri: "test://items/3" })
+        assert.isUndefined(kept())
+        assert.strictEqual(changes, 4)
+      })
+  )
+
+  it.effect("2026-07-28: a subscriptions/listen naming more distinct URIs than the bound is refused", () =>
+    Effect.gen(function* () {
+      const { session: client, notifications } = yield* McpTest.connectRaw(
+        testServer(features, { maxSubscriptions: 2 }),
+        { revision: "2026-07-28" }
+      )
+      // Refused before it is acknowledged: whichever comes first decides.
+      const refused = yield* Effect.raceFirst(
+        Effect.flip(
+          client.request("subscriptions/listen", {
+            notifications: { resourceSubscriptions: ["test://items/1", "test://items/2", "test://items/3"] }
+          })
+        ),
+        Queue.take(notifications)
+      )
+      assert.deepStrictEqual(refusal(refused), tooMany(2))
+      // A URI named twice counts once: this one is acknowledged.
+      const listen = yield* client
+        .request("subscriptions/listen", {
+          notifications: { resourceSubscriptions: ["test://items/1", "test://items/2", "test://items/1"] }
+        })
+        .pipe(Effect.forkChild)
+      const ack = yield* Queue.take(notifications)
+      assert.strictEqual(ack.method, "notifications/subscriptions/acknowledged")
+      assert.deepStrictEqual((ack.params as Obj).notifications.resourceSubscriptions, [
+        "test://items/1",
+        "test://items/2",
+        "test://items/1"
       ])
       assert.isUndefined(listen.pollUnsafe())
     })

@@ -23,21 +23,13 @@ import * as Lazy from "./lazy.ts"
 import * as Page from "./page.ts"
 import { type Obj, paramsOf } from "./params.ts"
 import type * as RequestScope from "./requestScope.ts"
-import {
-  CurrentEntry,
-  LOG_LEVEL,
-  type Listener,
-  logLevelOf,
-  SUBSCRIPTIONS,
-  type SessionEntry,
-  type State,
-  subscriptionsOf
-} from "./server.ts"
+import { CurrentEntry, LOG_LEVEL, type Listener, logLevelOf, type SessionEntry, type State } from "./server.ts"
 import * as Shape from "./shape.ts"
 import * as Tasking from "./tasking.ts"
 import * as AskTask from "./askTask.ts"
 import * as SkillHandlers from "./skills.ts"
 import type { Store } from "./store.ts"
+import * as Subscriptions from "./subscriptions.ts"
 
 const conservative = { ttlMs: 0, cacheScope: "private" } as const
 
@@ -118,19 +110,23 @@ export const make = (
       return {}
     })
 
-  const subscription =
-    (subscribe: boolean): Session.Handler =>
-    (params) =>
-      Effect.sync(() => {
-        const uri = paramsOf(params).uri
-        const entry = entryOf()
-        if (entry !== undefined && typeof uri === "string") {
-          const now = subscriptionsOf(entry)
-          const next = subscribe ? (now.includes(uri) ? now : [...now, uri]) : now.filter((u) => u !== uri)
-          if (next !== now) entry.session.setFeature(SUBSCRIPTIONS, next.length === 0 ? undefined : next)
-        }
-        return {}
-      })
+  const maxSubscriptions = options.maxSubscriptions ?? Subscriptions.defaultMaxSubscriptions
+  const subscribe: Session.Handler = (params) =>
+    Effect.suspend(() => {
+      const uri = paramsOf(params).uri
+      const entry = entryOf()
+      if (entry === undefined || typeof uri !== "string" || Subscriptions.subscribe(entry, uri, maxSubscriptions)) {
+        return Effect.succeed({})
+      }
+      return Effect.fail(Subscriptions.tooManySubscriptions(maxSubscriptions))
+    })
+  const unsubscribe: Session.Handler = (params) =>
+    Effect.sync(() => {
+      const uri = paramsOf(params).uri
+      const entry = entryOf()
+      if (entry !== undefined && typeof uri === "string") Subscriptions.unsubscribe(entry, uri)
+      return {}
+    })
 
   // Made once (a generator function made per call costs its own generator prototype and map).
   const listen: Session.Handler = Effect.fnUntraced(function* (params, info) {
@@ -143,7 +139,12 @@ export const make = (
     if (requested.promptsListChanged === true && caps.prompts !== undefined) honored.promptsListChanged = true
     if (requested.resourcesListChanged === true && caps.resources !== undefined) honored.resourcesListChanged = true
     if (requested.resourceSubscriptions !== undefined && (caps.resources as Obj | undefined)?.subscribe === true) {
-      honored.resourceSubscriptions = requested.resourceSubscriptions
+      // The stream follows each URI it names as long as it lasts: as many distinct ones as a session may hold.
+      const uris = requested.resourceSubscriptions
+      if (uris.length > maxSubscriptions && new Set(uris).size > maxSubscriptions) {
+        return yield* Subscriptions.tooManySubscriptions(maxSubscriptions)
+      }
+      honored.resourceSubscriptions = uris
     }
     // The Tasks extension's status notifications, for the task ids asked for.
     const tasks = yield* Tasking.listenTaskIds(server, info)
@@ -187,8 +188,8 @@ export const make = (
     ["resources/read", FeatureHandlers.readResource(context)],
     ["prompts/get", FeatureHandlers.getPrompt(context)],
     ["completion/complete", FeatureHandlers.complete(context)],
-    ["resources/subscribe", subscription(true)],
-    ["resources/unsubscribe", subscription(false)],
+    ["resources/subscribe", subscribe],
+    ["resources/unsubscribe", unsubscribe],
     ["logging/setLevel", setLevel],
     ["subscriptions/listen", listen],
     ...SkillHandlers.make(server, finish, pageSize),

@@ -28,6 +28,7 @@ import type * as Tool from "../Tool.ts"
 import * as RequestState from "./requestState.ts"
 import * as Shape from "./shape.ts"
 import { type Entry, Store } from "./store.ts"
+import * as Subscriptions from "./subscriptions.ts"
 import { broadcast, type Send } from "./broadcast.ts"
 import * as Tasking from "./tasking.ts"
 import * as Tasks from "./tasks.ts"
@@ -45,19 +46,14 @@ export interface SessionEntry {
 /**
  * What the server keeps about a session lives in the session's features, so
  * the session's snapshot carries it (a session continued in another process
- * keeps its log level and subscriptions): the level `logging/setLevel` set...
+ * keeps its log level and subscriptions): the level `logging/setLevel` set
+ * (and the URIs subscribed: `SUBSCRIPTIONS` in subscriptions.ts).
  */
 export const LOG_LEVEL = "logging/level"
-/** ...and the URIs subscribed with `resources/subscribe`, in order. */
-export const SUBSCRIPTIONS = "resources/subscriptions"
 
 /** The level a session's client set with `logging/setLevel`, if it did. */
 export const logLevelOf = (entry: SessionEntry): Logging.LoggingLevel | undefined =>
   entry.session.feature(LOG_LEVEL) as Logging.LoggingLevel | undefined
-
-/** The URIs a session's client subscribed to. */
-export const subscriptionsOf = (entry: SessionEntry): ReadonlyArray<string> =>
-  (entry.session.feature(SUBSCRIPTIONS) as ReadonlyArray<string> | undefined) ?? []
 
 /**
  * The stateful session a request is served in. A session's Peer carries it in
@@ -146,9 +142,6 @@ const filterKey = {
 
 /** The Skills extension as a server with skills declares it (it answers `resources/directory/read`). */
 const skillsDeclaration = { [Skills.extensionId]: { directoryRead: true } }
-
-const subscribedTo = (subscription: string, uri: string) =>
-  uri === subscription || uri.startsWith(subscription.endsWith("/") ? subscription : `${subscription}/`)
 
 /** The 2025-11-25 `tasks` capability of a server with task-taking tools. */
 const coreTasksDeclaration = { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }
@@ -372,13 +365,13 @@ export const make = (options: Options): Effect.Effect<State, never, Mac.Mac | Sc
         const sends: Array<Send> = []
         const principals: Array<Transport.Authenticated | undefined> = []
         for (const entry of sessions.values()) {
-          if (subscriptionsOf(entry).some((s) => subscribedTo(s, uri))) {
+          if (Subscriptions.covers(Subscriptions.subscriptionsOf(entry), uri)) {
             sends.push([entry, Effect.ignore(entry.session.notify("notifications/resources/updated", { uri }))])
             if (visible !== undefined) principals.push(entry.transport.principal?.())
           }
         }
         for (const listener of listeners) {
-          if ((listener.filter.resourceSubscriptions ?? []).some((s) => subscribedTo(s, uri))) {
+          if (Subscriptions.covers(listener.filter.resourceSubscriptions ?? [], uri)) {
             sends.push([listener, listener.notify("notifications/resources/updated", { uri })])
             if (visible !== undefined) principals.push(listener.authenticated)
           }
