@@ -201,7 +201,8 @@ export interface Options extends Omit<McpHost.Options, "clientInfo" | "naming"> 
    * The most resources one downstream session may be subscribed to at once (`resources/subscribe` of distinct
    * URIs), and the most URIs one 2026-07-28 `subscriptions/listen` may name. Each costs the gateway a follower of
    * the upstream's updates and the server's record of it: unbounded, one session could grow the gateway without
-   * end. One past it is refused with -32029 (`data: { maxSubscriptions }`), asking nothing upstream. Default 1000.
+   * end. One past it is refused with -32029 (`data: { maxSubscriptions }`), asking nothing upstream. Default
+   * `server.maxSubscriptions`, else 1000; the gateway's server is given the same bound.
    */
   readonly maxSubscriptions?: number | undefined
   /**
@@ -375,13 +376,16 @@ export const layer = (
       )
       // Upstream subscriptions, inside the guards: a subscription the policy hides is refused before it is made.
       const supporting = new Set<string>()
+      // One bound for the gateway's check (before anything is asked upstream) and its server's own, which would
+      // otherwise refuse at its default a subscription the gateway had already made upstream.
+      const subscriptionBound = maxSubscriptions ?? server.maxSubscriptions ?? Subscriptions.defaultMaxSubscriptions
       const subscriptions = Layer.unwrap(
         Effect.gen(function* () {
           const h = yield* McpHost.McpHost
           const s = yield* McpServer.McpServer
           return Middleware.layerAt(
             -1,
-            yield* Subscriptions.make({ ...routes, host: h, perCaller: undefined }, s, supporting, maxSubscriptions)
+            yield* Subscriptions.make({ ...routes, host: h, perCaller: undefined }, s, supporting, subscriptionBound)
           )
         })
       )
@@ -407,6 +411,7 @@ export const layer = (
                 // Declared while an upstream's connection supports subscriptions.
                 resourceSubscriptions: server.resourceSubscriptions ?? (() => supporting.size > 0),
                 resourceUpdateVisible: updateVisible(h),
+                maxSubscriptions: subscriptionBound,
                 ready:
                   server.ready === undefined
                     ? upstreamsSettled.await

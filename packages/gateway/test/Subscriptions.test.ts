@@ -96,31 +96,35 @@ const cachingGateway = Effect.gen(function* () {
 
 /**
  * The gateway over "a" on 2025-11-25 serving `item://{id}` (each subscription it takes offered to `log`), at most
- * two per session.
+ * two per session: the gateway's own bound, or its server's (`bound: "server"`).
  */
-const boundedGateway = Effect.gen(function* () {
-  const log = yield* Queue.unbounded<string>()
-  const a = yield* Layer.build(
-    Layer.mergeAll(
-      ResourceTemplate.layer(
-        ResourceTemplate.make({ uriTemplate: "item://{id}", name: "item", read: (_, uri) => Effect.succeed(uri) })
-      ),
-      Middleware.layer((request, next) =>
-        request.method === "resources/subscribe" ? Effect.tap(next, () => Queue.offer(log, `${request.target}`)) : next
-      )
-    ).pipe(Layer.provideMerge(McpServer.layer({ name: "a", version: "1.0.0" })))
-  )
-  const context = yield* Layer.build(
-    Gateway.layer({
-      server: { name: "gateway", version: "1.0.0" },
-      config: { mcpServers: { a: { command: "a" } } },
-      client: { supportedVersions: ["2025-11-25"] },
-      maxSubscriptions: 2,
-      healthCheck: false
-    }).pipe(Layer.provide(memory({ a })))
-  )
-  return { log, context }
-})
+const boundedGatewayBy = (bound: "gateway" | "server") =>
+  Effect.gen(function* () {
+    const log = yield* Queue.unbounded<string>()
+    const a = yield* Layer.build(
+      Layer.mergeAll(
+        ResourceTemplate.layer(
+          ResourceTemplate.make({ uriTemplate: "item://{id}", name: "item", read: (_, uri) => Effect.succeed(uri) })
+        ),
+        Middleware.layer((request, next) =>
+          request.method === "resources/subscribe"
+            ? Effect.tap(next, () => Queue.offer(log, `${request.target}`))
+            : next
+        )
+      ).pipe(Layer.provideMerge(McpServer.layer({ name: "a", version: "1.0.0" })))
+    )
+    const context = yield* Layer.build(
+      Gateway.layer({
+        server: { name: "gateway", version: "1.0.0", ...(bound === "server" ? { maxSubscriptions: 2 } : {}) },
+        config: { mcpServers: { a: { command: "a" } } },
+        client: { supportedVersions: ["2025-11-25"] },
+        ...(bound === "gateway" ? { maxSubscriptions: 2 } : {}),
+        healthCheck: false
+      }).pipe(Layer.provide(memory({ a })))
+    )
+    return { log, context }
+  })
+const boundedGateway = boundedGatewayBy("gateway")
 
 describe("Gateway subscriptions", () => {
   it.effect("a session holds at most maxSubscriptions URIs: one more is refused, asking nothing upstream", () =>
@@ -158,6 +162,23 @@ describe("Gateway subscriptions", () => {
       // Upstream, each URI taken once, the refused ones never asked.
       assert.deepStrictEqual(yield* Queue.clear(log), ["item://1", "item://2", "item://3", "item://4", "item://5"])
     })
+  )
+
+  it.effect(
+    "the server's maxSubscriptions bounds the gateway too: one more is refused before it is asked upstream",
+    () =>
+      Effect.gen(function* () {
+        const { log, context } = yield* boundedGatewayBy("server")
+        const client = yield* McpTest.makeRawClient({ revision: "2025-11-25" }).pipe(Effect.provideContext(context))
+        yield* client.request("resources/subscribe", { uri: "item://1" })
+        yield* client.request("resources/subscribe", { uri: "item://2" })
+        const refused = (yield* Effect.flip(client.request("resources/subscribe", { uri: "item://3" }))) as {
+          readonly code: number
+        }
+        assert.strictEqual(refused.code, -32029)
+        // Before, the gateway (bound 1000) took item://3 upstream, and then its server refused it.
+        assert.deepStrictEqual(yield* Queue.clear(log), ["item://1", "item://2"])
+      })
   )
 
   it.effect("a 2026-07-28 listen naming more than maxSubscriptions URIs is refused", () =>
