@@ -136,8 +136,12 @@ export const decodeCursor = (cursor: string): { readonly createdAt: number; read
 const after = (record: TaskRecord, cursor: { readonly createdAt: number; readonly taskId: string }): boolean =>
   record.createdAt > cursor.createdAt || (record.createdAt === cursor.createdAt && record.taskId > cursor.taskId)
 
-/** Whether a task's retention ran out by `now`: the server reads it as unknown from then on. */
-const isExpired = (record: TaskRecord, now: number): boolean =>
+/**
+ * Whether a task's retention ran out by `now`: the server reads it as
+ * unknown from then on, and leaves it out of `tasks/list` whatever a store's
+ * `list` returns.
+ */
+export const isExpired = (record: TaskRecord, now: number): boolean =>
   record.ttlMs !== null && record.createdAt + record.ttlMs <= now
 
 const isActive = (record: TaskRecord): boolean => record.status === "working" || record.status === "input_required"

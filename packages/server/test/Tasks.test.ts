@@ -465,6 +465,41 @@ describe("tasks: 2025-11-25", () => {
     })
   )
 
+  it.effect("tasks/list leaves out an expired task even when a store of one's own lists it", () =>
+    Effect.gen(function* () {
+      const memory = TaskStore.makeMemory()
+      // A store of one's own whose list forgets to leave out what ran out: it lists every task it holds.
+      const records = new Map<string, TaskStore.TaskRecord>()
+      const careless: TaskStore.TaskStoreShape = {
+        ...memory,
+        create: (record) =>
+          Effect.tap(
+            memory.create(record),
+            Effect.sync(() => records.set(record.taskId, record))
+          ),
+        update: (taskId, patch) =>
+          Effect.tap(memory.update(taskId, patch), (next) =>
+            Effect.sync(() => next !== undefined && records.set(taskId, next))
+          ),
+        list: (owner) => Effect.sync(() => ({ tasks: [...records.values()].filter((r) => r.owner === owner) }))
+      }
+      const server = testServer(features).pipe(Layer.provide(Layer.succeed(TaskStore.TaskStore, careless)))
+      const { request } = yield* McpTest.connectRaw(server, { revision: "2025-11-25" })
+      const done = (
+        (yield* request("tools/call", { name: "slow", arguments: { seconds: 1 }, task: { ttl: 2_000 } })) as Obj
+      ).task
+      const kept = (
+        (yield* request("tools/call", { name: "slow", arguments: { seconds: 1 }, task: { ttl: 60_000 } })) as Obj
+      ).task
+      yield* TestClock.adjust("2 seconds")
+      assert.deepStrictEqual(
+        ((yield* request("tasks/list")) as Obj).tasks.map((t: Obj) => t.taskId),
+        [kept.taskId]
+      )
+      assert.notStrictEqual(done.taskId, kept.taskId)
+    })
+  )
+
   it.effect("task support is enforced with -32601: required without `task`, forbidden with it", () =>
     Effect.gen(function* () {
       const { request } = yield* McpTest.connectRaw(testServer(features), { revision: "2025-11-25" })

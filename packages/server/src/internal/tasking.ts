@@ -15,6 +15,7 @@ import * as Tasks from "@effect-mcp/protocol/Tasks"
 import * as CurrentRequest from "@effect-mcp/engine/CurrentRequest"
 import type * as Session from "@effect-mcp/engine/Session"
 import * as SecureRandom from "effect/crypto/SecureRandom"
+import * as Clock from "effect/Clock"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
@@ -226,10 +227,12 @@ export const handlers = (
           Effect.mapError(
             (error) => new McpError.InternalError({ message: `the task store failed: ${error.message}` })
           ),
-          Effect.map((page) =>
-            page.nextCursor === undefined
-              ? { tasks: page.tasks.map(Runtime.coreTask) }
-              : { tasks: page.tasks.map(Runtime.coreTask), nextCursor: page.nextCursor }
+          Effect.flatMap((page) =>
+            Effect.map(Clock.currentTimeMillis, (now) => {
+              // A store of one's own may list what ran out (its `list` should not): the list agrees with `tasks/get`.
+              const tasks = page.tasks.filter((record) => !TaskStore.isExpired(record, now)).map(Runtime.coreTask)
+              return page.nextCursor === undefined ? { tasks } : { tasks, nextCursor: page.nextCursor }
+            })
           )
         )
     })

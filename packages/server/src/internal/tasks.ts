@@ -30,7 +30,7 @@ import * as Defect from "@effect-mcp/engine/Defect"
 import type { AskMethod } from "../ServerRequest.ts"
 import type { Settings } from "../Task.ts"
 import { type ClientRequestError, ServerRequest } from "../ServerRequest.ts"
-import type * as TaskStore from "../TaskStore.ts"
+import * as TaskStore from "../TaskStore.ts"
 import { TaskRequest } from "./taskRequest.ts"
 import { coreTask, lost } from "./taskViews.ts"
 
@@ -342,7 +342,7 @@ export class Runtime {
     if (record.owner.startsWith("p:") && record.owner !== principal) return yield* Effect.fail(notFound(taskId))
     const now = yield* Clock.currentTimeMillis
     // Expired whatever its status: a task still working then is being interrupted (`untilExpiry`).
-    if (record.ttlMs !== null && record.createdAt + record.ttlMs <= now) return yield* Effect.fail(expired(taskId))
+    if (TaskStore.isExpired(record, now)) return yield* Effect.fail(expired(taskId))
     if (Tasks.isTerminal(record.status) || (yield* self.alive(record, now))) return record
     return (yield* self.update(taskId, "failed", { error: lost, statusMessage: lost.message })) ?? record
   })
