@@ -36,6 +36,20 @@ describe("lifecycle and capability gate", () => {
     })
   )
 
+  it.effect("an undeclared capability is refused with -32601 before the request's params are checked", () =>
+    Effect.gen(function* () {
+      const { send, next } = yield* rawInitialized({ capabilities: { tools: {} } })
+      // Params that would be -32602 for a server with prompts: the missing capability is the answer.
+      yield* send({ jsonrpc: "2.0", id: 2, method: "prompts/get", params: {} })
+      const refused = (yield* next) as { error?: { code: number; message: string } }
+      assert.strictEqual(refused.error?.code, -32601)
+      assert.match(refused.error?.message ?? "", /prompts was not declared/)
+      // A declared one still gets -32602 for bad params.
+      yield* send({ jsonrpc: "2.0", id: 3, method: "tools/call", params: {} })
+      assert.strictEqual(errorCode(yield* next), -32602)
+    })
+  )
+
   it.effect("a request the server cannot send is refused by the client's gate as MethodNotFound", () =>
     Effect.gen(function* () {
       const { send, next } = yield* rawAgainstServer()

@@ -286,7 +286,12 @@ export class Gate implements Peer.Dispatcher {
     const scope = this.scopeOf(request)
     if (scope instanceof Error) return Effect.fail(scope)
     const validated = this.validatorOf(scope.revision).validate(request)
-    if (validated._tag === "Failure") return Effect.fail(validated.failure)
+    if (validated._tag === "Failure") {
+      // A method this side did not declare is refused as such whatever its params say: a client without
+      // elicitation is told it has none, not that the form it would not show was malformed.
+      const spec = validated.failure._tag === "InvalidParams" ? scope.revision.methods.get(request.method) : undefined
+      return Effect.fail((spec === undefined ? undefined : this.checkIncoming(spec)) ?? validated.failure)
+    }
     const refusal = this.checkIncoming(validated.success.spec)
     if (refusal !== undefined) return Effect.fail(refusal)
     const handler = this.spec.options.handlers.get(request.method)
