@@ -5,6 +5,15 @@
  * `owner`), which upstream and item, a digest of the arguments (never the
  * arguments), the outcome, the duration on the Clock and a correlation id.
  *
+ * The digest is keyed (HMAC-SHA256 under the audit key), not a plain hash:
+ * arguments are often guessable (an account number, a yes or no, a short
+ * name), and whoever reads the logs or the traces could confirm a guess by
+ * hashing it. Without the key they cannot. The key is random per gateway
+ * unless configured (`digestKey`), so digests compare within one gateway's
+ * life; gateways given the same key (replicas feeding one audit store) give
+ * equal arguments equal digests. The HMAC is `@noble/hashes`', synchronous:
+ * digesting runs on the request's fiber, with no Promise settling outside it.
+ *
  * Each record goes to a sink: by default one log line "MCP gateway call"
  * through Effect's Logger, annotated with the record's fields. The request
  * also runs under a span `gateway <method> <target>` carrying them (the
@@ -17,6 +26,9 @@
 import * as Tracing from "@effect-mcp/engine/Tracing"
 import type * as Transport from "@effect-mcp/engine/Transport"
 import * as McpError from "@effect-mcp/protocol/McpError"
+import { hmac } from "@noble/hashes/hmac.js"
+import { sha256 } from "@noble/hashes/sha2.js"
+import { bytesToHex, randomBytes, utf8ToBytes } from "@noble/hashes/utils.js"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -35,7 +47,12 @@ export interface Record {
   readonly method: "tools/call" | "prompts/get" | "resources/read"
   /** The tool's or prompt's catalog name, or the resource's URI. */
   readonly target: string
-  /** SHA-256 (hex) of the arguments as canonical JSON (keys sorted); undefined for a read. */
+  /**
+   * HMAC-SHA256 (hex) under the audit key (`Options.digestKey`) of the
+   * arguments as canonical JSON (keys sorted); undefined for a read. Equal
+   * arguments give equal digests under one key; without the key a digest
+   * confirms no guess of the arguments.
+   */
   readonly argumentsDigest: string | undefined
   readonly outcome: Outcome
   /** The JSON-RPC code of an `error` outcome. */
@@ -51,6 +68,15 @@ export interface Options {
   readonly sink?: ((record: Record) => Effect.Effect<void>) | undefined
   /** The level of the default sink's line. Default "Info". */
   readonly level?: LogLevel.Severity | undefined
+  /**
+   * The key `argumentsDigest` is an HMAC under: bytes, or a string (its
+   * UTF-8 bytes). Default: a random 32-byte key made once per gateway, so
+   * digests compare within one gateway's life only. Gateways whose digests
+   * must compare across processes or restarts (several replicas feeding one
+   * audit store) are given the same key, from a secret; whoever holds it can
+   * confirm guesses of the arguments, as without a key anyone could.
+   */
+  readonly digestKey?: string | Uint8Array | undefined
 }
 
 /** The default sink: one log line "MCP gateway call" annotated with the record (undefined fields left out). */
@@ -71,20 +97,40 @@ export const canonicalJson = (value: unknown): string =>
     return sorted
   }) ?? "null"
 
-interface Subtle {
-  readonly subtle: { readonly digest: (algorithm: string, data: Uint8Array) => Promise<ArrayBuffer> }
-  readonly randomUUID: () => string
-}
-const webCrypto = (): Subtle => (globalThis as unknown as { readonly crypto: Subtle }).crypto
-// The package compiles without the DOM library; every runtime it supports has TextEncoder.
-declare const TextEncoder: new () => { encode(input: string): Uint8Array }
-const utf8 = new TextEncoder()
+// The package compiles without the DOM library; Node, Bun, Deno and Workers have `crypto.randomUUID`.
+const randomUUID = (): string =>
+  (globalThis as unknown as { readonly crypto: { readonly randomUUID: () => string } }).crypto.randomUUID()
 
-/** SHA-256 (hex) of `value`'s canonical JSON (the Web Crypto API: Node, Bun, Deno and Workers have it). */
-export const digest = (value: unknown): Effect.Effect<string> =>
-  Effect.promise(() => webCrypto().subtle.digest("SHA-256", utf8.encode(canonicalJson(value)))).pipe(
-    Effect.map((buffer) => [...new Uint8Array(buffer)].map((b) => b.toString(16).padStart(2, "0")).join(""))
-  )
+const keyBytes = (key: string | Uint8Array): Uint8Array =>
+  // A copy: bytes the caller changes later do not change the key.
+  typeof key === "string" ? utf8ToBytes(key) : Uint8Array.from(key)
+
+const hmacHex = (key: Uint8Array, value: unknown): string =>
+  bytesToHex(hmac(sha256, key, utf8ToBytes(canonicalJson(value))))
+
+/** HMAC-SHA256 (hex) under `key` (bytes, or a string's UTF-8 bytes) of `value`'s canonical JSON. */
+export const digest = (key: string | Uint8Array, value: unknown): string => hmacHex(keyBytes(key), value)
+
+/** An audit as a gateway runs it: where its records go, and its digest of arguments. */
+export interface Auditor {
+  readonly sink: (record: Record) => Effect.Effect<void>
+  /** HMAC-SHA256 (hex) of a value's canonical JSON under the auditor's key. */
+  readonly digest: (value: unknown) => string
+}
+
+/**
+ * The auditor of `options`: its sink (default `log(level)`) and its key,
+ * `digestKey` or else a random 32-byte key made here, once (a gateway makes
+ * its auditor once, when it is built).
+ */
+export const make = (options: Options = {}): Effect.Effect<Auditor> =>
+  Effect.sync(() => {
+    const key = options.digestKey === undefined ? randomBytes(32) : keyBytes(options.digestKey)
+    return {
+      sink: options.sink ?? log(options.level),
+      digest: (value) => hmacHex(key, value)
+    }
+  })
 
 const outcomeOf = (exit: Exit.Exit<unknown, unknown>): { outcome: Outcome; errorCode: number | undefined } => {
   if (Exit.isSuccess(exit)) {
@@ -110,15 +156,15 @@ export interface Audited {
 
 /**
  * Runs `effect` (the handling of `request`) under the audit span and sends
- * its record to `sink` once it ends, however it ends.
+ * its record to the auditor's sink once it ends, however it ends.
  */
 export const audited = <A, E, R>(
-  sink: (record: Record) => Effect.Effect<void>,
+  auditor: Auditor,
   request: Audited,
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R> =>
   Effect.gen(function* () {
-    const argumentsDigest = request.method === "resources/read" ? undefined : yield* digest(request.arguments ?? {})
+    const argumentsDigest = request.method === "resources/read" ? undefined : auditor.digest(request.arguments ?? {})
     const start = yield* Clock.currentTimeMillis
     const attributes = {
       "mcp.method.name": request.method,
@@ -130,7 +176,7 @@ export const audited = <A, E, R>(
     const run = (correlationId: string) =>
       Effect.onExit(effect, (exit) =>
         Effect.flatMap(Clock.currentTimeMillis, (end) =>
-          sink({
+          auditor.sink({
             principal: request.principal?.owner,
             upstream: request.upstream,
             method: request.method,
@@ -143,7 +189,7 @@ export const audited = <A, E, R>(
         )
       )
     // Untraced (no tracer installed), a span would be work for nobody: the record alone, with an id of its own.
-    if (!Tracing.enabled(yield* Effect.context<never>())) return yield* run(webCrypto().randomUUID())
+    if (!Tracing.enabled(yield* Effect.context<never>())) return yield* run(randomUUID())
     return yield* Effect.withSpan(
       Effect.flatMap(Effect.orDie(Effect.currentSpan), (span) => {
         span.attribute("mcp.gateway.correlation_id", span.traceId)

@@ -355,12 +355,13 @@ export const layer = (
       const auditOptions = audit === true ? {} : audit
       // Outside any middleware of the user's (order 0): the audit sees every refusal, the policy every list.
       const guards = Layer.unwrap(
-        Effect.map(McpHost.McpHost, (h) =>
-          Middleware.layerAt(
+        Effect.gen(function* () {
+          const h = yield* McpHost.McpHost
+          // Made once per gateway, with its random key when none is configured.
+          const auditor = auditOptions === undefined ? undefined : yield* Audit.make(auditOptions)
+          return Middleware.layerAt(
             -1,
-            ...(auditOptions === undefined
-              ? []
-              : [direct(Guards.audit(routes, auditOptions.sink ?? Audit.log(auditOptions.level)))]),
+            ...(auditor === undefined ? [] : [direct(Guards.audit(routes, auditor))]),
             // Discovery's own tools are listed to everyone: what each caller sees is decided within them.
             ...(policy === undefined
               ? []
@@ -372,7 +373,7 @@ export const layer = (
             Guards.cacheHints(routes, h.catalog, server.cache?.read, policy !== undefined),
             Tasks.guard(routes)
           )
-        )
+        })
       )
       // Upstream subscriptions, inside the guards: a subscription the policy hides is refused before it is made.
       const supporting = new Set<string>()

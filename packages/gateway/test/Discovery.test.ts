@@ -241,7 +241,7 @@ describe("Discovery", () => {
         {
           limits: { tools: { a__forecast: { rate: { capacity: 1, refillEvery: "1 minute" } } } },
           circuitBreaker: { failures: 1 },
-          audit: { sink: (record) => Effect.sync(() => records.push(record)) }
+          audit: { sink: (record) => Effect.sync(() => records.push(record)), digestKey: "audit key" }
         },
         30
       )
@@ -259,7 +259,7 @@ describe("Discovery", () => {
       assert.strictEqual(errorOf(yield* Effect.flip(call("a__flaky"))).code, -32603)
       const open = errorOf(yield* Effect.flip(call("a__get_invoice_0")))
       assert.deepStrictEqual(open.code, CircuitBreaker.Code.CircuitOpen)
-      const digest = yield* Audit.digest({ city: "Oslo" })
+      const digest = Audit.digest("audit key", { city: "Oslo" })
       // Searching and describing reach no upstream: no record.
       assert.deepStrictEqual(
         records.map((r) => [r.target, r.upstream, r.outcome, r.errorCode, r.argumentsDigest]),
@@ -267,8 +267,8 @@ describe("Discovery", () => {
           ["a__forecast", "a", "success", undefined, digest],
           ["a__forecast", "a", "error", -32029, digest],
           ["a__forecast", "a", "error", -32029, digest],
-          ["a__flaky", "a", "error", -32603, yield* Audit.digest({})],
-          ["a__get_invoice_0", "a", "error", CircuitBreaker.Code.CircuitOpen, yield* Audit.digest({})]
+          ["a__flaky", "a", "error", -32603, Audit.digest("audit key", {})],
+          ["a__get_invoice_0", "a", "error", CircuitBreaker.Code.CircuitOpen, Audit.digest("audit key", {})]
         ]
       )
     })

@@ -5,6 +5,7 @@
  * audit record per routed call (to the log, and as a span between the
  * caller's and the upstream's).
  */
+import { createHash, createHmac } from "node:crypto"
 import * as Transport from "@effect-mcp/engine/Transport"
 import * as McpError from "@effect-mcp/protocol/McpError"
 import * as McpServer from "@effect-mcp/server/McpServer"
@@ -269,14 +270,14 @@ describe("Audit", () => {
       const { connect } = yield* gateway({
         policy: Policy.upstreamScopes({ b: ["admin"] }),
         limits: { tools: { a__echo: { rate: { capacity: 1, refillEvery: "1 minute" } } } },
-        audit: { sink: (record) => Effect.sync(() => records.push(record)) }
+        audit: { sink: (record) => Effect.sync(() => records.push(record)), digestKey: "audit key" }
       })
       const alice = yield* connect("alice")
       yield* alice.callTool("a__echo", { text: "hunter2" })
       yield* Effect.flip(alice.callTool("a__echo", { text: "hunter2" }))
       yield* Effect.flip(alice.callTool("b__echo", { text: "hunter2" }))
       yield* alice.getPrompt("a__greet")
-      const digest = yield* Audit.digest({ text: "hunter2" })
+      const digest = Audit.digest("audit key", { text: "hunter2" })
       assert.strictEqual(digest.length, 64)
       assert.deepStrictEqual(
         records.map(({ correlationId: _, ...r }) => r),
@@ -316,7 +317,7 @@ describe("Audit", () => {
             upstream: "a",
             method: "prompts/get",
             target: "a__greet",
-            argumentsDigest: yield* Audit.digest({}),
+            argumentsDigest: Audit.digest("audit key", {}),
             outcome: "success",
             errorCode: undefined,
             durationMs: 0
@@ -346,8 +347,73 @@ describe("Audit", () => {
       assert.strictEqual(records[0]?.correlationId, caller.traceId)
       assert.strictEqual(audit.attributes.get("mcp.gateway.upstream"), "a")
       assert.strictEqual(audit.attributes.get("mcp.gateway.principal"), "alice")
+      assert.strictEqual(audit.attributes.get("mcp.gateway.arguments_digest"), records[0]?.argumentsDigest)
     }).pipe(Effect.withTracer(recorder.tracer))
   })
+
+  /** The digest of `{ text: "hunter2" }` in the record of a call through a gateway with `options`. */
+  const digestThrough = (options: Omit<Audit.Options, "sink"> = {}) =>
+    Effect.gen(function* () {
+      const records: Array<Audit.Record> = []
+      const { connect } = yield* gateway({
+        audit: { ...options, sink: (record) => Effect.sync(() => records.push(record)) }
+      })
+      yield* (yield* connect("alice")).callTool("a__echo", { text: "hunter2" })
+      assert.strictEqual(records.length, 1)
+      return records[0]?.argumentsDigest
+    })
+
+  it.effect("equal arguments digest equally under one key, whatever the order of their keys", () =>
+    Effect.gen(function* () {
+      const auditor = yield* Audit.make()
+      const one = { account: "NO93 8601 1117 947", approve: true, lines: [{ sku: "a", qty: 1 }] }
+      const same = { lines: [{ qty: 1, sku: "a" }], approve: true, account: "NO93 8601 1117 947" }
+      assert.strictEqual(auditor.digest(one), auditor.digest(same))
+      assert.notStrictEqual(auditor.digest(one), auditor.digest({ ...one, approve: false }))
+      assert.strictEqual(Audit.digest("k", one), Audit.digest(new TextEncoder().encode("k"), same))
+      // A gateway's calls with equal arguments give equal digests (its one key, made once).
+      const records: Array<Audit.Record> = []
+      const { connect } = yield* gateway({ audit: { sink: (record) => Effect.sync(() => records.push(record)) } })
+      const alice = yield* connect("alice")
+      yield* alice.callTool("a__echo", { text: "hunter2" })
+      yield* alice.callTool("a__echo", { text: "hunter2" })
+      yield* alice.callTool("a__echo", { text: "hunter3" })
+      const [first, second, third] = records.map((r) => r.argumentsDigest)
+      assert.strictEqual(first, second)
+      assert.notStrictEqual(first, third)
+    })
+  )
+
+  it.effect(
+    "the digest is keyed: not the plain SHA-256 of the arguments, which anyone could confirm a guess with",
+    () =>
+      Effect.gen(function* () {
+        const plain = createHash("sha256")
+          .update(Audit.canonicalJson({ text: "hunter2" }))
+          .digest("hex")
+        for (const digest of [yield* digestThrough(), yield* digestThrough({ digestKey: "audit key" })]) {
+          assert.strictEqual(digest?.length, 64)
+          assert.notStrictEqual(digest, plain)
+        }
+      })
+  )
+
+  it.effect("gateways given one key digest alike (HMAC-SHA256); other keys and default keys differ", () =>
+    Effect.gen(function* () {
+      const shared = yield* digestThrough({ digestKey: "shared secret" })
+      // The standard HMAC-SHA256: an audit store can check it with any implementation holding the key.
+      const expected = createHmac("sha256", "shared secret")
+        .update(Audit.canonicalJson({ text: "hunter2" }))
+        .digest("hex")
+      assert.strictEqual(shared, expected)
+      assert.strictEqual(yield* digestThrough({ digestKey: new TextEncoder().encode("shared secret") }), shared)
+      assert.notStrictEqual(yield* digestThrough({ digestKey: "another secret" }), shared)
+      // Without a key each gateway makes its own: two of them never digest alike.
+      const defaulted = yield* digestThrough()
+      assert.notStrictEqual(defaulted, shared)
+      assert.notStrictEqual(yield* digestThrough(), defaulted)
+    })
+  )
 })
 
 describe("cache", () => {

@@ -122,12 +122,9 @@ export const visibility = (
 
 const audited = new Set(["tools/call", "prompts/get", "resources/read"])
 
-/** Sends one record per routed request to `sink` (see `Audit`). */
+/** Sends one record per routed request to the auditor's sink (see `Audit`). */
 export const audit =
-  (
-    routes: Pick<Items.Routes, "index" | "routed">,
-    sink: (record: Audit.Record) => Effect.Effect<void>
-  ): Middleware.Middleware =>
+  (routes: Pick<Items.Routes, "index" | "routed">, auditor: Audit.Auditor): Middleware.Middleware =>
   (request, next) => {
     if (!audited.has(request.method) || request.target === undefined) return next
     const method = request.method as Audit.Record["method"]
@@ -135,7 +132,7 @@ export const audit =
     const params = request.params as { readonly arguments?: unknown } | undefined
     return Effect.flatMap(CurrentRequest.CurrentRequest, (current) =>
       Audit.audited(
-        sink,
+        auditor,
         // `upstream` is known before the handler runs for a name; for a URI a template serves, from the handler
         // that routed it. A getter added with FastGetter: an object literal with a getter is a dictionary.
         FastGetter.define(
