@@ -113,6 +113,7 @@ export const digest = (key: string | Uint8Array, value: unknown): string => hmac
 
 /** An audit as a gateway runs it: where its records go, and its digest of arguments. */
 export interface Auditor {
+  /** Where each record goes (`Options.sink`, else `log(level)`). */
   readonly sink: (record: Record) => Effect.Effect<void>
   /** HMAC-SHA256 (hex) of a value's canonical JSON under the auditor's key. */
   readonly digest: (value: unknown) => string
