@@ -43,8 +43,7 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
-import * as Scheduler from "effect/Scheduler"
+import * as ForeignScheduler from "./internal/foreignScheduler.ts"
 
 /** What `take` hands over: every buffered item, at least one. */
 export type Batch<A> = readonly [A, ...Array<A>]
@@ -91,26 +90,6 @@ const resumeAll = <A>(admitted: ReadonlyArray<Writer<A>> | undefined): void => {
 
 const done: Exit.Exit<never, Cause.Done> = Exit.fail(Cause.Done())
 const resolved = Promise.resolve()
-
-// The wake-ups' next microtask runs them as the task `flush` of this dispatcher (see `holdFor`).
-let held: Scheduler.SchedulerDispatcher | undefined
-
-/**
- * A fiber on a scheduler other than effect's own (a TestClock's: it counts
- * the tasks that a fiber it woke goes on to schedule, and `adjust` returns
- * once they are done) hands the wake-ups to that scheduler as a task, which
- * the microtask then runs at once (`flush`): the wake-ups keep their
- * microtask, and what the woken consumers do is the scheduler's to count, as
- * if a task had woken them. On effect's own scheduler there is nothing to
- * count, and the microtask stays a plain one (a dispatcher costs a timer).
- */
-const holdFor = (fiber: Fiber.Fiber<unknown, unknown> | undefined, flush: () => void) => {
-  const scheduler = fiber?.cache.scheduler
-  if (scheduler === undefined || scheduler instanceof Scheduler.MixedScheduler) return undefined
-  const dispatcher = scheduler.makeDispatcher()
-  dispatcher.scheduleTask(flush, 0)
-  return dispatcher
-}
 
 /**
  * A bounded, single-consumer queue whose taker is woken on a microtask (see
@@ -407,7 +386,7 @@ export class PushQueue<A, E = never> {
 
   private static wakeLater(queue: PushQueue<unknown, unknown>): void {
     PushQueue.waking[PushQueue.wakingCount++] = queue
-    if (held === undefined) held = holdFor(Fiber.getCurrent(), PushQueue.flush)
+    ForeignScheduler.hold(PushQueue.flush)
     if (PushQueue.flushScheduled) return
     PushQueue.flushScheduled = true
     resolved.then(PushQueue.flush)
@@ -419,10 +398,9 @@ export class PushQueue<A, E = never> {
    * microtask, as a microtask of their own would, behind what was queued in between.
    */
   private static flush(): void {
-    const dispatcher = held
+    const dispatcher = ForeignScheduler.take()
     if (dispatcher !== undefined) {
       // Runs this again, as the dispatcher's task.
-      held = undefined
       dispatcher.flush()
       return
     }
